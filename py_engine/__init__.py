@@ -1,0 +1,105 @@
+"""py_engine: a tensor engine with TensorFlow.js's memory model, for CPython and Pyodide.
+
+import py_engine as pe
+x = pe.tensor([[1, 2], [3, 4]])
+y = pe.tidy(lambda: (x * 2).sum())   # intermediates are released, y survives
+"""
+
+from . import dtypes
+from .autograd import custom_grad, grad, grads, register_gradient, value_and_grad, value_and_grads, variable_grads
+from .backends.numpy import NumpyBackend
+from .engine import ENGINE, LeakSite, MemoryInfo, ProfileInfo
+from .errors import (
+    BackendError,
+    DisposedTensorError,
+    DTypeError,
+    EngineError,
+    GradientError,
+    KernelNotFoundError,
+    ShapeError,
+)
+from .kernels import register_kernel, unregister_kernel
+from .ops import *  # noqa: F403
+from .ops import __all__ as _ops_all
+from .tensor import Tensor, Variable
+
+float32, int32, bool_ = dtypes.float32, dtypes.int32, dtypes.bool_
+
+ENGINE.register_backend("numpy", NumpyBackend, priority=1)
+
+# The engine's methods, as module functions (pe.tidy, pe.memory, ...).
+register_backend = ENGINE.register_backend
+set_backend = ENGINE.set_backend
+backend_info = ENGINE.backend_info
+tidy = ENGINE.tidy
+scope = ENGINE.scope
+start_scope = ENGINE.start_scope
+end_scope = ENGINE.end_scope
+keep = ENGINE.keep
+dispose = ENGINE.dispose
+variable = ENGINE.variable
+dispose_variables = ENGINE.dispose_variables
+memory = ENGINE.memory
+profile = ENGINE.profile
+leaks = ENGINE.leaks
+
+
+def get_backend():
+    """The active backend's name (numpy until set_backend chooses another)."""
+    return ENGINE.active().name
+
+
+async def ready():
+    """Wait until the active backend is started."""
+    ENGINE.active()
+
+
+def set_debug(on=True):
+    """Record where each tensor is created and disposed (for leaks() and errors). Off costs nothing."""
+    ENGINE.debug = bool(on)
+
+
+__all__ = [
+    *_ops_all,
+    "BackendError",
+    "DisposedTensorError",
+    "DTypeError",
+    "EngineError",
+    "GradientError",
+    "KernelNotFoundError",
+    "LeakSite",
+    "MemoryInfo",
+    "ProfileInfo",
+    "ShapeError",
+    "Tensor",
+    "Variable",
+    "backend_info",
+    "bool_",
+    "custom_grad",
+    "dispose",
+    "dispose_variables",
+    "end_scope",
+    "float32",
+    "get_backend",
+    "grad",
+    "grads",
+    "int32",
+    "keep",
+    "leaks",
+    "memory",
+    "profile",
+    "ready",
+    "register_backend",
+    "register_gradient",
+    "register_kernel",
+    "scope",
+    "set_backend",
+    "set_debug",
+    "start_scope",
+    "tidy",
+    "unregister_kernel",
+    "value_and_grad",
+    "value_and_grads",
+    "variable",
+    "variable_grads",
+]

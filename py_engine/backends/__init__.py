@@ -1,0 +1,1 @@
+"""Backends: each turns kernel calls into work on one kind of device."""

@@ -1,0 +1,73 @@
+"""Elementwise numpy kernels: unary, binary, select, cast, clip."""
+
+import numpy as np
+
+from ...dtypes import NUMPY
+from ...kernels import register_kernel
+
+
+def _sigmoid(x):
+    e = np.exp(-np.abs(x))  # never overflows: stable for both signs
+    return np.where(x >= 0, 1 / (1 + e), e / (1 + e)).astype(x.dtype)
+
+
+def _pow(a, b):
+    if a.dtype.kind == "i" and np.any(b < 0):  # numpy refuses negative integer powers of integers
+        return np.trunc(np.power(a.astype(np.float64), b)).astype(a.dtype)
+    return np.power(a, b)
+
+
+_UNARY = {
+    "Neg": np.negative,
+    "Abs": np.abs,
+    "Exp": np.exp,
+    "Log": np.log,
+    "Log1p": np.log1p,
+    "Sqrt": np.sqrt,
+    "Rsqrt": lambda x: 1 / np.sqrt(x),
+    "Square": np.square,
+    "Reciprocal": lambda x: 1 / x,
+    "Relu": lambda x: np.maximum(x, 0).astype(x.dtype),
+    "Relu6": lambda x: np.clip(x, 0, 6).astype(x.dtype),
+    "Elu": lambda x: np.where(x > 0, x, np.expm1(np.minimum(x, 0))),
+    "Sigmoid": _sigmoid,
+    "Tanh": np.tanh,
+    "Softplus": lambda x: np.logaddexp(np.float32(0), x),
+    "Sin": np.sin,
+    "Cos": np.cos,
+    "Floor": np.floor,
+    "Ceil": np.ceil,
+    "Round": np.round,  # half to even, as TensorFlow
+    "Sign": np.sign,
+    "LogicalNot": np.logical_not,
+    "IsNan": np.isnan,
+}
+
+_BINARY = {
+    "Add": np.add,
+    "Sub": np.subtract,
+    "Mul": np.multiply,
+    "RealDiv": np.true_divide,
+    "FloorDiv": np.floor_divide,
+    "Mod": np.mod,  # the result takes the divisor's sign, as Python's %
+    "Pow": _pow,
+    "Maximum": np.maximum,
+    "Minimum": np.minimum,
+    "SquaredDifference": lambda a, b: np.square(a - b),
+    "Equal": np.equal,
+    "NotEqual": np.not_equal,
+    "Less": np.less,
+    "LessEqual": np.less_equal,
+    "Greater": np.greater,
+    "GreaterEqual": np.greater_equal,
+    "LogicalAnd": np.logical_and,
+    "LogicalOr": np.logical_or,
+}
+
+for _name, _fn in {**_UNARY, **_BINARY}.items():
+    register_kernel(_name, "numpy", _fn)
+
+register_kernel("LeakyRelu", "numpy", lambda x, alpha: np.where(x > 0, x, x * np.float32(alpha)))
+register_kernel("Select", "numpy", lambda cond, a, b: np.where(cond, a, b))
+register_kernel("Cast", "numpy", lambda x, dtype: x.astype(NUMPY[dtype]))
+register_kernel("ClipByValue", "numpy", lambda x, lo, hi: np.clip(x, lo, hi).astype(x.dtype))

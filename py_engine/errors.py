@@ -1,0 +1,29 @@
+"""Errors the engine raises. Each message names the op, what it got, and what it expected."""
+
+
+class EngineError(Exception):
+    """Base class of the engine's own errors."""
+
+
+class ShapeError(EngineError, ValueError):
+    """An op got tensors whose shapes do not fit together."""
+
+
+class DTypeError(EngineError, TypeError):
+    """An op got a dtype it does not accept."""
+
+
+class DisposedTensorError(EngineError, RuntimeError):
+    """A tensor was used after its memory was released."""
+
+
+class KernelNotFoundError(EngineError, LookupError):
+    """No kernel of this name is registered for the active backend."""
+
+
+class BackendError(EngineError, RuntimeError):
+    """A backend is unknown or could not start."""
+
+
+class GradientError(EngineError, ValueError):
+    """A gradient cannot be computed as asked."""

@@ -1,0 +1,46 @@
+"""The kernel registry: one implementation per (kernel name, backend name)."""
+
+from .errors import KernelNotFoundError
+
+_KERNELS = {}
+
+
+def register_kernel(name, backend, fn, *, override=False):
+    """Register `fn` as kernel `name` on `backend`. Pass override=True to replace an existing one."""
+    if not callable(fn):
+        raise TypeError(f"register_kernel({name!r}, {backend!r}): fn must be callable, got {type(fn).__name__}")
+    key = (name, backend)
+    if key in _KERNELS and not override:
+        raise ValueError(
+            f"kernel {name!r} is already registered for backend {backend!r}; "
+            "call pe.unregister_kernel(name, backend) first or pass override=True"
+        )
+    _KERNELS[key] = fn
+    return fn
+
+
+def unregister_kernel(name, backend):
+    if _KERNELS.pop((name, backend), None) is None:
+        raise KernelNotFoundError(f"cannot unregister kernel {name!r}: it is not registered for backend {backend!r}")
+
+
+def backends_with(name):
+    return sorted(b for (k, b) in _KERNELS if k == name)
+
+
+def get_kernel(name, backend):
+    fn = _KERNELS.get((name, backend))
+    if fn is None:
+        others = backends_with(name)
+        where = f"it is registered for: {', '.join(others)}" if others else "no backend has it"
+        raise KernelNotFoundError(
+            f"kernel {name!r} is not registered for the active backend {backend!r} ({where}). "
+            f"Register it with pe.register_kernel({name!r}, {backend!r}, fn)"
+            + (f" or switch with `await pe.set_backend({others[0]!r})`." if others else ".")
+        )
+    return fn
+
+
+def kernel(name, backend):
+    """Decorator form of register_kernel, for backends' own kernel modules."""
+    return lambda fn: register_kernel(name, backend, fn)

@@ -1,0 +1,155 @@
+"""Tensors made from values, constants, ranges and random numbers (seedable)."""
+
+__all__ = [
+    "arange",
+    "eye",
+    "fill",
+    "linspace",
+    "one_hot",
+    "ones",
+    "ones_like",
+    "random_normal",
+    "random_uniform",
+    "scalar",
+    "set_seed",
+    "tensor",
+    "truncated_normal",
+    "zeros",
+    "zeros_like",
+]
+
+import numpy as np
+
+from .. import dtypes
+from ..engine import ENGINE
+from ..errors import ShapeError
+from ..tensor import Tensor
+from .convert import as_temporary, host_array, release, run, scalar, tensor
+
+
+def _shape(op, shape):
+    if isinstance(shape, int):
+        shape = (shape,)
+    try:
+        shape = tuple(int(d) for d in shape)
+    except TypeError:
+        raise TypeError(f"{op}: shape must be a sequence of ints, got {shape!r}") from None
+    if any(d < 0 for d in shape):
+        raise ShapeError(f"{op}: shape {shape} has a negative dimension")
+    return shape
+
+
+def fill(shape, value, dtype=None):
+    """A tensor of `shape` with every element `value`."""
+    shape = _shape("fill", shape)
+    dtype = dtypes.normalize(dtype, "fill") if dtype else host_array(value, None, "fill")[1]
+    return run("Fill", (), {"shape": shape, "value": value, "dtype": dtype})
+
+
+def zeros(shape, dtype=dtypes.float32):
+    return fill(shape, 0, dtype)
+
+
+def ones(shape, dtype=dtypes.float32):
+    return fill(shape, 1, dtype)
+
+
+def _like(op, x):
+    if not isinstance(x, Tensor):
+        raise TypeError(f"{op}: expected a Tensor, got {type(x).__name__}")
+    return x.shape, x.dtype
+
+
+def zeros_like(x, dtype=None):
+    shape, own = _like("zeros_like", x)
+    return fill(shape, 0, dtype or own)
+
+
+def ones_like(x, dtype=None):
+    shape, own = _like("ones_like", x)
+    return fill(shape, 1, dtype or own)
+
+
+def arange(start, stop=None, step=1, dtype=None):
+    """Like numpy.arange; float32 when any argument is a float, else int32."""
+    if stop is None:
+        start, stop = 0, start
+    if step == 0:
+        raise ValueError("arange: step must not be 0")
+    arr = np.arange(start, stop, step)
+    return ENGINE.from_numpy(*host_array(arr, dtype, "arange"))
+
+
+def linspace(start, stop, num):
+    if int(num) < 0:
+        raise ValueError(f"linspace: num must be >= 0, got {num}")
+    return ENGINE.from_numpy(*host_array(np.linspace(start, stop, int(num)), dtypes.float32, "linspace"))
+
+
+def eye(num_rows, num_columns=None, dtype=dtypes.float32):
+    if num_rows < 0 or (num_columns is not None and num_columns < 0):
+        raise ShapeError(f"eye: sizes must be >= 0, got {num_rows} x {num_columns}")
+    return ENGINE.from_numpy(*host_array(np.eye(num_rows, num_columns), dtype, "eye"))
+
+
+def one_hot(indices, depth, on_value=1, off_value=0, dtype=dtypes.float32):
+    """indices (int32) -> a tensor with a new last axis of size `depth`; out-of-range indices give all off."""
+    temps = []
+    indices = as_temporary(indices, "one_hot", temps)
+    if indices.dtype != dtypes.int32:
+        release(temps)
+        raise TypeError(f"one_hot: indices must be int32, got {indices.dtype}")
+    if int(depth) < 0:
+        release(temps)
+        raise ValueError(f"one_hot: depth must be >= 0, got {depth}")
+    attrs = {"depth": int(depth), "on_value": on_value, "off_value": off_value, "dtype": dtypes.normalize(dtype)}
+    return run("OneHot", (indices,), attrs, temps)
+
+
+# ---- random -------------------------------------------------------------------------------------
+
+_rng = np.random.default_rng()
+
+
+def set_seed(seed):
+    """Seed the generator that random ops use when they get no seed of their own."""
+    global _rng
+    _rng = np.random.default_rng(seed)
+
+
+def _generator(seed):
+    return _rng if seed is None else np.random.default_rng(seed)
+
+
+def _random(op, shape, dtype, draw):
+    shape = _shape(op, shape)
+    dtype = dtypes.normalize(dtype, op)
+    return ENGINE.from_numpy(*host_array(draw(shape), dtype, op))
+
+
+def random_normal(shape, mean=0.0, stddev=1.0, dtype=dtypes.float32, seed=None):
+    return _random("random_normal", shape, dtype, lambda s: _generator(seed).normal(mean, stddev, s))
+
+
+def random_uniform(shape, minval=0.0, maxval=1.0, dtype=dtypes.float32, seed=None):
+    """Values in [minval, maxval); integers when dtype is int32."""
+    if maxval <= minval:
+        raise ValueError(f"random_uniform: maxval {maxval} must be greater than minval {minval}")
+    if dtypes.normalize(dtype) == dtypes.int32:
+        return _random("random_uniform", shape, dtype, lambda s: _generator(seed).integers(minval, maxval, s))
+    return _random("random_uniform", shape, dtype, lambda s: _generator(seed).uniform(minval, maxval, s))
+
+
+def truncated_normal(shape, mean=0.0, stddev=1.0, dtype=dtypes.float32, seed=None):
+    """Normal values, redrawn until each lies within two standard deviations of the mean."""
+
+    def draw(s):
+        rng = _generator(seed)
+        x = rng.standard_normal(s)
+        bad = np.abs(x) > 2
+        while bad.any():
+            x[bad] = rng.standard_normal(int(bad.sum()))
+            bad = np.abs(x) > 2
+        return mean + stddev * x
+
+    return _random("truncated_normal", shape, dtype, draw)

@@ -1,0 +1,3 @@
+"""image ops (to be written)."""
+
+__all__ = []

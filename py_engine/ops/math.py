@@ -1,0 +1,298 @@
+"""Elementwise ops (unary, binary with NumPy broadcasting, where, cast, clip) and their gradients."""
+
+__all__ = [
+    "abs",
+    "add",
+    "cast",
+    "ceil",
+    "clip_by_value",
+    "cos",
+    "div",
+    "elu",
+    "equal",
+    "exp",
+    "floor",
+    "floor_div",
+    "greater",
+    "greater_equal",
+    "is_nan",
+    "leaky_relu",
+    "less",
+    "less_equal",
+    "log",
+    "log1p",
+    "logical_and",
+    "logical_not",
+    "logical_or",
+    "maximum",
+    "minimum",
+    "mod",
+    "mul",
+    "neg",
+    "not_equal",
+    "pow",
+    "reciprocal",
+    "relu",
+    "relu6",
+    "round",
+    "rsqrt",
+    "sigmoid",
+    "sign",
+    "sin",
+    "softplus",
+    "sqrt",
+    "square",
+    "squared_difference",
+    "sub",
+    "tanh",
+    "where",
+]
+
+import numbers
+
+from .. import dtypes
+from ..autograd import register_gradient
+from ..engine import ENGINE
+from ..errors import DTypeError
+from ..tensor import Tensor
+from .check import broadcast_shapes, dtype_in
+from .convert import as_temporary, binary_operands, cast, release, run
+
+F32, I32, BOOL = dtypes.float32, dtypes.int32, dtypes.bool_
+NUMERIC = (F32, I32)
+
+
+def _unary_input(op, x, allowed, to_float):
+    """(x, temps): x as a tensor of an allowed dtype; float-only math casts int/bool to float32."""
+    temps = []
+    if type(x) is not Tensor:
+        x = as_temporary(x, op, temps)
+    if to_float and x.dtype != F32:
+        x = as_temporary(x, op, temps, F32)
+    dtype_in(op, x, allowed)
+    return x, temps
+
+
+def _unary(op, kernel, allowed=NUMERIC, to_float=False, doc=""):
+    def fn(x):
+        x, temps = _unary_input(op, x, allowed, to_float)
+        return run(kernel, (x,), None, temps)
+
+    fn.__name__, fn.__doc__ = op, doc
+    return fn
+
+
+neg = _unary("neg", "Neg", doc="-x")
+abs = _unary("abs", "Abs", doc="|x|")
+square = _unary("square", "Square", doc="x * x")
+relu = _unary("relu", "Relu", doc="max(x, 0)")
+relu6 = _unary("relu6", "Relu6", doc="min(max(x, 0), 6)")
+sign = _unary("sign", "Sign", doc="-1, 0 or 1 by the sign of x")
+exp = _unary("exp", "Exp", to_float=True)
+log = _unary("log", "Log", to_float=True)
+log1p = _unary("log1p", "Log1p", to_float=True, doc="log(1 + x), accurate for small x")
+sqrt = _unary("sqrt", "Sqrt", to_float=True)
+rsqrt = _unary("rsqrt", "Rsqrt", to_float=True, doc="1 / sqrt(x)")
+reciprocal = _unary("reciprocal", "Reciprocal", to_float=True, doc="1 / x")
+elu = _unary("elu", "Elu", to_float=True, doc="x if x > 0 else exp(x) - 1")
+sigmoid = _unary("sigmoid", "Sigmoid", to_float=True)
+tanh = _unary("tanh", "Tanh", to_float=True)
+softplus = _unary("softplus", "Softplus", to_float=True, doc="log(1 + exp(x))")
+sin = _unary("sin", "Sin", to_float=True)
+cos = _unary("cos", "Cos", to_float=True)
+floor = _unary("floor", "Floor", to_float=True)
+ceil = _unary("ceil", "Ceil", to_float=True)
+round = _unary("round", "Round", to_float=True, doc="round half to even, as TensorFlow")
+logical_not = _unary("logical_not", "LogicalNot", allowed=(BOOL,))
+is_nan = _unary("is_nan", "IsNan", allowed=(F32, I32, BOOL))
+
+
+def leaky_relu(x, alpha=0.2):
+    x, temps = _unary_input("leaky_relu", x, (F32,), True)
+    return run("LeakyRelu", (x,), {"alpha": float(alpha)}, temps)
+
+
+def clip_by_value(x, clip_value_min, clip_value_max):
+    if not (isinstance(clip_value_min, numbers.Real) and isinstance(clip_value_max, numbers.Real)):
+        raise TypeError("clip_by_value: the bounds must be numbers")
+    if clip_value_min > clip_value_max:
+        raise ValueError(f"clip_by_value: min {clip_value_min} is greater than max {clip_value_max}")
+    x, temps = _unary_input("clip_by_value", x, NUMERIC, False)
+    return run("ClipByValue", (x,), {"lo": clip_value_min, "hi": clip_value_max}, temps)
+
+
+def _binary(op, kernel, allowed=NUMERIC, result=None, doc=""):
+    """result=F32 makes integer operands float first (true division)."""
+
+    def fn(a, b):
+        a, b, temps = binary_operands(op, a, b)
+        try:
+            if result == F32 and a.dtype != F32:
+                a, b = as_temporary(a, op, temps, F32), as_temporary(b, op, temps, F32)
+            if a.dtype not in allowed:
+                raise DTypeError(f"{op}: got {a.dtype} operands, expected {' or '.join(allowed)}")
+            if a.shape != b.shape:
+                broadcast_shapes(op, a.shape, b.shape)
+            return ENGINE.run_kernel(kernel, (a, b))
+        finally:
+            release(temps)
+
+    fn.__name__, fn.__doc__ = op, doc
+    return fn
+
+
+add = _binary("add", "Add", doc="a + b")
+sub = _binary("sub", "Sub", doc="a - b")
+mul = _binary("mul", "Mul", doc="a * b")
+div = _binary("div", "RealDiv", result=F32, doc="a / b; integers are divided as floats, as Python's /")
+floor_div = _binary("floor_div", "FloorDiv", doc="a // b")
+mod = _binary("mod", "Mod", doc="a % b, with the sign of b as Python's %")
+pow = _binary("pow", "Pow", doc="a ** b")
+maximum = _binary("maximum", "Maximum")
+minimum = _binary("minimum", "Minimum")
+squared_difference = _binary("squared_difference", "SquaredDifference", doc="(a - b) ** 2")
+equal = _binary("equal", "Equal", allowed=(F32, I32, BOOL))
+not_equal = _binary("not_equal", "NotEqual", allowed=(F32, I32, BOOL))
+less = _binary("less", "Less")
+less_equal = _binary("less_equal", "LessEqual")
+greater = _binary("greater", "Greater")
+greater_equal = _binary("greater_equal", "GreaterEqual")
+logical_and = _binary("logical_and", "LogicalAnd", allowed=(BOOL,))
+logical_or = _binary("logical_or", "LogicalOr", allowed=(BOOL,))
+
+
+def where(condition, a, b):
+    """Elements of a where condition is true, else of b; all three broadcast together."""
+    a, b, temps = binary_operands("where", a, b)
+    try:
+        condition = as_temporary(condition, "where", temps)
+        if condition.dtype != BOOL:
+            raise DTypeError(f"where: condition has dtype {condition.dtype}, expected bool (compare first, e.g. x > 0)")
+        broadcast_shapes("where", condition.shape, broadcast_shapes("where", a.shape, b.shape))
+        return ENGINE.run_kernel("Select", (condition, a, b))
+    finally:
+        release(temps)
+
+
+# ---- gradients ------------------------------------------------------------------------------
+
+
+def unbroadcast(g, shape):
+    """Sum a broadcast gradient back down to `shape`."""
+    from .reduce import sum as reduce_sum
+    from .shape import reshape
+
+    if g.shape == shape:
+        return g
+    lead = g.rank - len(shape)
+    axes = tuple(range(lead)) + tuple(i + lead for i, d in enumerate(shape) if d == 1 and g.shape[i + lead] != 1)
+    return reshape(reduce_sum(g, axes), shape)
+
+
+def _zeros(dy, inputs, outputs, attrs):
+    from .creation import zeros_like
+
+    return tuple(zeros_like(x) for x in inputs)
+
+
+for _name in ("Floor", "Ceil", "Round", "Sign", "FloorDiv"):
+    register_gradient(_name, _zeros)
+
+_G = {
+    "Neg": lambda dy, x, y: neg(dy),
+    "Abs": lambda dy, x, y: dy * sign(x),
+    "Exp": lambda dy, x, y: dy * y,
+    "Log": lambda dy, x, y: dy / x,
+    "Log1p": lambda dy, x, y: dy / (x + 1.0),
+    "Sqrt": lambda dy, x, y: dy / (y * 2.0),
+    "Rsqrt": lambda dy, x, y: dy * y / x * -0.5,
+    "Square": lambda dy, x, y: dy * x * 2.0,
+    "Reciprocal": lambda dy, x, y: -dy * y * y,
+    "Relu": lambda dy, x, y: dy * cast(x > 0, F32),
+    "Relu6": lambda dy, x, y: dy * cast(logical_and(x > 0, x < 6), F32),
+    "Elu": lambda dy, x, y: where(x > 0, dy, dy * (y + 1.0)),
+    "Sigmoid": lambda dy, x, y: dy * y * (1.0 - y),
+    "Tanh": lambda dy, x, y: dy * (1.0 - y * y),
+    "Softplus": lambda dy, x, y: dy * sigmoid(x),
+    "Sin": lambda dy, x, y: dy * cos(x),
+    "Cos": lambda dy, x, y: -dy * sin(x),
+}
+for _name, _g in _G.items():
+    register_gradient(_name, lambda dy, ins, outs, attrs, _g=_g: _g(dy, ins[0], outs[0]))
+
+register_gradient("LeakyRelu", lambda dy, ins, outs, attrs: where(ins[0] > 0, dy, dy * attrs["alpha"]))
+register_gradient("Cast", lambda dy, ins, outs, attrs: dy)
+register_gradient(
+    "ClipByValue",
+    lambda dy, ins, outs, attrs: where(logical_and(ins[0] >= attrs["lo"], ins[0] <= attrs["hi"]), dy, 0.0),
+)
+
+
+def _binary_gradient(kernel):
+    def register(rule):
+        def fn(dy, ins, outs, attrs):
+            a, b = ins
+            ga, gb = rule(dy, a, b, outs[0])
+            return unbroadcast(ga, a.shape), unbroadcast(gb, b.shape)
+
+        register_gradient(kernel, fn)
+        return rule
+
+    return register
+
+
+@_binary_gradient("Add")
+def _add_grad(dy, a, b, y):
+    return dy, dy
+
+
+@_binary_gradient("Sub")
+def _sub_grad(dy, a, b, y):
+    return dy, -dy
+
+
+@_binary_gradient("Mul")
+def _mul_grad(dy, a, b, y):
+    return dy * b, dy * a
+
+
+@_binary_gradient("RealDiv")
+def _real_div_grad(dy, a, b, y):
+    return dy / b, -dy * a / (b * b)
+
+
+@_binary_gradient("Mod")
+def _mod_grad(dy, a, b, y):
+    return dy, -dy * floor(a / b)
+
+
+@_binary_gradient("Pow")
+def _pow_grad(dy, a, b, y):
+    safe_log = where(a > 0, log(where(a > 0, a, 1.0)), 0.0)  # d/db a**b = a**b log a, taken as 0 for a <= 0
+    return dy * b * pow(a, b - 1.0), dy * y * safe_log
+
+
+@_binary_gradient("Maximum")
+def _maximum_grad(dy, a, b, y):
+    mask = a >= b
+    return where(mask, dy, 0.0), where(mask, 0.0, dy)
+
+
+@_binary_gradient("Minimum")
+def _minimum_grad(dy, a, b, y):
+    mask = a <= b
+    return where(mask, dy, 0.0), where(mask, 0.0, dy)
+
+
+@_binary_gradient("SquaredDifference")
+def _squared_difference_grad(dy, a, b, y):
+    g = dy * (a - b) * 2.0
+    return g, -g
+
+
+def _select_gradient(dy, ins, outs, attrs):
+    cond, a, b = ins
+    return None, unbroadcast(where(cond, dy, 0.0), a.shape), unbroadcast(where(cond, 0.0, dy), b.shape)
+
+
+register_gradient("Select", _select_gradient)

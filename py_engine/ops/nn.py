@@ -1,0 +1,3 @@
+"""nn ops (to be written)."""
+
+__all__ = []
