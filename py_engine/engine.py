@@ -287,7 +287,7 @@ class Engine:
             return self._run_profiled(name, fn, backend, inputs, attrs)
         results, multi = backend.run(fn, inputs, attrs)
         outs = tuple(
-            self.make_tensor(self._new_buffer(backend, h, nbytes), shape, dtype) for h, nbytes, shape, dtype in results
+            [self.make_tensor(self._new_buffer(backend, h, n), shape, dtype) for h, n, shape, dtype in results]
         )
         tape = TAPE.get()
         if tape is not None:
@@ -393,17 +393,19 @@ class Engine:
         from .ops.convert import as_tensor
 
         v._live_buffer()
-        new, temporary = as_tensor(value, v.dtype, "assign")
-        if new.shape != v.shape:
-            raise ShapeError(f"assign: {v.var_name} has shape {v.shape}, the new value has shape {new.shape}")
-        if new.dtype != v.dtype:
-            raise DTypeError(f"assign: {v.var_name} is {v.dtype}, the new value is {new.dtype}; cast it first")
-        buf = new._live_buffer()
-        buf.refs += 1
-        old, v._buf = v._buf, buf
-        self._unref(old)
-        if temporary:
-            self.dispose_tensor(new)
+        new, temporary = as_tensor(value, None if isinstance(value, Tensor) else v.dtype, "assign")
+        try:
+            if new.shape != v.shape:
+                raise ShapeError(f"assign: {v.var_name} has shape {v.shape}, the new value has shape {new.shape}")
+            if new.dtype != v.dtype:
+                raise DTypeError(f"assign: {v.var_name} is {v.dtype}, the new value is {new.dtype}; cast it first")
+            buf = new._live_buffer()
+            buf.refs += 1
+            old, v._buf = v._buf, buf
+            self._unref(old)
+        finally:
+            if temporary:
+                self.dispose_tensor(new)
 
     def dispose_variables(self):
         for v in list(self.variables.values()):

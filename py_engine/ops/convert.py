@@ -16,6 +16,8 @@ def host_array(value, dtype=None, op="tensor"):
     """A fresh numpy array of an engine dtype holding `value` (number, bool, nested list, ndarray)."""
     if dtype is not None:
         dtype = dtypes.normalize(dtype, op)
+        if type(value) in (float, int, bool) and not (type(value) is int and not _I32.min <= value <= _I32.max):
+            return np.array(value, dtypes.NUMPY[dtype]), dtype  # fast path: `x * 2` makes one of these per op
     try:
         arr = np.array(value, copy=True)
     except ValueError as e:
