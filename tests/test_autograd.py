@@ -20,7 +20,7 @@ def test_grads_with_several_inputs_and_dy():
     ga, gb = pe.grads(lambda x, y: x @ y)(a, b, dy=pe.tensor([[2.0]]))
     assert ga.tolist() == [[6.0, 8.0]] and gb.tolist() == [[2.0], [4.0]]
     value, (ga2, gb2) = pe.value_and_grads(lambda x, y: (x @ y).sum())(a, b)
-    assert value.item() == 11.0 and ga2.tolist() == [[3.0, 4.0]]
+    assert value.item() == 11.0 and ga2.tolist() == [[3.0, 4.0]] and gb2.tolist() == [[1.0], [2.0]]
 
 
 def test_gradients_accumulate_over_every_use():
@@ -151,7 +151,7 @@ def test_variable_grads_uses_trainable_variables():
     assert set(grads) == {"w", "b"}
     assert grads["w"].tolist() == [3.0, 3.0] and grads["b"].tolist() == [2.0]
     value2, only_b = pe.variable_grads(lambda: (w * b).sum(), [b])
-    assert set(only_b) == {"b"} and only_b["b"].tolist() == [3.0]
+    assert value2.item() == 1.5 and set(only_b) == {"b"} and only_b["b"].tolist() == [3.0]
     with pytest.raises(pe.GradientError, match="does not depend on any"):
         pe.variable_grads(lambda: unused * 0.0 + pe.tensor(1.0), [w])
 

@@ -64,7 +64,7 @@ def test_missing_kernel_names_the_kernel_the_backend_and_where_it_exists():
 def test_register_kernel_refuses_silent_replacement():
     pe.register_kernel("Twice", "numpy", lambda x: x * 2)
     try:
-        with pytest.raises(ValueError, match="already registered.*override=True"):
+        with pytest.raises(ValueError, match=r"already registered.*override=True"):
             pe.register_kernel("Twice", "numpy", lambda x: x * 3)
         pe.register_kernel("Twice", "numpy", lambda x: x * 3, override=True)
         assert ENGINE.run_kernel("Twice", (pe.tensor([1.0]),)).tolist() == [3.0]
@@ -100,7 +100,7 @@ def test_a_custom_kernel_registered_per_backend():
 
 
 def test_unknown_backend_is_an_error():
-    with pytest.raises(pe.BackendError, match="unknown backend 'tpu'.*numpy"):
+    with pytest.raises(pe.BackendError, match=r"unknown backend 'tpu'.*numpy"):
         asyncio.run(pe.set_backend("tpu"))
 
 

@@ -82,7 +82,7 @@ def test_tidy_rejects_a_function_that_returns_an_awaitable():
 
 def test_keep_survives_tidy():
     def f():
-        kept = pe.keep(pe.ones((2,)))
+        pe.keep(pe.ones((2,)))
         pe.zeros((2,))
         return None
 
@@ -267,6 +267,7 @@ def test_variable_assign_names_trainable_and_dispose_variables():
 def test_views_share_one_refcounted_buffer():
     x = pe.tensor(np.arange(6, dtype=np.float32))
     views = [x.reshape((2, 3)), pe.expand_dims(x, 0), x.reshape((1, 6)).squeeze(), x.reshape((3, 2)).flatten()]
+    assert [v.tolist() for v in views[2:]] == [list(range(6))] * 2
     m = pe.memory()
     assert m.num_tensors == 1 + 4 + 2  # the squeeze and flatten sources count too
     assert m.num_data_buffers == 1 and m.num_bytes == 24

@@ -65,7 +65,7 @@ def run_steps(steps, pool, shadow, kept):
         elif kind == "nested":
             f, ref = UNARY[s[1]]
             i = s[2] % len(pool)
-            pool.append(pe.tidy(lambda t=pool[i]: f(t) + 1.0))
+            pool.append(pe.tidy(lambda t=pool[i], f=f: f(t) + 1.0))
             shadow.append(ref(shadow[i]) + np.float32(1))
 
 
