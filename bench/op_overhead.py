@@ -27,6 +27,10 @@ def main():
     engine_relu = best_us(lambda: pe.relu(a).dispose())
     engine_view = best_us(lambda: a.reshape((2, 2)).dispose())
 
+    pe.set_debug(True)
+    engine_debug = best_us(lambda: (a + b).dispose())
+    pe.set_debug(False)
+
     def tidy_add():
         pe.tidy(lambda: a + b).dispose()
 
@@ -46,6 +50,7 @@ def main():
         ("engine relu(a)", engine_relu),
         ("engine reshape view", engine_view),
         ("engine tidy(lambda: a + b)", engine_tidy),
+        ("engine a + b, debug mode (sites on)", engine_debug),
         ("engine grad of t * b (tape on)", engine_grad),
     ]
     for name, us in rows:
