@@ -92,6 +92,11 @@ class Tensor:
             raise TypeError("len() of a scalar tensor")
         return self.shape[0]
 
+    def __iter__(self):
+        if not self.shape:
+            raise TypeError("iteration over a scalar tensor")
+        return (self[i] for i in range(self.shape[0]))
+
     def dispose(self):
         _engine.ENGINE.dispose_tensor(self)
 

@@ -51,6 +51,7 @@ _OPERATORS = {
 
 # Methods: x.op(...) is op(x, ...), for every op that takes one tensor first.
 _NOT_METHODS = {"tensor", "scalar", "fill", "zeros", "ones", "arange", "linspace", "eye", "set_seed", "where"}
+_NOT_METHODS |= {"concat", "stack"}  # they take a list of tensors
 _NOT_METHODS |= {"random_normal", "random_uniform", "truncated_normal"}
 
 for _name in __all__:
@@ -58,3 +59,7 @@ for _name in __all__:
         setattr(Tensor, _name, globals()[_name])
 for _name, _fn in _OPERATORS.items():
     setattr(Tensor, _name, _fn)
+
+from .indexing import getitem as _getitem  # noqa: E402
+
+Tensor.__getitem__, Tensor.T = _getitem, property(transpose)  # noqa: F405

@@ -1,13 +1,42 @@
-"""Shape ops. reshape, expand_dims, squeeze and flatten are views: they share the data buffer."""
+"""Shape ops and their gradients. reshape, expand_dims, squeeze and flatten are views: they share the data
+buffer. The other ops return a view too when the result holds x's values in x's order (a transpose that
+moves only size-1 axes, a full slice, zero padding, ...)."""
 
-__all__ = ["broadcast_to", "expand_dims", "flatten", "reshape", "squeeze"]
+__all__ = [
+    "broadcast_to",
+    "concat",
+    "expand_dims",
+    "flatten",
+    "gather",
+    "pad",
+    "reshape",
+    "reverse",
+    "slice",
+    "split",
+    "squeeze",
+    "stack",
+    "tile",
+    "transpose",
+    "unsorted_segment_sum",
+    "unstack",
+]
 
+import functools
+import math
+import numbers
+import operator
+
+from .. import dtypes
 from ..autograd import register_gradient
 from ..engine import ENGINE
-from ..errors import ShapeError
+from ..errors import DTypeError, ShapeError
 from ..tensor import Tensor
-from .check import axis_index, broadcast_shapes
-from .math import unbroadcast
+from .check import axes as normalize_axes
+from .check import axis_index, broadcast_shapes, dtype_in
+from .convert import as_temporary, release
+from .math import clip_by_value, logical_and, unbroadcast, where
+
+F32, I32, BOOL = dtypes.float32, dtypes.int32, dtypes.bool_
 
 
 def _tensor(op, x):
@@ -15,6 +44,21 @@ def _tensor(op, x):
         raise TypeError(f"{op}: expected a Tensor, got {type(x).__name__}")
     x._live_buffer()
     return x
+
+
+def _ints(op, values, name):
+    """An int or a sequence of ints as a tuple of ints."""
+    try:
+        return (operator.index(values),) if not hasattr(values, "__len__") else tuple(map(operator.index, values))
+    except TypeError:
+        raise TypeError(f"{op}: {name} must be an int or a sequence of ints, got {values!r}") from None
+
+
+def _tensor_list(op, tensors):
+    if isinstance(tensors, Tensor) or not isinstance(tensors, (list, tuple)):
+        raise TypeError(f"{op}: expected a list of tensors, got {type(tensors).__name__}; call pe.{op}([a, b], axis)")
+    if not tensors:
+        raise ValueError(f"{op}: expected at least one tensor, got an empty list")
 
 
 def reshape(x, shape):
@@ -74,5 +118,282 @@ def broadcast_to(x, shape):
     return ENGINE.run_kernel("BroadcastTo", (x,), {"shape": shape})
 
 
+def transpose(x, perm=None):
+    """Axes reordered: axis i of the result is axis perm[i] of x (default: all axes reversed)."""
+    x = _tensor("transpose", x)
+    rank = x.rank
+    if perm is None:
+        perm = tuple(range(rank - 1, -1, -1))
+    else:
+        perm = _ints("transpose", perm, "perm")
+        if len(perm) != rank or not all(-rank <= a < rank for a in perm) or len({a % rank for a in perm}) != rank:
+            raise ShapeError(f"transpose: perm {perm} is not a permutation of the {rank} axes of shape {x.shape}")
+        perm = tuple(a % rank for a in perm)
+    shape = tuple(x.shape[a] for a in perm)
+    moved = [a for a in perm if x.shape[a] != 1]
+    if x.size == 0 or moved == sorted(moved):  # the values keep their order
+        return ENGINE.view(x, shape)
+    return ENGINE.run_kernel("Transpose", (x,), {"perm": perm})
+
+
+def concat(tensors, axis=0):
+    """Tensors joined along an existing axis; all other dimensions must match. Dtypes upcast as in add."""
+    _tensor_list("concat", tensors)
+    temps = []
+    try:
+        xs = [as_temporary(t, "concat", temps) for t in tensors]
+        dtype = functools.reduce(dtypes.upcast, (t.dtype for t in xs))
+        xs = [as_temporary(t, "concat", temps, dtype) for t in xs]
+        rank = xs[0].rank
+        if rank == 0:
+            raise ShapeError("concat: cannot concatenate scalars (rank 0); use pe.stack to make a new axis")
+        axis = axis_index("concat", axis, rank)
+        shapes = [t.shape for t in xs]
+        rest = shapes[0][:axis] + shapes[0][axis + 1 :]
+        if any(len(s) != rank or s[:axis] + s[axis + 1 :] != rest for s in shapes):
+            raise ShapeError(
+                f"concat: got shapes {shapes}; all tensors must have the same rank and the same dimensions "
+                f"except along axis {axis}"
+            )
+        if len(xs) == 1:
+            return ENGINE.view(xs[0], xs[0].shape)
+        return ENGINE.run_kernel("Concat", tuple(xs), {"axis": axis})
+    finally:
+        release(temps)
+
+
+def stack(tensors, axis=0):
+    """Tensors of one shape joined along a new axis. Dtypes upcast as in add."""
+    _tensor_list("stack", tensors)
+    temps = []
+    try:
+        xs = [as_temporary(t, "stack", temps) for t in tensors]
+        shapes = [t.shape for t in xs]
+        if any(s != shapes[0] for s in shapes):
+            raise ShapeError(f"stack: all tensors must have the same shape, got shapes {shapes}")
+        axis = axis_index("stack", axis, xs[0].rank + 1)
+        expanded = [ENGINE.view(t, shapes[0][:axis] + (1,) + shapes[0][axis:]) for t in xs]
+        temps += expanded
+        return concat(expanded, axis)
+    finally:
+        release(temps)
+
+
+def _pieces(x, sizes, axis):
+    """Consecutive slices of x along axis with the given sizes."""
+    begin, pieces = [0] * x.rank, []
+    for s in sizes:
+        pieces.append(slice(x, begin, x.shape[:axis] + (s,) + x.shape[axis + 1 :]))
+        begin[axis] += s
+    return pieces
+
+
+def unstack(x, axis=0):
+    """The slices of x along axis, as a list of tensors with that axis removed."""
+    x = _tensor("unstack", x)
+    if x.rank == 0:
+        raise ShapeError("unstack: x must have rank >= 1, got a scalar")
+    axis = axis_index("unstack", axis, x.rank)
+    shape, out = x.shape[:axis] + x.shape[axis + 1 :], []
+    for piece in _pieces(x, [1] * x.shape[axis], axis):
+        out.append(ENGINE.view(piece, shape))
+        piece.dispose()
+    return out
+
+
+def split(x, num_or_size_splits, axis=0):
+    """x cut along axis into a list of tensors: `num_or_size_splits` equal parts (an int that divides the axis
+    size) or parts of the given sizes, one of which may be -1 (the rest)."""
+    x = _tensor("split", x)
+    if x.rank == 0:
+        raise ShapeError("split: x must have rank >= 1, got a scalar")
+    axis = axis_index("split", axis, x.rank)
+    n = x.shape[axis]
+    if isinstance(num_or_size_splits, numbers.Integral) and not isinstance(num_or_size_splits, bool):
+        k = int(num_or_size_splits)
+        if k <= 0 or n % k:
+            raise ShapeError(f"split: axis {axis} of shape {x.shape} (size {n}) cannot be split into {k} equal parts")
+        return _pieces(x, [n // k] * k, axis)
+    given = _ints("split", num_or_size_splits, "num_or_size_splits")
+    unknown = [i for i, s in enumerate(given) if s == -1]
+    if not given or len(unknown) > 1 or any(s < -1 for s in given):
+        raise ValueError(f"split: sizes {given} must be non-negative, with at most one -1 (the rest)")
+    sizes, known = list(given), sum(s for s in given if s != -1)
+    if unknown:
+        sizes[unknown[0]] = n - known
+    if sum(sizes) != n or min(sizes) < 0:
+        raise ShapeError(f"split: sizes {given} do not add up to {n}, the size of axis {axis} of shape {x.shape}")
+    return _pieces(x, sizes, axis)
+
+
+def slice(x, begin, size=None):
+    """The block of x that starts at `begin` with `size` elements per axis (-1: to the end). Ints, or lists
+    shorter than x's rank, cover the leading axes; the other axes are taken whole."""
+    x = _tensor("slice", x)
+    begin = _ints("slice", begin, "begin")
+    size = () if size is None else _ints("slice", size, "size")
+    if len(begin) > x.rank or len(size) > x.rank:
+        raise ShapeError(f"slice: begin {begin} and size {size} have more entries than x has axes (shape {x.shape})")
+    begin += (0,) * (x.rank - len(begin))
+    size += (-1,) * (x.rank - len(size))
+    sizes = tuple(d - b if s == -1 else s for b, s, d in zip(begin, size, x.shape))
+    for axis, (b, s, d) in enumerate(zip(begin, sizes, x.shape)):
+        if not (0 <= b <= d and 0 <= s <= d - b):
+            raise ShapeError(f"slice: begin {begin} with size {size} is out of range for shape {x.shape} (axis {axis})")
+    if sizes == x.shape:
+        return ENGINE.view(x, x.shape)
+    return ENGINE.run_kernel("Slice", (x,), {"begin": begin, "size": sizes})
+
+
+def gather(x, indices, axis=0, batch_dims=0):
+    """Slices of x along `axis` at `indices` (int32, any shape), with shape
+    x.shape[:axis] + indices.shape[batch_dims:] + x.shape[axis + 1:]. The first batch_dims axes of x and indices
+    are batch axes: each batch entry gathers with its own indices."""
+    x = _tensor("gather", x)
+    temps = []
+    try:
+        indices = as_temporary(indices, "gather", temps)
+        if indices.dtype != I32:
+            raise DTypeError(f"gather: indices have dtype {indices.dtype}, expected int32")
+        if x.rank == 0:
+            raise ShapeError("gather: x must have rank >= 1, got a scalar")
+        axis = axis_index("gather", axis, x.rank)
+        b = operator.index(batch_dims)
+        b += indices.rank if b < 0 else 0
+        if not 0 <= b <= min(axis, indices.rank):
+            raise ShapeError(
+                f"gather: batch_dims {batch_dims} must be between 0 and min(axis {axis}, indices rank {indices.rank})"
+            )
+        if x.shape[:b] != indices.shape[:b]:
+            raise ShapeError(
+                f"gather: the {b} batch dimensions differ: x has shape {x.shape}, indices have shape {indices.shape}"
+            )
+        return ENGINE.run_kernel("Gather", (x, indices), {"axis": axis, "batch_dims": b})
+    finally:
+        release(temps)
+
+
+def unsorted_segment_sum(x, segment_ids, num_segments):
+    """out[k] = the sum of the x[i...] whose segment_ids[i...] is k. segment_ids (int32) has the shape of x's
+    leading axes; the result has shape (num_segments,) + the rest. Ids outside 0..num_segments-1 are dropped."""
+    op = "unsorted_segment_sum"
+    x = _tensor(op, x)
+    temps = []
+    try:
+        ids = as_temporary(segment_ids, op, temps)
+        dtype_in(op, x, (F32, I32))
+        dtype_in(op, ids, (I32,), "segment_ids")
+        if ids.shape != x.shape[: ids.rank]:
+            raise ShapeError(f"{op}: segment_ids shape {ids.shape} must be a leading part of x's shape {x.shape}")
+        n = operator.index(num_segments)
+        if n < 0:
+            raise ValueError(f"{op}: num_segments must be >= 0, got {n}")
+        return ENGINE.run_kernel("UnsortedSegmentSum", (x, ids), {"num_segments": n})
+    finally:
+        release(temps)
+
+
+def tile(x, reps):
+    """x repeated reps[i] times along each axis i."""
+    x = _tensor("tile", x)
+    reps = _ints("tile", reps, "reps")
+    if len(reps) != x.rank:
+        raise ShapeError(f"tile: reps {reps} must have one entry per axis of x (shape {x.shape})")
+    if any(r < 0 for r in reps):
+        raise ValueError(f"tile: reps {reps} must be non-negative")
+    if all(r == 1 for r in reps):
+        return ENGINE.view(x, x.shape)
+    return ENGINE.run_kernel("Tile", (x,), {"reps": reps})
+
+
+def pad(x, paddings, constant_value=0):
+    """x with `constant_value` added around it: paddings is one [before, after] pair per axis."""
+    x = _tensor("pad", x)
+    try:
+        pads = tuple((operator.index(before), operator.index(after)) for before, after in paddings)
+    except (TypeError, ValueError):
+        raise TypeError(f"pad: paddings must be one [before, after] pair of ints per axis, got {paddings!r}") from None
+    if len(pads) != x.rank:
+        raise ShapeError(f"pad: paddings {pads} must have one [before, after] pair per axis of x (shape {x.shape})")
+    if any(p < 0 for pair in pads for p in pair):
+        raise ValueError(f"pad: paddings {pads} must be non-negative")
+    if not isinstance(constant_value, numbers.Real):
+        raise TypeError(f"pad: constant_value must be a number, got {type(constant_value).__name__}")
+    if not any(p for pair in pads for p in pair):
+        return ENGINE.view(x, x.shape)
+    value = {F32: float, I32: int, BOOL: bool}[x.dtype](constant_value)
+    return ENGINE.run_kernel("Pad", (x,), {"paddings": pads, "constant_value": value})
+
+
+def reverse(x, axis=None):
+    """x with the order of elements reversed along `axis` (an int or a list; default all axes)."""
+    x = _tensor("reverse", x)
+    axis = tuple(a for a in normalize_axes("reverse", axis, x.rank) if x.shape[a] > 1)
+    if not axis:
+        return ENGINE.view(x, x.shape)
+    return ENGINE.run_kernel("Reverse", (x,), {"axis": axis})
+
+
+# ---- gradients ------------------------------------------------------------------------------
+
+
+def _concat_grad(dy, ins, outs, attrs):
+    axis, begin, grads = attrs["axis"], [0] * dy.rank, []
+    for x in ins:
+        grads.append(slice(dy, begin, x.shape))
+        begin[axis] += x.shape[axis]
+    return grads
+
+
+def _tile_grad(dy, ins, outs, attrs):
+    from .reduce import sum as reduce_sum
+
+    x = ins[0]
+    blocks = tuple(d for pair in zip(attrs["reps"], x.shape) for d in pair)  # (r0, d0, r1, d1, ...)
+    return reduce_sum(reshape(dy, blocks), tuple(range(0, 2 * x.rank, 2)))
+
+
+def _gather_grad(dy, ins, outs, attrs):
+    """Scatter-add dy back: each batch entry b owns rows b*n..b*n+n-1 of one flat segment sum."""
+    from .creation import arange
+
+    x, indices = ins
+    axis, batch_dims, n = attrs["axis"], attrs["batch_dims"], x.shape[attrs["axis"]]
+    b, p, q = (math.prod(s) for s in (x.shape[:batch_dims], x.shape[batch_dims:axis], x.shape[axis + 1 :]))
+    m = math.prod(indices.shape[batch_dims:])
+    ids = reshape(indices, (b, m))
+    if b > 1:
+        ids = ids + reshape(arange(b) * n, (b, 1))
+    rows = reshape(transpose(reshape(dy, (b, p, m, q)), (0, 2, 1, 3)), (b * m, p, q))
+    g = unsorted_segment_sum(rows, reshape(ids, (b * m,)), b * n)
+    return reshape(transpose(reshape(g, (b, n, p, q)), (0, 2, 1, 3)), x.shape), None
+
+
+def _segment_sum_grad(dy, ins, outs, attrs):
+    from .creation import zeros_like
+
+    x, ids = ins
+    n = attrs["num_segments"]
+    if n == 0:
+        return zeros_like(x), None
+    valid = reshape(logical_and(ids >= 0, ids < n), ids.shape + (1,) * (x.rank - ids.rank))
+    return where(valid, gather(dy, clip_by_value(ids, 0, n - 1)), 0.0), None
+
+
 register_gradient("BroadcastTo", lambda dy, ins, outs, attrs: unbroadcast(dy, ins[0].shape))
 register_gradient("Reshape", lambda dy, ins, outs, attrs: reshape(dy, attrs["shape"]))
+register_gradient(
+    "Transpose", lambda dy, ins, outs, attrs: transpose(dy, sorted(range(dy.rank), key=attrs["perm"].__getitem__))
+)
+register_gradient("Concat", _concat_grad)
+register_gradient(
+    "Slice",
+    lambda dy, ins, outs, attrs: pad(
+        dy, [(b, d - b - s) for b, s, d in zip(attrs["begin"], attrs["size"], ins[0].shape)]
+    ),
+)
+register_gradient("Pad", lambda dy, ins, outs, attrs: slice(dy, [b for b, _ in attrs["paddings"]], ins[0].shape))
+register_gradient("Reverse", lambda dy, ins, outs, attrs: reverse(dy, attrs["axis"]))
+register_gradient("Tile", _tile_grad)
+register_gradient("Gather", _gather_grad)
+register_gradient("UnsortedSegmentSum", _segment_sum_grad)

@@ -1,5 +1,7 @@
 """Shape kernels on numpy."""
 
+import math
+
 import numpy as np
 
 from ...dtypes import NUMPY
@@ -17,3 +19,56 @@ def _one_hot(indices, depth, on_value, off_value, dtype):
 
 register_kernel("OneHot", "numpy", _one_hot)
 register_kernel("BroadcastTo", "numpy", lambda x, shape: np.broadcast_to(x, shape))
+register_kernel("Transpose", "numpy", lambda x, perm: np.transpose(x, perm))
+register_kernel("Concat", "numpy", lambda *xs, axis: np.concatenate(xs, axis))
+register_kernel("Slice", "numpy", lambda x, begin, size: x[tuple(slice(b, b + s) for b, s in zip(begin, size))])
+register_kernel("Tile", "numpy", lambda x, reps: np.tile(x, reps))
+register_kernel("Pad", "numpy", lambda x, paddings, constant_value: np.pad(x, paddings, constant_values=constant_value))
+register_kernel("Reverse", "numpy", lambda x, axis: np.flip(x, axis))
+
+
+def _strided(begin, end, strides):
+    """Per axis, the elements begin, begin + stride, ... before end (exclusive). Empty ranges come as (0, 0, 1);
+    with a negative stride, end -1 means "through index 0", so it becomes None for numpy."""
+    return tuple(slice(b, e if e >= 0 else None, s) for b, e, s in zip(begin, end, strides))
+
+
+def _strided_slice_grad(dy, shape, begin, end, strides):
+    out = np.zeros(shape, dy.dtype)
+    out[_strided(begin, end, strides)] = dy
+    return out
+
+
+register_kernel("StridedSlice", "numpy", lambda x, begin, end, strides: x[_strided(begin, end, strides)])
+register_kernel("StridedSliceGrad", "numpy", _strided_slice_grad)
+
+
+def _gather(x, indices, axis, batch_dims):
+    """out[b..., p..., i..., q...] = x[b..., p..., indices[b..., i...], q...]."""
+    n = x.shape[axis]
+    bad = (indices < 0) | (indices >= n)
+    if bad.any():
+        raise IndexError(
+            f"gather: index {indices[bad].flat[0]} is out of range for axis {axis} of size {n} (valid: 0..{n - 1})"
+        )
+    if batch_dims == 0:
+        return np.take(x, indices, axis)
+    b, p, q = (math.prod(s) for s in (x.shape[:batch_dims], x.shape[batch_dims:axis], x.shape[axis + 1 :]))
+    m = math.prod(indices.shape[batch_dims:])
+    xs, ids = x.reshape(b, p, n, q), indices.reshape(b, m)
+    out = xs[np.arange(b)[:, None, None], np.arange(p)[None, :, None], ids[:, None, :]]
+    return out.reshape(x.shape[:axis] + indices.shape[batch_dims:] + x.shape[axis + 1 :])
+
+
+def _unsorted_segment_sum(data, segment_ids, num_segments):
+    """Rows of data (segment_ids.shape leading axes) summed by id; ids outside 0..num_segments-1 are dropped."""
+    rest = data.shape[segment_ids.ndim :]
+    out = np.zeros((num_segments, *rest), data.dtype)
+    ids, rows = segment_ids.reshape(-1), data.reshape(segment_ids.size, *rest)
+    keep = (ids >= 0) & (ids < num_segments)
+    np.add.at(out, ids[keep], rows[keep])
+    return out
+
+
+register_kernel("Gather", "numpy", _gather)
+register_kernel("UnsortedSegmentSum", "numpy", _unsorted_segment_sum)
