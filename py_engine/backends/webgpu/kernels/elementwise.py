@@ -1,0 +1,288 @@
+"""Elementwise WGSL kernels: unary, binary and select with NumPy broadcasting, cast, clip, fill, one_hot.
+
+Uniform words: 0 = element count, 1 = rank, 2.. = output shape, then each input's strides against
+the output shape (0 on broadcast axes), then op scalars from word SCALARS. When every input has the
+output's shape the shader indexes directly, skipping the index arithmetic.
+"""
+
+import functools
+
+from ....kernels import register_kernel
+from ..wgsl import ELEMENT, MAX_RANK, PRELUDE, Shader, bindings, broadcast_strides, linear_groups, linear_main
+
+F32, I32, BOOL = "float32", "int32", "bool"
+SHAPE, SCALARS = 2, 2 + MAX_RANK * 4
+
+HELPERS = """
+fn is_nan(x: f32) -> bool { return (bitcast<u32>(x) & 0x7fffffffu) > 0x7f800000u; }
+fn nan() -> f32 { return bitcast<f32>(0x7fc00000u); }
+fn log1p_(x: f32) -> f32 { let v = 1.0 + x; if (v == 1.0) { return x; } return log(v) * x / (v - 1.0); }
+fn sigmoid_(x: f32) -> f32 { let e = exp(-abs(x)); return select(e / (1.0 + e), 1.0 / (1.0 + e), x >= 0.0); }
+fn pow_f(a: f32, b: f32) -> f32 {
+  if (b == 0.0) { return 1.0; }
+  if (is_nan(a) || is_nan(b)) { return nan(); }
+  if (a == 0.0) { return select(bitcast<f32>(0x7f800000u), 0.0, b > 0.0); }
+  if (a > 0.0) { return exp2(b * log2(a)); }
+  if (floor(b) != b) { return nan(); }
+  let r = exp2(b * log2(-a));
+  return select(r, -r, abs(b) % 2.0 == 1.0);
+}
+fn pow_i(a: i32, b: i32) -> i32 {
+  if (b < 0) { return select(select(0, select(-1, 1, b % 2 == 0), a == -1), 1, a == 1); }
+  var result = 1; var base = a; var e = b;
+  loop { if (e == 0) { break; } if ((e & 1) == 1) { result = result * base; } base = base * base; e = e >> 1u; }
+  return result;
+}
+fn floor_div_i(a: i32, b: i32) -> i32 {
+  if (b == 0) { return 0; }
+  let q = a / b;
+  return select(q, q - 1, (a % b != 0) && ((a < 0) != (b < 0)));
+}
+fn mod_i(a: i32, b: i32) -> i32 {
+  if (b == 0) { return 0; }
+  let r = a % b;
+  return select(r, r + b, r != 0 && ((r < 0) != (b < 0)));
+}
+fn mod_f(a: f32, b: f32) -> f32 {
+  let r = a % b;
+  return select(r, r + b, r != 0.0 && ((r < 0.0) != (b < 0.0)));
+}
+"""
+
+# Expressions in x (unary) or a, b (binary); T is the element type. NaN propagates as in numpy.
+UNARY = {
+    "Neg": "-x",
+    "Abs": "abs(x)",
+    "Exp": "exp(x)",
+    "Log": "log(x)",
+    "Log1p": "log1p_(x)",
+    "Sqrt": "sqrt(x)",
+    "Rsqrt": "inverseSqrt(x)",
+    "Square": "x * x",
+    "Reciprocal": "1.0 / x",
+    "Relu": "select(max(x, T(0)), x, IS_NAN(x))",
+    "Relu6": "select(clamp(x, T(0), T(6)), x, IS_NAN(x))",
+    "Elu": "select(exp(x) - 1.0, x, x > 0.0)",
+    "Sigmoid": "sigmoid_(x)",
+    "Tanh": "select(tanh(clamp(x, -15.0, 15.0)), x, IS_NAN(x))",
+    "Softplus": "select(max(x, 0.0) + log1p_(exp(-abs(x))), x, IS_NAN(x))",
+    "Sin": "sin(x)",
+    "Cos": "cos(x)",
+    "Floor": "floor(x)",
+    "Ceil": "ceil(x)",
+    "Round": "round(x)",  # WGSL rounds half to even, as TensorFlow and numpy
+    "Sign": "select(sign(x), x, IS_NAN(x))",
+    "LogicalNot": "select(1u, 0u, x != 0u)",
+}
+BINARY = {
+    "Add": "a + b",
+    "Sub": "a - b",
+    "Mul": "a * b",
+    "RealDiv": "a / b",
+    "FloorDiv": {F32: "floor(a / b)", I32: "floor_div_i(a, b)"},
+    "Mod": {F32: "mod_f(a, b)", I32: "mod_i(a, b)"},
+    "Pow": {F32: "pow_f(a, b)", I32: "pow_i(a, b)"},
+    "Maximum": {F32: "select(max(a, b), nan(), is_nan(a) || is_nan(b))", I32: "max(a, b)"},
+    "Minimum": {F32: "select(min(a, b), nan(), is_nan(a) || is_nan(b))", I32: "min(a, b)"},
+    "SquaredDifference": "(a - b) * (a - b)",
+}
+COMPARE = {
+    "Equal": "==",
+    "NotEqual": "!=",
+    "Less": "<",
+    "LessEqual": "<=",
+    "Greater": ">",
+    "GreaterEqual": ">=",
+}
+LOGICAL = {"LogicalAnd": "select(0u, 1u, a != 0u && b != 0u)", "LogicalOr": "select(0u, 1u, a != 0u || b != 0u)"}
+
+
+def _offsets(n_inputs):
+    """WGSL computing each input's element offset o0, o1, ... from the flat output index i."""
+    decls = "\n".join(f"  var o{k} = 0u;" for k in range(n_inputs))
+    adds = "\n".join(f"    o{k} = o{k} + c * word({SHAPE + MAX_RANK * (k + 1)}u + d);" for k in range(n_inputs))
+    return f"""{decls}
+  var rest = i;
+  for (var step = 0u; step < word(1u); step = step + 1u) {{
+    let d = word(1u) - 1u - step;
+    let size = word({SHAPE}u + d);
+    let c = rest % size;
+    rest = rest / size;
+{adds}
+  }}"""
+
+
+@functools.cache
+def elementwise_shader(name, expr, names, in_dtypes, out_dtype, direct):
+    """One output element per thread: out[i] = expr, the inputs bound to `names` at their broadcast offsets."""
+    ins = [(f"in{k}", dt) for k, dt in enumerate(in_dtypes)]
+    loads = "\n".join(f"  let {n} = in{k}[{'i' if direct else f'o{k}'}];" for k, n in enumerate(names))
+    body = f"""  if (i >= word(0u)) {{ return; }}
+{"" if direct else _offsets(len(in_dtypes))}
+{loads}
+  out[i] = {expr};"""
+    source = PRELUDE + HELPERS + bindings(ins, [("out", out_dtype)]) + linear_main(body)
+    key = f"{name}:{expr}:{','.join(in_dtypes)}->{out_dtype}:{'direct' if direct else 'strided'}"
+    return Shader(key, source, len(in_dtypes), 1)
+
+
+_NAMES = {1: ("x",), 2: ("a", "b"), 3: ("cond", "a", "b")}
+
+
+def run_elementwise(backend, name, expr, inputs, out_shape, out_dtype, scalars=()):
+    out = backend.empty(out_shape, out_dtype)
+    if out.size == 0:
+        return out
+    direct = all(x.shape == out_shape for x in inputs)
+    shader = elementwise_shader(name, expr, _NAMES[len(inputs)], tuple(x.dtype for x in inputs), out_dtype, direct)
+    uniforms = [out.size, len(out_shape)] + [0] * (SCALARS - 2)
+    if not direct:
+        uniforms[SHAPE : SHAPE + len(out_shape)] = out_shape
+        for k, x in enumerate(inputs):
+            base = SHAPE + MAX_RANK * (k + 1)
+            uniforms[base : base + len(out_shape)] = broadcast_strides(x.shape, out_shape)
+    backend.dispatch(shader, [*inputs, out], uniforms + list(scalars), linear_groups(out.size))
+    return out
+
+
+def _typed(expr, dtype):
+    t = ELEMENT[dtype]
+    return expr.replace("T(", f"{t}(").replace("IS_NAN(x)", "is_nan(x)" if dtype == F32 else "false")
+
+
+def _broadcast(a, b):
+    n = max(len(a), len(b))
+    a, b = (1,) * (n - len(a)) + a, (1,) * (n - len(b)) + b
+    return tuple(y if x == 1 else x for x, y in zip(a, b))
+
+
+def _unary_kernel(name, expr):
+    def kernel(backend, x):
+        out_dtype = BOOL if name == "LogicalNot" else x.dtype
+        return run_elementwise(backend, name, _typed(expr, x.dtype), [x], x.shape, out_dtype)
+
+    return kernel
+
+
+def _binary_kernel(name, expr):
+    def kernel(backend, a, b):
+        e = expr[a.dtype] if isinstance(expr, dict) else expr
+        return run_elementwise(backend, name, _typed(e, a.dtype), [a, b], _broadcast(a.shape, b.shape), a.dtype)
+
+    return kernel
+
+
+def _compare_kernel(name, op):
+    def kernel(backend, a, b):
+        test = f"a {op} b"
+        if a.dtype == F32:  # IEEE: every comparison with NaN is false except !=
+            test = (
+                f"(a {op} b) || (is_nan(a) || is_nan(b))" if op == "!=" else f"(a {op} b) && !(is_nan(a) || is_nan(b))"
+            )
+        expr = f"select(0u, 1u, {test})"
+        return run_elementwise(backend, name, expr, [a, b], _broadcast(a.shape, b.shape), BOOL)
+
+    return kernel
+
+
+def _logical_kernel(name, expr):
+    def kernel(backend, a, b):
+        return run_elementwise(backend, name, expr, [a, b], _broadcast(a.shape, b.shape), BOOL)
+
+    return kernel
+
+
+for _name, _expr in UNARY.items():
+    register_kernel(_name, "webgpu", _unary_kernel(_name, _expr))
+for _name, _expr in BINARY.items():
+    register_kernel(_name, "webgpu", _binary_kernel(_name, _expr))
+for _name, _op in COMPARE.items():
+    register_kernel(_name, "webgpu", _compare_kernel(_name, _op))
+for _name, _expr in LOGICAL.items():
+    register_kernel(_name, "webgpu", _logical_kernel(_name, _expr))
+
+
+def _is_nan(backend, x):
+    expr = "select(0u, 1u, is_nan(x))" if x.dtype == F32 else "0u"
+    return run_elementwise(backend, "IsNan", expr, [x], x.shape, BOOL)
+
+
+def _leaky_relu(backend, x, alpha):
+    return run_elementwise(
+        backend, "LeakyRelu", f"select(x * fword({SCALARS}u), x, x > 0.0)", [x], x.shape, x.dtype, [alpha]
+    )
+
+
+def _select(backend, cond, a, b):
+    shape = _broadcast(cond.shape, _broadcast(a.shape, b.shape))
+    return run_elementwise(backend, "Select", "select(b, a, cond != 0u)", [cond, a, b], shape, a.dtype)
+
+
+CAST = {
+    (F32, I32): "i32(x)",
+    (F32, BOOL): "select(0u, 1u, x != 0.0)",
+    (I32, F32): "f32(x)",
+    (I32, BOOL): "select(0u, 1u, x != 0)",
+    (BOOL, F32): "select(0.0, 1.0, x != 0u)",
+    (BOOL, I32): "select(0, 1, x != 0u)",
+}
+
+
+def _cast(backend, x, dtype):
+    expr = "x" if dtype == x.dtype else CAST[(x.dtype, dtype)]
+    return run_elementwise(backend, "Cast", expr, [x], x.shape, dtype)
+
+
+def _clip(backend, x, lo, hi):
+    if x.dtype == F32:
+        expr = f"select(clamp(x, fword({SCALARS}u), fword({SCALARS + 1}u)), x, is_nan(x))"
+        return run_elementwise(backend, "ClipByValue", expr, [x], x.shape, x.dtype, [float(lo), float(hi)])
+    expr = f"clamp(x, iword({SCALARS}u), iword({SCALARS + 1}u))"
+    return run_elementwise(backend, "ClipByValue", expr, [x], x.shape, x.dtype, [int(lo), int(hi)])
+
+
+@functools.cache
+def _fill_shader(dtype):
+    value = {F32: f"fword({SCALARS}u)", I32: f"iword({SCALARS}u)", BOOL: f"word({SCALARS}u)"}[dtype]
+    body = f"  if (i >= word(0u)) {{ return; }}\n  out[i] = {value};"
+    return Shader(f"Fill:{dtype}", PRELUDE + bindings([], [("out", dtype)]) + linear_main(body), 0, 1)
+
+
+def _fill(backend, shape, value, dtype):
+    out = backend.empty(shape, dtype)
+    if out.size:
+        v = float(value) if dtype == F32 else int(value)
+        backend.dispatch(_fill_shader(dtype), [out], [out.size] + [0] * (SCALARS - 1) + [v], linear_groups(out.size))
+    return out
+
+
+@functools.cache
+def _one_hot_shader(dtype):
+    word = {F32: "fword", I32: "iword", BOOL: "word"}[dtype]
+    body = f"""  if (i >= word(0u)) {{ return; }}
+  let depth = word(1u);
+  out[i] = select({word}({SCALARS + 1}u), {word}({SCALARS}u), in0[i / depth] == i32(i % depth));"""
+    return Shader(f"OneHot:{dtype}", PRELUDE + bindings([("in0", I32)], [("out", dtype)]) + linear_main(body), 1, 1)
+
+
+def _one_hot(backend, indices, depth, on_value, off_value, dtype):
+    out = backend.empty((*indices.shape, depth), dtype)
+    if out.size:
+        cast = float if dtype == F32 else int
+        uniforms = [out.size, depth] + [0] * (SCALARS - 2) + [cast(on_value), cast(off_value)]
+        backend.dispatch(_one_hot_shader(dtype), [indices, out], uniforms, linear_groups(out.size))
+    return out
+
+
+def _broadcast_to(backend, x, shape):
+    return run_elementwise(backend, "BroadcastTo", "x", [x], tuple(shape), x.dtype)
+
+
+register_kernel("IsNan", "webgpu", _is_nan)
+register_kernel("LeakyRelu", "webgpu", _leaky_relu)
+register_kernel("Select", "webgpu", _select)
+register_kernel("Cast", "webgpu", _cast)
+register_kernel("ClipByValue", "webgpu", _clip)
+register_kernel("Fill", "webgpu", _fill)
+register_kernel("OneHot", "webgpu", _one_hot)
+register_kernel("BroadcastTo", "webgpu", _broadcast_to)

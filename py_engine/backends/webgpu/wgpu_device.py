@@ -1,0 +1,188 @@
+"""The device interface on wgpu-py (CPython). On machines without a GPU it runs on Mesa llvmpipe."""
+
+import asyncio
+import time
+
+from .device import UNIFORM_BLOCK, UNIFORM_RING, DeviceLostError, DeviceStats
+
+try:
+    import wgpu
+except ImportError:  # the backend reports this as the reason it cannot start
+    wgpu = None
+
+
+class WgpuDevice:
+    def __init__(self, adapter, device):
+        self.adapter, self.device, self.queue = adapter, device, device.queue
+        info = adapter.info
+        self.info = {
+            "vendor": info.get("vendor", ""),
+            "architecture": info.get("architecture", ""),
+            "device": info.get("device", ""),
+            "description": info.get("description", ""),
+            "adapter_type": info.get("adapter_type", ""),
+            "backend_type": info.get("backend_type", ""),
+            "runtime": "wgpu-py " + wgpu.__version__,
+        }
+        self.limits = {k.replace("-", "_"): v for k, v in device.limits.items()}
+        self.lost = None
+        self._stats = DeviceStats()
+        self._buffers = {}
+        self._next_id = 1
+        self._pipelines = {}  # key -> (pipeline, layout key)
+        self._layouts = {}  # (n_in, n_out) -> (bind group layout, pipeline layout)
+        self._bind_groups = {}  # (key layout, buffer ids) -> bind group
+        usage = wgpu.BufferUsage
+        self._uniforms = device.create_buffer(size=UNIFORM_RING, usage=usage.UNIFORM | usage.COPY_DST)
+        self._encoder = self._pass = None
+
+    @classmethod
+    async def create(cls):
+        if wgpu is None:
+            raise RuntimeError("the webgpu backend needs the `wgpu` package in CPython (pip install wgpu)")
+        adapter = await wgpu.gpu.request_adapter_async(power_preference="high-performance")
+        if adapter is None:
+            raise RuntimeError("no WebGPU adapter found")
+        device = await adapter.request_device_async()
+        return cls(adapter, device)
+
+    def _guard(self, action, fn, *args):
+        if self.lost:
+            raise DeviceLostError(f"cannot {action}: the GPU device was lost ({self.lost})")
+        try:
+            return fn(*args)
+        except Exception as e:
+            if "lost" in str(e).lower() or "destroyed" in str(e).lower():
+                self.lost = self.lost or str(e).strip().splitlines()[0]
+                raise DeviceLostError(f"cannot {action}: the GPU device was lost ({self.lost})") from e
+            raise
+
+    # ---- buffers ----------------------------------------------------------------------------
+
+    def create_buffer(self, nbytes):
+        usage = wgpu.BufferUsage.STORAGE | wgpu.BufferUsage.COPY_SRC | wgpu.BufferUsage.COPY_DST
+        buf = self._guard("create a buffer", lambda: self.device.create_buffer(size=max(nbytes, 4), usage=usage))
+        bid, self._next_id = self._next_id, self._next_id + 1
+        self._buffers[bid] = buf
+        self._stats.buffers_created += 1
+        return bid
+
+    def destroy_buffer(self, bid):
+        buf = self._buffers.pop(bid)
+        self._bind_groups = {k: v for k, v in self._bind_groups.items() if bid not in k[1]}
+        self._stats.buffers_destroyed += 1
+        if not self.lost:
+            buf.destroy()
+
+    def write_buffer(self, bid, data, offset=0):
+        data = memoryview(data).cast("B")
+        self._guard("upload", self.queue.write_buffer, self._buffers[bid], offset, data)
+        self._stats.uploads += 1
+        self._stats.upload_bytes += data.nbytes
+
+    # ---- pipelines --------------------------------------------------------------------------
+
+    def _layout(self, n_in, n_out):
+        key = (n_in, n_out)
+        if key not in self._layouts:
+            kinds = wgpu.BufferBindingType
+            entries = [
+                {
+                    "binding": 0,
+                    "visibility": wgpu.ShaderStage.COMPUTE,
+                    "buffer": {"type": kinds.uniform, "has_dynamic_offset": True},
+                }
+            ]
+            for i in range(n_in + n_out):
+                kind = kinds.read_only_storage if i < n_in else kinds.storage
+                entries.append({"binding": i + 1, "visibility": wgpu.ShaderStage.COMPUTE, "buffer": {"type": kind}})
+            group = self.device.create_bind_group_layout(entries=entries)
+            self._layouts[key] = (group, self.device.create_pipeline_layout(bind_group_layouts=[group]))
+        return self._layouts[key]
+
+    def has_pipeline(self, key):
+        return key in self._pipelines
+
+    def compile(self, key, source, n_in, n_out):
+        if key in self._pipelines:
+            return
+        start = time.perf_counter()
+        _, layout = self._layout(n_in, n_out)
+        module = self._guard("compile a shader", lambda: self.device.create_shader_module(code=source))
+        pipeline = self._guard(
+            "create a pipeline",
+            lambda: self.device.create_compute_pipeline(
+                layout=layout, compute={"module": module, "entry_point": "main"}
+            ),
+        )
+        self._pipelines[key] = (pipeline, (n_in, n_out))
+        self._stats.pipeline_compiles += 1
+        self._stats.compile_ms += (time.perf_counter() - start) * 1e3
+
+    async def compile_async(self, key, source, n_in, n_out):
+        if key in self._pipelines:
+            return
+        start = time.perf_counter()
+        _, layout = self._layout(n_in, n_out)
+        module = self._guard("compile a shader", lambda: self.device.create_shader_module(code=source))
+        pipeline = await self.device.create_compute_pipeline_async(
+            layout=layout, compute={"module": module, "entry_point": "main"}
+        )
+        self._pipelines[key] = (pipeline, (n_in, n_out))
+        self._stats.pipeline_compiles += 1
+        self._stats.compile_ms += (time.perf_counter() - start) * 1e3
+
+    # ---- dispatch and submit ----------------------------------------------------------------
+
+    def dispatch(self, key, buffer_ids, uniform_offset, workgroups):
+        pipeline, shape = self._pipelines[key]
+        group_key = (shape, tuple(buffer_ids))
+        group = self._bind_groups.get(group_key)
+        if group is None:
+            entries = [{"binding": 0, "resource": {"buffer": self._uniforms, "offset": 0, "size": UNIFORM_BLOCK}}]
+            for i, bid in enumerate(buffer_ids):
+                buf = self._buffers[bid]
+                entries.append({"binding": i + 1, "resource": {"buffer": buf, "offset": 0, "size": buf.size}})
+            group = self._guard(
+                "bind buffers", lambda: self.device.create_bind_group(layout=self._layout(*shape)[0], entries=entries)
+            )
+            if len(self._bind_groups) > 4096:
+                self._bind_groups.clear()
+            self._bind_groups[group_key] = group
+        if self._pass is None:
+            self._encoder = self._guard("record commands", self.device.create_command_encoder)
+            self._pass = self._encoder.begin_compute_pass()
+        p = self._pass
+        p.set_pipeline(pipeline)
+        p.set_bind_group(0, group, [uniform_offset], 0, 1)
+        p.dispatch_workgroups(*workgroups)
+        self._stats.dispatches += 1
+
+    def flush(self, uniform_bytes=b""):
+        if self._pass is None:
+            return
+        p, enc = self._pass, self._encoder
+        self._pass = self._encoder = None
+        p.end()
+        if uniform_bytes:
+            self._guard("upload uniforms", self.queue.write_buffer, self._uniforms, 0, memoryview(uniform_bytes))
+        self._guard("submit", self.queue.submit, [enc.finish()])
+        self._stats.submits += 1
+
+    def read_buffer(self, bid, nbytes):
+        data = self._guard("read back", self.queue.read_buffer, self._buffers[bid], 0, max(nbytes, 4))
+        self._stats.readbacks += 1
+        self._stats.readback_bytes += nbytes
+        return bytes(memoryview(data)[:nbytes])
+
+    async def read_buffer_async(self, bid, nbytes):
+        await asyncio.sleep(0)  # wgpu-py's own readback blocks; yield once so other tasks run first
+        return self.read_buffer(bid, nbytes)
+
+    def stats(self):
+        return self._stats.as_dict()
+
+    def destroy(self):
+        """Lose the device on purpose (tests of device loss)."""
+        self.lost = "the device was destroyed"
+        self.device.destroy()

@@ -1,0 +1,77 @@
+"""WGSL building blocks shared by every kernel: the uniform block, bindings, thread indexing."""
+
+import functools
+
+F32, I32, BOOL = "float32", "int32", "bool"
+ELEMENT = {F32: "f32", I32: "i32", BOOL: "u32"}  # bool lives on the GPU as u32: storage has no 1-byte type
+ITEMSIZE_ON_GPU = 4
+MAX_RANK = 8
+WORKGROUP = 64
+MAX_GROUPS = 65535
+
+PRELUDE = """
+struct Uniforms { w: array<vec4<u32>, 16> }
+@group(0) @binding(0) var<uniform> u: Uniforms;
+fn word(i: u32) -> u32 { return u.w[i >> 2u][i & 3u]; }
+fn iword(i: u32) -> i32 { return bitcast<i32>(word(i)); }
+fn fword(i: u32) -> f32 { return bitcast<f32>(word(i)); }
+"""
+
+
+class Shader:
+    """A compute shader and the shape of its bindings; `key` names it in the pipeline cache."""
+
+    __slots__ = ("key", "n_in", "n_out", "source")
+
+    def __init__(self, key, source, n_in, n_out):
+        self.key, self.source, self.n_in, self.n_out = key, source, n_in, n_out
+
+
+def bindings(inputs, outputs):
+    """`var` declarations: inputs [(name, dtype)] read-only at 1.., then outputs read-write."""
+    lines = []
+    for i, (name, dtype) in enumerate(inputs):
+        lines.append(f"@group(0) @binding({i + 1}) var<storage, read> {name}: array<{ELEMENT[dtype]}>;")
+    for j, (name, dtype) in enumerate(outputs):
+        lines.append(
+            f"@group(0) @binding({len(inputs) + j + 1}) var<storage, read_write> {name}: array<{ELEMENT[dtype]}>;"
+        )
+    return "\n".join(lines)
+
+
+def linear_main(body, workgroup=WORKGROUP):
+    """An entry point giving each thread one flat index `i` (grids wider than 65535 groups wrap into y)."""
+    return f"""
+@compute @workgroup_size({workgroup})
+fn main(@builtin(global_invocation_id) gid: vec3<u32>, @builtin(num_workgroups) nw: vec3<u32>) {{
+  let i = gid.x + gid.y * nw.x * {workgroup}u;
+{body}
+}}"""
+
+
+def linear_groups(n, workgroup=WORKGROUP):
+    groups = max(-(-n // workgroup), 1)
+    if groups <= MAX_GROUPS:
+        return (groups, 1, 1)
+    return (MAX_GROUPS, -(-groups // MAX_GROUPS), 1)
+
+
+def strides(shape):
+    out, acc = [0] * len(shape), 1
+    for d in range(len(shape) - 1, -1, -1):
+        out[d] = acc
+        acc *= shape[d]
+    return out
+
+
+def broadcast_strides(shape, out_shape):
+    """Strides of `shape` laid against `out_shape` (NumPy broadcasting): 0 where a dimension repeats."""
+    lead = len(out_shape) - len(shape)
+    own = strides(shape)
+    return [0] * lead + [0 if shape[d] == 1 and out_shape[d + lead] != 1 else own[d] for d in range(len(shape))]
+
+
+@functools.cache
+def from_bool(dtype, expr):
+    """WGSL expression turning a bool into the storage type of dtype."""
+    return {F32: f"select(0.0, 1.0, {expr})", I32: f"select(0, 1, {expr})", BOOL: f"select(0u, 1u, {expr})"}[dtype]
