@@ -8,6 +8,8 @@ y = pe.tidy(lambda: (x * 2).sum())   # intermediates are released, y survives
 from . import dtypes
 from .autograd import custom_grad, grad, grads, register_gradient, value_and_grad, value_and_grads, variable_grads
 from .backends.numpy import NumpyBackend
+from .backends.webgpu import DeviceLostError
+from .backends.webgpu import create_backend as create_webgpu_backend
 from .engine import ENGINE, LeakSite, MemoryInfo, ProfileInfo
 from .errors import (
     BackendError,
@@ -26,6 +28,7 @@ from .tensor import Tensor, Variable
 float32, int32, bool_ = dtypes.float32, dtypes.int32, dtypes.bool_
 
 ENGINE.register_backend("numpy", NumpyBackend, priority=1)
+ENGINE.register_backend("webgpu", create_webgpu_backend, priority=2)
 
 # The engine's methods, as module functions (pe.tidy, pe.memory, ...).
 register_backend = ENGINE.register_backend
@@ -62,6 +65,7 @@ def set_debug(on=True):
 __all__ = [
     *_ops_all,
     "BackendError",
+    "DeviceLostError",
     "DisposedTensorError",
     "DTypeError",
     "EngineError",

@@ -110,8 +110,24 @@ def _value_and_grads(f, args, watched, dy, require_all=True):
                     f"cannot compute the gradient with respect to {x.name} (argument {i}): the result does not "
                     "depend on it through float operations; make sure f computes y from it"
                 )
+        grads = _unaliased(grads, [dy, *args])
+        if any(y is a for a in args):
+            y = ENGINE.view(y, y.shape)
         scope.export(y, grads)
     return y, grads
+
+
+def _unaliased(grads, taken):
+    """Views where a gradient is also another gradient, dy or an argument: disposing one must not dispose another."""
+    seen = {id(t) for t in taken if t is not None}
+    out = []
+    for g in grads:
+        if g is not None and id(g) in seen:
+            g = ENGINE.view(g, g.shape)
+        if g is not None:
+            seen.add(id(g))
+        out.append(g)
+    return out
 
 
 def _check_args(args, fname):

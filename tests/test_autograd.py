@@ -162,3 +162,21 @@ def test_gradients_inside_tidy_leave_only_what_is_returned():
     g = pe.tidy(lambda: pe.grad(lambda t: pe.exp(t).sum())(x) * 2)
     assert pe.memory().num_tensors == before + 1
     np.testing.assert_allclose(g.numpy(), 2 * np.exp([1.0, 2.0]), rtol=1e-6)
+
+
+def test_returned_gradients_never_alias_each_other_dy_or_inputs():
+    a, b, d = pe.tensor([1.0]), pe.tensor([2.0]), pe.tensor([5.0])
+    ga, gb = pe.grads(lambda x, y: x + y)(a, b)  # both gradients are dy itself inside the tape
+    assert ga is not gb
+    ga.dispose()
+    assert gb.tolist() == [1.0]
+    g = pe.grad(lambda x: x + 1.0)(a, dy=d)
+    assert g is not d and g.tolist() == [5.0]
+    value, g2 = pe.value_and_grad(lambda x: x)(a)
+    assert value is not a and g2.tolist() == [1.0]
+
+
+def test_comparing_with_none_falls_back_to_identity():
+    t = pe.tensor([1.0])
+    assert t != None  # noqa: E711 - the point of the test
+    assert t in [None, t]

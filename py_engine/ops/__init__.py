@@ -17,6 +17,17 @@ def _reflected(fn):
     return lambda self, other: fn(other, self)
 
 
+def _comparison(fn):
+    """== and != with a non-numeric value (None, a string) fall back to Python's identity test."""
+
+    def compare(self, other):
+        if other is None or isinstance(other, (str, bytes)):
+            return NotImplemented
+        return fn(self, other)
+
+    return compare
+
+
 _OPERATORS = {
     "__add__": math.add,
     "__radd__": _reflected(math.add),
@@ -45,8 +56,8 @@ _OPERATORS = {
     "__le__": math.less_equal,
     "__gt__": math.greater,
     "__ge__": math.greater_equal,
-    "__eq__": math.equal,
-    "__ne__": math.not_equal,
+    "__eq__": _comparison(math.equal),
+    "__ne__": _comparison(math.not_equal),
 }
 
 # Methods: x.op(...) is op(x, ...), for every op that takes one tensor first.

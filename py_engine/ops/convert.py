@@ -30,6 +30,8 @@ def host_array(value, dtype=None, op="tensor"):
     if out_of_range and dtype != dtypes.float32:
         raise DTypeError(f"{op}: integer values outside the int32 range; pass dtype='float32'")
     target = dtype or dtypes.of_numpy(arr.dtype)
+    if target == dtypes.int32 and arr.dtype.kind == "f" and not np.isfinite(arr).all():
+        raise DTypeError(f"{op}: NaN or infinity cannot be stored as int32; use dtype='float32'")
     return arr.astype(dtypes.NUMPY[target], copy=False), target
 
 
@@ -40,10 +42,11 @@ def tensor(values, dtype=None, shape=None):
     else:
         arr, dtype = host_array(values, dtype)
     if shape is not None:
-        shape = tuple(int(d) for d in shape)
-        if int(np.prod(shape)) != arr.size:
-            raise ShapeError(f"tensor: {arr.size} values cannot fill shape {shape}")
-        arr = arr.reshape(shape)
+        shape = (shape,) if isinstance(shape, int) else tuple(int(d) for d in shape)
+        try:
+            arr = arr.reshape(shape)
+        except ValueError:
+            raise ShapeError(f"tensor: {arr.size} values cannot fill shape {shape}") from None
     return ENGINE.from_numpy(arr, dtype)
 
 
@@ -82,7 +85,7 @@ def _number_dtype(x, other):
 def binary_operands(op, a, b):
     """(a, b, temporaries): two tensors of one dtype, converting other values and upcasting as needed."""
     if isinstance(a, Tensor) and isinstance(b, Tensor) and a.dtype == b.dtype:
-        return a, b, ()
+        return a, b, []
     temps = []
     if isinstance(a, Tensor) and isinstance(b, numbers.Number):
         b = as_temporary(b, op, temps, _number_dtype(b, a.dtype))

@@ -22,7 +22,7 @@ import numpy as np
 
 from .. import dtypes
 from ..engine import ENGINE
-from ..errors import ShapeError
+from ..errors import DTypeError, ShapeError
 from ..tensor import Tensor
 from .convert import as_temporary, host_array, release, run, scalar, tensor
 
@@ -39,10 +39,18 @@ def _shape(op, shape):
     return shape
 
 
+def _number(op, value, dtype, name="value"):
+    """(value as a plain Python number of `dtype`, dtype); dtype None: the value's own."""
+    arr, dtype = host_array(value, dtype, op)
+    if arr.ndim:
+        raise ShapeError(f"{op}: {name} must be a single number, got a value of shape {arr.shape}")
+    return arr.item(), dtype
+
+
 def fill(shape, value, dtype=None):
-    """A tensor of `shape` with every element `value`."""
+    """A tensor of `shape` with every element `value` (dtype: the value's own unless given)."""
     shape = _shape("fill", shape)
-    dtype = dtypes.normalize(dtype, "fill") if dtype else host_array(value, None, "fill")[1]
+    value, dtype = _number("fill", value, dtype)
     return run("Fill", (), {"shape": shape, "value": value, "dtype": dtype})
 
 
@@ -94,15 +102,17 @@ def eye(num_rows, num_columns=None, dtype=dtypes.float32):
 
 def one_hot(indices, depth, on_value=1, off_value=0, dtype=dtypes.float32):
     """indices (int32) -> a tensor with a new last axis of size `depth`; out-of-range indices give all off."""
+    dtype = dtypes.normalize(dtype, "one_hot")
+    on_value = _number("one_hot", on_value, dtype, "on_value")[0]
+    off_value = _number("one_hot", off_value, dtype, "off_value")[0]
+    if int(depth) < 0:
+        raise ValueError(f"one_hot: depth must be >= 0, got {depth}")
     temps = []
     indices = as_temporary(indices, "one_hot", temps)
     if indices.dtype != dtypes.int32:
         release(temps)
-        raise TypeError(f"one_hot: indices must be int32, got {indices.dtype}")
-    if int(depth) < 0:
-        release(temps)
-        raise ValueError(f"one_hot: depth must be >= 0, got {depth}")
-    attrs = {"depth": int(depth), "on_value": on_value, "off_value": off_value, "dtype": dtypes.normalize(dtype)}
+        raise DTypeError(f"one_hot: indices must be int32, got {indices.dtype}")
+    attrs = {"depth": int(depth), "on_value": on_value, "off_value": off_value, "dtype": dtype}
     return run("OneHot", (indices,), attrs, temps)
 
 
@@ -121,9 +131,11 @@ def _generator(seed):
     return _rng if seed is None else np.random.default_rng(seed)
 
 
-def _random(op, shape, dtype, draw):
+def _random(op, shape, dtype, draw, allowed=(dtypes.float32,)):
     shape = _shape(op, shape)
     dtype = dtypes.normalize(dtype, op)
+    if dtype not in allowed:
+        raise DTypeError(f"{op}: dtype {dtype} is not supported, expected {' or '.join(allowed)}")
     return ENGINE.from_numpy(*host_array(draw(shape), dtype, op))
 
 
@@ -135,9 +147,15 @@ def random_uniform(shape, minval=0.0, maxval=1.0, dtype=dtypes.float32, seed=Non
     """Values in [minval, maxval); integers when dtype is int32."""
     if maxval <= minval:
         raise ValueError(f"random_uniform: maxval {maxval} must be greater than minval {minval}")
-    if dtypes.normalize(dtype) == dtypes.int32:
-        return _random("random_uniform", shape, dtype, lambda s: _generator(seed).integers(minval, maxval, s))
-    return _random("random_uniform", shape, dtype, lambda s: _generator(seed).uniform(minval, maxval, s))
+
+    def draw(s):
+        rng = _generator(seed)
+        if dtypes.normalize(dtype) == dtypes.int32:
+            return rng.integers(minval, maxval, s)
+        x = (minval + (maxval - minval) * rng.random(s)).astype(np.float32)
+        return np.minimum(x, np.nextafter(np.float32(maxval), np.float32(minval)))  # rounding must not reach maxval
+
+    return _random("random_uniform", shape, dtype, draw, (dtypes.float32, dtypes.int32))
 
 
 def truncated_normal(shape, mean=0.0, stddev=1.0, dtype=dtypes.float32, seed=None):

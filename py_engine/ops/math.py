@@ -48,6 +48,7 @@ __all__ = [
     "where",
 ]
 
+import math
 import numbers
 
 from .. import dtypes
@@ -56,7 +57,8 @@ from ..engine import ENGINE
 from ..errors import DTypeError
 from ..tensor import Tensor
 from .check import broadcast_shapes, dtype_in
-from .convert import as_temporary, binary_operands, cast, release, run
+from .convert import as_temporary, binary_operands, host_array, release, run
+from .convert import cast as _cast_tensor
 
 F32, I32, BOOL = dtypes.float32, dtypes.int32, dtypes.bool_
 NUMERIC = (F32, I32)
@@ -69,7 +71,11 @@ def _unary_input(op, x, allowed, to_float):
         x = as_temporary(x, op, temps)
     if to_float and x.dtype != F32:
         x = as_temporary(x, op, temps, F32)
-    dtype_in(op, x, allowed)
+    try:
+        dtype_in(op, x, allowed)
+    except DTypeError:
+        release(temps)
+        raise
     return x, temps
 
 
@@ -107,6 +113,13 @@ logical_not = _unary("logical_not", "LogicalNot", allowed=(BOOL,))
 is_nan = _unary("is_nan", "IsNan", allowed=(F32, I32, BOOL))
 
 
+def cast(x, dtype):
+    """x as `dtype` (float -> int32 truncates toward zero; nonzero -> True); a view when x has that dtype."""
+    if isinstance(x, Tensor):
+        return _cast_tensor(x, dtype)
+    return ENGINE.from_numpy(*host_array(x, dtype, "cast"))
+
+
 def leaky_relu(x, alpha=0.2):
     x, temps = _unary_input("leaky_relu", x, (F32,), True)
     return run("LeakyRelu", (x,), {"alpha": float(alpha)}, temps)
@@ -114,11 +127,17 @@ def leaky_relu(x, alpha=0.2):
 
 def clip_by_value(x, clip_value_min, clip_value_max):
     if not (isinstance(clip_value_min, numbers.Real) and isinstance(clip_value_max, numbers.Real)):
-        raise TypeError("clip_by_value: the bounds must be numbers")
+        raise TypeError(f"clip_by_value: the bounds must be numbers, got {clip_value_min!r} and {clip_value_max!r}")
+    if math.isnan(clip_value_min) or math.isnan(clip_value_max):
+        raise ValueError(f"clip_by_value: the bounds must not be NaN, got {clip_value_min} and {clip_value_max}")
     if clip_value_min > clip_value_max:
         raise ValueError(f"clip_by_value: min {clip_value_min} is greater than max {clip_value_max}")
     x, temps = _unary_input("clip_by_value", x, NUMERIC, False)
-    return run("ClipByValue", (x,), {"lo": clip_value_min, "hi": clip_value_max}, temps)
+    if x.dtype == F32:
+        lo, hi = float(clip_value_min), float(clip_value_max)
+    else:  # the integers within [min, max], the bounds kept in the int32 range
+        lo, hi = math.ceil(max(clip_value_min, -(2**31))), math.floor(min(clip_value_max, 2**31 - 1))
+    return run("ClipByValue", (x,), {"lo": lo, "hi": hi}, temps)
 
 
 def _binary(op, kernel, allowed=NUMERIC, result=None, doc=""):

@@ -18,20 +18,35 @@ __all__ = [
     "top_k",
 ]
 
+import builtins
+import operator
+
 from .. import dtypes
 from ..autograd import register_gradient
-from ..engine import ENGINE
+from ..engine import ENGINE, TAPE
 from ..errors import ShapeError
 from .check import axes as normalize_axes
 from .check import axis_index, dtype_in
 from .convert import as_temporary, release
-from .math import cast, equal, exp, log, logical_and, sub, where
+from .math import cast, equal, exp, log, logical_and, where
 
 F32, I32, BOOL = dtypes.float32, dtypes.int32, dtypes.bool_
 
 
 def _kept_shape(shape, axes):
     return tuple(1 if i in axes else d for i, d in enumerate(shape))
+
+
+def _axes(op, axis, rank):
+    """Sorted non-negative axes; a scalar has none to name (check.axes would let axis 0 through)."""
+    if rank == 0 and axis is not None and (not isinstance(axis, (list, tuple)) or len(axis)):
+        raise ShapeError(f"{op}: axis {axis} is out of range for a scalar (rank 0); use axis=None")
+    return normalize_axes(op, axis, rank)
+
+
+def _need_rank(op, x):
+    if x.rank == 0:
+        raise ShapeError(f"{op}: x must have rank >= 1, got a scalar")
 
 
 def _reduce(op, kernel, allowed, convert_to=None, needs_elements=False):
@@ -42,8 +57,8 @@ def _reduce(op, kernel, allowed, convert_to=None, needs_elements=False):
             if convert_to and x.dtype not in allowed:
                 x = as_temporary(x, op, temps, convert_to) if convert_to != BOOL else _nonzero(x, temps)
             dtype_in(op, x, allowed)
-            ax = normalize_axes(op, axis, x.rank)
-            if needs_elements and any(x.shape[a] == 0 for a in ax):
+            ax = _axes(op, axis, x.rank)
+            if needs_elements and builtins.any(x.shape[a] == 0 for a in ax):
                 raise ShapeError(f"{op}: cannot reduce a size-0 axis of shape {x.shape} (axis {axis})")
             return ENGINE.run_kernel(kernel, (x,), {"axis": ax, "keepdims": bool(keepdims)})
         finally:
@@ -72,14 +87,17 @@ any = _reduce("any", "Any", (BOOL,), convert_to=BOOL)
 
 def _arg(op, kernel):
     def fn(x, axis=0):
+        """Index of the extreme value along `axis` (the first one on ties); axis=None: into the flattened x."""
         temps = []
         try:
             x = as_temporary(x, op, temps)
             dtype_in(op, x, (F32, I32))
-            ax = axis_index(op, axis, x.rank)
-            if x.rank and x.shape[ax] == 0:
+            ax = None if axis is None else axis_index(op, axis, x.rank)
+            if x.rank == 0:
+                ax = None  # a scalar is its own extreme
+            if (x.size if ax is None else x.shape[ax]) == 0:
                 raise ShapeError(f"{op}: axis {axis} of shape {x.shape} is empty")
-            return ENGINE.run_kernel(kernel, (x,), {"axis": ax if x.rank else None})
+            return ENGINE.run_kernel(kernel, (x,), {"axis": ax})
         finally:
             release(temps)
 
@@ -91,45 +109,85 @@ argmax = _arg("argmax", "ArgMax")
 argmin = _arg("argmin", "ArgMin")
 
 
-def logsumexp(x, axis=None, keepdims=False):
-    """log(sum(exp(x))) computed without overflow."""
-    from .shape import reshape
+def _composite(op, x, body):
+    """body(x) with x as float32, in a scope so that the intermediate tensors of the ops it chains (and x, if
+    converted here) go when it ends."""
+    with ENGINE.scope(op) as scope:
+        return scope.export(body(as_temporary(x, op, [], F32)))
 
-    x = _float(x, "logsumexp")
-    ax = normalize_axes("logsumexp", axis, x.rank)
-    m = max(x, ax, keepdims=True)
-    out = log(sum(exp(x - m), ax, keepdims=True)) + m
-    return out if keepdims else reshape(out, tuple(d for i, d in enumerate(x.shape) if i not in ax))
+
+def _shift(x, ax):
+    """max over `ax` (kept dims; 0 where not finite or over an empty axis), made without recording it on the
+    tape: subtracting it before exp only avoids overflow and changes no gradient."""
+    from .creation import zeros
+    from .math import abs as absolute
+
+    token = TAPE.set(None)
+    try:
+        if builtins.any(x.shape[a] == 0 for a in ax):
+            return zeros(_kept_shape(x.shape, ax))
+        m = max(x, ax, keepdims=True)
+        return where(absolute(m) < float("inf"), m, 0.0)
+    finally:
+        TAPE.reset(token)
+
+
+def logsumexp(x, axis=None, keepdims=False):
+    """log(sum(exp(x))) over the axes, without overflow; -inf over an empty axis."""
+
+    def body(x):
+        ax = _axes("logsumexp", axis, x.rank)
+        m = _shift(x, ax)
+        out = log(sum(exp(x - m), ax, keepdims=True)) + m
+        return out if keepdims else ENGINE.view(out, tuple(d for i, d in enumerate(x.shape) if i not in ax))
+
+    return _composite("logsumexp", x, body)
 
 
 def moments(x, axis=None, keepdims=False):
     """(mean, variance) over the axes."""
     from .math import squared_difference
-    from .shape import reshape
 
-    x = _float(x, "moments")
-    ax = normalize_axes("moments", axis, x.rank)
-    m = mean(x, ax, keepdims=True)
-    variance = mean(squared_difference(x, m), ax, keepdims=keepdims)
-    return (m if keepdims else reshape(m, variance.shape)), variance
+    def body(x):
+        ax = _axes("moments", axis, x.rank)
+        m = mean(x, ax, keepdims=True)
+        variance = mean(squared_difference(x, m), ax, keepdims=keepdims)
+        return (m if keepdims else ENGINE.view(m, variance.shape)), variance
+
+    return _composite("moments", x, body)
 
 
 def softmax(logits, axis=-1):
-    x = _float(logits, "softmax")
-    return ENGINE.run_kernel("Softmax", (x,), {"axis": axis_index("softmax", axis, x.rank)})
+    """exp(x) / sum(exp(x)) along `axis`, without overflow."""
+    temps = []
+    try:
+        x = as_temporary(logits, "softmax", temps, F32)
+        _need_rank("softmax", x)
+        return ENGINE.run_kernel("Softmax", (x,), {"axis": axis_index("softmax", axis, x.rank)})
+    finally:
+        release(temps)
 
 
 def log_softmax(logits, axis=-1):
-    x = _float(logits, "log_softmax")
-    return sub(x, logsumexp(x, axis_index("log_softmax", axis, x.rank), keepdims=True))
+    """x - logsumexp(x) along `axis`."""
+
+    def body(x):
+        _need_rank("log_softmax", x)
+        ax = (axis_index("log_softmax", axis, x.rank),)
+        shifted = x - _shift(x, ax)  # not x - logsumexp(x): that loses the digits of log(sum) next to a large max
+        return shifted - log(sum(exp(shifted), ax, keepdims=True))
+
+    return _composite("log_softmax", logits, body)
 
 
 def cumsum(x, axis=0, exclusive=False, reverse=False):
+    """Running sums along `axis`; exclusive leaves out the element itself, reverse runs from the end."""
     temps = []
     try:
         x = as_temporary(x, "cumsum", temps)
         if x.dtype == BOOL:
             x = as_temporary(x, "cumsum", temps, I32)
+        _need_rank("cumsum", x)
         attrs = {"axis": axis_index("cumsum", axis, x.rank), "exclusive": bool(exclusive), "reverse": bool(reverse)}
         return ENGINE.run_kernel("Cumsum", (x,), attrs)
     finally:
@@ -137,28 +195,21 @@ def cumsum(x, axis=0, exclusive=False, reverse=False):
 
 
 def top_k(x, k=1, sorted=True):
-    """(values, indices) of the k largest entries along the last axis, largest first."""
+    """(values, indices) of the k largest entries along the last axis, largest first; ties: lower index first."""
     temps = []
     try:
         x = as_temporary(x, "top_k", temps)
         dtype_in("top_k", x, (F32, I32))
-        if x.rank == 0:
-            raise ShapeError("top_k: x must have rank >= 1, got a scalar")
+        _need_rank("top_k", x)
+        try:
+            k = operator.index(k)
+        except TypeError:
+            raise TypeError(f"top_k: k must be an int, got {type(k).__name__}") from None
         if not 0 <= k <= x.shape[-1]:
             raise ShapeError(f"top_k: k={k} must be between 0 and the last dimension {x.shape[-1]} of shape {x.shape}")
-        return ENGINE.run_kernel("TopK", (x,), {"k": int(k)})
+        return ENGINE.run_kernel("TopK", (x,), {"k": k})
     finally:
         release(temps)
-
-
-def _float(x, op):
-    from ..tensor import Tensor
-
-    if not isinstance(x, Tensor):
-        raise TypeError(f"{op}: expected a Tensor, got {type(x).__name__}")
-    if x.dtype != F32:
-        raise TypeError(f"{op}: expected float32, got {x.dtype}; cast it with x.cast('float32')")
-    return x
 
 
 # ---- gradients ------------------------------------------------------------------------------

@@ -12,7 +12,7 @@ from ... import dtypes
 
 # Overflow, 0/0 and log(0) give inf/nan as on a GPU; numpy's warnings about them from our kernels
 # are noise to users. A module filter costs nothing per call (np.errstate costs ~2 us per op).
-warnings.filterwarnings("ignore", category=RuntimeWarning, module=r"py_engine\.backends\.numpy\.")
+warnings.filterwarnings("ignore", category=RuntimeWarning, module=r"py_engine\.backends\.numpy")
 
 _NAMES = {np.dtype(np.float32): dtypes.float32, np.dtype(np.int32): dtypes.int32, np.dtype(np.bool_): dtypes.bool_}
 

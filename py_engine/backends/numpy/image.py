@@ -1,0 +1,96 @@
+"""Image resizing kernels on numpy, matching TensorFlow's ResizeBilinear and ResizeNearestNeighbor.
+
+Coordinates are computed in float32, as TensorFlow does, so that floor/round fall the same way. Both
+resizes are separable: the forward pass gathers source pixels (no dense interpolation matrices), the
+backward pass sums dy back along one axis at a time.
+"""
+
+import numpy as np
+
+from ...kernels import register_kernel
+
+
+def _scale(n_in, n_out, align_corners):
+    if align_corners and n_out > 1:
+        return np.float32(n_in - 1) / np.float32(n_out - 1)
+    return np.float32(n_in) / np.float32(n_out)
+
+
+def _bilinear_axis(n_in, n_out, align_corners, half_pixel_centers):
+    """(lower, upper, lerp) for each output index along one axis."""
+    scale = _scale(n_in, n_out, align_corners)
+    dst = np.arange(n_out, dtype=np.float32)
+    src = (dst + np.float32(0.5)) * scale - np.float32(0.5) if half_pixel_centers else dst * scale
+    floor = np.floor(src)
+    lower = np.clip(floor, 0, n_in - 1).astype(np.intp)  # TF clamps only below; the cap guards float rounding
+    upper = np.minimum(np.ceil(src), n_in - 1).astype(np.intp)
+    return lower, upper, src - floor
+
+
+def _nearest_axis(n_in, n_out, align_corners, half_pixel_centers):
+    scale = _scale(n_in, n_out, align_corners)
+    dst = np.arange(n_out, dtype=np.float32)
+    src = (dst + np.float32(0.5)) * scale if half_pixel_centers else dst * scale
+    index = np.floor(src)
+    if align_corners:
+        index += src - index >= 0.5  # roundf: halves go up (src >= 0), unlike numpy's half-to-even
+    return np.minimum(index, n_in - 1).astype(np.intp)
+
+
+def _scatter(size, axis, *parts):
+    """Sum (index, values) pairs into `size` slots along `axis`: out[.., index[k], ..] += values[.., k, ..].
+
+    Resize indices never decrease, so equal ones are neighbours and np.add.reduceat sums each run.
+    """
+    shape = list(parts[0][1].shape)
+    shape[axis] = size
+    out = np.zeros(shape, np.float32)
+    for index, values in parts:
+        slots, starts = np.unique(index, return_index=True)
+        out[(slice(None),) * axis + (slots,)] += np.add.reduceat(values, starts, axis=axis)
+    return out
+
+
+def _resize_bilinear(images, size, align_corners, half_pixel_centers):
+    _, h, w, _ = images.shape
+    y0, y1, y_lerp = _bilinear_axis(h, size[0], align_corners, half_pixel_centers)
+    x0, x1, x_lerp = _bilinear_axis(w, size[1], align_corners, half_pixel_centers)
+
+    def corner(ys, xs):  # [N, OH, OW, C]; int images are cast after the gather, which touches only output pixels
+        return images[:, ys[:, None], xs].astype(np.float32, copy=False)
+
+    x_lerp = x_lerp[:, None]
+    top_left, top_right = corner(y0, x0), corner(y0, x1)
+    top = top_left + (top_right - top_left) * x_lerp
+    bottom_left, bottom_right = corner(y1, x0), corner(y1, x1)
+    bottom = bottom_left + (bottom_right - bottom_left) * x_lerp
+    return top + (bottom - top) * y_lerp[:, None, None]
+
+
+def _resize_bilinear_grad(dy, size, align_corners, half_pixel_centers, input_shape):
+    _, h, w, _ = input_shape
+    y0, y1, y_lerp = _bilinear_axis(h, size[0], align_corners, half_pixel_centers)
+    x0, x1, x_lerp = _bilinear_axis(w, size[1], align_corners, half_pixel_centers)
+    x_lerp, y_lerp = x_lerp[:, None], y_lerp[:, None, None]
+    rows = _scatter(w, 2, (x0, dy * (1 - x_lerp)), (x1, dy * x_lerp))  # [N, OH, W, C]
+    return _scatter(h, 1, (y0, rows * (1 - y_lerp)), (y1, rows * y_lerp))
+
+
+def _resize_nearest(images, size, align_corners, half_pixel_centers):
+    _, h, w, _ = images.shape
+    ys = _nearest_axis(h, size[0], align_corners, half_pixel_centers)
+    xs = _nearest_axis(w, size[1], align_corners, half_pixel_centers)
+    return images[:, ys[:, None], xs].astype(np.float32, copy=False)
+
+
+def _resize_nearest_grad(dy, size, align_corners, half_pixel_centers, input_shape):
+    _, h, w, _ = input_shape
+    ys = _nearest_axis(h, size[0], align_corners, half_pixel_centers)
+    xs = _nearest_axis(w, size[1], align_corners, half_pixel_centers)
+    return _scatter(h, 1, (ys, _scatter(w, 2, (xs, dy))))
+
+
+register_kernel("ResizeBilinear", "numpy", _resize_bilinear)
+register_kernel("ResizeBilinearGrad", "numpy", _resize_bilinear_grad)
+register_kernel("ResizeNearestNeighbor", "numpy", _resize_nearest)
+register_kernel("ResizeNearestNeighborGrad", "numpy", _resize_nearest_grad)

@@ -9,17 +9,25 @@ def _acc(x):
     return np.float32 if x.dtype == np.float32 else np.int32
 
 
+def _mean(x, axis, keepdims):
+    count = 1
+    for a in axis:
+        count *= x.shape[a]
+    # sum / count, not np.mean: that warns on an empty axis, where the mean is NaN (0 / 0) as in TensorFlow
+    return np.add.reduce(x, axis, np.float32, keepdims=keepdims) / np.float32(count)
+
+
 def _softmax(x, axis):
     if x.size == 0:
         return x.copy()
-    e = np.exp(x - x.max(axis=axis, keepdims=True))
-    return e / e.sum(axis=axis, keepdims=True)
+    e = np.exp(x - np.maximum.reduce(x, axis, keepdims=True))
+    return e / np.add.reduce(e, axis, keepdims=True)
 
 
 def _cumsum(x, axis, exclusive, reverse):
     if reverse:
         x = np.flip(x, axis)
-    out = np.cumsum(x, axis=axis, dtype=_acc(x))
+    out = np.add.accumulate(x, axis, _acc(x))
     if exclusive:
         out = np.roll(out, 1, axis)
         np.moveaxis(out, axis, 0)[:1] = 0
@@ -32,13 +40,15 @@ def _top_k(x, k):
     return np.take_along_axis(x, indices, -1), indices.astype(np.int32)
 
 
-register_kernel("Sum", "numpy", lambda x, axis, keepdims: np.sum(x, axis=axis, keepdims=keepdims, dtype=_acc(x)))
-register_kernel("Prod", "numpy", lambda x, axis, keepdims: np.prod(x, axis=axis, keepdims=keepdims, dtype=_acc(x)))
-register_kernel("Mean", "numpy", lambda x, axis, keepdims: np.mean(x, axis=axis, keepdims=keepdims, dtype=np.float32))
-register_kernel("Max", "numpy", lambda x, axis, keepdims: np.max(x, axis=axis, keepdims=keepdims))
-register_kernel("Min", "numpy", lambda x, axis, keepdims: np.min(x, axis=axis, keepdims=keepdims))
-register_kernel("All", "numpy", lambda x, axis, keepdims: np.all(x, axis=axis, keepdims=keepdims))
-register_kernel("Any", "numpy", lambda x, axis, keepdims: np.any(x, axis=axis, keepdims=keepdims))
+# ufunc.reduce, not np.sum & co (here and above): their NaN/overflow warnings would come from numpy's own modules,
+# which the backend's warning filter (for its kernel modules) does not cover.
+register_kernel("Sum", "numpy", lambda x, axis, keepdims: np.add.reduce(x, axis, _acc(x), keepdims=keepdims))
+register_kernel("Prod", "numpy", lambda x, axis, keepdims: np.multiply.reduce(x, axis, _acc(x), keepdims=keepdims))
+register_kernel("Mean", "numpy", _mean)
+register_kernel("Max", "numpy", lambda x, axis, keepdims: np.maximum.reduce(x, axis, keepdims=keepdims))
+register_kernel("Min", "numpy", lambda x, axis, keepdims: np.minimum.reduce(x, axis, keepdims=keepdims))
+register_kernel("All", "numpy", lambda x, axis, keepdims: np.logical_and.reduce(x, axis, keepdims=keepdims))
+register_kernel("Any", "numpy", lambda x, axis, keepdims: np.logical_or.reduce(x, axis, keepdims=keepdims))
 register_kernel("ArgMax", "numpy", lambda x, axis: np.argmax(x, axis=axis))
 register_kernel("ArgMin", "numpy", lambda x, axis: np.argmin(x, axis=axis))
 register_kernel("Softmax", "numpy", _softmax)

@@ -33,19 +33,41 @@ fn pow_i(a: i32, b: i32) -> i32 {
   loop { if (e == 0) { break; } if ((e & 1) == 1) { result = result * base; } base = base * base; e = e >> 1u; }
   return result;
 }
+fn div_trunc_i(a: i32, b: i32) -> i32 {
+  // on unsigned magnitudes: shading languages leave signed / and % of negatives loosely defined
+  let q = i32(u32(abs(a)) / u32(abs(b)));
+  return select(q, -q, (a < 0) != (b < 0));
+}
 fn floor_div_i(a: i32, b: i32) -> i32 {
   if (b == 0) { return 0; }
-  let q = a / b;
-  return select(q, q - 1, (a % b != 0) && ((a < 0) != (b < 0)));
+  let q = div_trunc_i(a, b);
+  let r = a - q * b;
+  return select(q, q - 1, r != 0 && ((r < 0) != (b < 0)));
 }
 fn mod_i(a: i32, b: i32) -> i32 {
   if (b == 0) { return 0; }
-  let r = a % b;
+  let r = a - div_trunc_i(a, b) * b;
   return select(r, r + b, r != 0 && ((r < 0) != (b < 0)));
 }
-fn mod_f(a: f32, b: f32) -> f32 {
-  let r = a % b;
-  return select(r, r + b, r != 0.0 && ((r < 0.0) != (b < 0.0)));
+fn is_inf(x: f32) -> bool { return (bitcast<u32>(x) & 0x7fffffffu) == 0x7f800000u; }
+fn signed_zero(negative: bool) -> f32 { return bitcast<f32>(select(0u, 0x80000000u, negative)); }
+fn fmod_(a: f32, b: f32) -> f32 {
+  if (is_inf(b) && !is_inf(a) && !is_nan(a)) { return a; }
+  return a - b * trunc(a / b);
+}
+// (floor(a / b), a mod b) with numpy's divmod rules, including signed zeros, infinities and NaN
+fn divmod_(a: f32, b: f32) -> vec2<f32> {
+  var m = fmod_(a, b);
+  if (b == 0.0) { return vec2<f32>(a / b, m); }
+  var d = (a - m) / b;
+  if (m != 0.0) {
+    if ((b < 0.0) != (m < 0.0)) { m = m + b; d = d - 1.0; }
+  } else {
+    m = signed_zero(b < 0.0);
+  }
+  var f = signed_zero((bitcast<u32>(a / b) & 0x80000000u) != 0u);  // copysign(0, a / b)
+  if (d != 0.0) { f = floor(d); if (d - f > 0.5) { f = f + 1.0; } }
+  return vec2<f32>(f, m);
 }
 """
 
@@ -79,8 +101,8 @@ BINARY = {
     "Sub": "a - b",
     "Mul": "a * b",
     "RealDiv": "a / b",
-    "FloorDiv": {F32: "floor(a / b)", I32: "floor_div_i(a, b)"},
-    "Mod": {F32: "mod_f(a, b)", I32: "mod_i(a, b)"},
+    "FloorDiv": {F32: "divmod_(a, b).x", I32: "floor_div_i(a, b)"},
+    "Mod": {F32: "divmod_(a, b).y", I32: "mod_i(a, b)"},
     "Pow": {F32: "pow_f(a, b)", I32: "pow_i(a, b)"},
     "Maximum": {F32: "select(max(a, b), nan(), is_nan(a) || is_nan(b))", I32: "max(a, b)"},
     "Minimum": {F32: "select(min(a, b), nan(), is_nan(a) || is_nan(b))", I32: "min(a, b)"},

@@ -1,0 +1,3 @@
+"""Conformance cases: linalg kernels."""
+
+CASES = []
