@@ -1,0 +1,3 @@
+"""Conformance cases: conv kernels."""
+
+CASES = []

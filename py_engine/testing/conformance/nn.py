@@ -1,3 +1,0 @@
-"""Conformance cases: nn kernels."""
-
-CASES = []

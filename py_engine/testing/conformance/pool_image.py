@@ -1,0 +1,3 @@
+"""Conformance cases: pool_image kernels."""
+
+CASES = []
