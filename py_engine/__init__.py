@@ -8,11 +8,11 @@ y = pe.tidy(lambda: (x * 2).sum())   # intermediates are released, y survives
 from . import dtypes
 from .autograd import custom_grad, grad, grads, register_gradient, value_and_grad, value_and_grads, variable_grads
 from .backends.numpy import NumpyBackend
-from .backends.webgpu import DeviceLostError
 from .backends.webgpu import create_backend as create_webgpu_backend
 from .engine import ENGINE, LeakSite, MemoryInfo, ProfileInfo
 from .errors import (
     BackendError,
+    DeviceLostError,
     DisposedTensorError,
     DTypeError,
     EngineError,
@@ -45,6 +45,15 @@ dispose_variables = ENGINE.dispose_variables
 memory = ENGINE.memory
 profile = ENGINE.profile
 leaks = ENGINE.leaks
+stats = ENGINE.stats
+warmup = ENGINE.warmup
+
+
+def release_pool():
+    """Give the active GPU backend's unused pooled buffers back to the device."""
+    backend = ENGINE.active()
+    if backend.is_gpu:
+        backend.release_pool()
 
 
 def get_backend():
@@ -93,6 +102,7 @@ __all__ = [
     "memory",
     "profile",
     "ready",
+    "release_pool",
     "register_backend",
     "register_gradient",
     "register_kernel",
@@ -100,10 +110,12 @@ __all__ = [
     "set_backend",
     "set_debug",
     "start_scope",
+    "stats",
     "tidy",
     "unregister_kernel",
     "value_and_grad",
     "value_and_grads",
     "variable",
     "variable_grads",
+    "warmup",
 ]

@@ -16,7 +16,7 @@ from dataclasses import dataclass, field
 
 import numpy as np
 
-from .errors import BackendError, DisposedTensorError, DTypeError, ShapeError
+from .errors import BackendError, DeviceLostError, DisposedTensorError, DTypeError, ShapeError
 from .kernels import get_kernel
 
 _SCOPES = ContextVar("py_engine_scopes", default=())
@@ -51,12 +51,26 @@ class MemoryInfo:
     num_tensors: int
     num_data_buffers: int
     num_bytes: int
-    num_bytes_in_gpu: int
+    num_bytes_in_gpu: int  # live tensor data on GPU backends
+    num_bytes_in_gpu_allocated: int = 0  # what GPU buffer pools hold, in use or free for reuse
     unreliable: bool = False
     reasons: list = field(default_factory=list)
 
     def to_dict(self):
         return dict(self.__dict__)
+
+
+@dataclass
+class GpuData:
+    """A tensor's GPU buffer (wgpu GPUBuffer, or the bridge's buffer id in the browser)."""
+
+    buffer: object
+    shape: tuple
+    dtype: str
+    tensor_ref: object  # keeps the buffer alive until release()
+
+    def release(self):
+        self.tensor_ref.dispose()
 
 
 @dataclass
@@ -129,6 +143,8 @@ class Engine:
         self._factories[name] = (factory, priority)
 
     async def _start(self, name):
+        if getattr(self._backends.get(name), "lost", None):
+            del self._backends[name]  # a backend whose device was lost starts afresh
         if name not in self._backends:
             backend = self._factories[name][0]()
             if inspect.isawaitable(backend):
@@ -160,6 +176,13 @@ class Engine:
     def backend_info(self):
         backend = self.active()
         return {"name": backend.name, **backend.info(), "fallback_reason": self.fallback_reason}
+
+    def _device_lost(self, backend, error):
+        """Fall back to numpy once a backend's device is gone; the reason shows in backend_info()."""
+        if self.backend is backend:
+            self.fallback_reason = f"backend {backend.name!r} lost its device ({error}); running on numpy"
+            self.backend = None
+            self.active()
 
     def forget_backend(self, name):
         """Drop a started backend instance (its tensors must have been moved or disposed)."""
@@ -218,7 +241,12 @@ class Engine:
     def from_numpy(self, array, dtype):
         """A new tensor holding a copy of `array` (already of the engine dtype `dtype`)."""
         backend = self.active()
-        handle, nbytes = backend.upload(array)
+        try:
+            handle, nbytes = backend.upload(array)
+        except DeviceLostError as e:
+            self._device_lost(backend, e)
+            backend = self.active()
+            handle, nbytes = backend.upload(array)
         return self.make_tensor(self._new_buffer(backend, handle, nbytes), array.shape, dtype)
 
     def view(self, x, shape):
@@ -265,11 +293,38 @@ class Engine:
     def read(self, t):
         """Values of t as a new numpy array of its shape (sync readback)."""
         buf = t._live_buffer()
-        return np.array(buf.backend.read(buf.handle), copy=True).reshape(t.shape)
+        try:
+            host = buf.backend.read(buf.handle)
+        except DeviceLostError as e:
+            raise self._lost_tensor(t, buf, e) from e
+        return np.array(host, copy=True).reshape(t.shape)
 
     async def read_async(self, t):
         buf = t._live_buffer()
-        return np.array(await buf.backend.read_async(buf.handle), copy=True).reshape(t.shape)
+        try:
+            host = await buf.backend.read_async(buf.handle)
+        except DeviceLostError as e:
+            raise self._lost_tensor(t, buf, e) from e
+        return np.array(host, copy=True).reshape(t.shape)
+
+    def _lost_tensor(self, t, buf, error):
+        self._device_lost(buf.backend, error)
+        return DeviceLostError(
+            f"{t.name} (shape {t.shape}) lived on the {buf.backend.name} device, which was lost ({error}); "
+            "its data is gone: dispose it and compute it again (new work runs on numpy)"
+        )
+
+    def data_to_gpu(self, t):
+        """t's GPU buffer, for downstream GPU work without a readback; call .release() when done."""
+        buf = t._live_buffer()
+        backend = self.active()
+        if not backend.is_gpu:
+            raise BackendError(f"data_to_gpu() needs a GPU backend; the active backend is {backend.name!r}")
+        if buf.backend is not backend:
+            self._move(buf, backend)
+        backend.flush()
+        ref = self.keep(self.make_tensor(buf, t.shape, t.dtype))
+        return GpuData(backend.native_buffer(buf.handle), t.shape, t.dtype, ref)
 
     # ---- kernels --------------------------------------------------------------------------
 
@@ -285,7 +340,11 @@ class Engine:
                 self._move(buf, backend)
         if self._profile is not None:
             return self._run_profiled(name, fn, backend, inputs, attrs)
-        results, multi = backend.run(fn, inputs, attrs)
+        try:
+            results, multi = backend.run(fn, inputs, attrs)
+        except DeviceLostError as e:
+            self._device_lost(backend, e)
+            raise
         outs = tuple(
             [self.make_tensor(self._new_buffer(backend, h, n), shape, dtype) for h, n, shape, dtype in results]
         )
@@ -346,6 +405,8 @@ class Engine:
             else:
                 t._scope = None
                 self.dispose_tensor(t)
+        if self.backend is not None:
+            self.backend.flush()  # the end of a scope is a natural batch boundary for GPU work
 
     @contextmanager
     def scope(self, name=None):
@@ -414,11 +475,36 @@ class Engine:
     # ---- memory and debugging -------------------------------------------------------------
 
     def memory(self):
-        gpu = sum(self.bytes_by_backend.get(b.name, 0) for b in self._backends.values() if b.is_gpu)
+        gpus = [b for b in self._backends.values() if b.is_gpu]
+        gpu = sum(self.bytes_by_backend.get(b.name, 0) for b in gpus)
+        allocated = sum(b.allocated_bytes() for b in gpus)
         reasons = []
         for backend in self._backends.values():
             reasons += backend.memory_caveats()
-        return MemoryInfo(len(self.live), self.num_data_buffers, self.num_bytes, gpu, bool(reasons), reasons)
+        return MemoryInfo(len(self.live), self.num_data_buffers, self.num_bytes, gpu, allocated, bool(reasons), reasons)
+
+    def stats(self):
+        """The active backend's counters: dispatches, submits, pipeline compiles, uploads, readbacks, bytes."""
+        backend = self.active()
+        return {"backend": backend.name, **backend.stats()}
+
+    async def warmup(self, fn, *args, **kwargs):
+        """Compile the GPU pipelines that fn(*args) needs without running them; returns how many were new.
+
+        fn runs once in a dry mode where kernels record shaders instead of dispatching (values read
+        inside fn are meaningless); its tensors are released.
+        """
+        backend = self.active()
+        if not backend.is_gpu:
+            return 0
+        backend.dry_run = []
+        try:
+            with self.scope():
+                self.dispose(fn(*args, **kwargs))
+            shaders = backend.dry_run
+        finally:
+            backend.dry_run = None
+        return await backend.warmup(shaders)
 
     def profile(self, fn, *args, **kwargs):
         if inspect.iscoroutinefunction(fn):

@@ -25,5 +25,9 @@ class BackendError(EngineError, RuntimeError):
     """A backend is unknown or could not start."""
 
 
+class DeviceLostError(EngineError, RuntimeError):
+    """The GPU device is gone (driver reset, device.destroy()); tensors that lived on it are lost."""
+
+
 class GradientError(EngineError, ValueError):
     """A gradient cannot be computed as asked."""

@@ -62,6 +62,10 @@ class Tensor:
     def numpy(self):
         return _engine.ENGINE.read(self)
 
+    def data_to_gpu(self):
+        """The GPU buffer holding the values (no readback); call .release() on the result when done."""
+        return _engine.ENGINE.data_to_gpu(self)
+
     def __array__(self, dtype=None, copy=None):
         arr = self.numpy()
         return arr if dtype is None else arr.astype(dtype, copy=False)

@@ -1,3 +1,5 @@
+import asyncio
+
 import numpy as np
 import pytest
 
@@ -7,13 +9,25 @@ from py_engine.engine import ENGINE
 
 @pytest.fixture(autouse=True)
 def fresh_engine():
-    """Each test starts and ends with no live tensors, no variables, debug off, numpy backend."""
+    """Each test starts on numpy with no live tensors and debug off; at the end every buffer must be free."""
     ENGINE.backend = ENGINE._backends.get("numpy") or ENGINE.active()
     ENGINE.debug = False
     yield
     ENGINE.debug = False
     pe.dispose(list(ENGINE.live.values()))
     assert ENGINE.num_data_buffers == 0 and ENGINE.num_bytes == 0, "buffers outlived every tensor"
+    for backend in ENGINE._backends.values():
+        if backend.is_gpu and not backend.lost:
+            backend.flush()
+            assert backend.pool.bytes_in_use == 0, "GPU buffers are not back at the pool baseline"
+    ENGINE.backend = ENGINE._backends["numpy"]
+
+
+@pytest.fixture(params=["numpy", "webgpu"])
+def each_backend(request):
+    """Run the test once per backend (webgpu through wgpu-py)."""
+    assert asyncio.run(pe.set_backend(request.param)), ENGINE.fallback_reason
+    return request.param
 
 
 @pytest.fixture

@@ -7,6 +7,8 @@ import pytest
 
 import py_engine as pe
 
+pytestmark = pytest.mark.usefixtures("each_backend")  # every behaviour holds on numpy and on webgpu
+
 
 def counts():
     m = pe.memory()
@@ -291,25 +293,28 @@ def test_tidy_returning_a_view_of_an_intermediate_keeps_the_data():
 # ---- memory(), profile(), leaks() ---------------------------------------------------------------
 
 
-def test_memory_reports_all_fields():
+def test_memory_reports_all_fields(each_backend):
     x = pe.ones((10,))
     m = pe.memory()
-    assert (m.num_tensors, m.num_data_buffers, m.num_bytes, m.num_bytes_in_gpu) == (1, 1, 40, 0)
+    on_gpu = 40 if each_backend == "webgpu" else 0
+    assert (m.num_tensors, m.num_data_buffers, m.num_bytes, m.num_bytes_in_gpu) == (1, 1, 40, on_gpu)
+    assert m.num_bytes_in_gpu_allocated >= on_gpu
     assert m.unreliable is False and m.reasons == []
     assert set(m.to_dict()) == {
         "num_tensors",
         "num_data_buffers",
         "num_bytes",
         "num_bytes_in_gpu",
+        "num_bytes_in_gpu_allocated",
         "unreliable",
         "reasons",
     }
     x.dispose()
 
 
-def test_bool_tensors_take_one_byte_per_element():
+def test_bool_tensors_take_one_byte_per_element_on_numpy_four_on_the_gpu(each_backend):
     pe.fill((8,), True, "bool")
-    assert pe.memory().num_bytes == 8
+    assert pe.memory().num_bytes == (32 if each_backend == "webgpu" else 8)  # WGSL storage has no 1-byte type
 
 
 def test_profile_reports_new_tensors_bytes_peak_and_kernels():

@@ -3,6 +3,7 @@
 import asyncio
 
 import numpy as np
+import pytest
 from hypothesis import given, settings
 from hypothesis import strategies as st
 
@@ -74,6 +75,7 @@ def survivors_memory(tensors):
     return len({t.id for t in tensors}), len(buffers), sum(buffers.values())
 
 
+@pytest.mark.usefixtures("each_backend")
 @settings(max_examples=150, deadline=None)
 @given(program, st.sampled_from(["tidy", "scope", "async_scope"]), st.integers(1, 3))
 def test_random_programs_return_memory_to_baseline(steps, mode, n_results):

@@ -40,6 +40,12 @@ class NumpyBackend:
     def memory_caveats(self):
         return []
 
+    def flush(self):
+        pass  # numpy works synchronously: nothing is ever queued
+
+    def stats(self):
+        return {}
+
     def upload(self, array):
         array.flags.writeable = False
         return array, array.nbytes

@@ -4,7 +4,6 @@ import sys
 
 from . import kernels  # noqa: F401 - registers the WGSL kernels
 from .backend import GpuArray, WebGPUBackend
-from .device import DeviceLostError
 
 
 async def create_backend():
@@ -16,4 +15,4 @@ async def create_backend():
     return WebGPUBackend(await WgpuDevice.create())
 
 
-__all__ = ["DeviceLostError", "GpuArray", "WebGPUBackend", "create_backend"]
+__all__ = ["GpuArray", "WebGPUBackend", "create_backend"]

@@ -12,7 +12,7 @@ import numpy as np
 
 from ... import dtypes
 from .buffer_pool import BufferPool
-from .device import UNIFORM_BLOCK, UNIFORM_RING, DeviceLostError
+from .device import UNIFORM_BLOCK, UNIFORM_RING
 from .wgsl import ITEMSIZE_ON_GPU, MAX_RANK
 
 
@@ -45,6 +45,7 @@ class WebGPUBackend:
         # shared-memory tiles; real GPUs want the tiles (shared/FACTS.md).
         self.on_cpu = "cpu" in kind.lower() or "swiftshader" in kind.lower()
         self.variants = {}  # kernel family -> the variant chosen for this adapter
+        self.dry_run = None  # a list while warm-up collects shaders instead of dispatching
 
     # ---- the engine's backend interface -----------------------------------------------------
 
@@ -108,6 +109,9 @@ class WebGPUBackend:
 
     def dispatch(self, shader, arrays, uniforms, workgroups):
         """Record one dispatch. `uniforms`: ints and floats packed as 32-bit words from word 0."""
+        if self.dry_run is not None:
+            self.dry_run.append(shader)
+            return
         if not self.device.has_pipeline(shader.key):
             self.device.compile(shader.key, shader.source, shader.n_in, shader.n_out)
         if self._uniform_end + UNIFORM_BLOCK > UNIFORM_RING:
@@ -129,10 +133,16 @@ class WebGPUBackend:
         self.pool.submitted()
 
     async def warmup(self, shaders):
-        """Compile pipelines without running them."""
+        """Compile pipelines without running them; returns how many were new."""
+        new = 0
         for s in shaders:
             if not self.device.has_pipeline(s.key):
                 await self.device.compile_async(s.key, s.source, s.n_in, s.n_out)
+                new += 1
+        return new
+
+    def native_buffer(self, handle):
+        return self.device.native_buffer(handle.buffer)
 
     def stats(self):
         return {
@@ -152,4 +162,4 @@ class WebGPUBackend:
         return self.device.lost
 
 
-__all__ = ["DeviceLostError", "GpuArray", "WebGPUBackend"]
+__all__ = ["GpuArray", "WebGPUBackend"]

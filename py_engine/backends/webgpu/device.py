@@ -13,17 +13,12 @@ dynamic offset from the uniform ring; bindings 1..n are the read-only inputs, th
     dispatch(key, buffer_ids, uniform_offset, workgroups)   recorded, not yet submitted
     flush(uniform_bytes)                 write the uniform ring, submit every recorded dispatch
     read_buffer(id, nbytes) -> bytes     after submitted work; read_buffer_async for the event loop
+    native_buffer(id) -> the platform's buffer object (for data_to_gpu)
     info, limits, lost (None or the reason), stats()
 """
 
-from ...errors import EngineError
-
 UNIFORM_BLOCK = 256  # bytes of uniforms each dispatch can read (64 u32 words)
 UNIFORM_RING = 256 * 1024  # uniforms of up to 1024 dispatches per submit
-
-
-class DeviceLostError(EngineError, RuntimeError):
-    """The GPU device is gone (driver reset, tab backgrounded, device.destroy()); its tensors are lost."""
 
 
 class DeviceStats:

@@ -3,7 +3,8 @@
 import asyncio
 import time
 
-from .device import UNIFORM_BLOCK, UNIFORM_RING, DeviceLostError, DeviceStats
+from ...errors import DeviceLostError
+from .device import UNIFORM_BLOCK, UNIFORM_RING, DeviceStats
 
 try:
     import wgpu
@@ -73,6 +74,9 @@ class WgpuDevice:
         self._stats.buffers_destroyed += 1
         if not self.lost:
             buf.destroy()
+
+    def native_buffer(self, bid):
+        return self._buffers[bid]
 
     def write_buffer(self, bid, data, offset=0):
         data = memoryview(data).cast("B")
