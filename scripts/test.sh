@@ -3,6 +3,7 @@
 # Extra arguments go to pytest (e.g. scripts/test.sh -k scope).
 set -euo pipefail
 cd "$(dirname "$0")/.."
+scripts/setup-system.sh
 [ -x .venv/bin/python ] || python3 -m venv .venv
 .venv/bin/python -m pip install --quiet --disable-pip-version-check -c constraints.txt -e '.[dev]'
 .venv/bin/ruff check .

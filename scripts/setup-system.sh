@@ -1,0 +1,16 @@
+#!/usr/bin/env bash
+# Install the Debian packages the project needs, only those that are missing:
+# Mesa's OpenGL/EGL drivers let wgpu-py find a WebGPU adapter (llvmpipe) on machines without a GPU.
+set -euo pipefail
+packages=(libgl1-mesa-dri libegl1 libegl-mesa0)
+missing=()
+for p in "${packages[@]}"; do
+  dpkg-query -W -f='${Status}' "$p" 2>/dev/null | grep -q "install ok installed" || missing+=("$p")
+done
+[ ${#missing[@]} -eq 0 ] && exit 0
+if [ "$(id -u)" -ne 0 ]; then
+  echo "missing system packages: ${missing[*]} (install them with: sudo apt-get install -y ${missing[*]})" >&2
+  exit 1
+fi
+apt-get update -qq
+DEBIAN_FRONTEND=noninteractive apt-get install -y -qq "${missing[@]}"
