@@ -1,11 +1,14 @@
 """Per-op overhead of the engine for a tiny op, next to raw numpy measured in the same run.
 
-    .venv/bin/python bench/op_overhead.py
+    .venv/bin/python bench/op_overhead.py            # numpy backend
+    .venv/bin/python bench/op_overhead.py webgpu     # webgpu backend (wgpu-py): the cost of recording a dispatch
 
 Prints microseconds per op (best of several repeats) and the engine's overhead over numpy.
 Timings are for reading, never asserted in tests.
 """
 
+import asyncio
+import sys
 import timeit
 
 import numpy as np
@@ -18,6 +21,8 @@ def best_us(fn, number=20000, repeat=7):
 
 
 def main():
+    backend = sys.argv[1] if len(sys.argv) > 1 else "numpy"
+    assert asyncio.run(pe.set_backend(backend)), pe.backend_info()["fallback_reason"]
     a_np, b_np = np.ones(4, np.float32), np.full(4, 2.0, np.float32)
     a, b = pe.tensor(a_np), pe.tensor(b_np)
 
@@ -41,6 +46,8 @@ def main():
 
     engine_grad = best_us(taped, number=2000)
 
+    if pe.get_backend() != "numpy":
+        print(f"stats after the run: {pe.stats()}")
     print(f"numpy {np.__version__}, backend {pe.get_backend()}, float32[4]")
     print(f"{'case':38s} {'us/op':>8s} {'overhead':>9s}")
     rows = [

@@ -16,6 +16,9 @@ from .device import UNIFORM_BLOCK, UNIFORM_RING
 from .wgsl import ITEMSIZE_ON_GPU, MAX_RANK
 
 
+_WORD_CODES = {int: "i", float: "f", bool: "i"}
+
+
 class GpuArray:
     """What a kernel sees of a tensor: a buffer id with a shape and dtype."""
 
@@ -117,7 +120,7 @@ class WebGPUBackend:
         if self._uniform_end + UNIFORM_BLOCK > UNIFORM_RING:
             self.flush()
         offset = self._uniform_end
-        fmt = "<" + "".join("f" if type(v) is float else "i" for v in uniforms)
+        fmt = "<" + "".join(map(_WORD_CODES.__getitem__, map(type, uniforms)))
         struct.pack_into(fmt, self._uniforms, offset, *uniforms)
         self._uniform_end += UNIFORM_BLOCK
         self.device.dispatch(shader.key, [a.buffer for a in arrays], offset, workgroups)
@@ -151,6 +154,7 @@ class WebGPUBackend:
             "pool_bytes_in_use": self.pool.bytes_in_use,
             "pool_reuses": self.pool.reused,
             "recorded_unsubmitted": self._recorded,
+            "variants": dict(self.variants),
         }
 
     def release_pool(self):

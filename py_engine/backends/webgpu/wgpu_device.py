@@ -35,7 +35,7 @@ class WgpuDevice:
         self._bind_groups = {}  # (key layout, buffer ids) -> bind group
         usage = wgpu.BufferUsage
         self._uniforms = device.create_buffer(size=UNIFORM_RING, usage=usage.UNIFORM | usage.COPY_DST)
-        self._encoder = self._pass = None
+        self._encoder = self._pass = self._pass_pipeline = None
 
     @classmethod
     async def create(cls):
@@ -156,8 +156,11 @@ class WgpuDevice:
         if self._pass is None:
             self._encoder = self._guard("record commands", self.device.create_command_encoder)
             self._pass = self._encoder.begin_compute_pass()
+            self._pass_pipeline = None
         p = self._pass
-        p.set_pipeline(pipeline)
+        if pipeline is not self._pass_pipeline:  # a loop of one op sets its pipeline once per pass
+            p.set_pipeline(pipeline)
+            self._pass_pipeline = pipeline
         p.set_bind_group(0, group, [uniform_offset], 0, 1)
         p.dispatch_workgroups(*workgroups)
         self._stats.dispatches += 1
