@@ -15,7 +15,6 @@ from .buffer_pool import BufferPool
 from .device import UNIFORM_BLOCK, UNIFORM_RING
 from .wgsl import ITEMSIZE_ON_GPU, MAX_RANK
 
-
 _WORD_CODES = {int: "i", float: "f", bool: "i"}
 
 
