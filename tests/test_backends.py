@@ -24,6 +24,9 @@ class FakeGpuBackend(NumpyBackend):
         self.uploads += 1
         return super().upload(array)
 
+    def allocated_bytes(self):
+        return 0
+
 
 @pytest.fixture
 def fakegpu():

@@ -41,11 +41,12 @@ class WgpuDevice:
     async def create(cls):
         if wgpu is None:
             raise RuntimeError("the webgpu backend needs the `wgpu` package in CPython (pip install wgpu)")
-        adapter = await wgpu.gpu.request_adapter_async(power_preference="high-performance")
+        # wgpu-py's async requests run a poller thread that has aborted the process while a
+        # destroyed device was around; the sync calls take milliseconds here.
+        adapter = wgpu.gpu.request_adapter_sync(power_preference="high-performance")
         if adapter is None:
             raise RuntimeError("no WebGPU adapter found")
-        device = await adapter.request_device_async()
-        return cls(adapter, device)
+        return cls(adapter, adapter.request_device_sync())
 
     def _guard(self, action, fn, *args):
         if self.lost:
@@ -124,17 +125,9 @@ class WgpuDevice:
         self._stats.compile_ms += (time.perf_counter() - start) * 1e3
 
     async def compile_async(self, key, source, n_in, n_out):
-        if key in self._pipelines:
-            return
-        start = time.perf_counter()
-        _, layout = self._layout(n_in, n_out)
-        module = self._guard("compile a shader", lambda: self.device.create_shader_module(code=source))
-        pipeline = await self.device.create_compute_pipeline_async(
-            layout=layout, compute={"module": module, "entry_point": "main"}
-        )
-        self._pipelines[key] = (pipeline, (n_in, n_out))
-        self._stats.pipeline_compiles += 1
-        self._stats.compile_ms += (time.perf_counter() - start) * 1e3
+        """wgpu-py compiles synchronously anyway (and its async path needs the poller thread, see create)."""
+        self.compile(key, source, n_in, n_out)
+        await asyncio.sleep(0)
 
     # ---- dispatch and submit ----------------------------------------------------------------
 

@@ -1,3 +1,100 @@
-"""Conformance cases: pool_image kernels."""
+"""Conformance cases: pooling and image resizing, forward and gradients (pe.grad with an explicit dy, so no
+reduction kernel is needed)."""
 
-CASES = []
+import numpy as np
+
+from ... import ops
+from ...autograd import grad
+from .case import Case, rand
+
+RESIZE_MODES = {"default": (False, False), "align-corners": (True, False), "half-pixel": (False, True)}
+
+
+def _window_out(n, k, s, padding):
+    return -(-n // s) if padding == "same" else (n - k) // s + 1
+
+
+def _pool_cases(op, name):
+    cases = []
+    x = rand((2, 9, 7, 3), 1)
+    for padding in ("same", "valid"):
+        for k, s in ((3, 1), (3, 2), (2, 2), ((2, 3), (1, 2))):
+            kh, kw = (k, k) if isinstance(k, int) else k
+            sh, sw = (s, s) if isinstance(s, int) else s
+            label = f"{padding}-k{kh}x{kw}-s{sh}x{sw}"
+
+            def f(t, k=k, s=s, padding=padding):
+                return op(t, k, s, padding)
+
+            cases.append(Case(f"{name}/{label}", f, [x]))
+            dy = rand((2, _window_out(9, kh, sh, padding), _window_out(7, kw, sw, padding), 3), 2)
+            cases.append(Case(f"{name}/grad-{label}", lambda t, d, f=f: grad(f)(t, d), [x, dy]))
+    ties = np.round(rand((1, 8, 8, 2), 3)).astype(np.float32)  # equal maxima: the first one takes the gradient
+    cases.append(
+        Case(f"{name}/grad-ties", lambda t, d: grad(lambda u: op(u, 3, 1, "same"))(t, d), [ties, rand(ties.shape, 4)])
+    )
+    cases.append(Case(f"{name}/single-image", lambda t: op(t, 3, 2, "same"), [rand((5, 6, 4), 5)]))
+    cases.append(Case(f"{name}/size1", lambda t: op(t, 1, 1), [rand((1, 1, 1, 1), 6)]))
+    cases.append(Case(f"{name}/empty-batch", lambda t: op(t, 2, 2), [rand((0, 4, 4, 3), 7)]))
+    cases.append(Case(f"{name}/padding-pairs", lambda t: op(t, 3, 2, [[2, 1], [0, 2]]), [rand((1, 6, 5, 2), 8)]))
+    large = rand((2, 67, 45, 20), 9)  # 2 x 34 x 23 x 20 outputs: hundreds of workgroups
+    cases.append(Case(f"{name}/large", lambda t: op(t, 3, 2, "same"), [large]))
+    cases.append(
+        Case(
+            f"{name}/grad-large",
+            lambda t, d: grad(lambda u: op(u, 3, 2, "same"))(t, d),
+            [large, rand((2, 34, 23, 20), 10)],
+        )
+    )
+    return cases
+
+
+def _resize_cases(op, name):
+    cases = []
+    images = rand((2, 5, 7, 3), 11)
+    for size_label, size in (("up", (11, 16)), ("down", (3, 4)), ("mixed", (8, 2)), ("to-1x1", (1, 1))):
+        for mode, (align, half) in RESIZE_MODES.items():
+
+            def f(t, size=size, align=align, half=half):
+                return op(t, size, align, half)
+
+            cases.append(Case(f"{name}/{size_label}-{mode}", f, [images]))
+            dy = rand((2, *size, 3), 12)
+            cases.append(
+                Case(f"{name}/grad-{size_label}-{mode}", lambda t, d, f=f: grad(f)(t, d), [images, dy], 1e-4, 1e-5)
+            )
+    cases.append(Case(f"{name}/int32", lambda t: op(t, (7, 9)), [rand((1, 4, 5, 2), 13, -100, 100, np.int32)]))
+    cases.append(Case(f"{name}/from-1x1", lambda t: op(t, (3, 4), half_pixel_centers=True), [rand((1, 1, 1, 2), 14)]))
+    cases.append(Case(f"{name}/empty-batch", lambda t: op(t, (4, 4)), [rand((0, 3, 3, 1), 15)]))
+    # scale 0.5 with align_corners puts sources on exact halves, which round up (not to even)
+    cases.append(Case(f"{name}/align-corners-halves", lambda t: op(t, (9, 5), True), [rand((1, 5, 3, 2), 16)]))
+    photo = rand((400, 300, 3), 17, 0, 255)  # one 400x300 RGB image (rank 3)
+    for mode, (align, half) in RESIZE_MODES.items():
+        cases.append(
+            Case(f"{name}/large-{mode}", lambda t, a=align, h=half: op(t, (224, 224), a, h), [photo], 1e-5, 1e-4)
+        )
+    cases.append(
+        Case(
+            f"{name}/grad-large",
+            lambda t, d: grad(lambda u: op(u, (97, 331), half_pixel_centers=True))(t, d),
+            [rand((2, 150, 120, 3), 18), rand((2, 97, 331, 3), 19)],
+            1e-4,
+            1e-4,
+        )
+    )
+    return cases
+
+
+CASES = (
+    _pool_cases(ops.avg_pool, "avg_pool")
+    + _pool_cases(ops.max_pool, "max_pool")
+    + [
+        Case(
+            "max_pool/nan",
+            lambda t: ops.max_pool(t, 2, 1),
+            [np.array([[[[1.0], [np.nan]], [[3.0], [2.0]]]], np.float32)],
+        )
+    ]
+    + _resize_cases(ops.resize_bilinear, "resize_bilinear")
+    + _resize_cases(ops.resize_nearest, "resize_nearest")
+)

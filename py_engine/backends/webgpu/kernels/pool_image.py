@@ -1,1 +1,359 @@
-"""WGSL kernels: pool_image."""
+"""Pooling and image-resize WGSL kernels (NHWC), and their gradients without atomics.
+
+Pools: one thread per output element loops over its window; the gradients give each input pixel one thread
+that gathers from the windows containing it (in the numpy kernel's order: the last window first).
+MaxPoolGrad first records, per window, which input element is its first maximum (row-major, padding
+included as -inf, as numpy), then each input element sums dy over the windows that chose it.
+
+Resizes: coordinates are computed in float32 from a scale that the CPU divides in float32 (WGSL division
+is not correctly rounded), so floor/round pick the pixels numpy picks. The gradients run per axis (x, then y,
+as numpy): a small pass finds, for each input row/column, the contiguous range of output rows/columns that
+read it (the source index never decreases along an axis), then one thread per element sums over its range.
+"""
+
+import functools
+
+import numpy as np
+
+from ....kernels import register_kernel
+from ..wgsl import PRELUDE, Shader, bindings, linear_groups, linear_main
+from .elementwise import HELPERS
+
+F32, I32 = "float32", "int32"
+U32 = "bool"  # stored as u32 on the GPU: the dtype of the resize gradients' index ranges
+
+# ---- pooling ----------------------------------------------------------------------------------------
+# words: 0 count, 1 H, 2 W, 3 C, 4 OH, 5 OW, 6 kh, 7 kw, 8 sh, 9 sw, 10 top, 11 left
+POOL = """
+fn window_start(o: u32, stride: u32, pad: u32) -> i32 { return i32(o * stride) - i32(pad); }
+// real (unpadded) pixels of the window starting at `start` along an axis of size n
+fn real_count(start: i32, k: u32, n: u32) -> i32 { return min(start + i32(k), i32(n)) - max(start, 0); }
+"""
+# one thread per output element (n, oy, ox, c)
+OUTPUT_COORDS = """  if (i >= word(0u)) { return; }
+  let H = word(1u); let W = word(2u); let C = word(3u); let OH = word(4u); let OW = word(5u);
+  let c = i % C;
+  let ox = (i / C) % OW;
+  let oy = (i / C / OW) % OH;
+  let n = i / C / OW / OH;
+  let y0 = window_start(oy, word(8u), word(10u));
+  let x0 = window_start(ox, word(9u), word(11u));"""
+# one thread per input element (n, y, x, c); it visits the windows containing it, last first
+INPUT_WINDOWS = """  if (i >= word(0u)) { return; }
+  let H = word(1u); let W = word(2u); let C = word(3u); let OH = word(4u); let OW = word(5u);
+  let kh = i32(word(6u)); let kw = i32(word(7u)); let sh = i32(word(8u)); let sw = i32(word(9u));
+  let c = i % C;
+  let x = i32((i / C) % W) + i32(word(11u));  // in padded coordinates
+  let y = i32((i / C / W) % H) + i32(word(10u));
+  let n = i / C / W / H;
+  var total = 0.0;
+  for (var oy = min(y / sh, i32(OH) - 1); oy >= 0 && oy * sh + kh > y; oy = oy - 1) {
+    for (var ox = min(x / sw, i32(OW) - 1); ox >= 0 && ox * sw + kw > x; ox = ox - 1) {
+      let o = ((n * OH + u32(oy)) * OW + u32(ox)) * C + c;
+      WINDOW
+    }
+  }
+  out[i] = total;"""
+
+
+def _pool_uniforms(count, input_shape, out_hw, ksize, strides, pad):
+    _, h, w, c = input_shape
+    return [count, h, w, c, *out_hw, *ksize, *strides, pad[0][0], pad[1][0]]
+
+
+@functools.cache
+def _max_pool_shader():
+    body = (
+        OUTPUT_COORDS
+        + """
+  var best = bitcast<f32>(0xff800000u);  // -inf: padding never wins
+  for (var a = max(y0, 0); a < min(y0 + i32(word(6u)), i32(H)); a = a + 1) {
+    for (var b = max(x0, 0); b < min(x0 + i32(word(7u)), i32(W)); b = b + 1) {
+      let v = x[((n * H + u32(a)) * W + u32(b)) * C + c];
+      if (is_nan(v)) { out[i] = v; return; }
+      best = max(best, v);
+    }
+  }
+  out[i] = best;"""
+    )
+    source = PRELUDE + HELPERS + POOL + bindings([("x", F32)], [("out", F32)]) + linear_main(body)
+    return Shader("MaxPool", source, 1, 1)
+
+
+@functools.cache
+def _max_pool_choice_shader():
+    """Per window, the flat index into x of its first maximum (or -1 when that is padding or y is NaN)."""
+    body = (
+        OUTPUT_COORDS
+        + """
+  let wanted = y[i];
+  var choice = -1;
+  if (!is_nan(wanted)) {
+    for (var a = y0; a < y0 + i32(word(6u)) && choice == -1; a = a + 1) {
+      for (var b = x0; b < x0 + i32(word(7u)); b = b + 1) {
+        let inside = a >= 0 && a < i32(H) && b >= 0 && b < i32(W);
+        let at = ((n * H + u32(a)) * W + u32(b)) * C + c;
+        var v = bitcast<f32>(0xff800000u);
+        if (inside) { v = x[at]; }
+        if (v == wanted) { choice = select(-2, i32(at), inside); break; }
+      }
+    }
+  }
+  out[i] = choice;"""
+    )
+    source = PRELUDE + HELPERS + POOL + bindings([("x", F32), ("y", F32)], [("out", I32)]) + linear_main(body)
+    return Shader("MaxPoolGrad:choice", source, 2, 1)
+
+
+@functools.cache
+def _pool_grad_shader(kind):
+    window = {
+        "max": "if (choice[o] == i32(i)) { total = total + dy[o]; }",
+        "avg": """let rows = real_count(oy * sh - i32(word(10u)), word(6u), H);
+      let cols = real_count(ox * sw - i32(word(11u)), word(7u), W);
+      total = total + dy[o] / f32(rows * cols);""",
+    }[kind]
+    ins = [("dy", F32), ("choice", I32)] if kind == "max" else [("dy", F32)]
+    body = INPUT_WINDOWS.replace("WINDOW", window)
+    source = PRELUDE + POOL + bindings(ins, [("out", F32)]) + linear_main(body)
+    return Shader(f"PoolGrad:{kind}", source, len(ins), 1)
+
+
+def _out_hw(input_shape, ksize, strides, pad):
+    return tuple((n + a + b - k) // s + 1 for n, (a, b), k, s in zip(input_shape[1:3], pad, ksize, strides))
+
+
+def _max_pool(backend, x, ksize, strides, pad):
+    out_hw = _out_hw(x.shape, ksize, strides, pad)
+    out = backend.empty((x.shape[0], *out_hw, x.shape[3]), F32)
+    if out.size:
+        uniforms = _pool_uniforms(out.size, x.shape, out_hw, ksize, strides, pad)
+        backend.dispatch(_max_pool_shader(), [x, out], uniforms, linear_groups(out.size))
+    return out
+
+
+def _max_pool_grad(backend, dy, x, y, ksize, strides, pad):
+    dx = backend.empty(x.shape, F32)
+    if dx.size == 0:
+        return dx
+    choice = backend.empty(dy.shape, I32)
+    uniforms = _pool_uniforms(dy.size, x.shape, dy.shape[1:3], ksize, strides, pad)
+    backend.dispatch(_max_pool_choice_shader(), [x, y, choice], uniforms, linear_groups(dy.size))
+    uniforms = _pool_uniforms(dx.size, x.shape, dy.shape[1:3], ksize, strides, pad)
+    backend.dispatch(_pool_grad_shader("max"), [dy, choice, dx], uniforms, linear_groups(dx.size))
+    backend.free(choice)  # the pool holds it back until the recorded work is submitted
+    return dx
+
+
+@functools.cache
+def _avg_pool_shader():
+    body = (
+        OUTPUT_COORDS
+        + """
+  var total = 0.0;
+  for (var a = max(y0, 0); a < min(y0 + i32(word(6u)), i32(H)); a = a + 1) {
+    for (var b = max(x0, 0); b < min(x0 + i32(word(7u)), i32(W)); b = b + 1) {
+      total = total + x[((n * H + u32(a)) * W + u32(b)) * C + c];
+    }
+  }
+  out[i] = total / f32(real_count(y0, word(6u), H) * real_count(x0, word(7u), W));"""
+    )
+    source = PRELUDE + POOL + bindings([("x", F32)], [("out", F32)]) + linear_main(body)
+    return Shader("AvgPool", source, 1, 1)
+
+
+def _avg_pool(backend, x, ksize, strides, pad):
+    out_hw = _out_hw(x.shape, ksize, strides, pad)
+    out = backend.empty((x.shape[0], *out_hw, x.shape[3]), F32)
+    if out.size:
+        uniforms = _pool_uniforms(out.size, x.shape, out_hw, ksize, strides, pad)
+        backend.dispatch(_avg_pool_shader(), [x, out], uniforms, linear_groups(out.size))
+    return out
+
+
+def _avg_pool_grad(backend, dy, ksize, strides, pad, input_shape):
+    dx = backend.empty(input_shape, F32)
+    if dx.size:
+        uniforms = _pool_uniforms(dx.size, input_shape, dy.shape[1:3], ksize, strides, pad)
+        backend.dispatch(_pool_grad_shader("avg"), [dy, dx], uniforms, linear_groups(dx.size))
+    return dx
+
+
+register_kernel("MaxPool", "webgpu", _max_pool)
+register_kernel("MaxPoolGrad", "webgpu", _max_pool_grad)
+register_kernel("AvgPool", "webgpu", _avg_pool)
+register_kernel("AvgPoolGrad", "webgpu", _avg_pool_grad)
+
+# ---- resizing ---------------------------------------------------------------------------------------
+# An axis block of 5 words at AXIS_Y / AXIS_X: input size, output size, scale (f32), half_pixel_centers,
+# align_corners. Words before them: 0 count, 1 and 2 per shader (see each).
+AXIS_Y, AXIS_X = 8, 16
+
+# Source index of output index o along the axis whose block starts at `at`, as the numpy kernels compute it.
+AXIS_FNS = {
+    "bilinear": """
+fn source(o: u32, at: u32) -> f32 {
+  if (word(at + 3u) != 0u) { return (f32(o) + 0.5) * fword(at + 2u) - 0.5; }
+  return f32(o) * fword(at + 2u);
+}
+fn lower(o: u32, at: u32) -> i32 { return clamp(i32(floor(source(o, at))), 0, i32(word(at)) - 1); }
+fn upper(o: u32, at: u32) -> i32 { return min(i32(ceil(source(o, at))), i32(word(at)) - 1); }
+fn lerp(o: u32, at: u32) -> f32 { let s = source(o, at); return s - floor(s); }
+""",
+    "nearest": """
+fn source(o: u32, at: u32) -> f32 {
+  if (word(at + 3u) != 0u) { return (f32(o) + 0.5) * fword(at + 2u); }
+  return f32(o) * fword(at + 2u);
+}
+fn nearest(o: u32, at: u32) -> i32 {
+  let s = source(o, at);
+  var index = floor(s);
+  if (word(at + 4u) != 0u && s - index >= 0.5) { index = index + 1.0; }  // roundf: halves go up
+  return min(i32(index), i32(word(at)) - 1);
+}
+""",
+}
+INDEX_FNS = {"bilinear": ("lower", "upper"), "nearest": ("nearest",)}
+
+
+def _scale(n_in, n_out, align_corners):
+    if align_corners and n_out > 1:
+        return float(np.float32(n_in - 1) / np.float32(n_out - 1))
+    return float(np.float32(n_in) / np.float32(n_out))
+
+
+def _resize_uniforms(count, w1, w2, input_hw, output_hw, align_corners, half_pixel_centers):
+    uniforms = [count, w1, w2] + [0] * (AXIS_X + 2)
+    for at, n_in, n_out in ((AXIS_Y, input_hw[0], output_hw[0]), (AXIS_X, input_hw[1], output_hw[1])):
+        uniforms[at : at + 5] = [n_in, n_out, _scale(n_in, n_out, align_corners), half_pixel_centers, align_corners]
+    return uniforms
+
+
+@functools.cache
+def _resize_shader(kind, dtype):
+    # words 1 C, 2 unused; one thread per output element (n, oy, ox, c)
+    pixel = "f32(images[((n * H + u32(Y)) * W + u32(X)) * C + c])"
+    if kind == "bilinear":
+        value = f"""  let y0 = lower(oy, {AXIS_Y}u); let y1 = upper(oy, {AXIS_Y}u); let y_lerp = lerp(oy, {AXIS_Y}u);
+  let x0 = lower(ox, {AXIS_X}u); let x1 = upper(ox, {AXIS_X}u); let x_lerp = lerp(ox, {AXIS_X}u);
+  let top_left = {pixel.replace("Y", "y0").replace("X", "x0")};
+  let top_right = {pixel.replace("Y", "y0").replace("X", "x1")};
+  let bottom_left = {pixel.replace("Y", "y1").replace("X", "x0")};
+  let bottom_right = {pixel.replace("Y", "y1").replace("X", "x1")};
+  let top = top_left + (top_right - top_left) * x_lerp;
+  let bottom = bottom_left + (bottom_right - bottom_left) * x_lerp;
+  out[i] = top + (bottom - top) * y_lerp;"""
+    else:
+        value = f"  out[i] = {pixel.replace('Y', f'nearest(oy, {AXIS_Y}u)').replace('X', f'nearest(ox, {AXIS_X}u)')};"
+    body = f"""  if (i >= word(0u)) {{ return; }}
+  let C = word(1u);
+  let H = word({AXIS_Y}u); let OH = word({AXIS_Y + 1}u); let W = word({AXIS_X}u); let OW = word({AXIS_X + 1}u);
+  let c = i % C;
+  let ox = (i / C) % OW;
+  let oy = (i / C / OW) % OH;
+  let n = i / C / OW / OH;
+{value}"""
+    source = PRELUDE + AXIS_FNS[kind] + bindings([("images", dtype)], [("out", F32)]) + linear_main(body)
+    return Shader(f"Resize:{kind}:{dtype}", source, 1, 1)
+
+
+@functools.cache
+def _ranges_shader(kind):
+    """ranges[4 t ..]: for input row t < H (then column t - H), the output range [start, end) of each index
+    function that reads it. Index functions never decrease, so two binary searches find each range."""
+    searches, writes = [], []
+    for k, fn in enumerate(INDEX_FNS[kind]):
+        searches.append(f"""
+fn first_{fn}(wanted: i32, at: u32) -> u32 {{  // the first o with {fn}(o) >= wanted, or the output size
+  var lo = 0u;
+  var hi = word(at + 1u);
+  while (lo < hi) {{
+    let mid = (lo + hi) / 2u;
+    if ({fn}(mid, at) < wanted) {{ lo = mid + 1u; }} else {{ hi = mid; }}
+  }}
+  return lo;
+}}""")
+        writes.append(f"  ranges[4u * i + {2 * k}u] = first_{fn}(t, at);")
+        writes.append(f"  ranges[4u * i + {2 * k + 1}u] = first_{fn}(t + 1, at);")
+    body = f"""  if (i >= word(0u)) {{ return; }}
+  let H = word({AXIS_Y}u);
+  let at = select({AXIS_X}u, {AXIS_Y}u, i < H);
+  let t = i32(select(i - H, i, i < H));
+""" + "\n".join(writes)
+    source = PRELUDE + AXIS_FNS[kind] + "".join(searches) + bindings([], [("ranges", U32)]) + linear_main(body)
+    return Shader(f"ResizeGrad:ranges:{kind}", source, 0, 1)
+
+
+@functools.cache
+def _resize_grad_axis_shader(kind, axis):
+    """out (A, n_in, B) from dy (A, n_out, B): each element sums the dy entries along the axis that read it.
+    Words 1 B, 2 where this axis's entries start in ranges; the axis block is this axis's."""
+    at = AXIS_Y if axis == "y" else AXIS_X
+    term = "dy[(a * n_out + o) * B + b]"
+    if kind == "bilinear":
+        sums = f"""  var from_lower = 0.0;
+  for (var o = ranges[e]; o < ranges[e + 1u]; o = o + 1u) {{
+    from_lower = from_lower + {term} * (1.0 - lerp(o, {at}u));
+  }}
+  var from_upper = 0.0;
+  for (var o = ranges[e + 2u]; o < ranges[e + 3u]; o = o + 1u) {{
+    from_upper = from_upper + {term} * lerp(o, {at}u);
+  }}
+  out[i] = from_lower + from_upper;"""
+    else:
+        sums = f"""  var total = 0.0;
+  for (var o = ranges[e]; o < ranges[e + 1u]; o = o + 1u) {{ total = total + {term}; }}
+  out[i] = total;"""
+    body = f"""  if (i >= word(0u)) {{ return; }}
+  let B = word(1u);
+  let n_in = word({at}u); let n_out = word({at + 1}u);
+  let b = i % B;
+  let k = (i / B) % n_in;
+  let a = i / B / n_in;
+  let e = 4u * (word(2u) + k);
+{sums}"""
+    ins = [("dy", F32), ("ranges", U32)]
+    source = PRELUDE + AXIS_FNS[kind] + bindings(ins, [("out", F32)]) + linear_main(body)
+    return Shader(f"ResizeGrad:{kind}:{axis}", source, 2, 1)
+
+
+def _resize(kind):
+    def kernel(backend, images, size, align_corners, half_pixel_centers):
+        n, h, w, c = images.shape
+        out = backend.empty((n, *size, c), F32)
+        if out.size:
+            uniforms = _resize_uniforms(out.size, c, 0, (h, w), size, align_corners, half_pixel_centers)
+            backend.dispatch(_resize_shader(kind, images.dtype), [images, out], uniforms, linear_groups(out.size))
+        return out
+
+    return kernel
+
+
+def _resize_grad(kind):
+    def kernel(backend, dy, size, align_corners, half_pixel_centers, input_shape):
+        n, h, w, c = input_shape
+        dx = backend.empty(input_shape, F32)
+        if dx.size == 0:
+            return dx
+
+        def uniforms(count, b, first):
+            return _resize_uniforms(count, b, first, (h, w), size, align_corners, half_pixel_centers)
+
+        ranges = backend.empty((4 * (h + w),), U32)
+        backend.dispatch(_ranges_shader(kind), [ranges], uniforms(h + w, 0, 0), linear_groups(h + w))
+        rows = backend.empty((n, size[0], w, c), F32)  # dy summed along x first, as numpy
+        shader = _resize_grad_axis_shader(kind, "x")
+        backend.dispatch(shader, [dy, ranges, rows], uniforms(rows.size, c, h), linear_groups(rows.size))
+        shader = _resize_grad_axis_shader(kind, "y")
+        backend.dispatch(shader, [rows, ranges, dx], uniforms(dx.size, w * c, 0), linear_groups(dx.size))
+        backend.free(rows)
+        backend.free(ranges)
+        return dx
+
+    return kernel
+
+
+register_kernel("ResizeBilinear", "webgpu", _resize("bilinear"))
+register_kernel("ResizeBilinearGrad", "webgpu", _resize_grad("bilinear"))
+register_kernel("ResizeNearestNeighbor", "webgpu", _resize("nearest"))
+register_kernel("ResizeNearestNeighborGrad", "webgpu", _resize_grad("nearest"))

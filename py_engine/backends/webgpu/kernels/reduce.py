@@ -1,1 +1,508 @@
-"""WGSL kernels: reduce."""
+"""Reduction WGSL kernels: Sum, Mean, Prod, Max, Min, All, Any, ArgMax, ArgMin, Softmax, Cumsum, TopK.
+
+A reduction views its input as [rows..., reduced...] through shapes and strides in the uniforms (no
+transpose copies). Each output row gets either a workgroup that reduces through workgroup memory
+(the "workgroup" variant: threads stride over the row, then a barrier tree; what real GPUs want) or
+one thread looping serially (the "per-thread" variant: CPU adapters run it faster when rows are short
+and many). Rows longer than a chunk are cut into chunks whose partial results further passes reduce:
+that keeps a GPU busy on a single long row and sums floats in tree order, never in one long serial sum.
+
+Uniform words: 0 = rows, 1 = reduced length, 2 = chunks per row, 3 = chunk length, 4 / 5 = number of
+row / reduced dims, 6 and 7 = scalars (Mean's count; Cumsum's exclusive, reverse), then ROW_DIMS (row
+shape, row strides) and RED_DIMS (reduced shape, reduced strides), MAX_RANK words each.
+"""
+
+import functools
+
+from ....kernels import register_kernel
+from ..wgsl import ELEMENT, MAX_RANK, PRELUDE, Shader, bindings, linear_groups, linear_main, strides
+from .elementwise import HELPERS
+
+F32, I32, BOOL = "float32", "int32", "bool"
+ROW_DIMS, RED_DIMS = 8, 8 + 2 * MAX_RANK
+ITEMS = 16  # elements each thread of a workgroup reduces serially before the tree
+SCAN_ITEMS = 8  # and scans serially in Cumsum
+TOPK_MAX_SORT = 1024  # longest row the bitonic TopK sorts in workgroup memory
+
+LOWEST = {F32: "bitcast<f32>(0xff800000u)", I32: "bitcast<i32>(0x80000000u)"}
+HIGHEST = {F32: "bitcast<f32>(0x7f800000u)", I32: "2147483647"}
+ZERO = {F32: "0.0", I32: "0", BOOL: "0u"}
+
+VIEW = f"""
+// offset of flat `index` over `n` dims: sizes at word(first + d), strides MAX_RANK words later
+fn view_offset(index: u32, first: u32, n: u32) -> u32 {{
+  if (n == 1u) {{ return index * word(first + {MAX_RANK}u); }}
+  var rest = index;
+  var off = 0u;
+  for (var k = 0u; k < n; k = k + 1u) {{
+    let d = first + n - 1u - k;
+    off = off + (rest % word(d)) * word(d + {MAX_RANK}u);
+    rest = rest / word(d);
+  }}
+  return off;
+}}
+fn row_offset(row: u32) -> u32 {{ return view_offset(row, {ROW_DIMS}u, word(4u)); }}
+fn red_offset(r: u32) -> u32 {{ return view_offset(r, {RED_DIMS}u, word(5u)); }}
+fn max_nan(a: f32, b: f32) -> f32 {{ return select(max(a, b), nan(), is_nan(a) || is_nan(b)); }}
+fn min_nan(a: f32, b: f32) -> f32 {{ return select(min(a, b), nan(), is_nan(a) || is_nan(b)); }}
+"""
+
+
+def _group_main(body, wg):
+    """An entry point with one workgroup per unit of work `g` (grids wider than 65535 wrap into y)."""
+    return f"""
+@compute @workgroup_size({wg})
+fn main(@builtin(workgroup_id) wid: vec3<u32>, @builtin(num_workgroups) nw: vec3<u32>,
+        @builtin(local_invocation_index) t: u32) {{
+  let g = wid.x + wid.y * nw.x;
+{body}
+}}"""
+
+
+def _merge(dims):
+    """(size, stride) dims without size-1 ones, neighbours that are contiguous merged into one."""
+    out = []
+    for size, stride in dims:
+        if size == 1:
+            continue
+        if out and out[-1][1] == size * stride:
+            out[-1] = (out[-1][0] * size, stride)
+        else:
+            out.append((size, stride))
+    return out
+
+
+def _view(shape, axes):
+    st = strides(shape)
+    rows = _merge([(shape[d], st[d]) for d in range(len(shape)) if d not in axes])
+    return rows, _merge([(shape[d], st[d]) for d in axes])
+
+
+def _uniforms(rows, n, chunks, chunk_len, row_dims, red_dims, scalars=(0, 0)):
+    u = [rows, n, chunks, chunk_len, len(row_dims), len(red_dims), *scalars] + [0] * (4 * MAX_RANK)
+    for first, dims in ((ROW_DIMS, row_dims), (RED_DIMS, red_dims)):
+        for k, (size, stride) in enumerate(dims):
+            u[first + k], u[first + MAX_RANK + k] = size, stride
+    return u
+
+
+def _workgroup_size(backend):
+    return 64 if backend.on_cpu else 256
+
+
+def _variant(backend, rows, n, long_rows_ok=True):
+    """'per-thread' for short rows, or on a CPU adapter for long ones when there are enough rows to keep its
+    cores busy (serial loops beat barriers there, measured 2-50x on llvmpipe); `long_rows_ok` is False where a
+    long serial loop would lose float accuracy (sums). Else 'workgroup'."""
+    if backend.on_cpu:
+        return "per-thread" if n <= 1024 or (long_rows_ok and rows >= 16) else "workgroup"
+    return "per-thread" if n <= 32 else "workgroup"  # a 256-thread workgroup on so few would mostly idle
+
+
+# ---- Sum, Mean, Prod, Max, Min, All, Any, ArgMax, ArgMin ---------------------------------------
+
+# kernel -> (the value of combine(a, b): an expression, or one per dtype; for ArgMax/ArgMin the comparison by
+# which b.v beats a.v), identity per dtype
+REDUCERS = {
+    "Sum": ("a.v + b.v", ZERO),
+    "Mean": ("a.v + b.v", ZERO),
+    "Prod": ("a.v * b.v", {F32: "1.0", I32: "1"}),
+    "Max": ({F32: "max_nan(a.v, b.v)", I32: "max(a.v, b.v)"}, LOWEST),
+    "Min": ({F32: "min_nan(a.v, b.v)", I32: "min(a.v, b.v)"}, HIGHEST),
+    "All": ("a.v & b.v", {BOOL: "1u"}),
+    "Any": ("a.v | b.v", ZERO),
+    "ArgMax": (">", LOWEST),
+    "ArgMin": ("<", HIGHEST),
+}
+ARG = ("ArgMax", "ArgMin")
+
+
+def _dtypes(name, dtype):
+    """(accumulator dtype, output dtype) of kernel `name` on input `dtype`."""
+    if name in ARG:
+        return dtype, I32
+    if name == "Mean":
+        return F32, F32
+    return dtype, dtype
+
+
+def _combine(name, acc):
+    expr, _ = REDUCERS[name]
+    if name not in ARG:
+        expr = expr[acc] if isinstance(expr, dict) else expr
+        return f"fn combine(a: Acc, b: Acc) -> Acc {{ return Acc({expr}, 0); }}"
+    nan = "is_nan({})" if acc == F32 else "false"
+    # NaN wins as in numpy; ties go to the lower index, so any order of combining gives numpy's first index
+    return f"""fn combine(a: Acc, b: Acc) -> Acc {{
+  let an = {nan.format("a.v")};
+  let bn = {nan.format("b.v")};
+  var take = b.v {expr} a.v;
+  if (an || bn) {{ take = bn && (!an || b.i < a.i); }} else if (b.v == a.v) {{ take = b.i < a.i; }}
+  if (take) {{ return b; }}
+  return a;
+}}"""
+
+
+@functools.cache
+def _reduce_shader(name, dtype, wg, from_partials, final):
+    """wg = 0: one thread per row. Else one workgroup of wg threads per (row, chunk); `from_partials` reads
+    the accumulators of an earlier pass instead of x, and a pass that is not `final` writes accumulators."""
+    acc, out_dtype = _dtypes(name, dtype)
+    arg = name in ARG
+    identity = REDUCERS[name][1][acc]
+    if from_partials:
+        ins = [("pv", acc)] + [("pi", I32)] * arg
+        load = f"Acc(pv[o], {'pi[o]' if arg else '0'})"
+    else:
+        ins, load = [("x", dtype)], "Acc(x[o], i32(r))"
+    finish = {"Mean": "select(acc.v / fword(6u), nan(), fword(6u) == 0.0)", "ArgMax": "acc.i", "ArgMin": "acc.i"}
+    if final:
+        outs, store = [("out", out_dtype)], f"out[row] = {finish.get(name, 'acc.v')};"
+    else:
+        outs = [("qv", acc)] + [("qi", I32)] * arg
+        store = "qv[row * word(2u) + chunk] = acc.v;" + (" qi[row * word(2u) + chunk] = acc.i;" if arg else "")
+    head = f"""{PRELUDE}{HELPERS}{VIEW}{bindings(ins, outs)}
+struct Acc {{ v: {ELEMENT[acc]}, i: i32 }}
+{_combine(name, acc)}
+fn load(base: u32, r: u32) -> Acc {{ let o = base + red_offset(r); return {load}; }}
+"""
+    if wg == 0:
+        body = f"""  if (i >= word(0u)) {{ return; }}
+  let row = i;
+  let base = row_offset(row);
+  var acc = Acc({identity}, 2147483647);
+  for (var r = 0u; r < word(1u); r = r + 1u) {{ acc = combine(acc, load(base, r)); }}
+  {store}"""
+        source = head + linear_main(body)
+    else:
+        body = f"""  if (g >= word(0u) * word(2u)) {{ return; }}
+  let row = g / word(2u);
+  let chunk = g % word(2u);
+  let base = row_offset(row);
+  let end = min((chunk + 1u) * word(3u), word(1u));
+  var acc = Acc({identity}, 2147483647);
+  for (var r = chunk * word(3u) + t; r < end; r = r + {wg}u) {{ acc = combine(acc, load(base, r)); }}
+  scratch[t] = acc;
+  workgroupBarrier();
+  for (var s = {wg // 2}u; s > 0u; s = s >> 1u) {{
+    if (t < s) {{ scratch[t] = combine(scratch[t], scratch[t + s]); }}
+    workgroupBarrier();
+  }}
+  if (t == 0u) {{
+    acc = scratch[0];
+    {store}
+  }}"""
+        source = head + f"var<workgroup> scratch: array<Acc, {wg}>;\n" + _group_main(body, wg)
+    key = f"{name}:{dtype}:{f'wg{wg}' if wg else 'serial'}:{'partials' if from_partials else 'x'}:{final}"
+    return Shader(key, source, len(ins), len(outs))
+
+
+def run_reduce(backend, name, x, axes, out_shape):
+    acc, out_dtype = _dtypes(name, x.dtype)
+    out = backend.empty(out_shape, out_dtype)
+    if out.size == 0:
+        return out
+    row_dims, red_dims = _view(x.shape, axes)
+    rows, n = out.size, x.size // out.size if x.size else 0
+    scalars = (float(n), 0) if name == "Mean" else (0, 0)
+    float_sum = name in ("Sum", "Mean") and x.dtype == F32
+    variant = backend.variants["reduce"] = _variant(backend, rows, n, not float_sum)
+    if variant == "per-thread":
+        uniforms = _uniforms(rows, n, 1, n, row_dims, red_dims, scalars)
+        backend.dispatch(_reduce_shader(name, x.dtype, 0, False, True), [x, out], uniforms, linear_groups(rows))
+        return out
+    wg = _workgroup_size(backend)
+    sources, from_partials = [x], False
+    while True:
+        chunks = -(-n // (wg * ITEMS)) if n > wg * ITEMS else 1
+        if chunks == 1:
+            targets = [out]
+        else:
+            targets = [backend.empty((rows, chunks), dt) for dt in ((acc, I32) if name in ARG else (acc,))]
+        shader = _reduce_shader(name, x.dtype, wg, from_partials, chunks == 1)
+        uniforms = _uniforms(rows, n, chunks, -(-n // chunks), row_dims, red_dims, scalars)
+        backend.dispatch(shader, sources + targets, uniforms, linear_groups(rows * chunks, 1))
+        if from_partials:
+            for p in sources:
+                backend.free(p)
+        if chunks == 1:
+            return out
+        sources, from_partials = targets, True
+        row_dims, red_dims, n = _merge([(rows, chunks)]), [(chunks, 1)], chunks
+
+
+def _reduction(name):
+    def kernel(backend, x, axis, keepdims):
+        shape = tuple(1 if d in axis else s for d, s in enumerate(x.shape) if keepdims or d not in axis)
+        return run_reduce(backend, name, x, axis, shape)
+
+    return kernel
+
+
+def _arg_reduction(name):
+    def kernel(backend, x, axis):
+        if axis is None:
+            return run_reduce(backend, name, x, tuple(range(len(x.shape))), ())
+        return run_reduce(backend, name, x, (axis,), x.shape[:axis] + x.shape[axis + 1 :])
+
+    return kernel
+
+
+for _name in REDUCERS:
+    register_kernel(_name, "webgpu", (_arg_reduction if _name in ARG else _reduction)(_name))
+
+
+# ---- Softmax --------------------------------------------------------------------------------
+
+
+@functools.cache
+def _softmax_shader(wg):
+    """exp(x - max) / sum along the reduced dim, max and sum over the row: per thread (wg = 0) or a workgroup."""
+    if wg == 0:
+        loops, tree, main = "r = 0u", "", linear_main
+        head = "  if (i >= word(0u)) { return; }\n  let g = i;"
+    else:
+        loops, main = "r = t", functools.partial(_group_main, wg=wg)
+        head = "  if (g >= word(0u)) { return; }"
+        tree = f"""var<workgroup> scratch: array<f32, {wg}>;
+// every thread's v combined across the workgroup (max or sum), the same result in every thread
+fn tree(v: f32, t: u32, is_max: bool) -> f32 {{
+  scratch[t] = v;
+  workgroupBarrier();
+  for (var s = {wg // 2}u; s > 0u; s = s >> 1u) {{
+    if (t < s) {{ scratch[t] = select(scratch[t] + scratch[t + s], max_nan(scratch[t], scratch[t + s]), is_max); }}
+    workgroupBarrier();
+  }}
+  let result = scratch[0];
+  workgroupBarrier();
+  return result;
+}}
+"""
+    step = f"r = r + {wg or 1}u"
+    body = f"""{head}
+  let base = row_offset(g);
+  var m = {LOWEST[F32]};
+  for (var {loops}; r < word(1u); {step}) {{ m = max_nan(m, x[base + red_offset(r)]); }}
+  {"m = tree(m, t, true);" if wg else ""}
+  var total = 0.0;
+  for (var {loops}; r < word(1u); {step}) {{ total = total + exp(x[base + red_offset(r)] - m); }}
+  {"total = tree(total, t, false);" if wg else ""}
+  for (var {loops}; r < word(1u); {step}) {{
+    let o = base + red_offset(r);
+    out[o] = exp(x[o] - m) / total;
+  }}"""
+    source = PRELUDE + HELPERS + VIEW + bindings([("x", F32)], [("out", F32)]) + tree + main(body)
+    return Shader(f"Softmax:{f'wg{wg}' if wg else 'serial'}", source, 1, 1)
+
+
+def _softmax(backend, x, axis):
+    out = backend.empty(x.shape, x.dtype)
+    if out.size == 0:
+        return out
+    row_dims, red_dims = _view(x.shape, (axis,))
+    n = x.shape[axis]
+    rows = x.size // n
+    variant = backend.variants["reduce"] = _variant(backend, rows, n)
+    uniforms = _uniforms(rows, n, 1, n, row_dims, red_dims)
+    if variant == "per-thread":
+        backend.dispatch(_softmax_shader(0), [x, out], uniforms, linear_groups(rows))
+    else:
+        backend.dispatch(_softmax_shader(_workgroup_size(backend)), [x, out], uniforms, linear_groups(rows, 1))
+    return out
+
+
+register_kernel("Softmax", "webgpu", _softmax)
+
+
+# ---- Cumsum ---------------------------------------------------------------------------------
+
+
+@functools.cache
+def _cumsum_shader(dtype, wg):
+    """Running sums along the reduced dim (word 6: exclusive, word 7: reverse): one thread per row (wg = 0),
+    or a workgroup per row scanning chunks in workgroup memory and carrying each chunk's total to the next."""
+    elem, zero = ELEMENT[dtype], ZERO[dtype]
+    head = PRELUDE + HELPERS + VIEW + bindings([("x", dtype)], [("out", dtype)])
+    if wg == 0:
+        body = f"""  if (i >= word(0u)) {{ return; }}
+  let base = row_offset(i);
+  let n = word(1u);
+  var acc = {zero};
+  for (var j = 0u; j < n; j = j + 1u) {{
+    let o = base + red_offset(select(j, n - 1u - j, word(7u) != 0u));
+    let v = x[o];
+    if (word(6u) != 0u) {{ out[o] = acc; acc = acc + v; }} else {{ acc = acc + v; out[o] = acc; }}
+  }}"""
+        return Shader(f"Cumsum:{dtype}:serial", head + linear_main(body), 1, 1)
+    # each thread scans SCAN_ITEMS consecutive elements itself, the workgroup scans the threads' totals
+    body = f"""  if (g >= word(0u)) {{ return; }}
+  let base = row_offset(g);
+  let n = word(1u);
+  let reverse = word(7u) != 0u;
+  var carry = {zero};
+  var vals: array<{elem}, {SCAN_ITEMS}>;
+  for (var start = 0u; start < n; start = start + {wg * SCAN_ITEMS}u) {{
+    let first = start + t * {SCAN_ITEMS}u;
+    var total = {zero};
+    for (var k = 0u; k < {SCAN_ITEMS}u; k = k + 1u) {{
+      let j = first + k;
+      vals[k] = {zero};
+      if (j < n) {{ vals[k] = x[base + red_offset(select(j, n - 1u - j, reverse))]; }}
+      total = total + vals[k];
+    }}
+    scan[t] = total;
+    workgroupBarrier();
+    for (var s = 1u; s < {wg}u; s = s << 1u) {{  // Hillis-Steele: after the step with s, scan[t] sums 2s totals
+      var add = {zero};
+      if (t >= s) {{ add = scan[t - s]; }}
+      workgroupBarrier();
+      scan[t] = scan[t] + add;
+      workgroupBarrier();
+    }}
+    var run = carry;
+    if (t > 0u) {{ run = run + scan[t - 1u]; }}
+    for (var k = 0u; k < {SCAN_ITEMS}u; k = k + 1u) {{
+      let j = first + k;
+      if (j < n) {{
+        let o = base + red_offset(select(j, n - 1u - j, reverse));
+        if (word(6u) != 0u) {{ out[o] = run; run = run + vals[k]; }} else {{ run = run + vals[k]; out[o] = run; }}
+      }}
+    }}
+    carry = carry + scan[{wg - 1}u];
+    workgroupBarrier();
+  }}"""
+    source = head + f"var<workgroup> scan: array<{elem}, {wg}>;\n" + _group_main(body, wg)
+    return Shader(f"Cumsum:{dtype}:wg{wg}", source, 1, 1)
+
+
+def _cumsum(backend, x, axis, exclusive, reverse):
+    out = backend.empty(x.shape, x.dtype)
+    if out.size == 0:
+        return out
+    row_dims, red_dims = _view(x.shape, (axis,))
+    n = x.shape[axis]
+    rows = x.size // n
+    variant = backend.variants["reduce"] = _variant(backend, rows, n)
+    uniforms = _uniforms(rows, n, 1, n, row_dims, red_dims, (int(exclusive), int(reverse)))
+    if variant == "per-thread":
+        backend.dispatch(_cumsum_shader(x.dtype, 0), [x, out], uniforms, linear_groups(rows))
+    else:
+        shader = _cumsum_shader(x.dtype, _workgroup_size(backend))
+        backend.dispatch(shader, [x, out], uniforms, linear_groups(rows, 1))
+    return out
+
+
+register_kernel("Cumsum", "webgpu", _cumsum)
+
+
+# ---- TopK -----------------------------------------------------------------------------------
+
+
+def _before(dtype):
+    nan = "is_nan({})" if dtype == F32 else "false"
+    return f"""
+// whether (av, ai) comes before (bv, bi) in top_k's order: indices >= n (padding) last, NaN after numbers
+// (as numpy's argsort of -x), larger first, then the lower index
+fn before(av: {ELEMENT[dtype]}, ai: i32, bv: {ELEMENT[dtype]}, bi: i32) -> bool {{
+  let n = i32(word(1u));
+  if ((ai >= n) != (bi >= n)) {{ return bi >= n; }}
+  let an = {nan.format("av")};
+  let bn = {nan.format("bv")};
+  if (an != bn) {{ return bn; }}
+  if (!an && av != bv) {{ return av > bv; }}
+  return ai < bi;
+}}
+"""
+
+
+@functools.cache
+def _top_k_shader(dtype, wg, sort):
+    """One workgroup per row (words 0 = rows, 1 = n, 2 = k, 3 = n padded to a power of two). `sort`: a bitonic
+    sort of the row in workgroup memory, then the first k; else k passes each picking the best element that
+    comes after the previous pick."""
+    elem, zero = ELEMENT[dtype], ZERO[dtype]
+    head = PRELUDE + HELPERS + bindings([("x", dtype)], [("values", dtype), ("indices", I32)]) + _before(dtype)
+    if sort:
+        memory = (
+            f"var<workgroup> keys: array<{elem}, {TOPK_MAX_SORT}>;\nvar<workgroup> ids: array<i32, {TOPK_MAX_SORT}>;\n"
+        )
+        body = f"""  if (g >= word(0u)) {{ return; }}
+  let n = word(1u);
+  let padded = word(3u);
+  for (var i = t; i < padded; i = i + {wg}u) {{
+    var v = {zero};
+    if (i < n) {{ v = x[g * n + i]; }}
+    keys[i] = v;
+    ids[i] = i32(i);
+  }}
+  workgroupBarrier();
+  for (var size = 2u; size <= padded; size = size << 1u) {{
+    for (var j = size >> 1u; j > 0u; j = j >> 1u) {{
+      for (var p = t; p < padded / 2u; p = p + {wg}u) {{
+        let a = (p / j) * 2u * j + p % j;
+        let b = a + j;
+        if (before(keys[b], ids[b], keys[a], ids[a]) == ((a & size) == 0u)) {{
+          let kv = keys[a]; keys[a] = keys[b]; keys[b] = kv;
+          let ki = ids[a]; ids[a] = ids[b]; ids[b] = ki;
+        }}
+      }}
+      workgroupBarrier();
+    }}
+  }}
+  for (var i = t; i < word(2u); i = i + {wg}u) {{
+    values[g * word(2u) + i] = keys[i];
+    indices[g * word(2u) + i] = ids[i];
+  }}"""
+    else:
+        memory = f"var<workgroup> best_v: array<{elem}, {wg}>;\nvar<workgroup> best_i: array<i32, {wg}>;\n"
+        body = f"""  if (g >= word(0u)) {{ return; }}
+  let n = word(1u);
+  var prev_v = {zero};
+  var prev_i = -1;
+  for (var pick = 0u; pick < word(2u); pick = pick + 1u) {{
+    var bv = {zero};
+    var bi = i32(n);  // padding: every element beats it
+    for (var i = t; i < n; i = i + {wg}u) {{
+      let v = x[g * n + i];
+      if ((prev_i < 0 || before(prev_v, prev_i, v, i32(i))) && before(v, i32(i), bv, bi)) {{ bv = v; bi = i32(i); }}
+    }}
+    best_v[t] = bv;
+    best_i[t] = bi;
+    workgroupBarrier();
+    for (var s = {wg // 2}u; s > 0u; s = s >> 1u) {{
+      if (t < s && before(best_v[t + s], best_i[t + s], best_v[t], best_i[t])) {{
+        best_v[t] = best_v[t + s];
+        best_i[t] = best_i[t + s];
+      }}
+      workgroupBarrier();
+    }}
+    prev_v = best_v[0];
+    prev_i = best_i[0];
+    if (t == 0u) {{
+      values[g * word(2u) + pick] = prev_v;
+      indices[g * word(2u) + pick] = prev_i;
+    }}
+    workgroupBarrier();
+  }}"""
+    return Shader(f"TopK:{dtype}:wg{wg}:{'sort' if sort else 'select'}", head + memory + _group_main(body, wg), 1, 2)
+
+
+def _top_k(backend, x, k):
+    n = x.shape[-1]
+    values, indices = backend.empty(x.shape[:-1] + (k,), x.dtype), backend.empty(x.shape[:-1] + (k,), I32)
+    if values.size == 0:
+        return values, indices
+    rows, wg = x.size // n, _workgroup_size(backend)
+    padded = 1 << max(n - 1, 1).bit_length()
+    levels = padded.bit_length() - 1
+    # barrier steps (and each thread's serial work between them) of the two ways
+    sort_cost = levels * (levels + 1) // 2 * -(-padded // (2 * wg))
+    select_cost = k * (-(-n // wg) + wg.bit_length())
+    sort = padded <= TOPK_MAX_SORT and sort_cost < select_cost
+    backend.variants["top_k"] = "bitonic" if sort else "selection"
+    shader = _top_k_shader(x.dtype, wg, sort)
+    backend.dispatch(shader, [x, values, indices], [rows, n, k, padded], linear_groups(rows, 1))
+    return values, indices
+
+
+register_kernel("TopK", "webgpu", _top_k)
