@@ -15,6 +15,9 @@ struct Uniforms { w: array<vec4<u32>, 16> }
 fn word(i: u32) -> u32 { return u.w[i >> 2u][i & 3u]; }
 fn iword(i: u32) -> i32 { return bitcast<i32>(word(i)); }
 fn fword(i: u32) -> f32 { return bitcast<f32>(word(i)); }
+// NaN and infinities from bit patterns: through a parameter, because Chrome's compiler (Tint)
+// rejects `bitcast<f32>(0x7fc00000u)` as a constant expression whose value is not a finite f32.
+fn f32_from_bits(bits: u32) -> f32 { return bitcast<f32>(bits); }
 """
 
 

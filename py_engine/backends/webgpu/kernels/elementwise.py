@@ -15,13 +15,13 @@ SHAPE, SCALARS = 2, 2 + MAX_RANK * 4
 
 HELPERS = """
 fn is_nan(x: f32) -> bool { return (bitcast<u32>(x) & 0x7fffffffu) > 0x7f800000u; }
-fn nan() -> f32 { return bitcast<f32>(0x7fc00000u); }
+fn nan() -> f32 { return f32_from_bits(0x7fc00000u); }
 fn log1p_(x: f32) -> f32 { let v = 1.0 + x; if (v == 1.0) { return x; } return log(v) * x / (v - 1.0); }
 fn sigmoid_(x: f32) -> f32 { let e = exp(-abs(x)); return select(e / (1.0 + e), 1.0 / (1.0 + e), x >= 0.0); }
 fn pow_f(a: f32, b: f32) -> f32 {
   if (b == 0.0) { return 1.0; }
   if (is_nan(a) || is_nan(b)) { return nan(); }
-  if (a == 0.0) { return select(bitcast<f32>(0x7f800000u), 0.0, b > 0.0); }
+  if (a == 0.0) { return select(f32_from_bits(0x7f800000u), 0.0, b > 0.0); }
   if (a > 0.0) { return exp2(b * log2(a)); }
   if (floor(b) != b) { return nan(); }
   let r = exp2(b * log2(-a));

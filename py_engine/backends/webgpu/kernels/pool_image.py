@@ -66,7 +66,7 @@ def _max_pool_shader():
     body = (
         OUTPUT_COORDS
         + """
-  var best = bitcast<f32>(0xff800000u);  // -inf: padding never wins
+  var best = f32_from_bits(0xff800000u);  // -inf: padding never wins
   for (var a = max(y0, 0); a < min(y0 + i32(word(6u)), i32(H)); a = a + 1) {
     for (var b = max(x0, 0); b < min(x0 + i32(word(7u)), i32(W)); b = b + 1) {
       let v = x[((n * H + u32(a)) * W + u32(b)) * C + c];
@@ -93,7 +93,7 @@ def _max_pool_choice_shader():
       for (var b = x0; b < x0 + i32(word(7u)); b = b + 1) {
         let inside = a >= 0 && a < i32(H) && b >= 0 && b < i32(W);
         let at = ((n * H + u32(a)) * W + u32(b)) * C + c;
-        var v = bitcast<f32>(0xff800000u);
+        var v = f32_from_bits(0xff800000u);
         if (inside) { v = x[at]; }
         if (v == wanted) { choice = select(-2, i32(at), inside); break; }
       }

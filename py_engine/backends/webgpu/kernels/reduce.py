@@ -24,8 +24,8 @@ ITEMS = 16  # elements each thread of a workgroup reduces serially before the tr
 SCAN_ITEMS = 8  # and scans serially in Cumsum
 TOPK_MAX_SORT = 1024  # longest row the bitonic TopK sorts in workgroup memory
 
-LOWEST = {F32: "bitcast<f32>(0xff800000u)", I32: "bitcast<i32>(0x80000000u)"}
-HIGHEST = {F32: "bitcast<f32>(0x7f800000u)", I32: "2147483647"}
+LOWEST = {F32: "f32_from_bits(0xff800000u)", I32: "bitcast<i32>(0x80000000u)"}
+HIGHEST = {F32: "f32_from_bits(0x7f800000u)", I32: "2147483647"}
 ZERO = {F32: "0.0", I32: "0", BOOL: "0u"}
 
 VIEW = f"""

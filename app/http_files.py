@@ -1,0 +1,151 @@
+"""File answers with the HTTP caching and range rules: strong ETags, If-None-Match -> 304,
+one byte range -> 206 (416 when it cannot be satisfied), HEAD, and the right content types.
+
+Several ranges in one Range header (multipart/byteranges) are not implemented: the whole file is
+sent with 200, which RFC 9110 allows (a server may ignore Range). Only If-Range with an ETag keeps
+the range; we send no Last-Modified, so a date in If-Range always gets the whole file.
+"""
+
+import hashlib
+import os
+import re
+from pathlib import Path
+
+from starlette.requests import Request
+from starlette.responses import Response, StreamingResponse
+
+from app.errors import HTTPError
+
+IMMUTABLE = "public, max-age=31536000, immutable"  # content-addressed URLs: the bytes never change
+REVALIDATE = "no-cache"  # may be stored, but asked about (ETag -> 304) before each use
+
+CONTENT_TYPES = {
+    ".html": "text/html; charset=utf-8",
+    ".js": "text/javascript; charset=utf-8",
+    ".mjs": "text/javascript; charset=utf-8",
+    ".css": "text/css; charset=utf-8",
+    ".json": "application/json",
+    ".map": "application/json",
+    ".wasm": "application/wasm",
+    ".bin": "application/octet-stream",
+    ".zip": "application/zip",
+    ".whl": "application/zip",
+    ".txt": "text/plain; charset=utf-8",
+    ".md": "text/markdown; charset=utf-8",
+    ".ts": "text/plain; charset=utf-8",
+    ".py": "text/x-python; charset=utf-8",
+    ".png": "image/png",
+    ".jpg": "image/jpeg",
+    ".jpeg": "image/jpeg",
+    ".gif": "image/gif",
+    ".webp": "image/webp",
+    ".svg": "image/svg+xml",
+    ".ico": "image/x-icon",
+}
+CHUNK = 256 * 1024
+_RANGE = re.compile(r"^(\d*)-(\d*)$")
+_digests: dict[tuple, str] = {}
+
+
+def content_type(name: str) -> str:
+    return CONTENT_TYPES.get(os.path.splitext(name)[1].lower(), "application/octet-stream")
+
+
+def file_sha256(path: Path) -> str:
+    """sha256 of a file, remembered until the file changes (same inode, size and mtime)."""
+    st = path.stat()
+    key = (str(path), st.st_ino, st.st_size, st.st_mtime_ns)
+    if key not in _digests:
+        if len(_digests) > 4096:  # old versions of edited files pile up in a long-running dev server
+            _digests.clear()
+        h = hashlib.sha256()
+        with open(path, "rb") as f:
+            while block := f.read(1 << 20):
+                h.update(block)
+        _digests[key] = h.hexdigest()
+    return _digests[key]
+
+
+def etag_matches(header: str | None, etag: str) -> bool:
+    """If-None-Match uses the weak comparison: W/"x" matches "x"; "*" matches any existing resource."""
+    if header is None:
+        return False
+    tags = [t.strip() for t in header.split(",")]
+    return "*" in tags or any(t.removeprefix("W/") == f'"{etag}"' for t in tags)
+
+
+def parse_range(header: str, size: int) -> tuple[int, int] | None:
+    """(first, last) byte, inclusive, of a single byte range; None means "send the whole file"."""
+    unit, _, spec = header.partition("=")
+    if unit.strip().lower() != "bytes":
+        return None  # an unknown range unit must be ignored
+    specs = [s.strip() for s in spec.split(",")]
+    if len(specs) > 1:
+        return None  # multi-range: whole file (see the module docstring)
+    m = _RANGE.match(specs[0])
+    if not m or (not m[1] and not m[2]) or (m[1] and m[2] and int(m[1]) > int(m[2])):
+        raise range_error(
+            f"malformed Range header {header!r}: expected bytes=FIRST-LAST, bytes=FIRST- or bytes=-SUFFIX", size
+        )
+    if not m[1]:  # suffix: the last N bytes
+        n = int(m[2])
+        if n == 0 or size == 0:
+            raise range_error(f"Range {header!r} selects no bytes of a {size}-byte resource", size)
+        return max(0, size - n), size - 1
+    first = int(m[1])
+    if first >= size:
+        raise range_error(f"Range {header!r} starts at or after the end of a {size}-byte resource", size)
+    return first, min(int(m[2]), size - 1) if m[2] else size - 1
+
+
+def range_error(message: str, size: int) -> HTTPError:
+    return HTTPError(416, message, headers={"Content-Range": f"bytes */{size}"})
+
+
+def _read(path: Path, start: int, length: int):
+    with open(path, "rb") as f:
+        f.seek(start)
+        while length > 0:
+            block = f.read(min(CHUNK, length))
+            if not block:
+                return
+            length -= len(block)
+            yield block
+
+
+def send(
+    request: Request,
+    *,
+    etag: str,
+    cache_control: str,
+    media_type: str,
+    path: Path | None = None,
+    data: bytes | None = None,
+    headers: dict[str, str] | None = None,
+) -> Response:
+    """Answer GET/HEAD for the bytes of `path` (streamed) or `data`, whose content hash is `etag`."""
+    size = len(data) if data is not None else path.stat().st_size
+    base = {
+        "ETag": f'"{etag}"',
+        "Cache-Control": cache_control,
+        "Accept-Ranges": "bytes",
+        "X-Content-Type-Options": "nosniff",
+    }
+    base.update(headers or {})
+    if etag_matches(request.headers.get("if-none-match"), etag):
+        return Response(status_code=304, headers=base)
+    span, status = (0, size - 1), 200
+    header = request.headers.get("range")
+    if_range = request.headers.get("if-range")
+    if header is not None and (if_range is None or if_range.strip() == f'"{etag}"'):
+        chosen = parse_range(header, size)
+        if chosen is not None:
+            span, status = chosen, 206
+            base["Content-Range"] = f"bytes {chosen[0]}-{chosen[1]}/{size}"
+    start, length = span[0], span[1] - span[0] + 1
+    base["Content-Length"] = str(length)
+    if request.method == "HEAD":
+        return Response(status_code=status, headers=base, media_type=media_type)
+    if data is not None:
+        return Response(data[start : start + length], status_code=status, headers=base, media_type=media_type)
+    return StreamingResponse(_read(path, start, length), status_code=status, headers=base, media_type=media_type)

@@ -1,0 +1,105 @@
+"""The CDN-style weight endpoint for TensorFlow.js layers models kept in the models folder.
+
+models/<name>/model.json is served with each weightsManifest path rewritten to
+shards/<sha256>/<original path>, relative to model.json, so a shard's URL names its content: shards are
+cached forever (immutable, strong ETag = their sha256), and model.json is revalidated (no-cache,
+ETag, 304). A shard is served only if model.json lists it, it lies inside the model's folder (symlinks
+included) and its bytes still have the hash in the URL. Range and HEAD work on both.
+"""
+
+import hashlib
+import json
+import re
+from dataclasses import dataclass
+from pathlib import Path
+from urllib.parse import quote
+
+from fastapi import APIRouter, Request
+from fastapi.responses import JSONResponse
+
+from app.errors import HTTPError
+from app.http_files import IMMUTABLE, REVALIDATE, content_type, file_sha256, send
+from app.paths import check_relative, safe_file
+
+SHA256 = re.compile(r"^[0-9a-f]{64}$")
+
+
+@dataclass(frozen=True)
+class Model:
+    json_bytes: bytes  # model.json as served, shard paths rewritten
+    shards: dict[str, tuple[Path, str]]  # original relative path -> (file, sha256)
+
+
+def _shard_path(name: str, path: object) -> str:
+    if not isinstance(path, str) or "://" in path:
+        raise HTTPError(500, f"models/{name}/model.json lists a shard path that is not relative: {path!r}")
+    rel = path.removeprefix("./")
+    try:
+        check_relative(rel)
+    except HTTPError as e:
+        raise HTTPError(500, f"models/{name}/model.json lists an unsafe shard path: {e.detail}") from None
+    return rel
+
+
+def load_model(models_dir: Path, name: str) -> Model:
+    check_relative(name)
+    model_dir = models_dir / name
+    found = safe_file(models_dir, f"{name}/model.json")
+    if found is None:
+        raise HTTPError(404, f"no model named {name!r} (no {name}/model.json in the models folder)")
+    try:
+        spec = json.loads(found.read_bytes())
+        groups = spec.get("weightsManifest", [])
+        if not isinstance(groups, list) or not all(
+            isinstance(g, dict) and isinstance(g.get("paths"), list) for g in groups
+        ):
+            raise ValueError("weightsManifest must be a list of {paths: [...], weights: [...]}")
+    except (ValueError, AttributeError) as e:
+        raise HTTPError(500, f"models/{name}/model.json is not a valid TensorFlow.js model.json: {e}") from None
+    shards = {}
+    for group in groups:
+        rewritten = []
+        for path in group["paths"]:
+            rel = _shard_path(name, path)
+            file = safe_file(model_dir, rel)
+            if file is None:
+                raise HTTPError(
+                    500, f"models/{name}/model.json lists shard {path!r}, which is not in the model's folder"
+                )
+            shards[rel] = (file, file_sha256(file))
+            rewritten.append(f"shards/{shards[rel][1]}/{quote(rel)}")
+        group["paths"] = rewritten
+    return Model(json.dumps(spec, separators=(",", ":")).encode(), shards)
+
+
+def models_router(models_dir: Path) -> APIRouter:
+    router = APIRouter()
+
+    @router.api_route("/models", methods=["GET", "HEAD"])
+    def list_models() -> JSONResponse:
+        found = models_dir.glob("*/model.json") if models_dir.is_dir() else []
+        names = sorted(p.parent.name for p in found if safe_file(models_dir, f"{p.parent.name}/model.json"))
+        return JSONResponse({"models": names}, headers={"Cache-Control": REVALIDATE})
+
+    @router.api_route("/models/{name}/model.json", methods=["GET", "HEAD"])
+    def model_json(name: str, request: Request):
+        model = load_model(models_dir, name)
+        etag = hashlib.sha256(model.json_bytes).hexdigest()
+        return send(request, data=model.json_bytes, etag=etag, cache_control=REVALIDATE, media_type="application/json")
+
+    @router.api_route("/models/{name}/shards/{digest}/{path:path}", methods=["GET", "HEAD"])
+    def shard(name: str, digest: str, path: str, request: Request):
+        if not SHA256.match(digest):
+            raise HTTPError(400, f"shard hash must be 64 lowercase hex digits (sha256), got {digest!r}")
+        check_relative(path)
+        model = load_model(models_dir, name)
+        if path not in model.shards:
+            raise HTTPError(404, f"{path!r} is not a shard of model {name!r}")
+        file, actual = model.shards[path]
+        if actual != digest:
+            raise HTTPError(
+                404, f"shard {path!r} of model {name!r} now has sha256 {actual}, not {digest}: reload model.json"
+            )
+        return send(request, path=file, etag=digest, cache_control=IMMUTABLE, media_type=content_type(path))
+
+    return router

@@ -1,0 +1,57 @@
+"""The page: / (static/index.html under the Content-Security-Policy), /config.json, and static/ files.
+
+Static files are revalidated on every use (no-cache + ETag), so an edit shows on the next reload.
+Every static answer carries the CSP: a worker script gets its policy from its own response.
+"""
+
+from fastapi import APIRouter, Request
+from fastapi.responses import JSONResponse
+
+from app.downloads import current_wheel
+from app.engine_wheel import EngineWheel
+from app.errors import HTTPError
+from app.http_files import REVALIDATE, content_type, file_sha256, send
+from app.paths import check_relative, safe_file
+from app.settings import Settings
+
+RESERVED = ("models", "pyodide", "engine")  # served by their own routes; never looked up in static/
+
+
+def page_router(settings: Settings, engine: EngineWheel, csp: str) -> APIRouter:
+    router = APIRouter()
+
+    def static_file(rel: str, request: Request):
+        check_relative(rel)
+        if rel.split("/")[0] in RESERVED:
+            raise HTTPError(404, f"no such resource: /{rel}")
+        file = safe_file(settings.static_dir, rel)
+        if file is None:
+            raise HTTPError(404, f"no file {rel!r} in the static folder")
+        headers = {"Content-Security-Policy": csp}
+        return send(
+            request,
+            path=file,
+            etag=file_sha256(file),
+            cache_control=REVALIDATE,
+            media_type=content_type(rel),
+            headers=headers,
+        )
+
+    @router.get("/config.json")
+    def config() -> JSONResponse:
+        body = {
+            "pyodide_index_url": settings.pyodide_index_url,
+            "engine_wheel_url": current_wheel(engine).url,
+            "packages": ["numpy"],
+        }
+        return JSONResponse(body, headers={"Cache-Control": "no-store"})
+
+    @router.api_route("/", methods=["GET", "HEAD"])
+    def index(request: Request):
+        return static_file("index.html", request)
+
+    @router.api_route("/{path:path}", methods=["GET", "HEAD"])
+    def static(path: str, request: Request):
+        return static_file(path + "index.html" if path.endswith("/") else path, request)
+
+    return router

@@ -1,0 +1,15 @@
+#!/usr/bin/env bash
+# The playground in one command: set up .venv from the pinned files, fetch and verify the offline
+# Pyodide (instant once done), build the engine wheel, and serve on http://127.0.0.1:8000/.
+# Extra arguments go to `python -m app serve` (e.g. scripts/run.sh --port 8765 --models ~/models).
+set -euo pipefail
+cd "$(dirname "$0")/.."
+[ -x .venv/bin/python ] || python3 -m venv .venv
+# Reinstall only when the pinned files changed since the last install from this script.
+stamp=$(cat pyproject.toml constraints.txt | sha256sum | cut -d' ' -f1)
+if [ "$(cat .venv/.run-stamp 2>/dev/null)" != "$stamp" ]; then
+  .venv/bin/python -m pip install --quiet --disable-pip-version-check -c constraints.txt -e '.[server]'
+  echo "$stamp" > .venv/.run-stamp
+fi
+# serve fetches and verifies the offline Pyodide first when it is missing (not with --pyodide-cdn).
+exec .venv/bin/python -m app serve "$@"
