@@ -1,4 +1,4 @@
-"""The command line: python -m app serve | fetch-assets | build-wheel (see --help of each)."""
+"""The command line: python -m app serve | fetch-assets | build-wheel | convert (see --help of each)."""
 
 import argparse
 import sys
@@ -6,6 +6,7 @@ import time
 from pathlib import Path
 
 from app.assets import AssetError, ensure_pyodide, read_manifest
+from app.convert import add_convert_parser, convert_model
 from app.engine_wheel import EngineWheel, WheelError
 from app.settings import Settings
 
@@ -68,6 +69,7 @@ def parser() -> argparse.ArgumentParser:
     f = sub.add_parser("fetch-assets", help="fetch and verify the offline Pyodide (instant when already done)")
     f.add_argument("--force", action="store_true", help="fetch and verify again even if a verified copy is there")
     sub.add_parser("build-wheel", help="build the engine wheel and print its path and URL")
+    add_convert_parser(sub)
     for command in sub.choices.values():
         command.add_argument(
             "--assets", type=Path, help="folder for generated assets (default: .assets/, or $PLAYGROUND_ASSETS)"
@@ -83,6 +85,8 @@ def main(argv: list[str] | None = None) -> int:
             fetch_assets(settings, force=args.force)
         elif args.command == "build-wheel":
             build_wheel(settings)
+        elif args.command == "convert":
+            convert_model(args.model, settings.models_dir)
         else:
             serve(settings, args.host, args.port)
     except (AssetError, WheelError, ValueError) as e:

@@ -119,3 +119,22 @@ __all__ = [
     "variable_grads",
     "warmup",
 ]
+
+# Layers, models and the TF.js layers format (imported last: they are built on the ops above).
+from . import layers  # noqa: E402
+from .io import ModelLoadError, load_layers_model, save_layers_model  # noqa: E402
+from .layers import Input, fused_conv2d, fused_depthwise_conv2d  # noqa: E402
+from .models import Model, Sequential, model_from_config  # noqa: E402
+
+__all__ += [
+    "Input",
+    "Model",
+    "ModelLoadError",
+    "Sequential",
+    "fused_conv2d",
+    "fused_depthwise_conv2d",
+    "layers",
+    "load_layers_model",
+    "model_from_config",
+    "save_layers_model",
+]

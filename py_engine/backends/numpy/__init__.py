@@ -70,4 +70,4 @@ class NumpyBackend:
         return [own(out)], False
 
 
-from . import image, linalg, math, nn, reduce, shape  # noqa: E402,F401 - registers the kernels
+from . import fused, image, linalg, math, nn, reduce, shape  # noqa: E402,F401 - registers the kernels

@@ -9,7 +9,9 @@ from .backend import GpuArray, WebGPUBackend
 async def create_backend():
     """Start the backend on this platform's device: the JS bridge in Pyodide, wgpu-py in CPython."""
     if sys.platform == "emscripten":
-        raise RuntimeError("the browser device bridge is not available in this build")
+        from .bridge_device import BridgeDevice
+
+        return WebGPUBackend(await BridgeDevice.create())
     from .wgpu_device import WgpuDevice
 
     return WebGPUBackend(await WgpuDevice.create())

@@ -1,3 +1,83 @@
-"""Conformance cases: conv kernels."""
+"""Conformance cases: conv2d and depthwise_conv2d, and their gradients (the backprop kernels).
 
-CASES = []
+Conv2D cases also run as "...-tiled" (the real-GPU variant, see linalg.py); depthwise kernels have one variant.
+"""
+
+from ... import ops
+from ...autograd import grads
+from .case import Case, rand
+from .linalg import both_variants
+
+# label -> (x shape, filter's (h, w), strides, padding, dilations)
+GEOMETRIES = {
+    "stride1-same": ((2, 9, 11, 3), (3, 3), 1, "same", 1),
+    "stride2-valid": ((1, 10, 9, 4), (3, 2), 2, "valid", 1),
+    "stride2-same-even": ((2, 8, 10, 5), (3, 3), 2, "same", 1),
+    "explicit-pad-stride2-dilated": ((2, 13, 12, 5), (3, 3), 2, ((1, 2), (0, 3)), 2),
+    "1x1": ((1, 8, 8, 3), (1, 1), 1, "valid", 1),
+    "1x1-stride2": ((2, 7, 9, 6), (1, 1), 2, "same", 1),
+    "uneven-strides-dilations": ((1, 17, 15, 6), (5, 3), (2, 3), "same", (2, 1)),
+    "int-padding": ((1, 6, 7, 2), (2, 4), 1, 1, 1),
+    "filter-covers-input": ((1, 5, 4, 3), (5, 4), 1, "valid", 1),
+    "batch0": ((0, 5, 5, 2), (3, 3), 1, "same", 1),
+    "large": ((2, 33, 35, 6), (3, 3), 1, "same", 1),  # many workgroups along pixels and channels
+    "long": ((2, 40, 41, 3), (3, 3), 1, "same", 1),  # a filter gradient long enough to be split into slices
+}
+WITH_GRADIENTS = ["stride1-same", "explicit-pad-stride2-dilated", "1x1-stride2", "uneven-strides-dilations", "long"]
+TOLERANCE = {"rtol": 1e-4, "atol": 1e-4}  # long float32 reductions
+
+
+def _pair(v):
+    return (v, v) if isinstance(v, int) else tuple(v)
+
+
+def output_hw(x_shape, window, strides, padding, dilations):
+    """The output's (height, width), as the op resolves the padding."""
+    out = []
+    for d, (n, k, s, r) in enumerate(zip(x_shape[1:3], window, _pair(strides), _pair(dilations))):
+        extent = (k - 1) * r + 1
+        if padding == "same":
+            out.append(-(-n // s))
+            continue
+        pad = 0 if padding == "valid" else 2 * padding if isinstance(padding, int) else sum(padding[d])
+        out.append((n + pad - extent) // s + 1)
+    return tuple(out)
+
+
+def _conv(op, strides, padding, dilations):
+    return lambda x, f: op(x, f, strides, padding, dilations)
+
+
+def _conv_grads(op, strides, padding, dilations):
+    """(d/dx, d/dfilter) of sum(conv(x, f) * w): w gives every output element a different gradient."""
+    fn = grads(lambda x, f, w: (op(x, f, strides, padding, dilations) * w).sum())
+    return lambda x, f, w: tuple(fn(x, f, w))
+
+
+def _cases(op_name, out_channels, seed):
+    """Cases of `op_name`; out_channels(label, in_channels) is the filter's last dimension."""
+    op, cases = getattr(ops, op_name), []
+    for k, (label, (x_shape, window, strides, padding, dilations)) in enumerate(GEOMETRIES.items()):
+        channels = x_shape[-1]
+        f_shape = (*window, channels, out_channels(label, channels))
+        x, f = rand(x_shape, seed + k, -1, 1), rand(f_shape, seed + 50 + k, -1, 1)
+        cases.append(Case(f"{op_name}/{label}", _conv(op, strides, padding, dilations), [x, f], **TOLERANCE))
+        if label in WITH_GRADIENTS:
+            out_channels_total = f_shape[3] * (channels if op_name == "depthwise_conv2d" else 1)
+            y_shape = (x_shape[0], *output_hw(x_shape, window, strides, padding, dilations), out_channels_total)
+            w = rand(y_shape, seed + 100 + k, -1, 1)
+            fn = _conv_grads(op, strides, padding, dilations)
+            cases.append(Case(f"{op_name}/grad-{label}", fn, [x, f, w], **TOLERANCE))
+    image, f = rand((6, 5, 3), seed + 200), rand((3, 3, 3, 2), seed + 201)
+    cases.append(Case(f"{op_name}/single-image", _conv(op, 1, "same", 1), [image, f], **TOLERANCE))
+    return cases
+
+
+# conv2d: output channels not multiples of 4, and past one workgroup's columns for "large" (70)
+CONV_CHANNELS = {"large": 70, "1x1": 4, "long": 5}
+# depthwise: channel multipliers 1, 2 and 3
+DEPTHWISE_MULTIPLIERS = {"stride1-same": 2, "explicit-pad-stride2-dilated": 3, "large": 2, "long": 1, "1x1": 3}
+
+CASES = both_variants(_cases("conv2d", lambda label, c: CONV_CHANNELS.get(label, 7), 1000)) + _cases(
+    "depthwise_conv2d", lambda label, c: DEPTHWISE_MULTIPLIERS.get(label, 1), 2000
+)

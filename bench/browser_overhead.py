@@ -1,0 +1,140 @@
+"""Boot time and per-op overhead of the engine inside the browser page (Pyodide in the worker).
+
+    .venv/bin/python bench/browser_overhead.py                       # starts `python -m app serve`
+    .venv/bin/python bench/browser_overhead.py --url http://127.0.0.1:8000/   # a running server
+
+Drives headless Chromium ($CHROMIUM_PATH or /usr/bin/chromium, with --enable-unsafe-webgpu) through
+window.playground and prints: Pyodide boot, numpy + micropip load, engine install, engine start,
+time to ready since navigation; then microseconds per op measured by Python in the page (best of
+several repeats) on webgpu and on numpy, with ratios. "then readback" rows include the GPU work:
+N ops recorded, submitted in batches, and one readback of the last result, divided by N.
+Timings are for reading, never asserted in tests.
+"""
+
+import argparse
+import os
+import signal
+import socket
+import subprocess
+import sys
+import time
+import urllib.request
+from pathlib import Path
+
+from playwright.sync_api import sync_playwright
+
+REPO = Path(__file__).resolve().parent.parent
+FLAGS = [
+    "--enable-unsafe-webgpu",
+    "--no-sandbox",
+    "--disable-background-networking",
+    "--disable-component-update",
+    "--disable-sync",
+    "--no-first-run",
+]
+
+MEASURE = """
+import timeit
+
+def best_us(fn, number=2000, repeat=5):
+    return min(timeit.repeat(fn, number=number, repeat=repeat)) / number * 1e6
+
+a_np, b_np = np.ones(4, np.float32), np.full(4, 2.0, np.float32)
+a, b = pe.tensor(a_np), pe.tensor(b_np)
+(a + b).dispose(); (a * 2.0).dispose(); pe.relu(a).dispose()  # compile the pipelines first
+
+async def then_readback(n=1000):
+    start = timeit.default_timer()
+    with pe.scope():
+        for _ in range(n):
+            a + b
+        await (a + b).data()
+    return (timeit.default_timer() - start) / (n + 1) * 1e6
+
+rows = {
+    "numpy add (raw numpy in Pyodide)": best_us(lambda: np.add(a_np, b_np)),
+    "a + b, then dispose": best_us(lambda: (a + b).dispose()),
+    "a * 2.0 (scalar operand)": best_us(lambda: (a * 2.0).dispose()),
+    "relu(a)": best_us(lambda: pe.relu(a).dispose()),
+    "reshape view": best_us(lambda: a.reshape((2, 2)).dispose()),
+    "tidy(lambda: a + b)": best_us(lambda: pe.tidy(lambda: a + b).dispose()),
+    "1000 x (a + b), then readback": await then_readback(),
+}
+a.dispose(); b.dispose()
+{"backend": pe.get_backend(), "rows": rows, "stats": pe.stats()}
+"""
+
+
+def free_port():
+    with socket.socket() as s:
+        s.bind(("127.0.0.1", 0))
+        return s.getsockname()[1]
+
+
+def start_server():
+    python = REPO / ".venv" / "bin" / "python"
+    port = free_port()
+    proc = subprocess.Popen(
+        [str(python) if python.exists() else sys.executable, "-m", "app", "serve", "--port", str(port)],
+        cwd=REPO,
+        stdout=subprocess.DEVNULL,
+        stderr=subprocess.DEVNULL,
+    )
+    url = f"http://127.0.0.1:{port}/"
+    for _ in range(1200):
+        try:
+            urllib.request.urlopen(url + "config.json", timeout=2).close()
+            return proc, url
+        except OSError:
+            if proc.poll() is not None:
+                sys.exit(f"the server exited with {proc.returncode}")
+            time.sleep(0.5)
+    sys.exit("the server did not start")
+
+
+def run(page, code):
+    return page.evaluate("code => playground.runPython(code)", code)
+
+
+def main():
+    parser = argparse.ArgumentParser(description=__doc__, formatter_class=argparse.RawDescriptionHelpFormatter)
+    parser.add_argument("--url", help="a running playground server (default: start python -m app serve)")
+    args = parser.parse_args()
+    proc, url = (None, args.url) if args.url else start_server()
+    try:
+        with sync_playwright() as p:
+            chromium = os.environ.get("CHROMIUM_PATH") or "/usr/bin/chromium"
+            browser = p.chromium.launch(executable_path=chromium, headless=True, args=FLAGS)
+            page = browser.new_page()
+            page.goto(url)
+            info = page.evaluate("playground.ready")
+            t = info["timings"]
+            print(f"Pyodide {info['pyodide_version']} in a worker, backend {info['backend']}", end="")
+            print(f" ({info['adapter']['vendor']} {info['adapter']['architecture']})" if info["adapter"] else "")
+            print(f"  Pyodide boot (loadPyodide)      {t['pyodide_boot_ms']:8.0f} ms")
+            print(f"  numpy + micropip (loadPackage)  {t['packages_ms']:8.0f} ms")
+            print(f"  engine wheel (micropip.install) {t['engine_install_ms']:8.0f} ms")
+            print(f"  engine start + first op         {t['engine_start_ms']:8.0f} ms")
+            print(f"  ready since navigation start    {info['ready_ms']:8.0f} ms")
+            results = {}
+            for backend in ("webgpu", "numpy"):
+                page.evaluate("name => playground.setBackend(name)", backend)
+                results[backend] = run(page, MEASURE)
+            browser.close()
+    finally:
+        if proc is not None:
+            os.kill(proc.pid, signal.SIGTERM)
+            proc.wait()
+    gpu, cpu = results["webgpu"], results["numpy"]
+    raw = cpu["rows"]["numpy add (raw numpy in Pyodide)"]
+    print(f"\nper op, microseconds (float32[4]); webgpu ran on {gpu['backend']}")
+    print(f"  {'case':34s} {'webgpu':>9s} {'numpy':>9s} {'webgpu/numpy':>13s} {'numpy/raw':>10s}")
+    for name in cpu["rows"]:
+        g, c = gpu["rows"][name], cpu["rows"][name]
+        print(f"  {name:34s} {g:9.1f} {c:9.1f} {g / c:12.1f}x {c / raw:9.1f}x")
+    s = gpu["stats"]
+    print(f"\nwebgpu counters: {s['dispatches']} dispatches in {s['submits']} submits, {s['readbacks']} readbacks")
+
+
+if __name__ == "__main__":
+    main()

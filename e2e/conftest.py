@@ -1,0 +1,205 @@
+"""Fixtures of the e2e tests: the real server, headless Chromium, and playground pages.
+
+- The server is `python -m app serve` run by the repo's .venv on a free port, killed by PID at the
+  end (with E2E_BASE_URL=http://127.0.0.1:PORT/ the tests use a server that is already running).
+- The browser is $CHROMIUM_PATH, else /usr/bin/chromium, headless. With --enable-unsafe-webgpu it
+  has WebGPU even without a GPU (SwiftShader); without the flag it has no adapter, and the page
+  must fall back to numpy. Playwright's own browser download is never used.
+- Pages are shared per browser for the whole session (a boot takes seconds); after each test the
+  `gpu_page`/`numpy_page` fixtures dispose what the test left and restore the page's backend.
+"""
+
+import os
+import signal
+import socket
+import subprocess
+import sys
+import textwrap
+import time
+import urllib.request
+from pathlib import Path
+
+import pytest
+from playwright.sync_api import sync_playwright
+
+REPO = Path(__file__).resolve().parent.parent
+CHROMIUM = os.environ.get("CHROMIUM_PATH") or "/usr/bin/chromium"
+WEBGPU_FLAG = "--enable-unsafe-webgpu"
+QUIET_FLAGS = [
+    "--no-sandbox",
+    "--disable-background-networking",
+    "--disable-component-update",
+    "--disable-sync",
+    "--no-first-run",
+]
+SERVER_START_S = 600  # the first start fetches and verifies the Pyodide assets
+BOOT_TIMEOUT_MS = 180_000  # Pyodide + numpy + the engine wheel, on 2 shared cores
+RUN_TIMEOUT_S = 120
+
+
+def free_port():
+    with socket.socket() as s:
+        s.bind(("127.0.0.1", 0))
+        return s.getsockname()[1]
+
+
+def wait_until_serving(url, proc, log_path):
+    deadline = time.monotonic() + SERVER_START_S
+    while time.monotonic() < deadline:
+        if proc.poll() is not None:
+            raise RuntimeError(f"the server exited with {proc.returncode}:\n{log_path.read_text()[-4000:]}")
+        try:
+            with urllib.request.urlopen(url + "config.json", timeout=5) as r:
+                if r.status == 200:
+                    return
+        except OSError:
+            time.sleep(0.5)
+    raise RuntimeError(f"the server did not answer within {SERVER_START_S} s:\n{log_path.read_text()[-4000:]}")
+
+
+@pytest.fixture(scope="session")
+def server_url(tmp_path_factory):
+    given = os.environ.get("E2E_BASE_URL")
+    if given:
+        yield given.rstrip("/") + "/"
+        return
+    venv_python = REPO / ".venv" / "bin" / "python"
+    python = str(venv_python) if venv_python.exists() else sys.executable
+    port = free_port()
+    log_path = tmp_path_factory.mktemp("server") / "server.log"
+    with open(log_path, "wb") as log:
+        proc = subprocess.Popen(
+            [python, "-m", "app", "serve", "--host", "127.0.0.1", "--port", str(port)],
+            cwd=REPO,
+            stdout=log,
+            stderr=subprocess.STDOUT,
+            stdin=subprocess.DEVNULL,
+        )
+    try:
+        url = f"http://127.0.0.1:{port}/"
+        wait_until_serving(url, proc, log_path)
+        yield url
+    finally:
+        os.kill(proc.pid, signal.SIGTERM)
+        try:
+            proc.wait(timeout=15)
+        except subprocess.TimeoutExpired:
+            os.kill(proc.pid, signal.SIGKILL)
+            proc.wait()
+
+
+@pytest.fixture(scope="session")
+def playwright():
+    if not os.path.exists(CHROMIUM):
+        raise RuntimeError(f"no Chromium at {CHROMIUM}: apt-get install -y chromium, or set CHROMIUM_PATH")
+    with sync_playwright() as p:
+        yield p
+
+
+def launch(playwright, webgpu):
+    args = [WEBGPU_FLAG, *QUIET_FLAGS] if webgpu else QUIET_FLAGS
+    return playwright.chromium.launch(executable_path=CHROMIUM, headless=True, args=args)
+
+
+@pytest.fixture(scope="session")
+def webgpu_browser(playwright):
+    browser = launch(playwright, webgpu=True)
+    yield browser
+    browser.close()
+
+
+@pytest.fixture(scope="session")
+def plain_browser(playwright):
+    """Chromium without --enable-unsafe-webgpu: no WebGPU adapter on a machine without a GPU."""
+    browser = launch(playwright, webgpu=False)
+    yield browser
+    browser.close()
+
+
+class Playground:
+    """A page of the playground, driven through window.playground."""
+
+    def __init__(self, browser, url):
+        self.context = browser.new_context()
+        self.page = self.context.new_page()
+        self.console = []
+        self.page.on("console", lambda m: self.console.append(f"{m.type}: {m.text}"))
+        self.page.on("pageerror", lambda e: self.console.append(f"pageerror: {e}"))
+        self.page.goto(url)
+        self.page.wait_for_function(
+            "() => window.playground && playground.state !== 'starting'", timeout=BOOT_TIMEOUT_MS
+        )
+        self.info = self.page.evaluate("playground.ready")  # raises with the reason if the boot failed
+        self.backend = self.info["backend"]
+
+    def run(self, code, timeout_s=RUN_TIMEOUT_S):
+        """runPython(code) with the code dedented; fails the test if it takes longer than timeout_s."""
+        return self.page.evaluate(
+            """([code, ms]) => Promise.race([playground.runPython(code), new Promise((_, reject) =>
+                   setTimeout(() => reject(new Error(`runPython did not finish in ${ms} ms`)), ms))])""",
+            [textwrap.dedent(code), timeout_s * 1000],
+        )
+
+    def memory(self):
+        return self.page.evaluate("playground.memory()")
+
+    def stats(self):
+        return self.page.evaluate("playground.stats()")
+
+    def reset(self):
+        """Dispose what a test left and go back to the page's first backend."""
+        self.run(
+            f"""
+            pe.dispose_variables()
+            pe.dispose(list(pe.ENGINE.live.values()))
+            if pe.get_backend() != {self.backend!r}:
+                await pe.set_backend({self.backend!r})
+            """
+        )
+
+    def close(self):
+        self.context.close()
+
+
+@pytest.fixture(scope="session")
+def _gpu_page(webgpu_browser, server_url):
+    page = Playground(webgpu_browser, server_url)
+    yield page
+    page.close()
+
+
+@pytest.fixture(scope="session")
+def _numpy_page(plain_browser, server_url):
+    page = Playground(plain_browser, server_url)
+    yield page
+    page.close()
+
+
+@pytest.fixture
+def gpu_page(_gpu_page):
+    """The shared page of the browser with WebGPU."""
+    yield _gpu_page
+    _gpu_page.reset()
+
+
+@pytest.fixture
+def numpy_page(_numpy_page):
+    """The shared page of the browser without WebGPU (it falls back to numpy)."""
+    yield _numpy_page
+    _numpy_page.reset()
+
+
+@pytest.fixture(params=["webgpu", "no-webgpu"])
+def any_page(request):
+    """Each shared page in turn: tests of the memory model must pass on both backends."""
+    page = request.getfixturevalue("_gpu_page" if request.param == "webgpu" else "_numpy_page")
+    yield page
+    page.reset()
+
+
+@pytest.fixture
+def fresh_gpu_page(webgpu_browser, server_url):
+    """A page of its own, for tests that need a backend nothing ran on yet."""
+    page = Playground(webgpu_browser, server_url)
+    yield page
+    page.close()

@@ -1,0 +1,20 @@
+"""A browser without WebGPU (no --enable-unsafe-webgpu): the page runs on numpy and says why.
+
+The memory-model tests run on this page too (test_memory.py, parameter "no-webgpu").
+"""
+
+
+def test_without_webgpu_the_page_falls_back_to_numpy_and_says_why(numpy_page):
+    info = numpy_page.info
+    assert info["backend"] == "numpy" and info["adapter"] is None
+    assert "webgpu" in info["fallback_reason"] and "adapter" in info["fallback_reason"], info["fallback_reason"]
+    status = numpy_page.page.inner_text("#status")
+    assert "numpy" in status and info["fallback_reason"] in status
+    assert numpy_page.page.input_value("#backend") == "numpy"
+    assert numpy_page.run("(pe.tensor([1.0, 2.0]) * 2.0).numpy().tolist()") == [2.0, 4.0]
+
+
+def test_switching_to_webgpu_without_webgpu_keeps_numpy_with_the_reason(numpy_page):
+    info = numpy_page.page.evaluate("playground.setBackend('webgpu')")
+    assert info["backend"] == "numpy" and "adapter" in info["fallback_reason"]
+    assert "numpy" in numpy_page.page.inner_text("#status")

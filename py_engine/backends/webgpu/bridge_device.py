@@ -1,0 +1,155 @@
+"""The device interface on the browser's WebGPU, through static/bridge.js (Pyodide only).
+
+Same semantics as `wgpu_device.WgpuDevice`. Each method is one call of a cached JS function with
+ints only: buffer ids, offsets, byte counts, and addresses in wasm memory that bridge.js reads or
+writes through HEAPU8 (zero-copy). Looking a JS attribute up costs ~1.7 us and converting a list
+2-10 us, a call through a cached reference ~0.4 us (shared/FACTS.md). Only readback awaits.
+"""
+
+import js
+import numpy as np
+from pyodide.ffi import JsException, can_run_sync, create_proxy, run_sync
+
+from ...errors import DeviceLostError, EngineError
+
+
+class SyncReadbackError(EngineError, RuntimeError):
+    """A synchronous readback (data_sync, numpy, item, print) where the browser cannot wait."""
+
+
+SYNC_READBACK_HELP = (
+    "cannot read a webgpu tensor synchronously here: Python was entered through a synchronous call "
+    "(pyodide.runPython or a plain JS->Python call), which cannot wait for the GPU. Use `await t.data()`, "
+    "or run the code with pyodide.runPythonAsync (as the playground's runPython does) so that "
+    "t.data_sync()/t.numpy() can suspend."
+)
+
+
+def _address(data):
+    """The wasm-memory address and byte count of a contiguous bytes-like object, plus the array to keep alive."""
+    arr = data if type(data) is np.ndarray else np.frombuffer(data, np.uint8)
+    if not arr.flags.c_contiguous:
+        arr = np.ascontiguousarray(arr)
+    return arr.__array_interface__["data"][0], arr.nbytes, arr  # cheaper than arr.ctypes.data
+
+
+class BridgeDevice:
+    def __init__(self, js_device):
+        self._js = js_device
+        self.info = js_device.info.to_py()
+        self.limits = js_device.limits.to_py()
+        self.lost = None
+        self._pipelines = {}  # shader key -> pipeline id in bridge.js
+        d = js_device
+        self._create, self._destroy, self._write = d.createBuffer, d.destroyBuffer, d.writeBuffer
+        self._compile, self._compile_async, self._dispatch = d.compile, d.compileAsync, d.dispatch
+        self._flush, self._read, self._stats = d.flush, d.read, d.stats
+        self._lost_callback = create_proxy(self._on_lost)  # lives as long as the device
+        d.onLost(self._lost_callback)
+
+    @classmethod
+    async def create(cls):
+        bridge = getattr(js, "peBridge", None)
+        if bridge is None:
+            raise RuntimeError("bridge.js is not loaded: the webgpu backend runs in the playground's worker")
+        try:
+            return cls(await bridge.open())
+        except JsException as e:
+            raise RuntimeError(e.message) from None
+
+    def _on_lost(self, reason):
+        self.lost = self.lost or str(reason)
+
+    def _lost_error(self, action):
+        return DeviceLostError(f"cannot {action}: the GPU device was lost ({self.lost})")
+
+    def _call(self, action, fn, *args):
+        if self.lost:
+            raise self._lost_error(action)
+        try:
+            return fn(*args)
+        except JsException as e:
+            if self.lost or "lost" in e.message.lower() or "destroyed" in e.message.lower():
+                self.lost = self.lost or e.message
+                raise self._lost_error(action) from e
+            raise RuntimeError(f"webgpu bridge: cannot {action}: {e.message}") from e
+
+    # ---- buffers ----------------------------------------------------------------------------
+
+    def create_buffer(self, nbytes):
+        return self._call("create a buffer", self._create, nbytes)
+
+    def destroy_buffer(self, bid):
+        self._destroy(bid)  # bookkeeping only once the device is lost, like wgpu_device
+
+    def native_buffer(self, bid):
+        return self._js.nativeBuffer(bid)
+
+    def write_buffer(self, bid, data, offset=0):
+        address, nbytes, keep = _address(data)
+        self._call("upload", self._write, bid, offset, address, nbytes)
+        del keep  # the bridge copied it at call time
+
+    # ---- pipelines --------------------------------------------------------------------------
+
+    def has_pipeline(self, key):
+        return key in self._pipelines
+
+    def compile(self, key, source, n_in, n_out):
+        if key not in self._pipelines:
+            self._pipelines[key] = self._call("compile a shader", self._compile, key, source, n_in, n_out)
+
+    async def compile_async(self, key, source, n_in, n_out):
+        if key not in self._pipelines:
+            promise = self._call("compile a shader", self._compile_async, key, source, n_in, n_out)
+            self._pipelines[key] = await self._await("compile a shader", promise)
+
+    # ---- dispatch and submit ----------------------------------------------------------------
+
+    def dispatch(self, key, buffer_ids, uniform_offset, workgroups):
+        self._call("record commands", self._dispatch, self._pipelines[key], uniform_offset, *workgroups, *buffer_ids)
+
+    def flush(self, uniform_bytes=b""):
+        address, nbytes, keep = _address(uniform_bytes)
+        self._call("submit", self._flush, address, nbytes)
+        del keep
+
+    async def _await(self, action, promise):
+        try:
+            return await promise
+        except JsException as e:
+            if self.lost:
+                raise self._lost_error(action) from e
+            raise RuntimeError(f"webgpu bridge: cannot {action}: {e.message}") from e
+
+    def _start_read(self, bid, nbytes):
+        out = bytearray(nbytes)
+        address, _, _ = _address(out)
+        return out, self._call("read back", self._read, bid, nbytes, address)
+
+    def read_buffer(self, bid, nbytes):
+        if self.lost:
+            raise self._lost_error("read back")
+        if not can_run_sync():
+            raise SyncReadbackError(SYNC_READBACK_HELP)
+        out, promise = self._start_read(bid, nbytes)
+        try:
+            run_sync(promise)
+        except JsException as e:
+            if self.lost:
+                raise self._lost_error("read back") from e
+            raise RuntimeError(f"webgpu bridge: cannot read back: {e.message}") from e
+        return out
+
+    async def read_buffer_async(self, bid, nbytes):
+        out, promise = self._start_read(bid, nbytes)
+        await self._await("read back", promise)
+        return out
+
+    def stats(self):
+        return self._stats().to_py()
+
+    def destroy(self):
+        """Lose the device on purpose (tests of device loss)."""
+        self.lost = "the device was destroyed"
+        self._js.destroy()

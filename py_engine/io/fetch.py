@@ -1,0 +1,113 @@
+"""Reading model.json and its shards, several at once: from a folder or file path, file:// or http(s)://.
+
+In CPython, files and URLs (urllib) are read in the event loop's thread pool; in Pyodide (the browser)
+URLs, relative ones included, go through pyodide.http.pyfetch. Errors name the file at fault.
+"""
+
+import asyncio
+import http.client
+import inspect
+import os
+import sys
+import urllib.error
+import urllib.parse
+import urllib.request
+
+from .errors import ModelLoadError
+
+IN_BROWSER = sys.platform == "emscripten"
+
+
+class Location:
+    """Where model.json is, and how to read it and the files beside it."""
+
+    def __init__(self, url_or_path):
+        text = os.fspath(url_or_path)
+        scheme = urllib.parse.urlparse(text).scheme
+        if scheme in ("http", "https") or (IN_BROWSER and scheme != "file"):
+            self.remote = True  # a URL of model.json, or of the folder holding it
+            folder = not urllib.parse.urlparse(text).path.endswith(".json")
+            self.target = text.rstrip("/") + "/model.json" if folder else text
+        else:
+            self.remote = False
+            path = urllib.request.url2pathname(urllib.parse.urlparse(text).path) if scheme == "file" else text
+            self.target = os.path.join(path, "model.json") if os.path.isdir(path) else path
+
+    def resolve(self, relative):
+        """A shard path from the manifest, relative to model.json."""
+        if self.remote:
+            return urllib.parse.urljoin(self.target, relative)
+        return os.path.normpath(os.path.join(os.path.dirname(self.target), relative))
+
+    async def read(self, target, what):
+        if IN_BROWSER:  # no threads there: the browser fetches, and Pyodide's file system is in memory
+            return await _pyfetch(target, what) if self.remote else _read_file(target, what)
+        reader = _read_url if self.remote else _read_file
+        return await asyncio.get_running_loop().run_in_executor(None, reader, target, what)
+
+    async def read_all(self, targets, names, total, on_progress=None):
+        """The bytes of every target, fetched concurrently; on_progress(bytes loaded, total) after each one."""
+        loaded = 0
+        await report(on_progress, loaded, total)
+
+        async def one(target, name):
+            nonlocal loaded
+            data = await self.read(target, name)
+            loaded += len(data)
+            await report(on_progress, loaded, total)
+            return data
+
+        results = await asyncio.gather(*(one(t, n) for t, n in zip(targets, names)), return_exceptions=True)
+        errors = [r for r in results if isinstance(r, BaseException)]
+        for error in errors:
+            if not isinstance(error, ModelLoadError):
+                raise error
+        if errors:
+            raise ModelLoadError("; ".join(str(e) for e in errors))
+        return results
+
+
+async def report(on_progress, loaded, total):
+    if on_progress is not None:
+        result = on_progress(loaded, total)
+        if inspect.isawaitable(result):
+            await result
+
+
+def _read_file(path, what):
+    try:
+        with open(path, "rb") as f:
+            return f.read()
+    except FileNotFoundError:
+        raise ModelLoadError(f"{what} is missing: there is no file {path}") from None
+    except OSError as e:
+        raise ModelLoadError(f"{what} could not be read from {path}: {e}") from None
+
+
+def _read_url(url, what):
+    try:
+        with urllib.request.urlopen(url, timeout=60) as response:
+            return response.read()
+    except urllib.error.HTTPError as e:
+        e.close()
+        state = "is missing" if e.code in (404, 410) else "could not be fetched"
+        raise ModelLoadError(f"{what} {state}: HTTP {e.code} {e.reason} from {url}") from None
+    except http.client.IncompleteRead as e:
+        raise ModelLoadError(
+            f"{what} is truncated: the connection closed after {len(e.partial)} bytes ({url})"
+        ) from None
+    except (urllib.error.URLError, OSError, http.client.HTTPException) as e:
+        raise ModelLoadError(f"{what} could not be fetched from {url}: {getattr(e, 'reason', e)}") from None
+
+
+async def _pyfetch(url, what):
+    from pyodide.http import pyfetch  # only in the browser
+
+    try:
+        response = await pyfetch(url)
+    except Exception as e:  # a network error surfaces as a JS exception
+        raise ModelLoadError(f"{what} could not be fetched from {url}: {e}") from None
+    if not response.ok:
+        state = "is missing" if response.status in (404, 410) else "could not be fetched"
+        raise ModelLoadError(f"{what} {state}: HTTP {response.status} {response.status_text} from {url}")
+    return await response.bytes()

@@ -1,0 +1,78 @@
+"""load_layers_model: a TF.js layers model (model.json + weight shards) from a folder, file:// or http(s)://."""
+
+import json
+
+from ..engine import ENGINE
+from ..layers import CLASSES, WeightSource
+from ..models import model_from_config, unknown_layer_classes
+from . import weights
+from .errors import ModelLoadError
+from .fetch import Location
+
+
+async def load_layers_model(url_or_path, on_progress=None):
+    """The model saved at url_or_path (model.json, or the folder or URL prefix holding it).
+
+    Shards are fetched concurrently; on_progress(bytes_loaded, bytes_total), sync or async, is called at
+    the start and after each shard. Each shard's size and sha256 are checked when the manifest records
+    them. Any failure raises ModelLoadError naming the file or weight at fault, and leaves nothing allocated.
+    """
+    location = Location(url_or_path)
+    try:
+        return await _load(location, on_progress)
+    except ModelLoadError as e:
+        raise ModelLoadError(f"load_layers_model({location.target}): {e}") from e.__cause__
+
+
+async def _load(location, on_progress):
+    raw = await location.read(location.target, "model.json")
+    try:
+        artifacts = json.loads(raw)
+    except ValueError as e:
+        raise ModelLoadError(f"model.json is not valid JSON ({e})") from None
+    if not isinstance(artifacts, dict) or "modelTopology" not in artifacts:
+        raise ModelLoadError("model.json has no 'modelTopology': it is not a TF.js layers model")
+    if artifacts.get("format", "layers-model") != "layers-model":
+        raise ModelLoadError(f"model.json's format is {artifacts['format']!r}; this loader reads 'layers-model'")
+    topology = artifacts["modelTopology"]
+    try:
+        unknown = unknown_layer_classes(topology)
+    except (ValueError, AttributeError) as e:
+        raise ModelLoadError(f"model.json's modelTopology cannot be read: {e}") from None
+    if unknown:
+        listed = "; ".join(f"{name!r} (layers {', '.join(map(repr, layers))})" for name, layers in unknown.items())
+        raise ModelLoadError(f"unknown layer classes: {listed}. Supported: {', '.join(sorted(CLASSES))}")
+
+    groups = artifacts.get("weightsManifest") or []
+    totals = [weights.check_group(group, k + 1) for k, group in enumerate(groups)]
+    shards = [(group, k) for group in groups for k in range(len(group["paths"]))]
+    names = [f"shard {group['paths'][k]!r}" for group, k in shards]
+    targets = [location.resolve(group["paths"][k]) for group, k in shards]
+    datas = await location.read_all(targets, names, sum(totals), on_progress)
+    arrays, at = {}, 0
+    for group, need in zip(groups, totals):
+        own = datas[at : at + len(group["paths"])]
+        at += len(own)
+        weights.verify(group, own, need)
+        for name, array in weights.unpack(group, own).items():
+            if name in arrays:
+                raise ModelLoadError(f"weight {name!r} appears twice in the weights manifest")
+            arrays[name] = array
+
+    source = WeightSource(arrays, "the weights manifest")
+    try:
+        with source:
+            model = model_from_config(topology)
+        unused = source.unused()
+        if unused:
+            raise ModelLoadError(
+                f"the weights manifest has {len(unused)} weight(s) the model's topology does not use: "
+                f"{', '.join(map(repr, unused[:10]))}{' ...' if len(unused) > 10 else ''}"
+            )
+        return model
+    except (ValueError, TypeError) as e:
+        ENGINE.dispose(source.created)
+        raise e if isinstance(e, ModelLoadError) else ModelLoadError(str(e)) from e
+    except BaseException:
+        ENGINE.dispose(source.created)
+        raise

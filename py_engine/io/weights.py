@@ -1,0 +1,106 @@
+"""Weight shards of the TF.js layers format.
+
+A manifest group is {"paths": [...], "weights": [{"name", "shape", "dtype"}, ...]}: the weights' values,
+little-endian, concatenated in manifest order and cut into shards of at most `max_shard_bytes` at byte
+boundaries (a weight may span two shards), exactly as TF.js writes them. This engine adds "sha256" and
+"sizes" (one per path), which TF.js ignores, and checks them when it loads.
+"""
+
+import hashlib
+import math
+
+import numpy as np
+
+from .errors import ModelLoadError
+
+DEFAULT_SHARD_BYTES = 4 * 1024 * 1024
+DTYPES = {"float32": np.dtype("<f4"), "int32": np.dtype("<i4")}
+
+
+def pack(named_arrays, max_shard_bytes=DEFAULT_SHARD_BYTES):
+    """(weightsManifest, shard bytes in path order) for [(name, array)]; no weights make an empty manifest."""
+    if not named_arrays:
+        return [], []
+    specs, parts = [], []
+    for name, array in named_arrays:
+        array = np.asarray(array)
+        dtype = "int32" if array.dtype.kind in "iub" else "float32"
+        specs.append({"name": name, "shape": list(array.shape), "dtype": dtype})
+        parts.append(np.ascontiguousarray(array, DTYPES[dtype]).tobytes())
+    data = b"".join(parts)
+    count = max(1, math.ceil(len(data) / max_shard_bytes))
+    shards = [data[k * max_shard_bytes : (k + 1) * max_shard_bytes] for k in range(count)]
+    group = {
+        "paths": [f"group1-shard{k + 1}of{count}.bin" for k in range(count)],
+        "weights": specs,
+        "sha256": [hashlib.sha256(s).hexdigest() for s in shards],
+        "sizes": [len(s) for s in shards],
+    }
+    return [group], shards
+
+
+def check_group(group, number):
+    """Refuse a manifest group this loader cannot read, naming the weight; returns the bytes its weights need."""
+    if (
+        not isinstance(group, dict)
+        or not isinstance(group.get("paths"), list)
+        or not isinstance(group.get("weights"), list)
+    ):
+        raise ModelLoadError(f"weightsManifest group {number} needs a list of 'paths' and a list of 'weights'")
+    for path in group["paths"]:
+        if not isinstance(path, str) or "://" in path or path.startswith(("/", "\\")):
+            raise ModelLoadError(f"weightsManifest group {number}: shard path {path!r} must be relative to model.json")
+    for key in ("sha256", "sizes"):
+        if key in group and len(group[key]) != len(group["paths"]):
+            raise ModelLoadError(f"weightsManifest group {number}: '{key}' must have one entry per path")
+    total = 0
+    for spec in group["weights"]:
+        name = spec.get("name")
+        if spec.get("quantization") is not None:
+            raise ModelLoadError(f"weight {name!r} is quantized; quantized weights are not supported")
+        if spec.get("dtype", "float32") not in DTYPES:
+            raise ModelLoadError(f"weight {name!r} has dtype {spec.get('dtype')!r}; supported: float32, int32")
+        shape = spec.get("shape")
+        if not isinstance(shape, list) or not all(isinstance(d, int) and d >= 0 for d in shape):
+            raise ModelLoadError(f"weight {name!r} has an invalid shape {shape!r} in the manifest")
+        total += math.prod(shape) * 4
+    return total
+
+
+def verify(group, shards, need):
+    """Refuse shards that do not hold what the manifest says, naming the shard: a size differing from "sizes",
+    bytes that do not add up to what the weights need (the shard whose sha256 fails is the truncated one), or
+    a sha256 differing from "sha256"."""
+    paths, sizes = group["paths"], group.get("sizes")
+    for path, data, size in zip(paths, shards, sizes or [None] * len(paths)):
+        if size is not None and len(data) != size:
+            state = "truncated" if len(data) < size else "too long"
+            raise ModelLoadError(f"shard {path!r} is {state}: {len(data)} bytes, the manifest says {size}")
+    digests = [hashlib.sha256(data).hexdigest() for data in shards] if "sha256" in group else []
+    bad = [k for k, digest in enumerate(digests) if digest != group["sha256"][k]]
+    have = sum(map(len, shards))
+    if have != need:
+        culprits = bad or range(len(paths))
+        listed = ", ".join(repr(paths[k]) for k in culprits)
+        state = "truncated" if have < need else "too long"
+        raise ModelLoadError(
+            f"{'shard' if len(culprits) == 1 else 'shards'} {listed} {'is' if len(culprits) == 1 else 'are'} {state}: "
+            f"the group's {len(paths)} shard(s) hold {have} bytes, the weights listed with them need {need}"
+        )
+    if bad:
+        k = bad[0]
+        raise ModelLoadError(
+            f"shard {paths[k]!r} is corrupt: its sha256 is {digests[k]}, the manifest says {group['sha256'][k]}"
+        )
+
+
+def unpack(group, shards):
+    """{weight name: array} from a group's (verified) shards."""
+    data = b"".join(shards)
+    arrays, offset = {}, 0
+    for spec in group["weights"]:
+        dtype, shape = DTYPES[spec.get("dtype", "float32")], spec["shape"]
+        count = math.prod(shape)
+        arrays[spec["name"]] = np.frombuffer(data, dtype, count, offset).reshape(shape)
+        offset += count * dtype.itemsize
+    return arrays

@@ -1,0 +1,94 @@
+"""Fused convolutions: conv2d or depthwise_conv2d, plus a bias, plus an activation, as one kernel.
+
+What a Conv2D layer (and a BatchNormalization folded into it) runs: one dispatch instead of three.
+Kernels "FusedConv2D" and "FusedDepthwiseConv2D" take (x, filter) or (x, filter, bias) and the attrs
+of Conv2D (strides, pad, dilations) plus `activation`, one of ACTIVATIONS. Their gradients go through
+the convolutions' own backprop kernels, so models built from layers stay differentiable.
+"""
+
+from ..autograd import register_gradient
+from ..engine import ENGINE
+from ..errors import ShapeError
+from ..ops.check import int_tuple, rank_is
+from ..ops.convert import release
+from ..ops.math import cast, exp, logical_and, where
+from ..ops.nn import _window_attrs, batched, float_input
+from ..ops.reduce import sum as reduce_sum
+
+# Elementwise activations a fused kernel applies to each output (each backend maps "relu" to its Relu, ...).
+ACTIVATIONS = ("linear", "relu", "relu6", "sigmoid", "tanh", "elu", "softplus")
+
+
+def _fused(op, kernel, depthwise, x, w, bias, activation, strides, padding, dilations):
+    if activation not in ACTIVATIONS:
+        raise ValueError(f"{op}: activation must be one of {', '.join(ACTIVATIONS)}; got {activation!r}")
+    layout = "h, w, in, multiplier" if depthwise else "h, w, in, out"
+    temps = []
+    try:
+        x, w = float_input(op, x, temps), float_input(op, w, temps, "filter")
+        rank_is(op, x, (3, 4))
+        rank_is(op, w, 4, "filter")
+        if w.shape[2] != x.shape[-1]:
+            raise ShapeError(
+                f"{op}: filter {w.shape} ({layout}) has {w.shape[2]} input channels but x {x.shape} has {x.shape[-1]}"
+            )
+        if min(w.shape[:2]) < 1:
+            raise ShapeError(f"{op}: filter {w.shape} ({layout}) has an empty height or width")
+        weights = [w]
+        if bias is not None:
+            bias = float_input(op, bias, temps, "bias")
+            channels = w.shape[2] * w.shape[3] if depthwise else w.shape[3]
+            if bias.shape != (channels,):
+                raise ShapeError(f"{op}: bias has shape {bias.shape}; expected ({channels},), one per output channel")
+            weights.append(bias)
+        dilations = int_tuple(op, dilations, 2, "dilations")
+        strides, pad = _window_attrs(op, x, w.shape[:2], strides, padding, dilations)
+        attrs = {"strides": strides, "pad": pad, "dilations": dilations, "activation": activation}
+        return batched(x, lambda batch: ENGINE.run_kernel(kernel, (batch, *weights), attrs))
+    finally:
+        release(temps)
+
+
+def fused_conv2d(x, filter, bias=None, activation="linear", strides=1, padding="valid", dilations=1):  # noqa: A002
+    """activation(conv2d(x, filter) + bias) in one kernel; filter [h, w, in, out], bias [out] or None."""
+    return _fused("fused_conv2d", "FusedConv2D", False, x, filter, bias, activation, strides, padding, dilations)
+
+
+def fused_depthwise_conv2d(x, filter, bias=None, activation="linear", strides=1, padding="valid", dilations=1):  # noqa: A002
+    """activation(depthwise_conv2d(x, filter) + bias) in one kernel; filter [h, w, in, multiplier], bias [in * multiplier]."""
+    return _fused(
+        "fused_depthwise_conv2d", "FusedDepthwiseConv2D", True, x, filter, bias, activation, strides, padding, dilations
+    )
+
+
+def _activation_grad(activation, dy, y):
+    """dy through the activation, from its output y (every fused activation's derivative is a function of y)."""
+    if activation == "linear":
+        return dy
+    if activation == "relu":
+        return dy * cast(y > 0, "float32")
+    if activation == "relu6":
+        return dy * cast(logical_and(y > 0, y < 6), "float32")
+    if activation == "sigmoid":
+        return dy * y * (1.0 - y)
+    if activation == "tanh":
+        return dy * (1.0 - y * y)
+    if activation == "elu":
+        return where(y > 0, dy, dy * (y + 1.0))
+    return dy * (1.0 - exp(-y))  # softplus: sigmoid(x) = 1 - exp(-softplus(x))
+
+
+def _fused_gradient(conv_kernel):
+    def gradient(dy, ins, outs, attrs):
+        x, w = ins[:2]
+        dz = _activation_grad(attrs["activation"], dy, outs[0])
+        conv = {"strides": attrs["strides"], "pad": attrs["pad"], "dilations": attrs["dilations"]}
+        dx = ENGINE.run_kernel(f"{conv_kernel}BackpropInput", (dz, w), {**conv, "input_shape": x.shape})
+        dfilter = ENGINE.run_kernel(f"{conv_kernel}BackpropFilter", (x, dz), {**conv, "filter_shape": w.shape})
+        return (dx, dfilter) if len(ins) == 2 else (dx, dfilter, reduce_sum(dz, (0, 1, 2)))
+
+    return gradient
+
+
+register_gradient("FusedConv2D", _fused_gradient("Conv2D"))
+register_gradient("FusedDepthwiseConv2D", _fused_gradient("DepthwiseConv2dNative"))

@@ -1,0 +1,70 @@
+"""Pooling layers (NHWC): AveragePooling2D, MaxPooling2D, GlobalAveragePooling2D."""
+
+from .. import ops
+from ..errors import ShapeError
+from .base import Layer, channels_last, pair, register
+from .convolutional import padding_mode, window_output_shape
+
+
+class _Pool2D(Layer):
+    def __init__(self, pool_size=(2, 2), strides=None, padding="valid", data_format=None, **kwargs):
+        super().__init__(**kwargs)
+        channels_last(data_format, self.name)
+        self.pool_size = pair(pool_size, "pool_size", self.name)
+        self.strides = self.pool_size if strides is None else pair(strides, "strides", self.name)
+        self.padding = padding_mode(padding, self.name)
+        self.data_format = "channels_last"
+
+    def compute_output_shape(self, input_shape):
+        return window_output_shape(
+            self, input_shape, self.pool_size, self.strides, self.padding, (1, 1), input_shape[-1]
+        )
+
+    def call(self, x, training=False):
+        return self.pool(x, self.pool_size, self.strides, self.padding)
+
+    def layer_config(self):
+        return {
+            "pool_size": list(self.pool_size),
+            "padding": self.padding,
+            "strides": list(self.strides),
+            "data_format": self.data_format,
+        }
+
+
+@register
+class AveragePooling2D(_Pool2D):
+    """Mean over each window; with "same" padding each window averages only its real pixels (as TensorFlow)."""
+
+    aliases = ("AvgPool2D",)
+    pool = staticmethod(ops.avg_pool)
+
+
+@register
+class MaxPooling2D(_Pool2D):
+    aliases = ("MaxPool2D",)
+    pool = staticmethod(ops.max_pool)
+
+
+@register
+class GlobalAveragePooling2D(Layer):
+    aliases = ("GlobalAvgPool2D",)
+
+    def __init__(self, data_format=None, keepdims=False, **kwargs):
+        super().__init__(**kwargs)
+        channels_last(data_format, self.name)
+        self.data_format, self.keepdims = "channels_last", bool(keepdims)
+
+    def compute_output_shape(self, input_shape):
+        if len(input_shape) != 4:
+            raise ShapeError(f"{self.name} (GlobalAveragePooling2D): expects rank-4 (NHWC) inputs, got {input_shape}")
+        return (input_shape[0], 1, 1, input_shape[3]) if self.keepdims else (input_shape[0], input_shape[3])
+
+    def call(self, x, training=False):
+        return ops.global_avg_pool(x, keepdims=self.keepdims)
+
+    def layer_config(self):
+        config = {"data_format": self.data_format}
+        return (
+            {**config, "keepdims": True} if self.keepdims else config
+        )  # TF.js has no keepdims: write it only when set

@@ -1,0 +1,8 @@
+"""Sequential and functional models: predict, summary, weights, folding, config and save."""
+
+from .folding import InferencePlan
+from .functional import Model, model_topology
+from .sequential import Sequential
+from .serialization import model_from_config, unknown_layer_classes
+
+__all__ = ["InferencePlan", "Model", "Sequential", "model_from_config", "model_topology", "unknown_layer_classes"]

@@ -1,0 +1,37 @@
+"""model.summary(): a table of layers, output shapes and parameter counts, as Keras prints it."""
+
+
+def _shape(shape):
+    return "(" + ", ".join(str(d) for d in shape) + ")"
+
+
+def summary_text(model):
+    in_model = {id(node) for node in model.nodes}
+    connected = model.class_name != "Sequential"  # a stack needs no "Connected to" column
+    header = ["Layer (type)", "Output Shape", "Param #"] + (["Connected to"] if connected else [])
+    rows = []
+    for layer in model.layers:
+        calls = [node for node in layer._nodes if id(node) in in_model]
+        shapes = ", ".join(_shape(node.outputs[0].shape) for node in calls)
+        row = [f"{layer.name} ({layer.class_name})", shapes, f"{layer.count_params():,}"]
+        if connected:
+            row.append(", ".join(s.layer.name for node in calls for s in node.inputs))
+        rows.append(row)
+    widths = [max(len(r[k]) for r in [header, *rows]) + 2 for k in range(len(header))]
+    rule = "_" * sum(widths)
+
+    def line(cells):
+        return "".join(cell.ljust(width) for cell, width in zip(cells, widths)).rstrip()
+
+    total = model.count_params()
+    trainable = sum(v.size for v in model.trainable_weights)
+    lines = [f'Model: "{model.name}"', rule, line(header), "=" * sum(widths)]
+    for k, row in enumerate(rows):
+        lines += [line(row), "=" * sum(widths) if k == len(rows) - 1 else rule]
+    lines += [
+        f"Total params: {total:,}",
+        f"Trainable params: {trainable:,}",
+        f"Non-trainable params: {total - trainable:,}",
+        rule,
+    ]
+    return "\n".join(lines)

@@ -1,0 +1,170 @@
+// The playground page: starts the Pyodide worker, exposes window.playground, runs the plain UI.
+//
+// window.playground (for the devtools console and the e2e tests; every call goes to the worker):
+//   ready                  Promise -> {backend: "webgpu"|"numpy", adapter: {vendor, architecture, device,
+//                          description, adapter_type} | null, fallback_reason: str|null, details: pe.backend_info(),
+//                          backend_start_ms, warmup_ms, pyodide_version,
+//                          timings: {pyodide_boot_ms, packages_ms, engine_install_ms, engine_start_ms},
+//                          ready_ms (since navigation start)}; rejects with the reason if the runtime cannot start
+//   runPython(code)        Promise -> the value of the last expression as JSON-able data; top-level `await`
+//                          works (pyodide.runPythonAsync), `pe` (py_engine) and `np` are predefined and names
+//                          persist between runs. Tensors and numpy arrays become {shape, dtype, values} (values
+//                          nested lists; a disposed tensor gives {shape, dtype, disposed: true}), numpy scalars
+//                          numbers, tuples lists, dict keys strings, objects with to_dict() that dict, anything
+//                          else its repr(). Rejects with an Error whose message is the Python traceback.
+//   memory()               Promise -> pe.memory().to_dict(): num_tensors, num_data_buffers, num_bytes,
+//                          num_bytes_in_gpu, num_bytes_in_gpu_allocated, unreliable, reasons
+//   stats()                Promise -> pe.stats(): the backend's counters (dispatches, submits, pipeline_compiles, ...)
+//   info()                 Promise -> the active backend: {backend, adapter, fallback_reason, details}
+//   setBackend(name)       Promise -> like `ready`'s info for the new backend (falls back to numpy with the reason)
+//   state                  "starting" | "ready" | "failed"
+//   lastMemory             the latest memory() snapshot, updated after every request (null before the first)
+//   onDeviceLost           null or the reason, once the GPU device was lost
+// Requests are answered one at a time in order (a memory() sent during a long run waits for it).
+"use strict";
+
+(() => {
+  const $ = (id) => document.getElementById(id);
+  const ui = {
+    status: $("status"), notice: $("notice"), code: $("code"), run: $("run"), output: $("output"),
+    backend: $("backend"), memory: {
+      tensors: $("mem-tensors"), buffers: $("mem-buffers"), bytes: $("mem-bytes"), gpu: $("mem-gpu"), pool: $("mem-pool"),
+    },
+  };
+
+  const workerURL = new URL("worker.js", location.href);
+  const requested = new URLSearchParams(location.search).get("backend");
+  if (requested) workerURL.searchParams.set("backend", requested);
+  const worker = new Worker(workerURL);
+
+  let nextId = 1;
+  const waiting = new Map();
+  function request(op, args = {}) {
+    return new Promise((resolve, reject) => {
+      const id = nextId++;
+      waiting.set(id, { resolve, reject });
+      worker.postMessage({ id, op, ...args });
+    });
+  }
+
+  let settleReady;
+  const ready = new Promise((resolve, reject) => { settleReady = { resolve, reject }; });
+
+  const playground = {
+    ready,
+    runPython: (code) => request("run", { code: String(code) }),
+    memory: () => request("memory"),
+    stats: () => request("stats"),
+    info: () => request("info"),
+    setBackend: (name) => request("setBackend", { name }).then((info) => { showInfo(info); return info; }),
+    state: "starting",
+    lastMemory: null,
+    onDeviceLost: null,
+  };
+  window.playground = playground;
+
+  worker.onmessage = ({ data: m }) => {
+    if (m.id !== undefined) {
+      const w = waiting.get(m.id);
+      waiting.delete(m.id);
+      if (m.ok) w.resolve(m.value);
+      else w.reject(new Error(m.error));
+      return;
+    }
+    switch (m.event) {
+      case "status": setStatus(m.text, ""); break;
+      case "ready": {
+        const info = { ...m.info, ready_ms: performance.now() };
+        showInfo(info);
+        ui.run.disabled = ui.backend.disabled = false;
+        playground.state = "ready";
+        settleReady.resolve(info);
+        break;
+      }
+      case "failed":
+        playground.state = "failed";
+        setStatus("The Python runtime could not start: " + m.error, "failed");
+        settleReady.reject(new Error(m.error));
+        break;
+      case "memory": showMemory(m.value); break;
+      case "device-lost":
+        playground.onDeviceLost = m.reason;
+        ui.notice.textContent = `The GPU device was lost (${m.reason}). New work runs on numpy; switch back to webgpu to get a new device.`;
+        ui.notice.hidden = false;
+        break;
+    }
+  };
+  worker.onerror = (event) => {
+    if (playground.state !== "starting") return; // after boot, failures reach the request that caused them
+    const reason = event.message || "the worker failed to load";
+    playground.state = "failed";
+    setStatus("The Python runtime could not start: " + reason, "failed");
+    settleReady.reject(new Error(reason));
+  };
+
+  function setStatus(text, kind) {
+    ui.status.textContent = text;
+    ui.status.className = "status " + kind;
+  }
+
+  const ms = (x) => (x >= 1000 ? (x / 1000).toFixed(1) + " s" : Math.round(x) + " ms");
+
+  function showInfo(info) {
+    const parts = [`Backend: ${info.backend}`];
+    if (info.adapter) parts.push(`adapter: ${[info.adapter.vendor, info.adapter.architecture, info.adapter.description].filter(Boolean).join(" ") || "unknown"}`);
+    if (info.warmup_ms !== undefined) parts.push(`warm-up: ${ms(info.warmup_ms)}`);
+    if (info.ready_ms !== undefined) parts.push(`ready in ${ms(info.ready_ms)}`);
+    let text = parts.join(" · ");
+    if (info.fallback_reason) text += ` — running on numpy because ${info.fallback_reason}`;
+    setStatus(text, "ready");
+    ui.backend.value = info.backend;
+    if (info.backend === "webgpu") ui.notice.hidden = true;
+  }
+
+  const bytes = (n) => (n < 1024 ? n + " B" : n < 1 << 20 ? (n / 1024).toFixed(1) + " KiB" : (n / (1 << 20)).toFixed(1) + " MiB");
+
+  function showMemory(m) {
+    playground.lastMemory = m;
+    ui.memory.tensors.textContent = m.num_tensors;
+    ui.memory.buffers.textContent = m.num_data_buffers;
+    ui.memory.bytes.textContent = bytes(m.num_bytes);
+    ui.memory.gpu.textContent = bytes(m.num_bytes_in_gpu);
+    ui.memory.pool.textContent = bytes(m.num_bytes_in_gpu_allocated);
+  }
+
+  async function runCode() {
+    ui.run.disabled = true;
+    ui.output.className = "output";
+    ui.output.textContent = "running...";
+    const start = performance.now();
+    try {
+      const value = await playground.runPython(ui.code.value);
+      const text = value === null ? "None" : JSON.stringify(value, null, 1);
+      ui.output.textContent = `${text.length > 20000 ? text.slice(0, 20000) + "\n..." : text}\n\n(${ms(performance.now() - start)})`;
+    } catch (error) {
+      ui.output.className = "output error";
+      ui.output.textContent = error.message;
+    } finally {
+      ui.run.disabled = false;
+    }
+  }
+
+  ui.run.addEventListener("click", runCode);
+  ui.code.addEventListener("keydown", (event) => {
+    if (event.key === "Enter" && (event.ctrlKey || event.metaKey)) {
+      event.preventDefault();
+      if (!ui.run.disabled) runCode();
+    }
+  });
+  ui.backend.addEventListener("change", async () => {
+    ui.backend.disabled = true;
+    setStatus(`Starting ${ui.backend.value}...`, "");
+    try {
+      await playground.setBackend(ui.backend.value);
+    } catch (error) {
+      setStatus("Could not switch the backend: " + error.message, "failed");
+    } finally {
+      ui.backend.disabled = false;
+    }
+  });
+})();

@@ -1,0 +1,253 @@
+// The webgpu backend's device on the browser's WebGPU (loaded into the Pyodide worker).
+// Same semantics as py_engine/backends/webgpu/wgpu_device.py; the Python side is bridge_device.py.
+// Small and dumb on purpose: buffers, a pipeline cache, one command encoder + compute pass per
+// batch, readback. Shader choice and dispatch math stay in Python. Every function takes numbers
+// only (ids, byte counts, addresses in wasm memory read through `peBridge.heap()`), so a call from
+// Python converts no lists.
+"use strict";
+
+(() => {
+  const UNIFORM_BLOCK = 256; // bytes each dispatch reads, at a dynamic offset into the ring
+  const UNIFORM_RING = 256 * 1024; // py_engine/backends/webgpu/device.py
+  const STAT_FIELDS = [
+    "dispatches", "submits", "pipeline_compiles", "compile_ms", "uploads", "upload_bytes",
+    "readbacks", "readback_bytes", "buffers_created", "buffers_destroyed",
+  ];
+  const MAX_BIND_GROUPS = 4096;
+  const STAGING_KEEP = 16 << 20; // larger readback buffers are not kept for reuse
+  const hostLostListeners = [];
+
+  function noGpuReason() {
+    if (!self.isSecureContext) return "the page is not a secure context (serve it from localhost or https)";
+    return "navigator.gpu is missing: this browser has no WebGPU";
+  }
+
+  async function open() {
+    if (!self.navigator || !navigator.gpu) throw new Error(noGpuReason());
+    const adapter = await navigator.gpu.requestAdapter({ powerPreference: "high-performance" });
+    if (!adapter) {
+      throw new Error("navigator.gpu.requestAdapter() found no WebGPU adapter (no usable GPU, or WebGPU is "
+        + "disabled; headless Chromium without a GPU needs --enable-unsafe-webgpu)");
+    }
+    // The adapter's own maxima, so large weights fit in one storage binding where the GPU allows it.
+    const requiredLimits = {};
+    for (const name of ["maxBufferSize", "maxStorageBufferBindingSize", "maxStorageBuffersPerShaderStage",
+      "maxComputeWorkgroupStorageSize", "maxComputeInvocationsPerWorkgroup", "maxComputeWorkgroupSizeX",
+      "maxComputeWorkgroupSizeY", "maxComputeWorkgroupSizeZ"]) {
+      requiredLimits[name] = adapter.limits[name];
+    }
+    const device = await adapter.requestDevice({ requiredLimits });
+    return makeDevice(adapter, device);
+  }
+
+  function makeDevice(adapter, device) {
+    const queue = device.queue;
+    const U = GPUBufferUsage;
+    const stats = Object.fromEntries(STAT_FIELDS.map((f) => [f, 0]));
+    const buffers = new Map(); // id -> GPUBuffer
+    let nextBuffer = 1;
+    const pipelines = []; // id -> {pipeline, layoutKey, nBindings}
+    const pipelineIds = new Map(); // shader key -> id
+    const compiling = new Map(); // shader key -> Promise<id> (compileAsync in flight)
+    const layouts = new Map(); // "nIn,nOut" -> {group, pipeline}
+    const bindGroups = new Map(); // "layout|ids" -> {group, ids}
+    const staging = new Map(); // size class -> [GPUBuffer] free for readback
+    const uniforms = device.createBuffer({ size: UNIFORM_RING, usage: U.UNIFORM | U.COPY_DST });
+    const dynamicOffset = new Uint32Array(1);
+    const errors = []; // validation errors since the last readback (they arrive asynchronously)
+    const lostListeners = [];
+    let encoder = null, pass = null, passPipeline = null;
+    let lost = null;
+
+    device.lost.then((info) => {
+      lost = info.message || `the device was lost (${info.reason})`;
+      for (const fn of [...lostListeners, ...hostLostListeners]) {
+        try { fn(lost); } catch (e) { console.error(e); }
+      }
+    });
+    device.addEventListener("uncapturederror", (event) => {
+      console.error("WebGPU:", event.error.message);
+      if (errors.length < 8) errors.push(event.error.message);
+    });
+
+    const ai = adapter.info || {};
+    const info = {
+      vendor: ai.vendor || "", architecture: ai.architecture || "", device: ai.device || "",
+      description: ai.description || "", adapter_type: ai.isFallbackAdapter ? "CPU (fallback adapter)" : "",
+      backend_type: "WebGPU", runtime: "browser WebGPU: " + navigator.userAgent,
+    };
+    const limits = {};
+    for (const name in device.limits) limits[name] = device.limits[name];
+
+    function heap() { return self.peBridge.heap(); } // re-read each call: wasm memory can grow
+
+    function createBuffer(nbytes) {
+      const buffer = device.createBuffer({ size: Math.max(4, (nbytes + 3) & ~3), usage: U.STORAGE | U.COPY_SRC | U.COPY_DST });
+      const id = nextBuffer++;
+      buffers.set(id, buffer);
+      stats.buffers_created++;
+      return id;
+    }
+
+    function destroyBuffer(id) {
+      const buffer = buffers.get(id);
+      buffers.delete(id);
+      for (const [key, entry] of bindGroups) if (entry.ids.includes(id)) bindGroups.delete(key);
+      stats.buffers_destroyed++;
+      if (!lost) buffer.destroy();
+    }
+
+    function writeBuffer(id, offset, address, nbytes) {
+      const buffer = buffers.get(id);
+      if (nbytes & 3) { // WebGPU copies whole words: pad the tail with zeros
+        const padded = new Uint8Array((nbytes + 3) & ~3);
+        padded.set(heap().subarray(address, address + nbytes));
+        queue.writeBuffer(buffer, offset, padded);
+      } else {
+        queue.writeBuffer(buffer, offset, heap(), address, nbytes);
+      }
+      stats.uploads++;
+      stats.upload_bytes += nbytes;
+    }
+
+    function layout(nIn, nOut) {
+      const key = nIn + "," + nOut;
+      let entry = layouts.get(key);
+      if (entry === undefined) {
+        const stage = GPUShaderStage.COMPUTE;
+        const entries = [{ binding: 0, visibility: stage, buffer: { type: "uniform", hasDynamicOffset: true } }];
+        for (let i = 0; i < nIn + nOut; i++) {
+          entries.push({ binding: i + 1, visibility: stage, buffer: { type: i < nIn ? "read-only-storage" : "storage" } });
+        }
+        const group = device.createBindGroupLayout({ entries });
+        entry = { key, group, pipeline: device.createPipelineLayout({ bindGroupLayouts: [group] }) };
+        layouts.set(key, entry);
+      }
+      return entry;
+    }
+
+    function addPipeline(key, pipeline, nIn, nOut, start) {
+      const id = pipelines.length;
+      pipelines.push({ pipeline, layout: layout(nIn, nOut), nBindings: nIn + nOut });
+      pipelineIds.set(key, id);
+      stats.pipeline_compiles++;
+      stats.compile_ms += performance.now() - start;
+      return id;
+    }
+
+    function compile(key, source, nIn, nOut) {
+      const known = pipelineIds.get(key);
+      if (known !== undefined) return known;
+      const start = performance.now();
+      const module = device.createShaderModule({ code: source, label: key });
+      const pipeline = device.createComputePipeline({
+        label: key, layout: layout(nIn, nOut).pipeline, compute: { module, entryPoint: "main" },
+      });
+      return addPipeline(key, pipeline, nIn, nOut, start);
+    }
+
+    function compileAsync(key, source, nIn, nOut) {
+      const known = pipelineIds.get(key);
+      if (known !== undefined) return Promise.resolve(known);
+      if (!compiling.has(key)) {
+        const start = performance.now();
+        const module = device.createShaderModule({ code: source, label: key });
+        const done = device.createComputePipelineAsync({
+          label: key, layout: layout(nIn, nOut).pipeline, compute: { module, entryPoint: "main" },
+        }).then(
+          (pipeline) => addPipeline(key, pipeline, nIn, nOut, start),
+          async (error) => {
+            const messages = (await module.getCompilationInfo()).messages.map((m) => `${m.lineNum}:${m.linePos} ${m.message}`);
+            throw new Error(`cannot compile shader ${key}: ${error.message}${messages.length ? "\n" + messages.join("\n") : ""}`);
+          },
+        ).finally(() => compiling.delete(key));
+        compiling.set(key, done);
+      }
+      return compiling.get(key);
+    }
+
+    // dispatch(pipelineId, uniformOffset, ...workgroups (1-3), ...bufferIds (one per binding 1..n))
+    function dispatch(pipelineId, uniformOffset) {
+      const p = pipelines[pipelineId];
+      const nArgs = arguments.length, firstId = nArgs - p.nBindings;
+      let key = p.layout.key;
+      for (let i = firstId; i < nArgs; i++) key += "|" + arguments[i];
+      let entry = bindGroups.get(key);
+      if (entry === undefined) {
+        const ids = [];
+        const entries = [{ binding: 0, resource: { buffer: uniforms, offset: 0, size: UNIFORM_BLOCK } }];
+        for (let i = firstId; i < nArgs; i++) {
+          const id = arguments[i], buffer = buffers.get(id);
+          if (buffer === undefined) throw new Error(`dispatch: buffer ${id} does not exist`);
+          ids.push(id);
+          entries.push({ binding: ids.length, resource: { buffer } });
+        }
+        if (bindGroups.size >= MAX_BIND_GROUPS) bindGroups.clear();
+        entry = { group: device.createBindGroup({ layout: p.layout.group, entries }), ids };
+        bindGroups.set(key, entry);
+      }
+      if (pass === null) {
+        encoder = device.createCommandEncoder();
+        pass = encoder.beginComputePass();
+        passPipeline = null;
+      }
+      if (p.pipeline !== passPipeline) { // a loop of one op sets its pipeline once per pass
+        pass.setPipeline(p.pipeline);
+        passPipeline = p.pipeline;
+      }
+      dynamicOffset[0] = uniformOffset;
+      pass.setBindGroup(0, entry.group, dynamicOffset, 0, 1);
+      pass.dispatchWorkgroups(arguments[2], firstId > 3 ? arguments[3] : 1, firstId > 4 ? arguments[4] : 1);
+      stats.dispatches++;
+    }
+
+    // Write the uniforms of the recorded dispatches (queue order puts them before the submit) and submit.
+    function flush(address, nbytes) {
+      if (pass === null) return;
+      pass.end();
+      if (nbytes) queue.writeBuffer(uniforms, 0, heap(), address, nbytes);
+      queue.submit([encoder.finish()]);
+      pass = encoder = passPipeline = null;
+      stats.submits++;
+    }
+
+    // Copy nbytes of buffer `id` into wasm memory at `address`, once the submitted work is done.
+    async function read(id, nbytes, address) {
+      if (lost) throw new Error(`the GPU device was lost (${lost})`);
+      const size = Math.max(4, (nbytes + 3) & ~3);
+      const cls = Math.max(256, 2 ** Math.ceil(Math.log2(size))); // staging buffers are reused by size class
+      const free = staging.get(cls);
+      const stage = (free && free.pop()) || device.createBuffer({ size: cls, usage: U.MAP_READ | U.COPY_DST });
+      const enc = device.createCommandEncoder();
+      enc.copyBufferToBuffer(buffers.get(id), 0, stage, 0, size);
+      queue.submit([enc.finish()]);
+      try {
+        await stage.mapAsync(GPUMapMode.READ, 0, size);
+      } catch (e) {
+        throw new Error(lost ? `the GPU device was lost (${lost})` : `readback failed: ${e.message}`);
+      }
+      heap().set(new Uint8Array(stage.getMappedRange(0, size), 0, nbytes), address);
+      stage.unmap();
+      if (cls > STAGING_KEEP) stage.destroy();
+      else if (staging.has(cls)) staging.get(cls).push(stage);
+      else staging.set(cls, [stage]);
+      stats.readbacks++;
+      stats.readback_bytes += nbytes;
+      if (errors.length) throw new Error("WebGPU reported errors since the last readback: " + errors.splice(0).join("; "));
+    }
+
+    return {
+      info, limits, createBuffer, destroyBuffer, writeBuffer, compile, compileAsync, dispatch, flush, read,
+      stats: () => ({ ...stats }),
+      nativeBuffer: (id) => buffers.get(id),
+      onLost: (fn) => { lostListeners.push(fn); },
+      destroy: () => device.destroy(),
+    };
+  }
+
+  self.peBridge = {
+    open,
+    heap: () => { throw new Error("peBridge.heap is not set: the host sets it to Pyodide's HEAPU8"); },
+    onLost: (fn) => { hostLostListeners.push(fn); }, // the host's notice of any device loss
+  };
+})();
