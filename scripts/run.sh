@@ -1,6 +1,7 @@
 #!/usr/bin/env bash
 # The playground in one command: set up .venv from the pinned files, fetch and verify the offline
-# Pyodide (instant once done), build the engine wheel, and serve on http://127.0.0.1:8000/.
+# Pyodide (instant once done), convert the pretrained model, build the engine wheel, and serve on
+# http://127.0.0.1:8000/.
 # Extra arguments go to `python -m app serve` (e.g. scripts/run.sh --port 8765 --models ~/models).
 set -euo pipefail
 cd "$(dirname "$0")/.."
@@ -8,8 +9,11 @@ cd "$(dirname "$0")/.."
 # Reinstall only when the pinned files changed since the last install from this script.
 stamp=$(cat pyproject.toml constraints.txt | sha256sum | cut -d' ' -f1)
 if [ "$(cat .venv/.run-stamp 2>/dev/null)" != "$stamp" ]; then
-  .venv/bin/python -m pip install --quiet --disable-pip-version-check -c constraints.txt -e '.[server]'
+  .venv/bin/python -m pip install --quiet --disable-pip-version-check -c constraints.txt -e '.[server,convert]'
   echo "$stamp" > .venv/.run-stamp
 fi
+# The pretrained ImageNet classifier, converted once from its PyPI package (about a second).
+models="${PLAYGROUND_MODELS:-models}"
+[ -f "$models/efficientnet-lite0/model.json" ] || .venv/bin/python -m app convert efficientnet-lite0 --models "$models"
 # serve fetches and verifies the offline Pyodide first when it is missing (not with --pyodide-cdn).
 exec .venv/bin/python -m app serve "$@"

@@ -1,6 +1,7 @@
 """The device interface on wgpu-py (CPython). On machines without a GPU it runs on Mesa llvmpipe."""
 
 import asyncio
+import gc
 import time
 
 from ...errors import DeviceLostError
@@ -10,6 +11,12 @@ try:
     import wgpu
 except ImportError:  # the backend reports this as the reason it cannot start
     wgpu = None
+
+# wgpu-py polls each device from a thread of its own, and on the OpenGL backend (Mesa llvmpipe)
+# creating or releasing a device while another device's thread polls aborts the process (seen with
+# wgpu 0.32). So one device serves the process, a new one is made only after a loss, and none is
+# ever released.
+_DEVICES = []
 
 
 class WgpuDevice:
@@ -41,12 +48,16 @@ class WgpuDevice:
     async def create(cls):
         if wgpu is None:
             raise RuntimeError("the webgpu backend needs the `wgpu` package in CPython (pip install wgpu)")
-        # wgpu-py's async requests run a poller thread that has aborted the process while a
-        # destroyed device was around; the sync calls take milliseconds here.
+        if _DEVICES and not _DEVICES[-1][2]:
+            adapter, device, _ = _DEVICES[-1]
+            return cls(adapter, device)
+        gc.collect()  # drops finished readback promises, so no other device's poll thread is busy
         adapter = wgpu.gpu.request_adapter_sync(power_preference="high-performance")
         if adapter is None:
             raise RuntimeError("no WebGPU adapter found")
-        return cls(adapter, adapter.request_device_sync())
+        device = adapter.request_device_sync()
+        _DEVICES.append([adapter, device, False])
+        return cls(adapter, device)
 
     def _guard(self, action, fn, *args):
         if self.lost:
@@ -55,7 +66,7 @@ class WgpuDevice:
             return fn(*args)
         except Exception as e:
             if "lost" in str(e).lower() or "destroyed" in str(e).lower():
-                self.lost = self.lost or str(e).strip().splitlines()[0]
+                self._mark_lost(str(e).strip().splitlines()[0])
                 raise DeviceLostError(f"cannot {action}: the GPU device was lost ({self.lost})") from e
             raise
 
@@ -184,5 +195,10 @@ class WgpuDevice:
 
     def destroy(self):
         """Lose the device on purpose (tests of device loss)."""
-        self.lost = "the device was destroyed"
+        self._mark_lost("the device was destroyed")
         self.device.destroy()
+
+    def _mark_lost(self, reason):
+        self.lost = self.lost or reason
+        for entry in _DEVICES:
+            entry[2] = entry[2] or entry[1] is self.device
