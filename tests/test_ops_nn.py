@@ -518,3 +518,9 @@ def test_dropout_gradient(rng):
     check_gradients(lambda t: pe.dropout(t, 0.4, seed=5), x)
     mask = pe.dropout(pe.ones((3, 4)), 0.4, seed=5).numpy()
     np.testing.assert_allclose(pe.grad(lambda t: pe.dropout(t, 0.4, seed=5).sum())(pe.tensor(x)).numpy(), mask)
+
+
+def test_conv2d_filter_gradient_with_zero_input_channels():
+    x, w = pe.zeros((1, 4, 4, 0)), pe.zeros((3, 3, 0, 2))
+    gx, gw = pe.grads(lambda a, b: pe.conv2d(a, b, padding="same").sum())(x, w)
+    assert gx.shape == (1, 4, 4, 0) and gw.shape == (3, 3, 0, 2)

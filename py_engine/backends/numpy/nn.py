@@ -81,7 +81,7 @@ def _conv2d_backprop_filter(x, dy, strides, pad, dilations, filter_shape):
     dy_rows = dy.reshape(-1, o)
     df = np.empty(filter_shape, np.float32)
     for i, j, index in _taps(filter_shape[:2], strides, dilations, dy.shape[1:3]):
-        df[i, j] = padded[index].reshape(-1, c).T @ dy_rows
+        df[i, j] = padded[index].reshape(dy_rows.shape[0], c).T @ dy_rows  # -1 cannot be inferred when c == 0
     return df
 
 

@@ -26,6 +26,8 @@ struct Geo {{ {", ".join(f"{name}: i32" for name in GEOMETRY)} }}
 fn geo() -> Geo {{ return Geo({", ".join(f"iword({PROBLEM + k}u)" for k in range(len(GEOMETRY)))}); }}
 """
 
+# The validity tests use `&`, not `&&`: inlined once per register-blocked row, short-circuit branches
+# made SwiftShader's compile take minutes (see linalg._a_load).
 CONV_HOOKS = """
 fn row_info(m: u32) -> vec4<i32> {  // output pixel m = (n, oh, ow): its image and top-left input position
   let g = geo();
@@ -36,7 +38,7 @@ fn seg_a(info: vec4<i32>, s: u32) -> vec3<i32> {  // tap s = (i, j): the input p
   let g = geo();
   let y = info.y + i32(s) / g.kw * g.dh;
   let x = info.z + i32(s) % g.kw * g.dw;
-  let inside = y >= 0 && y < g.h && x >= 0 && x < g.w;
+  let inside = (y >= 0) & (y < g.h) & (x >= 0) & (x < g.w);
   return vec3<i32>(info.x + (y * g.w + x) * g.c, 0, select(0, g.c, inside));
 }
 fn seg_b(s: u32) -> u32 { return s * steps() * cols(); }  // filter [tap][c][o]
@@ -54,7 +56,7 @@ fn seg_a(info: vec4<i32>, s: u32) -> vec3<i32> {  // tap (i, j) reaches output p
   let x = info.z - i32(s) % g.kw * g.dw;
   let oy = y / g.sh;
   let ox = x / g.sw;
-  let hit = y >= 0 && x >= 0 && oy * g.sh == y && ox * g.sw == x && oy < g.oh && ox < g.ow;
+  let hit = (y >= 0) & (x >= 0) & (oy * g.sh == y) & (ox * g.sw == x) & (oy < g.oh) & (ox < g.ow);
   return vec3<i32>(info.x + (oy * g.ow + ox) * g.o, 0, select(0, g.o, hit));
 }
 fn seg_b(s: u32) -> u32 { return s * cols() * steps(); }  // filter [tap][c][o]: column c, step o
@@ -72,7 +74,7 @@ fn seg_a(info: vec4<i32>, s: u32) -> vec3<i32> {  // dy row s = (n, oh); step t 
   let lo = select(0, (g.sw - 1 - info.y) / g.sw, info.y < 0);
   let hi = min(g.ow, (g.w - info.y + g.sw - 1) / g.sw);
   let offset = ((i32(s) / g.oh * g.h + y) * g.w + info.y) * g.c + info.z;
-  return vec3<i32>(offset, lo, select(0, hi, y >= 0 && y < g.h));
+  return vec3<i32>(offset, lo, select(0, hi, (y >= 0) & (y < g.h)));
 }
 fn seg_b(s: u32) -> u32 { return s * steps() * cols(); }  // dy [n, oh][ow][o]
 """

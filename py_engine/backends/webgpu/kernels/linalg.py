@@ -79,10 +79,12 @@ fn seg_b(s: u32) -> u32 {{ return 0u; }}
 
 def _a_load(dtype, row, t, bounded):
     """WGSL: A(row, s, t) for the current segment (seg{row}); zero where t is outside its valid range."""
+    # `&`, not `&&`: SwiftShader (Chrome's CPU WebGPU) took minutes, or lost the device, compiling the
+    # unrolled loop with short-circuit chains, each of which is a branch
     index = f"slab.a + seg{row}.x + i32({t}) * i32(word({A_T}u))"
     if not bounded:
         return f"A[u32({index})]"
-    ok = f"(i32({t}) >= seg{row}.y && i32({t}) < seg{row}.z)"
+    ok = f"((i32({t}) >= seg{row}.y) & (i32({t}) < seg{row}.z))"
     return f"select({ELEMENT[dtype]}(0), A[u32(select(0, {index}, {ok}))], {ok})"
 
 
