@@ -49,15 +49,19 @@ def test_sync_readback_works_under_run_python_and_says_what_to_do_elsewhere(gpu_
     assert gpu_page.stats()["readbacks"] == before + 1
     message = gpu_page.run(
         """
-        from pyodide.code import run_js
+        import js
+        from pyodide.ffi import create_proxy
 
-        def read_from_a_sync_js_call():
+        def read_from_a_sync_js_call(*_):
             try:
                 t.data_sync()
             except Exception as e:
                 return f"{type(e).__name__}: {e}"
 
-        run_js("(f) => f()")(read_from_a_sync_js_call)
+        callback = create_proxy(read_from_a_sync_js_call)
+        message = js.Array.of(0).map(callback)[0]  # Array.map calls back into Python synchronously
+        callback.destroy()
+        message
         """
     )
     assert message.startswith("SyncReadbackError: ") and "await t.data()" in message
@@ -94,3 +98,17 @@ def test_device_loss_raises_falls_back_and_a_new_device_works(gpu_page):
     assert got["gpu_bytes"] == 4
     assert gpu_page.page.evaluate("playground.onDeviceLost")
     assert "lost" in gpu_page.page.inner_text("#notice")
+
+
+def test_the_ui_runs_code_and_shows_the_result_and_memory(gpu_page):
+    page = gpu_page.page
+    page.fill("#code", "kept = pe.tensor([[1.0, 2.0], [3.0, 4.0]])\npe.tidy(lambda: (kept @ kept).sum(axis=0))")
+    page.click("#run")
+    page.wait_for_function("() => document.querySelector('#output').textContent.includes('values')")
+    assert '"values": [22, 32]' in page.inner_text("#output")
+    page.wait_for_function("() => document.querySelector('#mem-tensors').textContent === '2'")
+    assert page.inner_text("#mem-gpu") == "24 B"  # kept (16 B) and the result (8 B)
+    page.fill("#code", "undefined_name")
+    page.keyboard.press("Control+Enter")  # focus is still in the code box after fill
+    page.wait_for_function("() => document.querySelector('#output').classList.contains('error')")
+    assert "NameError: name 'undefined_name' is not defined" in page.inner_text("#output")

@@ -132,6 +132,11 @@
     ui.memory.pool.textContent = bytes(m.num_bytes_in_gpu_allocated);
   }
 
+  // Indented JSON with arrays of plain values on one line, so tensors stay readable.
+  function pretty(value) {
+    return JSON.stringify(value, null, 2).replace(/\[([^[\]{}]*)\]/g, (_, body) => `[${body.replace(/\n\s*/g, " ").trim()}]`);
+  }
+
   async function runCode() {
     ui.run.disabled = true;
     ui.output.className = "output";
@@ -139,7 +144,7 @@
     const start = performance.now();
     try {
       const value = await playground.runPython(ui.code.value);
-      const text = value === null ? "None" : JSON.stringify(value, null, 1);
+      const text = value === null ? "None" : pretty(value);
       ui.output.textContent = `${text.length > 20000 ? text.slice(0, 20000) + "\n..." : text}\n\n(${ms(performance.now() - start)})`;
     } catch (error) {
       ui.output.className = "output error";

@@ -224,6 +224,8 @@
       try {
         await stage.mapAsync(GPUMapMode.READ, 0, size);
       } catch (e) {
+        // mapAsync of a lost device can reject before device.lost resolves: give it a moment
+        await Promise.race([device.lost, new Promise((resolve) => setTimeout(resolve, 50))]);
         throw new Error(lost ? `the GPU device was lost (${lost})` : `readback failed: ${e.message}`);
       }
       heap().set(new Uint8Array(stage.getMappedRange(0, size), 0, nbytes), address);

@@ -41,7 +41,7 @@ def test_matmul_int32(backend, rng):
     out = pe.matmul(pe.tensor(a), pe.tensor(b)).numpy()
     assert out.dtype == np.int32
     np.testing.assert_array_equal(out, a @ b)
-    assert backend.variants["matmul"] == VARIANTS[backend.on_cpu]
+    assert pe.backend_info()["variants"]["matmul"] == VARIANTS[backend.on_cpu]
 
 
 @pytest.mark.parametrize("backend", [True], indirect=True, ids=["on_cpu"])  # tiled: 70000 slow groups on a CPU

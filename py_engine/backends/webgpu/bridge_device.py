@@ -25,6 +25,9 @@ SYNC_READBACK_HELP = (
 )
 
 
+LOST_PREFIX = "the GPU device was lost"  # how bridge.js starts the message of a call that failed for that reason
+
+
 def _address(data):
     """The wasm-memory address and byte count of a contiguous bytes-like object, plus the array to keep alive."""
     arr = data if type(data) is np.ndarray else np.frombuffer(data, np.uint8)
@@ -63,16 +66,20 @@ class BridgeDevice:
     def _lost_error(self, action):
         return DeviceLostError(f"cannot {action}: the GPU device was lost ({self.lost})")
 
+    def _js_error(self, action, error):
+        """The Python error for a JS exception: DeviceLostError once the device is gone."""
+        if self.lost or error.message.startswith(LOST_PREFIX):
+            self.lost = self.lost or error.message
+            return self._lost_error(action)
+        return RuntimeError(f"webgpu bridge: cannot {action}: {error.message}")
+
     def _call(self, action, fn, *args):
         if self.lost:
             raise self._lost_error(action)
         try:
             return fn(*args)
         except JsException as e:
-            if self.lost or "lost" in e.message.lower() or "destroyed" in e.message.lower():
-                self.lost = self.lost or e.message
-                raise self._lost_error(action) from e
-            raise RuntimeError(f"webgpu bridge: cannot {action}: {e.message}") from e
+            raise self._js_error(action, e) from e
 
     # ---- buffers ----------------------------------------------------------------------------
 
@@ -118,9 +125,7 @@ class BridgeDevice:
         try:
             return await promise
         except JsException as e:
-            if self.lost:
-                raise self._lost_error(action) from e
-            raise RuntimeError(f"webgpu bridge: cannot {action}: {e.message}") from e
+            raise self._js_error(action, e) from e
 
     def _start_read(self, bid, nbytes):
         out = bytearray(nbytes)
@@ -136,9 +141,7 @@ class BridgeDevice:
         try:
             run_sync(promise)
         except JsException as e:
-            if self.lost:
-                raise self._lost_error("read back") from e
-            raise RuntimeError(f"webgpu bridge: cannot read back: {e.message}") from e
+            raise self._js_error("read back", e) from e
         return out
 
     async def read_buffer_async(self, bid, nbytes):
