@@ -1,8 +1,9 @@
 #!/usr/bin/env bash
 # Install the Debian packages the project needs, only those that are missing:
-# Mesa's OpenGL/EGL drivers let wgpu-py find a WebGPU adapter (llvmpipe) on machines without a GPU.
+# Mesa's OpenGL/EGL drivers let wgpu-py find a WebGPU adapter (llvmpipe) on machines without a GPU;
+# Chromium runs the e2e tests (its WebGPU runs on SwiftShader there). Never `playwright install`.
 set -euo pipefail
-packages=(libgl1-mesa-dri libegl1 libegl-mesa0)
+packages=(libgl1-mesa-dri libegl1 libegl-mesa0 chromium)
 missing=()
 for p in "${packages[@]}"; do
   dpkg-query -W -f='${Status}' "$p" 2>/dev/null | grep -q "install ok installed" || missing+=("$p")

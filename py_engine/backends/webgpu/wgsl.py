@@ -18,6 +18,15 @@ fn fword(i: u32) -> f32 { return bitcast<f32>(word(i)); }
 // NaN and infinities from bit patterns: through a parameter, because Chrome's compiler (Tint)
 // rejects `bitcast<f32>(0x7fc00000u)` as a constant expression whose value is not a finite f32.
 fn f32_from_bits(bits: u32) -> f32 { return bitcast<f32>(bits); }
+// exp and log with numpy's NaN, infinity and domain results: SwiftShader's builtins give
+// exp(NaN) = inf and log(0) = -88.
+fn bits_nan(x: f32) -> bool { return (bitcast<u32>(x) & 0x7fffffffu) > 0x7f800000u; }
+fn exp_safe(x: f32) -> f32 { return select(exp(x), x, bits_nan(x)); }
+fn log_safe(x: f32) -> f32 {
+  if (bits_nan(x) || x < 0.0) { return f32_from_bits(0x7fc00000u); }
+  if (x == 0.0) { return f32_from_bits(0xff800000u); }
+  return log(x);
+}
 """
 
 

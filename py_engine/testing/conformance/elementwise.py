@@ -55,12 +55,17 @@ BINARY = ["add", "sub", "mul", "div", "floor_div", "mod", "pow", "maximum", "min
 COMPARE = ["equal", "not_equal", "less", "less_equal", "greater", "greater_equal"]
 
 
+# WGSL only promises sin and cos to an absolute error of 2^-11 (about 5e-4) on [-pi, pi], and
+# SwiftShader's are that coarse (1e-4 seen); every other op is held to float32 rounding.
+ATOL = {"sin": 1e-3, "cos": 1e-3}
+
+
 def _cases():
     cases = []
     for name, ((lo, hi), ints) in UNARY.items():
         fn = getattr(ops, name)
         for label, shape in SHAPES.items():
-            cases.append(Case(f"{name}/{label}", fn, [rand(shape, 1, lo, hi)], rtol=2e-5, atol=2e-6))
+            cases.append(Case(f"{name}/{label}", fn, [rand(shape, 1, lo, hi)], rtol=2e-5, atol=ATOL.get(name, 2e-6)))
         if ints:
             cases.append(Case(f"{name}/int32", fn, [rand((7, 9), 2, -9, 9, np.int32)]))
     for name in UNARY_SPECIAL:

@@ -16,8 +16,13 @@ SHAPE, SCALARS = 2, 2 + MAX_RANK * 4
 HELPERS = """
 fn is_nan(x: f32) -> bool { return (bitcast<u32>(x) & 0x7fffffffu) > 0x7f800000u; }
 fn nan() -> f32 { return f32_from_bits(0x7fc00000u); }
-fn log1p_(x: f32) -> f32 { let v = 1.0 + x; if (v == 1.0) { return x; } return log(v) * x / (v - 1.0); }
-fn sigmoid_(x: f32) -> f32 { let e = exp(-abs(x)); return select(e / (1.0 + e), 1.0 / (1.0 + e), x >= 0.0); }
+fn log1p_(x: f32) -> f32 {
+  let v = 1.0 + x;
+  if (v == 1.0 || is_nan(x)) { return x; }
+  if (v <= 0.0 || is_inf(v)) { return log_safe(v); }
+  return log(v) * x / (v - 1.0);
+}
+fn sigmoid_(x: f32) -> f32 { let e = exp_safe(-abs(x)); return select(e / (1.0 + e), 1.0 / (1.0 + e), x >= 0.0); }
 fn pow_f(a: f32, b: f32) -> f32 {
   if (b == 0.0) { return 1.0; }
   if (is_nan(a) || is_nan(b)) { return nan(); }
@@ -57,9 +62,11 @@ fn fmod_(a: f32, b: f32) -> f32 {
 }
 // (floor(a / b), a mod b) with numpy's divmod rules, including signed zeros, infinities and NaN
 fn divmod_(a: f32, b: f32) -> vec2<f32> {
+  if (is_nan(a) || is_nan(b)) { return vec2<f32>(nan(), nan()); }
   var m = fmod_(a, b);
   if (b == 0.0) { return vec2<f32>(a / b, m); }
   var d = (a - m) / b;
+  if (is_nan(d)) { return vec2<f32>(d, nan()); }  // inf // x: floor(NaN) is not NaN everywhere
   if (m != 0.0) {
     if ((b < 0.0) != (m < 0.0)) { m = m + b; d = d - 1.0; }
   } else {
@@ -75,8 +82,8 @@ fn divmod_(a: f32, b: f32) -> vec2<f32> {
 UNARY = {
     "Neg": "-x",
     "Abs": "abs(x)",
-    "Exp": "exp(x)",
-    "Log": "log(x)",
+    "Exp": "exp_safe(x)",
+    "Log": "log_safe(x)",
     "Log1p": "log1p_(x)",
     "Sqrt": "sqrt(x)",
     "Rsqrt": "inverseSqrt(x)",
@@ -84,7 +91,7 @@ UNARY = {
     "Reciprocal": "1.0 / x",
     "Relu": "select(max(x, T(0)), x, IS_NAN(x))",
     "Relu6": "select(clamp(x, T(0), T(6)), x, IS_NAN(x))",
-    "Elu": "select(exp(x) - 1.0, x, x > 0.0)",
+    "Elu": "select(exp_safe(x) - 1.0, x, x > 0.0)",
     "Sigmoid": "sigmoid_(x)",
     "Tanh": "select(tanh(clamp(x, -15.0, 15.0)), x, IS_NAN(x))",
     "Softplus": "select(max(x, 0.0) + log1p_(exp(-abs(x))), x, IS_NAN(x))",

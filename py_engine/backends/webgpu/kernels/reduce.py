@@ -285,11 +285,11 @@ fn tree(v: f32, t: u32, is_max: bool) -> f32 {{
   for (var {loops}; r < word(1u); {step}) {{ m = max_nan(m, x[base + red_offset(r)]); }}
   {"m = tree(m, t, true);" if wg else ""}
   var total = 0.0;
-  for (var {loops}; r < word(1u); {step}) {{ total = total + exp(x[base + red_offset(r)] - m); }}
+  for (var {loops}; r < word(1u); {step}) {{ total = total + exp_safe(x[base + red_offset(r)] - m); }}
   {"total = tree(total, t, false);" if wg else ""}
   for (var {loops}; r < word(1u); {step}) {{
     let o = base + red_offset(r);
-    out[o] = exp(x[o] - m) / total;
+    out[o] = exp_safe(x[o] - m) / total;
   }}"""
     source = PRELUDE + HELPERS + VIEW + bindings([("x", F32)], [("out", F32)]) + tree + main(body)
     return Shader(f"Softmax:{f'wg{wg}' if wg else 'serial'}", source, 1, 1)
