@@ -4,6 +4,8 @@ from dataclasses import dataclass, field
 
 import numpy as np
 
+from ...engine import ENGINE
+
 
 @dataclass
 class Case:
@@ -42,3 +44,23 @@ BROADCAST_PAIRS = {
     "size0": ((0, 4), (1, 4)),
     "large": ((513, 130), (130,)),
 }
+
+
+def as_gpu(fn):
+    """fn with the webgpu backend choosing kernels as on a real GPU; unchanged on numpy.
+
+    Cases wrapped in it check the GPU variants (workgroup memory, tiles) on a CPU adapter too.
+    """
+
+    def run(*tensors):
+        backend = ENGINE.active()
+        on_cpu = getattr(backend, "on_cpu", None)
+        if on_cpu is None:
+            return fn(*tensors)
+        backend.on_cpu = False
+        try:
+            return fn(*tensors)
+        finally:
+            backend.on_cpu = on_cpu
+
+    return run

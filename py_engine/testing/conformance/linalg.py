@@ -8,25 +8,7 @@ import numpy as np
 
 from ... import ops
 from ...autograd import grads
-from ...engine import ENGINE
-from .case import Case, rand
-
-
-def as_gpu(fn):
-    """fn with the webgpu backend choosing kernels as on a real GPU; unchanged on numpy."""
-
-    def run(*tensors):
-        backend = ENGINE.active()
-        on_cpu = getattr(backend, "on_cpu", None)
-        if on_cpu is None:
-            return fn(*tensors)
-        backend.on_cpu = False
-        try:
-            return fn(*tensors)
-        finally:
-            backend.on_cpu = on_cpu
-
-    return run
+from .case import Case, as_gpu, rand
 
 
 def both_variants(cases):

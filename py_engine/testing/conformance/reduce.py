@@ -9,29 +9,11 @@ import numpy as np
 
 from ... import ops
 from ...autograd import grad
-from ...engine import ENGINE
-from .case import Case, rand
+from .case import Case, as_gpu, rand
 
 NAN_ROWS = np.array([[1.0, np.nan, 3.0, np.nan], [-np.inf, 2.0, 5.0, 5.0], [np.inf, np.inf, 0.0, -1.0]], np.float32)
 AXES = {"all": None, "axis1": 1, "negative": -1, "non-adjacent": (0, 2), "axis0": 0}
 LARGE = (300, 1000)  # 300 000 elements: several chunks and passes when reduced at once
-
-
-def _as_gpu(fn):
-    """fn with the webgpu backend choosing kernels as on a real GPU; unchanged on numpy."""
-
-    def run(*tensors):
-        backend = ENGINE.active()
-        on_cpu = getattr(backend, "on_cpu", None)
-        if on_cpu is None:
-            return fn(*tensors)
-        backend.on_cpu = False
-        try:
-            return fn(*tensors)
-        finally:
-            backend.on_cpu = on_cpu
-
-    return run
 
 
 def _reduction_cases():
@@ -53,21 +35,21 @@ def _reduction_cases():
         for label, axis in {"large-all": None, "large-axis0": 0, "large-axis1": 1}.items():
             f = lambda t, fn=fn, axis=axis: fn(t, axis)  # noqa: E731
             cases.append(Case(f"{name}/{label}", f, [large], rtol=1e-4, atol=1e-4))
-            cases.append(Case(f"{name}/{label}-gpu", _as_gpu(f), [large], rtol=1e-4, atol=1e-4))
-        cases.append(Case(f"{name}/short-rows-gpu", _as_gpu(lambda t, fn=fn: fn(t, 1)), [rand((500, 9), 6)]))
+            cases.append(Case(f"{name}/{label}-gpu", as_gpu(f), [large], rtol=1e-4, atol=1e-4))
+        cases.append(Case(f"{name}/short-rows-gpu", as_gpu(lambda t, fn=fn: fn(t, 1)), [rand((500, 9), 6)]))
         if name != "mean":
             ints = rand((4, 9, 5), 7, -9, 9, np.int32)  # prod wraps around as numpy's int32 does
             for label, axis in {"int32": (0, 2), "int32-all": None}.items():
                 cases.append(Case(f"{name}/{label}", lambda t, fn=fn, axis=axis: fn(t, axis), [ints]))
             big = rand((3, 2000), 8, -(2**30), 2**30, np.int32)  # sums wrap around too
             cases.append(Case(f"{name}/int32-large", lambda t, fn=fn: fn(t, 1), [big]))
-            cases.append(Case(f"{name}/int32-large-gpu", _as_gpu(lambda t, fn=fn: fn(t, 1)), [big]))
+            cases.append(Case(f"{name}/int32-large-gpu", as_gpu(lambda t, fn=fn: fn(t, 1)), [big]))
     nan_far = rand((5000,), 19)  # a NaN in one chunk wins over every other chunk
     nan_far[3210] = np.nan
     for fn in [ops.sum, ops.max, ops.min, ops.argmax, ops.argmin]:
         f = lambda t, fn=fn: fn(t, None)  # noqa: E731
         cases.append(Case(f"{fn.__name__}/nan-across-chunks", f, [nan_far]))
-        cases.append(Case(f"{fn.__name__}/nan-across-chunks-gpu", _as_gpu(f), [nan_far]))
+        cases.append(Case(f"{fn.__name__}/nan-across-chunks-gpu", as_gpu(f), [nan_far]))
     cases.append(Case("sum/bool", lambda t: ops.sum(t, 0), [rand((6, 5), 9, dtype=bool)]))
     cases.append(Case("mean/int32", lambda t: ops.mean(t, 1), [rand((4, 9), 10, -9, 9, np.int32)]))
 
@@ -84,7 +66,7 @@ def _reduction_cases():
         large = np.full((3000, 4), name == "all")
         large[2999, 1] = name != "all"
         cases.append(Case(f"{name}/large", lambda t, fn=fn: fn(t, 0), [large]))
-        cases.append(Case(f"{name}/large-gpu", _as_gpu(lambda t, fn=fn: fn(t)), [large]))
+        cases.append(Case(f"{name}/large-gpu", as_gpu(lambda t, fn=fn: fn(t)), [large]))
 
     for name in ["argmax", "argmin"]:
         fn = getattr(ops, name)
@@ -92,7 +74,7 @@ def _reduction_cases():
             cases.append(Case(f"{name}/{label}", lambda t, fn=fn, axis=axis: fn(t, axis), [rand((3, 5, 7), 14)]))
         ties = rand((6, 70), 15, -2, 2, np.int32)  # many ties: the first index wins
         cases.append(Case(f"{name}/int32-ties", lambda t, fn=fn: fn(t, 1), [ties]))
-        cases.append(Case(f"{name}/int32-ties-gpu", _as_gpu(lambda t, fn=fn: fn(t, 1)), [ties]))
+        cases.append(Case(f"{name}/int32-ties-gpu", as_gpu(lambda t, fn=fn: fn(t, 1)), [ties]))
         cases.append(Case(f"{name}/nan", lambda t, fn=fn: fn(t, 1), [NAN_ROWS]))
         cases.append(Case(f"{name}/scalar", lambda t, fn=fn: fn(t, None), [np.array(3.0, np.float32)]))
         cases.append(Case(f"{name}/size1", lambda t, fn=fn: fn(t, 0), [rand((1, 4), 16)]))
@@ -100,22 +82,22 @@ def _reduction_cases():
         for label, axis in {"large-all": None, "large-axis0": 0, "large-axis1": 1}.items():
             f = lambda t, fn=fn, axis=axis: fn(t, axis)  # noqa: E731
             cases.append(Case(f"{name}/{label}", f, [large]))
-            cases.append(Case(f"{name}/{label}-gpu", _as_gpu(f), [large]))
+            cases.append(Case(f"{name}/{label}-gpu", as_gpu(f), [large]))
         flat_ties = np.zeros((5000,), np.float32)  # the flat index of the first of equal extremes, across chunks
         flat_ties[[4321, 777, 4000]] = 3.0 if name == "argmax" else -3.0
         cases.append(Case(f"{name}/ties-across-chunks", lambda t, fn=fn: fn(t, None), [flat_ties]))
-        cases.append(Case(f"{name}/ties-across-chunks-gpu", _as_gpu(lambda t, fn=fn: fn(t, None)), [flat_ties]))
+        cases.append(Case(f"{name}/ties-across-chunks-gpu", as_gpu(lambda t, fn=fn: fn(t, None)), [flat_ties]))
 
     cases.append(Case("logsumexp/non-adjacent", lambda t: ops.logsumexp(t, (0, 2)), [rand((3, 5, 7), 18, -5, 5)]))
     cases.append(Case("logsumexp/keepdims", lambda t: ops.logsumexp(t, 1, keepdims=True), [rand((4, 70), 19)]))
     cases.append(Case("logsumexp/size0", lambda t: ops.logsumexp(t, 0), [rand((0, 3), 20)]))
     cases.append(Case("logsumexp/large", lambda t: ops.logsumexp(t), [rand(LARGE, 21)], rtol=1e-4))
-    cases.append(Case("logsumexp/large-gpu", _as_gpu(lambda t: ops.logsumexp(t, 0)), [rand(LARGE, 21)], rtol=1e-4))
+    cases.append(Case("logsumexp/large-gpu", as_gpu(lambda t: ops.logsumexp(t, 0)), [rand(LARGE, 21)], rtol=1e-4))
     cases.append(Case("moments/non-adjacent", lambda t: ops.moments(t, (0, 2)), [rand((3, 5, 7), 22)], atol=1e-5))
     cases.append(Case("moments/keepdims", lambda t: ops.moments(t, -1, keepdims=True), [rand((5, 66), 23)]))
     cases.append(Case("moments/large", lambda t: ops.moments(t), [rand(LARGE, 24)], rtol=1e-4, atol=1e-4))
     cases.append(
-        Case("moments/large-gpu", _as_gpu(lambda t: ops.moments(t, 1)), [rand(LARGE, 24)], rtol=1e-4, atol=1e-5)
+        Case("moments/large-gpu", as_gpu(lambda t: ops.moments(t, 1)), [rand(LARGE, 24)], rtol=1e-4, atol=1e-5)
     )
     return cases
 
@@ -136,15 +118,15 @@ def _softmax_cases():
         for label, axis in {"large-axis0": 0, "large-axis1": 1}.items():
             f = lambda t, fn=fn, axis=axis: fn(t, axis)  # noqa: E731
             cases.append(Case(f"{name}/{label}", f, [large], rtol=1e-4, atol=1e-6))
-            cases.append(Case(f"{name}/{label}-gpu", _as_gpu(f), [large], rtol=1e-4, atol=1e-6))
+            cases.append(Case(f"{name}/{label}-gpu", as_gpu(f), [large], rtol=1e-4, atol=1e-6))
         long_row = rand((2, 5000), 35, -5, 5)
         cases.append(Case(f"{name}/long-rows", fn, [long_row], rtol=1e-4, atol=1e-7))
-        cases.append(Case(f"{name}/short-rows-gpu", _as_gpu(fn), [rand((300, 5), 36)], atol=1e-6))
+        cases.append(Case(f"{name}/short-rows-gpu", as_gpu(fn), [rand((300, 5), 36)], atol=1e-6))
     # numpy's own rules: a NaN spreads over its row, +inf gives NaN, a row of -inf gives NaN
     specials = np.array([[1.0, np.nan, 2.0], [np.inf, 1.0, 0.0], [-np.inf, -np.inf, -np.inf], [-np.inf, 0.0, 1.0]])
     cases.append(Case("softmax/special-values", ops.softmax, [specials.astype(np.float32)]))
     cases.append(
-        Case("softmax/special-values-gpu", _as_gpu(lambda t: ops.softmax(t, 0)), [specials.T.astype(np.float32)])
+        Case("softmax/special-values-gpu", as_gpu(lambda t: ops.softmax(t, 0)), [specials.T.astype(np.float32)])
     )
     return cases
 
@@ -160,7 +142,7 @@ def _cumsum_cases():
     cases.append(Case("cumsum/int32", lambda t: ops.cumsum(t, 1, True), [rand((4, 9), 41, -9, 9, np.int32)]))
     big = rand((3, 3000), 42, -(2**30), 2**30, np.int32)  # wraps around as numpy's int32 does
     cases.append(Case("cumsum/int32-wrap", lambda t: ops.cumsum(t, 1), [big]))
-    cases.append(Case("cumsum/int32-wrap-gpu", _as_gpu(lambda t: ops.cumsum(t, 1, True, True)), [big]))
+    cases.append(Case("cumsum/int32-wrap-gpu", as_gpu(lambda t: ops.cumsum(t, 1, True, True)), [big]))
     cases.append(Case("cumsum/bool", lambda t: ops.cumsum(t, 0), [rand((6, 4), 43, dtype=bool)]))
     cases.append(Case("cumsum/size1", lambda t: ops.cumsum(t, 0), [rand((1, 6), 44)]))
     cases.append(Case("cumsum/size0", lambda t: ops.cumsum(t, 1), [rand((0, 3), 45)]))
@@ -171,12 +153,10 @@ def _cumsum_cases():
         "large-axis1": lambda t: ops.cumsum(t, 1, True, True),
     }.items():
         cases.append(Case(f"cumsum/{label}", f, [positive], rtol=1e-4))
-        cases.append(Case(f"cumsum/{label}-gpu", _as_gpu(f), [positive], rtol=1e-4))
+        cases.append(Case(f"cumsum/{label}-gpu", as_gpu(f), [positive], rtol=1e-4))
     long_rows = rand((3, 9000), 47, 0, 1)
     cases.append(Case("cumsum/long-rows", lambda t: ops.cumsum(t, 1, True), [long_rows], rtol=1e-4))
-    cases.append(
-        Case("cumsum/long-rows-gpu", _as_gpu(lambda t: ops.cumsum(t, -1, False, True)), [long_rows], rtol=1e-4)
-    )
+    cases.append(Case("cumsum/long-rows-gpu", as_gpu(lambda t: ops.cumsum(t, -1, False, True)), [long_rows], rtol=1e-4))
     return cases
 
 
@@ -191,14 +171,14 @@ def _top_k_cases():
     ties = rand((5, 40), 53, -3, 3, np.int32)  # ties: the lower index first
     for k in (3, 40):
         cases.append(Case(f"top_k/int32-ties-k{k}", lambda t, k=k: ops.top_k(t, k), [ties]))
-        cases.append(Case(f"top_k/int32-ties-k{k}-gpu", _as_gpu(lambda t, k=k: ops.top_k(t, k)), [ties]))
+        cases.append(Case(f"top_k/int32-ties-k{k}-gpu", as_gpu(lambda t, k=k: ops.top_k(t, k)), [ties]))
     nan = np.array([[1.0, np.nan, 3.0, -np.inf, np.nan, np.inf, 3.0, -0.0, 0.0]], np.float32)  # NaN last
     for k in (4, 9):
         cases.append(Case(f"top_k/nan-k{k}", lambda t, k=k: ops.top_k(t, k), [nan]))
-        cases.append(Case(f"top_k/nan-k{k}-gpu", _as_gpu(lambda t, k=k: ops.top_k(t, k)), [nan]))
+        cases.append(Case(f"top_k/nan-k{k}-gpu", as_gpu(lambda t, k=k: ops.top_k(t, k)), [nan]))
     long_ties = rand((4, 1500), 55, -3, 3, np.int32)  # rows past the bitonic sort's limit
     cases.append(Case("top_k/int32-ties-long", lambda t: ops.top_k(t, 6), [long_ties]))
-    cases.append(Case("top_k/int32-ties-long-gpu", _as_gpu(lambda t: ops.top_k(t, 6)), [long_ties]))
+    cases.append(Case("top_k/int32-ties-long-gpu", as_gpu(lambda t: ops.top_k(t, 6)), [long_ties]))
     long_nan = rand((2, 1100), 56)
     long_nan[:, ::7] = np.nan
     cases.append(Case("top_k/nan-long", lambda t: ops.top_k(t, 900), [long_nan]))
@@ -206,7 +186,7 @@ def _top_k_cases():
     for label, (shape, k) in sizes.items():
         data = rand(shape, 54)
         cases.append(Case(f"top_k/{label}", lambda t, k=k: ops.top_k(t, k), [data]))
-        cases.append(Case(f"top_k/{label}-gpu", _as_gpu(lambda t, k=k: ops.top_k(t, k)), [data]))
+        cases.append(Case(f"top_k/{label}-gpu", as_gpu(lambda t, k=k: ops.top_k(t, k)), [data]))
     return cases
 
 
