@@ -22,6 +22,8 @@ from app.http_files import IMMUTABLE, REVALIDATE, content_type, file_sha256, sen
 from app.paths import check_relative, safe_file
 
 SHA256 = re.compile(r"^[0-9a-f]{64}$")
+# Beside the weights, what a page needs to use a model: class names and preprocessing.
+SIDECARS = ("labels.json", "metadata.json")
 
 
 @dataclass(frozen=True)
@@ -101,5 +103,14 @@ def models_router(models_dir: Path) -> APIRouter:
                 404, f"shard {path!r} of model {name!r} now has sha256 {actual}, not {digest}: reload model.json"
             )
         return send(request, path=file, etag=digest, cache_control=IMMUTABLE, media_type=content_type(path))
+
+    @router.api_route("/models/{name}/{sidecar}", methods=["GET", "HEAD"])
+    def sidecar_file(name: str, sidecar: str, request: Request):
+        if sidecar not in SIDECARS:
+            raise HTTPError(404, f"{sidecar!r}: a model folder serves model.json, its shards and {', '.join(SIDECARS)}")
+        file = safe_file(models_dir, f"{name}/{sidecar}")
+        if file is None:
+            raise HTTPError(404, f"model {name!r} has no {sidecar}")
+        return send(request, path=file, etag=file_sha256(file), cache_control=REVALIDATE, media_type="application/json")
 
     return router

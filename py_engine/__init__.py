@@ -121,7 +121,7 @@ __all__ = [
 ]
 
 # Layers, models and the TF.js layers format (imported last: they are built on the ops above).
-from . import layers  # noqa: E402
+from . import browser, layers  # noqa: E402
 from .io import ModelLoadError, load_layers_model, save_layers_model  # noqa: E402
 from .layers import Input, fused_conv2d, fused_depthwise_conv2d  # noqa: E402
 from .models import Model, Sequential, model_from_config  # noqa: E402
@@ -131,6 +131,7 @@ __all__ += [
     "Model",
     "ModelLoadError",
     "Sequential",
+    "browser",
     "fused_conv2d",
     "fused_depthwise_conv2d",
     "layers",

@@ -17,6 +17,11 @@
 //   stats()                Promise -> pe.stats(): the backend's counters (dispatches, submits, pipeline_compiles, ...)
 //   info()                 Promise -> the active backend: {backend, adapter, fallback_reason, details}
 //   setBackend(name)       Promise -> like `ready`'s info for the new backend (falls back to numpy with the reason)
+//   classify(urlOrBlob)    Promise -> [{index, label, probability}] x5, best first: the image (a Blob/File, or a URL:
+//                          same-origin, data: or blob:) decoded by the browser, its RGBA pixels classified by
+//                          EfficientNet-Lite0 in the worker (loaded and warmed up on first use). lastClassification
+//                          then holds {top, timings: {preprocess_ms, forward_ms, readback_ms}, load}
+//   loadClassifier()       Promise -> {load_ms, warmup_ms, cached}: load and warm up the classifier now
 //   state                  "starting" | "ready" | "failed"
 //   lastMemory             the latest memory() snapshot, updated after every request (null before the first)
 //   onDeviceLost           null or the reason, once the GPU device was lost
@@ -26,6 +31,10 @@
 (() => {
   const $ = (id) => document.getElementById(id);
   const ui = {
+    classify: {
+      file: $("classify-file"), drop: $("classify-drop"), preview: $("classify-preview"), progress: $("classify-progress"),
+      status: $("classify-status"), results: $("classify-results"),
+    },
     status: $("status"), notice: $("notice"), code: $("code"), run: $("run"), output: $("output"),
     backend: $("backend"), memory: {
       tensors: $("mem-tensors"), buffers: $("mem-buffers"), bytes: $("mem-bytes"), gpu: $("mem-gpu"), pool: $("mem-pool"),
@@ -39,11 +48,11 @@
 
   let nextId = 1;
   const waiting = new Map();
-  function request(op, args = {}) {
+  function request(op, args = {}, transfer = []) {
     return new Promise((resolve, reject) => {
       const id = nextId++;
       waiting.set(id, { resolve, reject });
-      worker.postMessage({ id, op, ...args });
+      worker.postMessage({ id, op, ...args }, transfer);
     });
   }
 
@@ -57,8 +66,11 @@
     stats: () => request("stats"),
     info: () => request("info"),
     setBackend: (name) => request("setBackend", { name }).then((info) => { showInfo(info); return info; }),
+    classify: (image) => classifyImage(image),
+    loadClassifier: () => request("loadClassifier"),
     state: "starting",
     lastMemory: null,
+    lastClassification: null,
     onDeviceLost: null,
   };
   window.playground = playground;
@@ -87,6 +99,12 @@
         settleReady.reject(new Error(m.error));
         break;
       case "memory": showMemory(m.value); break;
+      case "classifier-progress":
+        ui.classify.progress.hidden = false;
+        ui.classify.progress.max = m.total || 1;
+        ui.classify.progress.value = m.loaded;
+        ui.classify.status.textContent = `Loading EfficientNet-Lite0: ${bytes(m.loaded)} of ${bytes(m.total)}`;
+        break;
       case "device-lost":
         playground.onDeviceLost = m.reason;
         ui.notice.textContent = `The GPU device was lost (${m.reason}). New work runs on numpy; switch back to webgpu to get a new device.`;
@@ -153,6 +171,69 @@
       ui.run.disabled = false;
     }
   }
+
+  // An image as RGBA pixels. Blobs go through createImageBitmap; URLs through an <img> (the page's CSP allows
+  // images from self, data: and blob:, but fetch() only from self).
+  async function decodeImage(image) {
+    let source;
+    if (image instanceof Blob) {
+      source = await createImageBitmap(image, { premultiplyAlpha: "none", colorSpaceConversion: "none" });
+    } else {
+      source = new Image();
+      source.src = String(image);
+      await source.decode();
+    }
+    const width = source.width, height = source.height;
+    const canvas = typeof OffscreenCanvas === "function" ? new OffscreenCanvas(width, height)
+      : Object.assign(document.createElement("canvas"), { width, height });
+    const context = canvas.getContext("2d", { willReadFrequently: true });
+    context.drawImage(source, 0, 0);
+    if (source.close) source.close();
+    return { pixels: context.getImageData(0, 0, width, height).data.buffer, width, height };
+  }
+
+  async function classifyImage(image) {
+    const { pixels, width, height } = await decodeImage(image);
+    const result = await request("classify", { pixels, width, height }, [pixels]);
+    playground.lastClassification = result;
+    showClassification(result);
+    return result.top;
+  }
+
+  function showClassification({ top, timings: t, load }) {
+    ui.classify.progress.hidden = true;
+    ui.classify.results.replaceChildren(...top.map(({ index, label, probability }) => {
+      const row = document.createElement("li");
+      row.textContent = `${label} (${index}): ${(probability * 100).toFixed(1)}%`;
+      return row;
+    }));
+    let text = `preprocess ${ms(t.preprocess_ms)} · forward ${ms(t.forward_ms)} · readback ${ms(t.readback_ms)}`;
+    if (load && !load.cached) text += ` · model loaded in ${ms(load.load_ms)}, warm-up ${ms(load.warmup_ms)}`;
+    ui.classify.status.textContent = text;
+  }
+
+  async function classifyFromUI(file) {
+    if (!file) return;
+    ui.classify.preview.src = URL.createObjectURL(file);
+    ui.classify.preview.hidden = false;
+    ui.classify.status.textContent = "Classifying...";
+    ui.classify.results.replaceChildren();
+    try {
+      await classifyImage(file);
+    } catch (error) {
+      ui.classify.progress.hidden = true;
+      ui.classify.status.textContent = "Could not classify the image: " + error.message;
+    }
+  }
+
+  ui.classify.file.addEventListener("change", () => classifyFromUI(ui.classify.file.files[0]));
+  ui.classify.drop.addEventListener("dragover", (event) => { event.preventDefault(); ui.classify.drop.classList.add("over"); });
+  ui.classify.drop.addEventListener("dragleave", () => ui.classify.drop.classList.remove("over"));
+  ui.classify.drop.addEventListener("drop", (event) => {
+    event.preventDefault();
+    ui.classify.drop.classList.remove("over");
+    classifyFromUI(event.dataTransfer.files[0]);
+  });
 
   ui.run.addEventListener("click", runCode);
   ui.code.addEventListener("keydown", (event) => {

@@ -76,3 +76,93 @@ def memory():
 
 def stats():
     return pe.stats()
+
+
+# ---- image classification (the Classify panel and playground.classify) ---------------------------
+
+CLASSIFIER_URL = "/models/efficientnet-lite0/"
+TOP_K = 5
+_classifier = None
+
+
+class Classifier:
+    """EfficientNet-Lite0 with its labels and preprocessing constants, loaded once per worker."""
+
+    def __init__(self, model, labels, metadata):
+        self.model = model
+        spec = metadata["input"]
+        self.size = tuple(spec["shape"][1:3])
+        self.mean, self.std = [float(m) for m in spec["mean"]], [float(s) for s in spec["std"]]
+        self.labels = labels or [f"class {i}" for i in range(model.outputs[0].shape[-1])]
+
+    def preprocess(self, pixels):
+        """int32 [h, w, 3] -> the model's float32 [1, 224, 224, 3] input."""
+        x = pe.resize_bilinear(pixels.cast("float32"), self.size, half_pixel_centers=True) / 255.0
+        return ((x - self.mean) / self.std).expand_dims(0)
+
+    def forward(self, x):
+        """Top-k as one float32 [2, k] tensor (probabilities, then indices), so one readback gets both."""
+        probabilities = self.model.predict(x).softmax()
+        values, indices = probabilities[0].top_k(TOP_K)
+        return pe.stack([values, indices.cast("float32")])
+
+
+# What models/efficientnet-lite0/metadata.json says, for a server that serves only model.json and shards.
+DEFAULT_METADATA = {"input": {"shape": [1, 224, 224, 3], "mean": [0.485, 0.456, 0.406], "std": [0.229, 0.224, 0.225]}}
+
+
+async def _fetch_json(url, default):
+    from pyodide.http import pyfetch  # the classifier only runs in the browser
+
+    response = await pyfetch(url)
+    if response.status == 404:
+        return default
+    if not response.ok:
+        raise RuntimeError(f"{url}: HTTP {response.status}")
+    return await response.json()
+
+
+async def load_classifier(on_progress=None):
+    """Load, fold and warm up the classifier once; returns its load timings (zeros once loaded)."""
+    global _classifier
+    if _classifier is not None and any(w.is_disposed for w in _classifier.model.weights):
+        _classifier = None  # something disposed every tensor (e.g. the e2e tests' reset): load it again
+    if _classifier is not None:
+        return {"load_ms": 0.0, "warmup_ms": 0.0, "cached": True}
+    began = time.perf_counter()
+    model = await pe.load_layers_model(CLASSIFIER_URL + "model.json", on_progress=on_progress)
+    try:
+        labels = await _fetch_json(CLASSIFIER_URL + "labels.json", None)
+        metadata = await _fetch_json(CLASSIFIER_URL + "metadata.json", DEFAULT_METADATA)
+        classifier = Classifier(model, labels, metadata)
+        loaded = time.perf_counter()
+        model.fold_batch_norms()
+        dummy = pe.zeros((*classifier.size, 3), dtype="int32")
+        try:  # compiles the pipelines of the whole path, preprocessing included
+            await pe.warmup(lambda p: classifier.forward(classifier.preprocess(p)), dummy)
+        finally:
+            dummy.dispose()
+    except BaseException:
+        model.dispose()
+        raise
+    _classifier = classifier
+    return {"load_ms": (loaded - began) * 1e3, "warmup_ms": (time.perf_counter() - loaded) * 1e3, "cached": False}
+
+
+async def classify(pixels, height, width):
+    """Top-5 [{index, label, probability}] for RGBA pixels (a JS Uint8Array), with the latency split."""
+    await load_classifier()
+    c = _classifier
+    with pe.scope():
+        t0 = time.perf_counter()
+        x = c.preprocess(pe.browser.from_pixels(pixels, int(height), int(width)))
+        t1 = time.perf_counter()
+        top = c.forward(x)
+        t2 = time.perf_counter()
+        probabilities, indices = (await top.data()).reshape(2, TOP_K)
+        t3 = time.perf_counter()
+    results = [
+        {"index": int(i), "label": c.labels[int(i)], "probability": float(p)} for p, i in zip(probabilities, indices)
+    ]
+    timings = {"preprocess_ms": (t1 - t0) * 1e3, "forward_ms": (t2 - t1) * 1e3, "readback_ms": (t3 - t2) * 1e3}
+    return {"top": results, "timings": timings}

@@ -2,13 +2,15 @@
 //
 // Protocol (structured-clone messages):
 //   page -> worker  {id, op: "run", code} | {id, op: "memory"} | {id, op: "stats"} | {id, op: "info"}
-//                   | {id, op: "setBackend", name}
+//                   | {id, op: "setBackend", name} | {id, op: "loadClassifier"}
+//                   | {id, op: "classify", pixels: ArrayBuffer (RGBA, transferred), width, height}
 //   worker -> page  {id, ok: true, value} | {id, ok: false, error}    one reply per request
 //                   {event: "status", text}       boot progress
 //                   {event: "ready", info}         engine started (backend, adapter, fallback_reason, timings)
 //                   {event: "failed", error}       boot failed; every request then fails with this error
 //                   {event: "memory", value}       pe.memory() after each request
 //                   {event: "device-lost", reason} GPUDevice.lost resolved
+//                   {event: "classifier-progress", loaded, total}  model weights downloading
 // Requests run one at a time in arrival order: a run that awaits (readback) finishes before the
 // next request starts, so the page never sees a half-run program.
 "use strict";
@@ -20,6 +22,7 @@ const timings = {};
 let pyodide = null, py = null, userGlobals = null, bootError = null;
 
 function post(message) { self.postMessage(message); }
+const progress = (loaded, total) => post({ event: "classifier-progress", loaded, total });
 
 // A Python result (PyProxy or primitive) as plain data; the proxy is released.
 function plain(value) {
@@ -82,6 +85,12 @@ async function handle(message) {
     case "stats": return plain(py.stats());
     case "info": return plain(py.backend_info());
     case "setBackend": return plain(await py.start(message.name));
+    case "loadClassifier": return plain(await py.load_classifier(progress));
+    case "classify": {
+      const load = plain(await py.load_classifier(progress));
+      const result = plain(await py.classify(new Uint8Array(message.pixels), message.height, message.width));
+      return { ...result, load };
+    }
     default: throw new Error(`unknown request ${JSON.stringify(message.op)}`);
   }
 }

@@ -249,7 +249,8 @@ def test_errors_are_json(client):
     assert "no model named 'nope'" in error_of(client.get("/models/nope/model.json"), 404)
     assert "not a valid TensorFlow.js model.json" in error_of(client.get("/models/broken/model.json"), 500)
     assert "method POST is not allowed" in error_of(client.post("/models/tiny/model.json"), 405)
-    assert "no such resource" in error_of(client.get("/models/tiny/weights.bin"), 404)
+    assert "no such resource" in error_of(client.get("/models/tiny/deeper/weights.bin"), 404)
+    assert "serves model.json, its shards" in error_of(client.get("/models/tiny/weights.bin"), 404)
     assert "no file 'missing.js'" in error_of(client.get("/missing.js"), 404)
 
 
@@ -425,3 +426,15 @@ def test_changed_engine_gets_a_new_url(site, tmp_path):
     assert client.get("/config.json").json()["engine_wheel_url"] == after  # no rebuild when nothing changed
     builds = sorted(p.name for p in (tmp_path / "assets" / "engine").iterdir())
     assert len(builds) == 2 and not any(b.startswith(".") for b in builds)  # both servable, no leftovers
+
+
+def test_model_sidecars_labels_and_metadata_are_served(site, client):
+    folder = site.models_dir / "withlabels"
+    make_model(site.models_dir, "withlabels", {"w.bin": b"\0" * 16})
+    (folder / "labels.json").write_text('["cat", "dog"]')
+    r = client.get("/models/withlabels/labels.json")
+    assert r.status_code == 200 and r.json() == ["cat", "dog"]
+    assert r.headers["content-type"] == "application/json" and "no-cache" in r.headers["cache-control"]
+    assert r.headers["access-control-allow-origin"] == "*"
+    assert "has no metadata.json" in error_of(client.get("/models/withlabels/metadata.json"), 404)
+    assert "serves model.json" in error_of(client.get("/models/withlabels/secret.json"), 404)
