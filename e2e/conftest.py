@@ -67,9 +67,14 @@ def server_url(tmp_path_factory):
     python = str(venv_python) if venv_python.exists() else sys.executable
     port = free_port()
     log_path = tmp_path_factory.mktemp("server") / "server.log"
+    # The pretrained model the page classifies with, converted from its PyPI package (about a second).
+    models = tmp_path_factory.mktemp("models")
+    subprocess.run(
+        [python, "-m", "app", "convert", "efficientnet-lite0", "--models", str(models)], cwd=REPO, check=True
+    )
     with open(log_path, "wb") as log:
         proc = subprocess.Popen(
-            [python, "-m", "app", "serve", "--host", "127.0.0.1", "--port", str(port)],
+            [python, "-m", "app", "serve", "--host", "127.0.0.1", "--port", str(port), "--models", str(models)],
             cwd=REPO,
             stdout=log,
             stderr=subprocess.STDOUT,
