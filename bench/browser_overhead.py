@@ -12,26 +12,9 @@ Timings are for reading, never asserted in tests.
 """
 
 import argparse
-import os
-import signal
-import socket
-import subprocess
-import sys
-import time
-import urllib.request
-from pathlib import Path
 
+from harness import launch, playground_server
 from playwright.sync_api import sync_playwright
-
-REPO = Path(__file__).resolve().parent.parent
-FLAGS = [
-    "--enable-unsafe-webgpu",
-    "--no-sandbox",
-    "--disable-background-networking",
-    "--disable-component-update",
-    "--disable-sync",
-    "--no-first-run",
-]
 
 MEASURE = """
 import timeit
@@ -65,33 +48,6 @@ a.dispose(); b.dispose()
 """
 
 
-def free_port():
-    with socket.socket() as s:
-        s.bind(("127.0.0.1", 0))
-        return s.getsockname()[1]
-
-
-def start_server():
-    python = REPO / ".venv" / "bin" / "python"
-    port = free_port()
-    proc = subprocess.Popen(
-        [str(python) if python.exists() else sys.executable, "-m", "app", "serve", "--port", str(port)],
-        cwd=REPO,
-        stdout=subprocess.DEVNULL,
-        stderr=subprocess.DEVNULL,
-    )
-    url = f"http://127.0.0.1:{port}/"
-    for _ in range(1200):
-        try:
-            urllib.request.urlopen(url + "config.json", timeout=2).close()
-            return proc, url
-        except OSError:
-            if proc.poll() is not None:
-                sys.exit(f"the server exited with {proc.returncode}")
-            time.sleep(0.5)
-    sys.exit("the server did not start")
-
-
 def run(page, code):
     return page.evaluate("code => playground.runPython(code)", code)
 
@@ -100,31 +56,24 @@ def main():
     parser = argparse.ArgumentParser(description=__doc__, formatter_class=argparse.RawDescriptionHelpFormatter)
     parser.add_argument("--url", help="a running playground server (default: start python -m app serve)")
     args = parser.parse_args()
-    proc, url = (None, args.url) if args.url else start_server()
-    try:
-        with sync_playwright() as p:
-            chromium = os.environ.get("CHROMIUM_PATH") or "/usr/bin/chromium"
-            browser = p.chromium.launch(executable_path=chromium, headless=True, args=FLAGS)
-            page = browser.new_page()
-            page.goto(url)
-            info = page.evaluate("playground.ready")
-            t = info["timings"]
-            print(f"Pyodide {info['pyodide_version']} in a worker, backend {info['backend']}", end="")
-            print(f" ({info['adapter']['vendor']} {info['adapter']['architecture']})" if info["adapter"] else "")
-            print(f"  Pyodide boot (loadPyodide)      {t['pyodide_boot_ms']:8.0f} ms")
-            print(f"  numpy + micropip (loadPackage)  {t['packages_ms']:8.0f} ms")
-            print(f"  engine wheel (micropip.install) {t['engine_install_ms']:8.0f} ms")
-            print(f"  engine start + first op         {t['engine_start_ms']:8.0f} ms")
-            print(f"  ready since navigation start    {info['ready_ms']:8.0f} ms")
-            results = {}
-            for backend in ("webgpu", "numpy"):
-                page.evaluate("name => playground.setBackend(name)", backend)
-                results[backend] = run(page, MEASURE)
-            browser.close()
-    finally:
-        if proc is not None:
-            os.kill(proc.pid, signal.SIGTERM)
-            proc.wait()
+    with playground_server(args.url) as url, sync_playwright() as p:
+        browser = launch(p)
+        page = browser.new_page()
+        page.goto(url)
+        info = page.evaluate("playground.ready")
+        t = info["timings"]
+        print(f"Pyodide {info['pyodide_version']} in a worker, backend {info['backend']}", end="")
+        print(f" ({info['adapter']['vendor']} {info['adapter']['architecture']})" if info["adapter"] else "")
+        print(f"  Pyodide boot (loadPyodide)      {t['pyodide_boot_ms']:8.0f} ms")
+        print(f"  numpy + micropip (loadPackage)  {t['packages_ms']:8.0f} ms")
+        print(f"  engine wheel (micropip.install) {t['engine_install_ms']:8.0f} ms")
+        print(f"  engine start + first op         {t['engine_start_ms']:8.0f} ms")
+        print(f"  ready since navigation start    {info['ready_ms']:8.0f} ms")
+        results = {}
+        for backend in ("webgpu", "numpy"):
+            page.evaluate("name => playground.setBackend(name)", backend)
+            results[backend] = run(page, MEASURE)
+        browser.close()
     gpu, cpu = results["webgpu"], results["numpy"]
     raw = cpu["rows"]["numpy add (raw numpy in Pyodide)"]
     print(f"\nper op, microseconds (float32[4]); webgpu ran on {gpu['backend']}")

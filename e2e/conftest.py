@@ -9,6 +9,7 @@
   `gpu_page`/`numpy_page` fixtures dispose what the test left and restore the page's backend.
 """
 
+import contextlib
 import os
 import signal
 import socket
@@ -57,24 +58,18 @@ def wait_until_serving(url, proc, log_path):
     raise RuntimeError(f"the server did not answer within {SERVER_START_S} s:\n{log_path.read_text()[-4000:]}")
 
 
-@pytest.fixture(scope="session")
-def server_url(tmp_path_factory):
-    given = os.environ.get("E2E_BASE_URL")
-    if given:
-        yield given.rstrip("/") + "/"
-        return
+def python():
     venv_python = REPO / ".venv" / "bin" / "python"
-    python = str(venv_python) if venv_python.exists() else sys.executable
+    return str(venv_python) if venv_python.exists() else sys.executable
+
+
+@contextlib.contextmanager
+def serving(models, log_path):
+    """`python -m app serve --models models` on a free port; yields its URL, then stops it by PID."""
     port = free_port()
-    log_path = tmp_path_factory.mktemp("server") / "server.log"
-    # The pretrained model the page classifies with, converted from its PyPI package (about a second).
-    models = tmp_path_factory.mktemp("models")
-    subprocess.run(
-        [python, "-m", "app", "convert", "efficientnet-lite0", "--models", str(models)], cwd=REPO, check=True
-    )
     with open(log_path, "wb") as log:
         proc = subprocess.Popen(
-            [python, "-m", "app", "serve", "--host", "127.0.0.1", "--port", str(port), "--models", str(models)],
+            [python(), "-m", "app", "serve", "--host", "127.0.0.1", "--port", str(port), "--models", str(models)],
             cwd=REPO,
             stdout=log,
             stderr=subprocess.STDOUT,
@@ -91,6 +86,26 @@ def server_url(tmp_path_factory):
         except subprocess.TimeoutExpired:
             os.kill(proc.pid, signal.SIGKILL)
             proc.wait()
+
+
+@pytest.fixture(scope="session")
+def models_dir(tmp_path_factory):
+    """The pretrained model the page classifies with, converted from its PyPI package (about a second)."""
+    models = tmp_path_factory.mktemp("models")
+    subprocess.run(
+        [python(), "-m", "app", "convert", "efficientnet-lite0", "--models", str(models)], cwd=REPO, check=True
+    )
+    return models
+
+
+@pytest.fixture(scope="session")
+def server_url(tmp_path_factory, models_dir):
+    given = os.environ.get("E2E_BASE_URL")
+    if given:
+        yield given.rstrip("/") + "/"
+        return
+    with serving(models_dir, tmp_path_factory.mktemp("server") / "server.log") as url:
+        yield url
 
 
 @pytest.fixture(scope="session")
@@ -128,6 +143,8 @@ class Playground:
         self.context = browser.new_context()
         self.page = self.context.new_page()
         self.console = []
+        self.requests = []  # every request the page and its worker send (playwright.sync_api.Request)
+        self.context.on("request", lambda request: self.requests.append(request))
         self.page.on("console", lambda m: self.console.append(f"{m.type}: {m.text}"))
         self.page.on("pageerror", lambda e: self.console.append(f"pageerror: {e}"))
         self.page.goto(url)

@@ -21,7 +21,8 @@
 //                          same-origin, data: or blob:) decoded by the browser, its RGBA pixels classified by
 //                          EfficientNet-Lite0 in the worker (loaded and warmed up on first use). lastClassification
 //                          then holds {top, timings: {preprocess_ms, forward_ms, readback_ms}, load}
-//   loadClassifier()       Promise -> {load_ms, warmup_ms, cached}: load and warm up the classifier now
+//   loadClassifier()       Promise -> {download_ms, download_bytes, load_ms, warmup_ms, cached}: load and warm up
+//                          the classifier now (zeros and cached: true once loaded)
 //   state                  "starting" | "ready" | "failed"
 //   lastMemory             the latest memory() snapshot, updated after every request (null before the first)
 //   onDeviceLost           null or the reason, once the GPU device was lost
@@ -33,7 +34,7 @@
   const ui = {
     classify: {
       file: $("classify-file"), drop: $("classify-drop"), preview: $("classify-preview"), progress: $("classify-progress"),
-      status: $("classify-status"), results: $("classify-results"),
+      status: $("classify-status"), results: $("classify-results"), samples: document.querySelectorAll("[data-sample]"),
     },
     status: $("status"), notice: $("notice"), code: $("code"), run: $("run"), output: $("output"),
     backend: $("backend"), memory: {
@@ -208,21 +209,40 @@
       return row;
     }));
     let text = `preprocess ${ms(t.preprocess_ms)} · forward ${ms(t.forward_ms)} · readback ${ms(t.readback_ms)}`;
-    if (load && !load.cached) text += ` · model loaded in ${ms(load.load_ms)}, warm-up ${ms(load.warmup_ms)}`;
+    if (load && !load.cached) text += ` · model loaded in ${ms(load.load_ms)} (weights downloaded in ${ms(load.download_ms)}), warm-up ${ms(load.warmup_ms)}`;
     ui.classify.status.textContent = text;
   }
 
-  async function classifyFromUI(file) {
-    if (!file) return;
-    ui.classify.preview.src = URL.createObjectURL(file);
+  // The last line of a Python traceback is the exception and its message; the whole traceback goes to the console.
+  const lastLine = (text) => text.trim().split("\n").pop();
+
+  async function classifyFromUI(image) {
+    if (!image) return;
+    if (ui.classify.preview.src.startsWith("blob:")) URL.revokeObjectURL(ui.classify.preview.src);
+    ui.classify.preview.src = URL.createObjectURL(image);
     ui.classify.preview.hidden = false;
+    ui.classify.status.className = "status";
     ui.classify.status.textContent = "Classifying...";
     ui.classify.results.replaceChildren();
     try {
-      await classifyImage(file);
+      await classifyImage(image);
     } catch (error) {
+      console.error(error);
       ui.classify.progress.hidden = true;
-      ui.classify.status.textContent = "Could not classify the image: " + error.message;
+      ui.classify.status.className = "status failed";
+      ui.classify.status.textContent = "Could not classify the image: " + lastLine(error.message);
+    }
+  }
+
+  // A bundled sample is fetched from the page's own server, then classified like a chosen file.
+  async function classifySample(url) {
+    try {
+      const response = await fetch(url);
+      if (!response.ok) throw new Error(`${url}: HTTP ${response.status}`);
+      await classifyFromUI(await response.blob());
+    } catch (error) {
+      ui.classify.status.className = "status failed";
+      ui.classify.status.textContent = "Could not load the sample: " + error.message;
     }
   }
 
@@ -234,6 +254,8 @@
     ui.classify.drop.classList.remove("over");
     classifyFromUI(event.dataTransfer.files[0]);
   });
+
+  for (const button of ui.classify.samples) button.addEventListener("click", () => classifySample(button.dataset.sample));
 
   ui.run.addEventListener("click", runCode);
   ui.code.addEventListener("keydown", (event) => {

@@ -148,6 +148,34 @@ def test_load_over_http(server):
     failing_load(url + "nothing/model.json", r"model.json is missing: HTTP 404")
 
 
+def test_an_http_error_carries_the_servers_explanation():
+    """This app's server answers errors as {"error": ...}; the load error passes that sentence on."""
+
+    class Failing(http.server.BaseHTTPRequestHandler):
+        def do_GET(self):
+            body = json.dumps({"error": "model.json lists shard 'a.bin', which is not in the model's folder"})
+            self.send_response(500)
+            self.send_header("Content-Type", "application/json")
+            self.end_headers()
+            self.wfile.write(body.encode())
+
+        def log_message(self, *args):
+            pass
+
+    httpd = http.server.ThreadingHTTPServer(("127.0.0.1", 0), Failing)
+    thread = threading.Thread(target=httpd.serve_forever, daemon=True)
+    thread.start()
+    try:
+        failing_load(
+            f"http://127.0.0.1:{httpd.server_address[1]}/m/model.json",
+            r"model.json could not be fetched: HTTP 500 .* \(the server says: model.json lists shard 'a.bin', which",
+        )
+    finally:
+        httpd.shutdown()
+        httpd.server_close()
+        thread.join()
+
+
 def failing_load(folder, match):
     """Loading must fail with `match` and leave no tensor or variable behind."""
     before = pe.memory().num_tensors
@@ -326,7 +354,8 @@ def test_browser_branch_fetches_relative_urls_with_pyfetch(saved, monkeypatch):
 
     class Response:
         def __init__(self, data):
-            self.data, self.ok = data, data is not None
+            self.ok = data is not None
+            self.data = data if self.ok else b'{"error": "no such file", "status": 404}'  # as app/ answers
             self.status, self.status_text = (200, "OK") if self.ok else (404, "Not Found")
 
         async def bytes(self):
@@ -349,5 +378,6 @@ def test_browser_branch_fetches_relative_urls_with_pyfetch(saved, monkeypatch):
     os.remove(os.path.join(folder, "group1-shard1of3.bin"))
     failing_load(
         "models/convnet/model.json",
-        r"shard 'group1-shard1of3.bin' is missing: HTTP 404 Not Found from models/convnet/group1-shard1of3.bin",
+        r"shard 'group1-shard1of3.bin' is missing: HTTP 404 Not Found from models/convnet/group1-shard1of3.bin "
+        r"\(the server says: no such file\)",
     )

@@ -7,6 +7,7 @@ URLs, relative ones included, go through pyodide.http.pyfetch. Errors name the f
 import asyncio
 import http.client
 import inspect
+import json
 import os
 import sys
 import urllib.error
@@ -89,9 +90,8 @@ def _read_url(url, what):
         with urllib.request.urlopen(url, timeout=60) as response:
             return response.read()
     except urllib.error.HTTPError as e:
-        e.close()
-        state = "is missing" if e.code in (404, 410) else "could not be fetched"
-        raise ModelLoadError(f"{what} {state}: HTTP {e.code} {e.reason} from {url}") from None
+        with e:
+            raise _http_error(what, url, e.code, e.reason, e.read(MAX_ERROR_BODY)) from None
     except http.client.IncompleteRead as e:
         raise ModelLoadError(
             f"{what} is truncated: the connection closed after {len(e.partial)} bytes ({url})"
@@ -108,6 +108,20 @@ async def _pyfetch(url, what):
     except Exception as e:  # a network error surfaces as a JS exception
         raise ModelLoadError(f"{what} could not be fetched from {url}: {e}") from None
     if not response.ok:
-        state = "is missing" if response.status in (404, 410) else "could not be fetched"
-        raise ModelLoadError(f"{what} {state}: HTTP {response.status} {response.status_text} from {url}")
+        raise _http_error(what, url, response.status, response.status_text, (await response.bytes())[:MAX_ERROR_BODY])
     return await response.bytes()
+
+
+MAX_ERROR_BODY = 2000
+
+
+def _http_error(what, url, status, reason, body):
+    """The failed request, with the server's own explanation when it gave one (this app's {"error": ...})."""
+    state = "is missing" if status in (404, 410) else "could not be fetched"
+    try:
+        said = json.loads(body)["error"]
+    except (ValueError, TypeError, KeyError):
+        said = None
+    return ModelLoadError(
+        f"{what} {state}: HTTP {status} {reason} from {url}" + (f" (the server says: {said})" if said else "")
+    )

@@ -1,0 +1,69 @@
+"""What the in-page benchmarks share: a playground server to measure against and headless Chromium."""
+
+import contextlib
+import os
+import signal
+import socket
+import subprocess
+import sys
+import tempfile
+import time
+import urllib.request
+from pathlib import Path
+
+REPO = Path(__file__).resolve().parent.parent
+PYTHON = str(REPO / ".venv" / "bin" / "python") if (REPO / ".venv" / "bin" / "python").exists() else sys.executable
+FLAGS = [
+    "--no-sandbox",
+    "--disable-background-networking",
+    "--disable-component-update",
+    "--disable-sync",
+    "--no-first-run",
+]
+WEBGPU = "--enable-unsafe-webgpu"  # WebGPU without a GPU: SwiftShader
+
+
+def free_port():
+    with socket.socket() as s:
+        s.bind(("127.0.0.1", 0))
+        return s.getsockname()[1]
+
+
+@contextlib.contextmanager
+def playground_server(url=None):
+    """`url` if given, else `python -m app serve` on a free port (with models/, converted first if missing)."""
+    if url:
+        yield url
+        return
+    with tempfile.TemporaryDirectory() as scratch:
+        models = REPO / "models"
+        if not (models / "efficientnet-lite0" / "model.json").exists():
+            models = Path(scratch)
+            subprocess.run([PYTHON, "-m", "app", "convert", "efficientnet-lite0", "--models", scratch], check=True)
+        port = free_port()
+        command = [PYTHON, "-m", "app", "serve", "--port", str(port), "--models", str(models)]
+        proc = subprocess.Popen(command, cwd=REPO, stdout=subprocess.DEVNULL, stderr=subprocess.DEVNULL)
+        try:
+            yield wait_until_serving(f"http://127.0.0.1:{port}/", proc)
+        finally:
+            os.kill(proc.pid, signal.SIGTERM)
+            proc.wait()
+
+
+def wait_until_serving(url, proc):
+    for _ in range(1200):  # the first start fetches and verifies Pyodide
+        try:
+            urllib.request.urlopen(url + "config.json", timeout=2).close()
+            return url
+        except OSError:
+            if proc.poll() is not None:
+                sys.exit(f"the server exited with {proc.returncode}")
+            time.sleep(0.5)
+    sys.exit("the server did not start")
+
+
+def launch(playwright, webgpu=True):
+    chromium = os.environ.get("CHROMIUM_PATH") or "/usr/bin/chromium"
+    return playwright.chromium.launch(
+        executable_path=chromium, headless=True, args=[WEBGPU, *FLAGS] if webgpu else FLAGS
+    )
