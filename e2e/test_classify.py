@@ -113,6 +113,25 @@ def test_jpeg_and_webp_blobs_encoded_by_the_browser(gpu_page, mime):
     assert top[0]["index"] in CATS, top
 
 
+def test_a_large_photo_is_shrunk_by_the_browser_before_upload(gpu_page):
+    """A 4000x2660 photo goes to the GPU as 770x512 (antialiased by the browser), and still names the cat."""
+    top = gpu_page.page.evaluate(
+        """async (url) => {
+               const image = new Image();
+               image.src = url;
+               await image.decode();
+               const canvas = new OffscreenCanvas(4000, 2660);
+               canvas.getContext("2d").drawImage(image, 0, 0, 4000, 2660);
+               return playground.classify(await canvas.convertToBlob({ type: "image/jpeg", quality: 0.9 }));
+           }""",
+        "samples/chelsea.png",
+    )
+    assert top[0]["index"] in CATS, top
+    sizes = gpu_page.page.evaluate("playground.lastClassification.image")
+    assert sizes == {"original": {"width": 4000, "height": 2660}, "uploaded": {"width": 770, "height": 512}}
+    assert "4000x2660 shrunk to 770x512" in gpu_page.page.inner_text("#classify-status")
+
+
 def test_classify_on_the_numpy_fallback_agrees_with_webgpu(gpu_page, numpy_page):
     on_gpu = classify(gpu_page, "samples/chelsea.png")
     on_numpy = classify(numpy_page, "samples/chelsea.png")

@@ -129,7 +129,35 @@ def channels_last(data_format, layer):
         raise ValueError(f"{layer}: data_format {data_format!r} is not supported; layers work on NHWC (channels_last)")
 
 
-class Layer:
+class WeightAccess:
+    """count_params/get_weights/set_weights for anything with `name`, `weights` and `weight_names`: layers, models."""
+
+    def count_params(self):
+        return sum(v.size for v in self.weights)
+
+    def get_weights(self):
+        """The weights' values as numpy arrays, in the order of `weights`."""
+        return [v.numpy() for v in self.weights]
+
+    def set_weights(self, values):
+        """Assign every weight, in the order of `weights`; all shapes are checked before any is assigned."""
+        values = list(values)
+        variables, names = self.weights, self.weight_names
+        if len(values) != len(variables):
+            raise ValueError(
+                f"{self.name}: set_weights got {len(values)} arrays; it has {len(variables)} weights ({names})"
+            )
+        arrays = [np.asarray(v.numpy() if isinstance(v, Tensor) else v, np.float32) for v in values]
+        for v, name, a in zip(variables, names, arrays):
+            if a.shape != v.shape:
+                raise ShapeError(
+                    f"{self.name}: set_weights got shape {a.shape} for {name!r}, which has shape {v.shape}"
+                )
+        for v, a in zip(variables, arrays):
+            v.assign(a)
+
+
+class Layer(WeightAccess):
     aliases = ()  # other class names that load as this class
     takes_list = False  # merge layers take a list of tensors
 
@@ -260,15 +288,6 @@ class Layer:
     def non_trainable_weights(self):
         return [v for _, v in self._weights if not (v.trainable and self.trainable)]
 
-    def count_params(self):
-        return sum(v.size for v in self.weights)
-
-    def get_weights(self):
-        return [v.numpy() for v in self.weights]
-
-    def set_weights(self, values):
-        set_weights(self.name, self.weights, self.weight_names, values)
-
     def dispose(self):
         """Free the layer's variables; returns how many."""
         count = sum(not v.is_disposed for v in self.weights)
@@ -277,15 +296,3 @@ class Layer:
 
     def __repr__(self):
         return f"<{self.class_name} name={self.name!r}>"
-
-
-def set_weights(owner, variables, names, values):
-    values = list(values)
-    if len(values) != len(variables):
-        raise ValueError(f"{owner}: set_weights got {len(values)} arrays; it has {len(variables)} weights ({names})")
-    arrays = [np.asarray(v.numpy() if isinstance(v, Tensor) else v, np.float32) for v in values]
-    for v, name, a in zip(variables, names, arrays):
-        if a.shape != v.shape:
-            raise ShapeError(f"{owner}: set_weights got shape {a.shape} for {name!r}, which has shape {v.shape}")
-    for v, a in zip(variables, arrays):
-        v.assign(a)

@@ -15,7 +15,7 @@ from .. import ops
 from ..engine import ENGINE
 from ..errors import ShapeError
 from ..layers import deserialize
-from ..layers.base import SymbolicTensor, set_weights, unique_name
+from ..layers.base import SymbolicTensor, WeightAccess, unique_name
 from ..layers.input_layer import InputLayer
 from ..tensor import Tensor
 from .execution import execute, layer_steps
@@ -33,7 +33,7 @@ def _shape_text(shape):
     return "(" + ", ".join(str(d) for d in shape) + ")"
 
 
-class Model:
+class Model(WeightAccess):
     class_name = "Model"
 
     def __init__(self, inputs, outputs, name=None):
@@ -213,17 +213,6 @@ class Model:
     @property
     def non_trainable_weights(self):
         return [v for layer in self.layers for v in layer.non_trainable_weights]
-
-    def count_params(self):
-        return sum(v.size for v in self.weights)
-
-    def get_weights(self):
-        """The weights' values as numpy arrays, in the order of `weights`."""
-        return [v.numpy() for v in self.weights]
-
-    def set_weights(self, values):
-        """Assign every weight, in the order of `weights` (the folded inference plan notices and refolds)."""
-        set_weights(self.name, self.weights, self.weight_names, values)
 
     def dispose(self):
         """Free the model's variables (its layers' weights and any folded ones); returns how many were freed."""

@@ -295,7 +295,9 @@ fn tree(v: f32, t: u32, is_max: bool) -> f32 {{
     return Shader(f"Softmax:{f'wg{wg}' if wg else 'serial'}", source, 1, 1)
 
 
-def _softmax(backend, x, axis):
+def _whole_rows(backend, x, axis, shader_for, scalars=(0, 0)):
+    """Run a kernel that needs each row along `axis` whole (softmax, cumsum): shader_for(0) gives one thread
+    a row, shader_for(wg) one workgroup of wg threads, as _variant chooses for this shape."""
     out = backend.empty(x.shape, x.dtype)
     if out.size == 0:
         return out
@@ -303,12 +305,16 @@ def _softmax(backend, x, axis):
     n = x.shape[axis]
     rows = x.size // n
     variant = backend.variants["reduce"] = _variant(backend, rows, n)
-    uniforms = _uniforms(rows, n, 1, n, row_dims, red_dims)
+    uniforms = _uniforms(rows, n, 1, n, row_dims, red_dims, scalars)
     if variant == "per-thread":
-        backend.dispatch(_softmax_shader(0), [x, out], uniforms, linear_groups(rows))
+        backend.dispatch(shader_for(0), [x, out], uniforms, linear_groups(rows))
     else:
-        backend.dispatch(_softmax_shader(_workgroup_size(backend)), [x, out], uniforms, linear_groups(rows, 1))
+        backend.dispatch(shader_for(_workgroup_size(backend)), [x, out], uniforms, linear_groups(rows, 1))
     return out
+
+
+def _softmax(backend, x, axis):
+    return _whole_rows(backend, x, axis, _softmax_shader)
 
 
 register_kernel("Softmax", "webgpu", _softmax)
@@ -376,20 +382,8 @@ def _cumsum_shader(dtype, wg):
 
 
 def _cumsum(backend, x, axis, exclusive, reverse):
-    out = backend.empty(x.shape, x.dtype)
-    if out.size == 0:
-        return out
-    row_dims, red_dims = _view(x.shape, (axis,))
-    n = x.shape[axis]
-    rows = x.size // n
-    variant = backend.variants["reduce"] = _variant(backend, rows, n)
-    uniforms = _uniforms(rows, n, 1, n, row_dims, red_dims, (int(exclusive), int(reverse)))
-    if variant == "per-thread":
-        backend.dispatch(_cumsum_shader(x.dtype, 0), [x, out], uniforms, linear_groups(rows))
-    else:
-        shader = _cumsum_shader(x.dtype, _workgroup_size(backend))
-        backend.dispatch(shader, [x, out], uniforms, linear_groups(rows, 1))
-    return out
+    flags = (int(exclusive), int(reverse))
+    return _whole_rows(backend, x, axis, lambda wg: _cumsum_shader(x.dtype, wg), flags)
 
 
 register_kernel("Cumsum", "webgpu", _cumsum)
