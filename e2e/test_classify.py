@@ -46,7 +46,7 @@ def test_classify_names_the_cat_and_stays_flat_over_100_runs(gpu_page):
     assert probabilities == sorted(probabilities, reverse=True) and 0 < sum(probabilities) <= 1.0001
     assert top[0]["label"] in ("tabby", "tiger cat", "Egyptian cat")
     last = gpu_page.page.evaluate("playground.lastClassification")
-    assert set(last["timings"]) == {"preprocess_ms", "forward_ms", "readback_ms"}
+    assert set(last["timings"]) == {"preprocess_ms", "forward_ms", "readback_ms"} and last["backend"] == "webgpu"
     assert last["load"]["load_ms"] > 0 and last["load"]["warmup_ms"] > 0
     status = gpu_page.page.inner_text("#classify-status")
     assert "forward" in status and "warm-up" in status
@@ -80,6 +80,17 @@ def test_the_panel_classifies_a_chosen_file(gpu_page):
     )
     assert page.evaluate("playground.lastClassification.top[0].index") in CATS
     assert "readback" in page.inner_text("#classify-status")
+
+
+def test_a_file_that_is_not_an_image_is_refused_clearly(gpu_page):
+    page = gpu_page.page
+    memory = gpu_page.memory()
+    page.set_input_files("#classify-file", files=[{"name": "notes.png", "mimeType": "image/png", "buffer": b"hello"}])
+    page.wait_for_function(
+        "() => document.querySelector('#classify-status').textContent.startsWith('Could not classify')"
+    )
+    assert "notes.png: the browser could not decode it as an image" in page.inner_text("#classify-status")
+    assert gpu_page.memory()["num_tensors"] == memory["num_tensors"]
 
 
 @pytest.mark.parametrize(("sample", "expected"), [("chelsea.png", CATS), ("coffee.webp", {967}), ("rocket.jpg", {657})])
@@ -135,7 +146,8 @@ def test_a_large_photo_is_shrunk_by_the_browser_before_upload(gpu_page):
 def test_classify_on_the_numpy_fallback_agrees_with_webgpu(gpu_page, numpy_page):
     on_gpu = classify(gpu_page, "samples/chelsea.png")
     on_numpy = classify(numpy_page, "samples/chelsea.png")
-    assert numpy_page.page.evaluate("playground.info()")["backend"] == "numpy"
+    assert numpy_page.page.evaluate("playground.lastClassification.backend") == "numpy"
+    assert numpy_page.page.inner_text("#classify-status").startswith("numpy: preprocess")
     assert on_numpy[0]["index"] == on_gpu[0]["index"]
     gpu = {r["index"]: r["probability"] for r in on_gpu}
     assert all(abs(r["probability"] - gpu[r["index"]]) < 1e-3 for r in on_numpy if r["index"] in gpu)

@@ -21,7 +21,7 @@
 //                          same-origin, data: or blob:) decoded by the browser, its RGBA pixels classified by
 //                          EfficientNet-Lite0 in the worker (loaded and warmed up on first use); photos with a short
 //                          side over 512 px are first shrunk by the browser. lastClassification then holds {top,
-//                          timings: {preprocess_ms, forward_ms, readback_ms}, load, image: {original, uploaded}}
+//                          timings: {preprocess_ms, forward_ms, readback_ms}, backend, load, image: {original, uploaded}}
 //   loadClassifier()       Promise -> {download_ms, download_bytes, load_ms, warmup_ms, cached}: load and warm up
 //                          the classifier now (zeros and cached: true once loaded)
 //   state                  "starting" | "ready" | "failed"
@@ -184,12 +184,18 @@
   async function decodeImage(image) {
     const options = { premultiplyAlpha: "none", colorSpaceConversion: "none" };
     let source;
-    if (image instanceof Blob) {
-      source = await createImageBitmap(image, options);
-    } else {
-      source = new Image();
-      source.src = String(image);
-      await source.decode();
+    try {
+      if (image instanceof Blob) {
+        source = await createImageBitmap(image, options);
+      } else {
+        source = new Image();
+        source.src = String(image);
+        await source.decode();
+      }
+    } catch (error) {
+      const what = image instanceof File ? image.name
+        : image instanceof Blob ? `a ${image.type || "untyped"} blob` : String(image).slice(0, 100);
+      throw new Error(`${what}: the browser could not decode it as an image; use a PNG, JPEG or WebP file (${error.message})`);
     }
     const original = { width: source.width, height: source.height };
     const scale = Math.min(1, MAX_SHORT_SIDE / Math.min(source.width, source.height));
@@ -219,14 +225,16 @@
     return result.top;
   }
 
-  function showClassification({ top, timings: t, load, image }) {
+  function showClassification({ top, timings: t, backend, load, image }) {
     ui.classify.progress.hidden = true;
     ui.classify.results.replaceChildren(...top.map(({ index, label, probability }) => {
       const row = document.createElement("li");
       row.textContent = `${label} (${index}): ${(probability * 100).toFixed(1)}%`;
       return row;
     }));
-    let text = `preprocess ${ms(t.preprocess_ms)} · forward ${ms(t.forward_ms)} · readback ${ms(t.readback_ms)}`;
+    // On a GPU, forward only records the dispatches; the readback waits for the GPU to run them.
+    const readback = backend === "numpy" ? "readback" : "readback (with the GPU's work)";
+    let text = `${backend}: preprocess ${ms(t.preprocess_ms)} · forward ${ms(t.forward_ms)} · ${readback} ${ms(t.readback_ms)}`;
     const { original: o, uploaded: u } = image;
     if (o.width !== u.width) text = `${o.width}x${o.height} shrunk to ${u.width}x${u.height} · ` + text;
     if (load && !load.cached) text += ` · model loaded in ${ms(load.load_ms)} (weights downloaded in ${ms(load.download_ms)}), warm-up ${ms(load.warmup_ms)}`;

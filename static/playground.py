@@ -180,4 +180,4 @@ async def classify(pixels, height, width):
         {"index": int(i), "label": c.labels[int(i)], "probability": float(p)} for p, i in zip(probabilities, indices)
     ]
     timings = {"preprocess_ms": (t1 - t0) * 1e3, "forward_ms": (t2 - t1) * 1e3, "readback_ms": (t3 - t2) * 1e3}
-    return {"top": results, "timings": timings}
+    return {"top": results, "timings": timings, "backend": pe.get_backend()}
