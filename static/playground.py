@@ -128,7 +128,7 @@ async def load_classifier(on_progress=None):
     download_ms: from the first shard request to the last shard's bytes; load_ms: all of loading
     (model.json, shards, checks, tensors, labels); warmup_ms: folding and compiling the pipelines."""
     global _classifier
-    if _classifier is not None and any(w.is_disposed for w in _classifier.model.weights):
+    if _classifier is not None and _classifier.model.is_disposed:
         _classifier = None  # something disposed every tensor (e.g. the e2e tests' reset): load it again
     if _classifier is not None:
         return {"download_ms": 0.0, "load_ms": 0.0, "warmup_ms": 0.0, "cached": True}
@@ -145,7 +145,7 @@ async def load_classifier(on_progress=None):
         metadata = await _fetch_json(CLASSIFIER_URL + "metadata.json", DEFAULT_METADATA)
         classifier = Classifier(model, labels, metadata)
         loaded = time.perf_counter()
-        model.fold_batch_norms()
+        model.fold_batch_norms(release_unfolded=True)  # inference only: GPU memory stays at the model's size
         dummy = pe.zeros((*classifier.size, 3), dtype="int32")
         try:  # compiles the pipelines of the whole path, preprocessing included
             await pe.warmup(lambda p: classifier.forward(classifier.preprocess(p)), dummy)

@@ -106,6 +106,33 @@ def test_predict_leaks_nothing():
 
 
 @pytest.mark.usefixtures("each_backend")
+def test_folding_can_release_the_unfolded_weights_for_inference(tmp_path):
+    model = conv_net()
+    x = pe.tensor(images(4))
+    want = model(x)
+    baseline = pe.memory().num_bytes
+    assert model.fold_batch_norms() == 3
+    folded = pe.memory().num_bytes - baseline  # folded kernels and biases: the memory folding costs
+    replaced = [
+        v
+        for layer in model.layers
+        if layer.class_name in ("Conv2D", "DepthwiseConv2D", "BatchNormalization")
+        for v in layer.weights
+    ]
+    assert model.fold_batch_norms(release_unfolded=True) == 3
+    assert pe.memory().num_bytes == baseline + folded - sum(v.size * 4 for v in replaced)
+    assert all(v.is_disposed for v in replaced) and not model.is_disposed
+    got = model.predict(x)
+    np.testing.assert_allclose(got.numpy(), want.numpy(), rtol=1e-4, atol=1e-4)
+    for attempt in (lambda: model(x), model.get_weights, lambda: model.set_weights([]), lambda: model.save(tmp_path)):
+        with pytest.raises(RuntimeError, match=r"freed its unfolded weights .* only predict\(\) works"):
+            attempt()
+    assert model.dispose() == len(model.weights) - len(replaced) + 3 * 2  # what the layers kept, the folded pairs
+    assert model.is_disposed
+    pe.dispose([x, want, got])
+
+
+@pytest.mark.usefixtures("each_backend")
 def test_folding_gives_the_same_outputs_with_fewer_kernels():
     model = conv_net()
     x = pe.tensor(images(4))

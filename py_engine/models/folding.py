@@ -103,6 +103,16 @@ class InferencePlan:
         and after a warm-up (which only recorded the folding)."""
         return self.dry or any(v._buf is not buf for v, buf in self.sources)
 
+    def release_sources(self):
+        """Free the weights the folded variables were made from; returns them. Nothing can assign them any
+        more, so the plan stops watching them (it is never stale again)."""
+        if self.dry:
+            raise RuntimeError("release_unfolded: the weights cannot be released during pe.warmup (a dry run)")
+        released = [v for v, _ in self.sources]
+        ENGINE.dispose(released)
+        self.sources = []
+        return released
+
     def dispose(self):
         ENGINE.dispose(self.variables)
         self.variables = []

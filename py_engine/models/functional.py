@@ -35,6 +35,7 @@ def _shape_text(shape):
 
 class Model(WeightAccess):
     class_name = "Model"
+    _released = ()  # the unfolded weights that fold_batch_norms(release_unfolded=True) freed
 
     def __init__(self, inputs, outputs, name=None):
         self.name = name or unique_name("model")
@@ -114,6 +115,7 @@ class Model(WeightAccess):
             raise TypeError(f"{self.name}: call a model on tensors (use predict() for numpy arrays)")
         self._ensure_graph(items[0].shape)
         self._check_inputs([t.shape for t in items], "__call__")
+        self._check_unfolded_kept("__call__")
         return ENGINE.tidy(
             lambda: self._pack(execute(layer_steps(self.nodes, training), self.inputs, items, self.outputs))
         )
@@ -179,9 +181,34 @@ class Model(WeightAccess):
             self._plan = InferencePlan(self)
         return self._plan
 
-    def fold_batch_norms(self):
-        """Fold every BatchNormalization that follows a convolution into it now; returns how many were folded."""
-        return self.inference_plan().folded
+    def fold_batch_norms(self, release_unfolded=False):
+        """Fold every BatchNormalization that follows a convolution into it now; returns how many were folded.
+
+        The layers keep their own weights, so folding costs memory: up to the model's size again. For
+        inference only, release_unfolded=True frees the weights the folded ones replaced (those convolutions'
+        and batch norms'); predict() keeps working, while calling the model, get_weights, set_weights and
+        saving then raise, since the model no longer has those weights.
+        """
+        plan = self.inference_plan()
+        if release_unfolded and not self._released:
+            if len({id(node.layer) for node in self.nodes}) != len(self.nodes):
+                raise ValueError(f"{self.name}: release_unfolded is not supported for a model that shares layers")
+            self._released = plan.release_sources()
+        return plan.folded
+
+    @property
+    def is_disposed(self):
+        """True once a weight predict() needs is gone (model.dispose(), pe.dispose_variables(), ...)."""
+        released = {id(v) for v in self._released}
+        kept = [v for v in self.weights if id(v) not in released]
+        return any(v.is_disposed for v in kept + (self._plan.variables if self._plan is not None else []))
+
+    def _check_unfolded_kept(self, method):
+        if self._released:
+            raise RuntimeError(
+                f"{self.name}.{method}: this model freed its unfolded weights "
+                "(fold_batch_norms(release_unfolded=True)); only predict() works. Load it again to do more."
+            )
 
     def _dispose_plan(self):
         if getattr(self, "_plan", None) is not None:
@@ -213,6 +240,14 @@ class Model(WeightAccess):
     @property
     def non_trainable_weights(self):
         return [v for layer in self.layers for v in layer.non_trainable_weights]
+
+    def get_weights(self):
+        self._check_unfolded_kept("get_weights")
+        return super().get_weights()
+
+    def set_weights(self, values):
+        self._check_unfolded_kept("set_weights")
+        super().set_weights(values)
 
     def dispose(self):
         """Free the model's variables (its layers' weights and any folded ones); returns how many were freed."""
