@@ -22,6 +22,8 @@ GEOMETRIES = {
     "batch0": ((0, 5, 5, 2), (3, 3), 1, "same", 1),
     "large": ((2, 33, 35, 6), (3, 3), 1, "same", 1),  # many workgroups along pixels and channels
     "long": ((2, 40, 41, 3), (3, 3), 1, "same", 1),  # a filter gradient long enough to be split into slices
+    # depthwise with multiplier 1 and channels in fours takes the 4-channels-per-thread shader
+    "channels-in-fours": ((2, 11, 10, 12), (5, 5), 2, "same", 1),
 }
 WITH_GRADIENTS = ["stride1-same", "explicit-pad-stride2-dilated", "1x1-stride2", "uneven-strides-dilations", "long"]
 TOLERANCE = {"rtol": 1e-4, "atol": 1e-4}  # long float32 reductions

@@ -11,7 +11,15 @@ from .case import Case, rand
 from .conv import GEOMETRIES, TOLERANCE, output_hw
 from .linalg import both_variants
 
-LABELS = ["stride1-same", "explicit-pad-stride2-dilated", "1x1-stride2", "uneven-strides-dilations", "batch0", "large"]
+LABELS = [
+    "stride1-same",
+    "explicit-pad-stride2-dilated",
+    "1x1-stride2",
+    "uneven-strides-dilations",
+    "batch0",
+    "large",
+    "channels-in-fours",
+]
 GRADIENTS = [("stride1-same", "relu6", True), ("explicit-pad-stride2-dilated", "sigmoid", False)]
 
 
@@ -35,8 +43,9 @@ def _cases(name, op, depthwise, seed):
         x_shape, window, *_ = GEOMETRIES[label]
         channels = x_shape[-1]
         # "large": 70 output channels need several workgroups along the GEMM's columns too
-        out_channels = channels * 2 if depthwise else 70 if label == "large" else 5
-        f_shape = (*window, channels, 2 if depthwise else out_channels)
+        mult = 1 if label == "channels-in-fours" else 2  # depthwise: multiplier 1 takes the 4-channel shader
+        out_channels = channels * mult if depthwise else 70 if label == "large" else 5
+        f_shape = (*window, channels, mult if depthwise else out_channels)
         bias = [rand((out_channels,), seed + 100 + k, -1, 1)] if with_bias else []
         return [rand(x_shape, seed + k, -3, 3), rand(f_shape, seed + 50 + k, -1, 1), *bias], out_channels
 

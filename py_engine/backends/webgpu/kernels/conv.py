@@ -9,8 +9,9 @@ same two variants (recorded as backend.variants["conv"]); patches are gathered b
 - Conv2DBackpropFilter: rows = filter entries (i, j, c), columns = output channels, segments = rows (n, oh)
   of dy, steps = ow. The reduction is long and the output small, so it is split into slices whose
   partial sums a second dispatch adds up.
-Depthwise convolutions do little work per loaded value, so they run direct: one thread per output,
-looping over the taps (and the filter gradient, split the same way, over the pixels).
+Depthwise convolutions do little work per loaded value, so they run direct: one thread per output (four
+adjacent channels per thread when they can), looping over the taps (and the filter gradient, split the same
+way, over the pixels).
 """
 
 import functools
@@ -165,6 +166,38 @@ DEPTHWISE = """  if (i >= word(0u)) { return; }
   }
   out[i] = acc;"""
 
+# Channel multiplier 1 and channels in fours (MobileNet/EfficientNet blocks): a thread does 4 adjacent channels,
+# so the index math and bounds tests are shared by 4 outputs: EfficientNet-Lite0's depthwise layers take 0.49 s
+# instead of 0.82 s on SwiftShader.
+DEPTHWISE4 = """  if (i >= word(0u)) { return; }
+  let quads = g.c / 4;
+  let c = i32(i) % quads * 4;
+  let pixel = i32(i) / quads;
+  let y0 = pixel / g.ow % g.oh * g.sh - g.top;
+  let x0 = pixel % g.ow * g.sw - g.left;
+  let image = pixel / (g.ow * g.oh) * g.h;
+  var acc = vec4<f32>(0.0);
+  for (var ki = 0; ki < g.kh; ki = ki + 1) {
+    let y = y0 + ki * g.dh;
+    if (y < 0 || y >= g.h) { continue; }
+    for (var kj = 0; kj < g.kw; kj = kj + 1) {
+      let x = x0 + kj * g.dw;
+      if (x >= 0 && x < g.w) {
+        let a = ((image + y) * g.w + x) * g.c + c;
+        let b = (ki * g.kw + kj) * g.c + c;
+        acc = acc + vec4<f32>(X[a], X[a + 1], X[a + 2], X[a + 3]) * vec4<f32>(F[b], F[b + 1], F[b + 2], F[b + 3]);
+      }
+    }
+  }
+  let o = pixel * g.c + c;
+  for (var k = 0; k < 4; k = k + 1) { out[o + k] = acc[k]; }"""
+
+
+def depthwise_body(channels, mult):
+    """The depthwise shader body for this filter, and how many output elements each thread writes."""
+    return (DEPTHWISE4, 4) if mult == 1 and channels % 4 == 0 else (DEPTHWISE, 1)
+
+
 DEPTHWISE_BACKPROP_INPUT = """  if (i >= word(0u)) { return; }
   let c = i32(i) % g.c;
   let pixel = i32(i) / g.c;
@@ -231,8 +264,12 @@ def _depthwise(backend, x, weights, strides, pad, dilations):
     out = backend.empty((n, oh, ow, c * mult), F32)
     if out.size == 0:
         return out
-    words = [0] * (PROBLEM - 1) + _geometry(x.shape, out.shape, weights.shape, strides, pad, dilations, mult)
-    return _direct(backend, "DepthwiseConv2d", DEPTHWISE, {"X": x, "F": weights}, out, words)
+    body, lanes = depthwise_body(c, mult)
+    shader = _direct_shader(f"DepthwiseConv2d:x{lanes}", body, ("X", "F"))
+    geometry = _geometry(x.shape, out.shape, weights.shape, strides, pad, dilations, mult)
+    threads = out.size // lanes
+    backend.dispatch(shader, [x, weights, out], [threads] + [0] * (PROBLEM - 1) + geometry, linear_groups(threads))
+    return out
 
 
 def _depthwise_backprop_input(backend, dy, weights, strides, pad, dilations, input_shape):

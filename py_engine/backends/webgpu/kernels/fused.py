@@ -11,7 +11,7 @@ import re
 
 from ....kernels import register_kernel
 from ..wgsl import PRELUDE, Shader, bindings, linear_groups, linear_main
-from .conv import CONV_HOOKS, DEPTHWISE, GEO, GEOMETRY
+from .conv import CONV_HOOKS, GEO, GEOMETRY, depthwise_body
 from .elementwise import HELPERS, UNARY
 from .linalg import F32, PROBLEM, SPLIT_SLAB, gemm_shader, run_gemm, variant
 
@@ -52,12 +52,21 @@ def _gemm_shader(chosen, activation, has_bias):
     return Shader(key, source, 2 + has_bias, 1)
 
 
+# The depthwise bodies' stores, and the same with the epilogue: one channel per thread, or four
+_DEPTHWISE_STORES = {
+    1: ("out[i] = acc;", "out[i] = epilogue(acc, u32(oc));"),
+    4: ("out[o + k] = acc[k];", "out[o + k] = epilogue(acc[k], u32(c + k));"),
+}
+
+
 @functools.cache
-def _depthwise_shader(activation, has_bias):
-    body = _patched(DEPTHWISE, "out[i] = acc;", "out[i] = epilogue(acc, u32(oc));", "the depthwise store")
+def _depthwise_shader(activation, has_bias, channels, mult):
+    body, lanes = depthwise_body(channels, mult)
+    body = _patched(body, *_DEPTHWISE_STORES[lanes], "the depthwise store")
     source = PRELUDE + GEO + HELPERS + bindings(_inputs("X", has_bias), [("out", F32)])
     source += _epilogue(activation, has_bias) + linear_main("  let g = geo();\n" + body)
-    return Shader(f"FusedDepthwiseConv2D:{activation}:{'bias' if has_bias else 'no-bias'}", source, 2 + has_bias, 1)
+    key = f"FusedDepthwiseConv2D:x{lanes}:{activation}:{'bias' if has_bias else 'no-bias'}"
+    return Shader(key, source, 2 + has_bias, 1), lanes
 
 
 def _geometry(x_shape, out_shape, filter_shape, strides, pad, dilations, mult):
@@ -107,11 +116,12 @@ def _fused_depthwise(backend, x, weights, *bias, strides, pad, dilations, activa
     out = _output(backend, x, weights.shape, strides, pad, dilations, weights.shape[2] * mult)
     if out.size == 0:
         return out
-    words = (
-        [out.size] + [0] * (PROBLEM - 1) + _geometry(x.shape, out.shape, weights.shape, strides, pad, dilations, mult)
+    shader, lanes = _depthwise_shader(activation, bool(bias), weights.shape[2], mult)
+    geometry = _geometry(x.shape, out.shape, weights.shape, strides, pad, dilations, mult)
+    threads = out.size // lanes
+    backend.dispatch(
+        shader, [x, weights, *bias, out], [threads] + [0] * (PROBLEM - 1) + geometry, linear_groups(threads)
     )
-    shader = _depthwise_shader(activation, bool(bias))
-    backend.dispatch(shader, [x, weights, *bias, out], words, linear_groups(out.size))
     return out
 
 
