@@ -74,6 +74,7 @@ def serving(models, log_path):
             stdout=log,
             stderr=subprocess.STDOUT,
             stdin=subprocess.DEVNULL,
+            env={**os.environ, "PYTHONUNBUFFERED": "1"},  # the access log reaches the file as requests happen
         )
     try:
         url = f"http://127.0.0.1:{port}/"
@@ -99,13 +100,29 @@ def models_dir(tmp_path_factory):
 
 
 @pytest.fixture(scope="session")
-def server_url(tmp_path_factory, models_dir):
+def server_log_path(tmp_path_factory):
+    """The test server's output, its access log included ($E2E_SERVER_LOG for a server given by E2E_BASE_URL)."""
+    if os.environ.get("E2E_BASE_URL"):
+        return Path(os.environ["E2E_SERVER_LOG"]) if os.environ.get("E2E_SERVER_LOG") else None
+    return tmp_path_factory.mktemp("server") / "server.log"
+
+
+@pytest.fixture(scope="session")
+def server_url(models_dir, server_log_path):
     given = os.environ.get("E2E_BASE_URL")
     if given:
         yield given.rstrip("/") + "/"
         return
-    with serving(models_dir, tmp_path_factory.mktemp("server") / "server.log") as url:
+    with serving(models_dir, server_log_path) as url:
         yield url
+
+
+@pytest.fixture
+def server_log(server_url, server_log_path):
+    """The access-log lines ("GET /path HTTP/1.1" 200) the test server wrote so far: call it for a fresh list."""
+    if server_log_path is None:
+        raise RuntimeError("this test reads the server's access log: with E2E_BASE_URL, set E2E_SERVER_LOG to its file")
+    return lambda: [line for line in server_log_path.read_text().splitlines() if '"GET ' in line or '"HEAD ' in line]
 
 
 @pytest.fixture(scope="session")
@@ -139,8 +156,9 @@ def plain_browser(playwright):
 class Playground:
     """A page of the playground, driven through window.playground."""
 
-    def __init__(self, browser, url):
-        self.context = browser.new_context()
+    def __init__(self, browser, url, context=None):
+        """A new page in `context` (sharing its HTTP cache), else in a context of its own."""
+        self.context = context or browser.new_context()
         self.page = self.context.new_page()
         self.console = []
         self.requests = []  # every request the page and its worker send (playwright.sync_api.Request)

@@ -48,6 +48,11 @@ def test_classify_names_the_cat_and_stays_flat_over_100_runs(gpu_page):
     last = gpu_page.page.evaluate("playground.lastClassification")
     assert set(last["timings"]) == {"preprocess_ms", "forward_ms", "readback_ms"} and last["backend"] == "webgpu"
     assert last["load"]["load_ms"] > 0 and last["load"]["warmup_ms"] > 0
+    # the progress bar followed the download to its end, then hid
+    progress = gpu_page.page.evaluate(
+        "(({max, value, hidden}) => ({max, value, hidden}))(document.querySelector('#classify-progress'))"
+    )
+    assert progress == {"max": last["load"]["download_bytes"], "value": last["load"]["download_bytes"], "hidden": True}
     status = gpu_page.page.inner_text("#classify-status")
     assert "forward" in status and "warm-up" in status
     assert top[0]["label"] in gpu_page.page.inner_text("#classify-results")
@@ -153,6 +158,28 @@ def test_classify_on_the_numpy_fallback_agrees_with_webgpu(gpu_page, numpy_page)
     assert on_numpy[0]["index"] == on_gpu[0]["index"]
     gpu = {r["index"]: r["probability"] for r in on_gpu}
     assert all(abs(r["probability"] - gpu[r["index"]]) < 1e-3 for r in on_numpy if r["index"] in gpu)
+
+
+def test_a_second_visit_takes_the_weights_from_the_browser_cache(webgpu_browser, server_url, server_log):
+    """The shards' URLs name their content and are served immutable: the browser fetches each only once."""
+    first = Playground(webgpu_browser, server_url)
+    second = None
+    try:
+        start = len(server_log())
+        assert not first.page.evaluate("playground.loadClassifier()")["cached"]
+        fetched = [line for line in server_log()[start:] if "/shards/" in line]
+        assert len(fetched) == 5 and all('" 200' in line for line in fetched), fetched
+        second = Playground(webgpu_browser, server_url, context=first.context)  # same browser profile, new page
+        start = len(server_log())
+        loaded = second.page.evaluate("playground.loadClassifier()")
+        assert not loaded["cached"] and loaded["download_bytes"] > 18_000_000  # a new worker: it loaded the model
+        again = server_log()[start:]
+        assert not [line for line in again if "/shards/" in line], again  # ... with no shard from the server
+        assert [line for line in again if "/models/efficientnet-lite0/model.json" in line]  # model.json revalidated
+    finally:
+        if second is not None:
+            second.page.close()
+        first.close()
 
 
 @pytest.fixture
