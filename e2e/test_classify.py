@@ -13,11 +13,11 @@ CLASSIFY_TIMEOUT_MS = 300_000  # the first call downloads 18 MB of weights and c
 RUNS = 100
 
 
-def classify(page, image, timeout_ms=CLASSIFY_TIMEOUT_MS):
+def classify(page, image):
     return page.page.evaluate(
         """([image, ms]) => Promise.race([playground.classify(image), new Promise((_, reject) =>
                setTimeout(() => reject(new Error(`classify did not finish in ${ms} ms`)), ms))])""",
-        [image, timeout_ms],
+        [image, CLASSIFY_TIMEOUT_MS],
     )
 
 

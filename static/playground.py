@@ -131,7 +131,7 @@ async def load_classifier(on_progress=None):
     if _classifier is not None and _classifier.model.is_disposed:
         _classifier = None  # something disposed every tensor (e.g. the e2e tests' reset): load it again
     if _classifier is not None:
-        return {"download_ms": 0.0, "load_ms": 0.0, "warmup_ms": 0.0, "cached": True}
+        return {"download_ms": 0.0, "download_bytes": 0, "load_ms": 0.0, "warmup_ms": 0.0, "cached": True}
     began = time.perf_counter()
     shards = []  # (seconds, bytes loaded): the first call comes before any shard, the last after all
 
