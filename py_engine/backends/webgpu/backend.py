@@ -6,6 +6,7 @@ for the GPU except `read`: dispatches are recorded into one command encoder and 
 batches (on readback, every `batch_size` dispatches, when the uniform ring is full, or on `flush`).
 """
 
+import asyncio
 import struct
 
 import numpy as np
@@ -135,13 +136,11 @@ class WebGPUBackend:
         self.pool.submitted()
 
     async def warmup(self, shaders):
-        """Compile pipelines without running them; returns how many were new."""
-        new = 0
-        for s in shaders:
-            if not self.device.has_pipeline(s.key):
-                await self.device.compile_async(s.key, s.source, s.n_in, s.n_out)
-                new += 1
-        return new
+        """Compile pipelines without running them, all at once (a browser compiles them in parallel);
+        returns how many were new."""
+        new = {s.key: s for s in shaders if not self.device.has_pipeline(s.key)}.values()
+        await asyncio.gather(*(self.device.compile_async(s.key, s.source, s.n_in, s.n_out) for s in new))
+        return len(new)
 
     def native_buffer(self, handle):
         return self.device.native_buffer(handle.buffer)
