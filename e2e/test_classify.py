@@ -89,6 +89,24 @@ def test_the_panel_classifies_a_chosen_file(gpu_page):
     assert "readback" in page.inner_text("#classify-status")
 
 
+def test_a_dropped_file_is_classified(gpu_page):
+    page = gpu_page.page
+    page.evaluate(
+        """async () => {
+               const blob = await (await fetch("samples/coffee.webp")).blob();
+               const dropped = new DataTransfer();
+               dropped.items.add(new File([blob], "coffee.webp", { type: "image/webp" }));
+               document.querySelector("#classify-results").replaceChildren();
+               document.querySelector("#classify-drop").dispatchEvent(
+                   new DragEvent("drop", { dataTransfer: dropped, bubbles: true, cancelable: true }));
+           }"""
+    )
+    page.wait_for_function(
+        "() => document.querySelectorAll('#classify-results li').length === 5", timeout=CLASSIFY_TIMEOUT_MS
+    )
+    assert page.evaluate("playground.lastClassification.top[0].index") == 967  # espresso
+
+
 def test_a_file_that_is_not_an_image_is_refused_clearly(gpu_page):
     page = gpu_page.page
     memory = gpu_page.memory()
