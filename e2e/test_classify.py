@@ -200,6 +200,21 @@ def test_a_second_visit_takes_the_weights_from_the_browser_cache(webgpu_browser,
         first.close()
 
 
+def test_the_loaded_classifier_follows_a_backend_switch(gpu_page):
+    """The backend menu moves the model's weights: no reload, the same answer, the GPU emptied and refilled."""
+    on_gpu = classify(gpu_page, "samples/chelsea.png")
+    gpu_bytes = gpu_page.memory()["num_bytes_in_gpu"]
+    for backend, in_gpu in (("numpy", 0), ("webgpu", gpu_bytes)):
+        gpu_page.page.evaluate("name => playground.setBackend(name)", backend)
+        again = classify(gpu_page, "samples/chelsea.png")
+        last = gpu_page.page.evaluate("playground.lastClassification")
+        assert (last["backend"], last["load"]["cached"]) == (backend, True)
+        assert (
+            again[0]["index"] == on_gpu[0]["index"] and abs(again[0]["probability"] - on_gpu[0]["probability"]) < 1e-3
+        )
+        assert gpu_page.memory()["num_bytes_in_gpu"] == in_gpu
+
+
 @pytest.fixture
 def broken_models(models_dir, tmp_path):
     """A copy of the models folder whose first weight shard has one byte flipped (its size unchanged)."""
