@@ -67,7 +67,14 @@ def test_classify_names_the_cat_and_stays_flat_over_100_runs(gpu_page):
     after, stats_after = gpu_page.memory(), gpu_page.stats()
     assert (after["num_tensors"], after["num_bytes_in_gpu"]) == (memory["num_tensors"], memory["num_bytes_in_gpu"])
     assert stats_after["pipeline_compiles"] == stats["pipeline_compiles"]
-    assert stats_after["readbacks"] - stats["readbacks"] == RUNS  # one readback per classification
+    # each classification copies its pixels to the GPU once, 4 bytes each, and reads back its top-5 once
+    moved = {k: stats_after[k] - stats[k] for k in ("uploads", "upload_bytes", "readbacks", "readback_bytes")}
+    assert moved == {
+        "uploads": RUNS,
+        "upload_bytes": RUNS * 451 * 300 * 4,
+        "readbacks": RUNS,
+        "readback_bytes": RUNS * 40,
+    }
 
     # The image never left the page: the log holds the model's downloads and nothing that carries a body.
     requests = gpu_page.requests[seen:]

@@ -9,7 +9,7 @@ from .errors import DTypeError, ShapeError
 
 def from_pixels(data, height, width, channels=3):
     """RGBA uint8 pixels (bytes-like, length height*width*4, as from getImageData) as an int32 tensor
-    [height, width, channels]; channels=3 drops alpha on the host so the upload happens once."""
+    [height, width, channels] (channels=3 drops alpha). The pixels are uploaded once, 4 bytes each."""
     for name, value in (("height", height), ("width", width)):
         if not isinstance(value, int) or isinstance(value, bool) or value < 0:
             raise TypeError(f"from_pixels: {name} must be a non-negative int, got {value!r}")
@@ -27,8 +27,23 @@ def from_pixels(data, height, width, channels=3):
             f"from_pixels: {view.nbytes} bytes cannot be RGBA pixels of shape ({height}, {width}); "
             f"expected {height}*{width}*4 = {expected}"
         )
-    rgba = np.frombuffer(view, np.uint8).reshape(height, width, 4)
-    return ENGINE.from_numpy(rgba[..., :channels].astype(np.int32), dtypes.int32)
+    # Uploaded as they are, one int32 word per pixel: a third of the bytes of int32 channels, and no pass
+    # over the pixels on the CPU. The unpacking runs where the tensor lives (on the GPU for webgpu).
+    packed = ENGINE.from_numpy(np.frombuffer(view, np.int32).reshape(height, width), dtypes.int32)
+    try:
+        return unpack_pixels(packed, channels)
+    finally:
+        packed.dispose()
 
 
-__all__ = ["from_pixels"]
+def unpack_pixels(packed, channels=3):
+    """int32 words of RGBA bytes (R in the lowest byte, as little-endian memory holds them), any shape, as an
+    int32 tensor with a last axis of `channels` (1: R, 3: RGB, 4: RGBA) of values 0..255."""
+    if channels not in (1, 3, 4):
+        raise ValueError(f"unpack_pixels: channels must be 1, 3 or 4, got {channels!r}")
+    if packed.dtype != dtypes.int32:
+        raise DTypeError(f"unpack_pixels: packed pixels must be int32 words, got {packed.dtype}")
+    return ENGINE.run_kernel("UnpackRGBA", (packed,), {"channels": channels})
+
+
+__all__ = ["from_pixels", "unpack_pixels"]

@@ -92,19 +92,34 @@ class Classifier:
         self.model = model
         spec = metadata["input"]
         self.size = tuple(spec["shape"][1:3])
-        self.mean, self.std = [float(m) for m in spec["mean"]], [float(s) for s in spec["std"]]
+        mean, std = np.float32(spec["mean"]), np.float32(spec["std"])
+        # (x / 255 - mean) / std as one multiply-add whose constants live on the device: a classification
+        # uploads its pixels and nothing else
+        self.scale, self.shift = pe.tensor(1 / (255 * std)), pe.tensor(-mean / std)
         self.labels = labels or [f"class {i}" for i in range(model.outputs[0].shape[-1])]
+
+    @property
+    def is_disposed(self):
+        return self.model.is_disposed or self.scale.is_disposed or self.shift.is_disposed
+
+    def dispose(self):
+        self.model.dispose()
+        pe.dispose([self.scale, self.shift])
 
     def preprocess(self, pixels):
         """int32 [h, w, 3] -> the model's float32 [1, 224, 224, 3] input."""
-        x = pe.resize_bilinear(pixels.cast("float32"), self.size, half_pixel_centers=True) / 255.0
-        return ((x - self.mean) / self.std).expand_dims(0)
+        x = pe.resize_bilinear(pixels.cast("float32"), self.size, half_pixel_centers=True)
+        return (x * self.scale + self.shift).expand_dims(0)
 
     def forward(self, x):
         """Top-k as one float32 [2, k] tensor (probabilities, then indices), so one readback gets both."""
         probabilities = self.model.predict(x).softmax()
         values, indices = probabilities[0].top_k(TOP_K)
         return pe.stack([values, indices.cast("float32")])
+
+    def run(self, packed):
+        """The whole path from the uploaded RGBA words (int32 [h, w]) to the top-k tensor."""
+        return self.forward(self.preprocess(pe.browser.unpack_pixels(packed)))
 
 
 # What models/efficientnet-lite0/metadata.json says, for a server that serves only model.json and shards.
@@ -128,8 +143,9 @@ async def load_classifier(on_progress=None):
     download_ms: from the first shard request to the last shard's bytes; load_ms: all of loading
     (model.json, shards, checks, tensors, labels); warmup_ms: folding and compiling the pipelines."""
     global _classifier
-    if _classifier is not None and _classifier.model.is_disposed:
-        _classifier = None  # something disposed every tensor (e.g. the e2e tests' reset): load it again
+    if _classifier is not None and _classifier.is_disposed:  # e.g. pe.dispose_variables(): load it again
+        _classifier.dispose()
+        _classifier = None
     if _classifier is not None:
         return {"download_ms": 0.0, "download_bytes": 0, "load_ms": 0.0, "warmup_ms": 0.0, "cached": True}
     began = time.perf_counter()
@@ -143,16 +159,20 @@ async def load_classifier(on_progress=None):
     try:
         labels = await _fetch_json(CLASSIFIER_URL + "labels.json", None)
         metadata = await _fetch_json(CLASSIFIER_URL + "metadata.json", DEFAULT_METADATA)
-        classifier = Classifier(model, labels, metadata)
+    except BaseException:
+        model.dispose()
+        raise
+    classifier = Classifier(model, labels, metadata)
+    try:
         loaded = time.perf_counter()
         model.fold_batch_norms(release_unfolded=True)  # inference only: GPU memory stays at the model's size
-        dummy = pe.zeros((*classifier.size, 3), dtype="int32")
-        try:  # compiles the pipelines of the whole path, preprocessing included
-            await pe.warmup(lambda p: classifier.forward(classifier.preprocess(p)), dummy)
+        dummy = pe.zeros(classifier.size, dtype="int32")
+        try:  # compiles the pipelines of the whole path, from the pixels' unpacking on
+            await pe.warmup(classifier.run, dummy)
         finally:
             dummy.dispose()
     except BaseException:
-        model.dispose()
+        classifier.dispose()
         raise
     _classifier = classifier
     return {

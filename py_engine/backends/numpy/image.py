@@ -90,6 +90,13 @@ def _resize_nearest_grad(dy, size, align_corners, half_pixel_centers, input_shap
     return _scatter(h, 1, (ys, _scatter(w, 2, (xs, dy))))
 
 
+def _unpack_rgba(packed, channels):
+    """int32 words of RGBA bytes, R in the lowest byte -> int32 [..., channels]."""
+    rgba = np.ascontiguousarray(packed, "<i4").view(np.uint8).reshape(*packed.shape, 4)
+    return rgba[..., :channels].astype(np.int32)
+
+
+register_kernel("UnpackRGBA", "numpy", _unpack_rgba)
 register_kernel("ResizeBilinear", "numpy", _resize_bilinear)
 register_kernel("ResizeBilinearGrad", "numpy", _resize_bilinear_grad)
 register_kernel("ResizeNearestNeighbor", "numpy", _resize_nearest)

@@ -5,6 +5,7 @@ import numpy as np
 
 from ... import ops
 from ...autograd import grad
+from ...browser import unpack_pixels
 from .case import Case, rand
 
 RESIZE_MODES = {"default": (False, False), "align-corners": (True, False), "half-pixel": (False, True)}
@@ -85,8 +86,23 @@ def _resize_cases(op, name):
     return cases
 
 
+def _unpack_cases():
+    """UnpackRGBA (what browser.from_pixels runs on the uploaded words): any int32 word, every channel count."""
+    words = {"pixels": (7, 9), "many-workgroups": (67, 45), "empty": (0, 5)}
+    return [
+        Case(f"unpack_pixels/{label}-c{channels}", lambda t, c=channels: unpack_pixels(t, c), [words_of(shape, k)])
+        for k, (label, shape) in enumerate(words.items())
+        for channels in (1, 3, 4)
+    ]
+
+
+def words_of(shape, seed):
+    return rand(shape, 30 + seed, -(2**31), 2**31 - 1, np.int32)
+
+
 CASES = (
-    _pool_cases(ops.avg_pool, "avg_pool")
+    _unpack_cases()
+    + _pool_cases(ops.avg_pool, "avg_pool")
     + _pool_cases(ops.max_pool, "max_pool")
     + [
         Case(

@@ -1,4 +1,4 @@
-"""Pooling and image-resize WGSL kernels (NHWC), and their gradients without atomics.
+"""Pooling and image-resize WGSL kernels (NHWC), and their gradients without atomics; unpacking RGBA pixels.
 
 Pools: one thread per output element loops over its window; the gradients give each input pixel one thread
 that gathers from the windows containing it (in the numpy kernel's order: the last window first).
@@ -353,6 +353,25 @@ def _resize_grad(kind):
     return kernel
 
 
+# ---- pixels --------------------------------------------------------------------------------------
+
+
+@functools.cache
+def _unpack_rgba_shader():
+    body = """  if (i >= word(0u)) { return; }
+  let channels = word(1u);  // byte k of pixel p's word is its channel k
+  out[i] = i32((bitcast<u32>(packed[i / channels]) >> (8u * (i % channels))) & 255u);"""
+    return Shader("UnpackRGBA", PRELUDE + bindings([("packed", I32)], [("out", I32)]) + linear_main(body), 1, 1)
+
+
+def _unpack_rgba(backend, packed, channels):
+    out = backend.empty((*packed.shape, channels), I32)
+    if out.size:
+        backend.dispatch(_unpack_rgba_shader(), [packed, out], [out.size, channels], linear_groups(out.size))
+    return out
+
+
+register_kernel("UnpackRGBA", "webgpu", _unpack_rgba)
 register_kernel("ResizeBilinear", "webgpu", _resize("bilinear"))
 register_kernel("ResizeBilinearGrad", "webgpu", _resize_grad("bilinear"))
 register_kernel("ResizeNearestNeighbor", "webgpu", _resize("nearest"))
