@@ -156,6 +156,7 @@ class Engine:
         """Make `name` the active backend. Returns False, and falls back to numpy, if it cannot start."""
         if name not in self._factories:
             raise BackendError(f"unknown backend {name!r}; registered backends: {', '.join(sorted(self._factories))}")
+        previous = self.backend
         try:
             self.backend = await self._start(name)
             self.fallback_reason = None
@@ -166,6 +167,16 @@ class Engine:
             self.fallback_reason = f"backend {name!r} could not start: {type(e).__name__}: {e}"
             self.backend = await self._start("numpy")
             return False
+        finally:
+            if previous is not None:
+                self._release_if_idle(previous)
+
+    def _release_if_idle(self, backend):
+        """A GPU backend that is no longer active keeps no spare buffers: its pool goes back to the device
+        (its tensors keep theirs until they move to the active backend or are disposed)."""
+        release = getattr(backend, "release_pool", None)  # backends with a buffer pool have one
+        if release is not None and backend is not self.backend and not getattr(backend, "lost", False):
+            release()
 
     def active(self):
         if self.backend is None:  # numpy starts synchronously, so first use needs no await
@@ -208,6 +219,8 @@ class Engine:
             self.num_data_buffers -= 1
             self.num_bytes -= buf.nbytes
             self.bytes_by_backend[buf.backend.name] -= buf.nbytes
+            if buf.backend is not self.backend:
+                self._release_if_idle(buf.backend)
 
     def _move(self, buf, backend):
         """Copy a buffer to `backend` (the tensor was made before a backend switch)."""
@@ -215,6 +228,7 @@ class Engine:
         host = old.read(buf.handle)
         handle, nbytes = backend.upload(host)
         old.free(buf.handle)
+        self._release_if_idle(old)
         self.bytes_by_backend[old.name] -= buf.nbytes
         self.bytes_by_backend[backend.name] = self.bytes_by_backend.get(backend.name, 0) + nbytes
         self.num_bytes += nbytes - buf.nbytes

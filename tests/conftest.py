@@ -9,9 +9,10 @@ from py_engine.engine import ENGINE
 
 @pytest.fixture(autouse=True)
 def fresh_engine():
-    """Each test starts on numpy with no live tensors and debug off; at the end every buffer must be free."""
+    """Each test starts on numpy with no live tensors, debug off and no fallback reason left by an earlier test;
+    at the end every buffer must be free."""
     ENGINE.backend = ENGINE._backends.get("numpy") or ENGINE.active()
-    ENGINE.debug = False
+    ENGINE.debug, ENGINE.fallback_reason = False, None
     yield
     ENGINE.debug = False
     pe.dispose(list(ENGINE.live.values()))

@@ -92,6 +92,17 @@ def test_memory_counts_gpu_bytes_and_the_pool(gpu):
     assert pe.memory().num_bytes_in_gpu_allocated == 0  # ... until released
 
 
+def test_leaving_webgpu_gives_its_pool_back_and_moved_tensors_their_buffers(gpu):
+    keep = pe.tensor(np.arange(4096, dtype=np.float32))
+    pe.tidy(lambda: (keep * 2.0 + 1.0).sum()).dispose()  # intermediates freed into the pool
+    assert gpu.pool.bytes_allocated > gpu.pool.bytes_in_use == 4096 * 4
+    asyncio.run(pe.set_backend("numpy"))
+    assert gpu.pool.bytes_allocated == gpu.pool.bytes_in_use == 4096 * 4  # only `keep` still lives there
+    assert (keep + 1.0).numpy()[5] == 6.0  # keep moves to numpy on first use ...
+    assert gpu.pool.bytes_allocated == 0  # ... and its GPU buffer goes back to the device, not to the pool
+    keep.dispose()
+
+
 def test_readback_sync_and_async(gpu):
     x = pe.tensor([[1.5, -2.0], [0.0, 4.0]])
     assert x.numpy().tolist() == [[1.5, -2.0], [0.0, 4.0]]
