@@ -62,8 +62,7 @@ def wait_until_serving(url, proc):
     sys.exit("the server did not start")
 
 
-def launch(playwright, webgpu=True):
+def launch(playwright):
+    """Headless Chromium with WebGPU (SwiftShader where there is no GPU)."""
     chromium = os.environ.get("CHROMIUM_PATH") or "/usr/bin/chromium"
-    return playwright.chromium.launch(
-        executable_path=chromium, headless=True, args=[WEBGPU, *FLAGS] if webgpu else FLAGS
-    )
+    return playwright.chromium.launch(executable_path=chromium, headless=True, args=[WEBGPU, *FLAGS])
