@@ -31,3 +31,11 @@ class DeviceLostError(EngineError, RuntimeError):
 
 class GradientError(EngineError, ValueError):
     """A gradient cannot be computed as asked."""
+
+
+class LeakError(EngineError, RuntimeError):
+    """Tensors or bytes grew between training steps (raised by callbacks.LeakMonitor, naming the sites)."""
+
+
+class ResourceExhaustedError(EngineError, MemoryError):
+    """An allocation is over a device limit or the memory budget; nothing was allocated."""

@@ -1,0 +1,1 @@
+"""Training: optimizers, losses, metrics and callbacks for Model.compile / fit / evaluate."""
