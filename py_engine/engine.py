@@ -132,6 +132,7 @@ class Engine:
         self.num_bytes = 0
         self.peak_bytes = 0
         self.bytes_by_backend = {}
+        self.memory_budget = None  # GPU bytes allowed (set_memory_budget)
         self.debug = os.environ.get("PY_ENGINE_DEBUG", "") not in ("", "0")
         self._ids = itertools.count(1)
         self._var_ids = itertools.count(1)
@@ -496,6 +497,19 @@ class Engine:
         for backend in self._backends.values():
             reasons += backend.memory_caveats()
         return MemoryInfo(len(self.live), self.num_data_buffers, self.num_bytes, gpu, allocated, bool(reasons), reasons)
+
+    def set_memory_budget(self, nbytes):
+        """Cap the GPU memory that live tensors may hold at `nbytes` (None: no cap).
+
+        An allocation that would take the GPU bytes in use (memory().num_bytes_in_gpu, plus what the
+        running op already took) past the budget raises ResourceExhaustedError naming the op, the
+        budget and the bytes, and allocates nothing, so a loop that leaks stops with a message
+        instead of exhausting the device. The numpy backend ignores the budget: host memory is
+        not the GPU's, and the operating system already stops a process that runs out of it.
+        """
+        if nbytes is not None and (type(nbytes) is not int or nbytes < 0):
+            raise ValueError(f"set_memory_budget takes a number of bytes >= 0 or None, got {nbytes!r}")
+        self.memory_budget = nbytes
 
     def stats(self):
         """The active backend's counters: dispatches, submits, pipeline compiles, uploads, readbacks, bytes."""
