@@ -4,6 +4,12 @@ Kernels are Python functions `fn(backend, *inputs, **attrs)` whose inputs are `G
 allocate outputs with `backend.empty` and record work with `backend.dispatch`. Nothing here waits
 for the GPU except `read`: dispatches are recorded into one command encoder and submitted in
 batches (on readback, every `batch_size` dispatches, when the uniform ring is full, or on `flush`).
+
+Memory cannot be poisoned: every allocation is checked against the device's limits and the memory
+budget before the pool gives anything (limits.py), a kernel that raises gives back every buffer it
+took, and a dispatch is validated before it is recorded, so an error is raised by the op that
+caused it and never by the submit of some later op (wgpu-py has no error scopes; it raises a
+device call's own errors at the call, and everything recorded in a pass is checked here first).
 """
 
 import asyncio
@@ -11,7 +17,10 @@ import struct
 
 import numpy as np
 
-from ... import dtypes
+from ... import dtypes, kernels
+from ...engine import ENGINE
+from ...errors import EngineError
+from . import limits
 from .buffer_pool import BufferPool
 from .device import UNIFORM_BLOCK, UNIFORM_RING
 from .wgsl import ITEMSIZE_ON_GPU, MAX_RANK
@@ -38,7 +47,12 @@ class WebGPUBackend:
 
     def __init__(self, device, batch_size=64):
         self.device = device
-        self.pool = BufferPool(device)
+        self.limits = limits.AllocationLimits(device.limits)
+        self.max_workgroups = limits.device_limit(device.limits, "max_compute_workgroups_per_dimension")
+        self.pool = BufferPool(device, self.limits.max_bytes)
+        self._kernel = None  # the kernel function running now (its name goes into errors)
+        self._taken = None  # while a kernel runs: buffer id -> (created for it, bytes) of what it took and kept
+        self._taken_bytes = 0
         self.batch_size = batch_size
         self._uniforms = bytearray(UNIFORM_RING)
         self._uniform_end = 0
@@ -63,11 +77,15 @@ class WebGPUBackend:
 
     def upload(self, array):
         dtype = dtypes.of_numpy(array.dtype)
-        host = array.astype(np.uint32) if dtype == dtypes.bool_ else array
+        buf, created = self._take(array.size, array.shape, dtype)  # checked before any host conversion
         nbytes = array.size * ITEMSIZE_ON_GPU
-        buf = self.pool.acquire(nbytes)
         if nbytes:
-            self.device.write_buffer(buf, np.ascontiguousarray(host))
+            host = array.astype(np.uint32) if dtype == dtypes.bool_ else array
+            try:
+                self.device.write_buffer(buf, np.ascontiguousarray(host))
+            except BaseException:
+                self._give_back({buf: (created, nbytes)})
+                raise
         return GpuArray(buf, array.shape, dtype), nbytes
 
     def read(self, handle):
@@ -87,6 +105,9 @@ class WebGPUBackend:
         return np.frombuffer(raw, dtypes.NUMPY[handle.dtype]).copy()
 
     def free(self, handle):
+        taken = self._taken
+        if taken is not None and handle.buffer in taken:  # a kernel's own temporary
+            self._taken_bytes -= taken.pop(handle.buffer)[1]
         self.pool.release(handle.buffer)
 
     def run(self, fn, inputs, attrs):
@@ -96,7 +117,16 @@ class WebGPUBackend:
             if len(t.shape) > MAX_RANK:
                 raise ValueError(f"webgpu kernels support rank <= {MAX_RANK}; got shape {t.shape}")
             args.append(h if h.shape == t.shape else GpuArray(h.buffer, t.shape, h.dtype))
-        out = fn(self, *args, **attrs) if attrs else fn(self, *args)
+        self._kernel, self._taken, self._taken_bytes = fn, {}, 0
+        try:
+            out = fn(self, *args, **attrs) if attrs else fn(self, *args)
+        except BaseException as e:
+            self._give_back(self._taken)
+            if not isinstance(e, EngineError):  # the engine's own errors name the op already
+                e.add_note(f"(raised by the webgpu kernel {self.kernel_name(fn)!r})")
+            raise
+        finally:
+            self._kernel = self._taken = None
         if type(out) is tuple:
             return [(o, o.size * ITEMSIZE_ON_GPU, o.shape, o.dtype) for o in out], True
         return [(out, out.size * ITEMSIZE_ON_GPU, out.shape, out.dtype)], False
@@ -108,25 +138,94 @@ class WebGPUBackend:
         n = 1
         for d in shape:
             n *= d
-        return GpuArray(self.pool.acquire(n * ITEMSIZE_ON_GPU), shape, dtype)
+        return GpuArray(self._take(n, shape, dtype)[0], shape, dtype)
+
+    def _take(self, count, shape, dtype):
+        """A pooled buffer for `count` elements, after the device's limits and the memory budget allow it."""
+        if not self.limits.fits(count):
+            raise self.limits.too_large(self._op_name(), shape, dtype, count)
+        nbytes = count * ITEMSIZE_ON_GPU
+        budget = ENGINE.memory_budget
+        if budget is not None:
+            in_use = ENGINE.bytes_by_backend.get(self.name, 0) + self._taken_bytes
+            if in_use + nbytes > budget:
+                raise limits.over_budget(self._op_name(), shape, dtype, nbytes, budget, in_use)
+        try:
+            bid, created = self.pool.acquire(nbytes)
+        except MemoryError:  # the device is out of memory: give the pool's unused buffers back, try once more
+            self.release_pool()
+            try:
+                bid, created = self.pool.acquire(nbytes)
+            except MemoryError as e:
+                raise limits.out_of_memory(self._op_name(), shape, dtype, nbytes, e) from e
+        if self._taken is not None:
+            self._taken[bid] = (created, nbytes)
+            self._taken_bytes += nbytes
+        return bid, created
+
+    def _give_back(self, taken):
+        """Return buffers an op took before it failed: the pool's own to the pool, new ones to the device."""
+        for bid, (created, _) in taken.items():
+            if created:
+                self.pool.discard(bid)
+            else:
+                self.pool.release(bid)
+        if not self._recorded:  # no recorded work can read them: settle them now, not at the next submit
+            self.pool.submitted()
+
+    def _op_name(self):
+        return "upload to the GPU" if self._kernel is None else self.kernel_name(self._kernel)
+
+    def kernel_name(self, fn):
+        """The name `fn` is registered under on this backend (for error messages: it scans the registry)."""
+        for (name, backend), registered in kernels._KERNELS.items():
+            if registered is fn and backend == self.name:
+                return name
+        return getattr(fn, "__name__", repr(fn))
 
     def dispatch(self, shader, arrays, uniforms, workgroups):
-        """Record one dispatch. `uniforms`: ints and floats packed as 32-bit words from word 0."""
+        """Record one dispatch. `uniforms`: ints and floats packed as 32-bit words from word 0.
+
+        Everything the device would only report when the batch is submitted is checked here first.
+        """
         if self.dry_run is not None:
             self.dry_run.append(shader)
             return
+        self._validate(shader, arrays, uniforms, workgroups)
         if not self.device.has_pipeline(shader.key):
             self.device.compile(shader.key, shader.source, shader.n_in, shader.n_out)
         if self._uniform_end + UNIFORM_BLOCK > UNIFORM_RING:
             self.flush()
         offset = self._uniform_end
-        fmt = "<" + "".join(map(_WORD_CODES.__getitem__, map(type, uniforms)))
-        struct.pack_into(fmt, self._uniforms, offset, *uniforms)
-        self._uniform_end += UNIFORM_BLOCK
+        try:
+            fmt = "<" + "".join(map(_WORD_CODES.__getitem__, map(type, uniforms)))
+            struct.pack_into(fmt, self._uniforms, offset, *uniforms)
+        except (KeyError, struct.error) as e:
+            raise ValueError(
+                f"{shader.key}: uniforms must be Python ints, floats and bools that fit 32-bit words; got {uniforms}"
+            ) from e
         self.device.dispatch(shader.key, [a.buffer for a in arrays], offset, workgroups)
+        self._uniform_end += UNIFORM_BLOCK
         self._recorded += 1
         if self._recorded >= self.batch_size:
             self.flush()
+
+    def _validate(self, shader, arrays, uniforms, workgroups):
+        if len(arrays) != shader.n_in + shader.n_out:
+            raise ValueError(f"{shader.key}: {len(arrays)} buffers for {shader.n_in} inputs and {shader.n_out} outputs")
+        if len(uniforms) > UNIFORM_BLOCK // 4:
+            raise ValueError(
+                f"{shader.key}: {len(uniforms)} uniform words, more than the {UNIFORM_BLOCK // 4} a block holds"
+            )
+        if max(workgroups) > self.max_workgroups or min(workgroups) < 0:
+            raise ValueError(
+                f"{shader.key}: workgroups {tuple(workgroups)}, each must be in [0, {self.max_workgroups}] "
+                "(maxComputeWorkgroupsPerDimension)"
+            )
+        inputs = {a.buffer for a in arrays[: shader.n_in]}
+        for a in arrays[shader.n_in :]:
+            if a.buffer in inputs:  # WebGPU refuses a buffer bound read-only and writable in one dispatch
+                raise ValueError(f"{shader.key}: an output is also bound as an input (buffer {a.buffer})")
 
     def flush(self):
         """Submit every recorded dispatch in one command buffer."""

@@ -6,6 +6,8 @@ writes through HEAPU8 (zero-copy). Looking a JS attribute up costs ~1.7 us and c
 2-10 us, a call through a cached reference ~0.4 us (shared/FACTS.md). Only readback awaits.
 """
 
+import re
+
 import js
 import numpy as np
 from pyodide.ffi import JsException, can_run_sync, create_proxy, run_sync
@@ -40,7 +42,8 @@ class BridgeDevice:
     def __init__(self, js_device):
         self._js = js_device
         self.info = js_device.info.to_py()
-        self.limits = js_device.limits.to_py()
+        # snake_case, as wgpu_device names them: maxBufferSize -> max_buffer_size
+        self.limits = {re.sub(r"(?<!^)(?=[A-Z])", "_", k).lower(): v for k, v in js_device.limits.to_py().items()}
         self.lost = None
         self._pipelines = {}  # shader key -> pipeline id in bridge.js
         d = js_device

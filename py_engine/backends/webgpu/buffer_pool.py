@@ -4,7 +4,8 @@ TensorFlow.js reuses a freed buffer only for a request of exactly the same size.
 rounded up to classes (powers of two split into quarters, so at most 25% is wasted), and a freed
 buffer serves any later request of its class. Buffers freed while recorded-but-unsubmitted work
 may still read them wait in `pending` until the next submit: reusing one earlier would let an
-upload overwrite data that the pending dispatch has yet to read.
+upload overwrite data that the pending dispatch has yet to read. For the same reason a buffer
+`discard`ed (given back to the device, not kept) is destroyed only at the next submit.
 """
 
 MIN_CLASS = 256
@@ -19,43 +20,64 @@ def size_class(nbytes):
 
 
 class BufferPool:
-    def __init__(self, device):
+    def __init__(self, device, max_bytes):
         self.device = device
+        self.max_bytes = max_bytes  # the device's largest buffer: no class rounds past it
         self.free = {}  # size class -> [buffer id]
         self.pending = []  # (size class, buffer id) freed since the last submit
+        self.doomed = []  # buffer ids discarded since the last submit
         self.size_of = {}  # buffer id -> size class
-        self.bytes_allocated = 0  # every buffer the pool owns, in use or free
+        self.bytes_allocated = 0  # every buffer the pool owns, in use, free or waiting to be destroyed
         self.bytes_in_use = 0
         self.reused = 0
 
     def acquire(self, nbytes):
+        """A buffer of at least nbytes: (buffer id, whether it was created for this request).
+
+        Raises what the device raises (MemoryError when it is out of memory) with the counters unchanged.
+        """
         cls = size_class(nbytes)
+        if cls > self.max_bytes:  # nbytes itself fits (the caller checked): a class of its own, in whole words
+            cls = -(-nbytes // 4) * 4
         ids = self.free.get(cls)
-        if ids:
-            bid = ids.pop()
-            self.reused += 1
-        else:
+        created = not ids
+        if created:
             bid = self.device.create_buffer(cls)
             self.size_of[bid] = cls
             self.bytes_allocated += cls
+        else:
+            bid = ids.pop()
+            self.reused += 1
         self.bytes_in_use += cls
-        return bid
+        return bid, created
 
     def release(self, bid):
+        """Keep the buffer for reuse (after the next submit)."""
         cls = self.size_of[bid]
         self.bytes_in_use -= cls
         self.pending.append((cls, bid))
 
+    def discard(self, bid):
+        """Give the buffer back to the device (at the next submit)."""
+        self.bytes_in_use -= self.size_of[bid]
+        self.doomed.append(bid)
+
     def submitted(self):
-        """The device submitted all recorded work: buffers freed before it can be reused."""
+        """The device submitted all recorded work: buffers freed before it can be reused or destroyed."""
         for cls, bid in self.pending:
             self.free.setdefault(cls, []).append(bid)
         self.pending.clear()
+        for bid in self.doomed:
+            self._destroy(bid)
+        self.doomed.clear()
 
     def release_free(self):
         """Give every unused buffer back to the device."""
         for ids in self.free.values():
             for bid in ids:
-                self.device.destroy_buffer(bid)
-                self.bytes_allocated -= self.size_of.pop(bid)
+                self._destroy(bid)
         self.free.clear()
+
+    def _destroy(self, bid):
+        self.device.destroy_buffer(bid)
+        self.bytes_allocated -= self.size_of.pop(bid)

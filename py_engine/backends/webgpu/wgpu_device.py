@@ -55,7 +55,9 @@ class WgpuDevice:
         adapter = wgpu.gpu.request_adapter_sync(power_preference="high-performance")
         if adapter is None:
             raise RuntimeError("no WebGPU adapter found")
-        device = adapter.request_device_sync()
+        # the adapter's own maxima, as bridge.js asks for them: large tensors fit one buffer where the GPU allows it
+        wanted = ("max-buffer-size", "max-storage-buffer-binding-size")
+        device = adapter.request_device_sync(required_limits={name: adapter.limits[name] for name in wanted})
         _DEVICES.append([adapter, device, False])
         return cls(adapter, device)
 
