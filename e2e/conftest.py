@@ -204,6 +204,8 @@ class Playground:
 @pytest.fixture(scope="session")
 def _gpu_page(webgpu_browser, server_url):
     page = Playground(webgpu_browser, server_url)
+    # a page that silently fell back to numpy would pass the webgpu tests without running any WGSL
+    assert page.backend == "webgpu", f"the page of the browser with WebGPU runs on {page.backend}: {page.info}"
     yield page
     page.close()
 

@@ -57,8 +57,11 @@ def test_only_ops_that_touch_watched_tensors_are_recorded():
 
     def f(t):
         unrelated * 3 + 1  # not on the path from x: not recorded
+        assert TAPE.get().nodes == [], "ops on tensors that do not depend on x were recorded"
+        y = t * 4
+        assert [node.kernel for node in TAPE.get().nodes] == ["Mul"]
         tapes.append(TAPE.get())
-        return t * 4
+        return y
 
     assert pe.grad(f)(x).item() == 4.0
     assert tapes[0].nodes == []  # the tape was emptied and its saved tensors released

@@ -1,12 +1,18 @@
-"""The conformance suite on every backend this machine has: each op against the numpy backend."""
+"""The conformance suite on every backend the engine has registered: each op against the numpy backend."""
 
 import asyncio
 
 import pytest
 
+from py_engine.engine import ENGINE
 from py_engine.testing.conformance import all_cases, check_case
 
-BACKENDS = ["webgpu"]
+# numpy is the reference; every other registered backend (the GPU backends) must match it
+BACKENDS = sorted(name for name in ENGINE._factories if name != "numpy")
+
+
+def test_there_is_a_backend_to_check():
+    assert BACKENDS, "no backend but numpy is registered: the conformance suite would check nothing"
 
 
 @pytest.mark.parametrize("backend", BACKENDS)
