@@ -145,6 +145,8 @@ def test_extreme_probabilities_are_clipped_as_tfjs(each_backend):
     close(losses.categorical_crossentropy([[1.0, 0.0, 0.0]], p), [wrong], rtol=1e-6)
     close(losses.categorical_crossentropy([[0.0, 1.0, 0.0]], p), [right], rtol=0, atol=5e-7)  # WGSL log: 2^-21 near 1
     close(losses.sparse_categorical_crossentropy([0], p), [wrong], rtol=1e-6)
+    # sparse clips before it normalises (TF.js), so an all-zero row is uniform, not 0 / 0
+    close(losses.sparse_categorical_crossentropy([2], [[0.0, 0.0, 0.0, 0.0]]), [np.log(4.0)], rtol=1e-6)
     expected = np_bce(np.array([[1.0, 0.0]]), np.array([[0.0, 1.0]], np.float32))  # both wrong, each clipped
     close(losses.binary_crossentropy([[1.0, 0.0]], [[0.0, 1.0]]), expected, rtol=1e-5)
     assert 15.9 < expected[0] < 16.2

@@ -61,31 +61,28 @@ def _check_same_shape(name, y_true, y_pred):
         raise _same_shape_error(name, y_true.shape, y_pred.shape)
 
 
-def _elementwise(name):
-    """Run a loss body on float32 y_true and y_pred of one shape, inside a tidy."""
+def _elementwise(body):
+    """The loss `body` run on float32 y_true and y_pred of one shape, inside a tidy."""
 
-    def wrap(body):
-        @functools.wraps(body)
-        def loss(y_true, y_pred, *args, **kwargs):
-            def run():
-                t, p = _as(y_true, F32), _as(y_pred, F32)
-                _check_same_shape(name, t, p)
-                return body(t, p, *args, **kwargs)
+    @functools.wraps(body)
+    def loss(y_true, y_pred, *args, **kwargs):
+        def run():
+            t, p = _as(y_true, F32), _as(y_pred, F32)
+            _check_same_shape(body.__name__, t, p)
+            return body(t, p, *args, **kwargs)
 
-            return ENGINE.tidy(run)
+        return ENGINE.tidy(run)
 
-        return loss
-
-    return wrap
+    return loss
 
 
-@_elementwise("mean_squared_error")
+@_elementwise
 def mean_squared_error(y_true, y_pred):
     """mean((y_pred - y_true)^2) over the last axis."""
     return ops.mean(ops.square(ops.sub(y_pred, y_true)), -1)
 
 
-@_elementwise("mean_absolute_error")
+@_elementwise
 def mean_absolute_error(y_true, y_pred):
     """mean(|y_pred - y_true|) over the last axis."""
     return ops.mean(ops.abs(ops.sub(y_pred, y_true)), -1)
@@ -97,7 +94,7 @@ def _positive(name, value, what):
     return float(value)
 
 
-@_elementwise("huber")
+@_elementwise
 def huber(y_true, y_pred, delta=1.0):
     """Keras's Huber loss (TF.js layers has none): 0.5 e^2 where |e| <= delta, else delta (|e| - delta / 2),
     with e = y_pred - y_true, averaged over the last axis."""
@@ -109,7 +106,7 @@ def huber(y_true, y_pred, delta=1.0):
     return ops.mean(ops.where(ops.less_equal(abs_error, delta), quadratic, linear), -1)
 
 
-@_elementwise("binary_crossentropy")
+@_elementwise
 def binary_crossentropy(y_true, y_pred, from_logits=False):
     """TF.js: clip y_pred to [EPSILON, 1 - EPSILON], turn it into logits log(p / (1 - p)), and take the sigmoid
     crossentropy with logits, averaged over the last axis. from_logits=True: y_pred are the logits already."""
@@ -122,7 +119,7 @@ def binary_crossentropy(y_true, y_pred, from_logits=False):
     return ops.mean(ops.sub(ops.softplus(logits), ops.mul(logits, y_true)), -1)
 
 
-@_elementwise("categorical_crossentropy")
+@_elementwise
 def categorical_crossentropy(y_true, y_pred, from_logits=False):
     """-sum(y_true log p) over the last axis. TF.js: p is y_pred divided by its sum over the last axis, clipped to
     [EPSILON, 1 - EPSILON]. from_logits=True: log p is log_softmax(y_pred), exact for any logits (TF.js takes
