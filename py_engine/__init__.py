@@ -12,6 +12,9 @@ from .backends.webgpu import create_backend as create_webgpu_backend
 from .engine import ENGINE, LeakSite, MemoryInfo, ProfileInfo
 from .errors import (
     BackendError,
+    LeakError,
+    ResourceExhaustedError,
+    TrainingError,
     DeviceLostError,
     DisposedTensorError,
     DTypeError,
@@ -80,11 +83,14 @@ __all__ = [
     "EngineError",
     "GradientError",
     "KernelNotFoundError",
+    "LeakError",
     "LeakSite",
     "MemoryInfo",
     "ProfileInfo",
+    "ResourceExhaustedError",
     "ShapeError",
     "Tensor",
+    "TrainingError",
     "Variable",
     "backend_info",
     "bool_",
@@ -125,6 +131,7 @@ from . import browser, layers  # noqa: E402
 from .io import ModelLoadError, load_layers_model, save_layers_model  # noqa: E402
 from .layers import Input, fused_conv2d, fused_depthwise_conv2d  # noqa: E402
 from .models import Model, Sequential, model_from_config  # noqa: E402
+from .train import callbacks, losses, metrics, optimizers  # noqa: E402
 
 __all__ += [
     "Input",
@@ -132,10 +139,14 @@ __all__ += [
     "ModelLoadError",
     "Sequential",
     "browser",
+    "callbacks",
     "fused_conv2d",
     "fused_depthwise_conv2d",
     "layers",
     "load_layers_model",
+    "losses",
+    "metrics",
     "model_from_config",
+    "optimizers",
     "save_layers_model",
 ]

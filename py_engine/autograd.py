@@ -7,6 +7,7 @@ Gradients are functions of ops, keyed by kernel name, so one gradient serves eve
 """
 
 import functools
+from contextlib import contextmanager
 
 from . import dtypes
 from .engine import ENGINE, TAPE
@@ -197,6 +198,16 @@ def variable_grads(f, var_list=None):
     return value, found
 
 
+@contextmanager
+def stop_recording():
+    """Nothing computed inside is recorded for gradients (metrics computed next to a loss, custom_grad's body)."""
+    token = TAPE.set(None)
+    try:
+        yield
+    finally:
+        TAPE.reset(token)
+
+
 def custom_grad(f):
     """Decorate f(*inputs) -> (value, grad_fn) where grad_fn(dy) returns one gradient per input.
 
@@ -207,11 +218,8 @@ def custom_grad(f):
     def wrapper(*inputs):
         _check_args(inputs, f"custom_grad({getattr(f, '__name__', 'f')})")
         tape = TAPE.get()
-        token = TAPE.set(None)
-        try:
+        with stop_recording():
             result = f(*inputs)
-        finally:
-            TAPE.reset(token)
         if not (isinstance(result, tuple) and len(result) == 2 and callable(result[1])):
             raise TypeError("custom_grad: f must return (value, grad_fn) where grad_fn(dy) returns the input gradients")
         value, grad_fn = result

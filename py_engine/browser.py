@@ -47,3 +47,26 @@ def unpack_pixels(packed, channels=3):
 
 
 __all__ = ["from_pixels", "unpack_pixels"]
+
+
+def post(name, data=None):
+    """Send `data` (JSON-like: dicts, lists, numbers, strings) to the page's main thread as event `name`, right away,
+    even while Python keeps running (a long fit reports progress this way). Only in the playground's worker."""
+    try:
+        import js
+        from pyodide.ffi import to_js
+    except ImportError:
+        raise RuntimeError("pe.browser.post works in the playground page only (no page to post to here)") from None
+    message = to_js({"event": "python", "name": str(name), "data": data}, dict_converter=js.Object.fromEntries)
+    js.postMessage(message)
+
+
+def training_progress(every="epoch"):
+    """A fit callback that posts each epoch's logs and pe.memory() to the page as event "training" (see post).
+
+    In the page, `playground.events("training")` lists them, and each is also a DOM event "playground:training".
+    every="batch" posts after each batch too (fit then reads the loss back every batch).
+    """
+    from .train.callbacks import ProgressReporter
+
+    return ProgressReporter(lambda message: post("training", message), every=every)

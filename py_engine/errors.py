@@ -39,3 +39,7 @@ class LeakError(EngineError, RuntimeError):
 
 class ResourceExhaustedError(EngineError, MemoryError):
     """An allocation is over a device limit or the memory budget; nothing was allocated."""
+
+
+class TrainingError(EngineError, RuntimeError):
+    """Training cannot go on: the loss became NaN or infinite (the message names the epoch and batch)."""

@@ -27,6 +27,10 @@
 //   state                  "starting" | "ready" | "failed"
 //   lastMemory             the latest memory() snapshot, updated after every request (null before the first)
 //   onDeviceLost           null or the reason, once the GPU device was lost
+//   events(name?)          what Python code posted with pe.browser.post(name, data), oldest first (the last 2000);
+//                          each also fires the DOM event "playground:" + name with the data as `detail`. They
+//                          arrive while the code still runs: pe.browser.training_progress() is a fit callback
+//                          posting "training" events {kind, epoch, epochs, batch, logs, memory} per epoch
 // Requests are answered one at a time in order (a memory() sent during a long run waits for it).
 "use strict";
 
@@ -58,6 +62,10 @@
     });
   }
 
+  // What Python posted with pe.browser.post(name, data), oldest first; kept bounded so a long fit cannot grow it.
+  const posted = [];
+  const MAX_POSTED = 2000;
+
   let settleReady;
   const ready = new Promise((resolve, reject) => { settleReady = { resolve, reject }; });
 
@@ -74,6 +82,7 @@
     lastMemory: null,
     lastClassification: null,
     onDeviceLost: null,
+    events: (name) => posted.filter((e) => name === undefined || e.name === name).map((e) => e.data),
   };
   window.playground = playground;
 
@@ -101,6 +110,12 @@
         settleReady.reject(new Error(m.error));
         break;
       case "memory": showMemory(m.value); break;
+      case "python":
+        posted.push({ name: m.name, data: m.data });
+        if (posted.length > MAX_POSTED) posted.splice(0, posted.length - MAX_POSTED);
+        if (m.name === "training") showTraining(m.data);
+        window.dispatchEvent(new CustomEvent("playground:" + m.name, { detail: m.data }));
+        break;
       case "classifier-progress":
         ui.classify.progress.hidden = false;
         ui.classify.progress.max = m.total || 1;
@@ -150,6 +165,15 @@
     ui.memory.bytes.textContent = bytes(m.num_bytes);
     ui.memory.gpu.textContent = bytes(m.num_bytes_in_gpu);
     ui.memory.pool.textContent = bytes(m.num_bytes_in_gpu_allocated);
+  }
+
+  // One line per fit epoch (or batch) posted by pe.browser.training_progress(): where training is, and its counts.
+  function showTraining(p) {
+    const line = $("training-status");
+    const at = p.kind === "batch" ? `epoch ${p.epoch + 1}/${p.epochs}, batch ${p.batch + 1}` : `epoch ${p.epoch + 1}/${p.epochs}`;
+    const logs = Object.entries(p.logs || {}).filter(([k, v]) => k !== "time_ms" && k !== "batch" && k !== "size" && typeof v === "number");
+    line.textContent = `Training: ${at} · ${logs.map(([k, v]) => `${k} ${v.toPrecision(4)}`).join(" · ")} · ${p.memory.num_tensors} tensors`;
+    line.hidden = false;
   }
 
   // Indented JSON with arrays of plain values on one line, so tensors stay readable.

@@ -7,6 +7,7 @@ from ..layers import CLASSES, WeightSource
 from ..models import model_from_config, unknown_layer_classes
 from . import weights
 from .errors import ModelLoadError
+from .training_config import compile_from_tfjs
 from .fetch import Location
 
 
@@ -69,6 +70,8 @@ async def _load(location, on_progress):
                 f"the weights manifest has {len(unused)} weight(s) the model's topology does not use: "
                 f"{', '.join(map(repr, unused[:10]))}{' ...' if len(unused) > 10 else ''}"
             )
+        if artifacts.get("trainingConfig"):
+            compile_from_tfjs(model, artifacts["trainingConfig"])
         return model
     except (ValueError, TypeError) as e:
         ENGINE.dispose(source.created)

@@ -41,6 +41,8 @@ def save_layers_model(model, path, max_shard_bytes=None, converted_by=None):
         "modelTopology": model_topology(model),
         "weightsManifest": manifest,
     }
+    if model.training_config is not None:
+        artifacts["trainingConfig"] = model.training_config.to_tfjs()
     model_json = os.path.join(text, "model.json")
     with open(model_json, "w") as f:  # written last: a folder with a model.json is complete
         json.dump(artifacts, f)

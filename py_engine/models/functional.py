@@ -21,6 +21,7 @@ from ..tensor import Tensor
 from .execution import execute, layer_steps
 from .folding import InferencePlan
 from .summary import summary_text
+from .training import Trainable
 
 KERAS_VERSION = "py_engine 0.1.0"  # what model.json's modelTopology says generated the config
 
@@ -33,7 +34,7 @@ def _shape_text(shape):
     return "(" + ", ".join(str(d) for d in shape) + ")"
 
 
-class Model(WeightAccess):
+class Model(WeightAccess, Trainable):
     class_name = "Model"
     _released = ()  # the unfolded weights that fold_batch_norms(release_unfolded=True) freed
 

@@ -1,0 +1,386 @@
+"""compile / fit / evaluate / train_on_batch / test_on_batch: Keras's API with TensorFlow.js's training semantics.
+
+Nothing in the loop can leak: each batch runs in its own scope; what a batch adds to the epoch's totals (loss and
+metric sums, a NaN flag) stays on the device and is read back once per epoch, together with the validation
+totals. Callbacks only ever see Python floats. A callback that overrides on_batch_end asks for per-batch logs,
+which costs one readback per batch.
+"""
+
+import time
+
+import numpy as np
+
+from .. import ops
+from ..autograd import stop_recording, variable_grads
+from ..engine import ENGINE
+from ..errors import ShapeError, TrainingError
+from ..tensor import Tensor
+from ..train import callbacks as callbacks_module
+from ..train import losses as losses_module
+from ..train import metrics as metrics_module
+from ..train import optimizers as optimizers_module
+from ..train.regularizers import penalties
+
+
+class TrainingConfig:
+    """What compile() chose: the optimizer, one loss per output, metrics per output, and the names in logs."""
+
+    def __init__(self, model, optimizer, loss, metrics):
+        outputs = model.outputs
+        self.optimizer = optimizer
+        self.losses = [losses_module.get(entry) for entry in _per_output(loss, model, "loss")]
+        prefixes = [""] if len(outputs) == 1 else [f"{s.layer.name}_" for s in outputs]
+        self.metrics = []  # (output index, log name, per-example fn)
+        for k, entries in enumerate(_per_output(metrics or [], model, "metrics", listed=True)):
+            for entry in entries:
+                name, fn = metrics_module.get(entry, loss=self.losses[k], output_shape=outputs[k].shape)
+                self.metrics.append((k, prefixes[k] + name, fn))
+        self.loss_names = ["loss"] + ([f"{prefix}loss" for prefix in prefixes] if len(outputs) > 1 else [])
+        self.log_names = self.loss_names + [name for _, name, _ in self.metrics]
+        self.metric_identifiers = metrics
+        self.penalties = penalties(model)
+
+    def to_tfjs(self):
+        """model.json's trainingConfig, as TF.js writes it (snake_case loss names; TF.js compiles the model it loads)."""
+        loss = [obj.name for obj in self.losses]
+        return {
+            "loss": loss[0] if len(loss) == 1 else loss,
+            "metrics": self.metric_identifiers,
+            "optimizer_config": self.optimizer.to_json_config(),
+        }
+
+
+def _per_output(value, model, what, listed=False):
+    """One entry per model output: from a dict by output layer name, a list in output order (losses), or one
+    value for all. For metrics (listed) each entry is a list, and a plain list applies to every output (Keras)."""
+    names = [s.layer.name for s in model.outputs]
+
+    def entry(v):
+        return (list(v) if isinstance(v, (list, tuple)) else [v]) if listed else v
+
+    if isinstance(value, dict):
+        unknown = [k for k in value if k not in names]
+        missing = [n for n in names if n not in value and not listed]
+        if unknown or missing:
+            raise ValueError(f"{model.name}.compile: {what} must be keyed by output names {names}, got {list(value)}")
+        return [entry(value.get(n, [])) for n in names]
+    if listed or not isinstance(value, (list, tuple)):
+        return [entry(value)] * len(names)
+    if len(value) != len(names):
+        raise ValueError(f"{model.name}.compile: {what} has {len(value)} entries for {len(names)} outputs ({names})")
+    return list(value)
+
+
+class Trainable:
+    """The training half of Model."""
+
+    optimizer = None
+    stop_training = False
+    _compile_args = None
+    _training_config = None
+
+    def compile(self, optimizer="rmsprop", loss=None, metrics=None):
+        """Choose the optimizer (object or name), the loss (name, Loss or fn; one per output) and metrics.
+
+        A Sequential model without an input shape yet finishes compiling when it first sees data.
+        """
+        self._check_unfolded_kept("compile")
+        if loss is None:
+            raise ValueError(f"{self.name}.compile: give a loss, e.g. loss='categorical_crossentropy'")
+        self.optimizer = optimizers_module.get(optimizer)
+        self._compile_args, self._training_config = (loss, metrics), None
+        if self.outputs:
+            self._training_config = TrainingConfig(self, self.optimizer, loss, metrics)
+
+    @property
+    def training_config(self):
+        return self._training_config
+
+    def _compiled(self, method, x=None):
+        """The TrainingConfig, once the graph exists (built from x's shape for a Sequential without one)."""
+        if self._compile_args is None:
+            raise RuntimeError(
+                f"{self.name}.{method}: the model is not compiled; call model.compile(optimizer=..., loss=...) first"
+            )
+        self._check_unfolded_kept(method)
+        if self._training_config is None:
+            first = x[0] if isinstance(x, (list, tuple)) and len(x) and not np.isscalar(x[0]) else x
+            self._ensure_graph(
+                None if first is None else tuple(np.shape(first) if not isinstance(first, Tensor) else first.shape)
+            )
+            self._training_config = TrainingConfig(self, self.optimizer, *self._compile_args)
+        return self._training_config
+
+    # ---- data ----------------------------------------------------------------------------------
+
+    def _dataset(self, x, y, method):
+        """(xs, ys, n): a tensor for every input and output in the current scope, after every check on the host."""
+        config = self._compiled(method, x)
+        xs = _arrays(x, len(self.inputs), "x", self.name, method)
+        ys = _arrays(y, len(self.outputs), "y", self.name, method)
+        self._check_inputs([tuple(a.shape) for a in xs], method)
+        counts = {a.shape[0] for a in xs + ys}
+        if len(counts) != 1:
+            raise ShapeError(
+                f"{self.name}.{method}: x and y must have the same number of examples; got "
+                f"x {[tuple(a.shape) for a in xs]} and y {[tuple(a.shape) for a in ys]}"
+            )
+        n = counts.pop()
+        if n == 0:
+            raise ValueError(f"{self.name}.{method}: x and y hold no examples")
+        for loss, s, a in zip(config.losses, self.outputs, ys):
+            loss.check(tuple(a.shape), a.dtype if isinstance(a, Tensor) else _engine_dtype(a), s.shape)
+            if hasattr(loss, "check_labels") and s.shape[-1] is not None:
+                loss.check_labels(a.numpy() if isinstance(a, Tensor) else a, s.shape[-1])
+        tensors = [a if isinstance(a, Tensor) else ops.tensor(a, _engine_dtype(a)) for a in xs + ys]
+        return tensors[: len(xs)], tensors[len(xs) :], n
+
+    # ---- one batch -----------------------------------------------------------------------------
+
+    def _batch_values(self, xb, yb, training):
+        """(total loss, [per-output losses when several, metrics...]): scalars; the metrics are not recorded."""
+        config = self._training_config
+        outputs = self(xb if len(xb) > 1 else xb[0], training=training)
+        outputs = outputs if isinstance(outputs, list) else [outputs]
+        losses = [loss(t, out) for loss, t, out in zip(config.losses, yb, outputs)]
+        total = losses[0]
+        for term in losses[1:] + [penalty() for penalty in config.penalties]:
+            total = total + term
+        with stop_recording():
+            values = (losses if len(losses) > 1 else []) + [
+                ops.mean(fn(yb[k], outputs[k])) for k, _, fn in config.metrics
+            ]
+        return total, values
+
+    def _train_step(self, xb, yb):
+        """One optimizer step; returns this batch's [loss, ...] as one tensor."""
+        trainable = self.trainable_weights
+        if not trainable:
+            raise RuntimeError(f"{self.name}: nothing to train, the model has no trainable weights")
+        values = []
+
+        def loss_fn():
+            total, extra = self._batch_values(xb, yb, training=True)
+            values.extend(ENGINE.keep(extra))  # they must outlive the gradient scope
+            return total
+
+        try:
+            loss, grads = variable_grads(loss_fn, trainable)
+            self.optimizer.apply_gradients(grads)
+            return ops.stack([loss, *values])
+        finally:
+            ENGINE.dispose(values)
+
+    def _test_step(self, xb, yb):
+        total, values = self._batch_values(xb, yb, training=False)
+        return ops.stack([total, *values])
+
+    # ---- loops ---------------------------------------------------------------------------------
+
+    def _run_epoch(self, step, xs, ys, n, batch_size, order=None, cbs=None):
+        """step on every batch, each in its own scope. Returns (device totals, examples seen); the totals are
+        [sum of values * batch size..., NaN seen, batches before the first NaN]. With cbs, the batch hooks run after
+        each batch's scope closed, with the batch's values read back when a callback wants them; a callback that
+        sets model.stop_training ends the epoch at that batch."""
+        totals, seen = None, 0
+        for index, start in enumerate(range(0, n, batch_size)):
+            stop = min(start + batch_size, n)
+            if cbs is not None:
+                cbs.on_batch_begin(index, {"batch": index, "size": stop - start})
+            with ENGINE.scope("batch") as scope:
+                if order is None:
+                    batch = [t if stop - start == n else t[start:stop] for t in xs + ys]
+                else:
+                    rows = ops.tensor(order[start:stop], "int32")
+                    batch = [ops.gather(t, rows) for t in xs + ys]
+                row = step(batch[: len(xs)], batch[len(xs) :])
+                values = row.numpy().astype(np.float64) if cbs is not None and cbs.wants_batch_logs else None
+                loss = row[:1]
+                bad = ops.cast(ops.is_nan(loss - loss), "float32")  # NaN, or an infinity (inf - inf is NaN)
+                if totals is None:
+                    new = ops.concat([row * float(stop - start), bad, 1.0 - bad])
+                else:
+                    nan_seen = ops.maximum(totals[-2:-1], bad)
+                    new = ops.concat(
+                        [totals[:-2] + row * float(stop - start), nan_seen, totals[-1:] + (1.0 - nan_seen)]
+                    )
+                    ENGINE.dispose(totals)
+                totals = scope.export(new)
+            seen += stop - start
+            if cbs is None:
+                continue
+            logs = {"batch": index, "size": stop - start}
+            if values is not None:
+                if not np.isfinite(values[0]) and not cbs.handles_nan:
+                    raise TrainingError(_nan_message(self.name, cbs.epoch, index))
+                logs.update(zip(self._training_config.log_names, values.tolist()))
+            cbs.on_batch_end(index, logs)
+            if self.stop_training:
+                break
+        return totals, seen
+
+    def fit(
+        self,
+        x,
+        y,
+        batch_size=32,
+        epochs=1,
+        verbose=1,
+        callbacks=None,
+        validation_split=0.0,
+        validation_data=None,
+        shuffle=True,
+        seed=None,
+        initial_epoch=0,
+    ):
+        """Train for `epochs` epochs; returns the History callback (history.history: {"loss": [...], ...}).
+
+        Keras's semantics: validation_split holds out the last fraction of the examples before shuffling;
+        shuffle reorders the examples every epoch (seeded by `seed`). A NaN or infinite loss raises TrainingError
+        naming the epoch and batch, unless a TerminateOnNaN callback stops training at that batch.
+        """
+        _check_int(batch_size, "batch_size", self.name, 1)
+        _check_int(epochs, "epochs", self.name, 0)
+        _check_int(initial_epoch, "initial_epoch", self.name, 0)
+        if not 0 <= validation_split < 1:
+            raise ValueError(f"{self.name}.fit: validation_split must be in [0, 1), got {validation_split}")
+        if validation_split and validation_data is not None:
+            raise ValueError(f"{self.name}.fit: give validation_data or validation_split, not both")
+        if validation_data is not None and (
+            not isinstance(validation_data, (list, tuple)) or len(validation_data) != 2
+        ):
+            raise ValueError(f"{self.name}.fit: validation_data must be a pair (x_val, y_val)")
+        config = self._compiled("fit", x)
+        history = callbacks_module.History()
+        cbs = callbacks_module.CallbackList([*(callbacks or []), history], self, verbose=verbose, epochs=epochs)
+        with ENGINE.scope("fit"):
+            if validation_split:
+                x, y, validation_data = _split(x, y, validation_split, len(self.inputs), len(self.outputs), self.name)
+            xs, ys, n = self._dataset(x, y, "fit")
+            val = None if validation_data is None else self._dataset(*validation_data, "fit (validation_data)")
+            rng = np.random.default_rng(seed)
+            self.stop_training = False
+            cbs.on_train_begin()
+            try:
+                for epoch in range(initial_epoch, epochs):
+                    cbs.epoch = epoch
+                    cbs.on_epoch_begin(epoch)
+                    order = rng.permutation(n).astype(np.int32) if shuffle else None
+                    logs = self._fit_epoch(config, epoch, xs, ys, n, batch_size, order, val, cbs)
+                    cbs.on_epoch_end(epoch, logs)
+                    if self.stop_training:
+                        break
+            finally:
+                cbs.on_train_end()
+        return history
+
+    def _fit_epoch(self, config, epoch, xs, ys, n, batch_size, order, val, cbs):
+        """One epoch and its validation; the logs as floats, from one readback (plus one per batch if wanted)."""
+        start = time.perf_counter()
+        names, k = config.log_names, len(config.log_names)
+        with ENGINE.scope("epoch"):
+            train, seen = self._run_epoch(self._train_step, xs, ys, n, batch_size, order, cbs)
+            parts = [train]
+            if val is not None:
+                parts.append(self._run_epoch(self._test_step, *val, batch_size)[0])
+            read = ops.concat(parts).numpy().astype(np.float64)
+        sums, nan_seen, clean = read[:k], read[k], read[k + 1]
+        if nan_seen and not (cbs.handles_nan and self.stop_training):
+            raise TrainingError(_nan_message(self.name, epoch, int(clean)))
+        logs = dict(zip(names, (sums / seen).tolist()))
+        if val is not None:
+            logs.update(zip([f"val_{name}" for name in names], (read[k + 2 : 2 * k + 2] / val[2]).tolist()))
+        logs["time_ms"] = (time.perf_counter() - start) * 1e3
+        return logs
+
+    # ---- evaluation ------------------------------------------------------------------------
+
+    def evaluate(self, x, y, batch_size=32, verbose=0, return_dict=False):
+        """The loss (and metrics) over x, y: a float, or [loss, metrics...], or a dict with return_dict."""
+        _check_int(batch_size, "batch_size", self.name, 1)
+        config = self._compiled("evaluate", x)
+        with ENGINE.scope("evaluate"):
+            xs, ys, n = self._dataset(x, y, "evaluate")
+            totals, _ = self._run_epoch(self._test_step, xs, ys, n, batch_size)
+            values = (totals.numpy().astype(np.float64)[: len(config.log_names)] / n).tolist()
+        if verbose:
+            print(" - ".join(f"{k}: {v:.4g}" for k, v in zip(config.log_names, values)))
+        return _results(config, values, return_dict)
+
+    def train_on_batch(self, x, y, return_dict=False):
+        """One optimizer step on (x, y) as one batch; returns its loss (and metrics) as floats (one readback)."""
+        config = self._compiled("train_on_batch", x)
+        with ENGINE.scope("train_on_batch"):
+            xs, ys, _ = self._dataset(x, y, "train_on_batch")
+            values = self._train_step(xs, ys).numpy().astype(np.float64).tolist()
+        return _results(config, values, return_dict)
+
+    def test_on_batch(self, x, y, return_dict=False):
+        """The loss (and metrics) on (x, y) as one batch, without training; floats (one readback)."""
+        config = self._compiled("test_on_batch", x)
+        with ENGINE.scope("test_on_batch"):
+            xs, ys, _ = self._dataset(x, y, "test_on_batch")
+            values = self._test_step(xs, ys).numpy().astype(np.float64).tolist()
+        return _results(config, values, return_dict)
+
+
+def _results(config, values, return_dict):
+    if return_dict:
+        return dict(zip(config.log_names, values))
+    return values[0] if len(values) == 1 else values
+
+
+def _nan_message(name, epoch, batch):
+    return (
+        f"{name}.fit: the loss became NaN or infinite at epoch {epoch + 1}, batch {batch + 1}; the weights are no longer "
+        "usable. Lower the learning rate, check the data for NaN/inf, or clip gradients (clipnorm=...); "
+        "pe.callbacks.TerminateOnNaN() stops training at that batch instead of raising"
+    )
+
+
+def _check_int(value, what, name, least):
+    if not isinstance(value, int) or isinstance(value, bool) or value < least:
+        raise ValueError(f"{name}: {what} must be an int >= {least}, got {value!r}")
+
+
+def _engine_dtype(a):
+    return "int32" if a.dtype.kind in "iub" else "float32"
+
+
+def _arrays(value, count, what, name, method):
+    """One array (numpy or Tensor) per model input or output."""
+    items = list(value) if isinstance(value, (list, tuple)) and count > 1 else [value]
+    if len(items) != count:
+        raise ValueError(
+            f"{name}.{method}: the model has {count} {'inputs' if what == 'x' else 'outputs'}; {what} has {len(items)} arrays"
+        )
+    out = []
+    for item in items:
+        if isinstance(item, Tensor):
+            item._live_buffer()
+            out.append(item)
+            continue
+        a = np.asarray(item)
+        if a.dtype.kind not in "fiub":
+            raise TypeError(f"{name}.{method}: {what} must hold numbers, got {a.dtype}")
+        if a.ndim == 0:
+            raise ShapeError(f"{name}.{method}: {what} must have a batch axis, got a scalar")
+        out.append(a if a.dtype.kind in "iub" else a.astype(np.float32, copy=False))
+    return out
+
+
+def _split(x, y, fraction, n_in, n_out, name):
+    """(x_train, y_train, (x_val, y_val)): the last `fraction` of the examples held out, as Keras and TF.js do."""
+    xs, ys = _arrays(x, n_in, "x", name, "fit"), _arrays(y, n_out, "y", name, "fit")
+    n = xs[0].shape[0]
+    cut = int(n * (1 - fraction))
+    if cut <= 0 or cut >= n:
+        raise ValueError(
+            f"{name}.fit: validation_split={fraction} of {n} examples leaves an empty training or validation set"
+        )
+
+    def part(items, lo, hi):
+        pieces = [a[lo:hi] for a in items]
+        return pieces if len(pieces) > 1 else pieces[0]
+
+    return part(xs, 0, cut), part(ys, 0, cut), (part(xs, cut, n), part(ys, cut, n))
