@@ -12,16 +12,16 @@ from .backends.webgpu import create_backend as create_webgpu_backend
 from .engine import ENGINE, LeakSite, MemoryInfo, ProfileInfo
 from .errors import (
     BackendError,
-    LeakError,
-    ResourceExhaustedError,
-    TrainingError,
     DeviceLostError,
     DisposedTensorError,
     DTypeError,
     EngineError,
     GradientError,
     KernelNotFoundError,
+    LeakError,
+    ResourceExhaustedError,
     ShapeError,
+    TrainingError,
 )
 from .kernels import register_kernel, unregister_kernel
 from .ops import *  # noqa: F403

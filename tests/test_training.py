@@ -238,7 +238,7 @@ def test_nan_loss_names_the_batch_and_terminate_on_nan_stops_there():
 def test_bad_input_gets_a_clear_error_and_leaves_memory_as_it_was():
     x, labels, onehot = blobs(n=16)
     model = mlp()
-    with pytest.raises(RuntimeError, match="not compiled.*compile"):
+    with pytest.raises(RuntimeError, match=r"not compiled.*compile"):
         model.fit(x, onehot, verbose=0)
     model.compile(optimizer="adam", loss="categorical_crossentropy")
     start = counts()

@@ -7,8 +7,8 @@ from ..layers import CLASSES, WeightSource
 from ..models import model_from_config, unknown_layer_classes
 from . import weights
 from .errors import ModelLoadError
-from .training_config import compile_from_tfjs
 from .fetch import Location
+from .training_config import compile_from_tfjs
 
 
 async def load_layers_model(url_or_path, on_progress=None):
