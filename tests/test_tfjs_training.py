@@ -108,7 +108,9 @@ def test_fit_follows_the_training_trajectory_of_tfjs(trained_by_tfjs, case):
     )
 
     expected = {HISTORY_KEYS[key]: values for key, values in result["history"].items()}
-    assert set(history) == set(expected), f"{case}: history keys {sorted(history)}, TF.js's {sorted(expected)}"
+    # The engine may log more than metrics (an epoch's time); the losses and accuracies must be TF.js's.
+    logged = {key for key in history if key.endswith(("loss", "accuracy"))}
+    assert logged == set(expected), f"{case}: history has {sorted(history)}, TF.js's {sorted(expected)}"
     for key in expected:
         assert len(history[key]) == result["epochs"], f"{case}: {key} has {len(history[key])} epochs: {history[key]}"
     assert sorted(weights) == sorted(result["weights"]), (
@@ -130,11 +132,10 @@ def test_fit_follows_the_training_trajectory_of_tfjs(trained_by_tfjs, case):
         name: float(np.max(np.abs(weights[name] - want) / np.maximum(1, np.abs(want))))
         for name, want in ((name, array(entry)) for name, entry in result["weights"].items())
     }
-    summary = (
-        f"{case}: max relative loss diff {loss_diffs}, max accuracy diff {accuracy_diffs}, "
-        f"max weight diff {weight_diffs}\nengine history {history}\nTF.js history {expected}"
-    )
+    measured = {**loss_diffs, **accuracy_diffs, **weight_diffs}
+    summary = f"{case}: max diffs " + ", ".join(f"{key} {diff:.1e}" for key, diff in measured.items())
+    details = f"{summary}\nengine history {history}\nTF.js history {expected}"
     print(summary)
-    assert max(loss_diffs.values()) <= LOSS_TOLERANCE, summary
-    assert max(accuracy_diffs.values()) <= ACCURACY_TOLERANCE, summary
-    assert max(weight_diffs.values()) <= WEIGHT_TOLERANCE, summary
+    assert max(loss_diffs.values()) <= LOSS_TOLERANCE, details
+    assert max(accuracy_diffs.values()) <= ACCURACY_TOLERANCE, details
+    assert max(weight_diffs.values()) <= WEIGHT_TOLERANCE, details
