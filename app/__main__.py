@@ -1,6 +1,7 @@
 """The command line: python -m app serve | fetch-assets | build-wheel | convert (see --help of each)."""
 
 import argparse
+import os
 import sys
 import time
 from pathlib import Path
@@ -35,10 +36,23 @@ def build_wheel(settings: Settings) -> EngineWheel:
     return engine
 
 
-def serve(settings: Settings, host: str, port: int) -> None:
+def settings_environment(settings: Settings) -> dict[str, str]:
+    """The PLAYGROUND_* variables from which Settings() in another process reads these settings."""
+    env = {
+        "PLAYGROUND_STATIC": str(settings.static_dir),
+        "PLAYGROUND_ASSETS": str(settings.assets_dir),
+        "PLAYGROUND_MODELS": str(settings.models_dir),
+    }
+    return env | ({"PLAYGROUND_PYODIDE_CDN": settings.pyodide_cdn} if settings.pyodide_cdn else {})
+
+
+def serve(settings: Settings, host: str, port: int, workers: int = 1) -> None:
+    """uvicorn with the timeouts and limits of app/server.py; with workers > 1, that many processes share the
+    port, each building the app from the PLAYGROUND_* environment (the wheel is built once, here, first)."""
     import uvicorn
 
     from app.factory import create_app
+    from app.server import uvicorn_options
 
     if settings.pyodide_cdn:
         print(f"Pyodide: from {settings.pyodide_cdn}")
@@ -47,7 +61,11 @@ def serve(settings: Settings, host: str, port: int) -> None:
     app = create_app(settings)
     wheel = app.state.engine.current()  # build now, so a broken engine shows at start, not on first page load
     print(f"engine wheel: {wheel.url}\nmodels: {settings.models_dir}\nplayground: http://{host}:{port}/", flush=True)
-    uvicorn.run(app, host=host, port=port)
+    if workers == 1:
+        uvicorn.run(app, host=host, port=port, **uvicorn_options())
+        return
+    os.environ.update(settings_environment(settings))
+    uvicorn.run("app.factory:create_app", factory=True, workers=workers, host=host, port=port, **uvicorn_options())
 
 
 def parser() -> argparse.ArgumentParser:
@@ -56,6 +74,9 @@ def parser() -> argparse.ArgumentParser:
     s = sub.add_parser("serve", help="serve the playground (fetches the Pyodide assets first if missing)")
     s.add_argument("--host", default="127.0.0.1")
     s.add_argument("--port", type=int, default=8000)
+    s.add_argument(
+        "--workers", type=int, default=1, help="server processes sharing the port (default 1; see docs/deploy.md)"
+    )
     s.add_argument(
         "--models", type=Path, help="folder of TensorFlow.js models (default: models/, or $PLAYGROUND_MODELS)"
     )
@@ -88,7 +109,9 @@ def main(argv: list[str] | None = None) -> int:
         elif args.command == "convert":
             convert_model(args.model, settings.models_dir)
         else:
-            serve(settings, args.host, args.port)
+            if args.workers < 1:
+                raise ValueError(f"--workers must be at least 1, got {args.workers}")
+            serve(settings, args.host, args.port, args.workers)
     except (AssetError, WheelError, ValueError) as e:
         print(f"error: {e}", file=sys.stderr)
         return 1

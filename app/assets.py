@@ -23,6 +23,7 @@ from collections.abc import Callable, Iterable, Mapping
 from pathlib import Path
 
 from app.errors import HTTPError
+from app.file_cache import Watched
 from app.paths import check_relative
 
 PYODIDE_VERSION = "0.27.7"
@@ -46,16 +47,23 @@ def pyodide_dir(assets_dir: Path) -> Path:
     return assets_dir / f"pyodide-{PYODIDE_VERSION}"
 
 
-def read_manifest(folder: Path) -> dict[str, dict] | None:
-    """{file name: {"sha256", "size"}} of a verified install, or None if it is missing or incomplete."""
+def read_manifest(folder: Path, watched: Watched | None = None) -> dict[str, dict] | None:
+    """{file name: {"sha256", "size"}} of a verified install, or None if it is missing or incomplete.
+
+    `watched` records verified.json and the files checked, for a cache of this answer (app/file_cache.py).
+    """
+    watched = watched if watched is not None else Watched()
     try:
+        watched.add(folder / MANIFEST)
         manifest = json.loads((folder / MANIFEST).read_text())
         files = manifest["files"]
         if manifest["pyodide_version"] != PYODIDE_VERSION:
             return None
-        if any((folder / name).stat().st_size != info["size"] for name, info in files.items()):
-            return None
-    except (OSError, ValueError, KeyError, TypeError):
+        for name, info in files.items():
+            found = watched.add(folder / name)
+            if found is None or found.size != info["size"]:
+                return None
+    except (OSError, ValueError, KeyError, TypeError, AttributeError):
         return None
     return files
 

@@ -21,11 +21,17 @@ PREFLIGHT = [
     (b"access-control-max-age", b"86400"),
     (b"allow", b"GET, HEAD, OPTIONS"),
     (b"content-length", b"0"),
+    (b"x-content-type-options", b"nosniff"),
 ]
 
 
 def is_models_path(path: str) -> bool:
     return path == PREFIX or path.startswith(PREFIX + "/")
+
+
+def cors_headers(path: str) -> dict[str, str]:
+    """The CORS headers an answer for `path` carries, for answers made outside this middleware (a 500)."""
+    return {name.decode(): value.decode() for name, value in ALLOW} if is_models_path(path) else {}
 
 
 class ModelsCORS:

@@ -1,4 +1,8 @@
-"""The runtime the page downloads: the verified offline Pyodide at /pyodide/, the engine wheel at /engine/."""
+"""The runtime the page downloads: the verified offline Pyodide at /pyodide/, the engine wheel at /engine/.
+
+The Pyodide manifest is read once and kept until verified.json or a file it lists changes, and each
+file's sha256 until that file changes (app/file_cache.py), so a request costs stat calls, not hashing.
+"""
 
 import re
 from pathlib import Path
@@ -7,11 +11,13 @@ from fastapi import APIRouter, Request
 
 from app.assets import PYODIDE_VERSION, pyodide_dir, read_manifest
 from app.engine_wheel import EngineWheel, Wheel, WheelError
-from app.errors import HTTPError
+from app.errors import HTTPError, clip
+from app.file_cache import FileCache
 from app.http_files import IMMUTABLE, REVALIDATE, content_type, file_sha256, send
 from app.paths import check_relative, safe_file
 
 DIGEST = re.compile(r"^[0-9a-f]{16}$")
+_manifests: FileCache[dict[str, dict] | None] = FileCache(max_entries=8)
 
 
 def current_wheel(engine: EngineWheel) -> Wheel:
@@ -28,13 +34,13 @@ def downloads_router(assets_dir: Path, engine: EngineWheel) -> APIRouter:
     @router.api_route("/pyodide/{path:path}", methods=["GET", "HEAD"])
     def pyodide_file(path: str, request: Request):
         check_relative(path)
-        files = read_manifest(folder)
+        files = _manifests.get(folder, lambda watched: read_manifest(folder, watched))
         if files is None:
             raise HTTPError(
                 404, f"the offline Pyodide {PYODIDE_VERSION} is not installed: run `python -m app fetch-assets`"
             )
         if path not in files:
-            raise HTTPError(404, f"{path!r} is not part of the verified Pyodide {PYODIDE_VERSION} distribution")
+            raise HTTPError(404, f"{clip(path)} is not part of the verified Pyodide {PYODIDE_VERSION} distribution")
         file = safe_file(folder, path)
         expected = files[path]["sha256"]
         if file is None or file_sha256(file) != expected:  # only verified bytes are ever served
@@ -46,7 +52,7 @@ def downloads_router(assets_dir: Path, engine: EngineWheel) -> APIRouter:
     @router.api_route("/engine/{digest}/{filename}", methods=["GET", "HEAD"])
     def engine_wheel(digest: str, filename: str, request: Request):
         if not DIGEST.match(digest):
-            raise HTTPError(400, f"engine wheel digest must be 16 lowercase hex digits, got {digest!r}")
+            raise HTTPError(400, f"engine wheel digest must be 16 lowercase hex digits, got {clip(digest)}")
         try:
             wheel = engine.find(digest, filename)
         except WheelError as e:
@@ -54,7 +60,7 @@ def downloads_router(assets_dir: Path, engine: EngineWheel) -> APIRouter:
         if wheel is None:
             raise HTTPError(
                 404,
-                f"/engine/{digest}/{filename} is not a recent engine wheel: reload /config.json for the current one",
+                f"/engine/{digest}/{clip(filename)} is not a recent engine wheel: reload /config.json for the current one",
             )
         return send(request, path=wheel.path, etag=wheel.sha256, cache_control=IMMUTABLE, media_type="application/zip")
 

@@ -4,9 +4,11 @@ The wheel is built with pip from a clean copy of the build inputs (no stale buil
 removed modules into it), without build isolation (setuptools comes from this environment, so no
 network is needed) and with SOURCE_DATE_EPOCH fixed, so the same sources give the same bytes. Its
 URL holds the first 16 hex digits of its sha256: a changed engine gets a new URL, and that URL can
-be cached forever. The sources are re-hashed on each request for the current wheel (a few ms), so
-an edit to py_engine/ is picked up without restarting the server (the next /config.json names the
-new wheel, built then).
+be cached forever. Each request for the current wheel (/config.json) checks the build inputs' stat
+signatures, and the folders', so an added or removed module counts too (about a hundred stat calls,
+no reading); the sources are hashed again only when one changed. So an edit to py_engine/ is picked
+up without restarting the server: the next /config.json names the new wheel, built then. A request
+for a wheel by its URL looks at the sources only when that URL is not one of the recent builds.
 """
 
 import hashlib
@@ -19,11 +21,13 @@ import threading
 from dataclasses import dataclass
 from pathlib import Path
 
+from app.file_cache import FileCache, Watched
 from app.http_files import file_sha256
 
 PACKAGE = "py_engine"
 BUILD_FILES = ("pyproject.toml", "README.md", "setup.py", "setup.cfg", "MANIFEST.in", "LICENSE", "LICENSE.txt")
 EPOCH = "315532800"  # 1980-01-01, the oldest time a zip entry can hold
+_source_keys: FileCache[str] = FileCache(max_entries=16)
 
 
 class WheelError(RuntimeError):
@@ -41,8 +45,19 @@ def source_files(root: Path) -> list[Path]:
 
 
 def source_key(root: Path) -> str:
+    """sha256 of the build inputs' names and bytes, computed again only when a file or folder of them changed."""
+    return _source_keys.get(root, lambda watched: _hash_sources(root, watched))
+
+
+def _hash_sources(root: Path, watched: Watched) -> str:
+    for name in BUILD_FILES:  # present or not: one that appears changes the key
+        watched.add(root / name)
+    package = root / PACKAGE
+    for folder in [package, *sorted(p for p in package.rglob("*") if p.is_dir() and "__pycache__" not in p.parts)]:
+        watched.add(folder)  # a module added, removed or renamed changes its folder's mtime
     h = hashlib.sha256()
     for rel in source_files(root):
+        watched.add(root / rel)
         h.update(rel.as_posix().encode() + b"\0" + (root / rel).read_bytes() + b"\0")
     return h.hexdigest()
 
@@ -113,7 +128,8 @@ class EngineWheel:
 
     def find(self, digest: str, filename: str) -> Wheel | None:
         """The current or a recent build whose URL has this digest and file name."""
-        self.current()
+        if digest not in self._builds:  # e.g. the first request after a restart: look at the sources
+            self.current()
         _, wheel = self._builds.get(digest, (None, None))
         return wheel if wheel is not None and wheel.path.name == filename else None
 

@@ -7,6 +7,7 @@ from app.csp import content_security_policy
 from app.downloads import downloads_router
 from app.engine_wheel import EngineWheel
 from app.errors import install_error_handlers
+from app.head_limit import HeadLimit
 from app.models import models_router
 from app.page import page_router
 from app.settings import Settings, cdn_origin
@@ -23,5 +24,6 @@ def create_app(settings: Settings | None = None) -> FastAPI:
     app.include_router(models_router(settings.models_dir))
     app.include_router(downloads_router(settings.assets_dir, engine))
     app.include_router(page_router(settings, engine, csp))  # last: its catch-all serves static/
-    app.add_middleware(ModelsCORS)
+    app.add_middleware(HeadLimit)
+    app.add_middleware(ModelsCORS)  # added last, so outside HeadLimit: its 431 carries CORS on /models too
     return app

@@ -9,7 +9,7 @@ from fastapi.responses import JSONResponse
 
 from app.downloads import current_wheel
 from app.engine_wheel import EngineWheel
-from app.errors import HTTPError
+from app.errors import NOSNIFF, HTTPError, clip
 from app.http_files import REVALIDATE, content_type, file_sha256, send
 from app.paths import check_relative, safe_file
 from app.settings import Settings
@@ -23,10 +23,10 @@ def page_router(settings: Settings, engine: EngineWheel, csp: str) -> APIRouter:
     def static_file(rel: str, request: Request):
         check_relative(rel)
         if rel.split("/")[0] in RESERVED:
-            raise HTTPError(404, f"no such resource: /{rel}")
+            raise HTTPError(404, f"no such resource: {clip('/' + rel)}")
         file = safe_file(settings.static_dir, rel)
         if file is None:
-            raise HTTPError(404, f"no file {rel!r} in the static folder")
+            raise HTTPError(404, f"no file {clip(rel)} in the static folder")
         headers = {"Content-Security-Policy": csp}
         return send(
             request,
@@ -37,14 +37,14 @@ def page_router(settings: Settings, engine: EngineWheel, csp: str) -> APIRouter:
             headers=headers,
         )
 
-    @router.get("/config.json")
+    @router.api_route("/config.json", methods=["GET", "HEAD"])
     def config() -> JSONResponse:
         body = {
             "pyodide_index_url": settings.pyodide_index_url,
             "engine_wheel_url": current_wheel(engine).url,
             "packages": ["numpy"],
         }
-        return JSONResponse(body, headers={"Cache-Control": "no-store"})
+        return JSONResponse(body, headers={"Cache-Control": "no-store", **NOSNIFF})
 
     @router.api_route("/", methods=["GET", "HEAD"])
     def index(request: Request):

@@ -2,7 +2,7 @@
 
 from pathlib import Path
 
-from app.errors import HTTPError
+from app.errors import HTTPError, clip
 
 
 def check_relative(rel: str) -> list[str]:
@@ -15,15 +15,15 @@ def check_relative(rel: str) -> list[str]:
     if not rel:
         raise HTTPError(400, "empty file path")
     if rel.startswith("/"):
-        raise HTTPError(400, f"absolute paths are not allowed: {rel!r}")
+        raise HTTPError(400, f"absolute paths are not allowed: {clip(rel)}")
     if "\\" in rel:
-        raise HTTPError(400, f"backslashes are not allowed in paths: {rel!r}")
+        raise HTTPError(400, f"backslashes are not allowed in paths: {clip(rel)}")
     if any(ord(c) < 32 or ord(c) == 127 for c in rel):
-        raise HTTPError(400, f"control characters (NUL included) are not allowed in paths: {rel!r}")
+        raise HTTPError(400, f"control characters (NUL included) are not allowed in paths: {clip(rel)}")
     parts = rel.split("/")
     for part in parts:
         if part in ("", ".", ".."):
-            raise HTTPError(400, f"path segment {part!r} is not allowed: {rel!r}")
+            raise HTTPError(400, f"path segment {part!r} is not allowed: {clip(rel)}")
     return parts
 
 
