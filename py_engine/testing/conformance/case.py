@@ -26,6 +26,25 @@ def rand(shape, seed, low=-2.0, high=2.0, dtype=np.float32):
     return rng.uniform(low, high, shape).astype(dtype)
 
 
+# Edge values: signed zeros, NaN, the infinities, and ordinary values next to them. Denormals are left
+# out: WGSL on SwiftShader and llvmpipe may flush them to zero, which exact (bool, int) results would see.
+FLOAT_EDGES = np.array(
+    [np.nan, np.inf, -np.inf, 0.0, -0.0, 1.0, -1.0, 0.5, -0.5, 2.5, -2.5, 1e-7, -1e-7, 80.0, -80.0], np.float32
+)
+INT_EDGES = np.array([0, 1, -1, 7, -7, 2**30, -(2**30), 2**31 - 1, -(2**31)], np.int32)
+
+
+def with_edges(array, values, seed=0):
+    """A copy of `array` with `values` written at spread-out positions: every value (three times where there is
+    room), so a large array meets them past its first workgroup too."""
+    out = np.array(array, copy=True)
+    flat = out.reshape(-1)
+    if flat.size:
+        positions = np.random.default_rng(seed).choice(flat.size, min(flat.size, 3 * len(values)), replace=False)
+        flat[positions] = np.resize(values, positions.size)
+    return out
+
+
 # Shapes that every elementwise-like family covers: scalars, size 1 and 0, sizes that are not
 # multiples of the workgroup size (64), and inputs large enough for many workgroups.
 SHAPES = {

@@ -3,7 +3,7 @@
 import numpy as np
 
 from ... import ops
-from .case import BROADCAST_PAIRS, SHAPES, Case, rand
+from .case import BROADCAST_PAIRS, FLOAT_EDGES, INT_EDGES, SHAPES, Case, rand, with_edges
 
 SPECIAL = np.array([np.nan, np.inf, -np.inf, 0.0, -0.0, 1.0, -1.0, 0.5, 2.5, -2.5, 1e-7, 80.0, -80.0], np.float32)
 
@@ -32,24 +32,10 @@ UNARY = {
     "sign": ((-3, 3), True),
     "is_nan": ((-3, 3), True),
 }
-# Special values where numpy's result is the definition (not every op is defined for inf/nan here).
-UNARY_SPECIAL = [
-    "neg",
-    "abs",
-    "exp",
-    "sqrt",
-    "square",
-    "relu",
-    "relu6",
-    "sigmoid",
-    "tanh",
-    "floor",
-    "ceil",
-    "round",
-    "sign",
-    "is_nan",
-    "softplus",
-]
+# Edge values for each op: NaN, the infinities and signed zeros wherever numpy's result is the definition. WGSL
+# only promises sin and cos on [-pi, pi] (below), so theirs stay there, with NaN, the infinities and zeros.
+TRIG_EDGES = np.array([np.nan, np.inf, -np.inf, 0.0, -0.0, 1.0, -1.0, 0.5, 3.0, -3.0], np.float32)
+UNARY_EDGES = {name: TRIG_EDGES if name in ("sin", "cos") else SPECIAL for name in UNARY}
 
 BINARY = ["add", "sub", "mul", "div", "floor_div", "mod", "pow", "maximum", "minimum", "squared_difference"]
 COMPARE = ["equal", "not_equal", "less", "less_equal", "greater", "greater_equal"]
@@ -68,10 +54,16 @@ def _cases():
             cases.append(Case(f"{name}/{label}", fn, [rand(shape, 1, lo, hi)], rtol=2e-5, atol=ATOL.get(name, 2e-6)))
         if ints:
             cases.append(Case(f"{name}/int32", fn, [rand((7, 9), 2, -9, 9, np.int32)]))
-    for name in UNARY_SPECIAL:
-        cases.append(Case(f"{name}/special-values", getattr(ops, name), [SPECIAL], rtol=2e-5, atol=2e-6))
+        if ints:  # the int32 extremes too: abs, neg and square wrap around as numpy's int32 does
+            cases.append(Case(f"{name}/int32-edges", fn, [with_edges(rand((70, 3), 2, -9, 9, np.int32), INT_EDGES)]))
+    for name, edges in UNARY_EDGES.items():
+        atol = ATOL.get(name, 2e-6)
+        cases.append(Case(f"{name}/special-values", getattr(ops, name), [edges], rtol=2e-5, atol=atol))
+        large = with_edges(rand((300, 257), 3, *UNARY[name][0]), edges)
+        cases.append(Case(f"{name}/special-values-large", getattr(ops, name), [large], rtol=2e-5, atol=atol))
     cases.append(Case("round/halves", ops.round, [np.array([-2.5, -1.5, -0.5, 0.5, 1.5, 2.5], np.float32)]))
-    cases.append(Case("logical_not/bool", ops.logical_not, [rand((5, 7), 3, dtype=bool)]))
+    for label, shape in SHAPES.items():
+        cases.append(Case(f"logical_not/{label}", ops.logical_not, [rand(shape, 3, dtype=bool)]))
 
     for name in BINARY:
         fn = getattr(ops, name)
@@ -86,43 +78,105 @@ def _cases():
         if name == "pow":
             ia, ib = rand((6, 7), 6, -4, 4, np.int32), rand((7,), 7, -2, 5, np.int32)
         cases.append(Case(f"{name}/int32", fn, [ia, ib]))  # integer division by zero gives 0, as numpy
-    specials = np.array([np.nan, np.inf, -np.inf, 0.0, 2.0, -3.0], np.float32)
-    for name in ["add", "mul", "div", "maximum", "minimum", "pow", "mod", "floor_div"]:
-        a, b = specials.reshape(6, 1), specials.reshape(1, 6)
+    specials = np.array([np.nan, np.inf, -np.inf, 0.0, -0.0, 1.0, -1.0, 2.0, -3.0, 0.5], np.float32)
+    for name in BINARY:  # every pair of edge values, both ways round
+        a, b = specials.reshape(-1, 1), specials.reshape(1, -1)
         cases.append(Case(f"{name}/special-values", getattr(ops, name), [a, b], rtol=1e-4, atol=1e-6))
+        large = with_edges(rand((300, 257), 25, 0.5, 3), specials), with_edges(rand((257,), 26, 0.5, 3), specials, 1)
+        cases.append(Case(f"{name}/special-values-large", getattr(ops, name), list(large), rtol=1e-4, atol=1e-5))
+    int_edges = np.array([0, 1, -1, 3, -3, 2**31 - 1, -(2**31)], np.int32)
+    for name in ["add", "sub", "mul", "floor_div", "mod", "maximum", "minimum"]:  # int32 wraps as numpy's does
+        cases.append(Case(f"{name}/int32-edges", getattr(ops, name), [int_edges.reshape(-1, 1), int_edges]))
     for name in COMPARE:
         fn = getattr(ops, name)
         cases.append(Case(f"{name}/broadcast", fn, [rand((4, 5), 8, -2, 2, np.int32), rand((5,), 9, -2, 2, np.int32)]))
         cases.append(Case(f"{name}/float-nan", fn, [SPECIAL.reshape(-1, 1), SPECIAL.reshape(1, -1)]))
-    cases.append(Case("equal/bool", ops.equal, [rand((9,), 10, dtype=bool), rand((9,), 11, dtype=bool)]))
-    for name in ["logical_and", "logical_or"]:
-        cases.append(
-            Case(f"{name}/broadcast", getattr(ops, name), [rand((3, 4), 12, dtype=bool), rand((4,), 13, dtype=bool)])
-        )
+        cases.append(Case(f"{name}/int32-edges", fn, [INT_EDGES.reshape(-1, 1), INT_EDGES]))
+        for label, (sa, sb) in BROADCAST_PAIRS.items():
+            a, b = with_edges(rand(sa, 27, -2, 2), SPECIAL), with_edges(rand(sb, 28, -2, 2), SPECIAL, 1)
+            cases.append(Case(f"{name}/{label}", fn, [np.round(a), np.round(b)]))  # whole numbers: many equal pairs
+    both = np.array([False, True])
+    for name in ["equal", "not_equal", "logical_and", "logical_or"]:
+        fn = getattr(ops, name)
+        cases.append(Case(f"{name}/truth-table", fn, [both.reshape(2, 1), both]))
+        for label, (sa, sb) in BROADCAST_PAIRS.items():
+            cases.append(Case(f"{name}/bool-{label}", fn, [rand(sa, 10, dtype=bool), rand(sb, 11, dtype=bool)]))
 
     cond, a, b = rand((2, 3, 4), 14, dtype=bool), rand((3, 1), 15), rand((4,), 16)
     cases.append(Case("where/broadcast3", ops.where, [cond, a, b]))
     cases.append(
         Case("where/int32", ops.where, [cond, rand((2, 3, 4), 17, -9, 9, np.int32), rand((4,), 18, -9, 9, np.int32)])
     )
-    for src in (np.float32, np.int32, bool):
-        for dst in ("float32", "int32", "bool"):
-            x = rand((5, 6), 19, -4, 4, src) if src is not bool else rand((5, 6), 19, dtype=bool)
-            cases.append(Case(f"cast/{np.dtype(src).name}-to-{dst}", lambda t, dst=dst: ops.cast(t, dst), [x]))
+    cases.append(Case("where/special-values", ops.where, [rand(SPECIAL.shape, 14, dtype=bool), SPECIAL, SPECIAL[::-1]]))
+    for label, (sa, sb) in BROADCAST_PAIRS.items():
+        picks = [rand(sa, 29, dtype=bool), with_edges(rand(sa, 30), SPECIAL), with_edges(rand(sb, 31), SPECIAL, 1)]
+        cases.append(Case(f"where/{label}", ops.where, picks))
+        cases.append(Case(f"where/cond-{label}", ops.where, [rand(sb, 32, dtype=bool), rand(sa, 33), rand(sb, 34)]))
+    _cast_cases(cases)
     cases.append(Case("clip_by_value/float", lambda t: ops.clip_by_value(t, -0.5, 1.25), [rand((40, 9), 20)]))
     cases.append(Case("clip_by_value/nan", lambda t: ops.clip_by_value(t, -0.5, 1.25), [SPECIAL]))
     cases.append(Case("clip_by_value/int32", lambda t: ops.clip_by_value(t, -2, 3), [rand((9,), 21, -9, 9, np.int32)]))
-    cases.append(Case("leaky_relu/odd", lambda t: ops.leaky_relu(t, 0.1), [rand((3, 5, 7), 22)]))
+    cases.append(Case("clip_by_value/int32-edges", lambda t: ops.clip_by_value(t, -(2**31), 5), [INT_EDGES]))
+    cases.append(Case("clip_by_value/equal-bounds", lambda t: ops.clip_by_value(t, 0.5, 0.5), [SPECIAL]))
+    for label, shape in SHAPES.items():
+        x = with_edges(rand(shape, 20), FLOAT_EDGES)
+        cases.append(Case(f"clip_by_value/{label}", lambda t: ops.clip_by_value(t, -0.5, 1.25), [x]))
+        cases.append(Case(f"leaky_relu/{label}", lambda t: ops.leaky_relu(t, 0.1), [x]))
+    cases.append(Case("leaky_relu/alpha-above-one", lambda t: ops.leaky_relu(t, 1.5), [FLOAT_EDGES]))
+    cases.append(Case("leaky_relu/alpha-zero", lambda t: ops.leaky_relu(t, 0.0), [FLOAT_EDGES]))
     cases.append(Case("fill/float", lambda: ops.fill((3, 70), 2.5)))
     cases.append(Case("fill/int32-empty", lambda: ops.fill((0, 4), 7, "int32")))
     cases.append(Case("fill/bool", lambda: ops.fill((5,), True, "bool")))
+    cases.append(Case("fill/bool-false-large", lambda: ops.fill((300, 257), False, "bool")))
+    cases.append(Case("fill/scalar", lambda: ops.fill((), -3.5)))
+    for value in (np.nan, np.inf, -np.inf, -0.0):
+        cases.append(Case(f"fill/{value}", lambda value=value: ops.fill((2, 70), float(value))))
+    for value in (2**31 - 1, -(2**31)):
+        cases.append(Case(f"fill/int32-{value}", lambda value=value: ops.fill((70,), value, "int32")))
     cases.append(Case("zeros_like/int32", ops.zeros_like, [rand((4, 4), 23, -3, 3, np.int32)]))
     cases.append(Case("one_hot/float", lambda i: ops.one_hot(i, 5), [np.array([[0, 4], [2, 9]], np.int32)]))
     cases.append(
         Case("one_hot/int32-on-off", lambda i: ops.one_hot(i, 3, 7, -1, "int32"), [np.array([2, -1, 0], np.int32)])
     )
+    cases.append(Case("one_hot/depth1", lambda i: ops.one_hot(i, 1), [np.array([0, 1, -1, 0], np.int32)]))
+    cases.append(Case("one_hot/empty", lambda i: ops.one_hot(i, 4), [np.zeros((0, 3), np.int32)]))
+    cases.append(Case("one_hot/scalar", lambda i: ops.one_hot(i, 3), [np.array(2, np.int32)]))
+    cases.append(
+        Case(
+            "one_hot/large", lambda i: ops.one_hot(i, 130), [with_edges(rand((300,), 35, 0, 130, np.int32), INT_EDGES)]
+        )
+    )
+    cases.append(
+        Case("one_hot/nan-on-off", lambda i: ops.one_hot(i, 4, np.nan, -np.inf), [np.array([1, 3, 7], np.int32)])
+    )
     cases.append(Case("broadcast_to/rank3", lambda t: ops.broadcast_to(t, (4, 3, 5)), [rand((3, 1), 24)]))
+    cases.append(Case("broadcast_to/special-values", lambda t: ops.broadcast_to(t, (3, 15)), [FLOAT_EDGES]))
     return cases
+
+
+def _cast_cases(cases):
+    """Every pair of dtypes, on the edge values each source allows, at every size."""
+    float_to_int = np.array([0.0, -0.0, 0.5, -0.5, 2.9, -2.9, 1e-7, 16777217.0, -1e9, 2e9], np.float32)
+    edges = {
+        # NaN, the infinities and values past int32 have no int32 (numpy warns and gives INT_MIN)
+        ("float32", "int32"): float_to_int,
+        ("float32", "float32"): FLOAT_EDGES,
+        ("float32", "bool"): FLOAT_EDGES,  # only 0 and -0 are False; NaN is True
+        ("int32", "float32"): INT_EDGES,
+        ("int32", "int32"): INT_EDGES,
+        ("int32", "bool"): INT_EDGES,
+    }
+    for src in ("float32", "int32", "bool"):
+        for dst in ("float32", "int32", "bool"):
+            fn = lambda t, dst=dst: ops.cast(t, dst)  # noqa: E731
+            name = f"cast/{src}-to-{dst}"
+            x = rand((5, 6), 19, -4, 4, src) if src != "bool" else rand((5, 6), 19, dtype=bool)
+            cases.append(Case(name, fn, [x]))
+            values = edges.get((src, dst), np.array([False, True]))
+            cases.append(Case(f"{name}-edges", fn, [values]))
+            for label, shape in SHAPES.items():
+                base = rand(shape, 36, -4, 4, src) if src != "bool" else rand(shape, 36, dtype=bool)
+                cases.append(Case(f"{name}-{label}", fn, [with_edges(base, values)]))
 
 
 CASES = _cases()

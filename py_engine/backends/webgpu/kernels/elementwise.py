@@ -23,14 +23,23 @@ fn log1p_(x: f32) -> f32 {
   return log(v) * x / (v - 1.0);
 }
 fn sigmoid_(x: f32) -> f32 { let e = exp_safe(-abs(x)); return select(e / (1.0 + e), 1.0 / (1.0 + e), x >= 0.0); }
+// numpy's (C99's) pow on every special value: pow(1, NaN) = 1, pow(-1, inf) = 1, pow(-0, -3) = -inf, ...
 fn pow_f(a: f32, b: f32) -> f32 {
-  if (b == 0.0) { return 1.0; }
+  if (b == 0.0 || a == 1.0) { return 1.0; }
   if (is_nan(a) || is_nan(b)) { return nan(); }
-  if (a == 0.0) { return select(f32_from_bits(0x7f800000u), 0.0, b > 0.0); }
+  if (is_inf(b)) {
+    if (abs(a) == 1.0) { return 1.0; }
+    return select(0.0, f32_from_bits(0x7f800000u), (abs(a) > 1.0) == (b > 0.0));
+  }
+  let odd = abs(b) % 2.0 == 1.0;
+  if (a == 0.0 || is_inf(a)) {  // 0 or inf, with a's sign when b is an odd integer
+    let r = select(0.0, f32_from_bits(0x7f800000u), (a == 0.0) == (b < 0.0));
+    return select(r, -r, odd && (bitcast<u32>(a) & 0x80000000u) != 0u);
+  }
   if (a > 0.0) { return exp2(b * log2(a)); }
   if (floor(b) != b) { return nan(); }
   let r = exp2(b * log2(-a));
-  return select(r, -r, abs(b) % 2.0 == 1.0);
+  return select(r, -r, odd);
 }
 fn pow_i(a: i32, b: i32) -> i32 {
   if (b < 0) { return select(select(0, select(-1, 1, b % 2 == 0), a == -1), 1, a == 1); }
