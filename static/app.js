@@ -171,7 +171,7 @@
   function showTraining(p) {
     const line = $("training-status");
     const at = p.kind === "batch" ? `epoch ${p.epoch + 1}/${p.epochs}, batch ${p.batch + 1}` : `epoch ${p.epoch + 1}/${p.epochs}`;
-    const logs = Object.entries(p.logs || {}).filter(([k, v]) => k !== "time_ms" && k !== "batch" && k !== "size" && typeof v === "number");
+    const logs = Object.entries(p.logs || {}).filter(([k, v]) => k !== "batch" && k !== "size" && typeof v === "number");
     line.textContent = `Training: ${at} · ${logs.map(([k, v]) => `${k} ${v.toPrecision(4)}`).join(" · ")} · ${p.memory.num_tensors} tensors`;
     line.hidden = false;
   }

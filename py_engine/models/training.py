@@ -6,8 +6,6 @@ totals. Callbacks only ever see Python floats. A callback that overrides on_batc
 which costs one readback per batch.
 """
 
-import time
-
 import numpy as np
 
 from .. import ops
@@ -263,7 +261,6 @@ class Trainable:
             cbs.on_train_begin()
             try:
                 for epoch in range(initial_epoch, epochs):
-                    cbs.epoch = epoch
                     cbs.on_epoch_begin(epoch)
                     order = rng.permutation(n).astype(np.int32) if shuffle else None
                     logs = self._fit_epoch(config, epoch, xs, ys, n, batch_size, order, val, cbs)
@@ -276,7 +273,6 @@ class Trainable:
 
     def _fit_epoch(self, config, epoch, xs, ys, n, batch_size, order, val, cbs):
         """One epoch and its validation; the logs as floats, from one readback (plus one per batch if wanted)."""
-        start = time.perf_counter()
         names, k = config.log_names, len(config.log_names)
         with ENGINE.scope("epoch"):
             train, seen = self._run_epoch(self._train_step, xs, ys, n, batch_size, order, cbs)
@@ -290,7 +286,6 @@ class Trainable:
         logs = dict(zip(names, (sums / seen).tolist()))
         if val is not None:
             logs.update(zip([f"val_{name}" for name in names], (read[k + 2 : 2 * k + 2] / val[2]).tolist()))
-        logs["time_ms"] = (time.perf_counter() - start) * 1e3
         return logs
 
     # ---- evaluation ------------------------------------------------------------------------

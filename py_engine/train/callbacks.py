@@ -6,6 +6,7 @@ sets wants_batch_logs = True), which costs one readback per batch: otherwise fit
 """
 
 import math
+import time
 import warnings
 
 from ..engine import ENGINE
@@ -295,7 +296,7 @@ class CallbackList:
                 raise TypeError(f"fit: callbacks must be pe.callbacks.Callback instances, got {type(cb).__name__}")
             cb.set_model(model)
             cb.set_params({"epochs": epochs, "verbose": verbose})
-        self.verbose, self.epochs = verbose, epochs
+        self.verbose, self.epochs, self.epoch = verbose, epochs, 0
         self.wants_batch_logs = any(cb._wants_batch_logs() for cb in self.callbacks)
         self.handles_nan = any(isinstance(cb, TerminateOnNaN) for cb in self.callbacks)
 
@@ -308,13 +309,15 @@ class CallbackList:
             cb.on_train_end({})
 
     def on_epoch_begin(self, epoch):
+        self.epoch, self._epoch_start = epoch, time.perf_counter()
         for cb in self.callbacks:
             cb.on_epoch_begin(epoch, {})
 
     def on_epoch_end(self, epoch, logs):
         if self.verbose:
-            values = " - ".join(f"{k}: {v:.4g}" for k, v in logs.items() if k != "time_ms")
-            print(f"Epoch {epoch + 1}/{self.epochs} - {logs['time_ms']:.0f} ms - {values}")
+            values = " - ".join(f"{k}: {v:.4g}" for k, v in logs.items())
+            elapsed = (time.perf_counter() - self._epoch_start) * 1e3
+            print(f"Epoch {epoch + 1}/{self.epochs} - {elapsed:.0f} ms - {values}")
         for cb in self.callbacks:
             cb.on_epoch_end(epoch, dict(logs))
 
