@@ -60,3 +60,32 @@ def test_fit_in_the_page_learns_with_flat_counts_and_reports_progress_while_it_r
     assert [e["logs"]["loss"] for e in events] == loss
     assert result["after"] == result["before"] + result["slots"]  # the optimizer's slots, nothing else
     assert result["disposed"] == result["before"] - result["weights"]
+
+
+def test_a_device_lost_during_fit_in_the_page_raises_and_leaves_numpy_with_the_reason(gpu_page):
+    got = gpu_page.run(
+        """
+        rng = np.random.default_rng(0)
+        x = rng.normal(0, 1, (64, 8)).astype(np.float32)
+        labels = rng.integers(0, 3, 64)
+        model = pe.Sequential([pe.layers.Dense(16, activation="relu", input_shape=(8,)),
+                               pe.layers.Dense(3, activation="softmax")])
+        model.compile(optimizer="adam", loss="sparse_categorical_crossentropy")
+        device = pe.ENGINE.active().device
+        lose = pe.callbacks.LambdaCallback(on_epoch_end=lambda epoch, logs: epoch == 0 and device._js.destroy())
+        try:
+            model.fit(x, labels, batch_size=16, epochs=4, verbose=0, callbacks=[lose])
+            error = None
+        except Exception as e:
+            error = f"{type(e).__name__}: {e}"
+        model.optimizer.dispose()
+        model.dispose()
+        info = pe.backend_info()
+        {"error": error, "backend": info["name"], "reason": info["fallback_reason"],
+         "tensors": pe.memory().num_tensors, "gpu_bytes": pe.memory().num_bytes_in_gpu}
+        """,
+        timeout_s=120,
+    )
+    assert got["error"] and got["error"].startswith("DeviceLostError"), got
+    assert got["backend"] == "numpy" and "lost its device" in got["reason"]
+    assert got["tensors"] == 0 and got["gpu_bytes"] == 0

@@ -346,3 +346,25 @@ def test_a_compiled_model_saves_its_training_config_and_loads_compiled(tmp_path)
             loaded.dispose()
     finally:
         model.dispose()
+
+
+def test_a_device_lost_during_fit_raises_and_leaves_the_engine_on_numpy():
+    import asyncio
+
+    ENGINE.forget_backend("webgpu")  # a device of this test's own, since it is destroyed
+    assert asyncio.run(pe.set_backend("webgpu")), ENGINE.fallback_reason
+    x, labels, _ = blobs(n=32)
+    model = mlp()
+    model.compile(optimizer="adam", loss="sparse_categorical_crossentropy")
+    device = ENGINE.backend.device
+    lose = pe.callbacks.LambdaCallback(on_epoch_end=lambda epoch, logs: epoch == 0 and device.destroy())
+    try:
+        with pytest.raises(pe.DeviceLostError, match="lost"):
+            model.fit(x, labels, batch_size=8, epochs=3, verbose=0, callbacks=[lose])
+        info = pe.backend_info()
+        assert info["name"] == "numpy" and "lost its device" in info["fallback_reason"]
+        assert pe.memory().num_bytes_in_gpu == sum(w.size * 4 for w in model.weights + model.optimizer.variables)
+    finally:
+        model.optimizer.dispose()
+        model.dispose()
+    assert pe.memory().num_tensors == 0 and pe.memory().num_bytes_in_gpu == 0
