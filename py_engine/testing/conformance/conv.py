@@ -5,7 +5,7 @@ Conv2D cases also run as "...-tiled" (the real-GPU variant, see linalg.py); dept
 
 from ... import ops
 from ...autograd import grads
-from .case import Case, rand
+from .case import FLOAT_EDGES, Case, rand, with_edges
 from .linalg import both_variants
 
 # label -> (x shape, filter's (h, w), strides, padding, dilations)
@@ -72,6 +72,17 @@ def _cases(op_name, out_channels, seed):
             cases.append(Case(f"{op_name}/grad-{label}", fn, [x, f, w], **TOLERANCE))
     image, f = rand((6, 5, 3), seed + 200), rand((3, 3, 3, 2), seed + 201)
     cases.append(Case(f"{op_name}/single-image", _conv(op, 1, "same", 1), [image, f], **TOLERANCE))
+    # NaN, the infinities and signed zeros in the image (a filter stays finite: numpy multiplies the zero
+    # padding by it, where the GPU skips padding, and 0 * inf would be NaN on one side only)
+    for label in ("stride1-same", "explicit-pad-stride2-dilated"):
+        x_shape, window, strides, padding, dilations = GEOMETRIES[label]
+        channels = x_shape[-1]
+        x = with_edges(rand(x_shape, seed + 300, -1, 1), FLOAT_EDGES)
+        f = rand((*window, channels, out_channels(label, channels)), seed + 301, -1, 1)
+        f[0, 0, 0, 0] = 0.0  # an inf meeting a zero tap gives NaN
+        cases.append(
+            Case(f"{op_name}/special-values-{label}", _conv(op, strides, padding, dilations), [x, f], **TOLERANCE)
+        )
     return cases
 
 

@@ -7,7 +7,7 @@ cases also run as "...-tiled" (the real-GPU GEMM variant).
 
 from ...autograd import grads
 from ...layers.fused import ACTIVATIONS, fused_conv2d, fused_depthwise_conv2d
-from .case import Case, rand
+from .case import FLOAT_EDGES, Case, rand, with_edges
 from .conv import GEOMETRIES, TOLERANCE, output_hw
 from .linalg import both_variants
 
@@ -68,6 +68,10 @@ def _cases(name, op, depthwise, seed):
         w = rand((x_shape[0], *output_hw(x_shape, window, strides, padding, dilations), out_channels), seed + 90 + k)
         fn = _grads(op, activation, with_bias, strides, padding, dilations)
         cases.append(Case(f"{name}/grad-{label}-{activation}", fn, [*inputs, w]))
+    for k, activation in enumerate(ACTIVATIONS):  # NaN, the infinities and signed zeros through each activation
+        inputs, _ = arrays("stride1-same", 30 + k, True)
+        inputs[0] = with_edges(inputs[0], FLOAT_EDGES, k)
+        cases.append(Case(f"{name}/special-values-{activation}", _op(op, activation, True), inputs))
     image, f = rand((6, 5, 3), seed + 200, -3, 3), rand((3, 3, 3, 2), seed + 201, -1, 1)
     bias = rand((6 if depthwise else 2,), seed + 202)
     cases.append(Case(f"{name}/single-image", _op(op, "relu", True), [image, f, bias]))

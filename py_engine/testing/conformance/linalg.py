@@ -8,7 +8,7 @@ import numpy as np
 
 from ... import ops
 from ...autograd import grads
-from .case import Case, as_gpu, rand
+from .case import FLOAT_EDGES, INT_EDGES, Case, as_gpu, rand, with_edges
 
 
 def both_variants(cases):
@@ -43,6 +43,16 @@ def _cases():
         Case("matmul/size0-batch", _matmul(), [rand((0, 2, 3), 23), rand((3, 4), 24)]),
         Case("matmul/nan-inf", _matmul(), [np.array([[np.nan, 1.0], [np.inf, 0.5]], np.float32), rand((2, 3), 25)]),
         Case("matmul/large", _matmul(), [rand((257, 300), 26), rand((300, 190), 27)], rtol=1e-4, atol=1e-4),
+        Case("matmul/special-values-lhs", _matmul(), [FLOAT_EDGES.reshape(3, 5), rand((5, 4), 34)]),
+        Case("matmul/special-values-rhs", _matmul(False, True), [rand((6, 3), 35), FLOAT_EDGES.reshape(5, 3)]),
+        Case(
+            "matmul/special-values-large",
+            _matmul(),
+            [with_edges(rand((70, 90), 36), FLOAT_EDGES), rand((90, 66), 37)],
+            rtol=1e-4,
+            atol=1e-4,
+        ),
+        Case("matmul/int32-edges", _matmul(), [INT_EDGES.reshape(3, 3), rand((3, 2), 38, -3, 3, np.int32)]),
     ]
     a, b = rand((67, 33), 28), rand((33, 129), 29)
     for ta in (False, True):

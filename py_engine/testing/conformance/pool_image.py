@@ -6,7 +6,7 @@ import numpy as np
 from ... import ops
 from ...autograd import grad
 from ...browser import unpack_pixels
-from .case import Case, rand
+from .case import FLOAT_EDGES, Case, rand, with_edges
 
 RESIZE_MODES = {"default": (False, False), "align-corners": (True, False), "half-pixel": (False, True)}
 
@@ -37,6 +37,9 @@ def _pool_cases(op, name):
     cases.append(Case(f"{name}/single-image", lambda t: op(t, 3, 2, "same"), [rand((5, 6, 4), 5)]))
     cases.append(Case(f"{name}/size1", lambda t: op(t, 1, 1), [rand((1, 1, 1, 1), 6)]))
     cases.append(Case(f"{name}/empty-batch", lambda t: op(t, 2, 2), [rand((0, 4, 4, 3), 7)]))
+    edges = with_edges(rand((2, 9, 7, 3), 11), FLOAT_EDGES)
+    cases.append(Case(f"{name}/special-values", lambda t: op(t, 3, 2, "same"), [edges]))
+    cases.append(Case(f"{name}/special-values-valid", lambda t: op(t, 2, 1, "valid"), [edges]))
     cases.append(Case(f"{name}/padding-pairs", lambda t: op(t, 3, 2, [[2, 1], [0, 2]]), [rand((1, 6, 5, 2), 8)]))
     large = rand((2, 67, 45, 20), 9)  # 2 x 34 x 23 x 20 outputs: hundreds of workgroups
     cases.append(Case(f"{name}/large", lambda t: op(t, 3, 2, "same"), [large]))
@@ -67,6 +70,9 @@ def _resize_cases(op, name):
     cases.append(Case(f"{name}/int32", lambda t: op(t, (7, 9)), [rand((1, 4, 5, 2), 13, -100, 100, np.int32)]))
     cases.append(Case(f"{name}/from-1x1", lambda t: op(t, (3, 4), half_pixel_centers=True), [rand((1, 1, 1, 2), 14)]))
     cases.append(Case(f"{name}/empty-batch", lambda t: op(t, (4, 4)), [rand((0, 3, 3, 1), 15)]))
+    edges = with_edges(rand((1, 5, 7, 2), 20), FLOAT_EDGES)
+    for size_label, size in (("up", (11, 16)), ("down", (3, 4))):
+        cases.append(Case(f"{name}/special-values-{size_label}", lambda t, size=size: op(t, size), [edges]))
     # scale 0.5 with align_corners puts sources on exact halves, which round up (not to even)
     cases.append(Case(f"{name}/align-corners-halves", lambda t: op(t, (9, 5), True), [rand((1, 5, 3, 2), 16)]))
     photo = rand((400, 300, 3), 17, 0, 255)  # one 400x300 RGB image (rank 3)

@@ -9,9 +9,14 @@ import numpy as np
 
 from ... import ops
 from ...autograd import grad
-from .case import Case, as_gpu, rand
+from .case import FLOAT_EDGES, INT_EDGES, Case, as_gpu, rand, with_edges
 
 NAN_ROWS = np.array([[1.0, np.nan, 3.0, np.nan], [-np.inf, 2.0, 5.0, 5.0], [np.inf, np.inf, 0.0, -1.0]], np.float32)
+# rows where the infinities meet (inf - inf), signed zeros only, and NaN among infinities
+SPECIAL_ROWS = np.array(
+    [[np.inf, -np.inf, 1.0, 2.0], [-0.0, 0.0, -0.0, 0.0], [np.nan, np.inf, -np.inf, 0.0], [-0.0, -0.0, -0.0, -0.0]],
+    np.float32,
+)
 AXES = {"all": None, "axis1": 1, "negative": -1, "non-adjacent": (0, 2), "axis0": 0}
 LARGE = (300, 1000)  # 300 000 elements: several chunks and passes when reduced at once
 
@@ -26,6 +31,13 @@ def _reduction_cases():
         cases.append(Case(f"{name}/size1", lambda t, fn=fn: fn(t, (0, 2)), [rand((1, 4, 1), 2)]))
         cases.append(Case(f"{name}/scalar", fn, [np.array(2.5, np.float32)]))
         cases.append(Case(f"{name}/nan", lambda t, fn=fn: fn(t, 1), [NAN_ROWS]))
+        for label, axis in {"special-values": 1, "special-values-axis0": 0, "special-values-all": None}.items():
+            cases.append(Case(f"{name}/{label}", lambda t, fn=fn, axis=axis: fn(t, axis), [SPECIAL_ROWS]))
+        edges_large = with_edges(rand((300, 257), 11, 0.5, 1.5), FLOAT_EDGES)
+        cases.append(Case(f"{name}/special-values-large", lambda t, fn=fn: fn(t, 0), [edges_large], rtol=1e-4))
+        cases.append(
+            Case(f"{name}/special-values-large-gpu", as_gpu(lambda t, fn=fn: fn(t, 1)), [edges_large], rtol=1e-4)
+        )
         cases.append(Case(f"{name}/odd-rows", lambda t, fn=fn: fn(t, 1), [rand((70, 130), 3, 0.5, 1.5)], rtol=1e-4))
         if name not in ("max", "min"):  # those reject empty axes
             cases.append(Case(f"{name}/size0-axis", lambda t, fn=fn: fn(t, 0), [rand((0, 3), 4)]))
@@ -41,6 +53,7 @@ def _reduction_cases():
             ints = rand((4, 9, 5), 7, -9, 9, np.int32)  # prod wraps around as numpy's int32 does
             for label, axis in {"int32": (0, 2), "int32-all": None}.items():
                 cases.append(Case(f"{name}/{label}", lambda t, fn=fn, axis=axis: fn(t, axis), [ints]))
+            cases.append(Case(f"{name}/int32-edges", lambda t, fn=fn: fn(t, 1), [INT_EDGES.reshape(3, 3)]))
             big = rand((3, 2000), 8, -(2**30), 2**30, np.int32)  # sums wrap around too
             cases.append(Case(f"{name}/int32-large", lambda t, fn=fn: fn(t, 1), [big]))
             cases.append(Case(f"{name}/int32-large-gpu", as_gpu(lambda t, fn=fn: fn(t, 1)), [big]))
@@ -62,6 +75,11 @@ def _reduction_cases():
         mixed = rand((3, 4, 5), 12, dtype=bool)
         cases.append(Case(f"{name}/non-adjacent", lambda t, fn=fn: fn(t, (0, 2), keepdims=True), [mixed]))
         cases.append(Case(f"{name}/float", lambda t, fn=fn: fn(t, 1), [np.array([[0.0, 2.0], [0.0, 0.0]], np.float32)]))
+        # only 0 and -0 are false: NaN and the infinities are true, as a cast to bool says
+        truthy = np.array([[-0.0, 0.0], [np.nan, -0.0], [np.inf, -np.inf], [-0.0, 1e-7], [np.nan, np.nan]], np.float32)
+        cases.append(Case(f"{name}/special-values", lambda t, fn=fn: fn(t, 1), [truthy]))
+        cases.append(Case(f"{name}/int32-edges", lambda t, fn=fn: fn(t, 1), [INT_EDGES.reshape(3, 3)]))
+        cases.append(Case(f"{name}/scalar", fn, [np.array(False)]))
         cases.append(Case(f"{name}/size0-axis", lambda t, fn=fn: fn(t, 0), [np.zeros((0, 3), bool)]))
         large = np.full((3000, 4), name == "all")
         large[2999, 1] = name != "all"
@@ -76,6 +94,9 @@ def _reduction_cases():
         cases.append(Case(f"{name}/int32-ties", lambda t, fn=fn: fn(t, 1), [ties]))
         cases.append(Case(f"{name}/int32-ties-gpu", as_gpu(lambda t, fn=fn: fn(t, 1)), [ties]))
         cases.append(Case(f"{name}/nan", lambda t, fn=fn: fn(t, 1), [NAN_ROWS]))
+        cases.append(Case(f"{name}/special-values", lambda t, fn=fn: fn(t, 1), [SPECIAL_ROWS]))
+        cases.append(Case(f"{name}/special-values-axis0", lambda t, fn=fn: fn(t, 0), [SPECIAL_ROWS]))
+        cases.append(Case(f"{name}/int32-edges", lambda t, fn=fn: fn(t, 0), [INT_EDGES.reshape(3, 3)]))
         cases.append(Case(f"{name}/scalar", lambda t, fn=fn: fn(t, None), [np.array(3.0, np.float32)]))
         cases.append(Case(f"{name}/size1", lambda t, fn=fn: fn(t, 0), [rand((1, 4), 16)]))
         large = rand(LARGE, 17)
@@ -91,6 +112,10 @@ def _reduction_cases():
     cases.append(Case("logsumexp/non-adjacent", lambda t: ops.logsumexp(t, (0, 2)), [rand((3, 5, 7), 18, -5, 5)]))
     cases.append(Case("logsumexp/keepdims", lambda t: ops.logsumexp(t, 1, keepdims=True), [rand((4, 70), 19)]))
     cases.append(Case("logsumexp/size0", lambda t: ops.logsumexp(t, 0), [rand((0, 3), 20)]))
+    cases.append(Case("logsumexp/special-values", lambda t: ops.logsumexp(t, 1), [SPECIAL_ROWS]))
+    cases.append(Case("logsumexp/size1", lambda t: ops.logsumexp(t, 0), [rand((1, 5), 20)]))
+    cases.append(Case("moments/special-values", lambda t: ops.moments(t, 1), [SPECIAL_ROWS]))
+    cases.append(Case("moments/size1", lambda t: ops.moments(t, 0), [rand((1, 5), 22)]))
     cases.append(Case("logsumexp/large", lambda t: ops.logsumexp(t), [rand(LARGE, 21)], rtol=1e-4))
     cases.append(Case("logsumexp/large-gpu", as_gpu(lambda t: ops.logsumexp(t, 0)), [rand(LARGE, 21)], rtol=1e-4))
     cases.append(Case("moments/non-adjacent", lambda t: ops.moments(t, (0, 2)), [rand((3, 5, 7), 22)], atol=1e-5))
@@ -125,6 +150,8 @@ def _softmax_cases():
     # numpy's own rules: a NaN spreads over its row, +inf gives NaN, a row of -inf gives NaN
     specials = np.array([[1.0, np.nan, 2.0], [np.inf, 1.0, 0.0], [-np.inf, -np.inf, -np.inf], [-np.inf, 0.0, 1.0]])
     cases.append(Case("softmax/special-values", ops.softmax, [specials.astype(np.float32)]))
+    cases.append(Case("log_softmax/special-values", ops.log_softmax, [specials.astype(np.float32)]))
+    cases.append(Case("softmax/signed-zeros", ops.softmax, [SPECIAL_ROWS[1:2]]))
     cases.append(
         Case("softmax/special-values-gpu", as_gpu(lambda t: ops.softmax(t, 0)), [specials.T.astype(np.float32)])
     )
@@ -147,6 +174,13 @@ def _cumsum_cases():
     cases.append(Case("cumsum/size1", lambda t: ops.cumsum(t, 0), [rand((1, 6), 44)]))
     cases.append(Case("cumsum/size0", lambda t: ops.cumsum(t, 1), [rand((0, 3), 45)]))
     cases.append(Case("cumsum/nan", lambda t: ops.cumsum(t, 1, False, True), [NAN_ROWS]))
+    for exclusive in (False, True):
+        f = lambda t, e=exclusive: ops.cumsum(t, 1, e)  # noqa: E731
+        cases.append(Case(f"cumsum/special-values{'-exclusive' if exclusive else ''}", f, [SPECIAL_ROWS]))
+    cases.append(Case("cumsum/int32-edges", lambda t: ops.cumsum(t, 1), [INT_EDGES.reshape(3, 3)]))
+    edges_large = with_edges(rand((300, 257), 48, 0, 1), FLOAT_EDGES)
+    cases.append(Case("cumsum/special-values-large", lambda t: ops.cumsum(t, 0), [edges_large], rtol=1e-4))
+    cases.append(Case("cumsum/special-values-large-gpu", as_gpu(lambda t: ops.cumsum(t, 1)), [edges_large], rtol=1e-4))
     positive = rand(LARGE, 46, 0, 1)  # sums that grow, so that rtol means something
     for label, f in {
         "large-axis0": lambda t: ops.cumsum(t, 0),
@@ -176,6 +210,11 @@ def _top_k_cases():
     for k in (4, 9):
         cases.append(Case(f"top_k/nan-k{k}", lambda t, k=k: ops.top_k(t, k), [nan]))
         cases.append(Case(f"top_k/nan-k{k}-gpu", as_gpu(lambda t, k=k: ops.top_k(t, k)), [nan]))
+    cases.append(Case("top_k/int32-edges", lambda t: ops.top_k(t, 5), [INT_EDGES.reshape(1, 9)]))
+    cases.append(Case("top_k/special-values", lambda t: ops.top_k(t, 4), [SPECIAL_ROWS]))
+    edges_rows = with_edges(rand((3, 300), 57), FLOAT_EDGES)
+    cases.append(Case("top_k/special-values-long", lambda t: ops.top_k(t, 50), [edges_rows]))
+    cases.append(Case("top_k/special-values-long-gpu", as_gpu(lambda t: ops.top_k(t, 50)), [edges_rows]))
     long_ties = rand((4, 1500), 55, -3, 3, np.int32)  # rows past the bitonic sort's limit
     cases.append(Case("top_k/int32-ties-long", lambda t: ops.top_k(t, 6), [long_ties]))
     cases.append(Case("top_k/int32-ties-long-gpu", as_gpu(lambda t: ops.top_k(t, 6)), [long_ties]))

@@ -5,7 +5,7 @@ import numpy as np
 
 from ... import ops
 from ...autograd import grad
-from .case import Case, rand
+from .case import FLOAT_EDGES, INT_EDGES, Case, rand, with_edges
 
 
 def _grad_case(name, f, x, dy_shape, seed):
@@ -14,10 +14,11 @@ def _grad_case(name, f, x, dy_shape, seed):
 
 
 def _typed(shape, seed):
-    """One input per dtype: float32, int32 and bool."""
+    """One input per dtype: float32 and int32 with their edge values among random ones (moved data keeps NaN,
+    the infinities, signed zeros and the int32 extremes), and bool."""
     return {
-        "float32": rand(shape, seed),
-        "int32": rand(shape, seed, -50, 50, np.int32),
+        "float32": with_edges(rand(shape, seed), FLOAT_EDGES, seed),
+        "int32": with_edges(rand(shape, seed, -50, 50, np.int32), INT_EDGES, seed),
         "bool": rand(shape, seed, dtype=bool),
     }
 
@@ -129,6 +130,13 @@ def _cases():
     )
     cases.append(
         Case(
+            "unsorted_segment_sum/special-values",
+            lambda t, i: ops.unsorted_segment_sum(t, i, 4),
+            [FLOAT_EDGES[:12].reshape(6, 2), np.array([0, 0, 1, 2, 3, 3], np.int32)],  # inf + -inf is NaN
+        )
+    )
+    cases.append(
+        Case(
             "unsorted_segment_sum/no-segments", lambda t, i: ops.unsorted_segment_sum(t, i, 0), [rand((6, 4), 73), ids]
         )
     )
@@ -164,6 +172,9 @@ def _cases():
     # 4.2M outputs: more than 65535 workgroups of 64, so the grid wraps into y
     cases.append(Case("tile/grid-wraps-into-y", lambda t: ops.tile(t, (683, 1)), [rand((3, 2050), 86)]))
     cases.append(Case("pad/float-value", lambda t: ops.pad(t, [(0, 0), (3, 3), (0, 0)], -2.5), [x3]))
+    for value in (np.nan, -np.inf, -0.0):
+        cases.append(Case(f"pad/value-{value}", lambda t, v=value: ops.pad(t, [(1, 1), (0, 2)], float(v)), [x3[0]]))
+    cases.append(Case("pad/int32-extreme", lambda t: ops.pad(t, [(2, 0)], -(2**31)), [INT_EDGES]))
     cases.append(Case("pad/before-only", lambda t: ops.pad(t, [(0, 1), (2, 0), (0, 0)], 3), [x3]))
     cases.append(Case("pad/empty-input", lambda t: ops.pad(t, [(1, 2), (0, 0)], 7), [rand((0, 3), 81)]))
     cases.append(Case("pad/large", lambda t: ops.pad(t, [(5, 6), (0, 3)]), [large]))
