@@ -102,6 +102,11 @@ class Classifier:
     def is_disposed(self):
         return self.model.is_disposed or self.scale.is_disposed or self.shift.is_disposed
 
+    @property
+    def is_lost(self):
+        """Its tensors lived on a GPU device that was lost: their data is gone (the constants move with the weights)."""
+        return getattr(self.scale._buf.backend, "lost", False)
+
     def dispose(self):
         self.model.dispose()
         pe.dispose([self.scale, self.shift])
@@ -143,7 +148,7 @@ async def load_classifier(on_progress=None):
     download_ms: from the first shard request to the last shard's bytes; load_ms: all of loading
     (model.json, shards, checks, tensors, labels); warmup_ms: folding and compiling the pipelines."""
     global _classifier
-    if _classifier is not None and _classifier.is_disposed:  # e.g. pe.dispose_variables(): load it again
+    if _classifier is not None and (_classifier.is_disposed or _classifier.is_lost):  # load it again
         _classifier.dispose()
         _classifier = None
     if _classifier is not None:
@@ -185,7 +190,17 @@ async def load_classifier(on_progress=None):
 
 
 async def classify(pixels, height, width):
-    """Top-5 [{index, label, probability}] for RGBA pixels (a JS Uint8Array), with the latency split."""
+    """Top-5 [{index, label, probability}] for RGBA pixels (a JS Uint8Array), with the latency split.
+
+    A GPU device lost under the classifier takes its weights with it: it is loaded again on the backend the engine
+    fell back to (from the browser's cache) and the image classified there."""
+    try:
+        return await _classify(pixels, height, width)
+    except pe.DeviceLostError:
+        return await _classify(pixels, height, width)
+
+
+async def _classify(pixels, height, width):
     await load_classifier()
     c = _classifier
     with pe.scope():
