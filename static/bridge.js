@@ -81,8 +81,27 @@
 
     function heap() { return self.peBridge.heap(); } // re-read each call: wasm memory can grow
 
+    // A device call's errors arrive asynchronously. Error scopes catch those of the calls that can fail
+    // (creating buffers, pipelines, bind groups: rare, as all of them are cached) and name the call in
+    // the message the next readback raises. Python validates what it can foresee before calling.
+    function scoped(what, fn) {
+      device.pushErrorScope("out-of-memory");
+      device.pushErrorScope("validation");
+      try {
+        return fn();
+      } finally {
+        for (let i = 0; i < 2; i++) {
+          device.popErrorScope().then((error) => {
+            if (error && errors.length < 8) errors.push(`${what}: ${error.message}`);
+          }, () => {}); // a lost device rejects: its loss is reported on its own
+        }
+      }
+    }
+
     function createBuffer(nbytes) {
-      const buffer = device.createBuffer({ size: Math.max(4, (nbytes + 3) & ~3), usage: U.STORAGE | U.COPY_SRC | U.COPY_DST });
+      const size = Math.max(4, (nbytes + 3) & ~3);
+      const buffer = scoped(`creating a buffer of ${size} bytes`,
+        () => device.createBuffer({ size, usage: U.STORAGE | U.COPY_SRC | U.COPY_DST }));
       const id = nextBuffer++;
       buffers.set(id, buffer);
       stats.buffers_created++;
@@ -128,7 +147,7 @@
 
     function addPipeline(key, pipeline, nIn, nOut, start) {
       const id = pipelines.length;
-      pipelines.push({ pipeline, layout: layout(nIn, nOut), nBindings: nIn + nOut });
+      pipelines.push({ key, pipeline, layout: layout(nIn, nOut), nBindings: nIn + nOut });
       pipelineIds.set(key, id);
       stats.pipeline_compiles++;
       stats.compile_ms += performance.now() - start;
@@ -139,10 +158,10 @@
       const known = pipelineIds.get(key);
       if (known !== undefined) return known;
       const start = performance.now();
-      const module = device.createShaderModule({ code: source, label: key });
-      const pipeline = device.createComputePipeline({
-        label: key, layout: layout(nIn, nOut).pipeline, compute: { module, entryPoint: "main" },
-      });
+      const pipeline = scoped(`compiling shader ${key}`, () => device.createComputePipeline({
+        label: key, layout: layout(nIn, nOut).pipeline,
+        compute: { module: device.createShaderModule({ code: source, label: key }), entryPoint: "main" },
+      }));
       return addPipeline(key, pipeline, nIn, nOut, start);
     }
 
@@ -183,7 +202,9 @@
           entries.push({ binding: ids.length, resource: { buffer } });
         }
         if (bindGroups.size >= MAX_BIND_GROUPS) bindGroups.clear();
-        entry = { group: device.createBindGroup({ layout: p.layout.group, entries }), ids };
+        const group = scoped(`binding buffers ${ids} for shader ${p.key}`,
+          () => device.createBindGroup({ layout: p.layout.group, entries, label: p.key }));
+        entry = { group, ids };
         bindGroups.set(key, entry);
       }
       if (pass === null) {

@@ -258,7 +258,8 @@ def _select(backend, cond, a, b):
 
 CAST = {
     (F32, I32): "i32(x)",
-    (F32, BOOL): "select(0u, 1u, x != 0.0)",
+    # on the bits: only +-0 are false. SwiftShader's `x != 0.0` is false for NaN (numpy: True)
+    (F32, BOOL): "select(0u, 1u, (bitcast<u32>(x) & 0x7fffffffu) != 0u)",
     (I32, F32): "f32(x)",
     (I32, BOOL): "select(0u, 1u, x != 0)",
     (BOOL, F32): "select(0.0, 1.0, x != 0u)",
