@@ -49,6 +49,7 @@ memory = ENGINE.memory
 profile = ENGINE.profile
 leaks = ENGINE.leaks
 stats = ENGINE.stats
+set_memory_budget = ENGINE.set_memory_budget
 warmup = ENGINE.warmup
 
 
@@ -115,6 +116,7 @@ __all__ = [
     "scope",
     "set_backend",
     "set_debug",
+    "set_memory_budget",
     "start_scope",
     "stats",
     "tidy",
