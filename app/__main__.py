@@ -46,13 +46,13 @@ def settings_environment(settings: Settings) -> dict[str, str]:
     return env | ({"PLAYGROUND_PYODIDE_CDN": settings.pyodide_cdn} if settings.pyodide_cdn else {})
 
 
-def serve(settings: Settings, host: str, port: int, workers: int = 1) -> None:
+def serve(settings: Settings, host: str, port: int, workers: int = 1, header_timeout: float | None = None) -> None:
     """uvicorn with the timeouts and limits of app/server.py; with workers > 1, that many processes share the
     port, each building the app from the PLAYGROUND_* environment (the wheel is built once, here, first)."""
     import uvicorn
 
     from app.factory import create_app
-    from app.server import uvicorn_options
+    from app.server import HEADER_TIMEOUT, uvicorn_options
 
     if settings.pyodide_cdn:
         print(f"Pyodide: from {settings.pyodide_cdn}")
@@ -61,11 +61,12 @@ def serve(settings: Settings, host: str, port: int, workers: int = 1) -> None:
     app = create_app(settings)
     wheel = app.state.engine.current()  # build now, so a broken engine shows at start, not on first page load
     print(f"engine wheel: {wheel.url}\nmodels: {settings.models_dir}\nplayground: http://{host}:{port}/", flush=True)
+    options = uvicorn_options(header_timeout or HEADER_TIMEOUT)
     if workers == 1:
-        uvicorn.run(app, host=host, port=port, **uvicorn_options())
+        uvicorn.run(app, host=host, port=port, **options)
         return
     os.environ.update(settings_environment(settings))
-    uvicorn.run("app.factory:create_app", factory=True, workers=workers, host=host, port=port, **uvicorn_options())
+    uvicorn.run("app.factory:create_app", factory=True, workers=workers, host=host, port=port, **options)
 
 
 def parser() -> argparse.ArgumentParser:
@@ -76,6 +77,12 @@ def parser() -> argparse.ArgumentParser:
     s.add_argument("--port", type=int, default=8000)
     s.add_argument(
         "--workers", type=int, default=1, help="server processes sharing the port (default 1; see docs/deploy.md)"
+    )
+    s.add_argument(
+        "--header-timeout",
+        type=float,
+        metavar="SECONDS",
+        help="close a connection that has not sent a complete request line and headers in this time (default 10)",
     )
     s.add_argument(
         "--models", type=Path, help="folder of TensorFlow.js models (default: models/, or $PLAYGROUND_MODELS)"
@@ -111,7 +118,9 @@ def main(argv: list[str] | None = None) -> int:
         else:
             if args.workers < 1:
                 raise ValueError(f"--workers must be at least 1, got {args.workers}")
-            serve(settings, args.host, args.port, args.workers)
+            if args.header_timeout is not None and args.header_timeout <= 0:
+                raise ValueError(f"--header-timeout must be a positive number of seconds, got {args.header_timeout}")
+            serve(settings, args.host, args.port, args.workers, args.header_timeout)
     except (AssetError, WheelError, ValueError) as e:
         print(f"error: {e}", file=sys.stderr)
         return 1

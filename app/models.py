@@ -7,8 +7,9 @@ ETag, 304). A shard is served only if model.json lists it, it lies inside the mo
 included) and its bytes still have the hash in the URL. Range and HEAD work on both.
 
 A model (model.json as served, its ETag, its shards and their hashes) is read once and kept until
-model.json or one of its shards changes (app/file_cache.py: one stat per file per request), so
-neither a model.json request nor a shard request parses JSON or hashes bytes when nothing changed.
+model.json or one of its shards changes or leads elsewhere (app/file_cache.py: a stat and a realpath
+per file per request), so neither a model.json request nor a shard request parses JSON or hashes
+bytes when nothing changed.
 """
 
 import hashlib
@@ -60,7 +61,7 @@ def load_model(models_dir: Path, name: str) -> Model:
 
 def read_model(models_dir: Path, name: str, watched: Watched) -> Model:
     model_dir = models_dir / name
-    watched.add(model_dir / "model.json")  # as the URL names it: a link or folder changed later changes this too
+    watched.add(model_dir / "model.json", where=True)  # and where it leads: a folder swapped for a link counts
     found = safe_file(models_dir, f"{name}/model.json")
     if found is None:
         raise HTTPError(
@@ -80,7 +81,7 @@ def read_model(models_dir: Path, name: str, watched: Watched) -> Model:
         rewritten = []
         for path in group["paths"]:
             rel = _shard_path(name, path)
-            watched.add(model_dir / rel)
+            watched.add(model_dir / rel, where=True)
             file = safe_file(model_dir, rel)
             if file is None:
                 raise HTTPError(
