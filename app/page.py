@@ -1,7 +1,9 @@
 """The page: / (static/index.html under the Content-Security-Policy), /config.json, and static/ files.
 
 Static files are revalidated on every use (no-cache + ETag), so an edit shows on the next reload.
-Every static answer carries the CSP: a worker script gets its policy from its own response.
+Every static answer carries the CSP: a worker script gets its policy from its own response. It also carries
+COOP/COEP, which make the page cross-origin isolated: only then has it SharedArrayBuffer, which the Stop button
+needs (Pyodide's interrupt buffer); a dedicated worker must send COEP itself to be loaded by such a page.
 """
 
 from fastapi import APIRouter, Request
@@ -15,6 +17,7 @@ from app.paths import check_relative, safe_file
 from app.settings import Settings
 
 RESERVED = ("models", "pyodide", "engine")  # served by their own routes; never looked up in static/
+ISOLATED = {"Cross-Origin-Opener-Policy": "same-origin", "Cross-Origin-Embedder-Policy": "require-corp"}
 
 
 def page_router(settings: Settings, engine: EngineWheel, csp: str) -> APIRouter:
@@ -27,7 +30,7 @@ def page_router(settings: Settings, engine: EngineWheel, csp: str) -> APIRouter:
         file = safe_file(settings.static_dir, rel)
         if file is None:
             raise HTTPError(404, f"no file {clip(rel)} in the static folder")
-        headers = {"Content-Security-Policy": csp}
+        headers = {"Content-Security-Policy": csp, **ISOLATED}
         return send(
             request,
             path=file,
