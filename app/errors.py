@@ -34,7 +34,7 @@ def error_response(status: int, message: str, headers: dict[str, str] | None = N
 
 def install_error_handlers(app: FastAPI) -> None:
     async def http_error(request: Request, exc: HTTPException) -> JSONResponse:
-        path = request.url.path
+        path = request.scope["path"]
         message = exc.detail if isinstance(exc.detail, str) else str(exc.detail)
         if exc.status_code == 404 and message == "Not Found":
             message = f"no such resource: {clip(path)}"
@@ -51,7 +51,7 @@ def install_error_handlers(app: FastAPI) -> None:
     async def unexpected(request: Request, exc: Exception) -> JSONResponse:
         # Starlette's outermost middleware calls this, outside ModelsCORS, so CORS is added here; it then
         # re-raises, so uvicorn logs the traceback. The client learns nothing about the server's internals.
-        path = request.url.path
+        path = request.scope["path"]
         message = f"the server failed to answer {request.method[:20]} {clip(path)}; the error is in its log"
         return error_response(500, message, path=path)
 

@@ -77,6 +77,7 @@ HEADERS = {
         st.sampled_from(["gzip", "br, gzip;q=0.5", "*", "identity;q=0"]), st.text(printable, max_size=9000)
     ),
     "Origin": st.sampled_from(["https://notebook.example.org", "null", "http://127.0.0.1:8000"]),
+    "Host": st.one_of(st.sampled_from(["[", "[::1", "a]b:99999999", "127.0.0.1:0"]), st.text(printable, max_size=300)),
     "X-Padding": st.integers(0, 20_000).map(lambda n: "p" * n),  # heads around the 16 KiB limit
 }
 headers = st.fixed_dictionaries({}, optional=HEADERS)
