@@ -25,10 +25,9 @@ from uvicorn.protocols.http.h11_impl import H11Protocol
 from app.errors import NOSNIFF
 from app.head_limit import MAX_HEAD_BYTES
 
-HEADER_TIMEOUT = 10.0
-KEEP_ALIVE = 5
-LIMIT_CONCURRENCY = 512
-BACKLOG = 1024
+HEADER_TIMEOUT = 10.0  # seconds; a browser sends its whole head in one packet
+KEEP_ALIVE = 5  # seconds, uvicorn's default: long enough for a page's burst of requests
+LIMIT_CONCURRENCY = 512  # each streaming shard holds an open file and up to ~0.5 MB of buffers
 
 
 class _RecordingConnection(h11.Connection):
@@ -110,5 +109,4 @@ def uvicorn_options(header_timeout: float = HEADER_TIMEOUT) -> dict:
         "timeout_keep_alive": KEEP_ALIVE,
         "h11_max_incomplete_event_size": MAX_HEAD_BYTES,
         "limit_concurrency": LIMIT_CONCURRENCY,
-        "backlog": BACKLOG,
     }
