@@ -420,8 +420,8 @@ class Engine:
             else:
                 t._scope = None
                 self.dispose_tensor(t)
-        if self.backend is not None:
-            self.backend.flush()  # the end of a scope is a natural batch boundary for GPU work
+        # No GPU submit here: what the scope freed is reused once the work reading it is submitted (at a readback
+        # or every batch of dispatches), so a tidy per op costs no submit of its own.
 
     @contextmanager
     def scope(self, name=None):

@@ -26,6 +26,9 @@ from .device import UNIFORM_BLOCK, UNIFORM_RING
 from .wgsl import ITEMSIZE_ON_GPU, MAX_RANK
 
 _WORD_CODES = {int: "i", float: "f", bool: "i"}
+# Freed buffers are reused only after the work that may read them is submitted; scopes do not submit, so a
+# submit is forced once this much freed memory waits (a loop of scopes over big tensors stays within it).
+PENDING_LIMIT = 32 << 20
 
 
 class GpuArray:
@@ -109,6 +112,8 @@ class WebGPUBackend:
         if taken is not None and handle.buffer in taken:  # a kernel's own temporary
             self._taken_bytes -= taken.pop(handle.buffer)[1]
         self.pool.release(handle.buffer)
+        if self.pool.pending_bytes > PENDING_LIMIT:  # freed memory waits for a submit: keep what waits bounded
+            self.flush()
 
     def run(self, fn, inputs, attrs):
         args = []

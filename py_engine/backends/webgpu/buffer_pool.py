@@ -25,6 +25,7 @@ class BufferPool:
         self.max_bytes = max_bytes  # the device's largest buffer: no class rounds past it
         self.free = {}  # size class -> [buffer id]
         self.pending = []  # (size class, buffer id) freed since the last submit
+        self.pending_bytes = 0
         self.doomed = []  # buffer ids discarded since the last submit
         self.size_of = {}  # buffer id -> size class
         self.bytes_allocated = 0  # every buffer the pool owns, in use, free or waiting to be destroyed
@@ -56,6 +57,7 @@ class BufferPool:
         cls = self.size_of[bid]
         self.bytes_in_use -= cls
         self.pending.append((cls, bid))
+        self.pending_bytes += cls
 
     def discard(self, bid):
         """Give the buffer back to the device (at the next submit)."""
@@ -67,6 +69,7 @@ class BufferPool:
         for cls, bid in self.pending:
             self.free.setdefault(cls, []).append(bid)
         self.pending.clear()
+        self.pending_bytes = 0
         for bid in self.doomed:
             self._destroy(bid)
         self.doomed.clear()
