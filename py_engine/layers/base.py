@@ -5,8 +5,15 @@ of the graph a functional Model is made from, and says what shape comes out). It
 variables named "<layer name>/<weight name>" (e.g. "conv1/kernel"), the names TF.js and Keras save them
 under; when that name is taken (a second copy of a model) the variable gets a suffix ("conv1/kernel_1")
 and the layer still knows the weight by its original name.
+
+Masks (Keras's, as TF.js runs them): a layer with `supports_masking` receives the mask of its input (a bool tensor
+[batch, time], or a list for list inputs) as call(..., mask=...) when its call takes one, and compute_mask says what
+mask its output carries (by default the input's). A layer without `supports_masking` never sees a mask, and its
+output carries none. A layer whose compute_output_shape returns a list of shapes has several outputs.
 """
 
+import functools
+import inspect
 import re
 from contextvars import ContextVar
 
@@ -157,9 +164,15 @@ class WeightAccess:
             v.assign(a)
 
 
+@functools.cache
+def _call_takes_mask(cls):
+    return "mask" in inspect.signature(cls.call).parameters
+
+
 class Layer(WeightAccess):
     aliases = ()  # other class names that load as this class
     takes_list = False  # merge layers take a list of tensors
+    supports_masking = False  # True: takes its input's mask, and its output carries compute_mask's
 
     def __init__(
         self,
@@ -198,6 +211,10 @@ class Layer(WeightAccess):
     def compute_output_shape(self, input_shape):
         return input_shape
 
+    def compute_mask(self, inputs, mask=None):
+        """The mask of the output(s), from the inputs and their mask (only asked of layers that support masking)."""
+        return mask
+
     def layer_config(self):
         """The layer's own config keys (Keras/TF.js names)."""
         return {}
@@ -220,13 +237,21 @@ class Layer(WeightAccess):
 
     # ---- calling -----------------------------------------------------------------------------
 
-    def __call__(self, inputs, training=False):
+    def __call__(self, inputs, training=False, mask=None):
+        """On tensors: the output (a list for several); `mask` is the input's mask, for layers that support
+        masking. On symbolic tensors: records the call in the graph (masks then come from the graph)."""
         items = list(inputs) if isinstance(inputs, (list, tuple)) else [inputs]
         symbolic = [isinstance(t, SymbolicTensor) for t in items]
         if any(symbolic):
             if not all(symbolic):
                 raise TypeError(f"{self.name}: cannot mix symbolic tensors (from Input) and tensors in one call")
+            if mask is not None:
+                raise TypeError(
+                    f"{self.name}: pass no mask with symbolic tensors; a model's masks come from its layers"
+                )
             return self._call_symbolic(inputs, items)
+        if mask is not None and not self.supports_masking:
+            raise TypeError(f"{self.name} ({self.class_name}) does not support masking, but was given a mask")
         for t in items:
             if not isinstance(t, Tensor):
                 raise TypeError(f"{self.name}: expected a Tensor or a SymbolicTensor, got {type(t).__name__}")
@@ -235,7 +260,13 @@ class Layer(WeightAccess):
         shape = shapes if self.takes_list else shapes[0]
         self._ensure_built(shape)
         self.compute_output_shape(shape)  # refuses inputs the layer was not built for, naming the layer
-        return ENGINE.tidy(lambda: self.call(inputs, training=training))
+        return ENGINE.tidy(lambda: self.call_masked(inputs, training, mask))
+
+    def call_masked(self, inputs, training=False, mask=None):
+        """call(), giving it the mask when its call takes one."""
+        if _call_takes_mask(type(self)):
+            return self.call(inputs, training=training, mask=mask)
+        return self.call(inputs, training=training)
 
     def _check_inputs(self, inputs, items):
         if self.takes_list and (not isinstance(inputs, (list, tuple)) or len(items) < 2):
@@ -254,9 +285,13 @@ class Layer(WeightAccess):
         shape = shapes if self.takes_list else shapes[0]
         self._ensure_built(shape)
         node = Node(self, items, self.takes_list)
-        node.outputs = [SymbolicTensor(self.compute_output_shape(shape), "float32", node)]
+        out_shape = self.compute_output_shape(shape)
+        several = isinstance(out_shape, list)
+        node.outputs = [
+            SymbolicTensor(s, "float32", node, k) for k, s in enumerate(out_shape if several else [out_shape])
+        ]
         self._nodes.append(node)
-        return node.outputs[0]
+        return list(node.outputs) if several else node.outputs[0]
 
     # ---- weights -----------------------------------------------------------------------------
 

@@ -13,10 +13,13 @@ import numpy as np
 
 from ... import ENGINE, set_backend
 from ...ops import tensor
-from . import conv, elementwise, fused, linalg, pool_image, reduce, shape
+from . import conv, elementwise, fused, linalg, pool_image, recurrent, reduce, shape
 from .case import Case
 
-SUITES = {m.__name__.rsplit(".", 1)[-1]: m.CASES for m in (elementwise, reduce, linalg, shape, conv, pool_image, fused)}
+SUITES = {
+    m.__name__.rsplit(".", 1)[-1]: m.CASES
+    for m in (elementwise, reduce, linalg, shape, conv, pool_image, fused, recurrent)
+}
 
 
 def all_cases():
