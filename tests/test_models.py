@@ -443,3 +443,26 @@ def test_warmup_then_predict():
     np.testing.assert_allclose(model.predict(x).numpy(), reference(model, x), rtol=1e-4, atol=1e-5)
     assert not model.inference_plan().dry
     model.dispose()
+
+
+@pytest.mark.usefixtures("each_backend")
+def test_predict_returns_named_layers_outputs_running_only_the_steps_they_need():
+    inputs = pe.layers.Input(shape=(6, 6, 2))
+    x = pe.layers.Conv2D(4, 3, name="conv")(inputs)
+    x = pe.layers.BatchNormalization(name="bn")(x)
+    features = pe.layers.GlobalAveragePooling2D(name="gap")(pe.layers.ReLU(name="relu")(x))
+    model = pe.Model(inputs, pe.layers.Dense(3, activation="softmax", name="head")(features))
+    data = np.random.default_rng(0).normal(size=(5, 6, 6, 2)).astype(np.float32)
+    try:
+        want = pe.Model(inputs, features)(pe.tensor(data))
+        got = model.predict(data, batch_size=2, outputs="gap")
+        np.testing.assert_allclose(got.numpy(), want.numpy(), rtol=1e-5, atol=1e-6)
+        profiled = pe.profile(lambda: model.predict(data, outputs="gap"))
+        assert "BatchMatMul" not in {k.name for k in profiled.kernels}  # the head never runs
+        both = model.predict(data, outputs=["gap", "head"])
+        assert [t.shape for t in both] == [(5, 4), (5, 3)]
+        with pytest.raises(ValueError, match="folded"):
+            model.predict(data, outputs="conv")  # its batch norm is folded into it
+        pe.dispose([want, got, profiled.result, both])
+    finally:
+        model.dispose()

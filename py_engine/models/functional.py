@@ -134,11 +134,13 @@ class Model(WeightAccess, Trainable):
                     f"(None: any size), got {tuple(shape)}"
                 )
 
-    def predict(self, x, batch_size=32):
+    def predict(self, x, batch_size=32, outputs=None):
         """The outputs for x (a tensor, numpy array or nested list; a list of them for several inputs).
 
         Runs the inference plan (BatchNormalization folded, activations fused) on batches of `batch_size`
-        examples, each in its own scope; returns a new tensor (a list for several outputs).
+        examples, each in its own scope; returns a new tensor (a list for several outputs). `outputs` names layers
+        whose outputs to return instead of the model's (features for transfer learning: only the steps they need
+        run); a name, or a list of names for a list of tensors.
         """
         if not isinstance(batch_size, int) or isinstance(batch_size, bool) or batch_size < 1:
             raise ValueError(f"{self.name}.predict: batch_size must be a positive int, got {batch_size!r}")
@@ -153,24 +155,49 @@ class Model(WeightAccess, Trainable):
             raise ShapeError(f"{self.name}.predict: the inputs have different numbers of examples: {sorted(rows)}")
         n = rows.pop()
         plan = self.inference_plan()
+        steps, symbols, single = plan.steps, self.outputs, self._single_output
+        if outputs is not None:
+            single = isinstance(outputs, str)
+            steps, symbols = self._steps_for(plan, [outputs] if single else list(outputs))
         pieces = []
         try:
             for start in range(0, max(n, 1), batch_size):
                 with ENGINE.scope("predict") as scope:
                     batch = [_rows(t, start, start + batch_size, n) for t in items]
-                    outputs = scope.export(execute(plan.steps, self.inputs, batch, self.outputs))
-                pieces.append(outputs)
+                    pieces.append(scope.export(execute(steps, self.inputs, batch, symbols)))
         except BaseException:
             ENGINE.dispose(pieces)
             raise
         if len(pieces) == 1:
-            return self._pack(pieces[0])
+            return pieces[0][0] if single else pieces[0]
         try:
-            return self._pack(
-                ENGINE.tidy(lambda: [ops.concat([p[k] for p in pieces], 0) for k in range(len(self.outputs))])
-            )
+            joined = ENGINE.tidy(lambda: [ops.concat([p[k] for p in pieces], 0) for k in range(len(symbols))])
+            return joined[0] if single else joined
         finally:
             ENGINE.dispose(pieces)
+
+    def _steps_for(self, plan, names):
+        """(the plan's steps that the named layers' outputs need, those outputs' symbols)."""
+        symbols = []
+        for name in names:
+            layer = self.get_layer(name)
+            calls = [node for node in self.nodes if node.layer is layer]
+            if len(calls) != 1:
+                raise ValueError(f"{self.name}.predict: layer {name!r} is called {len(calls)} times in the model")
+            symbols.append(calls[0].outputs[0])
+        needed, steps = {id(s) for s in symbols}, []
+        for step in reversed(plan.steps):
+            if any(id(s) in needed for s in step.outputs):
+                steps.append(step)
+                needed.update(id(s) for s in step.inputs)
+        made = {id(s) for step in steps for s in step.outputs} | {id(s) for s in self.inputs}
+        for name, s in zip(names, symbols):
+            if id(s) not in made:
+                raise ValueError(
+                    f"{self.name}.predict: layer {name!r}'s output is folded into the step after it in the inference "
+                    "plan (a convolution's batch norm or activation); ask for that layer's output instead"
+                )
+        return steps[::-1], symbols
 
     # ---- inference plan ----------------------------------------------------------------------
 
