@@ -9,6 +9,7 @@ from . import dtypes
 from .autograd import custom_grad, grad, grads, register_gradient, value_and_grad, value_and_grads, variable_grads
 from .backends.numpy import NumpyBackend
 from .backends.webgpu import create_backend as create_webgpu_backend
+from .custom_kernels import Dispatch, Program, run_kernel
 from .engine import ENGINE, LeakSite, MemoryInfo, ProfileInfo
 from .errors import (
     BackendError,
@@ -17,12 +18,14 @@ from .errors import (
     DTypeError,
     EngineError,
     GradientError,
+    KernelCompileError,
     KernelNotFoundError,
     LeakError,
     ResourceExhaustedError,
     ShapeError,
     TrainingError,
 )
+from .inspection import TensorStats, inspect
 from .kernels import register_kernel, unregister_kernel
 from .ops import *  # noqa: F403
 from .ops import __all__ as _ops_all
@@ -83,6 +86,7 @@ __all__ = [
     "DTypeError",
     "EngineError",
     "GradientError",
+    "KernelCompileError",
     "KernelNotFoundError",
     "LeakError",
     "LeakSite",
@@ -96,6 +100,11 @@ __all__ = [
     "backend_info",
     "bool_",
     "custom_grad",
+    "Dispatch",
+    "Program",
+    "TensorStats",
+    "inspect",
+    "run_kernel",
     "dispose",
     "dispose_variables",
     "end_scope",

@@ -43,3 +43,15 @@ class ResourceExhaustedError(EngineError, MemoryError):
 
 class TrainingError(EngineError, RuntimeError):
     """Training cannot go on: the loss became NaN or infinite (the message names the epoch and batch)."""
+
+
+class KernelCompileError(EngineError, ValueError):
+    """A kernel's WGSL shader does not compile; the message names the kernel and quotes the compiler."""
+
+    def __init__(self, shader_key, compiler_message):
+        self.shader_key, self.compiler_message = shader_key, compiler_message
+        kernel = shader_key.split(":", 1)[0]
+        super().__init__(
+            f"kernel {kernel!r}: its WGSL shader {shader_key!r} does not compile; fix the source and run again. "
+            f"The WGSL compiler said:\n{compiler_message}"
+        )

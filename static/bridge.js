@@ -158,11 +158,20 @@
       const known = pipelineIds.get(key);
       if (known !== undefined) return known;
       const start = performance.now();
+      const module = device.createShaderModule({ code: source, label: key });
       const pipeline = scoped(`compiling shader ${key}`, () => device.createComputePipeline({
-        label: key, layout: layout(nIn, nOut).pipeline,
-        compute: { module: device.createShaderModule({ code: source, label: key }), entryPoint: "main" },
+        label: key, layout: layout(nIn, nOut).pipeline, compute: { module, entryPoint: "main" },
       }));
+      compilerErrors(module).then((found) => { // with the line numbers, for the next readback to raise
+        if (found && errors.length < 8) errors.push(`cannot compile shader ${key}:${found}`);
+      }, () => {});
       return addPipeline(key, pipeline, nIn, nOut, start);
+    }
+
+    // The compiler's errors, "\nline:column error: text" each (bridge_device.py quotes each line's source).
+    async function compilerErrors(module) {
+      const { messages } = await module.getCompilationInfo();
+      return messages.filter((m) => m.type === "error").map((m) => `\n${m.lineNum}:${m.linePos} error: ${m.message}`).join("");
     }
 
     function compileAsync(key, source, nIn, nOut) {
@@ -176,8 +185,7 @@
         }).then(
           (pipeline) => addPipeline(key, pipeline, nIn, nOut, start),
           async (error) => {
-            const messages = (await module.getCompilationInfo()).messages.map((m) => `${m.lineNum}:${m.linePos} ${m.message}`);
-            throw new Error(`cannot compile shader ${key}: ${error.message}${messages.length ? "\n" + messages.join("\n") : ""}`);
+            throw new Error(`cannot compile shader ${key}: ${error.message}${await compilerErrors(module)}`);
           },
         ).finally(() => compiling.delete(key));
         compiling.set(key, done);

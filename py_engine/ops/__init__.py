@@ -1,16 +1,18 @@
 """The public ops, and the Tensor methods and operators that call them."""
 
 from ..tensor import Tensor
-from . import creation, image, linalg, math, nn, reduce, shape
+from . import creation, image, linalg, math, nn, reduce, sequence, shape
 from .creation import *  # noqa: F403
 from .image import *  # noqa: F403
 from .linalg import *  # noqa: F403
 from .math import *  # noqa: F403
 from .nn import *  # noqa: F403
 from .reduce import *  # noqa: F403
+from .sequence import *  # noqa: F403
 from .shape import *  # noqa: F403
 
 __all__ = creation.__all__ + image.__all__ + linalg.__all__ + math.__all__ + nn.__all__ + reduce.__all__ + shape.__all__
+__all__ += sequence.__all__
 
 
 def _reflected(fn):

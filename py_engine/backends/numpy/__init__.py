@@ -78,4 +78,4 @@ class NumpyBackend:
         return [own(out)], False
 
 
-from . import fused, image, linalg, math, nn, recurrent, reduce, shape  # noqa: E402,F401 - registers the kernels
+from . import fused, image, linalg, math, nn, recurrent, reduce, sequence, shape  # noqa: E402,F401 - registers the kernels

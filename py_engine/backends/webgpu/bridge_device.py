@@ -12,7 +12,7 @@ import js
 import numpy as np
 from pyodide.ffi import JsException, can_run_sync, create_proxy, run_sync
 
-from ...errors import DeviceLostError, EngineError
+from ...errors import DeviceLostError, EngineError, KernelCompileError
 
 
 class SyncReadbackError(EngineError, RuntimeError):
@@ -28,6 +28,9 @@ SYNC_READBACK_HELP = (
 
 
 LOST_PREFIX = "the GPU device was lost"  # how bridge.js starts the message of a call that failed for that reason
+# how bridge.js names a shader the compiler rejects; its messages follow, "line:column error: text" a line
+COMPILE_FAILED = re.compile(r"cannot compile shader (\S+?):\s")
+COMPILER_LINE = re.compile(r"^(\d+):(\d+) ")
 
 
 def _address(data):
@@ -36,6 +39,18 @@ def _address(data):
     if not arr.flags.c_contiguous:
         arr = np.ascontiguousarray(arr)
     return arr.__array_interface__["data"][0], arr.nbytes, arr  # cheaper than arr.ctypes.data
+
+
+def _quoted(messages, source):
+    """The compiler's messages, each "line:column ..." one followed by that line of `source`."""
+    lines = source.splitlines() if source else []
+    out = []
+    for message in messages.strip().splitlines():
+        out.append(message)
+        at = COMPILER_LINE.match(message)
+        if at and 0 < int(at.group(1)) <= len(lines):
+            out.append(f"    {at.group(1)} | {lines[int(at.group(1)) - 1]}")
+    return "\n".join(out)
 
 
 class BridgeDevice:
@@ -69,11 +84,15 @@ class BridgeDevice:
     def _lost_error(self, action):
         return DeviceLostError(f"cannot {action}: the GPU device was lost ({self.lost})")
 
-    def _js_error(self, action, error):
-        """The Python error for a JS exception: DeviceLostError once the device is gone."""
+    def _js_error(self, action, error, source=None):
+        """The Python error for a JS exception: DeviceLostError once the device is gone, KernelCompileError for a
+        shader the compiler rejects (quoting each line it names when `source` is given)."""
         if self.lost or error.message.startswith(LOST_PREFIX):
             self.lost = self.lost or error.message
             return self._lost_error(action)
+        rejected = COMPILE_FAILED.search(error.message)
+        if rejected:
+            return KernelCompileError(rejected.group(1), _quoted(error.message[rejected.end() :], source))
         return RuntimeError(f"webgpu bridge: cannot {action}: {error.message}")
 
     def _call(self, action, fn, *args):
@@ -106,13 +125,25 @@ class BridgeDevice:
         return key in self._pipelines
 
     def compile(self, key, source, n_in, n_out):
-        if key not in self._pipelines:
+        if key in self._pipelines:
+            return
+        if not can_run_sync():  # a shader the compiler rejects then shows at the next readback
             self._pipelines[key] = self._call("compile a shader", self._compile, key, source, n_in, n_out)
+            return
+        # wait for the compiler, so that a shader it rejects raises here, naming its lines
+        promise = self._call("compile a shader", self._compile_async, key, source, n_in, n_out)
+        try:
+            self._pipelines[key] = run_sync(promise)
+        except JsException as e:
+            raise self._js_error("compile a shader", e, source) from None
 
     async def compile_async(self, key, source, n_in, n_out):
         if key not in self._pipelines:
             promise = self._call("compile a shader", self._compile_async, key, source, n_in, n_out)
-            self._pipelines[key] = await self._await("compile a shader", promise)
+            try:
+                self._pipelines[key] = await promise
+            except JsException as e:
+                raise self._js_error("compile a shader", e, source) from None
 
     # ---- dispatch and submit ----------------------------------------------------------------
 

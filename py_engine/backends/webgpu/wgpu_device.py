@@ -4,7 +4,7 @@ import asyncio
 import gc
 import time
 
-from ...errors import DeviceLostError
+from ...errors import DeviceLostError, EngineError, KernelCompileError
 from .device import UNIFORM_BLOCK, UNIFORM_RING, DeviceStats
 
 try:
@@ -17,6 +17,14 @@ except ImportError:  # the backend reports this as the reason it cannot start
 # wgpu 0.32). So one device serves the process, a new one is made only after a loss, and none is
 # ever released.
 _DEVICES = []
+
+
+def _compiled(key, create):
+    """create(), where a shader the compiler rejects raises KernelCompileError quoting it (naga names the line)."""
+    try:
+        return create()
+    except wgpu.GPUValidationError as e:
+        raise KernelCompileError(key, str(e).strip()) from None
 
 
 class WgpuDevice:
@@ -66,6 +74,8 @@ class WgpuDevice:
             raise DeviceLostError(f"cannot {action}: the GPU device was lost ({self.lost})")
         try:
             return fn(*args)
+        except EngineError:  # already says what went wrong (a shader that does not compile)
+            raise
         except Exception as e:
             if "lost" in str(e).lower() or "destroyed" in str(e).lower():
                 self._mark_lost(str(e).strip().splitlines()[0])
@@ -126,9 +136,13 @@ class WgpuDevice:
             return
         start = time.perf_counter()
         _, layout = self._layout(n_in, n_out)
-        module = self._guard("compile a shader", lambda: self.device.create_shader_module(code=source))
+        module = self._guard(
+            "compile a shader", _compiled, key, lambda: self.device.create_shader_module(code=source, label=key)
+        )
         pipeline = self._guard(
             "create a pipeline",
+            _compiled,
+            key,
             lambda: self.device.create_compute_pipeline(
                 layout=layout, compute={"module": module, "entry_point": "main"}
             ),

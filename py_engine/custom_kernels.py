@@ -1,0 +1,253 @@
+"""Kernels written by users: a WGSL compute shader as a webgpu kernel, next to a numpy one.
+
+    program = pe.Program("Scale", WGSL, inputs=["x"], uniforms={"n": "u32", "factor": "f32"}, dispatch=plan)
+    pe.register_kernel("Scale", "webgpu", program)       # a Program is a webgpu kernel
+    pe.register_kernel("Scale", "numpy", lambda x, factor: x * factor)
+    pe.register_gradient("Scale", lambda dy, ins, outs, attrs: dy * attrs["factor"])
+    y = pe.run_kernel("Scale", [x], {"factor": 2.0})
+
+`plan(*inputs, **attrs)` sees each input's shape, dtype and size and returns a `Dispatch`: the
+outputs (name -> (shape, dtype)), the number of workgroups and the uniform values. The program
+appends to the WGSL source the declarations it then needs: a uniform struct `params` with the
+declared fields, and one storage array per input (read-only) and per output (read-write), named
+as given, of f32, i32 or u32 (bool). Declarations come after the source, so the line numbers a
+compiler error names are the source's own. The entry point is `fn main`.
+
+Pipelines are cached by the backend like the built-in kernels', under a key made of the kernel
+name and a hash of the whole shader source; a shader that does not compile raises
+KernelCompileError naming the kernel and quoting the compiler (on wgpu-py and in the page).
+docs/custom_kernels.md walks through a complete example.
+"""
+
+import hashlib
+import operator
+import re
+from dataclasses import dataclass, field
+
+from . import dtypes
+from .backends.webgpu.wgsl import ELEMENT, Shader
+from .engine import ENGINE
+from .tensor import Tensor
+
+_IDENTIFIER = re.compile(r"[A-Za-z_][A-Za-z0-9_]*")
+# uniform field types: a scalar, a vector, or an array of vec4 (uniform arrays need a 16-byte stride)
+_UNIFORM_TYPE = re.compile(
+    r"(?P<scalar>u32|i32|f32)|vec(?P<n>[234])<(?P<vec>u32|i32|f32)>|array<vec4<(?P<arr>u32|i32|f32)>,\s*(?P<len>\d+)>"
+)
+_UNIFORM_WORDS = 64  # the 256-byte uniform block every dispatch gets
+_U32, _I32 = 2**32, 2**31
+
+
+@dataclass
+class Dispatch:
+    """What one run of a Program makes and how it is dispatched.
+
+    outputs: {binding name: (shape, dtype)}, in the order the kernel returns them.
+    workgroups: an int or 1 to 3 ints (x, y, z); a 0 in it dispatches nothing (empty outputs).
+    uniforms: {field name: value} for every field the Program declares (vectors and arrays: sequences of
+    numbers; an array may be given fewer, the rest is 0).
+    """
+
+    outputs: dict
+    workgroups: object
+    uniforms: dict = field(default_factory=dict)
+
+
+@dataclass(frozen=True)
+class _Field:
+    name: str
+    kind: str  # "u32", "i32" or "f32"
+    offset: int  # in 32-bit words
+    words: int  # words it holds (a vec3 holds 3)
+    fill: bool  # an array: fewer values are padded with zeros
+
+
+def _uniform_layout(program, uniforms):
+    """The fields of the uniform struct at WGSL's uniform-buffer offsets, and its size in words."""
+    fields, offset, struct_align = [], 0, 1
+    for name, wgsl_type in uniforms.items():
+        form = _UNIFORM_TYPE.fullmatch(str(wgsl_type).replace(" ", ""))
+        if form is None:
+            raise ValueError(
+                f"Program {program!r}: uniform {name!r} has type {wgsl_type!r}; use u32, i32, f32, vec2/3/4<T> or "
+                "array<vec4<T>, N> with T one of u32, i32, f32"
+            )
+        if form["scalar"]:
+            kind, words, align, fill = form["scalar"], 1, 1, False
+        elif form["vec"]:
+            n = int(form["n"])
+            kind, words, align, fill = form["vec"], n, 2 if n == 2 else 4, False
+        else:
+            kind, words, align, fill = form["arr"], 4 * int(form["len"]), 4, True
+        offset = -(-offset // align) * align
+        fields.append(_Field(name, kind, offset, words, fill))
+        offset += words
+        struct_align = max(struct_align, align)
+    size = -(-offset // struct_align) * struct_align
+    if size > _UNIFORM_WORDS:
+        raise ValueError(
+            f"Program {program!r}: the uniforms take {size * 4} bytes laid out as WGSL requires; a dispatch has "
+            f"{_UNIFORM_WORDS * 4}. Pass large data as an input tensor instead"
+        )
+    return fields, size
+
+
+def _word(program, name, kind, value):
+    """One uniform value as the int or float that packs into its 32-bit word."""
+    if kind == "f32":
+        if isinstance(value, bool) or not isinstance(value, (int, float)):
+            raise TypeError(f"Program {program!r}: uniform {name!r} is f32, got {value!r}")
+        return float(value)
+    try:
+        v = operator.index(value)
+    except TypeError:
+        raise TypeError(f"Program {program!r}: uniform {name!r} is {kind}, got {value!r} (an integer)") from None
+    low, high = (0, _U32) if kind == "u32" else (-_I32, _I32)
+    if not low <= v < high:
+        raise ValueError(f"Program {program!r}: uniform {name!r} = {v} is out of the {kind} range [{low}, {high - 1}]")
+    return v - _U32 if v >= _I32 else v  # a u32 above the i32 range packs as the same bits
+
+
+def _check_name(program, name, what, taken):
+    if not isinstance(name, str) or not _IDENTIFIER.fullmatch(name):
+        raise ValueError(f"Program {program!r}: {what} name {name!r} is not a WGSL identifier")
+    if name in taken:
+        raise ValueError(f"Program {program!r}: the name {name!r} is used twice (inputs, outputs and `params`)")
+    taken.add(name)
+
+
+class Program:
+    """A user's WGSL compute shader as a webgpu kernel: register it with pe.register_kernel(name, "webgpu", it).
+
+    name: the kernel's name (in errors and the pipeline cache key).
+    wgsl: the shader source with `@compute @workgroup_size(...) fn main(...)`, using the declarations below.
+    inputs: the binding names of the input tensors, in the order pe.run_kernel passes them.
+    uniforms: {field: WGSL type} of the struct `params` (u32, i32, f32, vec2/3/4<T>, array<vec4<T>, N>).
+    dispatch: plan(*inputs, **attrs) -> Dispatch, given each input's shape, dtype and size and the attrs.
+    """
+
+    def __init__(self, name, wgsl, *, inputs, dispatch, uniforms=None):
+        if not isinstance(name, str) or not _IDENTIFIER.fullmatch(name):
+            raise ValueError(f"Program: the name must be an identifier (letters, digits, _), got {name!r}")
+        if not isinstance(wgsl, str):
+            raise TypeError(f"Program {name!r}: wgsl must be the shader source as a str, got {type(wgsl).__name__}")
+        if not callable(dispatch):
+            raise TypeError(f"Program {name!r}: dispatch must be a function (*inputs, **attrs) -> pe.Dispatch")
+        self.name, self.wgsl, self.plan = name, wgsl, dispatch
+        self.inputs = tuple(inputs)
+        taken = {"params"}
+        for n in self.inputs:
+            _check_name(name, n, "input", taken)
+        uniforms = dict(uniforms or {})
+        for n in uniforms:
+            _check_name(name, n, "uniform", set())
+        self.fields, self._struct_words = _uniform_layout(name, uniforms)
+        self._uniform_types = uniforms
+        self._shaders = {}  # (input dtypes, outputs' names and dtypes) -> Shader
+
+    def __repr__(self):
+        return f"Program({self.name!r}, inputs={list(self.inputs)}, uniforms={self._uniform_types})"
+
+    def __call__(self, backend, *arrays, **attrs):
+        """The webgpu kernel: plan, allocate the outputs, record one dispatch."""
+        if len(arrays) != len(self.inputs):
+            raise ValueError(
+                f"kernel {self.name!r} takes {len(self.inputs)} inputs ({', '.join(self.inputs)}), got {len(arrays)}"
+            )
+        plan = self.plan(*arrays, **attrs)
+        if not isinstance(plan, Dispatch):
+            raise TypeError(f"Program {self.name!r}: dispatch must return a pe.Dispatch, got {type(plan).__name__}")
+        outputs = self._outputs(plan.outputs)
+        workgroups = self._workgroups(plan.workgroups)
+        words = self._uniform_words(plan.uniforms)
+        outs = [backend.empty(shape, dtype) for _, shape, dtype in outputs]
+        if min(workgroups):
+            shader = self.shader(tuple(a.dtype for a in arrays), tuple((n, d) for n, _, d in outputs))
+            backend.dispatch(shader, [*arrays, *outs], words, workgroups)
+        return tuple(outs) if len(outs) > 1 else outs[0]
+
+    def shader(self, input_dtypes, outputs):
+        """The Shader for these input dtypes and (output name, dtype) pairs, made once."""
+        key = (input_dtypes, outputs)
+        shader = self._shaders.get(key)
+        if shader is None:
+            source = self.wgsl.rstrip() + "\n" + self._declarations(input_dtypes, outputs)
+            digest = hashlib.sha256(source.encode()).hexdigest()[:16]
+            shader = self._shaders[key] = Shader(f"{self.name}:{digest}", source, len(input_dtypes), len(outputs))
+        return shader
+
+    def _declarations(self, input_dtypes, outputs):
+        lines = [f"// ---- declared by pe.Program({self.name!r}) ----"]
+        if self.fields:
+            members = ", ".join(f"{n}: {t}" for n, t in self._uniform_types.items())
+            lines += [f"struct Params {{ {members} }}", "@group(0) @binding(0) var<uniform> params: Params;"]
+        for i, (name, dtype) in enumerate(zip(self.inputs, input_dtypes)):
+            lines.append(f"@group(0) @binding({i + 1}) var<storage, read> {name}: array<{ELEMENT[dtype]}>;")
+        for j, (name, dtype) in enumerate(outputs):
+            binding = len(self.inputs) + j + 1
+            lines.append(f"@group(0) @binding({binding}) var<storage, read_write> {name}: array<{ELEMENT[dtype]}>;")
+        return "\n".join(lines) + "\n"
+
+    def _outputs(self, outputs):
+        if not isinstance(outputs, dict) or not outputs:
+            raise TypeError(f"Program {self.name!r}: Dispatch.outputs must be a non-empty dict name -> (shape, dtype)")
+        taken, out = {"params", *self.inputs}, []
+        for name, spec in outputs.items():
+            _check_name(self.name, name, "output", taken)
+            try:
+                shape, dtype = spec
+                shape = tuple(operator.index(d) for d in shape)
+            except (TypeError, ValueError):
+                raise TypeError(
+                    f"Program {self.name!r}: output {name!r} must be (shape, dtype), e.g. ((2, 3), 'float32'); "
+                    f"got {spec!r}"
+                ) from None
+            if any(d < 0 for d in shape):
+                raise ValueError(f"Program {self.name!r}: output {name!r} has a negative dimension in {shape}")
+            out.append((name, shape, dtypes.normalize(dtype, f"Program {self.name!r}")))
+        return out
+
+    def _workgroups(self, workgroups):
+        groups = (workgroups,) if isinstance(workgroups, int) else tuple(workgroups)
+        if not 1 <= len(groups) <= 3 or not all(isinstance(g, int) and g >= 0 for g in groups):
+            raise ValueError(
+                f"Program {self.name!r}: Dispatch.workgroups must be an int >= 0 or 1 to 3 of them, got {workgroups!r}"
+            )
+        return groups + (1,) * (3 - len(groups))
+
+    def _uniform_words(self, values):
+        declared = {f.name for f in self.fields}
+        if not isinstance(values, dict) or set(values) != declared:
+            given = sorted(values) if isinstance(values, dict) else values
+            raise ValueError(
+                f"Program {self.name!r}: Dispatch.uniforms must give exactly the declared fields {sorted(declared)}, "
+                f"got {given}"
+            )
+        words = [0] * self._struct_words
+        for f in self.fields:
+            value = values[f.name]
+            items = [value] if f.words == 1 else list(value)
+            if len(items) > f.words or (len(items) < f.words and not f.fill):
+                raise ValueError(
+                    f"Program {self.name!r}: uniform {f.name!r} holds {f.words} values, got {len(items)}: {value!r}"
+                )
+            for k, item in enumerate(items):
+                words[f.offset + k] = _word(self.name, f.name, f.kind, item)
+            for k in range(len(items), f.words):
+                words[f.offset + k] = 0.0 if f.kind == "f32" else 0
+        return words
+
+
+def run_kernel(name, inputs, attrs=None):
+    """Run kernel `name` on the active backend with `inputs` (tensors) and `attrs` (keyword arguments of the
+    kernel); returns a tensor, or a tuple for a kernel with several outputs. Recorded for gradients."""
+    inputs = tuple(inputs)
+    for i, t in enumerate(inputs):
+        if not isinstance(t, Tensor):
+            raise TypeError(f"run_kernel({name!r}): input {i} must be a Tensor, got {type(t).__name__}")
+    if attrs is not None and not isinstance(attrs, dict):
+        raise TypeError(f"run_kernel({name!r}): attrs must be a dict of keyword arguments, got {type(attrs).__name__}")
+    return ENGINE.run_kernel(name, inputs, dict(attrs or {}))
+
+
+__all__ = ["Dispatch", "Program", "run_kernel"]
