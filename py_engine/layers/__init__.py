@@ -4,14 +4,23 @@ Layers compute on tensors when called on tensors, and build a functional model's
 the symbolic tensors that `Input(shape=...)` starts.
 """
 
+from .attention import MultiHeadAttention
 from .base import CLASSES, Layer, SymbolicTensor, WeightSource
+from .bidirectional import Bidirectional
 from .convolutional import Conv2D, DepthwiseConv2D, ZeroPadding2D
 from .core import Activation, Dense, Dropout, Flatten, ReLU, Reshape, Softmax
+from .embedding import Embedding
 from .fused import fused_conv2d, fused_depthwise_conv2d
+from .global_pooling1d import GlobalAveragePooling1D
 from .input_layer import Input, InputLayer
+from .layer_normalization import LayerNormalization
 from .merge import Add, Concatenate
 from .normalization import BatchNormalization
 from .pooling import AveragePooling2D, GlobalAveragePooling2D, MaxPooling2D
+from .position import PositionEmbedding, SinePositionEncoding, TokenAndPositionEmbedding
+from .recurrent import GRU, LSTM, RNN, SimpleRNN
+from .recurrent_ops import gru_sequence, lstm_sequence, simple_rnn_sequence
+from .transformer import TransformerEncoder
 
 
 def deserialize(entry):
@@ -24,28 +33,44 @@ def deserialize(entry):
 
 __all__ = [
     "CLASSES",
+    "GRU",
+    "LSTM",
+    "RNN",
     "Activation",
     "Add",
     "AveragePooling2D",
     "BatchNormalization",
+    "Bidirectional",
     "Concatenate",
     "Conv2D",
     "Dense",
     "DepthwiseConv2D",
     "Dropout",
+    "Embedding",
     "Flatten",
+    "GlobalAveragePooling1D",
     "GlobalAveragePooling2D",
     "Input",
     "InputLayer",
     "Layer",
+    "LayerNormalization",
     "MaxPooling2D",
+    "MultiHeadAttention",
+    "PositionEmbedding",
     "ReLU",
     "Reshape",
+    "SimpleRNN",
+    "SinePositionEncoding",
     "Softmax",
     "SymbolicTensor",
+    "TokenAndPositionEmbedding",
+    "TransformerEncoder",
     "WeightSource",
     "ZeroPadding2D",
     "deserialize",
     "fused_conv2d",
     "fused_depthwise_conv2d",
+    "gru_sequence",
+    "lstm_sequence",
+    "simple_rnn_sequence",
 ]
