@@ -1,12 +1,15 @@
 """What the in-page benchmarks share: a playground server to measure against and headless Chromium."""
 
 import contextlib
+import functools
+import http.server
 import os
 import signal
 import socket
 import subprocess
 import sys
 import tempfile
+import threading
 import time
 import urllib.request
 from pathlib import Path
@@ -30,14 +33,15 @@ def free_port():
 
 
 @contextlib.contextmanager
-def playground_server(url=None):
-    """`url` if given, else `python -m app serve` on a free port (with models/, converted first if missing)."""
+def playground_server(url=None, needs_model=True):
+    """`url` if given, else `python -m app serve` on a free port (with models/, converted first if missing; an
+    empty models folder when the benchmark needs no model)."""
     if url:
         yield url
         return
     with tempfile.TemporaryDirectory() as scratch:
-        models = REPO / "models"
-        if not (models / "efficientnet-lite0" / "model.json").exists():
+        models = REPO / "models" if needs_model else Path(scratch)
+        if needs_model and not (models / "efficientnet-lite0" / "model.json").exists():
             models = Path(scratch)
             subprocess.run([PYTHON, "-m", "app", "convert", "efficientnet-lite0", "--models", scratch], check=True)
         port = free_port()
@@ -48,6 +52,27 @@ def playground_server(url=None):
         finally:
             os.kill(proc.pid, signal.SIGTERM)
             proc.wait()
+
+
+class _QuietFiles(http.server.SimpleHTTPRequestHandler):
+    def log_message(self, *args):
+        pass
+
+
+@contextlib.contextmanager
+def static_server(directory):
+    """A plain static file server for `directory` on 127.0.0.1 (a free port), for pages that are not the
+    playground's (whose CSP forbids foreign scripts); yields its URL."""
+    handler = functools.partial(_QuietFiles, directory=str(directory))
+    server = http.server.ThreadingHTTPServer(("127.0.0.1", 0), handler)
+    thread = threading.Thread(target=server.serve_forever, daemon=True)
+    thread.start()
+    try:
+        yield f"http://127.0.0.1:{server.server_address[1]}/"
+    finally:
+        server.shutdown()
+        server.server_close()
+        thread.join()
 
 
 def wait_until_serving(url, proc):

@@ -1,0 +1,321 @@
+"""Time per training step, ours against TensorFlow.js 4.22 in the same headless Chromium, same run.
+
+    .venv/bin/python bench/train_step.py                                  # everything, 20 steps, 5 epochs of 8
+    .venv/bin/python bench/train_step.py --parts page,tfjs --steps 30    # leave CPython out
+    .venv/bin/python bench/train_step.py --url http://127.0.0.1:8000/     # a running playground server
+
+Two models, batch 64, SGD(0.01), categorical crossentropy, synthetic data (normal x, random one-hot y):
+an MLP 784-128-10 (relu, softmax) and a small CNN on 28x28x1 (Conv2D(8,3,relu) -> MaxPooling2D(2) ->
+Conv2D(16,3,relu) -> Flatten -> Dense(10, softmax)). For each, warm steps only, three ways:
+- step: a hand-written step (ours: pe.variable_grads + optimizer.apply_gradients; TF.js: optimizer.minimize),
+  the median of --steps steps, each synced by reading its loss back;
+- loop: the same step --batches times, one readback at the end, per step (median of --epochs rounds);
+- fit: model.fit over --batches batches per epoch (shuffled, its default), per step (median of --epochs
+  epochs; one readback per epoch in both engines).
+Ours on numpy and webgpu, in CPython (wgpu-py) and in the page (Pyodide in the worker); TF.js (npm, pinned
+bench-only in bench/tfjs/, `npm ci --prefix bench/tfjs --ignore-scripts` first) on webgpu, wasm and cpu in a
+separate page served by a local static server. CPython's numpy runs single-threaded (OPENBLAS_NUM_THREADS=1
+unless set), as numpy in Pyodide and TF.js's wasm without cross-origin isolation do. Prints milliseconds,
+kernels and uploads per step, and the ratios the targets are stated in. Timings are for reading, never
+asserted in tests.
+"""
+
+import os
+
+os.environ.setdefault("OPENBLAS_NUM_THREADS", "1")
+
+import argparse
+import asyncio
+import sys
+
+from harness import REPO, launch, playground_server, static_server
+from playwright.sync_api import sync_playwright
+
+MODELS = {"mlp": "MLP 784-128-10", "cnn": "CNN 28x28x1"}
+TFJS = REPO / "bench" / "tfjs"
+
+# Runs in CPython and in the page alike (`pe` and `np` predefined); `await measure(...)` gives one case's numbers.
+MEASURE = """
+import statistics, time
+
+BATCH = 64
+
+
+def build(kind):
+    L = pe.layers
+    if kind == "mlp":
+        layers = [L.Dense(128, activation="relu", input_shape=(784,))]
+    else:
+        layers = [
+            L.Conv2D(8, 3, activation="relu", input_shape=(28, 28, 1)),
+            L.MaxPooling2D(2),
+            L.Conv2D(16, 3, activation="relu"),
+            L.Flatten(),
+        ]
+    return pe.Sequential([*layers, L.Dense(10, activation="softmax")])
+
+
+class EpochTimer(pe.callbacks.Callback):
+    # no on_batch_end: fit keeps its one readback per epoch, which on_epoch_end comes after
+    def __init__(self):
+        self.times = []
+
+    def on_epoch_begin(self, epoch, logs=None):
+        self.start = time.perf_counter()
+
+    def on_epoch_end(self, epoch, logs=None):
+        self.times.append(time.perf_counter() - self.start)
+
+
+def per_step(fn, steps):
+    # (kernels, uploads) per step of fn(), which runs `steps` steps; untimed
+    before = pe.stats()["uploads"]
+    kernels = len(pe.profile(fn).kernels)
+    return kernels / steps, (pe.stats()["uploads"] - before) / steps
+
+
+async def measure(kind, batches, warmup, steps, epochs):
+    rng = np.random.default_rng(0)
+    n = BATCH * batches
+    x = pe.tensor(rng.normal(size=(n, 784) if kind == "mlp" else (n, 28, 28, 1)).astype(np.float32))
+    y = pe.tensor(np.eye(10, dtype=np.float32)[rng.integers(0, 10, n)])
+    xs = [x[b * BATCH : (b + 1) * BATCH] for b in range(batches)]
+    ys = [y[b * BATCH : (b + 1) * BATCH] for b in range(batches)]
+    model = build(kind)
+    optimizer = pe.optimizers.SGD(learning_rate=0.01)
+    model.compile(optimizer=optimizer, loss="categorical_crossentropy")
+    loss_fn = model.training_config.losses[0]
+
+    def step(b):
+        loss, grads = pe.variable_grads(lambda: loss_fn(ys[b], model(xs[b], training=True)), model.trainable_weights)
+        optimizer.apply_gradients(grads)
+        pe.dispose(grads)
+        return loss
+
+    async def synced_step(b):
+        start = time.perf_counter()
+        loss = step(b)
+        await loss.data()
+        loss.dispose()
+        return time.perf_counter() - start
+
+    def loop():
+        for b in range(batches - 1):
+            step(b).dispose()
+        return step(batches - 1)
+
+    async def synced_loop():
+        start = time.perf_counter()
+        loss = loop()
+        await loss.data()
+        loss.dispose()
+        return (time.perf_counter() - start) / batches
+
+    def fit(epochs, callbacks=()):
+        model.fit(x, y, batch_size=BATCH, epochs=epochs, verbose=0, callbacks=list(callbacks))
+
+    for i in range(warmup):
+        await synced_step(i % batches)
+    step_times = [await synced_step(i % batches) for i in range(steps)]
+    loop_times = [await synced_loop() for _ in range(epochs)]
+    fit(1)
+    timer = EpochTimer()
+    fit(epochs, [timer])
+    loop_kernels, loop_uploads = per_step(lambda: loop().dispose(), batches)
+    fit_kernels, fit_uploads = per_step(lambda: fit(1), batches)
+    model.dispose()
+    optimizer.dispose()
+    pe.dispose([x, y, *xs, *ys])
+    ms = lambda times: statistics.median(times) * 1e3
+    return {
+        "step_ms": ms(step_times),
+        "loop_ms": ms(loop_times),
+        "fit_ms": ms(timer.times) / batches,
+        "loop_kernels": loop_kernels,
+        "fit_kernels": fit_kernels,
+        "loop_uploads": loop_uploads,
+        "fit_uploads": fit_uploads,
+        "leftover_tensors": pe.memory().num_tensors,
+    }
+"""
+
+
+def settings_args(args, kind):
+    return f"{kind!r}, {args.batches}, {args.warmup}, {args.steps}, {args.epochs}"
+
+
+def ours_in_cpython(args):
+    import numpy as np
+
+    import py_engine as pe
+
+    scope = {"pe": pe, "np": np}
+    exec(MEASURE, scope)
+    results = {}
+    for backend in ("numpy", "webgpu"):
+        if not asyncio.run(pe.set_backend(backend)):
+            print(f"CPython: no {backend}: {pe.backend_info()['fallback_reason']}", file=sys.stderr)
+            continue
+        device = pe.backend_info().get("device") or ""
+        label = f"ours, CPython, {backend}" + (f" ({device.split(' (')[0]})" if backend == "webgpu" else "")
+        results[label] = {kind: asyncio.run(eval(f"measure({settings_args(args, kind)})", scope)) for kind in MODELS}
+        progress(label, results[label])
+    asyncio.run(pe.set_backend("numpy"))
+    return results
+
+
+def ours_in_page(browser, url, args):
+    page = browser.new_page()
+    page.goto(f"{url}?backend=webgpu")
+    info = page.evaluate("playground.ready")
+    adapter = info["adapter"] or {}
+    run = lambda code: page.evaluate("code => playground.runPython(code)", code)  # noqa: E731
+    run(MEASURE + "\nNone")
+    results = {}
+    for backend in ("webgpu", "numpy"):
+        started = page.evaluate("name => playground.setBackend(name)", backend)
+        if started["backend"] != backend:
+            print(f"page: no {backend}: {started['fallback_reason']}", file=sys.stderr)
+            continue
+        label = f"ours, page, {backend}" + (
+            f" ({adapter.get('architecture') or adapter.get('vendor')})" if backend == "webgpu" else ""
+        )
+        results[label] = {kind: run(f"await measure({settings_args(args, kind)})") for kind in MODELS}
+        progress(label, results[label])
+    page.close()
+    return results
+
+
+def tfjs_in_page(browser, args):
+    if not (TFJS / "node_modules" / "@tensorflow" / "tfjs").exists():
+        sys.exit("TF.js is not installed: npm ci --prefix bench/tfjs --ignore-scripts")
+    results = {}
+    with static_server(TFJS) as url:
+        for backend in ("webgpu", "wasm", "cpu"):
+            page = browser.new_page()
+            page.goto(url + "train_step.html")
+            cases = {}
+            for kind in MODELS:
+                settings = {
+                    "kind": kind,
+                    "backend": backend,
+                    **{k: getattr(args, k) for k in ("batches", "warmup", "steps", "epochs")},
+                }
+                cases[kind] = page.evaluate("settings => tfjsTrainStep(settings)", settings)
+            extra = cases["mlp"]
+            detail = f" (simd {extra['simd']}, threads {extra['threads']})" if backend == "wasm" else ""
+            label = f"TF.js {tf_version(page)}, {backend}{detail}"
+            results[label] = cases
+            progress(label, cases)
+            page.close()
+    return results
+
+
+def tf_version(page):
+    return page.evaluate("tf.version.tfjs")
+
+
+def progress(label, cases):
+    times = ", ".join(
+        f"{k} " + (f"{c['step_ms']:.1f}/{c['loop_ms']:.1f}/{c['fit_ms']:.1f} ms" if "error" not in c else "failed")
+        for k, c in cases.items()
+    )
+    print(f"{label}: step/loop/fit {times}", file=sys.stderr, flush=True)
+
+
+def print_table(results, args):
+    print(
+        f"\nms per training step, batch 64, SGD; step: median of {args.steps} steps, each synced by a readback; "
+        f"loop and fit: median of {args.epochs} rounds of {args.batches} steps, one readback each"
+    )
+    header = "".join(f"{MODELS[k]:>34s}" for k in MODELS)
+    print(f"  {'':44s}{header}")
+    columns = "".join(f"{'step':>8s}{'loop':>8s}{'fit':>8s}{'fit/loop':>10s}" for _ in MODELS)
+    print(f"  {'':44s}{columns}")
+    failures = []
+    for label, cases in results.items():
+        cells = ""
+        for kind in MODELS:
+            c = cases[kind]
+            if "error" in c:
+                failures.append(f"  {label}, {MODELS[kind]}: {c['error']}")
+                cells += f"{'(cannot train, below)':>34s}"
+            else:
+                cells += f"{c['step_ms']:8.1f}{c['loop_ms']:8.1f}{c['fit_ms']:8.1f}{c['fit_ms'] / c['loop_ms']:9.2f}x"
+        print(f"  {label:44s}{cells}")
+    print("\n".join(failures))
+    ours = {label: cases for label, cases in results.items() if label.startswith("ours")}
+    if ours:
+        print("\nours, kernels and uploads per step (loop / fit)")
+        for label, cases in ours.items():
+            cells = "".join(
+                f"   {MODELS[k]}: {c['loop_kernels']:.1f} / {c['fit_kernels']:.1f} kernels, "
+                f"{c['loop_uploads']:.1f} / {c['fit_uploads']:.1f} uploads"
+                for k, c in cases.items()
+            )
+            print(f"  {label:44s}{cells}")
+    leftovers = {
+        label: [c["leftover_tensors"] for c in cases.values() if "leftover_tensors" in c]
+        for label, cases in results.items()
+    }
+    print(f"  tensors left after each case (0: nothing leaked): {leftovers}")
+    print_ratios(results)
+
+
+def find(results, who, backend):
+    """The cases of `who` ("ours, page" or "TF.js") on `backend`, or None when that part did not run."""
+    return next((c for label, c in results.items() if label.startswith(who) and f", {backend}" in label), None)
+
+
+def print_ratios(results):
+    """The targets: fit in the page <= 0.3x TF.js-webgpu on webgpu, <= 1x TF.js-wasm on numpy; fit <= 1.1x loop."""
+    page_gpu, page_cpu = find(results, "ours, page", "webgpu"), find(results, "ours, page", "numpy")
+    tf_gpu, tf_wasm, tf_cpu = (find(results, "TF.js", backend) for backend in ("webgpu", "wasm", "cpu"))
+    pairs = [
+        ("page webgpu fit / TF.js-webgpu step (target <= 0.3)", page_gpu, "fit_ms", tf_gpu, "step_ms"),
+        ("page webgpu fit / TF.js-webgpu fit", page_gpu, "fit_ms", tf_gpu, "fit_ms"),
+        ("page numpy fit / TF.js-wasm step (target <= 1)", page_cpu, "fit_ms", tf_wasm, "step_ms"),
+        ("page numpy fit / TF.js-wasm fit", page_cpu, "fit_ms", tf_wasm, "fit_ms"),
+        ("page numpy fit / TF.js-cpu step", page_cpu, "fit_ms", tf_cpu, "step_ms"),
+        ("page webgpu step / TF.js-webgpu step", page_gpu, "step_ms", tf_gpu, "step_ms"),
+        ("page numpy step / TF.js-wasm step", page_cpu, "step_ms", tf_wasm, "step_ms"),
+    ]
+    lines = [(name, a, ka, b, kb) for name, a, ka, b, kb in pairs if a and b]
+    if not lines:
+        return
+    print("\nratios of time per step (below 1: ours is faster)")
+    print(f"  {'':54s}" + "".join(f"{MODELS[k]:>16s}" for k in MODELS))
+    for name, a, ka, b, kb in lines:
+        ratios = (f"{a[k][ka] / b[k][kb]:15.2f}x" if ka in a[k] and kb in b[k] else f"{'-':>16s}" for k in MODELS)
+        print(f"  {name:54s}" + "".join(ratios))
+
+
+def main():
+    parser = argparse.ArgumentParser(description=__doc__, formatter_class=argparse.RawDescriptionHelpFormatter)
+    parser.add_argument("--url", help="a running playground server (default: start python -m app serve)")
+    parser.add_argument("--parts", default="cpython,page,tfjs", help="which of cpython,page,tfjs to run (default all)")
+    parser.add_argument("--steps", type=int, default=20, help="synced steps timed per case (default 20)")
+    parser.add_argument("--epochs", type=int, default=5, help="loop rounds and fit epochs timed per case (default 5)")
+    parser.add_argument("--batches", type=int, default=8, help="batches of 64 per round and per epoch (default 8)")
+    parser.add_argument("--warmup", type=int, default=3, help="steps before timing (default 3)")
+    args = parser.parse_args()
+    parts = set(args.parts.split(","))
+    unknown = parts - {"cpython", "page", "tfjs"}
+    if unknown or args.batches < 1 or min(args.steps, args.epochs) < 1:
+        parser.error(f"--parts takes cpython, page, tfjs (got {sorted(unknown)}); --steps, --epochs, --batches >= 1")
+    results = ours_in_cpython(args) if "cpython" in parts else {}
+    if parts & {"page", "tfjs"}:
+        with sync_playwright() as p:
+            browser = launch(p)
+            print(f"Chromium {browser.version}")
+            if "page" in parts:
+                with playground_server(args.url, needs_model=False) as url:
+                    results.update(ours_in_page(browser, url, args))
+            if "tfjs" in parts:
+                results.update(tfjs_in_page(browser, args))
+            browser.close()
+    print_table(results, args)
+
+
+if __name__ == "__main__":
+    main()
