@@ -179,7 +179,9 @@
       if (known !== undefined) return Promise.resolve(known);
       if (!compiling.has(key)) {
         const start = performance.now();
+        device.pushErrorScope("validation"); // a rejected shader is reported by the promise, with the compiler's lines
         const module = device.createShaderModule({ code: source, label: key });
+        device.popErrorScope().catch(() => {});
         const done = device.createComputePipelineAsync({
           label: key, layout: layout(nIn, nOut).pipeline, compute: { module, entryPoint: "main" },
         }).then(
