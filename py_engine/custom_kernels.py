@@ -208,8 +208,11 @@ class Program:
         return out
 
     def _workgroups(self, workgroups):
-        groups = (workgroups,) if isinstance(workgroups, int) else tuple(workgroups)
-        if not 1 <= len(groups) <= 3 or not all(isinstance(g, int) and g >= 0 for g in groups):
+        try:
+            groups = tuple(map(operator.index, workgroups if isinstance(workgroups, (tuple, list)) else [workgroups]))
+        except TypeError:
+            groups = ()
+        if not 1 <= len(groups) <= 3 or min(groups) < 0:
             raise ValueError(
                 f"Program {self.name!r}: Dispatch.workgroups must be an int >= 0 or 1 to 3 of them, got {workgroups!r}"
             )

@@ -181,6 +181,8 @@ def test_program_definitions_are_checked(make, message):
         (plan(outputs={"x": ((3,), "float32")}), "used twice"),
         (plan(outputs={"out": ((3,), "float64x")}), "unsupported dtype"),
         (plan(workgroups=(1, 1, 1, 1)), "1 to 3"),
+        (plan(workgroups=-1), "1 to 3"),
+        (plan(workgroups=2.0), "1 to 3"),
         (plan(offset=None), "exactly the declared fields"),
         (plan(n=-1), "u32 range"),
         (plan(factor="1"), "is f32"),
