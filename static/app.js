@@ -1,17 +1,34 @@
-// The playground page: starts the Pyodide worker, exposes window.playground, runs the plain UI.
+// The playground page: starts the Pyodide worker, exposes window.playground, runs the editor, the Output log, the
+// run controls and the Classify panel.
 //
 // window.playground (for the devtools console and the e2e tests; every call goes to the worker):
 //   ready                  Promise -> {backend: "webgpu"|"numpy", adapter: {vendor, architecture, device,
 //                          description, adapter_type} | null, fallback_reason: str|null, details: pe.backend_info(),
 //                          backend_start_ms, warmup_ms, pyodide_version,
 //                          timings: {pyodide_boot_ms, packages_ms, engine_install_ms, engine_start_ms},
-//                          ready_ms (since navigation start)}; rejects with the reason if the runtime cannot start
+//                          ready_ms (since navigation start)}; rejects with the reason if the runtime cannot start.
+//                          restart() replaces it with the new runtime's.
 //   runPython(code)        Promise -> the value of the last expression as JSON-able data; top-level `await`
-//                          works (pyodide.runPythonAsync), `pe` (py_engine) and `np` are predefined and names
-//                          persist between runs. Tensors and numpy arrays become {shape, dtype, values} (values
-//                          nested lists; a disposed tensor gives {shape, dtype, disposed: true}), numpy scalars
-//                          numbers, tuples lists, dict keys strings, objects with to_dict() that dict, anything
-//                          else its repr(). Rejects with an Error whose message is the Python traceback.
+//                          works, `pe` (py_engine) and `np` are predefined and names persist between runs. Tensors
+//                          and numpy arrays become {shape, dtype, values} (values nested lists; a disposed tensor
+//                          gives {shape, dtype, disposed: true}), numpy scalars numbers, tuples lists, dict keys
+//                          strings, objects with to_dict() and dataclasses their fields, anything else its repr().
+//                          Rejects with an Error whose message is the Python traceback (from the code's first
+//                          line on, without Pyodide's and asyncio's frames). What it prints goes to the Output log.
+//   run()                  Promise -> {ok, ms}: runs the editor's code as the Run button does: the Output log is
+//                          cleared, shows what the code prints while it runs, then its last value (tensors as a
+//                          table with shape, dtype and statistics) or its traceback (the line is marked in the editor)
+//   running                the id of the run in progress (runPython or run), else null
+//   stop()                 Promise -> true if a run was asked to stop: KeyboardInterrupt in the running Python, within
+//                          moments (at an `await` too); `with pe.scope()` and tidy() release what they hold. Needs
+//                          the page to be cross-origin isolated (crossOriginIsolated, COOP/COEP from the server)
+//                          to interrupt code that does not await; false when no run is in progress or it cannot
+//   restart()              Promise -> like ready: terminates the worker (every pending call rejects) and boots a fresh
+//                          runtime; names, tensors and the loaded classifier are gone
+//   clearNamespace()       Promise -> {names, tensors}: forgets the names the code defined and disposes every tensor
+//                          and variable except the classifier's
+//   share()                Promise -> the URL of the editor's code (in its #code= fragment), also put in the address
+//                          bar and, when allowed, the clipboard. Opening it shows the code and runs nothing.
 //   memory()               Promise -> pe.memory().to_dict(): num_tensors, num_data_buffers, num_bytes,
 //                          num_bytes_in_gpu, num_bytes_in_gpu_allocated, unreliable, reasons
 //   stats()                Promise -> pe.stats(): the backend's counters (dispatches, submits, pipeline_compiles, ...)
@@ -31,7 +48,11 @@
 //                          each also fires the DOM event "playground:" + name with the data as `detail`. They
 //                          arrive while the code still runs: pe.browser.training_progress() is a fit callback
 //                          posting "training" events {kind, epoch, epochs, batch, logs, memory} per epoch
-// Requests are answered one at a time in order (a memory() sent during a long run waits for it).
+// Requests are answered one at a time in order (a memory() sent during a long run waits for it); stop() is not a
+// request: it reaches the running code at once.
+//
+// The editor is CodeMirror (web/, bundled into static/vendor/ by web/build.sh); until it has loaded, or if it cannot,
+// the page's plain text box serves. The code is kept in localStorage across reloads.
 "use strict";
 
 (() => {
@@ -41,17 +62,20 @@
       file: $("classify-file"), drop: $("classify-drop"), preview: $("classify-preview"), progress: $("classify-progress"),
       status: $("classify-status"), results: $("classify-results"), samples: document.querySelectorAll("[data-sample]"),
     },
-    status: $("status"), notice: $("notice"), code: $("code"), run: $("run"), output: $("output"),
+    status: $("status"), notice: $("notice"), editor: $("editor"), code: $("code"), run: $("run"), stop: $("stop"),
+    share: $("share"), clear: $("clear-namespace"), restart: $("restart"), runState: $("run-state"),
     backend: $("backend"), memory: {
       tensors: $("mem-tensors"), buffers: $("mem-buffers"), bytes: $("mem-bytes"), gpu: $("mem-gpu"), pool: $("mem-pool"),
     },
   };
+  const output = window.createOutputLog($("output"));
 
   const workerURL = new URL("worker.js", location.href);
   const requested = new URLSearchParams(location.search).get("backend");
   if (requested) workerURL.searchParams.set("backend", requested);
-  const worker = new Worker(workerURL);
 
+  let worker = null;
+  let interruptBuffer = null; // shared with the worker: Stop writes SIGINT (2) into it
   let nextId = 1;
   const waiting = new Map();
   function request(op, args = {}, transfer = []) {
@@ -67,11 +91,16 @@
   const MAX_POSTED = 2000;
 
   let settleReady;
-  const ready = new Promise((resolve, reject) => { settleReady = { resolve, reject }; });
 
   const playground = {
-    ready,
+    ready: null,
     runPython: (code) => request("run", { code: String(code) }),
+    run: () => runFromUI(),
+    running: null,
+    stop: () => stop(),
+    restart: () => restart(),
+    clearNamespace: () => clearNamespace(),
+    share: () => share(),
     memory: () => request("memory"),
     stats: () => request("stats"),
     info: () => request("info"),
@@ -86,7 +115,31 @@
   };
   window.playground = playground;
 
-  worker.onmessage = ({ data: m }) => {
+  function startWorker() {
+    playground.state = "starting";
+    playground.running = null;
+    playground.ready = new Promise((resolve, reject) => { settleReady = { resolve, reject }; });
+    playground.ready.catch(() => {}); // the reason is shown in the status line; callers still get the rejection
+    setRuntimeControls();
+    worker = new Worker(workerURL);
+    worker.onmessage = onWorkerMessage;
+    worker.onerror = (event) => {
+      if (playground.state !== "starting") return; // after boot, failures reach the request that caused them
+      bootFailed(event.message || "the worker failed to load");
+    };
+    // Only a cross-origin-isolated page may share memory with its worker; elsewhere Stop reaches awaits only.
+    interruptBuffer = self.crossOriginIsolated ? new Int32Array(new SharedArrayBuffer(4)) : null;
+    if (interruptBuffer) worker.postMessage({ op: "interrupt", buffer: interruptBuffer });
+  }
+
+  function bootFailed(reason) {
+    playground.state = "failed";
+    setStatus("The Python runtime could not start: " + reason, "failed");
+    settleReady.reject(new Error(reason));
+    setRuntimeControls();
+  }
+
+  function onWorkerMessage({ data: m }) {
     if (m.id !== undefined) {
       const w = waiting.get(m.id);
       waiting.delete(m.id);
@@ -99,16 +152,17 @@
       case "ready": {
         const info = { ...m.info, ready_ms: performance.now() };
         showInfo(info);
-        ui.run.disabled = ui.backend.disabled = false;
         playground.state = "ready";
         settleReady.resolve(info);
+        setRuntimeControls();
         break;
       }
-      case "failed":
-        playground.state = "failed";
-        setStatus("The Python runtime could not start: " + m.error, "failed");
-        settleReady.reject(new Error(m.error));
+      case "failed": bootFailed(m.error); break;
+      case "run":
+        playground.running = m.running ? m.run : null;
+        setRuntimeControls();
         break;
+      case "output": output.print(m.chunks, m.dropped); break;
       case "memory": showMemory(m.value); break;
       case "python":
         posted.push({ name: m.name, data: m.data });
@@ -128,14 +182,40 @@
         ui.notice.hidden = false;
         break;
     }
-  };
-  worker.onerror = (event) => {
-    if (playground.state !== "starting") return; // after boot, failures reach the request that caused them
-    const reason = event.message || "the worker failed to load";
-    playground.state = "failed";
-    setStatus("The Python runtime could not start: " + reason, "failed");
-    settleReady.reject(new Error(reason));
-  };
+  }
+
+  // Run is offered while the runtime is ready and nothing runs; Stop while something runs.
+  function setRuntimeControls() {
+    const ready = playground.state === "ready";
+    ui.run.disabled = !ready || playground.running !== null;
+    ui.stop.disabled = playground.running === null;
+    ui.clear.disabled = ui.backend.disabled = !ready;
+    ui.restart.disabled = playground.state === "starting";
+  }
+
+  async function stop() {
+    const id = playground.running;
+    if (id === null) return false;
+    if (interruptBuffer) Atomics.store(interruptBuffer, 0, 2); // Python checks it as it executes
+    worker.postMessage({ op: "stop", id }); // and the worker cancels a run that waits at an await
+    return true;
+  }
+
+  function restart() {
+    worker.terminate();
+    for (const { reject } of waiting.values()) reject(new Error("the Python runtime was restarted"));
+    waiting.clear();
+    output.note("Restarting the Python runtime: names, tensors and the classifier are gone.");
+    setStatus("Restarting the Python runtime...", "");
+    startWorker();
+    return playground.ready;
+  }
+
+  async function clearNamespace() {
+    const { names, tensors } = await request("clearNamespace");
+    output.note(`Namespace cleared: ${names} names forgotten, ${tensors} tensors disposed.`);
+    return { names, tensors };
+  }
 
   function setStatus(text, kind) {
     ui.status.textContent = text;
@@ -176,26 +256,125 @@
     line.hidden = false;
   }
 
-  // Indented JSON with arrays of plain values on one line, so tensors stay readable.
-  function pretty(value) {
-    return JSON.stringify(value, null, 2).replace(/\[([^[\]{}]*)\]/g, (_, body) => `[${body.replace(/\n\s*/g, " ").trim()}]`);
+  // ---- the code: editor, persistence, share links ------------------------------------------------------------
+
+  const STORAGE_KEY = "py_engine.playground.code";
+  const SHARE_PREFIX = "#code=";
+
+  const base64url = {
+    encode(text) {
+      let binary = "";
+      for (const byte of new TextEncoder().encode(text)) binary += String.fromCharCode(byte);
+      return btoa(binary).replace(/\+/g, "-").replace(/\//g, "_").replace(/=+$/, "");
+    },
+    decode(text) {
+      const binary = atob(text.replace(/-/g, "+").replace(/_/g, "/"));
+      return new TextDecoder().decode(Uint8Array.from(binary, (c) => c.charCodeAt(0)));
+    },
+  };
+
+  function sharedCode() {
+    if (!location.hash.startsWith(SHARE_PREFIX)) return null;
+    try {
+      return base64url.decode(location.hash.slice(SHARE_PREFIX.length));
+    } catch (error) {
+      output.note(`The link's code could not be read (${error.message}); showing your own code instead.`, "failed");
+      return null;
+    }
   }
 
-  async function runCode() {
-    ui.run.disabled = true;
-    ui.output.className = "output";
-    ui.output.textContent = "running...";
-    const start = performance.now();
+  function savedCode() {
     try {
-      const value = await playground.runPython(ui.code.value);
-      const text = value === null ? "None" : pretty(value);
-      ui.output.textContent = `${text.length > 20000 ? text.slice(0, 20000) + "\n..." : text}\n\n(${ms(performance.now() - start)})`;
-    } catch (error) {
-      ui.output.className = "output error";
-      ui.output.textContent = error.message;
-    } finally {
-      ui.run.disabled = false;
+      return localStorage.getItem(STORAGE_KEY);
+    } catch {
+      return null; // storage disabled: start from the example
     }
+  }
+
+  // After the user's first edit the code is theirs: the share fragment goes, so a reload shows what they typed.
+  function codeEdited(code) {
+    try {
+      localStorage.setItem(STORAGE_KEY, code);
+    } catch {
+      // storage full or disabled: the code lives only in the page
+    }
+    if (location.hash.startsWith(SHARE_PREFIX)) history.replaceState(null, "", location.pathname + location.search);
+  }
+
+  // Until CodeMirror has loaded (or when it cannot), the plain text box of index.html is the editor.
+  let editor = {
+    get code() { return ui.code.value; },
+    setCode(text) { ui.code.value = text; },
+    focus() { ui.code.focus(); },
+    markError() {},
+  };
+  ui.code.addEventListener("input", () => codeEdited(ui.code.value));
+  ui.code.addEventListener("keydown", (event) => {
+    if (event.key === "Enter" && (event.ctrlKey || event.metaKey)) {
+      event.preventDefault();
+      runFromUI();
+    }
+  });
+
+  const shared = sharedCode();
+  const initialCode = shared ?? savedCode();
+  if (initialCode !== null) editor.setCode(initialCode);
+  if (shared !== null) output.note("This link holds the code shown in the editor. Nothing has run: press Run to run it.");
+
+  async function loadEditor() {
+    const response = await fetch("vendor/editor.json", { cache: "no-cache" });
+    if (!response.ok) throw new Error(`vendor/editor.json: HTTP ${response.status} (build it with web/build.sh)`);
+    const { createEditor } = await import(new URL((await response.json()).editor, location.href).href);
+    const hadFocus = document.activeElement === ui.code;
+    const code = ui.code.value;
+    ui.code.remove();
+    editor = createEditor({ host: ui.editor, doc: code, label: "Python code", id: "code", onRun: runFromUI, onChange: codeEdited });
+    if (hadFocus) editor.focus();
+  }
+
+  async function share() {
+    const url = new URL(location.href);
+    url.hash = SHARE_PREFIX.slice(1) + base64url.encode(editor.code);
+    history.replaceState(null, "", url.href);
+    try {
+      await navigator.clipboard.writeText(url.href);
+      output.note("Link copied to the clipboard: opening it shows this code, and runs it only when Run is pressed.");
+    } catch {
+      output.note("The link is in the address bar: opening it shows this code, and runs it only when Run is pressed.");
+    }
+    return url.href;
+  }
+
+  // ---- running the editor's code ----------------------------------------------------------------------------
+
+  let ticker = null;
+
+  async function runFromUI() {
+    if (playground.state !== "ready" || playground.running !== null) return { ok: false, ms: 0 };
+    output.clear();
+    editor.markError(null);
+    const start = performance.now();
+    ui.runState.textContent = "Running...";
+    clearInterval(ticker);
+    ticker = setInterval(() => { ui.runState.textContent = `Running... ${ms(performance.now() - start)}`; }, 250);
+    let outcome;
+    try {
+      outcome = await request("exec", { code: editor.code });
+    } catch (error) {
+      outcome = { ok: false, error: { traceback: error.message, line: null } };
+    } finally {
+      clearInterval(ticker);
+    }
+    const took = performance.now() - start;
+    if (outcome.ok) {
+      output.value(outcome.value);
+      ui.runState.textContent = `Done in ${ms(took)}`;
+    } else {
+      output.error(outcome.error);
+      editor.markError(outcome.error.line);
+      ui.runState.textContent = `${outcome.error.type || "Failed"} after ${ms(took)}`;
+    }
+    return { ok: outcome.ok, ms: took };
   }
 
   // Photos are shrunk by the browser (antialiased) until their short side is at most this, before upload: the
@@ -309,13 +488,11 @@
 
   for (const button of ui.classify.samples) button.addEventListener("click", () => classifySample(button.dataset.sample));
 
-  ui.run.addEventListener("click", runCode);
-  ui.code.addEventListener("keydown", (event) => {
-    if (event.key === "Enter" && (event.ctrlKey || event.metaKey)) {
-      event.preventDefault();
-      if (!ui.run.disabled) runCode();
-    }
-  });
+  ui.run.addEventListener("click", () => runFromUI());
+  ui.stop.addEventListener("click", () => stop());
+  ui.restart.addEventListener("click", () => restart().catch(() => {}));
+  ui.clear.addEventListener("click", () => clearNamespace().catch((error) => output.note(error.message, "failed")));
+  ui.share.addEventListener("click", () => share());
   ui.backend.addEventListener("change", async () => {
     ui.backend.disabled = true;
     setStatus(`Starting ${ui.backend.value}...`, "");
@@ -324,7 +501,14 @@
     } catch (error) {
       setStatus("Could not switch the backend: " + error.message, "failed");
     } finally {
-      ui.backend.disabled = false;
+      ui.backend.disabled = playground.state !== "ready";
     }
+  });
+
+  startWorker();
+  loadEditor().catch((error) => {
+    console.error(error);
+    ui.notice.textContent = `The code editor could not load (${error.message}); the plain text box serves instead.`;
+    ui.notice.hidden = false;
   });
 })();

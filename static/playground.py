@@ -1,18 +1,15 @@
 """The Python side of the playground's worker (static/worker.js loads it as the module `playground`).
 
-Starts the engine, turns results into JSON-able data for the page, reports memory and stats.
-Tensors in results are read with `await t.data()`, so converting never needs a synchronous readback.
+Starts the engine, reports memory and stats, clears the namespace, and runs the image classifier. The page's code
+runs in playground_run.py; what the page shows of its results comes from playground_display.py.
 """
 
-import dataclasses
 import time
 
 import numpy as np
+import playground_run
 
 import py_engine as pe
-
-# The namespace of the page's runPython code: one per worker, kept between runs.
-USER_GLOBALS = {"__name__": "__main__", "pe": pe, "py_engine": pe, "np": np}
 
 
 def backend_info():
@@ -46,36 +43,22 @@ async def start(backend):
     return {**backend_info(), "backend_start_ms": (started - began) * 1e3, "warmup_ms": (done - started) * 1e3}
 
 
-async def to_jsonable(value):
-    """`value` as None/bool/int/float/str/list/dict; tensors and arrays become {shape, dtype, values}."""
-    if value is None or isinstance(value, (bool, int, float, str)):
-        return value
-    if isinstance(value, pe.Tensor):
-        out = {"shape": list(value.shape), "dtype": str(value.dtype)}
-        if value.is_disposed:
-            return {**out, "disposed": True}
-        return {**out, "values": (await value.data()).reshape(value.shape).tolist()}
-    if isinstance(value, np.ndarray):
-        return {"shape": list(value.shape), "dtype": str(value.dtype), "values": value.tolist()}
-    if isinstance(value, np.generic):
-        return value.item()
-    if isinstance(value, dict):
-        return {str(k): await to_jsonable(v) for k, v in value.items()}
-    if isinstance(value, (list, tuple)):
-        return [await to_jsonable(v) for v in value]
-    if hasattr(value, "to_dict"):
-        return await to_jsonable(value.to_dict())
-    if dataclasses.is_dataclass(value) and not isinstance(value, type):
-        return await to_jsonable(dataclasses.asdict(value))
-    return repr(value)
-
-
 def memory():
     return pe.memory().to_dict()
 
 
 def stats():
     return pe.stats()
+
+
+def clear_namespace():
+    """Forget the names the page's code defined and dispose every tensor and variable still alive, except the
+    classifier's: memory goes back to what the page itself holds. Returns {names, tensors}: how many went."""
+    names = playground_run.clear_names()
+    kept = _classifier.tensor_ids if _classifier is not None and not _classifier.is_disposed else set()
+    doomed = [t for t in pe.ENGINE.live.values() if t.id not in kept]
+    pe.dispose(doomed)
+    return {"names": names, "tensors": len(doomed)}
 
 
 # ---- image classification (the Classify panel and playground.classify) ---------------------------
@@ -97,6 +80,7 @@ class Classifier:
         # uploads its pixels and nothing else
         self.scale, self.shift = pe.tensor(1 / (255 * std)), pe.tensor(-mean / std)
         self.labels = labels or [f"class {i}" for i in range(model.outputs[0].shape[-1])]
+        self.tensor_ids = set()  # every tensor the classifier holds (set once it is loaded), kept by clear_namespace
 
     @property
     def is_disposed(self):
@@ -160,6 +144,7 @@ async def load_classifier(on_progress=None):
         shards.append((time.perf_counter(), loaded))
         return None if on_progress is None else on_progress(loaded, total)
 
+    before = set(pe.ENGINE.live)
     model = await pe.load_layers_model(CLASSIFIER_URL + "model.json", on_progress=progress)
     try:
         labels = await _fetch_json(CLASSIFIER_URL + "labels.json", None)
@@ -179,6 +164,8 @@ async def load_classifier(on_progress=None):
     except BaseException:
         classifier.dispose()
         raise
+    # requests run one at a time, so every tensor that appeared while loading is the classifier's
+    classifier.tensor_ids = set(pe.ENGINE.live) - before
     _classifier = classifier
     return {
         "download_ms": (shards[-1][0] - shards[0][0]) * 1e3,

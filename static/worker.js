@@ -1,16 +1,27 @@
 // The Pyodide host: py_engine runs in this dedicated worker, so the page never freezes.
 //
 // Protocol (structured-clone messages):
-//   page -> worker  {id, op: "run", code} | {id, op: "memory"} | {id, op: "stats"} | {id, op: "info"}
+//   page -> worker  {op: "interrupt", buffer: Int32Array}   once, first: Pyodide's interrupt buffer (a
+//                                                           SharedArrayBuffer; only a cross-origin-isolated page has one)
+//                   {op: "stop", id}      the page wrote SIGINT into the buffer to stop run `id`; handled at once
+//                   {id, op: "run", code} runPython: the last value as plain data (playground_display.to_jsonable)
+//                   {id, op: "exec", code} the Run button: {ok, value: describe() tree | error: {type, message,
+//                                         traceback, line}} (see playground_run.py and playground_display.py)
+//                   | {id, op: "memory"} | {id, op: "stats"} | {id, op: "info"} | {id, op: "clearNamespace"}
 //                   | {id, op: "setBackend", name} | {id, op: "loadClassifier"}
 //                   | {id, op: "classify", pixels: ArrayBuffer (RGBA, transferred), width, height}
 //   worker -> page  {id, ok: true, value} | {id, ok: false, error}    one reply per request
 //                   {event: "status", text}       boot progress
 //                   {event: "ready", info}         engine started (backend, adapter, fallback_reason, timings)
 //                   {event: "failed", error}       boot failed; every request then fails with this error
+//                   {event: "run", run: id, running}  a run ("run" or "exec") started / ended (before its reply)
+//                   {event: "output", chunks: [{stream: "stdout"|"stderr", text}], dropped}  what the code printed,
+//                                                  in order, a batch every FLUSH_MS at most while it runs; dropped:
+//                                                  lines left out because more than MAX_BATCH_LINES came in a batch
 //                   {event: "memory", value}       pe.memory() after each request
 //                   {event: "device-lost", reason} GPUDevice.lost resolved
 //                   {event: "classifier-progress", loaded, total}  model weights downloading
+//                   {event: "python", name, data}  pe.browser.post(name, data) from Python
 // Requests run one at a time in arrival order: a run that awaits (readback) finishes before the
 // next request starts, so the page never sees a half-run program.
 "use strict";
@@ -18,8 +29,11 @@
 importScripts("bridge.js");
 
 const backendAtStart = new URL(self.location.href).searchParams.get("backend") || "webgpu";
+const PYTHON_MODULES = ["playground.py", "playground_run.py", "playground_display.py"];
 const timings = {};
-let pyodide = null, py = null, userGlobals = null, bootError = null;
+let pyodide = null, py = null, runner = null, bootError = null;
+let interruptBuffer = null; // Int32Array on a SharedArrayBuffer the page writes SIGINT (2) into
+let running = null; // the id of the run in progress
 
 function post(message) { self.postMessage(message); }
 const progress = (loaded, total) => post({ event: "classifier-progress", loaded, total });
@@ -62,25 +76,84 @@ async function boot() {
   });
   self.peBridge.heap = () => pyodide._module.HEAPU8;
   self.peBridge.onLost((reason) => post({ event: "device-lost", reason }));
-  const source = await (await fetch("playground.py", { cache: "no-store" })).text();
-  pyodide.FS.writeFile("/home/pyodide/playground.py", source);
+  for (const name of PYTHON_MODULES) {
+    const response = await fetch(name, { cache: "no-store" });
+    if (!response.ok) throw new Error(`${name}: HTTP ${response.status}`);
+    pyodide.FS.writeFile("/home/pyodide/" + name, await response.text());
+  }
+  pyodide.setStdout({ batched: (line) => printed("stdout", line) });
+  pyodide.setStderr({ batched: (line) => printed("stderr", line) });
+  if (interruptBuffer) pyodide.setInterruptBuffer(interruptBuffer);
   py = pyodide.pyimport("playground");
-  userGlobals = py.USER_GLOBALS;
+  runner = pyodide.pyimport("playground_run");
   const info = await timed("engine_start_ms", async () => plain(await py.start(backendAtStart)));
   return { ...info, pyodide_version: pyodide.version, timings: { ...timings } };
+}
+
+// What Python prints, batched: one message per FLUSH_MS at most, so a loop that prints fast cannot flood the page.
+const FLUSH_MS = 50;
+const MAX_BATCH_LINES = 1000;
+const MAX_LINE = 10_000;
+let batch = [], dropped = 0, lastFlush = 0, flushTimer = null;
+
+function printed(stream, line) {
+  if (batch.length >= MAX_BATCH_LINES) {
+    dropped++;
+  } else {
+    const text = line.length > MAX_LINE ? `${line.slice(0, MAX_LINE)}... (${line.length - MAX_LINE} more characters)` : line;
+    const last = batch[batch.length - 1];
+    if (last && last.stream === stream) last.text += "\n" + text;
+    else batch.push({ stream, text });
+  }
+  // While Python runs without awaiting, no timer fires: the clock decides; at an await, the timer sends the rest.
+  if (performance.now() - lastFlush >= FLUSH_MS) flushOutput();
+  else if (flushTimer === null) flushTimer = setTimeout(flushOutput, FLUSH_MS);
+}
+
+function flushOutput() {
+  clearTimeout(flushTimer);
+  flushTimer = null;
+  lastFlush = performance.now();
+  if (!batch.length && !dropped) return;
+  post({ event: "output", chunks: batch, dropped });
+  batch = [];
+  dropped = 0;
+}
+
+// A run of the page's code; Stop may interrupt it from the moment "running" is posted until its end.
+async function run(message, result) {
+  if (interruptBuffer) Atomics.store(interruptBuffer, 0, 0); // a Stop meant for an earlier run must not hit this one
+  running = message.id;
+  post({ event: "run", run: message.id, running: true });
+  try {
+    return plain(await runner.run(message.code, result));
+  } finally {
+    flushOutput();
+    running = null;
+    post({ event: "run", run: message.id, running: false });
+  }
+}
+
+// Stop: Python runs nothing while this handler runs, so it waits at an await, or in a synchronous readback (JSPI).
+// Take the signal back before calling into Python, then cancel the run at its await, or give the signal back to
+// be seen when Python executes again.
+function stop(id) {
+  if (id !== running || !runner) return;
+  if (interruptBuffer) Atomics.store(interruptBuffer, 0, 0);
+  const state = runner.stop_awaiting();
+  if (state === "running" && interruptBuffer) Atomics.store(interruptBuffer, 0, 2);
 }
 
 async function handle(message) {
   if (!py) throw new Error("the Python runtime did not start: " + bootError);
   switch (message.op) {
     case "run": {
-      const result = await pyodide.runPythonAsync(message.code, { globals: userGlobals, filename: "<playground>" });
-      try {
-        return plain(await py.to_jsonable(result));
-      } finally {
-        if (result instanceof pyodide.ffi.PyProxy) result.destroy();
-      }
+      const outcome = await run(message, "json");
+      if (!outcome.ok) throw new Error(outcome.error.traceback);
+      return outcome.value;
     }
+    case "exec": return run(message, "display");
+    case "clearNamespace": return plain(py.clear_namespace());
     case "memory": return plain(py.memory());
     case "stats": return plain(py.stats());
     case "info": return plain(py.backend_info());
@@ -124,7 +197,14 @@ async function drain() {
   draining = false;
 }
 
-self.onmessage = (event) => {
-  queue.push(event.data);
-  drain();
+self.onmessage = ({ data: message }) => {
+  if (message.op === "interrupt") {
+    interruptBuffer = message.buffer;
+    if (pyodide) pyodide.setInterruptBuffer(interruptBuffer);
+  } else if (message.op === "stop") {
+    stop(message.id);
+  } else {
+    queue.push(message);
+    drain();
+  }
 };

@@ -1,0 +1,152 @@
+// The Output log of the playground page: what the code prints as it runs, then its last value or its error.
+//
+// window.createOutputLog(element) -> {clear(), print(chunks, dropped), value(node), error(error), note(text, kind)}
+//   print    [{stream: "stdout"|"stderr", text}] as the worker batches them; dropped: lines the worker left out
+//   value    a display tree from static/playground_display.py (describe): tensors as a table with their shape, dtype
+//            and statistics, strings and summaries as text, containers item by item
+//   error    {type, message, traceback, line} from static/playground_run.py: the traceback as text
+// Everything is built with textContent (no HTML from Python reaches the page). The log keeps its last MAX_CHARS
+// characters of printed text: a loop that prints forever cannot grow the page without bound.
+"use strict";
+
+window.createOutputLog = (element) => {
+  const MAX_CHARS = 1_000_000;
+  let printedChars = 0;
+
+  const el = (tag, className, text) => {
+    const node = document.createElement(tag);
+    if (className) node.className = className;
+    if (text !== undefined) node.textContent = text;
+    return node;
+  };
+
+  function append(node) {
+    const atBottom = element.scrollHeight - element.scrollTop - element.clientHeight < 24;
+    element.append(node);
+    if (atBottom) element.scrollTop = element.scrollHeight; // follow the output unless the user scrolled up
+    return node;
+  }
+
+  function trim() {
+    let removed = false;
+    while (printedChars > MAX_CHARS) {
+      const oldest = element.querySelector(".stdout, .stderr");
+      if (!oldest) break;
+      printedChars -= oldest.textContent.length;
+      oldest.remove();
+      removed = true;
+    }
+    if (removed && !element.querySelector(".trimmed")) {
+      element.prepend(el("div", "note trimmed", "(earlier output was removed: the log keeps the last 1 MB)"));
+    }
+  }
+
+  function print(chunks, dropped) {
+    for (const { stream, text } of chunks) {
+      const last = element.lastElementChild;
+      if (last && last.classList.contains(stream)) last.textContent += "\n" + text;
+      else append(el("pre", stream, text));
+      printedChars += text.length + 1;
+    }
+    if (dropped) append(el("div", "note", `(${dropped} lines printed too fast to show were left out)`));
+    trim();
+  }
+
+  const plural = (n, word) => `${n} ${word}${n === 1 ? "" : "s"}`;
+  const bytes = (n) => (n < 1024 ? n + " B" : n < 1 << 20 ? (n / 1024).toFixed(1) + " KiB" : (n / (1 << 20)).toFixed(1) + " MiB");
+
+  // JSON with ": " and ", " between items, as runPython's result reads in the devtools console.
+  function pretty(value) {
+    const text = JSON.stringify(value, (_, v) => (typeof v === "bigint" ? v.toString() : v), 2);
+    return text.replace(/\[([^[\]{}]*)\]/g, (_, body) => `[${body.replace(/\n\s*/g, " ").trim()}]`);
+  }
+
+  function tensorTable({ label, rows, cols, cells }) {
+    const table = el("table", "cells");
+    if (label) table.append(el("caption", "", label));
+    if (cols) {
+      const head = el("tr");
+      if (rows) head.append(el("th"));
+      for (const c of cols) head.append(el("th", "", c));
+      table.appendChild(el("thead")).append(head);
+    }
+    const body = table.appendChild(el("tbody"));
+    cells.forEach((row, r) => {
+      const tr = body.appendChild(el("tr"));
+      if (rows) tr.append(el("th", "", rows[r]));
+      for (const cell of row) tr.append(el("td", "", cell));
+    });
+    return table;
+  }
+
+  function tensor(node) {
+    const box = el("div", "tensor");
+    const parts = [node.name ? `${node.type} "${node.name}"` : node.type, node.dtype, `shape [${node.shape.join(", ")}]`];
+    if (node.disposed) parts.push("disposed");
+    if (node.nbytes !== null) parts.push(bytes(node.nbytes));
+    if (node.backend) parts.push(`on ${node.backend}`);
+    box.append(el("div", "tensor-head", parts.join(" · ")));
+    if (node.stats) {
+      const stats = Object.entries(node.stats).map(([k, v]) => (k === "nan" ? plural(v, "NaN") : k === "inf" ? `${v} infinite` : `${k} ${v}`));
+      box.append(el("div", "tensor-stats", stats.join(" · ")));
+    }
+    if (node.table) box.append(tensorTable(node.table));
+    if (node.note) box.append(el("div", "note", node.note));
+    if (node.values !== null) {
+      const json = pretty({ shape: node.shape, dtype: node.dtype, values: node.values }).replace(/\n\s*/g, " ");
+      box.append(el("pre", "json", "as JSON: " + json));
+    }
+    return box;
+  }
+
+  function container(node, depth) {
+    const box = el("details", "container");
+    box.open = depth < 2;
+    const what = node.type === "dict" || node.kind === "list" ? plural(node.length, "item") : plural(node.length, "field");
+    box.append(el("summary", "", `${node.type} · ${what}`));
+    const items = box.appendChild(el("div", "items"));
+    node.items.forEach((item, k) => {
+      const row = items.appendChild(el("div", "item"));
+      const [key, child] = node.kind === "dict" ? item : [String(k), item];
+      row.append(el("span", "key", key), render(child, depth + 1));
+    });
+    if (node.more > 0) items.append(el("div", "note", `... ${node.more} more`));
+    return box;
+  }
+
+  function render(node, depth = 0) {
+    switch (node.kind) {
+      case "none": return el("span", "scalar", "None");
+      case "scalar": return el("span", "scalar", node.text);
+      case "text": {
+        const text = el("pre", "text", node.text);
+        if (node.clipped) text.append(el("span", "note", `\n... ${node.clipped} more characters`));
+        return text;
+      }
+      case "tensor": return tensor(node);
+      case "list": case "dict": return container(node, depth);
+      default: return el("pre", "repr", node.text);
+    }
+  }
+
+  return {
+    clear() {
+      element.replaceChildren();
+      element.classList.remove("error");
+      printedChars = 0;
+    },
+    print,
+    value(node) {
+      const box = el("div", "result");
+      box.append(render(node));
+      append(box);
+    },
+    error(error) {
+      element.classList.add("error");
+      append(el("pre", "traceback", error.traceback || error.message));
+    },
+    note(text, kind = "") {
+      append(el("div", `note ${kind}`.trim(), text));
+    },
+  };
+};

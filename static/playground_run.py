@@ -1,0 +1,195 @@
+"""Running the page's code in the worker: one namespace, Stop (KeyboardInterrupt at a safe point), short tracebacks.
+
+Each run compiles its code as the file "<run N>" (Pyodide keeps its source in linecache, so tracebacks show the
+lines) with top-level await, in USER_GLOBALS, and answers {"ok": True, "value": ...} or {"ok": False, "error":
+{"type", "message", "traceback", "line"}}: the traceback starts at the user's code and leaves out Pyodide's and
+asyncio's frames; `line` is the line of this run's code where it failed (None when it failed elsewhere).
+
+Stop: the page writes SIGINT into Pyodide's interrupt buffer, which Python checks as it executes. The handler
+installed here raises KeyboardInterrupt only where the engine's bookkeeping cannot be cut in half: when walking
+out from the interrupted frame it meets the user's code before any frame of the engine's core (tensors, buffers,
+scopes, kernels, the tape, the backends) or of this worker's modules. Otherwise a profile function raises it at
+the next call of a user function or return into one, once the engine's call has finished. So `with pe.scope():`
+and tidy() release what they hold, and memory counts stay exact. Code waiting at an `await` executes nothing, so the worker calls stop_awaiting(), which cancels the
+run's task there, and the run reports KeyboardInterrupt all the same.
+"""
+
+import asyncio
+import inspect
+import itertools
+import linecache
+import signal
+import sys
+import traceback
+
+import numpy as np
+from playground_display import describe, to_jsonable
+from pyodide.code import eval_code_async
+
+import py_engine as pe
+
+USER_PREFIX = "<run "
+STOPPED = "stopped by the Stop button"
+# Modules whose frames must run to completion once started: an interrupt there waits for the user's code.
+CORE = ("py_engine.engine", "py_engine.tensor", "py_engine.kernels", "py_engine.autograd", "py_engine.backends")
+WORKER = ("playground", "playground_run", "playground_display")
+HIDDEN_FILES = ("/_pyodide/", "/pyodide/", "/asyncio/")  # frames a traceback leaves out
+PAUSES = inspect.CO_GENERATOR | inspect.CO_COROUTINE | inspect.CO_ASYNC_GENERATOR  # a "return" that may resume
+KEPT_SOURCES = 500  # the sources of the last runs kept for tracebacks
+
+
+def fresh_globals():
+    return {"__name__": "__main__", "pe": pe, "py_engine": pe, "np": np}
+
+
+# The namespace of the page's code: one per worker, kept between runs.
+USER_GLOBALS = fresh_globals()
+_numbers = itertools.count(1)
+
+
+class _Run:
+    def __init__(self, filename):
+        self.filename = filename
+        self.task = asyncio.current_task()
+        self.loop = asyncio.get_running_loop()
+        self.stopped = False
+
+
+_active = None  # the run in progress
+
+
+def _is_user(frame):
+    return frame.f_code.co_filename.startswith(USER_PREFIX)
+
+
+def _is_protected(frame):
+    module = frame.f_globals.get("__name__", "")
+    return module in WORKER or any(module == m or module.startswith(m + ".") for m in CORE)
+
+
+def _stop_here():
+    sys.setprofile(None)
+    _active.stopped = True
+    raise KeyboardInterrupt(STOPPED)
+
+
+def _on_interrupt(signum, frame):
+    if _active is None:  # a Stop that arrived after its run ended
+        return
+    while frame is not None:
+        if _is_user(frame):
+            _stop_here()
+        if _is_protected(frame):
+            break
+        frame = frame.f_back
+    sys.setprofile(_stop_at_the_users_code)  # not a safe point: stop at the next entry into or return to user code
+
+
+def _stop_at_the_users_code(frame, event, arg):
+    """A profile function, called at every call and return while a Stop waits: a call of a user function, or a
+    return to one from a function that finished (not a coroutine or generator pausing), is where it stops."""
+    if _active is None:
+        sys.setprofile(None)
+        return
+    entering = event == "call" and _is_user(frame)
+    returning = event == "return" and not frame.f_code.co_flags & PAUSES and frame.f_back and _is_user(frame.f_back)
+    if entering or returning:
+        _stop_here()
+
+
+def stop_awaiting():
+    """Called by the worker when Stop arrives while Python is not executing. "cancelled": the run waited at an await
+    in the user's code and is cancelled there; "running": it is suspended inside the engine or a synchronous
+    readback, where the interrupt must wait until it executes again; "idle": no run is in progress."""
+    run = _active
+    if run is None or run.task is None or run.task.done():
+        return "idle"
+    if asyncio.current_task(run.loop) is run.task:
+        return "running"  # suspended in the middle of a step (JSPI run_sync): it resumes before it can be cancelled
+    awaitable = run.task.get_coro().cr_await  # the run's own coroutine is protected; what it awaits may not be
+    while awaitable is not None and hasattr(awaitable, "cr_frame"):
+        if awaitable.cr_frame is not None and _is_protected(awaitable.cr_frame):
+            return "running"
+        awaitable = awaitable.cr_await
+    run.stopped = True
+    run.task.cancel(STOPPED)
+    return "cancelled"
+
+
+def _remember_source(filename, code):
+    """Keep the run's source for tracebacks, also of functions it defined that fail in a later run. Pyodide's own
+    entry is lazy, which linecache of Python 3.12 never reads for a "<...>" name; one with the lines is read."""
+    linecache.cache[filename] = (len(code), None, code.splitlines(True), filename)
+    linecache.cache.pop(f"{USER_PREFIX}{int(filename[len(USER_PREFIX) : -1]) - KEPT_SOURCES}>", None)
+
+
+def _trimmed(te, filename):
+    """te with its stack from the first user frame on, without Pyodide's and asyncio's frames; the same for the
+    exceptions it was raised from or during."""
+    frames = list(te.stack)
+    first = next((k for k, f in enumerate(frames) if f.filename.startswith(USER_PREFIX)), 0)
+    kept = [
+        f
+        for f in frames[first:]
+        if not any(part in f.filename for part in HIDDEN_FILES) and not f.filename.endswith("/playground_run.py")
+    ]
+    te.stack = traceback.StackSummary.from_list(kept)
+    for chained in (te.__cause__, te.__context__):
+        if chained is not None:
+            _trimmed(chained, filename)
+    return te
+
+
+def describe_error(error, filename):
+    te = _trimmed(traceback.TracebackException.from_exception(error), filename)
+    line = None
+    if isinstance(error, SyntaxError) and error.filename == filename:
+        line = error.lineno
+    else:
+        for frame in reversed(te.stack):
+            if frame.filename == filename:
+                line = frame.lineno
+                break
+    message = "".join(te.format_exception_only()).strip()
+    return {"type": type(error).__name__, "message": message, "traceback": "".join(te.format()), "line": line}
+
+
+async def run(code, result="display"):
+    """Run `code` in USER_GLOBALS; its last expression's value as describe() gives it (result="display") or as
+    to_jsonable() does (result="json"). Output printed meanwhile goes to the worker's stdout/stderr handlers."""
+    global _active
+    filename = f"{USER_PREFIX}{next(_numbers)}>"
+    _active = current = _Run(filename)
+    try:
+        try:
+            value = await eval_code_async(code, USER_GLOBALS, filename=filename)
+        finally:
+            _active = None
+            sys.setprofile(None)  # a Stop that waited for a safe point is moot now
+            _remember_source(filename, code)
+            sys.stdout.flush()  # a last line without its newline reaches the page too
+            sys.stderr.flush()
+    except asyncio.CancelledError as e:
+        if not current.stopped:
+            raise
+        current.task.uncancel()
+        error = KeyboardInterrupt(f"{STOPPED} while the code was waiting at an await")
+        return {"ok": False, "error": describe_error(error.with_traceback(e.__traceback__), filename)}
+    except BaseException as e:  # the user's error, KeyboardInterrupt and SystemExit included
+        return {"ok": False, "error": describe_error(e, filename)}
+    try:
+        shown = await (describe(value) if result == "display" else to_jsonable(value))
+    except Exception as e:  # e.g. a tensor in a result that runPython cannot read back
+        return {"ok": False, "error": describe_error(e, filename)}
+    return {"ok": True, "value": shown}
+
+
+def clear_names():
+    """Forget every name the page's code defined; returns how many there were."""
+    count = len(USER_GLOBALS.keys() - fresh_globals().keys() - {"__builtins__"})  # exec() adds __builtins__
+    USER_GLOBALS.clear()
+    USER_GLOBALS.update(fresh_globals())
+    return count
+
+
+signal.signal(signal.SIGINT, _on_interrupt)
