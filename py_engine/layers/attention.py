@@ -197,7 +197,7 @@ class MultiHeadAttention(Layer):
         if allowed is not None:
             scores = ops.where(ops.expand_dims(allowed, 1), scores, MASKED_SCORE)
         weights = ops.softmax(scores, -1)
-        dropped = ops.dropout(weights, self.dropout, seed=self.seed) if training and self.dropout else weights
+        dropped = ops.dropout(weights, self.dropout) if training and self.dropout else weights
         mixed = ops.transpose(ops.matmul(dropped, v), (0, 2, 1, 3))  # [batch, query steps, heads, value_dim]
         batch, steps = query.shape[:2]
         kernel, bias = self.projections["attention_output"]
