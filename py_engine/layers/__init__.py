@@ -18,7 +18,7 @@ from .merge import Add, Concatenate
 from .normalization import BatchNormalization
 from .pooling import AveragePooling2D, GlobalAveragePooling2D, MaxPooling2D
 from .position import PositionEmbedding, SinePositionEncoding, TokenAndPositionEmbedding
-from .recurrent import GRU, LSTM, RNN, SimpleRNN
+from .recurrent import GRU, LSTM, SimpleRNN
 from .recurrent_ops import gru_sequence, lstm_sequence, simple_rnn_sequence
 from .transformer import TransformerEncoder
 
@@ -35,7 +35,6 @@ __all__ = [
     "CLASSES",
     "GRU",
     "LSTM",
-    "RNN",
     "Activation",
     "Add",
     "AveragePooling2D",
