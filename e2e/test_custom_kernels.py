@@ -50,3 +50,41 @@ def test_the_sequence_kernels_pass_their_conformance_cases_in_the_page(gpu_page)
     )
     assert report["failed"] == {}, json.dumps(report["failed"], indent=1)[:20000]
     assert report["passed"] > 30
+
+
+def test_without_a_synchronous_wait_the_compile_error_comes_with_the_next_readback(gpu_page):
+    """Python entered synchronously cannot wait for the compiler: the bridge compiles without waiting and the
+    compiler's messages come with the next readback, still as KernelCompileError."""
+    report = gpu_page.run(
+        """
+        import py_engine.backends.webgpu.bridge_device as bridge_device
+
+        source = "@compute @workgroup_size(1)\\nfn main() {\\n  out[0] = x[0] + missing_name;\\n}\\n"
+        plan = lambda x: pe.Dispatch({"out": ((1,), "float32")}, 1)
+        pe.register_kernel("SyncBroken", "webgpu", pe.Program("SyncBroken", source, inputs=["x"], dispatch=plan))
+        can_run_sync, bridge_device.can_run_sync = bridge_device.can_run_sync, lambda: False
+        try:
+            y = pe.run_kernel("SyncBroken", [pe.ones((1,))])  # recorded: nothing has waited for the compiler yet
+            try:
+                await y.data()
+                error = None
+            except pe.KernelCompileError as e:
+                error = str(e)
+        finally:
+            bridge_device.can_run_sync = can_run_sync
+        after = (await pe.ones((2,)).data()).tolist()
+        try:  # it was forgotten: this use compiles it again, waiting for the compiler this time
+            pe.run_kernel("SyncBroken", [pe.ones((1,))])
+            again = None
+        except pe.KernelCompileError as e:
+            again = str(e)
+        finally:
+            pe.unregister_kernel("SyncBroken", "webgpu")
+        {"error": error, "after": after, "again": again}
+        """
+    )
+    error = report["error"]
+    assert error is not None and error.startswith("kernel 'SyncBroken': its WGSL shader 'SyncBroken:"), error
+    assert ":3:19 error:" in error and "out[0] = x[0] + missing_name;" in error, error  # Tint quotes line 3
+    assert report["after"] == [1.0, 1.0]  # the errors it caused were raised with it, none is left over
+    assert report["again"] is not None and "missing_name" in report["again"], report["again"]

@@ -84,7 +84,7 @@
     // A device call's errors arrive asynchronously. Error scopes catch those of the calls that can fail
     // (creating buffers, pipelines, bind groups: rare, as all of them are cached) and name the call in
     // the message the next readback raises. Python validates what it can foresee before calling.
-    function scoped(what, fn) {
+    function scoped(what, fn, onError) {
       device.pushErrorScope("out-of-memory");
       device.pushErrorScope("validation");
       try {
@@ -92,6 +92,7 @@
       } finally {
         for (let i = 0; i < 2; i++) {
           device.popErrorScope().then((error) => {
+            if (error && onError) onError();
             if (error && errors.length < 8) errors.push(`${what}: ${error.message}`);
           }, () => {}); // a lost device rejects: its loss is reported on its own
         }
@@ -158,13 +159,12 @@
       const known = pipelineIds.get(key);
       if (known !== undefined) return known;
       const start = performance.now();
-      const module = device.createShaderModule({ code: source, label: key });
+      // A shader the compiler rejects shows in the next readback's error, with its lines (compileAsync: at once),
+      // and is forgotten: its next use compiles it again (bridge_device.py forgets it too) and fails again.
       const pipeline = scoped(`compiling shader ${key}`, () => device.createComputePipeline({
-        label: key, layout: layout(nIn, nOut).pipeline, compute: { module, entryPoint: "main" },
-      }));
-      compilerErrors(module).then((found) => { // with the line numbers, for the next readback to raise
-        if (found && errors.length < 8) errors.push(`cannot compile shader ${key}:${found}`);
-      }, () => {});
+        label: key, layout: layout(nIn, nOut).pipeline,
+        compute: { module: device.createShaderModule({ code: source, label: key }), entryPoint: "main" },
+      }), () => pipelineIds.delete(key));
       return addPipeline(key, pipeline, nIn, nOut, start);
     }
 
@@ -266,7 +266,12 @@
       else staging.set(cls, [stage]);
       stats.readbacks++;
       stats.readback_bytes += nbytes;
-      if (errors.length) throw new Error("WebGPU reported errors since the last readback: " + errors.splice(0).join("; "));
+      if (errors.length) {
+        // the errors an invalid object causes later (a rejected shader's dispatches, their submit) arrive after
+        // it: wait for them, so that they are reported with their cause and not by the next readback
+        await new Promise((resolve) => setTimeout(resolve, 50));
+        throw new Error("WebGPU reported errors since the last readback: " + errors.splice(0).join("; "));
+      }
     }
 
     return {

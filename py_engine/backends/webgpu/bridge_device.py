@@ -28,8 +28,9 @@ SYNC_READBACK_HELP = (
 
 
 LOST_PREFIX = "the GPU device was lost"  # how bridge.js starts the message of a call that failed for that reason
-# how bridge.js names a shader the compiler rejects; its messages follow, "line:column error: text" a line
-COMPILE_FAILED = re.compile(r"cannot compile shader (\S+?):\s")
+# how bridge.js names a shader the compiler rejects: compileAsync's error, then "line:column error: text" lines;
+# compile's, in the next readback's error, with Tint's own message (which quotes the line)
+COMPILE_FAILED = re.compile(r"(?:cannot compile|compiling) shader (\S+?):\s")
 COMPILER_LINE = re.compile(r"^(\d+):(\d+) ")
 
 
@@ -92,6 +93,7 @@ class BridgeDevice:
             return self._lost_error(action)
         rejected = COMPILE_FAILED.search(error.message)
         if rejected:
+            self._pipelines.pop(rejected.group(1), None)  # bridge.js forgot it too: its next use compiles it again
             return KernelCompileError(rejected.group(1), _quoted(error.message[rejected.end() :], source))
         return RuntimeError(f"webgpu bridge: cannot {action}: {error.message}")
 
