@@ -21,6 +21,8 @@ def check_last_axis(layer, shape, expected, what="input"):
 
 @register
 class Dense(Layer):
+    supports_masking = True  # as in TF.js: works per step, so a sequence's mask passes through
+
     def __init__(
         self,
         units,
@@ -71,6 +73,8 @@ class Dense(Layer):
 
 @register
 class Activation(Layer):
+    supports_masking = True  # as in TF.js: works per step, so a sequence's mask passes through
+
     def __init__(self, activation, **kwargs):
         super().__init__(**kwargs)
         self.activation = activations.normalize(activation, self.name)
@@ -90,6 +94,8 @@ class Activation(Layer):
 @register
 class ReLU(Layer):
     """max(x, 0), capped at max_value (6 for ReLU6); Keras's negative_slope and threshold are supported too."""
+
+    supports_masking = True  # as in TF.js: works per step, so a sequence's mask passes through
 
     def __init__(self, max_value=None, negative_slope=0.0, threshold=0.0, **kwargs):
         super().__init__(**kwargs)
@@ -120,6 +126,8 @@ class ReLU(Layer):
 
 @register
 class Softmax(Layer):
+    supports_masking = True  # as in TF.js: works per step, so a sequence's mask passes through
+
     def __init__(self, axis=-1, **kwargs):
         super().__init__(**kwargs)
         self.axis = axis[0] if isinstance(axis, (list, tuple)) and len(axis) == 1 else axis
@@ -134,6 +142,8 @@ class Softmax(Layer):
 @register
 class Dropout(Layer):
     """Inverted dropout while training; at inference (predict) it passes its input through."""
+
+    supports_masking = True  # as in TF.js: works per step, so a sequence's mask passes through
 
     def __init__(self, rate, noise_shape=None, seed=None, **kwargs):
         super().__init__(**kwargs)

@@ -11,6 +11,8 @@ class BatchNormalization(Layer):
     """(x - moving_mean) / sqrt(moving_variance + epsilon) * gamma + beta; weights gamma, beta, moving_mean,
     moving_variance (the last two not trainable), as Keras and TF.js name and order them."""
 
+    supports_masking = True  # as in TF.js: works per step, so a sequence's mask passes through
+
     def __init__(
         self,
         axis=-1,

@@ -339,7 +339,7 @@ class Model(WeightAccess, Trainable):
                     blocked.add(layer.name)  # a layer's calls happen in order
                     waiting.append((layer, refs))
                     continue
-                inputs = [made[name][k] for name, k, _ in refs]
+                inputs = [_output(made[name][k], t, name) for name, k, t in refs]
                 made[layer.name].append(layer(inputs if layer.takes_list else _one(inputs, layer)))
             if len(waiting) == len(pending):
                 names = ", ".join(sorted({layer.name for layer, _ in waiting}))
@@ -349,7 +349,7 @@ class Model(WeightAccess, Trainable):
         def symbols(refs, what):
             refs = [refs] if refs and isinstance(refs[0], str) else refs
             try:
-                return [made[name][k] for name, k, *_ in refs]
+                return [_output(made[name][k], int(ref[0]) if ref else 0, name) for name, k, *ref in refs]
             except (KeyError, IndexError):
                 raise ValueError(f"model config: {what} {refs!r} name layer calls that do not exist") from None
 
@@ -396,6 +396,15 @@ def _rows(t, start, stop, n):
     if isinstance(t, Tensor):
         return t if start == 0 and stop >= n else t[start:stop]
     return ops.tensor(t[start:stop], "float32")
+
+
+def _output(call, index, layer_name):
+    """Output `index` of one call of a layer (a call of a layer with several outputs returned a list)."""
+    if isinstance(call, list):
+        return call[index]
+    if index != 0:
+        raise ValueError(f"model config: layer {layer_name!r} has one output, not output {index}")
+    return call
 
 
 def _one(inputs, layer):
