@@ -251,7 +251,7 @@ def test_recurrent_errors_say_what_to_do(rng):
         with pytest.raises(ShapeError, match="needs inputs \\[batch, time, features\\]"):
             L.GRU(2)(pe.zeros((2, 3)))
         with pytest.raises(TypeError, match="does not support masking"):
-            L.Dense(2)(x, mask=pe.ones((2, 4), "bool"))
+            L.Flatten()(x, mask=pe.ones((2, 4), "bool"))
     finally:
         pe.dispose(x)
         layer.dispose()
