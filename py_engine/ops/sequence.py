@@ -77,11 +77,6 @@ def _input(op, value, name, dtype, temps):
     return as_temporary(value, op, temps, dtype)
 
 
-def _host(t):
-    """A tensor's values on the host, to check them (one readback; numpy and list inputs need none)."""
-    return t.numpy()
-
-
 def _crf_inputs(op, emissions, transitions, lengths, temps):
     emissions = _input(op, emissions, "emissions", F32, temps)
     transitions = _input(op, transitions, "transitions", F32, temps)
@@ -108,7 +103,7 @@ def _crf_inputs(op, emissions, transitions, lengths, temps):
             f"{op}: lengths must be [batch] = ({batch},) for emissions of shape {emissions.shape}, "
             f"got shape {lengths.shape}"
         )
-    host = _host(lengths) if isinstance(given, Tensor) else np.asarray(given)
+    host = lengths.numpy() if isinstance(given, Tensor) else np.asarray(given)  # a tensor: one readback
     bad = np.flatnonzero((host < 0) | (host > steps))
     if bad.size:
         raise ValueError(f"{op}: lengths[{bad[0]}] = {host[bad[0]]} is outside [0, {steps}] (steps in emissions)")
@@ -134,7 +129,7 @@ def crf_log_likelihood(emissions, tags, transitions, lengths=None):
                 f"{op}: tags must be [batch, steps] = {emissions.shape[:2]} for emissions of shape "
                 f"{emissions.shape}, got shape {tags.shape}"
             )
-        host_tags = _host(tags) if isinstance(given, Tensor) else np.asarray(given)
+        host_tags = tags.numpy() if isinstance(given, Tensor) else np.asarray(given)  # a tensor: one readback
         inside = np.arange(tags.shape[1])[None, :] < host_lengths[:, None]
         bad = np.argwhere(inside & ((host_tags < 0) | (host_tags >= emissions.shape[2])))
         if bad.size:
@@ -181,6 +176,7 @@ register_gradient("CRFLogLikelihood", _crf_log_likelihood_grad)
 def crf_decode(emissions, transitions, lengths=None):
     """Viterbi decoding: (tags [B, T] int32, best_scores [B] float32), the highest-scoring tag sequence of each
     sequence and its score; tags past each length are 0 (and a length of 0 scores 0). Ties go to the lower tag.
+    Inputs as in crf_log_likelihood; lengths given as a tensor are read back once to check them.
     """
     op = "crf_decode"
     temps = []
