@@ -55,9 +55,20 @@ window.createOutputLog = (element) => {
   const plural = (n, word) => `${n} ${word}${n === 1 ? "" : "s"}`;
   const bytes = (n) => (n < 1024 ? n + " B" : n < 1 << 20 ? (n / 1024).toFixed(1) + " KiB" : (n / (1 << 20)).toFixed(1) + " MiB");
 
+  // The shortest decimal that is the same float32 (0.1, not 0.10000000149011612 as the float64 it arrived as).
+  function shortFloat32(x) {
+    if (!Number.isFinite(x) || Number.isInteger(x)) return x;
+    for (let digits = 1; digits < 9; digits++) {
+      const short = Number(x.toPrecision(digits));
+      if (Math.fround(short) === Math.fround(x)) return short;
+    }
+    return x;
+  }
+
   // JSON with ": " and ", " between items, as runPython's result reads in the devtools console.
-  function pretty(value) {
-    const text = JSON.stringify(value, (_, v) => (typeof v === "bigint" ? v.toString() : v), 2);
+  function pretty(value, float32) {
+    const replacer = (_, v) => (typeof v === "bigint" ? v.toString() : float32 && typeof v === "number" ? shortFloat32(v) : v);
+    const text = JSON.stringify(value, replacer, 2);
     return text.replace(/\[([^[\]{}]*)\]/g, (_, body) => `[${body.replace(/\n\s*/g, " ").trim()}]`);
   }
 
@@ -93,13 +104,15 @@ window.createOutputLog = (element) => {
     if (node.table) box.append(tensorTable(node.table));
     if (node.note) box.append(el("div", "note", node.note));
     if (node.values !== null) {
-      const json = pretty({ shape: node.shape, dtype: node.dtype, values: node.values }).replace(/\n\s*/g, " ");
+      const float32 = node.dtype === "float32" || node.dtype === "float16";
+      const json = pretty({ shape: node.shape, dtype: node.dtype, values: node.values }, float32).replace(/\n\s*/g, " ");
       box.append(el("pre", "json", "as JSON: " + json));
     }
     return box;
   }
 
   function container(node, depth) {
+    if (!node.length) return el("span", "scalar", `${node.type} · empty`);
     const box = el("details", "container");
     box.open = depth < 2;
     const what = node.type === "dict" || node.kind === "list" ? plural(node.length, "item") : plural(node.length, "field");

@@ -4,7 +4,8 @@
 
     {"kind": "none"}
     {"kind": "scalar", "type", "text"}                      bool, int, float, numpy scalars
-    {"kind": "text", "type", "text", "clipped"}             str (real newlines), a model's summary
+    {"kind": "text", "type", "text", "clipped"}             str (real newlines), a model's summary; a short
+                                                            one-line str in a container is a scalar, quoted
     {"kind": "tensor", "type", "name", "shape", "dtype", "backend", "nbytes", "disposed",
      "stats", "note", "table", "values"}                    pe tensors and numpy arrays
     {"kind": "list", "type", "length", "items", "more"}     list, tuple, set, frozenset
@@ -31,7 +32,7 @@ MAX_TEXT = 100_000  # characters of a string
 MAX_REPR = 2000  # characters of a repr()
 MAX_READ = 1 << 24  # elements a tensor may have to be read back for its statistics and table
 TABLE_ROWS = TABLE_COLS = 8  # cells shown of the last two axes; longer axes show their first and last ones
-MAX_JSON_VALUES = 64  # a tensor up to this size also lists its values, as runPython returns them
+MAX_JSON_VALUES = 16  # a tensor up to this size also lists its values, as runPython returns them
 
 
 def _clip(text, limit):
@@ -171,6 +172,8 @@ class _Describer:
                 str(value) if isinstance(value, np.generic) else safe_repr(value)
             )  # numpy's str(): 0.1, not float32(0.1)
             return {"kind": "scalar", "type": kind, "text": text}
+        if isinstance(value, str) and depth > 0 and "\n" not in value and len(value) <= MAX_REPR:
+            return {"kind": "scalar", "type": kind, "text": repr(value)}  # in a container: quoted, as Python shows it
         if isinstance(value, str):
             text, clipped = _clip(value, MAX_TEXT)
             return {"kind": "text", "type": kind, "text": text, "clipped": clipped}
