@@ -143,6 +143,14 @@ def test_crf_decode_returns_the_best_sequence(each_backend):
     np.testing.assert_allclose(scores.numpy(), [s for _, s in best], rtol=1e-6, atol=1e-6)
 
 
+def test_decoding_ties_go_to_the_lower_tag(each_backend):
+    emissions = np.zeros((2, 3, 4), np.float32)
+    emissions[1, :, 2:] = 1.0  # tags 2 and 3 tie at every step
+    path, scores = pe.crf_decode(emissions, np.zeros((4, 4), np.float32))
+    np.testing.assert_array_equal(path.numpy(), [[0, 0, 0], [2, 2, 2]])
+    np.testing.assert_array_equal(scores.numpy(), [0.0, 3.0])
+
+
 def test_lengths_default_to_every_step(each_backend):
     emissions, tags, transitions = crf_problem(2)
     full = np.full(B, T, np.int32)

@@ -129,6 +129,11 @@ def _crf_cases():
         ),
         Case("crf_decode/no-lengths", lambda e, a: ops.crf_decode(e, a), [emissions, transitions], **tol),
         Case("crf_decode/no-sequences", ops.crf_decode, _crf(0, 3, 2, 8, [])[::2]),
+        Case(
+            "crf_decode/ties-go-to-the-lower-tag",
+            ops.crf_decode,
+            [np.zeros((2, 4, 70), np.float32), np.zeros((70, 70), np.float32)],
+        ),
         Case("crf_log_likelihood/no-steps", ops.crf_log_likelihood, _crf(2, 0, 3, 9, [0, 0])),
     ]
     return cases
