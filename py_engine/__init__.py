@@ -9,6 +9,7 @@ from . import dtypes
 from .autograd import custom_grad, grad, grads, register_gradient, value_and_grad, value_and_grads, variable_grads
 from .backends.numpy import NumpyBackend
 from .backends.webgpu import create_backend as create_webgpu_backend
+from .capture import CaptureError, capture
 from .custom_kernels import Dispatch, Program, run_kernel
 from .engine import ENGINE, LeakSite, MemoryInfo, ProfileInfo
 from .errors import (
@@ -81,6 +82,7 @@ def set_debug(on=True):
 __all__ = [
     *_ops_all,
     "BackendError",
+    "CaptureError",
     "DeviceLostError",
     "DisposedTensorError",
     "DTypeError",
@@ -99,6 +101,7 @@ __all__ = [
     "Variable",
     "backend_info",
     "bool_",
+    "capture",
     "custom_grad",
     "Dispatch",
     "Program",

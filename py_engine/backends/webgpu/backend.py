@@ -66,6 +66,9 @@ class WebGPUBackend:
         self.on_cpu = "cpu" in kind.lower() or "swiftshader" in kind.lower()
         self.variants = {}  # kernel family -> the variant chosen for this adapter
         self.dry_run = None  # a list while warm-up collects shaders instead of dispatching
+        self.recording = None  # a capture.Recording while py_engine.capture records a function's dispatches
+        self.programs = set()  # the captured programs built on this device (py_engine/capture.py)
+        self.replays = 0
 
     # ---- the engine's backend interface -----------------------------------------------------
 
@@ -80,7 +83,9 @@ class WebGPUBackend:
 
     def upload(self, array):
         dtype = dtypes.of_numpy(array.dtype)
-        buf, created = self._take(array.size, array.shape, dtype)  # checked before any host conversion
+        # checked before any host conversion; a recorded function's constant gets a buffer its dispatches never used
+        avoid = self.recording.acquired if self.recording is not None else None
+        buf, created = self._take(array.size, array.shape, dtype, avoid=avoid)
         nbytes = array.size * ITEMSIZE_ON_GPU
         if nbytes:
             host = array.astype(np.uint32) if dtype == dtypes.bool_ else array
@@ -89,14 +94,20 @@ class WebGPUBackend:
             except BaseException:
                 self._give_back({buf: (created, nbytes)})
                 raise
+        if self.recording is not None:  # a constant of the recorded function: its bytes must stay
+            self.recording.uploads.add(buf)
         return GpuArray(buf, array.shape, dtype), nbytes
 
     def read(self, handle):
+        if self.recording is not None:
+            self.recording.refuse_readback()
         self.flush()
         raw = self.device.read_buffer(handle.buffer, handle.size * ITEMSIZE_ON_GPU)
         return self._decode(raw, handle)
 
     async def read_async(self, handle):
+        if self.recording is not None:
+            self.recording.refuse_readback()
         self.flush()
         raw = await self.device.read_buffer_async(handle.buffer, handle.size * ITEMSIZE_ON_GPU)
         return self._decode(raw, handle)
@@ -108,6 +119,10 @@ class WebGPUBackend:
         return np.frombuffer(raw, dtypes.NUMPY[handle.dtype]).copy()
 
     def free(self, handle):
+        recording = self.recording
+        if recording is not None and handle.buffer in recording.uploads:  # pinned: the program reads it later
+            recording.released_uploads.add(handle.buffer)
+            return
         taken = self._taken
         if taken is not None and handle.buffer in taken:  # a kernel's own temporary
             self._taken_bytes -= taken.pop(handle.buffer)[1]
@@ -145,24 +160,28 @@ class WebGPUBackend:
             n *= d
         return GpuArray(self._take(n, shape, dtype)[0], shape, dtype)
 
-    def _take(self, count, shape, dtype):
-        """A pooled buffer for `count` elements, after the device's limits and the memory budget allow it."""
+    def _take(self, count, shape, dtype, op=None, avoid=None):
+        """A pooled buffer for `count` elements, after the device's limits and the memory budget allow it.
+
+        `op` names what asks in errors (default: the running kernel, or an upload); `avoid`: buffer ids not to reuse."""
         if not self.limits.fits(count):
-            raise self.limits.too_large(self._op_name(), shape, dtype, count)
+            raise self.limits.too_large(op or self._op_name(), shape, dtype, count)
         nbytes = count * ITEMSIZE_ON_GPU
         budget = ENGINE.memory_budget
         if budget is not None:
             in_use = ENGINE.bytes_by_backend.get(self.name, 0) + self._taken_bytes
             if in_use + nbytes > budget:
-                raise limits.over_budget(self._op_name(), shape, dtype, nbytes, budget, in_use)
+                raise limits.over_budget(op or self._op_name(), shape, dtype, nbytes, budget, in_use)
         try:
-            bid, created = self.pool.acquire(nbytes)
+            bid, created = self.pool.acquire(nbytes, avoid)
         except MemoryError:  # the device is out of memory: give the pool's unused buffers back, try once more
             self.release_pool()
             try:
-                bid, created = self.pool.acquire(nbytes)
+                bid, created = self.pool.acquire(nbytes, avoid)
             except MemoryError as e:
-                raise limits.out_of_memory(self._op_name(), shape, dtype, nbytes, e) from e
+                raise limits.out_of_memory(op or self._op_name(), shape, dtype, nbytes, e) from e
+        if self.recording is not None:
+            self.recording.acquired.add(bid)
         if self._taken is not None:
             self._taken[bid] = (created, nbytes)
             self._taken_bytes += nbytes
@@ -209,7 +228,10 @@ class WebGPUBackend:
             raise ValueError(
                 f"{shader.key}: uniforms must be Python ints, floats and bools that fit 32-bit words; got {uniforms}"
             ) from e
-        self.device.dispatch(shader.key, [a.buffer for a in arrays], offset, workgroups)
+        buffer_ids = [a.buffer for a in arrays]
+        self.device.dispatch(shader.key, buffer_ids, offset, workgroups)
+        if self.recording is not None:
+            self.recording.add(shader, buffer_ids, self._uniforms[offset : offset + 4 * len(uniforms)], workgroups)
         self._uniform_end += UNIFORM_BLOCK
         self._recorded += 1
         if self._recorded >= self.batch_size:
@@ -256,10 +278,16 @@ class WebGPUBackend:
             "pool_bytes_in_use": self.pool.bytes_in_use,
             "pool_reuses": self.pool.reused,
             "recorded_unsubmitted": self._recorded,
+            "capture_programs": len(self.programs),
+            "capture_bytes": sum(p.nbytes for p in self.programs),
+            "capture_replays": self.replays,
             "variants": dict(self.variants),
         }
 
     def release_pool(self):
+        if ENGINE.backend is not self:  # idle (the engine moved on): captured programs go too, re-recorded on use
+            for program in list(self.programs):
+                program.release()
         self.flush()
         self.pool.release_free()
 

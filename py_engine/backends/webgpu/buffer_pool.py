@@ -32,8 +32,9 @@ class BufferPool:
         self.bytes_in_use = 0
         self.reused = 0
 
-    def acquire(self, nbytes):
-        """A buffer of at least nbytes: (buffer id, whether it was created for this request).
+    def acquire(self, nbytes, avoid=None):
+        """A buffer of at least nbytes, none of the ids in `avoid`: (buffer id, whether it was created for this
+        request).
 
         Raises what the device raises (MemoryError when it is out of memory) with the counters unchanged.
         """
@@ -41,13 +42,17 @@ class BufferPool:
         if cls > self.max_bytes:  # nbytes itself fits (the caller checked): a class of its own, in whole words
             cls = -(-nbytes // 4) * 4
         ids = self.free.get(cls)
-        created = not ids
+        at = len(ids) - 1 if ids else -1
+        if avoid:
+            while at >= 0 and ids[at] in avoid:
+                at -= 1
+        created = at < 0
         if created:
             bid = self.device.create_buffer(cls)
             self.size_of[bid] = cls
             self.bytes_allocated += cls
         else:
-            bid = ids.pop()
+            bid = ids.pop(at)
             self.reused += 1
         self.bytes_in_use += cls
         return bid, created
@@ -63,6 +68,26 @@ class BufferPool:
         """Give the buffer back to the device (at the next submit)."""
         self.bytes_in_use -= self.size_of[bid]
         self.doomed.append(bid)
+
+    def take_back(self, bids):
+        """Of `bids`, the ones free or waiting in the pool become in use again (a captured program keeps them, so
+        nothing else may reuse them); returns that set."""
+        wanted = set(bids)
+        taken = set()
+        waiting = []
+        for cls, bid in self.pending:
+            if bid in wanted:
+                taken.add(bid)
+                self.pending_bytes -= cls
+            else:
+                waiting.append((cls, bid))
+        self.pending = waiting
+        for cls, ids in self.free.items():
+            kept = [bid for bid in ids if bid not in wanted]
+            taken.update(bid for bid in ids if bid in wanted)
+            self.free[cls] = kept
+        self.bytes_in_use += sum(self.size_of[bid] for bid in taken)
+        return taken
 
     def submitted(self):
         """The device submitted all recorded work: buffers freed before it can be reused or destroyed."""

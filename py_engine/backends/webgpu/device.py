@@ -15,6 +15,18 @@ dynamic offset from the uniform ring; bindings 1..n are the read-only inputs, th
     read_buffer(id, nbytes) -> bytes     after submitted work; read_buffer_async for the event loop
     native_buffer(id) -> the platform's buffer object (for data_to_gpu)
     info, limits, lost (None or the reason), stats()
+
+Captured programs (py_engine/capture.py): a recorded sequence of dispatches, built once and replayed whole.
+
+    create_program(dispatches, uniform_bytes) -> id
+        dispatches: [(key, buffer_ids, (x, y, z))] of compiled pipelines; uniform_bytes: one 256-byte block per
+        dispatch, in order, written once into the program's own uniform buffer (dispatch i reads block i). The
+        bind groups are made here, so a replay creates nothing.
+    run_program(id, copies_in, copies_out)
+        copies: [(src id, dst id, nbytes)], nbytes a multiple of 4. In one command buffer and one submit: the
+        copies in, every dispatch in one compute pass, the copies out. Work recorded by dispatch() must be flushed
+        first (the submit does not include it). Counts its dispatches and one submit in stats().
+    destroy_program(id)                  its uniform buffer and bind groups (the buffers it binds stay)
 """
 
 UNIFORM_BLOCK = 256  # bytes of uniforms each dispatch can read (64 u32 words)

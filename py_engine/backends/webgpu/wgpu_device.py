@@ -51,6 +51,8 @@ class WgpuDevice:
         usage = wgpu.BufferUsage
         self._uniforms = device.create_buffer(size=UNIFORM_RING, usage=usage.UNIFORM | usage.COPY_DST)
         self._encoder = self._pass = self._pass_pipeline = None
+        self._programs = {}  # program id -> (uniform buffer, [(pipeline, bind group, uniform offset, workgroups)])
+        self._next_program = 1
 
     @classmethod
     async def create(cls):
@@ -195,6 +197,68 @@ class WgpuDevice:
             self._guard("upload uniforms", self.queue.write_buffer, self._uniforms, 0, memoryview(uniform_bytes))
         self._guard("submit", self.queue.submit, [enc.finish()])
         self._stats.submits += 1
+
+    # ---- captured programs ------------------------------------------------------------------
+
+    def create_program(self, dispatches, uniform_bytes):
+        uniforms = self._guard(
+            "create a program's uniforms",
+            lambda: self.device.create_buffer(
+                size=max(len(uniform_bytes), UNIFORM_BLOCK), usage=wgpu.BufferUsage.UNIFORM | wgpu.BufferUsage.COPY_DST
+            ),
+        )
+        if uniform_bytes:
+            self._guard("upload a program's uniforms", self.queue.write_buffer, uniforms, 0, memoryview(uniform_bytes))
+        groups = {}  # (layout, buffer ids) -> bind group: dispatches on the same buffers share one
+        steps = []
+        for i, (key, buffer_ids, workgroups) in enumerate(dispatches):
+            pipeline, shape = self._pipelines[key]
+            group_key = (shape, tuple(buffer_ids))
+            if group_key not in groups:
+                groups[group_key] = self._guard(
+                    "bind a program's buffers", self._program_group, uniforms, shape, buffer_ids
+                )
+            steps.append((pipeline, groups[group_key], i * UNIFORM_BLOCK, tuple(workgroups)))
+        pid, self._next_program = self._next_program, self._next_program + 1
+        self._programs[pid] = (uniforms, steps)
+        return pid
+
+    def _program_group(self, uniforms, shape, buffer_ids):
+        entries = [{"binding": 0, "resource": {"buffer": uniforms, "offset": 0, "size": UNIFORM_BLOCK}}]
+        for i, bid in enumerate(buffer_ids):
+            buf = self._buffers[bid]
+            entries.append({"binding": i + 1, "resource": {"buffer": buf, "offset": 0, "size": buf.size}})
+        return self.device.create_bind_group(layout=self._layout(*shape)[0], entries=entries)
+
+    def run_program(self, pid, copies_in, copies_out):
+        _, steps = self._programs[pid]
+        self._guard("run a program", self._submit_program, steps, copies_in, copies_out)
+        self._stats.dispatches += len(steps)
+        self._stats.submits += 1
+
+    def _submit_program(self, steps, copies_in, copies_out):
+        buffers = self._buffers
+        encoder = self.device.create_command_encoder()
+        for src, dst, nbytes in copies_in:
+            encoder.copy_buffer_to_buffer(buffers[src], 0, buffers[dst], 0, nbytes)
+        if steps:
+            p = encoder.begin_compute_pass()
+            current = None
+            for pipeline, group, offset, workgroups in steps:
+                if pipeline is not current:
+                    p.set_pipeline(pipeline)
+                    current = pipeline
+                p.set_bind_group(0, group, [offset], 0, 1)
+                p.dispatch_workgroups(*workgroups)
+            p.end()
+        for src, dst, nbytes in copies_out:
+            encoder.copy_buffer_to_buffer(buffers[src], 0, buffers[dst], 0, nbytes)
+        self.queue.submit([encoder.finish()])
+
+    def destroy_program(self, pid):
+        uniforms, _ = self._programs.pop(pid)
+        if not self.lost:
+            uniforms.destroy()
 
     def read_buffer(self, bid, nbytes):
         data = self._guard("read back", self.queue.read_buffer, self._buffers[bid], 0, max(nbytes, 4))

@@ -1,0 +1,289 @@
+"""pe.capture(fn): record a function's GPU dispatches once, then replay them whole in one device call.
+
+    forward = pe.capture(lambda x: model.predict(x).softmax())
+    y = forward(x)        # first call for x's shapes and dtypes: runs fn normally and records its dispatches
+    y = forward(x2)       # later calls: one device call (copy x2 in, every dispatch, copy the outputs out)
+    forward.dispose()     # frees the programs and every buffer they hold
+
+Python costs ~25 us per op on webgpu (more in the page), so a model of a hundred ops spends milliseconds in
+Python; a replay spends one device call. How a recording becomes a program:
+- The webgpu backend reports to a `Recording` (backend.py's hooks) every buffer the pool hands out, every upload,
+  and every dispatch with its 256-byte uniform block.
+- fn runs in a scope of its own, so every intermediate is freed when it returns. The buffers the recorded
+  dispatches use that are then free in the pool are taken out of it: the program owns them (reuse among them
+  within the recording is fine, the replay keeps the order). Uploads made during fn (Python scalar operands,
+  constants) are pinned: never reused while recording, never given to a buffer the recording used before, and
+  kept by the program, so their bytes stay valid for every replay.
+- The caller's input buffers and the returned tensors' buffers stay the caller's: in the program they are
+  replaced by buffers of its own, which each replay fills by copying the new inputs in and empties by copying
+  the outputs into fresh pool buffers (tensors the caller owns, in the current scope like any op's result).
+Weights and other tensors fn reads from outside are bound as they are: they must outlive the capture.
+"""
+
+import functools
+
+from .backends.webgpu.backend import GpuArray
+from .backends.webgpu.device import UNIFORM_BLOCK
+from .backends.webgpu.wgsl import ITEMSIZE_ON_GPU
+from .engine import ENGINE, TAPE
+from .errors import DeviceLostError, EngineError
+from .tensor import Tensor
+
+_PURE = "capture is for pure functions of their inputs and fixed weights (a training step is not supported yet)"
+
+
+class CaptureError(EngineError, RuntimeError):
+    """A captured function did something a replay cannot repeat (a readback, assigning a variable)."""
+
+
+def capture(fn, max_programs=1):
+    """A callable `captured(*tensors)` that runs `fn` (tensors -> a tensor, or a list/tuple of tensors) on a GPU
+    backend as a recorded program.
+
+    The first call for an input signature (shapes and dtypes) runs fn normally (its results are real) while
+    recording every dispatch; later calls with that signature replay the recording: the new inputs are copied
+    into the program's input buffers, every dispatch runs in one pass, the outputs are copied into fresh tensors,
+    all in one device call and one submit, with no Python per op. A call with another signature runs fn
+    normally, unless fewer than `max_programs` signatures were recorded: then it is recorded too.
+
+    fn must be a pure function of its inputs and fixed weights: reading a tensor back inside it raises
+    CaptureError, and so does assigning a variable. A training step (which assigns its weights) is not
+    supported yet. The weights fn reads must outlive the capture; Python values fn uses are frozen at
+    recording (a Python scalar operand becomes a constant of the program).
+
+    fn runs normally (nothing is recorded) on the numpy backend, during pe.warmup, under a gradient tape, inside
+    the recording of another captured function (which records fn's dispatches), and when two inputs share one
+    buffer. A backend switch or a lost device drops the programs (re-recorded on the
+    next call on a GPU); a replay on a device that is lost raises DeviceLostError and the engine falls back to
+    numpy, where later calls run fn. `captured.dispose()` frees every program and buffer (a later call records
+    again). The bytes the programs hold count in `pe.memory().num_bytes_in_gpu_allocated`; `pe.stats()` shows
+    capture_programs, capture_bytes and capture_replays.
+    """
+    if not callable(fn):
+        raise TypeError(f"capture takes a function of tensors, got {type(fn).__name__}")
+    if type(max_programs) is not int or max_programs < 0:
+        raise ValueError(f"capture: max_programs must be an int >= 0, got {max_programs!r}")
+    return CapturedFunction(fn, max_programs)
+
+
+class CapturedFunction:
+    def __init__(self, fn, max_programs):
+        functools.update_wrapper(self, fn, updated=())  # its name and doc, not its attributes
+        self.fn, self.max_programs = fn, max_programs
+        self.name = getattr(fn, "__qualname__", None) or repr(fn)
+        self._programs = {}  # input signature -> Program
+
+    def __call__(self, *inputs):
+        backend = ENGINE.backend or ENGINE.active()
+        if not backend.is_gpu or backend.dry_run is not None or backend.recording is not None or TAPE.get() is not None:
+            return self.fn(*inputs)  # numpy, warm-up, inside another recording, gradients: fn as it is
+        signature = []
+        for i, t in enumerate(inputs):
+            if not isinstance(t, Tensor):
+                raise TypeError(f"capture({self.name}): input {i} is a {type(t).__name__}; pass tensors")
+            signature.append((t.shape, t.dtype))
+        signature = tuple(signature)
+        program = self._programs.get(signature)
+        if program is not None and program.backend is backend and not program.released:
+            return program.replay(inputs)
+        self._forget_unusable(backend)
+        if len(self._programs) >= self.max_programs:
+            return self.fn(*inputs)
+        return self._record(backend, signature, inputs)
+
+    def _forget_unusable(self, backend):
+        """Drop the programs of another device (a lost one, or a backend started afresh)."""
+        for signature, program in list(self._programs.items()):
+            if program.backend is not backend or program.released:
+                program.release()
+                del self._programs[signature]
+
+    def dispose(self):
+        """Free every program and the buffers it holds (a later call records again)."""
+        for program in self._programs.values():
+            program.release()
+        self._programs.clear()
+
+    def _record(self, backend, signature, inputs):
+        for t in inputs:
+            buf = t._live_buffer()
+            if buf.backend is not backend:
+                ENGINE._move(buf, backend)
+        input_ids = [t._buf.handle.buffer for t in inputs]
+        if len(set(input_ids)) < len(input_ids):  # the recorded dispatches could not tell the inputs apart
+            return self.fn(*inputs)
+        recording = Recording(self.name)
+        variables = {name: v._buf for name, v in ENGINE.variables.items()}
+        backend.recording = recording
+        try:
+            with ENGINE.scope() as scope:  # every intermediate is freed before the recording ends
+                result = self.fn(*inputs)
+                outputs = self._outputs(result)
+                self._check_no_assignment(variables)
+                scope.export(result)
+        except BaseException:
+            backend.recording = None
+            for bid in recording.released_uploads:
+                backend.pool.release(bid)
+            raise
+        backend.recording = None
+        try:
+            kind = Tensor if isinstance(result, Tensor) else list if isinstance(result, list) else tuple
+            program = Program(backend, self.name, recording, inputs, input_ids, outputs, kind)
+        except BaseException:
+            ENGINE.dispose(result)
+            raise
+        self._programs[signature] = program
+        return result
+
+    def _outputs(self, result):
+        outputs = [result] if isinstance(result, Tensor) else result
+        if not isinstance(result, (Tensor, list, tuple)) or not all(isinstance(t, Tensor) for t in outputs):
+            raise TypeError(
+                f"capture({self.name}): the function must return a tensor or a list/tuple of tensors, "
+                f"got {type(result).__name__}"
+            )
+        return outputs
+
+    def _check_no_assignment(self, variables):
+        for name, v in ENGINE.variables.items():
+            if name in variables and v._buf is not variables[name]:
+                raise CaptureError(
+                    f"capture({self.name}): the function assigned the variable {name!r} while being recorded; "
+                    f"a replay would not assign it. {_PURE}"
+                )
+
+
+class Recording:
+    """What the webgpu backend reports while a function is recorded (the hooks in backend.py fill it)."""
+
+    __slots__ = ("acquired", "dispatches", "name", "released_uploads", "uniforms", "uploads")
+
+    def __init__(self, name):
+        self.name = name
+        self.acquired = set()  # every buffer the pool handed out
+        self.uploads = set()  # buffers written from the host (constants): pinned
+        self.released_uploads = set()  # of those, the ones their tensors let go of: the pool does not get them
+        self.dispatches = []  # (shader key, number of inputs, buffer ids, workgroups (x, y, z))
+        self.uniforms = bytearray()  # one block per dispatch
+
+    def add(self, shader, buffer_ids, uniform_words, workgroups):
+        self.dispatches.append((shader.key, shader.n_in, buffer_ids, (*workgroups, 1, 1)[:3]))
+        self.uniforms += uniform_words
+        self.uniforms += bytes(UNIFORM_BLOCK - len(uniform_words))
+
+    def refuse_readback(self):
+        raise CaptureError(
+            f"capture({self.name}): the function tried to read a tensor back to the CPU (data, data_sync, numpy, "
+            "item, tolist, print) while being recorded; a replay cannot. Return the tensor and read it after the "
+            f"call. {_PURE}"
+        )
+
+
+class Program:
+    """A recording built on one device: the buffers it owns, its device program, how inputs and outputs move."""
+
+    def __init__(self, backend, name, recording, inputs, input_ids, outputs, result_kind):
+        self.backend, self.name, self.result_kind = backend, name, result_kind  # Tensor, list or tuple
+        self.released = False
+        pool = backend.pool
+        written, used = set(), set()
+        for _, n_in, ids, _ in recording.dispatches:
+            used.update(ids)
+            written.update(ids[n_in:])
+        intermediates = (used & recording.acquired) - recording.uploads - {t._buf.handle.buffer for t in outputs}
+        self.owned = pool.take_back(intermediates)  # the ones free in the pool: nothing else may reuse them now
+        constants = recording.released_uploads & used
+        for bid in recording.released_uploads - constants:  # pinned for nothing: back to the pool
+            pool.release(bid)
+        self.owned |= constants
+        try:
+            kept = (intermediates - self.owned) & written
+            if kept:
+                raise CaptureError(
+                    f"capture({name}): the function keeps tensors it computed without returning them (pe.keep, a "
+                    "scope export, a cache, or state built on first use such as a model's inference plan: call "
+                    f"predict once before capturing); a replay would overwrite them. {_PURE}"
+                )
+            remap = {}  # the caller's buffers -> the program's own
+            self.inputs = []  # (program buffer, nbytes)
+            for t, bid in zip(inputs, input_ids):
+                remap[bid] = self._own(t.size, t.shape, t.dtype)
+                self.inputs.append((remap[bid], t.size * ITEMSIZE_ON_GPU))
+            self.outputs = []  # (program buffer, shape, dtype, elements)
+            for t in outputs:
+                handle = t._buf.handle
+                if handle.buffer in recording.uploads:
+                    raise CaptureError(
+                        f"capture({name}): the function returned a tensor it uploaded (shape {t.shape}) instead of "
+                        "one it computed; return computed tensors, or pass the value in as an input"
+                    )
+                if handle.buffer in written and handle.buffer not in remap:
+                    remap[handle.buffer] = self._own(handle.size, handle.shape, handle.dtype)
+                self.outputs.append((remap.get(handle.buffer, handle.buffer), t.shape, t.dtype, t.size))
+            dispatches = [(key, [remap.get(b, b) for b in ids], wg) for key, _, ids, wg in recording.dispatches]
+            self.n_dispatches = len(dispatches)
+            self.device_id = backend.device.create_program(dispatches, bytes(recording.uniforms))
+        except BaseException:
+            self._free_buffers()
+            raise
+        self.nbytes = sum(pool.size_of[bid] for bid in self.owned)
+        backend.programs.add(self)
+
+    def _own(self, count, shape, dtype):
+        bid = self.backend._take(count, shape, dtype, op=f"capture({self.name})")[0]
+        self.owned.add(bid)
+        return bid
+
+    def replay(self, inputs):
+        backend = self.backend
+        copies_in = []
+        for t, (dst, nbytes) in zip(inputs, self.inputs):
+            buf = t._live_buffer()
+            if buf.backend is not backend:
+                ENGINE._move(buf, backend)
+            if nbytes:
+                copies_in.append((buf.handle.buffer, dst, nbytes))
+        taken, copies_out = {}, []
+        try:
+            backend.flush()  # work recorded before (what made the inputs) goes first
+            for src, shape, dtype, count in self.outputs:
+                bid, created = backend._take(count, shape, dtype, op=f"capture({self.name})")
+                taken[bid] = (created, count * ITEMSIZE_ON_GPU)
+                if count:
+                    copies_out.append((src, bid, count * ITEMSIZE_ON_GPU))
+            backend.device.run_program(self.device_id, copies_in, copies_out)
+        except DeviceLostError as e:
+            backend._give_back(taken)
+            self.release()
+            ENGINE._device_lost(backend, e)
+            raise
+        except BaseException:
+            backend._give_back(taken)
+            raise
+        backend.pool.submitted()
+        backend.replays += 1
+        make, new_buffer = ENGINE.make_tensor, ENGINE._new_buffer
+        results = [
+            make(new_buffer(backend, GpuArray(bid, shape, dtype), nbytes), shape, dtype)
+            for (bid, (_, nbytes)), (_, shape, dtype, _) in zip(taken.items(), self.outputs)
+        ]
+        if self.result_kind is Tensor:
+            return results[0]
+        return results if self.result_kind is list else tuple(results)
+
+    def release(self):
+        """Free the device program and every buffer it owns (bookkeeping only on a lost device)."""
+        if self.released:
+            return
+        self.released = True
+        self.backend.programs.discard(self)
+        self.backend.device.destroy_program(self.device_id)
+        self._free_buffers()
+
+    def _free_buffers(self):
+        pool = self.backend.pool
+        for bid in self.owned:
+            pool.discard(bid)
+        if not self.backend._recorded:  # no recorded work reads them: destroy them now, not at the next submit
+            pool.submitted()
