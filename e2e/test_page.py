@@ -264,3 +264,23 @@ def test_a_shared_link_shows_the_code_without_running_it_and_a_reload_keeps_the_
         assert not [line for line in reader.console if "Content Security Policy" in line], reader.console
     finally:
         reader.close()
+
+
+def test_without_the_editor_bundle_the_plain_text_box_serves(webgpu_browser, server_url):
+    context = webgpu_browser.new_context()
+    try:
+        page = context.new_page()
+        page.route("**/vendor/editor.json", lambda route: route.fulfill(status=404, body="missing"))
+        page.goto(server_url)
+        page.wait_for_function("() => window.playground && playground.state === 'ready'", timeout=BOOT_TIMEOUT_MS)
+        notice = page.get_by_role("alert")
+        notice.wait_for()
+        assert "The code editor could not load (vendor/editor.json: HTTP 404" in notice.inner_text()
+        box = editor(page)
+        assert box.evaluate("e => e.tagName") == "TEXTAREA"
+        box.fill('print("plain")\n6 * 7')
+        box.press("Control+Enter")
+        page.wait_for_function("() => /Done in/.test(document.querySelector('#run-state').textContent)", timeout=RUN_MS)
+        assert output(page).inner_text().splitlines() == ["plain", "42"]
+    finally:
+        context.close()

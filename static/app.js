@@ -508,7 +508,8 @@
   startWorker();
   loadEditor().catch((error) => {
     console.error(error);
-    ui.notice.textContent = `The code editor could not load (${error.message}); the plain text box serves instead.`;
-    ui.notice.hidden = false;
+    const notice = $("editor-notice");
+    notice.textContent = `The code editor could not load (${error.message}); the plain text box serves instead.`;
+    notice.hidden = false;
   });
 })();
