@@ -1,9 +1,10 @@
 """compile / fit / evaluate / train_on_batch / test_on_batch: Keras's API with TensorFlow.js's training semantics.
 
-Nothing in the loop can leak: each batch runs in its own scope; what a batch adds to the epoch's totals (loss and
-metric sums, a NaN flag) stays on the device and is read back once per epoch, together with the validation
-totals. Callbacks only ever see Python floats. A callback that overrides on_batch_end asks for per-batch logs,
-which costs one readback per batch.
+Nothing in the loop can leak: each batch runs in its own scope; its values (loss, metrics) go into their row of one
+fixed-size epoch table on the device, read back once per epoch together with the validation table. The sums,
+weighted by batch size, and the NaN check are done on the host from that table, so a batch adds two kernels
+(pad, add) and no upload to what its step costs. Callbacks only ever see Python floats. A callback that
+overrides on_batch_end asks for per-batch logs, which costs one readback per batch.
 """
 
 import numpy as np
@@ -176,11 +177,12 @@ class Trainable:
     # ---- loops ---------------------------------------------------------------------------------
 
     def _run_epoch(self, step, xs, ys, n, batch_size, order=None, cbs=None):
-        """step on every batch, each in its own scope. Returns (device totals, examples seen); the totals are
-        [sum of values * batch size..., NaN seen, batches before the first NaN]. With cbs, the batch hooks run after
-        each batch's scope closed, with the batch's values read back when a callback wants them; a callback that
-        sets model.stop_training ends the epoch at that batch."""
-        totals, seen = None, 0
+        """step on every batch, each in its own scope. Returns (table, sizes): a device tensor [batches, values]
+        with each batch's values in its row (rows after an early stop stay 0), and the host list of the sizes of
+        the batches that ran. With cbs, the batch hooks run after each batch's scope closed, with the batch's values
+        read back when a callback wants them; a callback that sets model.stop_training ends the epoch there."""
+        batches = -(-n // batch_size)
+        table, sizes = None, []
         for index, start in enumerate(range(0, n, batch_size)):
             stop = min(start + batch_size, n)
             if cbs is not None:
@@ -193,18 +195,12 @@ class Trainable:
                     batch = [ops.gather(t, rows) for t in xs + ys]
                 row = step(batch[: len(xs)], batch[len(xs) :])
                 values = row.numpy().astype(np.float64) if cbs is not None and cbs.wants_batch_logs else None
-                loss = row[:1]
-                bad = ops.cast(ops.is_nan(loss - loss), "float32")  # NaN, or an infinity (inf - inf is NaN)
-                if totals is None:
-                    new = ops.concat([row * float(stop - start), bad, 1.0 - bad])
-                else:
-                    nan_seen = ops.maximum(totals[-2:-1], bad)
-                    new = ops.concat(
-                        [totals[:-2] + row * float(stop - start), nan_seen, totals[-1:] + (1.0 - nan_seen)]
-                    )
-                    ENGINE.dispose(totals)
-                totals = scope.export(new)
-            seen += stop - start
+                placed = ops.pad(ops.expand_dims(row, 0), [[index, batches - 1 - index], [0, 0]])
+                new = placed if table is None else table + placed
+                if table is not None:
+                    ENGINE.dispose(table)
+                table = scope.export(new)
+            sizes.append(stop - start)
             if cbs is None:
                 continue
             logs = {"batch": index, "size": stop - start}
@@ -215,7 +211,7 @@ class Trainable:
             cbs.on_batch_end(index, logs)
             if self.stop_training:
                 break
-        return totals, seen
+        return table, sizes
 
     def fit(
         self,
@@ -273,19 +269,21 @@ class Trainable:
 
     def _fit_epoch(self, config, epoch, xs, ys, n, batch_size, order, val, cbs):
         """One epoch and its validation; the logs as floats, from one readback (plus one per batch if wanted)."""
-        names, k = config.log_names, len(config.log_names)
+        names = config.log_names
         with ENGINE.scope("epoch"):
-            train, seen = self._run_epoch(self._train_step, xs, ys, n, batch_size, order, cbs)
-            parts = [train]
+            train, sizes = self._run_epoch(self._train_step, xs, ys, n, batch_size, order, cbs)
+            tables = [(train, sizes)]
             if val is not None:
-                parts.append(self._run_epoch(self._test_step, *val, batch_size)[0])
-            read = ops.concat(parts).numpy().astype(np.float64)
-        sums, nan_seen, clean = read[:k], read[k], read[k + 1]
-        if nan_seen and not (cbs.handles_nan and self.stop_training):
-            raise TrainingError(_nan_message(self.name, epoch, int(clean)))
-        logs = dict(zip(names, (sums / seen).tolist()))
+                tables.append(self._run_epoch(self._test_step, *val, batch_size))
+            read = ops.concat([ops.flatten(table) for table, _ in tables]).numpy()
+            parts = np.split(read, np.cumsum([table.size for table, _ in tables])[:-1])
+            rows = [part.reshape(table.shape) for part, (table, _) in zip(parts, tables)]
+        bad = ~np.isfinite(rows[0][: len(sizes), 0])  # a NaN or infinite loss
+        if bad.any() and not (cbs.handles_nan and self.stop_training):
+            raise TrainingError(_nan_message(self.name, epoch, int(np.argmax(bad))))
+        logs = dict(zip(names, _means(rows[0], sizes)))
         if val is not None:
-            logs.update(zip([f"val_{name}" for name in names], (read[k + 2 : 2 * k + 2] / val[2]).tolist()))
+            logs.update(zip([f"val_{name}" for name in names], _means(rows[1], tables[1][1])))
         return logs
 
     # ---- evaluation ------------------------------------------------------------------------
@@ -296,8 +294,8 @@ class Trainable:
         config = self._compiled("evaluate", x)
         with ENGINE.scope("evaluate"):
             xs, ys, n = self._dataset(x, y, "evaluate")
-            totals, _ = self._run_epoch(self._test_step, xs, ys, n, batch_size)
-            values = (totals.numpy().astype(np.float64)[: len(config.log_names)] / n).tolist()
+            table, sizes = self._run_epoch(self._test_step, xs, ys, n, batch_size)
+            values = _means(table.numpy(), sizes)
         if verbose:
             print(" - ".join(f"{k}: {v:.4g}" for k, v in zip(config.log_names, values)))
         return _results(config, values, return_dict)
@@ -317,6 +315,14 @@ class Trainable:
             xs, ys, _ = self._dataset(x, y, "test_on_batch")
             values = self._test_step(xs, ys).numpy().astype(np.float64).tolist()
         return _results(config, values, return_dict)
+
+
+def _means(rows, sizes):
+    """The batch-size-weighted means of the values in rows [batches, values], as floats. The sums are float32,
+    accumulated batch after batch as a device would (what TF.js's fit does), then divided in float64."""
+    weighted = rows[: len(sizes)] * np.asarray(sizes, np.float32)[:, None]
+    sums = np.add.accumulate(weighted, axis=0, dtype=np.float32)[-1]
+    return (sums.astype(np.float64) / sum(sizes)).tolist()
 
 
 def _results(config, values, return_dict):
