@@ -1,9 +1,10 @@
 """Optimizers with Keras's names and arguments and TensorFlow.js 4.22's update rules.
 
 Each update follows tfjs-core/src/optimizers/*.ts op for op, so a model trained here follows the trajectory
-TF.js takes. One `apply_gradients` call runs in one engine scope (on webgpu each scope end is a submit), reads
-nothing back to the host (hyperparameters, Adam's bias corrections and schedules are Python floats), and
-replaces each variable's value with `assign`. Slot variables ("<variable>/m", ...) are engine variables made on
+TF.js takes. One `apply_gradients` call runs in one engine scope, reads nothing back to the host
+(hyperparameters, Adam's bias corrections and schedules are Python floats), and replaces each variable's value
+with `assign`. Each constant it multiplies or adds (the learning rate, betas, epsilon...) is uploaded once per
+call, as a scalar tensor every variable's update shares, rather than once per op and variable. Slot variables ("<variable>/m", ...) are engine variables made on
 first use and counted by `pe.memory()`; `dispose()` frees them and the next update makes them again.
 
 get_config() is TF.js's getConfig (camelCase keys) and class_name TF.js's class name, so the pair is what TF.js
@@ -19,7 +20,7 @@ from .. import dtypes
 from ..engine import ENGINE
 from ..errors import DisposedTensorError, DTypeError, ShapeError
 from ..layers.base import free_variable_name
-from ..ops import add, clip_by_value, div, fill, maximum, mul, sqrt, square, sub
+from ..ops import add, clip_by_value, div, fill, maximum, mul, scalar, sqrt, square, sub
 from ..ops import sum as reduce_sum
 from ..tensor import Tensor, Variable
 from . import schedules
@@ -72,6 +73,7 @@ class Optimizer:
         self.name = owner.lower() if name is None else str(name)
         self.iterations = 0  # updates applied so far; a schedule is evaluated at this step
         self._slots = {}  # variable id -> (variable, {slot suffix: slot variable})
+        self._constants = None  # during apply_gradients: {float.hex(): scalar tensor}
 
     # ---- learning rate --------------------------------------------------------------------
 
@@ -137,10 +139,23 @@ class Optimizer:
         lr = self.learning_rate
         self._drop_slots_of_disposed_variables()
         with ENGINE.scope("apply_gradients"):
-            gradients = self._clipped([g for _, g in pairs])
-            for (variable, _), gradient in zip(pairs, gradients):
-                self._update(variable, variable, gradient, lr)
+            self._constants = {}
+            try:
+                gradients = self._clipped([g for _, g in pairs])
+                for (variable, _), gradient in zip(pairs, gradients):
+                    self._update(variable, variable, gradient, lr)
+            finally:
+                self._constants = None
         self.iterations += 1
+
+    def _constant(self, value):
+        """value as a float32 scalar tensor, made once per apply_gradients call (it goes with the call's scope).
+        The ops get the same float32 operand a Python number gives them, so the results are the same."""
+        key = float(value).hex()  # tells -0.0 from 0.0
+        tensor = self._constants.get(key)
+        if tensor is None:
+            tensor = self._constants[key] = scalar(float(value), "float32")
+        return tensor
 
     def minimize(self, loss_fn, var_list=None, return_cost=False):
         """TF.js's minimize: the gradients of loss_fn() for var_list (default every trainable variable it uses),
@@ -222,10 +237,10 @@ class Optimizer:
         """Keras's clipping, on the device: each gradient to L2 norm <= clipnorm, all of them together to
         global norm <= global_clipnorm, or each element into [-clipvalue, clipvalue]."""
         if self.clipnorm is not None:
-            c = self.clipnorm
+            c = self._constant(self.clipnorm)
             return [div(mul(g, c), maximum(sqrt(reduce_sum(square(g))), c)) for g in gradients]
         if self.global_clipnorm is not None and gradients:
-            c = self.global_clipnorm
+            c = self._constant(self.global_clipnorm)
             total = reduce_sum(square(gradients[0]))
             for g in gradients[1:]:
                 total = add(total, reduce_sum(square(g)))
@@ -294,16 +309,17 @@ class SGD(Optimizer):
         return "Momentum" if self.momentum > 0 else "SGD"
 
     def _update(self, variable, value, gradient, lr):
+        minus_lr = self._constant(-lr)
         if self.momentum == 0:
-            variable.assign(add(mul(-lr, gradient), value))
+            variable.assign(add(mul(minus_lr, gradient), value))
             return
         accumulation = self._slot(variable, "momentum")
-        m = self.momentum
+        m = self._constant(self.momentum)
         new_accumulation = add(mul(m, accumulation), gradient)
         if self.nesterov:
-            new_value = add(mul(-lr, add(gradient, mul(new_accumulation, m))), value)
+            new_value = add(mul(minus_lr, add(gradient, mul(new_accumulation, m))), value)
         else:
-            new_value = add(mul(-lr, new_accumulation), value)
+            new_value = add(mul(minus_lr, new_accumulation), value)
         accumulation.assign(new_accumulation)
         variable.assign(new_value)
 
@@ -335,16 +351,16 @@ class Adam(Optimizer):
         self.epsilon = _number(owner, "epsilon", epsilon, 0)
 
     def _update(self, variable, value, gradient, lr):
-        b1, b2 = self.beta_1, self.beta_2
+        b1, b2, c = self.beta_1, self.beta_2, self._constant
         step = self.iterations + 1
         first, second = self._slot(variable, "m"), self._slot(variable, "v")
-        new_first = add(mul(first, b1), mul(gradient, 1 - b1))
-        new_second = add(mul(second, b2), mul(square(gradient), 1 - b2))
-        corrected_first = div(new_first, 1 - b1**step)
-        corrected_second = div(new_second, 1 - b2**step)
+        new_first = add(mul(first, c(b1)), mul(gradient, c(1 - b1)))
+        new_second = add(mul(second, c(b2)), mul(square(gradient), c(1 - b2)))
+        corrected_first = div(new_first, c(1 - b1**step))
+        corrected_second = div(new_second, c(1 - b2**step))
         first.assign(new_first)
         second.assign(new_second)
-        variable.assign(add(mul(div(corrected_first, add(sqrt(corrected_second), self.epsilon)), -lr), value))
+        variable.assign(add(mul(div(corrected_first, add(sqrt(corrected_second), c(self.epsilon))), c(-lr)), value))
 
     def _tfjs_config(self):
         return {"learningRate": self.learning_rate, "beta1": self.beta_1, "beta2": self.beta_2, "epsilon": self.epsilon}
@@ -364,7 +380,7 @@ class AdamW(Adam):
         self.weight_decay = _number("AdamW", "weight_decay", weight_decay, 0)
 
     def _update(self, variable, value, gradient, lr):
-        decayed = sub(value, mul(value, lr * self.weight_decay))
+        decayed = sub(value, mul(value, self._constant(lr * self.weight_decay)))
         super()._update(variable, decayed, gradient, lr)
 
     def _tfjs_config(self):
@@ -396,17 +412,18 @@ class RMSprop(Optimizer):
         self.centered = bool(centered)
 
     def _update(self, variable, value, gradient, lr):
-        rho = self.rho
+        c = self._constant
+        rho, one_minus_rho, epsilon = c(self.rho), c(1 - self.rho), c(self.epsilon)
         mean_square, moments = self._slot(variable, "rms"), self._slot(variable, "momentum")
-        new_mean_square = add(mul(mean_square, rho), mul(square(gradient), 1 - rho))
+        new_mean_square = add(mul(mean_square, rho), mul(square(gradient), one_minus_rho))
         if self.centered:
             mean_grad = self._slot(variable, "mg")
-            new_mean_grad = add(mul(mean_grad, rho), mul(gradient, 1 - rho))
-            denominator = sqrt(add(sub(new_mean_square, square(new_mean_grad)), self.epsilon))
+            new_mean_grad = add(mul(mean_grad, rho), mul(gradient, one_minus_rho))
+            denominator = sqrt(add(sub(new_mean_square, square(new_mean_grad)), epsilon))
             mean_grad.assign(new_mean_grad)
         else:
-            denominator = sqrt(add(new_mean_square, self.epsilon))
-        new_moments = add(mul(moments, self.momentum), div(mul(gradient, lr), denominator))
+            denominator = sqrt(add(new_mean_square, epsilon))
+        new_moments = add(mul(moments, c(self.momentum)), div(mul(gradient, c(lr)), denominator))
         mean_square.assign(new_mean_square)
         moments.assign(new_moments)
         variable.assign(sub(value, new_moments))
@@ -443,7 +460,8 @@ class Adagrad(Optimizer):
         accumulator = self._slot(variable, "accumulator", self.initial_accumulator_value)
         new_accumulator = add(accumulator, square(gradient))
         accumulator.assign(new_accumulator)
-        variable.assign(add(mul(div(gradient, sqrt(add(new_accumulator, self.epsilon))), -lr), value))
+        epsilon, minus_lr = self._constant(self.epsilon), self._constant(-lr)
+        variable.assign(add(mul(div(gradient, sqrt(add(new_accumulator, epsilon))), minus_lr), value))
 
     def _tfjs_config(self):
         config = {"learningRate": self.learning_rate, "initialAccumulatorValue": self.initial_accumulator_value}
