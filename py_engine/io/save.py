@@ -41,8 +41,9 @@ def save_layers_model(model, path, max_shard_bytes=None, converted_by=None):
         "modelTopology": model_topology(model),
         "weightsManifest": manifest,
     }
-    if model.training_config is not None:
-        artifacts["trainingConfig"] = model.training_config.to_tfjs()
+    training = None if model.training_config is None else model.training_config.to_tfjs()
+    if training is not None:
+        artifacts["trainingConfig"] = training
     model_json = os.path.join(text, "model.json")
     with open(model_json, "w") as f:  # written last: a folder with a model.json is complete
         json.dump(artifacts, f)

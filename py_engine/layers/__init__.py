@@ -9,6 +9,7 @@ from .base import CLASSES, Layer, SymbolicTensor, WeightSource
 from .bidirectional import Bidirectional
 from .convolutional import Conv2D, DepthwiseConv2D, ZeroPadding2D
 from .core import Activation, Dense, Dropout, Flatten, ReLU, Reshape, Softmax
+from .crf import CRF
 from .embedding import Embedding
 from .fused import fused_conv2d, fused_depthwise_conv2d
 from .global_pooling1d import GlobalAveragePooling1D
@@ -33,6 +34,7 @@ def deserialize(entry):
 
 __all__ = [
     "CLASSES",
+    "CRF",
     "GRU",
     "LSTM",
     "Activation",

@@ -17,6 +17,14 @@ from ..ops import neg, reshape, rsqrt
 from .execution import Step, layer_steps
 
 
+def _inference_step(node):
+    """A layer that predicts differently from how it trains (a CRF decodes) says so with inference_call."""
+    infer = getattr(node.layer, "inference_call", None)
+    if infer is None:
+        return None
+    return Step(lambda x, mask=None: infer(x, mask), node.inputs, node.list_input, node.outputs, node.layer)
+
+
 class InferencePlan:
     def __init__(self, model):
         nodes = [node for node in model.nodes if node.inputs]
@@ -42,7 +50,7 @@ class InferencePlan:
         for node in nodes:
             if id(node) not in absorbed:
                 step = self._fused(node, absorbed) if _is_conv(node.layer) else None
-                self.steps.append(step or layer_steps([node])[0])
+                self.steps.append(step or _inference_step(node) or layer_steps([node])[0])
 
     def _sole_consumer(self, symbol):
         """The one node that takes `symbol` as its only input, if nothing else (model outputs included) uses it."""

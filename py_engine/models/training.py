@@ -40,13 +40,24 @@ class TrainingConfig:
         self.penalties = penalties(model)
 
     def to_tfjs(self):
-        """model.json's trainingConfig, as TF.js writes it (snake_case loss names; TF.js compiles the model it loads)."""
+        """model.json's trainingConfig, as TF.js writes it (snake_case loss names; TF.js compiles the model it loads),
+        or None when a loss or metric is a Python object no loader could rebuild from a name (a custom function, a
+        CRF layer's loss): the model is then saved uncompiled."""
+        if any(obj.tfjs_name is None for obj in self.losses) or not _named(self.metric_identifiers):
+            return None
         loss = [obj.name for obj in self.losses]
         return {
             "loss": loss[0] if len(loss) == 1 else loss,
             "metrics": self.metric_identifiers,
             "optimizer_config": self.optimizer.to_json_config(),
         }
+
+
+def _named(metrics):
+    """True when every metric is given by name (a list, or a dict of names or lists of names per output)."""
+    values = list(metrics.values()) if isinstance(metrics, dict) else [metrics]
+    flat = [m for v in values for m in (v if isinstance(v, (list, tuple)) else [v]) if m is not None]
+    return all(isinstance(m, str) for m in flat)
 
 
 def _per_output(value, model, what, listed=False):

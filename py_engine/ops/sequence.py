@@ -77,7 +77,7 @@ def _input(op, value, name, dtype, temps):
     return as_temporary(value, op, temps, dtype)
 
 
-def _crf_inputs(op, emissions, transitions, lengths, temps):
+def _crf_inputs(op, emissions, transitions, lengths, temps, validate=True):
     emissions = _input(op, emissions, "emissions", F32, temps)
     transitions = _input(op, transitions, "transitions", F32, temps)
     if emissions.rank != 3:
@@ -103,6 +103,8 @@ def _crf_inputs(op, emissions, transitions, lengths, temps):
             f"{op}: lengths must be [batch] = ({batch},) for emissions of shape {emissions.shape}, "
             f"got shape {lengths.shape}"
         )
+    if not validate:
+        return emissions, transitions, lengths, None
     host = lengths.numpy() if isinstance(given, Tensor) else np.asarray(given)  # a tensor: one readback
     bad = np.flatnonzero((host < 0) | (host > steps))
     if bad.size:
@@ -110,18 +112,22 @@ def _crf_inputs(op, emissions, transitions, lengths, temps):
     return emissions, transitions, lengths, host
 
 
-def crf_log_likelihood(emissions, tags, transitions, lengths=None):
+def crf_log_likelihood(emissions, tags, transitions, lengths=None, validate=True):
     """Log-likelihood of each gold tag sequence under a linear-chain CRF: [batch] float32.
 
     emissions [B, T, K] float32, tags [B, T] int32 in [0, K) (entries at or past a sequence's length are
     ignored), transitions [K, K] float32, lengths [B] int32 in [0, T] (None: every sequence has T steps;
     a length of 0 gives 0). Differentiable in emissions and transitions. Tags or lengths given as tensors
-    are read back once to check their values; numpy arrays or lists need no readback.
+    are read back once to check their values (validate=False skips that, for values known to be in range, as
+    in a training loop that checked its labels on the host, and skips checking values altogether); numpy arrays
+    or lists need no readback.
     """
     op = "crf_log_likelihood"
     temps = []
     try:
-        emissions, transitions, lengths, host_lengths = _crf_inputs(op, emissions, transitions, lengths, temps)
+        emissions, transitions, lengths, host_lengths = _crf_inputs(
+            op, emissions, transitions, lengths, temps, validate
+        )
         given = tags
         tags = _input(op, tags, "tags", I32, temps)
         if tags.shape != emissions.shape[:2]:
@@ -129,15 +135,16 @@ def crf_log_likelihood(emissions, tags, transitions, lengths=None):
                 f"{op}: tags must be [batch, steps] = {emissions.shape[:2]} for emissions of shape "
                 f"{emissions.shape}, got shape {tags.shape}"
             )
-        host_tags = tags.numpy() if isinstance(given, Tensor) else np.asarray(given)  # a tensor: one readback
-        inside = np.arange(tags.shape[1])[None, :] < host_lengths[:, None]
-        bad = np.argwhere(inside & ((host_tags < 0) | (host_tags >= emissions.shape[2])))
-        if bad.size:
-            b, t = bad[0]
-            raise ValueError(
-                f"{op}: tags[{b}, {t}] = {host_tags[b, t]} is outside [0, {emissions.shape[2]}) "
-                f"({emissions.shape[2]} tags in emissions)"
-            )
+        if validate:
+            host_tags = tags.numpy() if isinstance(given, Tensor) else np.asarray(given)  # a tensor: one readback
+            inside = np.arange(tags.shape[1])[None, :] < host_lengths[:, None]
+            bad = np.argwhere(inside & ((host_tags < 0) | (host_tags >= emissions.shape[2])))
+            if bad.size:
+                b, t = bad[0]
+                raise ValueError(
+                    f"{op}: tags[{b}, {t}] = {host_tags[b, t]} is outside [0, {emissions.shape[2]}) "
+                    f"({emissions.shape[2]} tags in emissions)"
+                )
         loglik, alphas = ENGINE.run_kernel("CRFLogLikelihood", (emissions, tags, transitions, lengths))
         ENGINE.dispose_tensor(alphas)  # a gradient being recorded keeps its own reference
         return loglik
@@ -173,15 +180,16 @@ def _crf_log_likelihood_grad(dys, ins, outs, attrs):
 register_gradient("CRFLogLikelihood", _crf_log_likelihood_grad)
 
 
-def crf_decode(emissions, transitions, lengths=None):
+def crf_decode(emissions, transitions, lengths=None, validate=True):
     """Viterbi decoding: (tags [B, T] int32, best_scores [B] float32), the highest-scoring tag sequence of each
     sequence and its score; tags past each length are 0 (and a length of 0 scores 0). Ties go to the lower tag.
-    Inputs as in crf_log_likelihood; lengths given as a tensor are read back once to check them.
+    Inputs as in crf_log_likelihood; lengths given as a tensor are read back once to check them (unless
+    validate=False).
     """
     op = "crf_decode"
     temps = []
     try:
-        emissions, transitions, lengths, _ = _crf_inputs(op, emissions, transitions, lengths, temps)
+        emissions, transitions, lengths, _ = _crf_inputs(op, emissions, transitions, lengths, temps, validate)
         path, scores, backpointers, lattice = ENGINE.run_kernel("CRFDecode", (emissions, transitions, lengths))
         ENGINE.dispose((backpointers, lattice))
         return path, scores
