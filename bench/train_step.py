@@ -1,17 +1,20 @@
 """Time per training step, ours against TensorFlow.js 4.22 in the same headless Chromium, same run.
 
-    .venv/bin/python bench/train_step.py                                  # everything, 20 steps, 5 epochs of 8
+    .venv/bin/python bench/train_step.py        # everything: 15 steps, 5 rounds of 8 batches
     .venv/bin/python bench/train_step.py --parts page,tfjs --steps 30    # leave CPython out
     .venv/bin/python bench/train_step.py --url http://127.0.0.1:8000/     # a running playground server
 
 Two models, batch 64, SGD(0.01), categorical crossentropy, synthetic data (normal x, random one-hot y):
 an MLP 784-128-10 (relu, softmax) and a small CNN on 28x28x1 (Conv2D(8,3,relu) -> MaxPooling2D(2) ->
-Conv2D(16,3,relu) -> Flatten -> Dense(10, softmax)). For each, warm steps only, three ways:
-- step: a hand-written step (ours: pe.variable_grads + optimizer.apply_gradients; TF.js: optimizer.minimize),
-  the median of --steps steps, each synced by reading its loss back;
-- loop: the same step --batches times, one readback at the end, per step (median of --epochs rounds);
-- fit: model.fit over --batches batches per epoch (shuffled, its default), per step (median of --epochs
-  epochs; one readback per epoch in both engines).
+Conv2D(16,3,relu) -> Flatten -> Dense(10, softmax)). For each, warm steps only, four ways, interleaved in
+--epochs rounds (so a change of load on the machine touches every way alike):
+- step: a hand-written step on batch b sliced from the data (ours: pe.variable_grads +
+  optimizer.apply_gradients; TF.js: optimizer.minimize), the median of --steps steps (spread over the rounds),
+  each synced by reading its loss back;
+- loop: the same step over the --batches batches, one readback at the end, per step (median of the rounds);
+- fit: model.fit over the same batches in order (shuffle off), one epoch a round, per step (median of the
+  rounds; one readback per epoch in both engines): fit/loop is what fit's bookkeeping adds;
+- fit+shuf: the same with fit's default shuffling (a gather of each batch's rows).
 Ours on numpy and webgpu, in CPython (wgpu-py) and in the page (Pyodide in the worker); TF.js (npm, pinned
 bench-only in bench/tfjs/, `npm ci --prefix bench/tfjs --ignore-scripts` first) on webgpu, wasm and cpu in a
 separate page served by a local static server. CPython's numpy runs single-threaded (OPENBLAS_NUM_THREADS=1
@@ -79,18 +82,17 @@ async def measure(kind, batches, warmup, steps, epochs):
     n = BATCH * batches
     x = pe.tensor(rng.normal(size=(n, 784) if kind == "mlp" else (n, 28, 28, 1)).astype(np.float32))
     y = pe.tensor(np.eye(10, dtype=np.float32)[rng.integers(0, 10, n)])
-    xs = [x[b * BATCH : (b + 1) * BATCH] for b in range(batches)]
-    ys = [y[b * BATCH : (b + 1) * BATCH] for b in range(batches)]
     model = build(kind)
     optimizer = pe.optimizers.SGD(learning_rate=0.01)
     model.compile(optimizer=optimizer, loss="categorical_crossentropy")
     loss_fn = model.training_config.losses[0]
 
-    def step(b):
-        loss, grads = pe.variable_grads(lambda: loss_fn(ys[b], model(xs[b], training=True)), model.trainable_weights)
-        optimizer.apply_gradients(grads)
-        pe.dispose(grads)
-        return loss
+    def step(b):  # batch b of x and y, sliced as fit does without shuffling
+        with pe.scope() as scope:
+            xb, yb = x[b * BATCH : (b + 1) * BATCH], y[b * BATCH : (b + 1) * BATCH]
+            loss, grads = pe.variable_grads(lambda: loss_fn(yb, model(xb, training=True)), model.trainable_weights)
+            optimizer.apply_gradients(grads)
+            return scope.export(loss)
 
     async def synced_step(b):
         start = time.perf_counter()
@@ -111,26 +113,29 @@ async def measure(kind, batches, warmup, steps, epochs):
         loss.dispose()
         return (time.perf_counter() - start) / batches
 
-    def fit(epochs, callbacks=()):
-        model.fit(x, y, batch_size=BATCH, epochs=epochs, verbose=0, callbacks=list(callbacks))
+    def fit(callbacks=(), shuffle=False):  # one epoch
+        model.fit(x, y, batch_size=BATCH, epochs=1, verbose=0, callbacks=list(callbacks), shuffle=shuffle)
 
     for i in range(warmup):
         await synced_step(i % batches)
-    step_times = [await synced_step(i % batches) for i in range(steps)]
-    loop_times = [await synced_loop() for _ in range(epochs)]
-    fit(1)
-    timer = EpochTimer()
-    fit(epochs, [timer])
+    fit()
+    timer, shuffled_timer, step_times, loop_times = EpochTimer(), EpochTimer(), [], []
+    for _ in range(epochs):  # interleaved, so a change of load on the machine touches every way alike
+        step_times += [await synced_step(i % batches) for i in range(max(1, steps // epochs))]
+        loop_times.append(await synced_loop())
+        fit([timer])
+        fit([shuffled_timer], shuffle=True)
     loop_kernels, loop_uploads = per_step(lambda: loop().dispose(), batches)
-    fit_kernels, fit_uploads = per_step(lambda: fit(1), batches)
+    fit_kernels, fit_uploads = per_step(fit, batches)
     model.dispose()
     optimizer.dispose()
-    pe.dispose([x, y, *xs, *ys])
+    pe.dispose([x, y])
     ms = lambda times: statistics.median(times) * 1e3
     return {
         "step_ms": ms(step_times),
         "loop_ms": ms(loop_times),
         "fit_ms": ms(timer.times) / batches,
+        "shuffled_fit_ms": ms(shuffled_timer.times) / batches,
         "loop_kernels": loop_kernels,
         "fit_kernels": fit_kernels,
         "loop_uploads": loop_uploads,
@@ -216,21 +221,23 @@ def tf_version(page):
 
 
 def progress(label, cases):
+    keys = ("step_ms", "loop_ms", "fit_ms", "shuffled_fit_ms")
     times = ", ".join(
-        f"{k} " + (f"{c['step_ms']:.1f}/{c['loop_ms']:.1f}/{c['fit_ms']:.1f} ms" if "error" not in c else "failed")
+        f"{k} " + ("/".join(f"{c[key]:.1f}" for key in keys) + " ms" if "error" not in c else "failed")
         for k, c in cases.items()
     )
-    print(f"{label}: step/loop/fit {times}", file=sys.stderr, flush=True)
+    print(f"{label}: step/loop/fit/fit+shuf {times}", file=sys.stderr, flush=True)
 
 
 def print_table(results, args):
     print(
-        f"\nms per training step, batch 64, SGD; step: median of {args.steps} steps, each synced by a readback; "
-        f"loop and fit: median of {args.epochs} rounds of {args.batches} steps, one readback each"
+        f"\nms per training step, batch 64, SGD; step: median of {max(1, args.steps // args.epochs) * args.epochs} "
+        f"steps, each synced by a readback; loop and fit: median of {args.epochs} rounds of {args.batches} steps, "
+        "one readback each"
     )
-    header = "".join(f"{MODELS[k]:>34s}" for k in MODELS)
+    header = "".join(f"{MODELS[k]:>43s}" for k in MODELS)
     print(f"  {'':44s}{header}")
-    columns = "".join(f"{'step':>8s}{'loop':>8s}{'fit':>8s}{'fit/loop':>10s}" for _ in MODELS)
+    columns = "".join(f"{'step':>8s}{'loop':>8s}{'fit':>8s}{'fit/loop':>10s}{'fit+shuf':>9s}" for _ in MODELS)
     print(f"  {'':44s}{columns}")
     failures = []
     for label, cases in results.items():
@@ -239,9 +246,12 @@ def print_table(results, args):
             c = cases[kind]
             if "error" in c:
                 failures.append(f"  {label}, {MODELS[kind]}: {c['error']}")
-                cells += f"{'(cannot train, below)':>34s}"
+                cells += f"{'(cannot train, below)':>43s}"
             else:
-                cells += f"{c['step_ms']:8.1f}{c['loop_ms']:8.1f}{c['fit_ms']:8.1f}{c['fit_ms'] / c['loop_ms']:9.2f}x"
+                ratio = c["fit_ms"] / c["loop_ms"]
+                cells += (
+                    f"{c['step_ms']:8.1f}{c['loop_ms']:8.1f}{c['fit_ms']:8.1f}{ratio:9.2f}x{c['shuffled_fit_ms']:9.1f}"
+                )
         print(f"  {label:44s}{cells}")
     print("\n".join(failures))
     ours = {label: cases for label, cases in results.items() if label.startswith("ours")}
@@ -294,8 +304,10 @@ def main():
     parser = argparse.ArgumentParser(description=__doc__, formatter_class=argparse.RawDescriptionHelpFormatter)
     parser.add_argument("--url", help="a running playground server (default: start python -m app serve)")
     parser.add_argument("--parts", default="cpython,page,tfjs", help="which of cpython,page,tfjs to run (default all)")
-    parser.add_argument("--steps", type=int, default=20, help="synced steps timed per case (default 20)")
-    parser.add_argument("--epochs", type=int, default=5, help="loop rounds and fit epochs timed per case (default 5)")
+    parser.add_argument(
+        "--steps", type=int, default=15, help="synced steps per case, spread over the rounds (default 15)"
+    )
+    parser.add_argument("--epochs", type=int, default=5, help="rounds: loops and fit epochs timed per case (default 5)")
     parser.add_argument("--batches", type=int, default=8, help="batches of 64 per round and per epoch (default 8)")
     parser.add_argument("--warmup", type=int, default=3, help="steps before timing (default 3)")
     args = parser.parse_args()

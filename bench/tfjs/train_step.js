@@ -1,10 +1,12 @@
 // TF.js's side of bench/train_step.py: the same two models, batch 64, SGD, synthetic data, timed as ours.
 // window.tfjsTrainStep({kind, backend, batches, warmup, steps, epochs}) -> {step_ms, loop_ms, fit_ms,
-// leftover_tensors, simd, threads (wasm)}, or {error, ...} when TF.js cannot train that model on that backend
+// shuffled_fit_ms, leftover_tensors, simd, threads (wasm)}, or {error, ...} when TF.js cannot train that model on that backend
 // (4.22's wasm backend has no Conv2DBackpropFilter kernel):
-//   step_ms  median of `steps` optimizer.minimize steps, each synced by reading its loss back
-//   loop_ms  median over `epochs` rounds of `batches` minimize steps with one readback at the end, per step
-//   fit_ms   median over `epochs` model.fit epochs of `batches` batches (shuffled, fit's default), per step
+// interleaved in `epochs` rounds:
+//   step_ms          median of `steps` optimizer.minimize steps, each synced by reading its loss back
+//   loop_ms          median of the rounds' `batches` minimize steps with one readback at the end, per step
+//   fit_ms           median of the rounds' model.fit epoch of `batches` batches in order (shuffle off), per step
+//   shuffled_fit_ms  the same, shuffled (fit's default)
 "use strict";
 
 const BATCH = 64;
@@ -56,16 +58,14 @@ async function measure({ kind, batches, warmup, steps, epochs }) {
   const shape = kind === "mlp" ? [784] : [28, 28, 1];
   const x = tf.randomNormal([n, ...shape], 0, 1, "float32", 1);
   const y = tf.tidy(() => tf.oneHot(tf.randomUniform([n], 0, 10, "int32", 2), 10).toFloat());
-  const xs = [], ys = [];
-  for (let b = 0; b < batches; b++) {
-    xs.push(x.slice(b * BATCH, BATCH));
-    ys.push(y.slice(b * BATCH, BATCH));
-  }
   const model = buildModel(kind);
   const optimizer = tf.train.sgd(0.01);
   model.compile({ optimizer, loss: "categoricalCrossentropy" });
-  const minimize = (b) => optimizer.minimize(
-    () => tf.mean(tf.metrics.categoricalCrossentropy(ys[b], model.apply(xs[b], { training: true }))), true);
+  const minimize = (b) => tf.tidy(() => { // batch b sliced from the data, as fit does without shuffling
+    const xb = x.slice(b * BATCH, BATCH), yb = y.slice(b * BATCH, BATCH);
+    return optimizer.minimize(
+      () => tf.mean(tf.metrics.categoricalCrossentropy(yb, model.apply(xb, { training: true }))), true);
+  });
 
   async function syncedStep(b) {
     const start = performance.now();
@@ -74,36 +74,43 @@ async function measure({ kind, batches, warmup, steps, epochs }) {
     cost.dispose();
     return performance.now() - start;
   }
-  for (let i = 0; i < warmup; i++) await syncedStep(i % batches);
-  const stepTimes = [];
-  for (let i = 0; i < steps; i++) stepTimes.push(await syncedStep(i % batches));
-
-  const loopTimes = [];
-  for (let round = 0; round < epochs; round++) {
+  async function syncedLoop() {
     const start = performance.now();
     for (let b = 0; b < batches - 1; b++) minimize(b).dispose();
     const cost = minimize(batches - 1);
     await cost.data();
     cost.dispose();
-    loopTimes.push((performance.now() - start) / batches);
+    return (performance.now() - start) / batches;
   }
 
   // yieldEvery "never": fit does not wait for animation frames between batches, so only training is timed
-  const fitArgs = { batchSize: BATCH, epochs: 1, shuffle: true, verbose: 0, yieldEvery: "never" };
+  const fitArgs = { batchSize: BATCH, epochs: 1, shuffle: false, verbose: 0, yieldEvery: "never" };
+  const epochTimer = (times) => {
+    let start = 0;
+    return {
+      onEpochBegin: async () => { start = performance.now(); },
+      onEpochEnd: async () => { times.push((performance.now() - start) / batches); },
+    };
+  };
+  const fitTimes = [], shuffledFitTimes = [];
+
+  for (let i = 0; i < warmup; i++) await syncedStep(i % batches);
   await model.fit(x, y, fitArgs);
-  const fitTimes = [];
-  let epochStart = 0;
-  await model.fit(x, y, {
-    ...fitArgs,
-    epochs,
-    callbacks: {
-      onEpochBegin: async () => { epochStart = performance.now(); },
-      onEpochEnd: async () => { fitTimes.push((performance.now() - epochStart) / batches); },
-    },
-  });
+  const stepTimes = [], loopTimes = [];
+  for (let round = 0; round < epochs; round++) { // interleaved, as ours
+    for (let i = 0; i < Math.max(1, Math.floor(steps / epochs)); i++) stepTimes.push(await syncedStep(i % batches));
+    loopTimes.push(await syncedLoop());
+    await model.fit(x, y, { ...fitArgs, callbacks: epochTimer(fitTimes) });
+    await model.fit(x, y, { ...fitArgs, shuffle: true, callbacks: epochTimer(shuffledFitTimes) });
+  }
 
   model.dispose();
   optimizer.dispose();
-  tf.dispose([x, y, xs, ys]);
-  return { step_ms: median(stepTimes), loop_ms: median(loopTimes), fit_ms: median(fitTimes) };
+  tf.dispose([x, y]);
+  return {
+    step_ms: median(stepTimes),
+    loop_ms: median(loopTimes),
+    fit_ms: median(fitTimes),
+    shuffled_fit_ms: median(shuffledFitTimes),
+  };
 }
