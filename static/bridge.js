@@ -242,6 +242,81 @@
       stats.submits++;
     }
 
+    // A captured program (py_engine/capture.py): dispatches recorded once, replayed whole by runProgram.
+    // createProgram(address, nWords, uniformAddress, uniformBytes): at `address` in wasm memory, nWords int32
+    // words, per dispatch [pipelineId, x, y, z, nBuffers, ...bufferIds]; the uniforms hold one 256-byte block per
+    // dispatch, in order, written once into the program's own uniform buffer. Returns the program's id.
+    const programs = new Map(); // id -> {uniforms, steps: [{pipeline, group, offset, x, y, z}]}
+    let nextProgram = 1;
+
+    function createProgram(address, nWords, uniformAddress, uniformBytes) {
+      const words = new Int32Array(heap().buffer, address, nWords).slice(); // a copy: wasm memory can grow
+      const programUniforms = scoped("creating a program's uniforms", () => device.createBuffer({
+        size: Math.max(uniformBytes, UNIFORM_BLOCK), usage: U.UNIFORM | U.COPY_DST,
+      }));
+      if (uniformBytes) queue.writeBuffer(programUniforms, 0, heap(), uniformAddress, uniformBytes);
+      const groups = new Map(); // "layout|ids" -> bind group: dispatches on the same buffers share one
+      const steps = [];
+      for (let at = 0; at < nWords;) {
+        const p = pipelines[words[at]], n = words[at + 4];
+        const ids = Array.from(words.subarray(at + 5, at + 5 + n));
+        const key = p.layout.key + "|" + ids.join("|");
+        let group = groups.get(key);
+        if (group === undefined) {
+          const entries = [{ binding: 0, resource: { buffer: programUniforms, offset: 0, size: UNIFORM_BLOCK } }];
+          ids.forEach((id, i) => {
+            const buffer = buffers.get(id);
+            if (buffer === undefined) throw new Error(`createProgram: buffer ${id} does not exist`);
+            entries.push({ binding: i + 1, resource: { buffer } });
+          });
+          group = scoped(`binding buffers ${ids} for shader ${p.key} in a program`,
+            () => device.createBindGroup({ layout: p.layout.group, entries, label: p.key }));
+          groups.set(key, group);
+        }
+        steps.push({ pipeline: p.pipeline, group, offset: new Uint32Array([steps.length * UNIFORM_BLOCK]),
+          x: words[at + 1], y: words[at + 2], z: words[at + 3] });
+        at += 5 + n;
+      }
+      const id = nextProgram++;
+      programs.set(id, { uniforms: programUniforms, steps });
+      return id;
+    }
+
+    // runProgram(id, nCopiesIn, ...[src, dst, nbytes] copies in, then copies out): the copies in, every dispatch
+    // in one compute pass, the copies out, in one submit. Python flushes recorded dispatches first.
+    function runProgram(id, nCopiesIn) {
+      const program = programs.get(id);
+      if (program === undefined) throw new Error(`runProgram: program ${id} does not exist`);
+      const enc = device.createCommandEncoder();
+      const copy = (at) => enc.copyBufferToBuffer(buffers.get(arguments[at]), 0, buffers.get(arguments[at + 1]), 0,
+        arguments[at + 2]);
+      const outAt = 2 + 3 * nCopiesIn;
+      for (let at = 2; at < outAt; at += 3) copy(at);
+      if (program.steps.length) {
+        const p = enc.beginComputePass();
+        let current = null;
+        for (const step of program.steps) {
+          if (step.pipeline !== current) {
+            p.setPipeline(step.pipeline);
+            current = step.pipeline;
+          }
+          p.setBindGroup(0, step.group, step.offset, 0, 1);
+          p.dispatchWorkgroups(step.x, step.y, step.z);
+        }
+        p.end();
+      }
+      for (let at = outAt; at < arguments.length; at += 3) copy(at);
+      queue.submit([enc.finish()]);
+      stats.dispatches += program.steps.length;
+      stats.submits++;
+    }
+
+    function destroyProgram(id) {
+      const program = programs.get(id);
+      programs.delete(id);
+      if (!lost) program.uniforms.destroy();
+    }
+
     // Copy nbytes of buffer `id` into wasm memory at `address`, once the submitted work is done.
     async function read(id, nbytes, address) {
       if (lost) throw new Error(`the GPU device was lost (${lost})`);
@@ -276,6 +351,7 @@
 
     return {
       info, limits, createBuffer, destroyBuffer, writeBuffer, compile, compileAsync, dispatch, flush, read,
+      createProgram, runProgram, destroyProgram,
       stats: () => ({ ...stats }),
       nativeBuffer: (id) => buffers.get(id),
       onLost: (fn) => { lostListeners.push(fn); },

@@ -66,6 +66,7 @@ class BridgeDevice:
         self._create, self._destroy, self._write = d.createBuffer, d.destroyBuffer, d.writeBuffer
         self._compile, self._compile_async, self._dispatch = d.compile, d.compileAsync, d.dispatch
         self._flush, self._read, self._stats = d.flush, d.read, d.stats
+        self._run_program = d.runProgram  # once per replay of a captured program
         self._lost_callback = create_proxy(self._on_lost)  # lives as long as the device
         d.onLost(self._lost_callback)
 
@@ -156,6 +157,28 @@ class BridgeDevice:
         address, nbytes, keep = _address(uniform_bytes)
         self._call("submit", self._flush, address, nbytes)
         del keep
+
+    # ---- captured programs ------------------------------------------------------------------
+
+    def create_program(self, dispatches, uniform_bytes):
+        words = []
+        for key, buffer_ids, (x, y, z) in dispatches:
+            words += (self._pipelines[key], x, y, z, len(buffer_ids), *buffer_ids)
+        address, _, keep = _address(np.array(words, np.int32))
+        uniform_address, nbytes, keep_uniforms = _address(uniform_bytes)
+        pid = self._call("create a program", self._js.createProgram, address, len(words), uniform_address, nbytes)
+        del keep, keep_uniforms  # the bridge copied both at call time
+        return pid
+
+    def run_program(self, pid, copies_in, copies_out):
+        """One bridge call: the copies as flat ints, in then out."""
+        flat = [n for copy in copies_in for n in copy]
+        for copy in copies_out:
+            flat += copy
+        self._call("run a program", self._run_program, pid, len(copies_in), *flat)
+
+    def destroy_program(self, pid):
+        self._js.destroyProgram(pid)  # bookkeeping only once the device is lost, like destroy_buffer
 
     async def _await(self, action, promise):
         try:
