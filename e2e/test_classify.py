@@ -11,6 +11,8 @@ SAMPLES = Path(__file__).resolve().parent.parent / "static" / "samples"
 CATS = {281, 282, 285}  # tabby, tiger cat, Egyptian cat
 CLASSIFY_TIMEOUT_MS = 300_000  # the first call downloads 18 MB of weights and compiles the pipelines
 RUNS = 100
+PREPROCESS_DISPATCHES = 5  # unpack the RGBA words, cast, resize, multiply, add
+FORWARD_DISPATCHES = 65  # EfficientNet-Lite0 folded (fused convolutions), softmax, top-5 and packing the [2, 5] result
 
 
 def classify(page, image):
@@ -67,13 +69,21 @@ def test_classify_names_the_cat_and_stays_flat_over_100_runs(gpu_page):
     after, stats_after = gpu_page.memory(), gpu_page.stats()
     assert (after["num_tensors"], after["num_bytes_in_gpu"]) == (memory["num_tensors"], memory["num_bytes_in_gpu"])
     assert stats_after["pipeline_compiles"] == stats["pipeline_compiles"]
-    # each classification copies its pixels to the GPU once, 4 bytes each, and reads back its top-5 once
-    moved = {k: stats_after[k] - stats[k] for k in ("uploads", "upload_bytes", "readbacks", "readback_bytes")}
+    # each classification copies its pixels to the GPU once, 4 bytes each, and reads back its top-5 once; its
+    # preprocessing's 5 dispatches are submitted together, then the captured forward pass replays its 65 (top-5
+    # included) in one submit of its own
+    moved = {
+        k: stats_after[k] - stats[k]
+        for k in ("uploads", "upload_bytes", "readbacks", "readback_bytes", "dispatches", "submits", "capture_replays")
+    }
     assert moved == {
         "uploads": RUNS,
         "upload_bytes": RUNS * 451 * 300 * 4,
         "readbacks": RUNS,
         "readback_bytes": RUNS * 40,
+        "dispatches": RUNS * (PREPROCESS_DISPATCHES + FORWARD_DISPATCHES),
+        "submits": RUNS * 2,
+        "capture_replays": RUNS,
     }
 
     # The image never left the page: the log holds the model's downloads and nothing that carries a body.

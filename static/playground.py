@@ -81,6 +81,9 @@ class Classifier:
         self.scale, self.shift = pe.tensor(1 / (255 * std)), pe.tensor(-mean / std)
         self.labels = labels or [f"class {i}" for i in range(model.outputs[0].shape[-1])]
         self.tensor_ids = set()  # every tensor the classifier holds (set once it is loaded), kept by clear_namespace
+        # The input's shape is fixed, so the forward pass is recorded at the first image and then replayed in one GPU
+        # call, without Python per op (preprocessing stays uncaptured: image sizes vary).
+        self.forward = pe.capture(self.top_k)
 
     @property
     def is_disposed(self):
@@ -92,6 +95,7 @@ class Classifier:
         return getattr(self.scale._buf.backend, "lost", False)
 
     def dispose(self):
+        self.forward.dispose()
         self.model.dispose()
         pe.dispose([self.scale, self.shift])
 
@@ -100,8 +104,9 @@ class Classifier:
         x = pe.resize_bilinear(pixels.cast("float32"), self.size, half_pixel_centers=True)
         return (x * self.scale + self.shift).expand_dims(0)
 
-    def forward(self, x):
-        """Top-k as one float32 [2, k] tensor (probabilities, then indices), so one readback gets both."""
+    def top_k(self, x):
+        """The forward pass uncaptured: top-k as one float32 [2, k] tensor (probabilities, then indices), so one
+        readback gets both."""
         probabilities = self.model.predict(x).softmax()
         values, indices = probabilities[0].top_k(TOP_K)
         return pe.stack([values, indices.cast("float32")])
