@@ -284,3 +284,27 @@ def test_without_the_editor_bundle_the_plain_text_box_serves(webgpu_browser, ser
         assert output(page).inner_text().splitlines() == ["plain", "42"]
     finally:
         context.close()
+
+
+def test_code_that_prints_without_end_leaves_the_page_responsive_and_stops(ui):
+    page = ui.page
+    editor(page).click()
+    page.keyboard.press("Control+A")
+    page.keyboard.insert_text("i = 0\nwhile True:\n    print('line', i, 'x' * 50)\n    i += 1\n")
+    page.keyboard.press("Control+Enter")
+    page.wait_for_function("() => document.querySelector('#output').innerText.includes('line 0 ')", timeout=RUN_MS)
+    time.sleep(3.0)
+    # a timer on the main thread still fires at once: the log draws what came in once per frame
+    delay_ms = page.evaluate(
+        "new Promise((r) => { const t = performance.now(); setTimeout(() => r(performance.now() - t)) })"
+    )
+    assert delay_ms < 500, delay_ms
+    stopped_at = time.perf_counter()
+    button(page, "Stop").click()
+    page.wait_for_function("() => playground.running === null", timeout=10_000)
+    assert time.perf_counter() - stopped_at < 3.0
+    text = output(page).inner_text()
+    assert text.rstrip().endswith("KeyboardInterrupt: stopped by the Stop button")
+    assert len(text) < 1_100_000  # the log keeps the last 1 MB of printed text
+    assert "lines printed too fast to show were left out" in text
+    assert ui.run("i") > 10_000

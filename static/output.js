@@ -11,7 +11,10 @@
 
 window.createOutputLog = (element) => {
   const MAX_CHARS = 1_000_000;
+  const BLOCK_CHARS = 64_000;
   let printedChars = 0;
+  // What arrived since the last frame: a fast printer sends batch after batch, and the page draws them together.
+  let pending = [], pendingChars = 0, pendingDropped = 0, frame = null;
 
   const el = (tag, className, text) => {
     const node = document.createElement(tag);
@@ -20,19 +23,22 @@ window.createOutputLog = (element) => {
     return node;
   };
 
+  const atBottom = () => element.scrollHeight - element.scrollTop - element.clientHeight < 24;
+
   function append(node) {
-    const atBottom = element.scrollHeight - element.scrollTop - element.clientHeight < 24;
+    drawPrinted(); // what was printed comes first
+    const follow = atBottom();
     element.append(node);
-    if (atBottom) element.scrollTop = element.scrollHeight; // follow the output unless the user scrolled up
+    if (follow) element.scrollTop = element.scrollHeight; // follow the output unless the user scrolled up
     return node;
   }
 
   function trim() {
     let removed = false;
     while (printedChars > MAX_CHARS) {
-      const oldest = element.querySelector(".stdout, .stderr");
+      const oldest = element.querySelector(".stdout, .stderr, .dropped");
       if (!oldest) break;
-      printedChars -= oldest.textContent.length;
+      printedChars -= oldest.chars ?? oldest.textContent.length;
       oldest.remove();
       removed = true;
     }
@@ -42,14 +48,44 @@ window.createOutputLog = (element) => {
   }
 
   function print(chunks, dropped) {
-    for (const { stream, text } of chunks) {
+    for (const chunk of chunks) {
+      pending.push(chunk);
+      pendingChars += chunk.text.length + 1;
+    }
+    pendingDropped += dropped;
+    while (pendingChars > MAX_CHARS && pending.length > 1) { // a hidden page draws no frames: keep the newest
+      const oldest = pending.shift();
+      pendingChars -= oldest.text.length + 1;
+      pendingDropped += oldest.text.split("\n").length;
+    }
+    if (frame === null) frame = requestAnimationFrame(drawPrinted);
+  }
+
+  function drawPrinted() {
+    if (frame !== null) cancelAnimationFrame(frame);
+    frame = null;
+    if (!pending.length && !pendingDropped) return;
+    const follow = atBottom();
+    for (const { stream, text } of pending) {
+      // consecutive lines of a stream share a block, up to BLOCK_CHARS: trim() then drops whole old blocks
       const last = element.lastElementChild;
-      if (last && last.classList.contains(stream)) last.textContent += "\n" + text;
-      else append(el("pre", stream, text));
+      if (last && last.classList.contains(stream) && last.chars < BLOCK_CHARS) {
+        last.append("\n" + text);
+        last.chars += text.length + 1;
+      } else {
+        element.append(Object.assign(el("pre", stream, text), { chars: text.length }));
+      }
       printedChars += text.length + 1;
     }
-    if (dropped) append(el("div", "note", `(${dropped} lines printed too fast to show were left out)`));
+    if (pendingDropped) {
+      const note = `(${pendingDropped} lines printed too fast to show were left out)`;
+      element.append(Object.assign(el("div", "note dropped", note), { chars: note.length }));
+      printedChars += note.length;
+    }
+    pending = [];
+    pendingChars = pendingDropped = 0;
     trim();
+    if (follow) element.scrollTop = element.scrollHeight;
   }
 
   const plural = (n, word) => `${n} ${word}${n === 1 ? "" : "s"}`;
@@ -144,6 +180,10 @@ window.createOutputLog = (element) => {
 
   return {
     clear() {
+      if (frame !== null) cancelAnimationFrame(frame);
+      frame = null;
+      pending = [];
+      pendingChars = pendingDropped = 0;
       element.replaceChildren();
       element.classList.remove("error");
       printedChars = 0;

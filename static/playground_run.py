@@ -1,8 +1,8 @@
 """Running the page's code in the worker: one namespace, Stop (KeyboardInterrupt at a safe point), short tracebacks.
 
-Each run compiles its code as the file "<run N>" (Pyodide keeps its source in linecache, so tracebacks show the
-lines) with top-level await, in USER_GLOBALS, and answers {"ok": True, "value": ...} or {"ok": False, "error":
-{"type", "message", "traceback", "line"}}: the traceback starts at the user's code and leaves out Pyodide's and
+Each run compiles its code as the file "<run N>" with top-level await, in USER_GLOBALS, and answers {"ok": True,
+"value": ...} or {"ok": False, "error": {"type", "message", "traceback", "line"}}: the traceback starts at the
+user's code, shows its lines (the sources of the last runs are kept in linecache) and leaves out Pyodide's and
 asyncio's frames; `line` is the line of this run's code where it failed (None when it failed elsewhere).
 
 Stop: the page writes SIGINT into Pyodide's interrupt buffer, which Python checks as it executes. The handler
@@ -10,8 +10,9 @@ installed here raises KeyboardInterrupt only where the engine's bookkeeping cann
 out from the interrupted frame it meets the user's code before any frame of the engine's core (tensors, buffers,
 scopes, kernels, the tape, the backends) or of this worker's modules. Otherwise a profile function raises it at
 the next call of a user function or return into one, once the engine's call has finished. So `with pe.scope():`
-and tidy() release what they hold, and memory counts stay exact. Code waiting at an `await` executes nothing, so the worker calls stop_awaiting(), which cancels the
-run's task there, and the run reports KeyboardInterrupt all the same.
+and tidy() release what they hold, and memory counts stay exact. Code waiting at an `await` executes nothing, so
+the worker calls stop_awaiting(), which cancels the run's task there; the run reports KeyboardInterrupt all the
+same.
 """
 
 import asyncio
@@ -48,8 +49,7 @@ _numbers = itertools.count(1)
 
 
 class _Run:
-    def __init__(self, filename):
-        self.filename = filename
+    def __init__(self):
         self.task = asyncio.current_task()
         self.loop = asyncio.get_running_loop()
         self.stopped = False
@@ -123,7 +123,7 @@ def _remember_source(filename, code):
     linecache.cache.pop(f"{USER_PREFIX}{int(filename[len(USER_PREFIX) : -1]) - KEPT_SOURCES}>", None)
 
 
-def _trimmed(te, filename):
+def _trimmed(te):
     """te with its stack from the first user frame on, without Pyodide's and asyncio's frames; the same for the
     exceptions it was raised from or during."""
     frames = list(te.stack)
@@ -136,12 +136,13 @@ def _trimmed(te, filename):
     te.stack = traceback.StackSummary.from_list(kept)
     for chained in (te.__cause__, te.__context__):
         if chained is not None:
-            _trimmed(chained, filename)
+            _trimmed(chained)
     return te
 
 
 def describe_error(error, filename):
-    te = _trimmed(traceback.TracebackException.from_exception(error), filename)
+    """The page's view of an exception raised by the run compiled as `filename` (see the module docstring)."""
+    te = _trimmed(traceback.TracebackException.from_exception(error))
     line = None
     if isinstance(error, SyntaxError) and error.filename == filename:
         line = error.lineno
@@ -159,7 +160,7 @@ async def run(code, result="display"):
     to_jsonable() does (result="json"). Output printed meanwhile goes to the worker's stdout/stderr handlers."""
     global _active
     filename = f"{USER_PREFIX}{next(_numbers)}>"
-    _active = current = _Run(filename)
+    _active = current = _Run()
     try:
         try:
             value = await eval_code_async(code, USER_GLOBALS, filename=filename)

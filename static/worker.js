@@ -17,7 +17,8 @@
 //                   {event: "run", run: id, running}  a run ("run" or "exec") started / ended (before its reply)
 //                   {event: "output", chunks: [{stream: "stdout"|"stderr", text}], dropped}  what the code printed,
 //                                                  in order, a batch every FLUSH_MS at most while it runs; dropped:
-//                                                  lines left out because more than MAX_BATCH_LINES came in a batch
+//                                                  lines left out because a batch was full (MAX_BATCH_LINES or
+//                                                  MAX_BATCH_CHARS)
 //                   {event: "memory", value}       pe.memory() after each request
 //                   {event: "device-lost", reason} GPUDevice.lost resolved
 //                   {event: "classifier-progress", loaded, total}  model weights downloading
@@ -93,17 +94,20 @@ async function boot() {
 // What Python prints, batched: one message per FLUSH_MS at most, so a loop that prints fast cannot flood the page.
 const FLUSH_MS = 50;
 const MAX_BATCH_LINES = 1000;
+const MAX_BATCH_CHARS = 200_000;
 const MAX_LINE = 10_000;
-let batch = [], dropped = 0, lastFlush = 0, flushTimer = null;
+let batch = [], batchLines = 0, batchChars = 0, dropped = 0, lastFlush = 0, flushTimer = null;
 
 function printed(stream, line) {
-  if (batch.length >= MAX_BATCH_LINES) {
+  if (batchLines >= MAX_BATCH_LINES || batchChars >= MAX_BATCH_CHARS) {
     dropped++;
   } else {
     const text = line.length > MAX_LINE ? `${line.slice(0, MAX_LINE)}... (${line.length - MAX_LINE} more characters)` : line;
     const last = batch[batch.length - 1];
     if (last && last.stream === stream) last.text += "\n" + text;
     else batch.push({ stream, text });
+    batchLines++;
+    batchChars += text.length + 1;
   }
   // While Python runs without awaiting, no timer fires: the clock decides; at an await, the timer sends the rest.
   if (performance.now() - lastFlush >= FLUSH_MS) flushOutput();
@@ -117,7 +121,7 @@ function flushOutput() {
   if (!batch.length && !dropped) return;
   post({ event: "output", chunks: batch, dropped });
   batch = [];
-  dropped = 0;
+  batchLines = batchChars = dropped = 0;
 }
 
 // A run of the page's code; Stop may interrupt it from the moment "running" is posted until its end.
