@@ -10,6 +10,9 @@ budget before the pool gives anything (limits.py), a kernel that raises gives ba
 took, and a dispatch is validated before it is recorded, so an error is raised by the op that
 caused it and never by the submit of some later op (wgpu-py has no error scopes; it raises a
 device call's own errors at the call, and everything recorded in a pass is checked here first).
+
+While `recording` is set (py_engine/capture.py), the pool's buffers, the uploads and the dispatches are also
+reported to it, uploads are pinned (their buffers are not freed to the pool), and a readback raises.
 """
 
 import asyncio
