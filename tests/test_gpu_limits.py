@@ -201,7 +201,7 @@ def output_bound_as_input(backend, out):
 
 FAULTS = {
     "uniform-does-not-fit": (bad_uniform, ValueError, r"TestFillOnes: uniforms must be .* fit 32-bit words"),
-    "shader-does-not-compile": (bad_shader, wgpu.GPUValidationError, "expected identifier"),
+    "shader-does-not-compile": (bad_shader, pe.KernelCompileError, "expected identifier"),
     "workgroups-over-the-limit": (too_many_workgroups, ValueError, r"maxComputeWorkgroupsPerDimension"),
     "binding-missing": (missing_binding, ValueError, r"0 buffers for 0 inputs and 1 outputs"),
     "output-bound-as-input": (output_bound_as_input, ValueError, r"an output is also bound as an input"),
