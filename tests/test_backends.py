@@ -53,7 +53,7 @@ def test_missing_kernel_names_the_kernel_the_backend_and_where_it_exists():
         with pytest.raises(pe.KernelNotFoundError) as err:
             ENGINE.run_kernel("OnlyOnWebgpu", (pe.ones((2,)),))
         message = str(err.value)
-        assert "'CRFDecode' is not registered for the active backend 'numpy'" in message
+        assert "'OnlyOnWebgpu' is not registered for the active backend 'numpy'" in message
         assert "registered for: webgpu" in message and "set_backend('webgpu')" in message
     finally:
         pe.unregister_kernel("OnlyOnWebgpu", "webgpu")
