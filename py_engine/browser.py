@@ -1,4 +1,15 @@
-"""Helpers for the browser: turning what the page's canvas gives into tensors."""
+"""Helpers for the browser: turning what the page's canvas gives into tensors, and talking to the page.
+
+In the playground's worker only (elsewhere they raise RuntimeError):
+
+- post(name, data): send JSON-like data to the page as event `name` at once, even while Python keeps running;
+  the page lists them in `playground.events(name)` and fires the DOM event "playground:<name>".
+- training_progress(every="epoch"|"batch"): a fit callback posting "training" events; the page charts them live
+  (loss and metrics per epoch, per batch with every="batch", tensors and GPU bytes per epoch).
+- plot(y), plot(x, y), plot({"name": y, ...}), plot(x, {"name": y, ...}), with title= and x_label=: a line chart
+  in the page's Charts panel (event "plot"). Values are lists, numpy arrays or 1-D tensors (a tensor is read back
+  synchronously: pass `await t.data()` to keep the event loop free); NaN and infinities leave gaps.
+"""
 
 import numpy as np
 
@@ -70,3 +81,44 @@ def training_progress(every="epoch"):
     from .train.callbacks import ProgressReporter
 
     return ProgressReporter(lambda message: post("training", message), every=every)
+
+
+MAX_PLOT_POINTS = 100_000  # per series: the page draws every point
+
+
+def _plot_values(name, values):
+    if hasattr(values, "numpy") and hasattr(values, "shape"):  # a Tensor
+        values = values.numpy()
+    try:
+        array = np.asarray(values, dtype=np.float64)
+    except (TypeError, ValueError):
+        raise TypeError(
+            f"plot: {name} must be numbers (a list, numpy array or tensor), got {type(values).__name__}"
+        ) from None
+    if array.ndim != 1:
+        raise ShapeError(f"plot: {name} must be 1-D, got shape {array.shape}; flatten it or plot its rows as series")
+    if array.size > MAX_PLOT_POINTS:
+        raise ValueError(f"plot: {name} has {array.size} points, more than {MAX_PLOT_POINTS}; plot every n-th one")
+    return [float(v) if np.isfinite(v) else None for v in array]
+
+
+def plot_message(a, b=None, *, title="Plot", x_label="x"):
+    """What plot() posts: {"title", "x_label", "x": [...], "series": {name: [...]}} (None for NaN/inf)."""
+    x, ys = (None, a) if b is None else (a, b)
+    if not isinstance(ys, dict):
+        ys = {"y": ys}
+    if not ys:
+        raise ValueError("plot: no series to plot (an empty dict)")
+    series = {str(name): _plot_values(f"series {name!r}", values) for name, values in ys.items()}
+    lengths = {name: len(values) for name, values in series.items()}
+    n = max(lengths.values())
+    x = list(range(n)) if x is None else _plot_values("x", x)
+    if any(length != len(x) for length in lengths.values()):
+        raise ShapeError(f"plot: every series needs one value per x ({len(x)} x values), got lengths {lengths}")
+    return {"title": str(title), "x_label": str(x_label), "x": x, "series": series}
+
+
+def plot(a, b=None, *, title="Plot", x_label="x"):
+    """Draw a line chart in the page's Charts panel: plot(y), plot(x, y), plot({"loss": ys, ...}) or
+    plot(x, {"loss": ys, ...}). The page keeps every plot in `playground.charts().plots`."""
+    post("plot", plot_message(a, b, title=title, x_label=x_label))
