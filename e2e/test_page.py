@@ -170,8 +170,9 @@ def test_an_error_shows_a_short_traceback_at_the_users_line(ui):
         "    while True:\n        c = (b * 2.0 + 1.0).sum()\n",  # nearly all of its time inside the engine
         "    n = 0\n    while True:\n        n += 1\n",  # pure Python
         "    await asyncio.sleep(600)\n",  # waiting at an await: no bytecode runs
+        "    while True:\n        (b * 2.0).numpy()\n",  # mostly suspended in synchronous readbacks (JSPI)
     ],
-    ids=["engine-loop", "python-loop", "await"],
+    ids=["engine-loop", "python-loop", "await", "readback-loop"],
 )
 def test_stop_interrupts_endless_code_within_seconds_and_scopes_release_their_tensors(ui, loop):
     page = ui.page
@@ -308,3 +309,27 @@ def test_code_that_prints_without_end_leaves_the_page_responsive_and_stops(ui):
     assert len(text) < 1_100_000  # the log keeps the last 1 MB of printed text
     assert "lines printed too fast to show were left out" in text
     assert ui.run("i") > 10_000
+
+
+def test_stop_ends_a_long_fit_between_its_steps(ui):
+    page = ui.page
+    before = ui.memory()
+    editor(page).click()
+    page.keyboard.press("Control+A")
+    page.keyboard.insert_text(
+        "rng = np.random.default_rng(0)\n"
+        "x, labels = rng.normal(0, 1, (64, 8)).astype(np.float32), rng.integers(0, 3, 64)\n"
+        "model = pe.Sequential([pe.layers.Dense(16, activation='relu', input_shape=(8,)), pe.layers.Dense(3)])\n"
+        "model.compile(optimizer='adam', loss='sparse_categorical_crossentropy')\n"
+        "model.fit(x, labels, batch_size=16, epochs=100_000, verbose=0, callbacks=[pe.browser.training_progress()])\n"
+    )
+    page.keyboard.press("Control+Enter")
+    page.wait_for_function("() => playground.events('training').length >= 3", timeout=RUN_MS)
+    stopped_at = time.perf_counter()
+    button(page, "Stop").click()
+    page.wait_for_function("() => playground.running === null", timeout=10_000)
+    assert time.perf_counter() - stopped_at < 3.0
+    assert output(page).inner_text().rstrip().endswith("KeyboardInterrupt: stopped by the Stop button")
+    # every batch's scope was released: what is left are the weights and the optimizer's slots
+    ui.run("model.optimizer.dispose(); model.dispose()")
+    assert ui.memory()["num_tensors"] == before["num_tensors"]

@@ -9,7 +9,8 @@ Stop: the page writes SIGINT into Pyodide's interrupt buffer, which Python check
 installed here raises KeyboardInterrupt only where the engine's bookkeeping cannot be cut in half: when walking
 out from the interrupted frame it meets the user's code before any frame of the engine's core (tensors, buffers,
 scopes, kernels, the tape, the backends) or of this worker's modules. Otherwise a profile function raises it at
-the next call of a user function or return into one, once the engine's call has finished. So `with pe.scope():`
+the next call or return that leaves the core (into the user's code or the engine's plain Python, such as fit's
+loop), once the core's call has finished. So `with pe.scope():`
 and tidy() release what they hold, and memory counts stay exact. Code waiting at an `await` executes nothing, so
 the worker calls stop_awaiting(), which cancels the run's task there; the run reports KeyboardInterrupt all the
 same.
@@ -23,6 +24,7 @@ import signal
 import sys
 import traceback
 
+import js
 import numpy as np
 from playground_display import describe, to_jsonable
 from pyodide.code import eval_code_async
@@ -34,6 +36,8 @@ STOPPED = "stopped by the Stop button"
 # Modules whose frames must run to completion once started: an interrupt there waits for the user's code.
 CORE = ("py_engine.engine", "py_engine.tensor", "py_engine.kernels", "py_engine.autograd", "py_engine.backends")
 WORKER = ("playground", "playground_run", "playground_display")
+# contextlib runs the engine's scope() generator: cut between its steps, a scope would stay pushed
+PROTECTED = (*WORKER, "contextlib")
 HIDDEN_FILES = ("/_pyodide/", "/pyodide/", "/asyncio/")  # frames a traceback leaves out
 PAUSES = inspect.CO_GENERATOR | inspect.CO_COROUTINE | inspect.CO_ASYNC_GENERATOR  # a "return" that may resume
 KEPT_SOURCES = 500  # the sources of the last runs kept for tracebacks
@@ -51,11 +55,16 @@ _numbers = itertools.count(1)
 class _Run:
     def __init__(self):
         self.task = asyncio.current_task()
-        self.loop = asyncio.get_running_loop()
         self.stopped = False
 
 
 _active = None  # the run in progress
+_interrupt_buffer = None  # Pyodide's interrupt buffer (an Int32Array on a SharedArrayBuffer), when the page has one
+
+
+def set_interrupt_buffer(buffer):
+    global _interrupt_buffer
+    _interrupt_buffer = buffer
 
 
 def _is_user(frame):
@@ -64,7 +73,20 @@ def _is_user(frame):
 
 def _is_protected(frame):
     module = frame.f_globals.get("__name__", "")
-    return module in WORKER or any(module == m or module.startswith(m + ".") for m in CORE)
+    return module in PROTECTED or any(module == m or module.startswith(m + ".") for m in CORE)
+
+
+def _safe(frame):
+    """Whether a KeyboardInterrupt may be raised in `frame`: walking out from it, the user's code comes before any
+    frame of the engine's core or of this worker (the frames in between are the engine's plain Python: ops, layers,
+    models, training, which release their scopes with `with` and `finally`)."""
+    while frame is not None:
+        if _is_user(frame):
+            return True
+        if _is_protected(frame):
+            return False
+        frame = frame.f_back
+    return False
 
 
 def _stop_here():
@@ -76,23 +98,23 @@ def _stop_here():
 def _on_interrupt(signum, frame):
     if _active is None:  # a Stop that arrived after its run ended
         return
-    while frame is not None:
-        if _is_user(frame):
-            _stop_here()
-        if _is_protected(frame):
-            break
-        frame = frame.f_back
-    sys.setprofile(_stop_at_the_users_code)  # not a safe point: stop at the next entry into or return to user code
+    if _safe(frame):
+        _stop_here()
+    sys.setprofile(_stop_at_a_safe_point)  # inside the engine's core: stop as soon as it is left
+    # ... and ask again at Pyodide's next look at the buffer: a profile set while a synchronous readback (JSPI)
+    # has Python's stack switched out does not always survive the switch back
+    if _interrupt_buffer is not None:
+        js.Atomics.store(_interrupt_buffer, 0, signal.SIGINT)
 
 
-def _stop_at_the_users_code(frame, event, arg):
-    """A profile function, called at every call and return while a Stop waits: a call of a user function, or a
-    return to one from a function that finished (not a coroutine or generator pausing), is where it stops."""
+def _stop_at_a_safe_point(frame, event, arg):
+    """A profile function, called at every call and return while a Stop waits: entering a safe frame, or returning
+    into one from a function that finished (not a coroutine or generator pausing), is where it stops."""
     if _active is None:
         sys.setprofile(None)
         return
-    entering = event == "call" and _is_user(frame)
-    returning = event == "return" and not frame.f_code.co_flags & PAUSES and frame.f_back and _is_user(frame.f_back)
+    entering = event == "call" and _safe(frame)
+    returning = event == "return" and not frame.f_code.co_flags & PAUSES and _safe(frame.f_back)
     if entering or returning:
         _stop_here()
 
@@ -104,9 +126,10 @@ def stop_awaiting():
     run = _active
     if run is None or run.task is None or run.task.done():
         return "idle"
-    if asyncio.current_task(run.loop) is run.task:
+    coroutine = run.task.get_coro()
+    if coroutine.cr_running:
         return "running"  # suspended in the middle of a step (JSPI run_sync): it resumes before it can be cancelled
-    awaitable = run.task.get_coro().cr_await  # the run's own coroutine is protected; what it awaits may not be
+    awaitable = coroutine.cr_await  # the run's own coroutine is protected; what it awaits may not be
     while awaitable is not None and hasattr(awaitable, "cr_frame"):
         if awaitable.cr_frame is not None and _is_protected(awaitable.cr_frame):
             return "running"

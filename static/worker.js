@@ -8,8 +8,9 @@
 //                   {id, op: "exec", code} the Run button: {ok, value: describe() tree | error: {type, message,
 //                                         traceback, line}} (see playground_run.py and playground_display.py)
 //                   | {id, op: "memory"} | {id, op: "stats"} | {id, op: "info"} | {id, op: "clearNamespace"}
-//                   | {id, op: "setBackend", name} | {id, op: "loadClassifier"}
-//                   | {id, op: "classify", pixels: ArrayBuffer (RGBA, transferred), width, height}
+//                   | {id, op: "setBackend", name} | {id, op: "loadClassifier", model}
+//                   | {id, op: "classify", pixels: ArrayBuffer (RGBA, transferred), width, height, model}
+//                                         model: a model folder's URL, or null for the one loaded (else the default)
 //   worker -> page  {id, ok: true, value} | {id, ok: false, error}    one reply per request
 //                   {event: "status", text}       boot progress
 //                   {event: "ready", info}         engine started (backend, adapter, fallback_reason, timings)
@@ -19,7 +20,7 @@
 //                                                  in order, a batch every FLUSH_MS at most while it runs; dropped:
 //                                                  lines left out because a batch was full (MAX_BATCH_LINES or
 //                                                  MAX_BATCH_CHARS)
-//                   {event: "memory", value}       pe.memory() after each request
+//                   {event: "memory", value, stats}  pe.memory() and pe.stats() after each request
 //                   {event: "device-lost", reason} GPUDevice.lost resolved
 //                   {event: "classifier-progress", loaded, total}  model weights downloading
 //                   {event: "python", name, data}  pe.browser.post(name, data) from Python
@@ -84,9 +85,9 @@ async function boot() {
   }
   pyodide.setStdout({ batched: (line) => printed("stdout", line) });
   pyodide.setStderr({ batched: (line) => printed("stderr", line) });
-  if (interruptBuffer) pyodide.setInterruptBuffer(interruptBuffer);
   py = pyodide.pyimport("playground");
   runner = pyodide.pyimport("playground_run");
+  if (interruptBuffer) setInterruptBuffer(interruptBuffer);
   const info = await timed("engine_start_ms", async () => plain(await py.start(backendAtStart)));
   return { ...info, pyodide_version: pyodide.version, timings: { ...timings } };
 }
@@ -138,6 +139,13 @@ async function run(message, result) {
   }
 }
 
+// Pyodide reads SIGINT from the buffer as Python executes; playground_run writes it back while it waits for a safe
+// point to raise KeyboardInterrupt.
+function setInterruptBuffer(buffer) {
+  pyodide.setInterruptBuffer(buffer);
+  runner.set_interrupt_buffer(buffer);
+}
+
 // Stop: Python runs nothing while this handler runs, so it waits at an await, or in a synchronous readback (JSPI).
 // Take the signal back before calling into Python, then cancel the run at its await, or give the signal back to
 // be seen when Python executes again.
@@ -162,9 +170,9 @@ async function handle(message) {
     case "stats": return plain(py.stats());
     case "info": return plain(py.backend_info());
     case "setBackend": return plain(await py.start(message.name));
-    case "loadClassifier": return plain(await py.load_classifier(progress));
+    case "loadClassifier": return plain(await py.load_classifier(progress, message.model || undefined));
     case "classify": {
-      const load = plain(await py.load_classifier(progress));
+      const load = plain(await py.load_classifier(progress, message.model || undefined));
       const result = plain(await py.classify(new Uint8Array(message.pixels), message.height, message.width));
       return { ...result, load };
     }
@@ -195,7 +203,7 @@ async function drain() {
       post({ id: message.id, ok: false, error: (error && error.message) || String(error) });
     }
     if (py) {
-      try { post({ event: "memory", value: plain(py.memory()) }); } catch (error) { console.error(error); }
+      try { post({ event: "memory", value: plain(py.memory()), stats: plain(py.stats()) }); } catch (error) { console.error(error); }
     }
   }
   draining = false;
@@ -204,7 +212,7 @@ async function drain() {
 self.onmessage = ({ data: message }) => {
   if (message.op === "interrupt") {
     interruptBuffer = message.buffer;
-    if (pyodide) pyodide.setInterruptBuffer(interruptBuffer);
+    if (runner) setInterruptBuffer(interruptBuffer);
   } else if (message.op === "stop") {
     stop(message.id);
   } else {
