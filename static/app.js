@@ -19,6 +19,8 @@
 //                          cleared, shows what the code prints while it runs, then its last value (tensors as a
 //                          table with shape, dtype and statistics) or its traceback (the line is marked in the editor)
 //   running                the id of the run in progress (runPython or run), else null
+//   setCode(text)          puts `text` in the editor as the user's code (kept across reloads); the Examples gallery
+//                          (static/examples.js) uses it
 //   stop()                 Promise -> true if a run was asked to stop: KeyboardInterrupt in the running Python, within
 //                          moments (at an `await` too); `with pe.scope()` and tidy() release what they hold. Needs
 //                          the page to be cross-origin isolated (crossOriginIsolated, COOP/COEP from the server)
@@ -41,8 +43,11 @@
 //                          timings: {preprocess_ms, forward_ms, readback_ms}, backend, load, image: {original, uploaded}}
 //   loadClassifier()       Promise -> {download_ms, download_bytes, load_ms, warmup_ms, cached}: load and warm up
 //                          the classifier now (zeros and cached: true once loaded)
+//   model                  null (the server's efficientnet-lite0) or the URL of the model folder that classify() and
+//                          loadClassifier() use; the Classify panel's model picker (static/model_picker.js) sets it
 //   state                  "starting" | "ready" | "failed"
-//   lastMemory             the latest memory() snapshot, updated after every request (null before the first)
+//   lastMemory             the latest memory() snapshot, updated after every request (null before the first); each
+//                          also fires the DOM event "playground:memory" with {memory, stats: pe.stats()} as `detail`
 //   onDeviceLost           null or the reason, once the GPU device was lost
 //   events(name?)          what Python code posted with pe.browser.post(name, data), oldest first (the last 2000);
 //                          each also fires the DOM event "playground:" + name with the data as `detail`. They
@@ -106,7 +111,12 @@
     info: () => request("info"),
     setBackend: (name) => request("setBackend", { name }).then((info) => { showInfo(info); return info; }),
     classify: (image) => classifyImage(image),
-    loadClassifier: () => request("loadClassifier"),
+    loadClassifier: () => request("loadClassifier", { model: playground.model }),
+    model: null,
+    setCode: (text) => {
+      editor.setCode(String(text));
+      codeEdited(String(text));
+    },
     state: "starting",
     lastMemory: null,
     lastClassification: null,
@@ -163,7 +173,10 @@
         setRuntimeControls();
         break;
       case "output": output.print(m.chunks, m.dropped); break;
-      case "memory": showMemory(m.value); break;
+      case "memory":
+        showMemory(m.value);
+        window.dispatchEvent(new CustomEvent("playground:memory", { detail: { memory: m.value, stats: m.stats } }));
+        break;
       case "python":
         posted.push({ name: m.name, data: m.data });
         if (posted.length > MAX_POSTED) posted.splice(0, posted.length - MAX_POSTED);
@@ -421,7 +434,7 @@
 
   async function classifyImage(image) {
     const { pixels, width, height, original } = await decodeImage(image);
-    const result = await request("classify", { pixels, width, height }, [pixels]);
+    const result = await request("classify", { pixels, width, height, model: playground.model }, [pixels]);
     result.image = { original, uploaded: { width, height } };
     playground.lastClassification = result;
     showClassification(result);

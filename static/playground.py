@@ -131,13 +131,17 @@ async def _fetch_json(url, default):
     return await response.json()
 
 
-async def load_classifier(on_progress=None):
+async def load_classifier(on_progress=None, url=None):
     """Load, fold and warm up the classifier once; returns its load timings (zeros once loaded).
+
+    url: the model folder (model.json, shards, labels.json, metadata.json); None keeps the loaded one, else
+    CLASSIFIER_URL. Another url replaces the loaded classifier.
 
     download_ms: from the first shard request to the last shard's bytes; load_ms: all of loading
     (model.json, shards, checks, tensors, labels); warmup_ms: folding and compiling the pipelines."""
     global _classifier
-    if _classifier is not None and (_classifier.is_disposed or _classifier.is_lost):  # load it again
+    url = url or (_classifier.url if _classifier is not None else CLASSIFIER_URL)
+    if _classifier is not None and (_classifier.is_disposed or _classifier.is_lost or _classifier.url != url):
         _classifier.dispose()
         _classifier = None
     if _classifier is not None:
@@ -150,10 +154,10 @@ async def load_classifier(on_progress=None):
         return None if on_progress is None else on_progress(loaded, total)
 
     before = set(pe.ENGINE.live)
-    model = await pe.load_layers_model(CLASSIFIER_URL + "model.json", on_progress=progress)
+    model = await pe.load_layers_model(url + "model.json", on_progress=progress)
     try:
-        labels = await _fetch_json(CLASSIFIER_URL + "labels.json", None)
-        metadata = await _fetch_json(CLASSIFIER_URL + "metadata.json", DEFAULT_METADATA)
+        labels = await _fetch_json(url + "labels.json", None)
+        metadata = await _fetch_json(url + "metadata.json", DEFAULT_METADATA)
     except BaseException:
         model.dispose()
         raise
@@ -171,6 +175,7 @@ async def load_classifier(on_progress=None):
         raise
     # requests run one at a time, so every tensor that appeared while loading is the classifier's
     classifier.tensor_ids = set(pe.ENGINE.live) - before
+    classifier.url = url
     _classifier = classifier
     return {
         "download_ms": (shards[-1][0] - shards[0][0]) * 1e3,

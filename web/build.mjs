@@ -1,5 +1,6 @@
-// Bundles editor.js with esbuild into static/vendor/editor-HASH.js and names that file in static/vendor/editor.json,
-// which static/app.js reads. The hash changes with the bundle's bytes, so a browser never runs a stale editor.
+// Bundles editor.js and charts.js with esbuild into static/vendor/editor-HASH.js and charts-HASH.js (+ charts-HASH.css,
+// uPlot's stylesheet) and names those files in static/vendor/editor.json, which static/app.js and static/charts.js
+// read. The hash changes with the bundle's bytes, so a browser never runs a stale editor or chart.
 // Run by build.sh (which installs the pinned packages first); static/vendor/ is generated and git-ignored.
 import { mkdir, readdir, rm, writeFile } from "node:fs/promises";
 import path from "node:path";
@@ -12,7 +13,7 @@ const outdir = path.join(here, "..", "static", "vendor");
 await mkdir(outdir, { recursive: true });
 for (const name of await readdir(outdir)) await rm(path.join(outdir, name), { recursive: true });
 const result = await esbuild.build({
-  entryPoints: { editor: path.join(here, "editor.js") },
+  entryPoints: { editor: path.join(here, "editor.js"), charts: path.join(here, "charts.js") },
   entryNames: "[name]-[hash]",
   outdir,
   bundle: true,
@@ -23,7 +24,12 @@ const result = await esbuild.build({
   metafile: true,
   logLevel: "warning",
 });
-const [bundle] = Object.keys(result.metafile.outputs).filter((file) => file.endsWith(".js"));
-const manifest = { editor: "vendor/" + path.basename(bundle) };
+// Each output named by its entry and kind: {editor, charts, chartsCss} -> vendor/NAME-HASH.EXT
+const manifest = {};
+for (const [file, { entryPoint, bytes }] of Object.entries(result.metafile.outputs)) {
+  if (!file.endsWith(".js") && !file.endsWith(".css")) continue;
+  const name = path.basename(file).replace(/-[A-Z0-9]+\.(js|css)$/, "");
+  manifest[file.endsWith(".css") ? name + "Css" : name] = "vendor/" + path.basename(file);
+  console.log(`web/build.mjs: vendor/${path.basename(file)} (${bytes} bytes${entryPoint ? "" : ", styles"})`);
+}
 await writeFile(path.join(outdir, "editor.json"), JSON.stringify(manifest) + "\n");
-console.log(`web/build.mjs: ${manifest.editor} (${result.metafile.outputs[bundle].bytes} bytes)`);

@@ -1,10 +1,10 @@
 #!/usr/bin/env bash
-# Build the page's editor bundle (static/vendor/) when it is missing or older than its sources: installs the pinned
-# npm packages (web/package-lock.json; needs the npm registry once) and runs build.mjs. scripts/run.sh and
+# Build the page's editor and chart bundles (static/vendor/) when missing or older than their sources: installs the
+# pinned npm packages (web/package-lock.json; needs the npm registry once) and runs build.mjs. scripts/run.sh and
 # scripts/test.sh call it; it does nothing when the bundle is up to date.
 set -euo pipefail
 cd "$(dirname "$0")"
-stamp=$(cat package.json package-lock.json editor.js build.mjs | sha256sum | cut -d' ' -f1)
+stamp=$(cat package.json package-lock.json editor.js charts.js build.mjs | sha256sum | cut -d' ' -f1)
 if [ -f ../static/vendor/editor.json ] && [ "$(cat ../static/vendor/.stamp 2>/dev/null)" = "$stamp" ]; then exit 0; fi
 if ! command -v node >/dev/null || ! command -v npm >/dev/null; then
   echo "web/build.sh: bundling the editor needs node and npm (apt-get install -y nodejs npm)" >&2

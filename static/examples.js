@@ -1,0 +1,52 @@
+// The Examples gallery: static/examples/index.json lists [{file, title, description}]; each example is a button named
+// by its title that puts the example's code (static/examples/FILE) in the editor and runs it, as Run does.
+//
+// Adds to window.playground:
+//   examples()          Promise -> the gallery's index
+//   runExample(title)   Promise -> {ok, ms} of the run (like run()); rejects for an unknown title
+"use strict";
+
+(() => {
+  const playground = window.playground;
+  const host = document.getElementById("examples-list");
+  const status = document.getElementById("examples-status");
+
+  const index = fetch("examples/index.json", { cache: "no-cache" }).then((response) => {
+    if (!response.ok) throw new Error(`examples/index.json: HTTP ${response.status}`);
+    return response.json();
+  });
+
+  async function runExample(title) {
+    const example = (await index).find((e) => e.title === title);
+    if (!example) throw new Error(`no example titled ${JSON.stringify(title)}`);
+    const response = await fetch("examples/" + example.file, { cache: "no-cache" });
+    if (!response.ok) throw new Error(`examples/${example.file}: HTTP ${response.status}`);
+    const code = await response.text();
+    await playground.ready;
+    playground.setCode(code);
+    return playground.run();
+  }
+
+  function show(examples) {
+    host.replaceChildren(...examples.map(({ title, description }) => {
+      const item = document.createElement("li");
+      const button = Object.assign(document.createElement("button"), { type: "button", textContent: title });
+      const about = Object.assign(document.createElement("span"), { className: "about", textContent: description });
+      about.id = "example-" + title.toLowerCase().replace(/[^a-z0-9]+/g, "-");
+      button.setAttribute("aria-describedby", about.id);
+      button.addEventListener("click", () => runExample(title).catch((error) => {
+        status.textContent = `Could not run "${title}": ${error.message}`;
+        status.hidden = false;
+      }));
+      item.append(button, about);
+      return item;
+    }));
+  }
+
+  index.then(show, (error) => {
+    status.textContent = `The examples could not load (${error.message}).`;
+    status.hidden = false;
+  });
+  playground.examples = () => index;
+  playground.runExample = runExample;
+})();

@@ -1,0 +1,84 @@
+// The Memory lab panel: the session's memory timeline (drawn by charts.js), pe.leaks() as a table of creation sites
+// (the "Find leaks" button), and the backend's pe.stats() counters, refreshed after every request (the worker sends
+// them with each memory snapshot).
+//
+// Adds to window.playground:
+//   findLeaks()  Promise -> {debug, sites: [{site: "file:line", source, count, bytes, shapes}]}: pe.leaks() run
+//                in the page's Python and shown in the lab's table (creation sites need pe.set_debug(True))
+//   lastStats    the latest pe.stats() the lab shows (null before the first request)
+"use strict";
+
+(() => {
+  const playground = window.playground;
+  const $ = (id) => document.getElementById(id);
+  const ui = { find: $("find-leaks"), leaks: $("leaks"), summary: $("leaks-summary"), hint: $("leaks-hint"), stats: $("stats") };
+
+  // pe.leaks() as plain data, with each site's line of code (the page's runs keep their sources in linecache).
+  const LEAKS = `(lambda linecache: {"debug": pe.ENGINE.debug, "sites": [
+    {"site": s.site, "count": s.count, "bytes": s.num_bytes, "shapes": [list(shape) for shape in s.shapes],
+     "source": linecache.getline(s.site.rpartition(":")[0], int(s.site.rpartition(":")[2])).strip()
+               if s.site.rpartition(":")[2].isdigit() else ""}
+    for s in pe.leaks()]})(__import__("linecache"))`;
+
+  const bytes = (n) => (n < 1024 ? n + " B" : n < 1 << 20 ? (n / 1024).toFixed(1) + " KiB" : (n / (1 << 20)).toFixed(1) + " MiB");
+
+  function cell(tag, text, className) {
+    const element = document.createElement(tag);
+    element.textContent = text;
+    if (className) element.className = className;
+    return element;
+  }
+
+  function showLeaks({ debug, sites }) {
+    const rows = sites.map(({ site, source, count, bytes: n, shapes }) => {
+      const row = document.createElement("tr");
+      const where = cell("td", site, "site");
+      if (source) where.append(cell("code", source));
+      row.append(where, cell("td", count), cell("td", bytes(n)), cell("td", shapes.map((s) => `(${s.join(", ")})`).join(" ")));
+      return row;
+    });
+    ui.leaks.tBodies[0].replaceChildren(...rows);
+    ui.leaks.hidden = sites.length === 0;
+    const total = sites.reduce((sum, s) => sum + s.count, 0);
+    ui.summary.textContent = sites.length
+      ? `${total} live tensors (variables not counted) from ${sites.length} creation sites, most first.`
+      : "No live tensors besides variables.";
+    // Without debug mode the engine records no creation sites: everything falls under one "unknown site" row.
+    ui.hint.hidden = debug && !sites.some((s) => s.site.startsWith("unknown site"));
+  }
+
+  async function findLeaks() {
+    ui.find.disabled = true;
+    ui.summary.textContent = "Looking for live tensors...";
+    try {
+      const found = await playground.runPython(LEAKS);
+      showLeaks(found);
+      return found;
+    } catch (error) {
+      ui.summary.textContent = "Could not list the live tensors: " + error.message.trim().split("\n").pop();
+      throw error;
+    } finally {
+      ui.find.disabled = false;
+    }
+  }
+
+  // The counters shown, in order, with the bytes that go with them.
+  const COUNTERS = [
+    ["Pipelines compiled", "pipeline_compiles"], ["Dispatches", "dispatches"], ["Submits", "submits"],
+    ["Uploads", "uploads", "upload_bytes"], ["Readbacks", "readbacks", "readback_bytes"],
+  ];
+
+  function showStats(stats) {
+    playground.lastStats = stats;
+    const rows = [["Backend", stats.backend ?? "-"], ...COUNTERS.map(([label, count, size]) => {
+      if (stats[count] === undefined) return [label, "-"];
+      return [label, size && stats[size] !== undefined ? `${stats[count]} (${bytes(stats[size])})` : String(stats[count])];
+    })];
+    ui.stats.replaceChildren(...rows.flatMap(([label, value]) => [cell("dt", label), cell("dd", value)]));
+  }
+
+  ui.find.addEventListener("click", () => findLeaks().catch((error) => console.error(error)));
+  window.addEventListener("playground:memory", (event) => { if (event.detail.stats) showStats(event.detail.stats); });
+  playground.findLeaks = findLeaks;
+  playground.lastStats = null;
+})();
