@@ -397,8 +397,24 @@
 
   // An image as RGBA pixels. Blobs go through createImageBitmap; URLs through an <img> (the page's CSP allows
   // images from self, data: and blob:, but fetch() only from self).
+  // Why an http(s) URL gave no image, when the server said so ("404 Not Found"); null for anything else.
+  async function httpStatus(image) {
+    if (image instanceof Blob || !/^https?:|^\/|^[^:]*$/i.test(String(image))) return null;
+    try {
+      const response = await fetch(String(image), { method: "HEAD" });
+      return response.ok ? null : `${response.status} ${response.statusText}`.trim();
+    } catch {
+      return null;
+    }
+  }
+
   async function decodeImage(image) {
     const options = { premultiplyAlpha: "none", colorSpaceConversion: "none" };
+    const what = image instanceof File ? image.name
+      : image instanceof Blob ? `a ${image.type || "untyped"} blob` : String(image).slice(0, 100);
+    // SVG is vector art: refused the same way whether it comes as a file, a blob or a data: URL
+    const svg = image instanceof Blob ? image.type === "image/svg+xml" : /^data:image\/svg\+xml[;,]/i.test(String(image));
+    if (svg) throw new Error(`${what}: SVG images are not supported; use a PNG, JPEG or WebP file`);
     let source;
     try {
       if (image instanceof Blob) {
@@ -409,8 +425,8 @@
         await source.decode();
       }
     } catch (error) {
-      const what = image instanceof File ? image.name
-        : image instanceof Blob ? `a ${image.type || "untyped"} blob` : String(image).slice(0, 100);
+      const status = await httpStatus(image);
+      if (status) throw new Error(`${what}: the server answered ${status}; check the address`);
       throw new Error(`${what}: the browser could not decode it as an image; use a PNG, JPEG or WebP file (${error.message})`);
     }
     const original = { width: source.width, height: source.height };
