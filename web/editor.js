@@ -76,7 +76,9 @@ export function createEditor({ host, doc, label, id, onRun, onChange }) {
         indentOnInput(), bracketMatching(), closeBrackets(), highlightActiveLine(),
         keymap.of([...closeBracketsKeymap, ...defaultKeymap, ...historyKeymap, indentWithTab]),
         python(), indentUnit.of("    "), syntaxHighlighting(highlight), theme, errorLine,  // PEP 8: four spaces
-        EditorView.contentAttributes.of({ "aria-label": label, id }),
+        // tabindex: the editable element is focusable by itself, but says so, so checkers (axe) see that the
+        // scrolling region around it can be reached by keyboard
+        EditorView.contentAttributes.of({ "aria-label": label, id, tabindex: "0" }),
         EditorView.updateListener.of((update) => {
           // edits by the user carry a userEvent (input, delete, undo, paste, ...); setCode's do not
           if (update.docChanged && update.transactions.some((tr) => tr.annotation(Transaction.userEvent))) {
