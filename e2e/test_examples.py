@@ -39,7 +39,9 @@ def run_example(playground, title):
     state = page.get_by_role("status", name="Run state")
     state.evaluate("line => { line.textContent = '' }")
     page.get_by_role("region", name="Examples").get_by_role("button", name=title, exact=True).click()
-    page.wait_for_function("() => /Done in|after/.test(document.querySelector('#run-state').textContent)", timeout=RUN_MS)
+    page.wait_for_function(
+        "() => /Done in|after/.test(document.querySelector('#run-state').textContent)", timeout=RUN_MS
+    )
     text = page.get_by_role("log", name="Output").inner_text()
     assert state.text_content().startswith("Done in"), f"{title}: {state.text_content()}\n{text}"
     code = page.get_by_role("textbox", name="Python code").inner_text()
@@ -100,7 +102,7 @@ def test_variables_outlive_scopes(page):
 
 
 def test_training_a_classifier_charts_each_batch_and_epoch_with_flat_counts(page):
-    result, output = run_example(page, "Train a classifier with live charts")
+    result, _ = run_example(page, "Train a classifier with live charts")
     assert result["accuracy"] >= 0.9 and result["val_accuracy"] >= 0.8, result
     training = page.page.evaluate("playground.charts().training")
     assert training["epoch"]["x"] == list(range(1, 9))
