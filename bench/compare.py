@@ -1,0 +1,347 @@
+"""EfficientNet-Lite0, ours against TensorFlow.js 4.22 in the same headless Chromium, one run.
+
+    .venv/bin/python bench/compare.py                       # 10 warm runs each (3 on TF.js's cpu backend)
+    .venv/bin/python bench/compare.py --runs 20 --out /tmp/compare.json --url http://127.0.0.1:8000/
+
+Batch 1, a [1, 224, 224, 3] input of zeros, the forward pass to the top-5 read back (softmax and top-k included):
+- ours, in the playground page (?backend=webgpu, then numpy; Pyodide in the worker), through the page's classifier:
+  load (model.json, shards, checks), warm-up (batch-norm folding and pipeline compiles: the page's), first run
+  (it records the captured forward pass), then the median of --runs warm runs, captured (pe.capture: one bridge
+  call per run, as the page classifies) and uncaptured (an op at a time);
+- TF.js (npm, pinned bench-only in bench/tfjs/, `npm ci --prefix bench/tfjs --ignore-scripts` first) on webgpu,
+  wasm and cpu, in a blank page of the playground server's origin: tf.loadLayersModel of OUR converted model from
+  the server's /models, so both run the same weights; warm-up is a first predict (its shaders
+  compile there), then a first run and the median of --runs warm runs;
+- the roofline: a 1024x1024x1024 float32 matmul in the same page on the same adapter, through the page's bridge
+  (pe.matmul's WGSL GEMM, both variants: register-blocked and tiled; the best counts), in GFLOP/s and as the time
+  EfficientNet-Lite0's multiply-adds (counted from the forward pass's kernels) would take at that rate.
+Every part gets a fresh browser context (an empty HTTP cache). Writes JSON (--out, default
+bench/results/compare.json) and a bar chart next to it (.png: an SVG drawn in the same Chromium and screenshot),
+and prints the ratios. Timings are for reading, never asserted in tests.
+"""
+
+import argparse
+import html
+import json
+import os
+import sys
+from pathlib import Path
+
+from harness import REPO, launch, playground_server
+from playwright.sync_api import sync_playwright
+
+TFJS = REPO / "bench" / "tfjs" / "node_modules" / "@tensorflow"
+MODEL_JSON = "models/efficientnet-lite0/model.json"
+# TF.js runs in a blank page on the playground server's origin, answered by this script, with TF.js's files
+# routed from bench/tfjs: a page of another origin may not fetch from a loopback server (Chromium's local network
+# access checks), and the model is fetched as the interop test does (e2e/test_tfjs_interop.py).
+TFJS_PAGE = "tfjs-compare.html"
+TFJS_FILES = "tfjs-compare/"  # + a path under bench/tfjs/node_modules/@tensorflow/
+TFJS_SCRIPTS = ["tfjs/dist/tf.min.js", "tfjs-backend-webgpu/dist/tf-backend-webgpu.min.js"]
+TFJS_SCRIPTS += ["tfjs-backend-wasm/dist/tf-backend-wasm.min.js"]
+TFJS_WASM = "tfjs-backend-wasm/dist/"
+
+# Runs in the playground page (`pe` and `np` predefined); its last expression is the result.
+OURS = """
+import math, statistics, time
+import playground
+from py_engine.engine import ENGINE
+
+TOP_K = playground.TOP_K
+
+
+def multiply_adds(kernels):
+    # out elements x the terms each sums: a convolution's kh*kw*cin, a depthwise one's kh*kw, a matmul's k
+    total = 0
+    for k in kernels:
+        out = math.prod(k.output_shapes[0])
+        if k.name in ("Conv2D", "FusedConv2D"):
+            total += out * math.prod(k.input_shapes[1][:3])
+        elif k.name in ("DepthwiseConv2D", "FusedDepthwiseConv2D"):
+            total += out * math.prod(k.input_shapes[1][:2])
+        elif k.name in ("MatMul", "BatchMatMul"):
+            total += out * k.input_shapes[0][-1]
+    return total
+
+
+async def timed(forward, x):
+    # ms from the call to the top-5 read back, and the top-1 class
+    with pe.scope():
+        start = time.perf_counter()
+        top = await forward(x).data()
+        return (time.perf_counter() - start) * 1e3, int(top.reshape(2, TOP_K)[1][0])
+
+
+async def matmul_gflops(on_cpu, size=1024, per_round=3, rounds=2):
+    # the best round of `per_round` matmuls queued back to back, synced by one readback at the end
+    backend = ENGINE.active()
+    saved, backend.on_cpu = backend.on_cpu, on_cpu
+    a, b = pe.ones((size, size)), pe.ones((size, size))
+    try:
+        with pe.scope():  # compiles the pipeline
+            await pe.matmul(a, b).reshape(-1)[:1].data()
+        best = float("inf")
+        for _ in range(rounds):
+            with pe.scope():
+                start = time.perf_counter()
+                for _ in range(per_round - 1):
+                    pe.matmul(a, b).dispose()
+                await pe.matmul(a, b).reshape(-1)[:1].data()
+                best = min(best, (time.perf_counter() - start) / per_round)
+        return backend.variants["matmul"], 2 * size**3 / best / 1e9
+    finally:
+        backend.on_cpu = saved
+        pe.dispose([a, b])
+
+
+began = time.perf_counter()
+load = await playground.load_classifier()
+c = playground._classifier
+x = pe.zeros((1, 224, 224, 3))
+first_ms, top1 = await timed(c.forward, x)
+cold_ms = (time.perf_counter() - began) * 1e3
+captured, uncaptured = [], []
+for _ in range(RUNS):  # in turns, so a change of load on the machine touches both alike
+    captured.append((await timed(c.forward, x))[0])
+    uncaptured.append((await timed(c.top_k, x))[0])
+with pe.scope():
+    macs = multiply_adds(pe.profile(c.top_k, x).kernels)
+x.dispose()
+result = {
+    "load_ms": load["load_ms"],
+    "warmup_ms": load["warmup_ms"],
+    "first_ms": first_ms,
+    "cold_ms": cold_ms,
+    "warm_ms": statistics.median(captured),
+    "warm_uncaptured_ms": statistics.median(uncaptured),
+    "runs": RUNS,
+    "top1": top1,
+    "multiply_adds": macs,
+}
+if pe.get_backend() == "webgpu":
+    result["matmul_gflops"] = dict([await matmul_gflops(True), await matmul_gflops(False)])
+result
+"""
+
+TFJS_MEASURE = """async ([modelUrl, wasmPath, backend, runs]) => {
+  if (backend === "wasm") tf.wasm.setWasmPaths(wasmPath);
+  if (!(await tf.setBackend(backend))) throw new Error(`TF.js could not start its ${backend} backend`);
+  await tf.ready();
+  const timed = async (model, x) => {  // ms from predict to the top-5 read back, and the top-1 class
+    const start = performance.now();
+    const top = tf.tidy(() => {
+      const { values, indices } = tf.topk(tf.softmax(model.predict(x)), 5);
+      return tf.concat([values, indices.toFloat()], 1);
+    });
+    const data = await top.data();
+    top.dispose();
+    return [performance.now() - start, data[5]];
+  };
+  const began = performance.now();
+  const model = await tf.loadLayersModel(modelUrl);
+  const load_ms = performance.now() - began;
+  const x = tf.zeros([1, 224, 224, 3]);
+  const [warmup_ms] = await timed(model, x);
+  const [first_ms, top1] = await timed(model, x);
+  const cold_ms = performance.now() - began;
+  const warm = [];
+  for (let i = 0; i < runs; i++) warm.push((await timed(model, x))[0]);
+  x.dispose();
+  model.dispose();
+  warm.sort((a, b) => a - b);
+  const mid = warm.length >> 1;
+  const env = tf.env();
+  return {
+    load_ms, warmup_ms, first_ms, cold_ms, top1, runs, version: tf.version.tfjs,
+    warm_ms: warm.length % 2 ? warm[mid] : (warm[mid - 1] + warm[mid]) / 2,
+    ...(backend === "wasm" ? { simd: await env.getAsync("WASM_HAS_SIMD_SUPPORT"),
+                              threads: await env.getAsync("WASM_HAS_MULTITHREAD_SUPPORT") } : {}),
+  };
+}"""
+
+
+def ours(browser, url, backend, runs):
+    context = browser.new_context()
+    try:
+        page = context.new_page()
+        page.goto(f"{url}?backend={backend}")
+        info = page.evaluate("playground.ready")
+        if info["backend"] != backend:
+            raise SystemExit(f"the page runs on {info['backend']}, not {backend}: {info['fallback_reason']}")
+        result = page.evaluate("code => playground.runPython(code)", OURS.replace("RUNS", str(runs)))
+        return {**result, "adapter": info["adapter"]}
+    finally:
+        context.close()
+
+
+def tfjs(browser, url, backend, runs):
+    context = browser.new_context()
+    try:
+        page = context.new_page()
+        page.route(url + TFJS_PAGE, lambda route: route.fulfill(content_type="text/html", body="<!doctype html>"))
+        page.route(
+            url + TFJS_FILES + "**", lambda route: route.fulfill(path=TFJS / route.request.url[len(url + TFJS_FILES) :])
+        )
+        page.goto(url + TFJS_PAGE)
+        for script in TFJS_SCRIPTS:
+            page.add_script_tag(path=TFJS / script)
+        return page.evaluate(TFJS_MEASURE, [url + MODEL_JSON, url + TFJS_FILES + TFJS_WASM, backend, runs])
+    finally:
+        context.close()
+
+
+def measure(browser, url, args):
+    results = {}
+    for backend in ("webgpu", "numpy"):
+        results[f"ours {backend}"] = ours(browser, url, backend, args.runs)
+        progress(f"ours {backend}", results[f"ours {backend}"])
+    for backend in ("webgpu", "wasm", "cpu"):
+        runs = args.cpu_runs if backend == "cpu" else args.runs
+        results[f"TF.js {backend}"] = tfjs(browser, url, backend, runs)
+        progress(f"TF.js {backend}", results[f"TF.js {backend}"])
+    machine = {"chromium": browser.version, "cpu_cores": os.cpu_count(), "adapter": results["ours webgpu"]["adapter"]}
+    for r in results.values():
+        r.pop("adapter", None)
+    return machine, results
+
+
+def progress(label, r):
+    print(f"{label}: warm {r['warm_ms']:.0f} ms, cold {r['cold_ms']:.0f} ms", file=sys.stderr, flush=True)
+
+
+def roofline(results):
+    """(variant, GFLOP/s, ms for the model's multiply-adds) of the faster matmul variant."""
+    gpu = results["ours webgpu"]
+    name, gflops = max(gpu["matmul_gflops"].items(), key=lambda item: item[1])
+    return name, gflops, 2 * gpu["multiply_adds"] / gflops / 1e6
+
+
+def ratios(results):
+    ours_gpu, ours_cpu = results["ours webgpu"], results["ours numpy"]
+    tf_gpu, tf_wasm, tf_cpu = (results[f"TF.js {b}"] for b in ("webgpu", "wasm", "cpu"))
+    roof_ms = roofline(results)[2]
+    lines = {
+        "ours-webgpu / TF.js-webgpu, warm forward": ours_gpu["warm_ms"] / tf_gpu["warm_ms"],
+        "ours-webgpu / TF.js-webgpu, cold": ours_gpu["cold_ms"] / tf_gpu["cold_ms"],
+        "ours-numpy / TF.js-wasm, warm forward": ours_cpu["warm_ms"] / tf_wasm["warm_ms"],
+        "ours-numpy / TF.js-wasm, cold": ours_cpu["cold_ms"] / tf_wasm["cold_ms"],
+        "ours-numpy / TF.js-cpu, warm forward": ours_cpu["warm_ms"] / tf_cpu["warm_ms"],
+        "ours-numpy / TF.js-cpu, cold": ours_cpu["cold_ms"] / tf_cpu["cold_ms"],
+        "ours-webgpu warm forward / roofline": ours_gpu["warm_ms"] / roof_ms,
+        "TF.js-webgpu warm forward / roofline": tf_gpu["warm_ms"] / roof_ms,
+    }
+    for label, r in results.items():
+        lines[f"{label}: cold / warm forward"] = r["cold_ms"] / r["warm_ms"]
+    for label, r in results.items():
+        lines[f"{label}: warm-up / warm forward"] = r["warmup_ms"] / r["warm_ms"]
+    return lines
+
+
+def print_report(machine, results, ratio_lines):
+    adapter = machine["adapter"] or {}
+    print(
+        f"EfficientNet-Lite0, batch 1, Chromium {machine['chromium']}, {machine['cpu_cores']} CPU cores, "
+        f"webgpu adapter: {adapter.get('vendor', '')} {adapter.get('architecture', '')} {adapter.get('description', '')}"
+    )
+    top1 = {label: r["top1"] for label, r in results.items()}
+    print(f"top-1 class of the zeros input (the same weights give the same class): {top1}")
+    print(f"\n  {'':12s} {'warm':>8s} {'load':>8s} {'warm-up':>8s} {'1st run':>8s} {'cold':>8s}   (ms; warm: median)")
+    for label, r in results.items():
+        cells = "".join(f"{r[k]:9.0f}" for k in ("warm_ms", "load_ms", "warmup_ms", "first_ms", "cold_ms"))
+        extra = f"   uncaptured {r['warm_uncaptured_ms']:.0f}" if "warm_uncaptured_ms" in r else ""
+        print(f"  {label:12s}{cells}{extra}   n={r['runs']}")
+    gpu = results["ours webgpu"]
+    variant, _, roof_ms = roofline(results)
+    per_variant = ", ".join(f"{name} {g:.2f}" for name, g in gpu["matmul_gflops"].items())
+    print(
+        f"\nroofline: matmul 1024^3 on the page's adapter, GFLOP/s: {per_variant}; the best ({variant}) would do "
+        f"the model's {gpu['multiply_adds'] / 1e6:.0f}M multiply-adds in {roof_ms:.0f} ms"
+    )
+    print("\nratios (below 1: the first is faster)")
+    for name, value in ratio_lines.items():
+        print(f"  {name:52s} {value:7.2f}x")
+
+
+def bar_chart_svg(machine, results, roof_ms):
+    """Two panels of horizontal bars (warm forward, cold) in ms; the roofline marked on the warm panel."""
+    row, label_width, bar_width, panel_gap = 26, 130, 560, 40
+    rows = list(results.items())
+    panels = [("warm forward, median (ms)", "warm_ms"), ("cold: load + warm-up + first run (ms)", "cold_ms")]
+    height = len(panels) * (len(rows) * row + 30) + panel_gap + 30
+    width = label_width + bar_width + 90
+    adapter = machine["adapter"] or {}
+    parts = [
+        f'<svg xmlns="http://www.w3.org/2000/svg" width="{width}" height="{height}" font-family="sans-serif" '
+        'font-size="13">',
+        f'<rect width="{width}" height="{height}" fill="white"/>',
+        f'<text x="8" y="18" font-weight="bold">EfficientNet-Lite0, batch 1: ours vs TensorFlow.js '
+        f"{html.escape(results['TF.js webgpu']['version'])}, Chromium {html.escape(machine['chromium'])}, "
+        f"{machine['cpu_cores']} cores, {html.escape(adapter.get('architecture') or adapter.get('vendor') or '')}"
+        "</text>",
+    ]
+    y = 40
+    for title, key in panels:
+        parts.append(f'<text x="8" y="{y}" font-weight="bold">{html.escape(title)}</text>')
+        y += 10
+        top = max(r[key] for _, r in rows)
+        for label, r in rows:
+            length = bar_width * r[key] / top
+            color = "#3b7dd8" if label.startswith("ours") else "#e08a2c"
+            parts += [
+                f'<text x="8" y="{y + 15}">{html.escape(label)}</text>',
+                f'<rect x="{label_width}" y="{y + 3}" width="{length:.1f}" height="{row - 8}" fill="{color}"/>',
+                f'<text x="{label_width + length + 5:.1f}" y="{y + 15}">{r[key]:.0f}</text>',
+            ]
+            y += row
+        if key == "warm_ms" and roof_ms <= top:
+            x = label_width + bar_width * roof_ms / top
+            parts += [
+                f'<line x1="{x:.1f}" y1="{y - len(rows) * row}" x2="{x:.1f}" y2="{y}" stroke="black" '
+                'stroke-dasharray="4 3"/>',
+                f'<text x="{x + 4:.1f}" y="{y + 14}" font-size="11">roofline (matmul rate): {roof_ms:.0f} ms</text>',
+            ]
+        y += panel_gap
+    parts.append("</svg>")
+    return "\n".join(parts)
+
+
+def screenshot(browser, svg, path):
+    page = browser.new_page()
+    page.set_content(f'<!doctype html><body style="margin:0">{svg}</body>')
+    page.locator("svg").screenshot(path=str(path))
+    page.close()
+
+
+def main():
+    parser = argparse.ArgumentParser(description=__doc__, formatter_class=argparse.RawDescriptionHelpFormatter)
+    parser.add_argument("--url", help="a running playground server (default: start python -m app serve)")
+    parser.add_argument("--runs", type=int, default=10, help="warm runs per engine and backend (default 10)")
+    parser.add_argument("--cpu-runs", type=int, default=3, help="warm runs on TF.js's cpu backend (default 3)")
+    parser.add_argument("--out", type=Path, default=REPO / "bench" / "results" / "compare.json", help="the JSON")
+    args = parser.parse_args()
+    if min(args.runs, args.cpu_runs) < 1:
+        parser.error(f"--runs and --cpu-runs must be >= 1 (got {args.runs}, {args.cpu_runs})")
+    if not (TFJS / "tfjs").exists():
+        sys.exit("TF.js is not installed: npm ci --prefix bench/tfjs --ignore-scripts")
+    chart = args.out.with_suffix(".png")
+    args.out.parent.mkdir(parents=True, exist_ok=True)
+    with playground_server(args.url) as url, sync_playwright() as p:
+        browser = launch(p)
+        machine, results = measure(browser, url, args)
+        variant, gflops, roof_ms = roofline(results)
+        screenshot(browser, bar_chart_svg(machine, results, roof_ms), chart)  # the same Chromium draws the chart
+        browser.close()
+    ratio_lines = ratios(results)
+    print_report(machine, results, ratio_lines)
+    report = {
+        "machine": machine,
+        "results": results,
+        "roofline": {"variant": variant, "gflops": gflops, "model_ms": roof_ms},
+        "ratios": ratio_lines,
+    }
+    args.out.write_text(json.dumps(report, indent=2) + "\n")
+    print(f"\nwrote {args.out} and {chart}")
+
+
+if __name__ == "__main__":
+    main()
