@@ -1,7 +1,8 @@
 """Make the README's picture of the playground: docs/playground.png.
 
 Starts the real server (as the e2e tests do, with the converted EfficientNet-Lite0), opens the page in headless
-Chromium with WebGPU, runs an example in the editor, classifies the cat sample, and saves the whole page.
+Chromium with WebGPU, runs the gallery's training example (its live charts) and its leaking one, lists the live
+tensors in the Memory lab, runs an example in the editor, classifies the cat sample, and saves the whole page.
 
     .venv/bin/python scripts/screenshot.py [--out docs/playground.png] [--url http://127.0.0.1:8000/]
 
@@ -56,6 +57,16 @@ def screenshot(url, out):
             "() => window.playground && playground.state === 'ready' && document.querySelector('#editor').shadowRoot",
             timeout=BOOT_TIMEOUT_MS,
         )
+        page.get_by_role("region", name="Examples").get_by_role(
+            "button", name="Train a classifier with live charts"
+        ).click()
+        page.wait_for_function(
+            "() => /Done in/.test(document.querySelector('#run-state').textContent)", timeout=300_000
+        )
+        page.get_by_role("region", name="Examples").get_by_role("button", name="Tidy vs a leak").click()
+        page.wait_for_function("() => playground.running === null && playground.charts().plots.length > 0")
+        page.get_by_role("region", name="Memory lab").get_by_role("button", name="Find leaks").click()
+        page.get_by_role("table", name="Live tensors (pe.leaks())").wait_for()
         page.get_by_role("textbox", name="Python code").click()
         page.keyboard.press("Control+A")
         page.keyboard.insert_text(EXAMPLE)

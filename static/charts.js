@@ -86,10 +86,11 @@
 
   // ---- drawing ---------------------------------------------------------------------------------------------------
 
-  // The chart `name` in `host`, made again when its series change; null until the bundle has loaded.
-  function view(name, host, { title, xLabel, series }) {
+  // The chart `name` in `host`, made again when its series change; null until the bundle has loaded. A host's
+  // charts stay in the order of their `rank`.
+  function view(name, host, { title, xLabel, series, rightBytes = false, rank = 0 }) {
     let v = views.get(name);
-    const signature = JSON.stringify([title, xLabel, series]);
+    const signature = JSON.stringify([title, xLabel, series, rightBytes]);
     if (v && v.signature !== signature) {
       v.chart?.destroy();
       v.element.remove();
@@ -100,11 +101,12 @@
       element.className = "chart";
       element.setAttribute("role", "figure");
       element.setAttribute("aria-label", title);
-      host.append(element);
+      element.dataset.rank = rank;
+      host.insertBefore(element, [...host.children].find((child) => Number(child.dataset.rank) > rank) ?? null);
       v = { element, signature, chart: null };
       views.set(name, v);
     }
-    if (!v.chart && lineChart) v.chart = lineChart({ host: v.element, title, xLabel, series });
+    if (!v.chart && lineChart) v.chart = lineChart({ host: v.element, title, xLabel, series, rightBytes });
     return v;
   }
 
@@ -132,23 +134,24 @@
       draw("timeline", timelineHost, {
         title: "Memory over the session", xLabel: "seconds",
         series: [{ label: "tensors" }, { label: "bytes", scale: "right" }, { label: "GPU bytes", scale: "right" }],
+        rightBytes: true,
       }, timeline.t_s.map((t) => t - t0), [timeline.tensors, timeline.bytes, timeline.gpu_bytes]);
     }
     panel.hidden = !training && !plots.length;
     if (training) {
       const names = Object.keys(training.epoch.series);
       draw("epochs", trainingHost, {
-        title: "Training: loss and metrics per epoch", xLabel: "epoch", series: names.map((label) => ({ label })),
+        title: "Training: loss and metrics per epoch", xLabel: "epoch", series: names.map((label) => ({ label })), rank: 0,
       }, training.epoch.x, names.map((n) => training.epoch.series[n]));
       draw("training-memory", trainingHost, {
         title: "Training: tensors and GPU bytes per epoch", xLabel: "epoch",
-        series: [{ label: "tensors" }, { label: "GPU bytes", scale: "right" }],
+        series: [{ label: "tensors" }, { label: "GPU bytes", scale: "right" }], rightBytes: true, rank: 1,
       }, training.memory.x, [training.memory.tensors, training.memory.gpu_bytes]);
       if (training.batch.x.length) {
         const batchNames = Object.keys(training.batch.series);
         draw("batches", trainingHost, {
           title: "Training: per batch", xLabel: "batch",
-          series: [...batchNames.map((label) => ({ label })), { label: "tensors", scale: "right" }],
+          series: [...batchNames.map((label) => ({ label })), { label: "tensors", scale: "right" }], rank: 2,
         }, training.batch.x, [...batchNames.map((n) => training.batch.series[n]), training.batch.tensors]);
       } else {
         drop("batches");
