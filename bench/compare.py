@@ -28,6 +28,7 @@ import sys
 from pathlib import Path
 
 from harness import REPO, launch, playground_server
+from playwright.sync_api import Error as PlaywrightError
 from playwright.sync_api import sync_playwright
 
 TFJS = REPO / "bench" / "tfjs" / "node_modules" / "@tensorflow"
@@ -191,18 +192,24 @@ def tfjs(browser, url, backend, runs):
 
 
 def measure(browser, url, args):
-    results = {}
+    """(machine, results, failures): a TF.js backend that cannot run this model here is a failure, not the end."""
+    results, failures = {}, {}
     for backend in ("webgpu", "numpy"):
         results[f"ours {backend}"] = ours(browser, url, backend, args.runs)
         progress(f"ours {backend}", results[f"ours {backend}"])
     for backend in ("webgpu", "wasm", "cpu"):
         runs = args.cpu_runs if backend == "cpu" else args.runs
-        results[f"TF.js {backend}"] = tfjs(browser, url, backend, runs)
+        try:
+            results[f"TF.js {backend}"] = tfjs(browser, url, backend, runs)
+        except PlaywrightError as error:
+            failures[f"TF.js {backend}"] = error.message.splitlines()[0]
+            print(f"TF.js {backend}: failed: {failures[f'TF.js {backend}']}", file=sys.stderr, flush=True)
+            continue
         progress(f"TF.js {backend}", results[f"TF.js {backend}"])
     machine = {"chromium": browser.version, "cpu_cores": os.cpu_count(), "adapter": results["ours webgpu"]["adapter"]}
     for r in results.values():
         r.pop("adapter", None)
-    return machine, results
+    return machine, results, failures
 
 
 def progress(label, r):
@@ -217,19 +224,22 @@ def roofline(results):
 
 
 def ratios(results):
-    ours_gpu, ours_cpu = results["ours webgpu"], results["ours numpy"]
-    tf_gpu, tf_wasm, tf_cpu = (results[f"TF.js {b}"] for b in ("webgpu", "wasm", "cpu"))
+    """The ratios the comparison is read in (below 1: the first is faster); a pair with a part that failed is left out."""
     roof_ms = roofline(results)[2]
-    lines = {
-        "ours-webgpu / TF.js-webgpu, warm forward": ours_gpu["warm_ms"] / tf_gpu["warm_ms"],
-        "ours-webgpu / TF.js-webgpu, cold": ours_gpu["cold_ms"] / tf_gpu["cold_ms"],
-        "ours-numpy / TF.js-wasm, warm forward": ours_cpu["warm_ms"] / tf_wasm["warm_ms"],
-        "ours-numpy / TF.js-wasm, cold": ours_cpu["cold_ms"] / tf_wasm["cold_ms"],
-        "ours-numpy / TF.js-cpu, warm forward": ours_cpu["warm_ms"] / tf_cpu["warm_ms"],
-        "ours-numpy / TF.js-cpu, cold": ours_cpu["cold_ms"] / tf_cpu["cold_ms"],
-        "ours-webgpu warm forward / roofline": ours_gpu["warm_ms"] / roof_ms,
-        "TF.js-webgpu warm forward / roofline": tf_gpu["warm_ms"] / roof_ms,
-    }
+    pairs = [
+        ("ours webgpu", "TF.js webgpu"),
+        ("ours numpy", "TF.js wasm"),
+        ("ours numpy", "TF.js cpu"),
+    ]
+    lines = {}
+    for ours_label, tf_label in pairs:
+        if tf_label in results:
+            for key, what in (("warm_ms", "warm forward"), ("cold_ms", "cold")):
+                name = f"{ours_label.replace(' ', '-')} / {tf_label.replace(' ', '-')}, {what}"
+                lines[name] = results[ours_label][key] / results[tf_label][key]
+    for label in ("ours webgpu", "TF.js webgpu"):
+        if label in results:
+            lines[f"{label.replace(' ', '-')} warm forward / roofline"] = results[label]["warm_ms"] / roof_ms
     for label, r in results.items():
         lines[f"{label}: cold / warm forward"] = r["cold_ms"] / r["warm_ms"]
     for label, r in results.items():
@@ -270,12 +280,13 @@ def bar_chart_svg(machine, results, roof_ms):
     height = len(panels) * (len(rows) * row + 30) + panel_gap + 30
     width = label_width + bar_width + 90
     adapter = machine["adapter"] or {}
+    tfjs_version = next((r["version"] for label, r in rows if label.startswith("TF.js")), "(none ran)")
     parts = [
         f'<svg xmlns="http://www.w3.org/2000/svg" width="{width}" height="{height}" font-family="sans-serif" '
         'font-size="13">',
         f'<rect width="{width}" height="{height}" fill="white"/>',
         f'<text x="8" y="18" font-weight="bold">EfficientNet-Lite0, batch 1: ours vs TensorFlow.js '
-        f"{html.escape(results['TF.js webgpu']['version'])}, Chromium {html.escape(machine['chromium'])}, "
+        f"{html.escape(tfjs_version)}, Chromium {html.escape(machine['chromium'])}, "
         f"{machine['cpu_cores']} cores, {html.escape(adapter.get('architecture') or adapter.get('vendor') or '')}"
         "</text>",
     ]
@@ -327,17 +338,20 @@ def main():
     args.out.parent.mkdir(parents=True, exist_ok=True)
     with playground_server(args.url) as url, sync_playwright() as p:
         browser = launch(p)
-        machine, results = measure(browser, url, args)
+        machine, results, failures = measure(browser, url, args)
         variant, gflops, roof_ms = roofline(results)
         screenshot(browser, bar_chart_svg(machine, results, roof_ms), chart)  # the same Chromium draws the chart
         browser.close()
     ratio_lines = ratios(results)
     print_report(machine, results, ratio_lines)
+    for label, reason in failures.items():
+        print(f"  {label} did not run: {reason}")
     report = {
         "machine": machine,
         "results": results,
         "roofline": {"variant": variant, "gflops": gflops, "model_ms": roof_ms},
         "ratios": ratio_lines,
+        "failures": failures,
     }
     args.out.write_text(json.dumps(report, indent=2) + "\n")
     print(f"\nwrote {args.out} and {chart}")
