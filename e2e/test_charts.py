@@ -4,6 +4,7 @@ chart bundle loads under the page's CSP (no violation reported)."""
 
 import pytest
 from conftest import Playground
+from playwright.sync_api import expect
 
 FIT = """
 rng = np.random.default_rng(0)
@@ -52,7 +53,8 @@ def test_fit_draws_its_curves_per_epoch_and_batch_while_it_runs(page):
         "Training: per batch",
     ):
         chart = figure(page, name)
-        assert chart.is_visible() and chart.locator("canvas").count() == 1, name
+        expect(chart.locator("canvas")).to_have_count(1)
+        assert chart.is_visible(), name
         assert chart.bounding_box()["width"] > 300
     legend = figure(page, "Training: loss and metrics per epoch").inner_text()
     assert "loss" in legend and "accuracy" in legend
@@ -62,7 +64,7 @@ def test_a_new_fit_replaces_the_curves_and_epoch_reports_alone_draw_no_batch_cha
     page.run(FIT.replace("EPOCHS", "3").replace("EVERY", '"epoch"'))
     training = page.page.evaluate("playground.charts().training")
     assert training["epochs"] == 3 and training["epoch"]["x"] == [1, 2, 3] and training["batch"]["x"] == []
-    assert figure(page, "Training: per batch").count() == 0
+    expect(figure(page, "Training: per batch")).to_have_count(0)
 
 
 def test_pe_browser_plot_draws_a_chart_and_the_same_title_replaces_it(page):
@@ -70,9 +72,10 @@ def test_pe_browser_plot_draws_a_chart_and_the_same_title_replaces_it(page):
     page.run('pe.browser.plot({"square": [0, 1, 4, float("nan")]}, title="Powers", x_label="n")')
     plots = [p for p in page.page.evaluate("playground.charts().plots") if p["title"] == "Powers"]
     assert plots == [{"title": "Powers", "x_label": "n", "x": [0, 1, 2, 3], "series": {"square": [0, 1, 4, None]}}]
-    chart = figure(page, "Powers")
-    assert chart.count() == 1 and chart.locator("canvas").count() == 1
-    assert "cube" not in chart.inner_text()
+    chart = figure(page, "Powers")  # drawn at the next animation frame: expect() waits for it
+    expect(chart).to_have_count(1)
+    expect(chart.locator("canvas")).to_have_count(1)
+    expect(chart).not_to_contain_text("cube")
     error = page.page.evaluate("playground.runPython('pe.browser.plot([[1, 2]])').catch(e => e.message)")
     assert "ShapeError: plot: series 'y' must be 1-D, got shape (1, 2)" in error
 
@@ -87,7 +90,7 @@ def test_the_memory_timeline_samples_every_snapshot(page):
     page.page.wait_for_function("n => playground.charts().timeline.tensors.at(-1) === n", arg=last["num_tensors"])
     assert page.page.evaluate("playground.charts().timeline.gpu_bytes.at(-1)") == last["num_bytes_in_gpu"]
     timeline = page.page.get_by_role("region", name="Memory lab").get_by_role("figure", name="Memory over the session")
-    assert timeline.locator("canvas").count() == 1
+    expect(timeline.locator("canvas")).to_have_count(1)
     page.run("pe.dispose(kept)")
 
 

@@ -8,6 +8,7 @@ import re
 
 import pytest
 from conftest import Playground
+from playwright.sync_api import expect
 
 RUN_MS = 300_000
 EXAMPLES = [
@@ -111,7 +112,8 @@ def test_training_a_classifier_charts_each_batch_and_epoch_with_flat_counts(page
     assert loss[-1] < loss[0] and round(loss[-1], 3) == result["loss"], (loss, result)
     assert len(set(training["memory"]["tensors"][1:])) == 1, training["memory"]  # LeakMonitor passed too
     assert len(training["batch"]["x"]) == 8 * 5  # 144 training rows in batches of 32
-    assert "Training: loss and metrics per epoch" in page.page.get_by_role("region", name="Charts").inner_text()
+    charts = page.page.get_by_role("region", name="Charts")
+    expect(charts.get_by_role("figure", name="Training: loss and metrics per epoch")).to_be_visible()
 
 
 def test_a_custom_wgsl_kernel_and_its_gradient(page):
