@@ -24,6 +24,9 @@ GEOMETRIES = {
     "long": ((2, 40, 41, 3), (3, 3), 1, "same", 1),  # a filter gradient long enough to be split into slices
     # depthwise with multiplier 1 and channels in fours takes the 4-channels-per-thread shader
     "channels-in-fours": ((2, 11, 10, 12), (5, 5), 2, "same", 1),
+    # EfficientNet's 1x1 convolutions: few input channels, many pixels; a register-blocked thread steps through 16
+    # output pixels, across image rows (13 pixels) and into the next image (195 pixels an image)
+    "1x1-rows-wrap": ((2, 15, 13, 8), (1, 1), 1, "valid", 1),
 }
 WITH_GRADIENTS = ["stride1-same", "explicit-pad-stride2-dilated", "1x1-stride2", "uneven-strides-dilations", "long"]
 TOLERANCE = {"rtol": 1e-4, "atol": 1e-4}  # long float32 reductions

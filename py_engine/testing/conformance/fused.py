@@ -19,6 +19,7 @@ LABELS = [
     "batch0",
     "large",
     "channels-in-fours",
+    "1x1-rows-wrap",
 ]
 GRADIENTS = [("stride1-same", "relu6", True), ("explicit-pad-stride2-dilated", "sigmoid", False)]
 

@@ -35,6 +35,13 @@ fn row_info(m: u32) -> vec4<i32> {  // output pixel m = (n, oh, ow): its image a
   let r = i32(m) % (g.oh * g.ow);
   return vec4<i32>(i32(m) / (g.oh * g.ow) * g.h * g.w * g.c, r / g.ow * g.sh - g.top, r % g.ow * g.sw - g.left, 0);
 }
+fn row_next(prev: vec4<i32>, m: u32) -> vec4<i32> {  // the next output pixel by adding strides: no division
+  let g = geo();
+  var next = prev + vec4<i32>(0, 0, g.sw, 0);
+  next = select(next, vec4<i32>(next.x, next.y + g.sh, -g.left, 0), next.z > (g.ow - 1) * g.sw - g.left);
+  next = select(next, vec4<i32>(next.x + g.h * g.w * g.c, -g.top, next.z, 0), next.y > (g.oh - 1) * g.sh - g.top);
+  return select(next, prev, m >= rows());
+}
 fn seg_a(info: vec4<i32>, s: u32) -> vec3<i32> {  // tap s = (i, j): the input pixel it meets, if any
   let g = geo();
   let y = info.y + i32(s) / g.kw * g.dh;
@@ -51,6 +58,7 @@ fn row_info(m: u32) -> vec4<i32> {  // input pixel m = (n, h, w): its dy image, 
   let r = i32(m) % (g.h * g.w);
   return vec4<i32>(i32(m) / (g.h * g.w) * g.oh * g.ow * g.o, r / g.w + g.top, r % g.w + g.left, 0);
 }
+fn row_next(prev: vec4<i32>, m: u32) -> vec4<i32> { return row_info(min(m, rows() - 1u)); }
 fn seg_a(info: vec4<i32>, s: u32) -> vec3<i32> {  // tap (i, j) reaches output pixel ((y, x) - tap) / strides
   let g = geo();
   let y = info.y - i32(s) / g.kw * g.dh;
@@ -69,6 +77,7 @@ fn row_info(m: u32) -> vec4<i32> {  // filter entry m = (i, j, c): its offset fr
   let p = i32(m);
   return vec4<i32>(p / (g.kw * g.c) * g.dh - g.top, p / g.c % g.kw * g.dw - g.left, p % g.c, 0);
 }
+fn row_next(prev: vec4<i32>, m: u32) -> vec4<i32> { return row_info(min(m, rows() - 1u)); }
 fn seg_a(info: vec4<i32>, s: u32) -> vec3<i32> {  // dy row s = (n, oh); step t = ow meets x column t*sw + info.y
   let g = geo();
   let y = i32(s) % g.oh * g.sh + info.x;

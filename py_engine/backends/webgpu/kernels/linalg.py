@@ -6,6 +6,9 @@ where A(m, s, t) = A[slab.a + seg.x + t * word(A_T)] for t in [seg.y, seg.z) (ze
 B(s, t, n) = B[slab.b + seg_b(s) + t * word(B_T) + n * word(B_N)]. A problem supplies WGSL hooks:
     slab_of(z) -> Slab               offsets of slab z and its segment range [s0, s1)
     row_info(m) -> vec4<i32>         what output row m needs, computed once per row
+    row_next(prev, m) -> vec4<i32>   row_info(m) from row m - 1's; past the last row, any valid row's
+                                     (the register-blocked variant steps through a thread's rows with it:
+                                     integer division costs tens of cycles per lane on CPU adapters)
     seg_a(info, s) -> vec3<i32>      A's offset at t = 0 and the valid range of t, per row and segment
     seg_b(s) -> u32                  B's offset at t = 0, n = 0
 A matmul has one segment of K steps; a convolution has one segment per filter tap (implicit GEMM: the
@@ -72,6 +75,9 @@ fn slab_of(z: u32) -> Slab {{  // batch element z: its offsets in a and b follow
   return Slab(i32(a), b, z * rows() * cols(), 0u, 1u);
 }}
 fn row_info(m: u32) -> vec4<i32> {{ return vec4<i32>(i32(m * word({A_M}u)), 0, 0, 0); }}
+fn row_next(prev: vec4<i32>, m: u32) -> vec4<i32> {{
+  return select(prev + vec4<i32>(i32(word({A_M}u)), 0, 0, 0), prev, m >= rows());
+}}
 fn seg_a(info: vec4<i32>, s: u32) -> vec3<i32> {{ return vec3<i32>(info.x, 0, i32(steps())); }}
 fn seg_b(s: u32) -> u32 {{ return 0u; }}
 """
@@ -101,8 +107,10 @@ def _register_main(dtype, bounded):
         "  if (row0 >= M || col0 >= N) { return; }",
         f"  let slab = slab_of(wg.z + word({Z_BASE}u));",
     ]
-    # rows and columns past the edge are clamped (loads stay in bounds) and never written
-    lines += [f"  let info{r} = row_info(min(row0 + {r}u, M - 1u));" for r in range(TM)]
+    # rows and columns past the edge are clamped (loads stay in bounds) and never written; rows after the first
+    # are stepped to from the one before
+    lines += ["  let info0 = row_info(min(row0, M - 1u));"]
+    lines += [f"  let info{r} = row_next(info{r - 1}, row0 + {r}u);" for r in range(1, TM)]
     lines += [f"  let b_col{j} = min(col0 + {j}u, N - 1u) * word({B_N}u);" for j in range(TN)]
     lines += [f"  var acc{r}_{g} = {vec}();" for r in range(TM) for g in range(groups)]
     lines += ["  for (var s = slab.s0; s < slab.s1; s = s + 1u) {"]
