@@ -45,6 +45,14 @@
 //                          the classifier now (zeros and cached: true once loaded)
 //   model                  null (the server's efficientnet-lite0) or the URL of the model folder that classify() and
 //                          loadClassifier() use; the Classify panel's model picker (static/model_picker.js) sets it
+//   teach                  the Teach panel (static/teach.js; transfer learning on EfficientNet-Lite0's 1280 pooled
+//                          features, in the worker): classes() -> names; addClass(name?) -> index; removeClass(i);
+//                          addExample(classIndex, urlOrBlob) -> {counts}; embed(urlOrBlob) -> Float32Array [1280];
+//                          train({epochs}) -> {classes, examples, history} ("training" events per epoch meanwhile);
+//                          predict(urlOrBlob) -> [{index, label, probability}] for every class, best first;
+//                          exportModel() -> {modelJson, weights: ArrayBuffer, files: [{name, blob}]} (the TF.js layers
+//                          files model.save wrote; class names in modelJson.userDefinedMetadata.teach); download()
+//                          saves those files; loadModel([File | {name, blob}]) loads such files back -> {classes}
 //   state                  "starting" | "ready" | "failed"
 //   lastMemory             the latest memory() snapshot, updated after every request (null before the first); each
 //                          also fires the DOM event "playground:memory" with {memory, stats: pe.stats()} as `detail`
@@ -124,6 +132,7 @@
     events: (name) => posted.filter((e) => name === undefined || e.name === name).map((e) => e.data),
   };
   window.playground = playground;
+  playground.teach = window.createTeachPanel({ host: $("teach"), request, decodeImage });
 
   function startWorker() {
     playground.state = "starting";

@@ -186,6 +186,13 @@ async def load_classifier(on_progress=None, url=None):
     }
 
 
+async def classifier(on_progress=None, url=None):
+    """The classifier of `url` (None: the loaded one, else CLASSIFIER_URL), loading it first: the Teach panel
+    (teach.py) embeds its images with EfficientNet-Lite0's body this way."""
+    await load_classifier(on_progress, url)
+    return _classifier
+
+
 async def classify(pixels, height, width):
     """Top-5 [{index, label, probability}] for RGBA pixels (a JS Uint8Array), with the latency split.
 

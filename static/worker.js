@@ -11,6 +11,7 @@
 //                   | {id, op: "setBackend", name} | {id, op: "loadClassifier", model}
 //                   | {id, op: "classify", pixels: ArrayBuffer (RGBA, transferred), width, height, model}
 //                                         model: a model folder's URL, or null for the one loaded (else the default)
+//                   | {id, op: "teach", action, ...}  the Teach panel (static/teach_worker.js lists the actions)
 //   worker -> page  {id, ok: true, value} | {id, ok: false, error}    one reply per request
 //                   {event: "status", text}       boot progress
 //                   {event: "ready", info}         engine started (backend, adapter, fallback_reason, timings)
@@ -28,10 +29,10 @@
 // next request starts, so the page never sees a half-run program.
 "use strict";
 
-importScripts("bridge.js");
+importScripts("bridge.js", "teach_worker.js");
 
 const backendAtStart = new URL(self.location.href).searchParams.get("backend") || "webgpu";
-const PYTHON_MODULES = ["playground.py", "playground_run.py", "playground_display.py"];
+const PYTHON_MODULES = ["playground.py", "playground_run.py", "playground_display.py", "teach.py"];
 const timings = {};
 let pyodide = null, py = null, runner = null, bootError = null;
 let interruptBuffer = null; // Int32Array on a SharedArrayBuffer the page writes SIGINT (2) into
@@ -176,6 +177,7 @@ async function handle(message) {
       const result = plain(await py.classify(new Uint8Array(message.pixels), message.height, message.width));
       return { ...result, load };
     }
+    case "teach": return self.teachRequest(pyodide, plain, message, progress);
     default: throw new Error(`unknown request ${JSON.stringify(message.op)}`);
   }
 }

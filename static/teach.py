@@ -1,0 +1,213 @@
+"""The Teach panel's Python side (static/teach.js drives it through static/teach_worker.js): transfer learning.
+
+Each example image goes through the classifier's preprocessing and EfficientNet-Lite0's frozen body up to its
+"avg_pool" layer (1280 pooled features), on the GPU; only those features are kept, on the host. Training fits a
+small head, Dense(num_classes, softmax) on the features, with Adam. The head saves in the TF.js layers format
+(model.json + its .bin shard), with the class names and what its input is in model.json's userDefinedMetadata, and
+loads back from such files.
+
+The body is the Classify panel's model as it is loaded (folded, its unfolded weights released): predict() with
+outputs="avg_pool" runs its inference plan up to that layer, so no second copy of the weights is needed.
+"""
+
+import json
+import os
+
+import numpy as np
+import playground
+
+import py_engine as pe
+
+FEATURES_LAYER = "avg_pool"
+NUM_FEATURES = 1280
+MIN_CLASSES, MAX_CLASSES = 2, 5
+LEARNING_RATE = 0.01
+BATCH_SIZE = 16
+# What the saved head says about its input, for whoever loads it (TF.js: model.getUserDefinedMetadata()).
+INPUT_NOTE = (
+    "the 1280 pooled features of EfficientNet-Lite0 (ImageNet weights, layer avg_pool): an RGB image resized to "
+    "224x224 (bilinear, half-pixel centers), scaled to (x / 255 - mean) / std with mean [0.485, 0.456, 0.406] and "
+    "std [0.229, 0.224, 0.225], through the network up to its global average pooling"
+)
+
+_examples = []  # (class index, float32 [1280] features)
+_head = None  # the trained (or loaded) head: a Sequential model
+_class_names = []  # the head's classes, in its output order
+
+
+def _plain(value):
+    """A JS value passed from the worker (a JsProxy) as Python data."""
+    return value.to_py() if hasattr(value, "to_py") else value
+
+
+async def embed(pixels, height, width, on_progress=None):
+    """EfficientNet-Lite0's pooled features (numpy float32 [1280]) of RGBA pixels (a JS Uint8Array)."""
+    # EfficientNet-Lite0 even when the Classify panel's model picker chose another model: the head's input is its
+    # features (the picker's model is loaded again at its next classification)
+    classifier = await playground.classifier(on_progress, playground.CLASSIFIER_URL)
+    with pe.scope():
+        x = classifier.preprocess(pe.browser.from_pixels(pixels, int(height), int(width)))
+        features = await classifier.model.predict(x, outputs=FEATURES_LAYER).data()
+    return np.asarray(features, np.float32).reshape(NUM_FEATURES)
+
+
+async def features(pixels, height, width, on_progress=None):
+    """embed() as a list, for the page."""
+    return (await embed(pixels, height, width, on_progress)).tolist()
+
+
+def _check_class(class_index):
+    index = int(class_index)
+    if not 0 <= index < MAX_CLASSES:
+        raise ValueError(
+            f"teach: class index must be 0 to {MAX_CLASSES - 1} (at most {MAX_CLASSES} classes), got {index}"
+        )
+    return index
+
+
+def counts():
+    """How many examples each class slot holds."""
+    held = [0] * MAX_CLASSES
+    for index, _ in _examples:
+        held[index] += 1
+    return held
+
+
+async def add_example(class_index, pixels, height, width, on_progress=None):
+    index = _check_class(class_index)
+    _examples.append((index, await embed(pixels, height, width, on_progress)))
+    return {"counts": counts()}
+
+
+def remove_class(class_index):
+    """Forget the examples of one class slot; the slots after it move down by one (the page removed that class)."""
+    index = _check_class(class_index)
+    _examples[:] = [(i - (i > index), f) for i, f in _examples if i != index]
+    return {"counts": counts()}
+
+
+def _check_names(class_names):
+    names = [str(n).strip() for n in _plain(class_names)]
+    if not MIN_CLASSES <= len(names) <= MAX_CLASSES:
+        raise ValueError(f"teach: name {MIN_CLASSES} to {MAX_CLASSES} classes, got {len(names)}")
+    if any(not n for n in names) or len(set(names)) != len(names):
+        raise ValueError(f"teach: every class needs a name of its own, got {names}")
+    return names
+
+
+async def train(class_names, epochs=30):
+    """Fit a new head on the examples of the named classes; each epoch posts a "training" event to the page.
+
+    A coroutine although it awaits nothing: called from JS, it runs as a task that may suspend (JSPI), which fit's
+    per-epoch readback on webgpu needs."""
+    names = _check_names(class_names)
+    epochs = int(epochs)
+    if not 1 <= epochs <= 1000:
+        raise ValueError(f"teach: epochs must be 1 to 1000, got {epochs}")
+    held = counts()
+    empty = [names[i] for i in range(len(names)) if held[i] == 0]
+    if empty:
+        raise ValueError(f"teach: add at least one image to {', '.join(map(repr, empty))} before training")
+    if any(held[len(names) :]):
+        raise ValueError(f"teach: there are examples for {sum(1 for c in held[len(names) :] if c)} unnamed classes")
+    x = np.stack([f for _, f in _examples])
+    y = np.array([i for i, _ in _examples], np.int32)
+    head = pe.Sequential(
+        [pe.layers.Dense(len(names), activation="softmax", input_shape=(NUM_FEATURES,), name="teach_head")],
+        name="teach_head_model",
+    )
+    optimizer = pe.optimizers.Adam(learning_rate=LEARNING_RATE)
+    try:
+        head.compile(optimizer=optimizer, loss="sparse_categorical_crossentropy", metrics=["accuracy"])
+        history = head.fit(
+            x, y, batch_size=BATCH_SIZE, epochs=epochs, verbose=0, seed=0, callbacks=[pe.browser.training_progress()]
+        )
+    except BaseException:
+        head.dispose()
+        raise
+    finally:
+        optimizer.dispose()  # the head is not trained further: its moments are not needed
+    _replace_head(head, names)
+    return {"classes": names, "examples": len(y), "history": history.history}
+
+
+def _replace_head(head, names):
+    global _head, _class_names
+    if _head is not None and not _head.is_disposed:
+        _head.dispose()
+    _head, _class_names = head, names
+
+
+def _trained_head():
+    if _head is None:
+        raise RuntimeError("teach: no head yet: add images to each class and train, or load a downloaded head")
+    if _head.is_disposed:
+        raise RuntimeError("teach: the head's weights were disposed (Clear namespace or Restart): train it again")
+    return _head
+
+
+async def predict_features(features):
+    """The head's probabilities (numpy [n, classes]) for features [n, 1280]."""
+    head = _trained_head()
+    with pe.scope():
+        return np.asarray(await head.predict(np.asarray(features, np.float32)).data(), np.float32).reshape(
+            -1, len(_class_names)
+        )
+
+
+async def predict(pixels, height, width, on_progress=None):
+    """Every class of the head, best first: [{index, label, probability}]."""
+    _trained_head()
+    features = await embed(pixels, height, width, on_progress)
+    probabilities = (await predict_features(features[None]))[0]
+    order = np.argsort(-probabilities, kind="stable")
+    return [{"index": int(i), "label": _class_names[i], "probability": float(probabilities[i])} for i in order]
+
+
+def save(folder):
+    """Write the head into `folder` (Pyodide's file system) with its metadata; returns the file names, model.json
+    first."""
+    head = _trained_head()
+    saved = head.save(folder, converted_by="py_engine playground Teach panel")
+    path = saved["model_json"]
+    with open(path) as f:
+        artifacts = json.load(f)
+    artifacts["userDefinedMetadata"] = {
+        "teach": {"classes": _class_names, "input": INPUT_NOTE, "body": "efficientnet-lite0", "layer": FEATURES_LAYER}
+    }
+    with open(path, "w") as f:
+        json.dump(artifacts, f)
+    return [os.path.basename(path), *(os.path.basename(p) for p in saved["shards"])]
+
+
+async def load(folder):
+    """Load a head that save() wrote (model.json and its shards in `folder`); returns its class names."""
+    path = os.path.join(folder, "model.json")
+    with open(path) as f:
+        artifacts = json.load(f)
+    names = artifacts.get("userDefinedMetadata", {}).get("teach", {}).get("classes")
+    if not isinstance(names, list):
+        raise ValueError(
+            "teach: this model.json has no userDefinedMetadata.teach.classes: it is not a head the Teach panel saved"
+        )
+    head = await pe.load_layers_model("file://" + path)
+    shape = tuple(head.inputs[0].shape)
+    if shape != (None, NUM_FEATURES) or head.outputs[0].shape[-1] != len(names):
+        head.dispose()
+        raise ValueError(
+            f"teach: the head takes {shape} and gives {head.outputs[0].shape[-1]} classes; a Teach head takes "
+            f"(None, {NUM_FEATURES}) features and gives one probability per class of {names}"
+        )
+    _examples.clear()  # they were for the classes of the head this one replaces
+    _replace_head(head, [str(n) for n in names])
+    return {"classes": _class_names}
+
+
+def reset():
+    """Forget every example and the head."""
+    global _head
+    _examples.clear()
+    if _head is not None and not _head.is_disposed:
+        _head.dispose()
+    _head = None
+    return {"counts": counts()}
