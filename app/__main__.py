@@ -1,4 +1,4 @@
-"""The command line: python -m app serve | fetch-assets | build-wheel | convert (see --help of each)."""
+"""The command line: python -m app serve | fetch-assets | build-wheel | convert | export (see --help of each)."""
 
 import argparse
 import os
@@ -9,6 +9,7 @@ from pathlib import Path
 from app.assets import AssetError, ensure_pyodide, read_manifest
 from app.convert import add_convert_parser, convert_model
 from app.engine_wheel import EngineWheel, WheelError
+from app.export import ExportError, export_site
 from app.settings import Settings
 
 
@@ -98,6 +99,13 @@ def parser() -> argparse.ArgumentParser:
     f.add_argument("--force", action="store_true", help="fetch and verify again even if a verified copy is there")
     sub.add_parser("build-wheel", help="build the engine wheel and print its path and URL")
     add_convert_parser(sub)
+    e = sub.add_parser(
+        "export", help="write the whole playground into DIR as static files, with a _headers file (see app/export.py)"
+    )
+    e.add_argument("dir", type=Path, metavar="DIR", help="a new or empty folder")
+    e.add_argument("--models", type=Path, help="folder of TensorFlow.js models (default: models/)")
+    e.add_argument("--static", type=Path, help="folder of the page (default: static/)")
+    e.add_argument("--pyodide-cdn", metavar="URL", help="the page loads Pyodide from this URL; no copy is exported")
     for command in sub.choices.values():
         command.add_argument(
             "--assets", type=Path, help="folder for generated assets (default: .assets/, or $PLAYGROUND_ASSETS)"
@@ -115,13 +123,17 @@ def main(argv: list[str] | None = None) -> int:
             build_wheel(settings)
         elif args.command == "convert":
             convert_model(args.model, settings.models_dir)
+        elif args.command == "export":
+            if not settings.pyodide_cdn:
+                fetch_assets(settings)
+            export_site(settings, args.dir.expanduser().resolve())
         else:
             if args.workers < 1:
                 raise ValueError(f"--workers must be at least 1, got {args.workers}")
             if args.header_timeout is not None and args.header_timeout <= 0:
                 raise ValueError(f"--header-timeout must be a positive number of seconds, got {args.header_timeout}")
             serve(settings, args.host, args.port, args.workers, args.header_timeout)
-    except (AssetError, WheelError, ValueError) as e:
+    except (AssetError, WheelError, ExportError, ValueError) as e:
         print(f"error: {e}", file=sys.stderr)
         return 1
     return 0
