@@ -52,8 +52,13 @@ PREDICT_ALL = """async (images) => {
 
 def wait_for_text(locator, text, teach):
     """Wait until `locator` shows `text`; a failure says what the panel's status line says."""
+    wait_for(lambda: expect(locator).to_contain_text(text, timeout=SLOW_MS), teach)
+
+
+def wait_for(check, teach):
+    """check(); a failure says what the panel's status line says."""
     try:
-        expect(locator).to_contain_text(text, timeout=SLOW_MS)
+        check()
     except AssertionError as e:
         status = teach.get_by_role("status", name="Teach status").text_content()
         raise AssertionError(f"the Teach panel says: {status!r}") from e
@@ -136,11 +141,14 @@ def test_teach_trains_on_samples_and_drawings_and_the_download_loads_back_everyw
     results = teach.get_by_role("list", name="Your classes' probabilities")
     expect(results.get_by_role("listitem").first).to_contain_text("drawing", timeout=SLOW_MS)
 
+    teach.screenshot(path=tmp_path / "teach.png")  # trained: the examples, the loss chart, a classified drawing
+    assert (tmp_path / "teach.png").stat().st_size > 10_000
+
     # The download: model.json and its weight shard, as model.save wrote them.
     downloads = []
-    page.on("download", downloads.append)
+    page.on("download", lambda download: downloads.append(download))
     teach.get_by_role("button", name="Download model").click()
-    expect(teach.get_by_role("link")).to_have_count(2, timeout=60_000)
+    wait_for(lambda: expect(teach.get_by_role("link")).to_have_count(2, timeout=60_000), teach)
     for _ in range(100):  # the download events reach this thread while it waits in Playwright
         if len(downloads) == 2:
             break
@@ -168,9 +176,6 @@ def test_teach_trains_on_samples_and_drawings_and_the_download_loads_back_everyw
     expect(status).to_contain_text("Loaded a head for photo, drawing", timeout=60_000)
     again = page.evaluate(PREDICT_ALL, images)
     np.testing.assert_allclose(np.stack([probabilities(a["top"], 2) for a in again]), ours, rtol=0, atol=1e-4)
-
-    teach.screenshot(path=tmp_path / "teach.png")
-    assert (tmp_path / "teach.png").stat().st_size > 10_000
 
     # No request carried an image: the page's own server got GETs without a body, of its files and the model's.
     requests = gpu_page.requests[seen:]

@@ -55,10 +55,9 @@ window.createTeachPanel = ({ host, request, decodeImage }) => {
       el("label", { htmlFor: "teach-try", textContent: "Classify an image with your classes:" }), tryFile),
     tryPreview,
     results,
+    el("div", { className: "teach-row" }, downloadButton, links),
     el("div", { className: "teach-row" },
-      downloadButton, el("label", { htmlFor: "teach-load", textContent: "Load a downloaded model (model.json and its .bin):" }),
-      loadFiles),
-    links,
+      el("label", { htmlFor: "teach-load", textContent: "Load a downloaded model (model.json and its .bin):" }), loadFiles),
   );
 
   function say(text, failed = false) {
@@ -175,6 +174,10 @@ window.createTeachPanel = ({ host, request, decodeImage }) => {
       else ctx.lineTo(x, y);
     });
     ctx.stroke();
+    ctx.fillStyle = style.getPropertyValue("--muted") || "#666";
+    ctx.font = "12px system-ui, sans-serif";
+    ctx.textAlign = "right";
+    ctx.fillText(`loss per epoch: ${losses[0].toPrecision(3)} → ${losses.at(-1).toPrecision(3)} (epoch ${losses.length}/${epochsTotal})`, width - pad, 16);
     chart.setAttribute("aria-label", `Loss per epoch: ${losses.map((l) => l.toFixed(3)).join(", ")}`);
     chart.hidden = false;
   }

@@ -164,9 +164,9 @@ async def predict(pixels, height, width, on_progress=None):
     return [{"index": int(i), "label": _class_names[i], "probability": float(probabilities[i])} for i in order]
 
 
-def save(folder):
+async def save(folder):
     """Write the head into `folder` (Pyodide's file system) with its metadata; returns the file names, model.json
-    first."""
+    first. A coroutine, as train() is: reading the weights off the GPU suspends."""
     head = _trained_head()
     saved = head.save(folder, converted_by="py_engine playground Teach panel")
     path = saved["model_json"]

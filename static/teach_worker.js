@@ -36,7 +36,7 @@ self.teachRequest = (() => {
       case "predict": return plain(await teach.predict(pixels(), message.height, message.width, progress));
       case "export": {
         emptyFolder(pyodide, SAVE_DIR);
-        const names = plain(teach.save(SAVE_DIR));
+        const names = plain(await teach.save(SAVE_DIR));
         const files = names.map((name) => ({
           name,
           blob: new Blob([pyodide.FS.readFile(`${SAVE_DIR}/${name}`)], { type: TYPES[name.split(".").pop()] }),
