@@ -1,12 +1,18 @@
 """The exported playground (`python -m app export DIR`) served by `python -m http.server`, a plain static file server
 that sends none of the _headers file's headers: the page boots, runs code and classifies the cat. Without COOP/COEP
-it is not cross-origin isolated (Stop then reaches only code that awaits), and it must work all the same."""
+it is not cross-origin isolated (Stop then reaches only code that awaits), and it must work all the same. Served by a
+tiny handler that adds the _headers file's headers, as Netlify or Cloudflare Pages would, it is isolated under the
+server's CSP, and Stop interrupts a loop that never awaits."""
 
+import functools
 import os
 import signal
 import subprocess
+import threading
 import time
 import urllib.request
+from http.server import SimpleHTTPRequestHandler, ThreadingHTTPServer
+from typing import ClassVar
 
 import pytest
 from conftest import REPO, Playground, free_port, python
@@ -65,3 +71,50 @@ def test_the_exported_site_on_a_plain_static_server_boots_runs_code_and_classifi
         assert not failed, failed
     finally:
         page.close()
+
+
+class HeadersFileHandler(SimpleHTTPRequestHandler):
+    """A static file server that adds the headers the _headers file gives the request's path."""
+
+    rules: ClassVar[dict[str, list[tuple[str, str]]]] = {}  # set per server by a subclass
+
+    def end_headers(self):
+        for name, value in self.rules.get(self.path.split("?")[0], []):
+            if name != "content-type":  # the handler sends its own
+                self.send_header(name, value)
+        super().end_headers()
+
+    def log_message(self, *args):
+        pass
+
+
+def read_rules(path):
+    rules = {}
+    for block in path.read_text().strip().split("\n\n"):
+        url, *lines = block.split("\n")
+        rules[url] = [tuple(line.strip().split(": ", 1)) for line in lines]
+    return rules
+
+
+def test_with_the_headers_file_the_page_is_isolated_under_its_csp_and_stop_interrupts(webgpu_browser, exported):
+    handler = type("Handler", (HeadersFileHandler,), {"rules": read_rules(exported / "_headers")})
+    server = ThreadingHTTPServer(("127.0.0.1", 0), functools.partial(handler, directory=str(exported)))
+    threading.Thread(target=server.serve_forever, daemon=True).start()
+    page = None
+    try:
+        page = Playground(webgpu_browser, f"http://127.0.0.1:{server.server_port}/")
+        assert page.backend == "webgpu", page.info
+        assert page.page.evaluate("crossOriginIsolated") is True
+        page.page.evaluate(
+            "() => { playground.runPython('while True: pass').catch((e) => (window.__stopped = e.message)); }"
+        )
+        page.page.wait_for_function("() => playground.running !== null")
+        assert page.page.evaluate("playground.stop()") is True
+        page.page.wait_for_function("() => window.__stopped !== undefined", timeout=30_000)
+        assert "KeyboardInterrupt" in page.page.evaluate("window.__stopped")
+        assert not [line for line in page.console if "Content Security Policy" in line], page.console
+    finally:
+        if page is not None:
+            page.close()
+        server.shutdown()
+        server.server_close()
