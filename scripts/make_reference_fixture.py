@@ -14,7 +14,7 @@ padding); load_state_dict(strict=True) checks every name and shape against the s
 Preprocessing (torchvision's usual one for ImageNet models): the RGB image resized to 224x224 by Pillow's
 bilinear filter (antialiased, uint8 result; aspect ratio not kept), divided by 255, then (x - mean) / std with the
 ImageNet mean and std, in float32. The input is stored in NHWC. Classes 281 (tabby) and 282 (tiger cat) are within
-0.2 % of each other, so their order depends on the resize filter: this one gives the top-5 in ../shared/FACTS.md,
+0.2 % of each other, so their order depends on the resize filter: this one gives the top-5 in docs/platform_facts.md,
 while a TF-style bilinear resize without antialiasing swaps them.
 """
 

@@ -65,7 +65,7 @@ class WebGPUBackend:
         self._recorded = 0
         kind = device.info.get("adapter_type", "") + " " + device.info.get("architecture", "")
         # CPU WebGPU (SwiftShader, llvmpipe) runs register-blocked kernels ~2x faster than
-        # shared-memory tiles; real GPUs want the tiles (shared/FACTS.md).
+        # shared-memory tiles; real GPUs want the tiles (docs/platform_facts.md).
         self.on_cpu = "cpu" in kind.lower() or "swiftshader" in kind.lower()
         self.variants = {}  # kernel family -> the variant chosen for this adapter
         self.dry_run = None  # a list while warm-up collects shaders instead of dispatching

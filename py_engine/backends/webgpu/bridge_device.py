@@ -3,7 +3,7 @@
 Same semantics as `wgpu_device.WgpuDevice`. Each method is one call of a cached JS function with
 ints only: buffer ids, offsets, byte counts, and addresses in wasm memory that bridge.js reads or
 writes through HEAPU8 (zero-copy). Looking a JS attribute up costs ~1.7 us and converting a list
-2-10 us, a call through a cached reference ~0.4 us (shared/FACTS.md). Only readback awaits.
+2-10 us, a call through a cached reference ~0.4 us (docs/platform_facts.md). Only readback awaits.
 """
 
 import re

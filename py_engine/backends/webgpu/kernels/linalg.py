@@ -16,7 +16,7 @@ patches are gathered by index math, never copied). Transposes are strides in uni
 
 Variants (backend.on_cpu picks one; backend.variants["matmul"] records it):
 - "register-blocked": 8x8 threads, each accumulating a TM x TN block in registers, no workgroup memory.
-  On CPU adapters barriers cost more than shared memory saves (shared/FACTS.md: 3.2 vs 1.7 GFLOP/s).
+  On CPU adapters barriers cost more than shared memory saves (docs/platform_facts.md: 3.2 vs 1.7 GFLOP/s).
 - "tiled": 16x16 threads stage 64x16 tiles of A and 16x64 tiles of B in workgroup memory; each thread
   accumulates 4x4 outputs. What real GPUs want.
 """
