@@ -6,6 +6,7 @@
 import fs from 'node:fs';
 import path from 'node:path';
 import tf from '@tensorflow/tfjs';
+import {writeModel} from './write_model.mjs';
 
 const outDir = process.argv[2];
 if (!outDir) throw new Error('usage: node save_model.mjs OUTDIR');
@@ -46,21 +47,7 @@ model.setWeights(model.weights.map((w, seed) => {
   return tf.randomNormal(dims, 0, 1 / Math.sqrt(fanIn), 'float32', seed);
 }));
 
-fs.mkdirSync(outDir, {recursive: true});
-await model.save(tf.io.withSaveHandler(async (artifacts) => {
-  const weightsFile = 'model.weights.bin';
-  const modelJson = {
-    modelTopology: artifacts.modelTopology,
-    format: artifacts.format,
-    generatedBy: artifacts.generatedBy,
-    convertedBy: artifacts.convertedBy,
-    weightsManifest: [{paths: ['./' + weightsFile], weights: artifacts.weightSpecs}],
-  };
-  const weightData = tf.io.CompositeArrayBuffer.join(artifacts.weightData);
-  fs.writeFileSync(path.join(outDir, weightsFile), Buffer.from(weightData));
-  fs.writeFileSync(path.join(outDir, 'model.json'), JSON.stringify(modelJson));
-  return {modelArtifactsInfo: {dateSaved: new Date(), modelTopologyType: 'JSON'}};
-}));
+await writeModel(model, outDir);
 
 const batch = tf.randomNormal([3, 13, 13, 3], 0, 1, 'float32', 42);
 const outputs = model.predict(batch);

@@ -8,6 +8,7 @@
 import fs from 'node:fs';
 import path from 'node:path';
 import tf from '@tensorflow/tfjs';
+import {writeModel} from './write_model.mjs';
 
 const outDir = process.argv[2];
 if (!outDir) throw new Error('usage: node save_sequence_models.mjs OUTDIR');
@@ -75,21 +76,7 @@ async function save(model, input, folder) {
     const bound = w.name.endsWith('embeddings') ? 1 : 0.6;
     return tf.randomUniform(w.shape, -bound, bound, 'float32', seed + 1);
   }));
-  fs.mkdirSync(folder, {recursive: true});
-  await model.save(tf.io.withSaveHandler(async (artifacts) => {
-    const weightsFile = 'model.weights.bin';
-    const modelJson = {
-      modelTopology: artifacts.modelTopology,
-      format: artifacts.format,
-      generatedBy: artifacts.generatedBy,
-      convertedBy: artifacts.convertedBy,
-      weightsManifest: [{paths: ['./' + weightsFile], weights: artifacts.weightSpecs}],
-    };
-    const weightData = tf.io.CompositeArrayBuffer.join(artifacts.weightData);
-    fs.writeFileSync(path.join(folder, weightsFile), Buffer.from(weightData));
-    fs.writeFileSync(path.join(folder, 'model.json'), JSON.stringify(modelJson));
-    return {modelArtifactsInfo: {dateSaved: new Date(), modelTopologyType: 'JSON'}};
-  }));
+  await writeModel(model, folder);
   const outputs = [model.predict(input)].flat();
   const io = {
     input: {shape: input.shape, data: Array.from(await input.data())},

@@ -8,6 +8,7 @@
 import fs from 'node:fs';
 import path from 'node:path';
 import tf from '@tensorflow/tfjs';
+import {writeModel} from './write_model.mjs';
 
 const outDir = process.argv[2];
 if (!outDir) throw new Error('usage: node train_models.mjs OUTDIR');
@@ -92,23 +93,6 @@ function seedWeights(model) {
   }));
 }
 
-async function saveModel(model, dir) {
-  fs.mkdirSync(dir, {recursive: true});
-  await model.save(tf.io.withSaveHandler(async (artifacts) => {
-    const weightsFile = 'model.weights.bin';
-    const modelJson = {
-      modelTopology: artifacts.modelTopology,
-      format: artifacts.format,
-      generatedBy: artifacts.generatedBy,
-      convertedBy: artifacts.convertedBy,
-      weightsManifest: [{paths: ['./' + weightsFile], weights: artifacts.weightSpecs}],
-    };
-    fs.writeFileSync(path.join(dir, weightsFile), Buffer.from(tf.io.CompositeArrayBuffer.join(artifacts.weightData)));
-    fs.writeFileSync(path.join(dir, 'model.json'), JSON.stringify(modelJson));
-    return {modelArtifactsInfo: {dateSaved: new Date(), modelTopologyType: 'JSON'}};
-  }));
-}
-
 const entry = async (t) => ({shape: t.shape, dtype: t.dtype, data: Array.from(await t.data())});
 
 for (const [caseName, spec] of Object.entries(CASES)) {
@@ -119,7 +103,7 @@ for (const [caseName, spec] of Object.entries(CASES)) {
     const dir = path.join(outDir, `${caseName}-${optimizerName}`);
     const model = spec.build();
     seedWeights(model);
-    await saveModel(model, path.join(dir, 'initial'));
+    await writeModel(model, path.join(dir, 'initial'));
     fs.writeFileSync(path.join(dir, 'data.json'), JSON.stringify(data));
 
     model.compile({optimizer: optimizer.make(optimizer.settings), loss: spec.loss, metrics: ['accuracy']});
