@@ -1,10 +1,16 @@
 """A small site in a temporary folder for the server tests: static page, models, a verified fake
 Pyodide install, a copy of the engine's build inputs, and a secret file next to them that no URL may read."""
 
+import contextlib
 import hashlib
 import json
 import shutil
+import socket
+import threading
+import time
 from pathlib import Path
+
+import uvicorn
 
 from app import Settings
 from app.assets import install, pyodide_dir
@@ -90,3 +96,23 @@ def build_site(root: Path) -> Settings:
     (pyodide_dir(assets) / "unlisted.js").write_text("// in the folder, not in the verified manifest")
     src = copy_engine_source(root / "engine-src")
     return Settings(static_dir=static, assets_dir=assets, models_dir=models, engine_source=src, pyodide_cdn=None)
+
+
+@contextlib.contextmanager
+def live_server(config: uvicorn.Config):
+    """uvicorn serving `config` in a thread on a free loopback port; yields the port."""
+    sock = socket.socket()
+    sock.bind(("127.0.0.1", 0))
+    server = uvicorn.Server(config)
+    thread = threading.Thread(target=server.run, kwargs={"sockets": [sock]}, daemon=True)
+    thread.start()
+    deadline = time.monotonic() + 10
+    while not server.started and time.monotonic() < deadline:
+        time.sleep(0.02)
+    assert server.started, "uvicorn did not start"
+    try:
+        yield sock.getsockname()[1]
+    finally:
+        server.should_exit = True
+        thread.join(10)
+        sock.close()

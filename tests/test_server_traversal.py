@@ -2,8 +2,6 @@
 server over a socket (an HTTP client would normalise '..' away), and must give 400 or 404, never the file."""
 
 import socket
-import threading
-import time
 
 import pytest
 import uvicorn
@@ -11,7 +9,7 @@ import uvicorn
 from app import create_app
 from app.errors import HTTPError
 from app.paths import check_relative, safe_file
-from tests.server_site import SECRET, SHARD1, build_site, sha256
+from tests.server_site import SECRET, SHARD1, build_site, live_server, sha256
 
 S1 = sha256(SHARD1)
 SHARD = f"/models/tiny/shards/{S1}"
@@ -92,19 +90,8 @@ def raw_request(port: int, target: str) -> tuple[int, bytes]:
 @pytest.fixture(scope="module")
 def port(tmp_path_factory):
     app = create_app(build_site(tmp_path_factory.mktemp("site")))
-    sock = socket.socket()
-    sock.bind(("127.0.0.1", 0))
-    server = uvicorn.Server(uvicorn.Config(app, log_level="warning"))
-    thread = threading.Thread(target=server.run, kwargs={"sockets": [sock]}, daemon=True)
-    thread.start()
-    deadline = time.monotonic() + 10
-    while not server.started and time.monotonic() < deadline:
-        time.sleep(0.02)
-    assert server.started, "uvicorn did not start"
-    yield sock.getsockname()[1]
-    server.should_exit = True
-    thread.join(10)
-    sock.close()
+    with live_server(uvicorn.Config(app, log_level="warning")) as port:
+        yield port
 
 
 def test_the_live_server_serves_the_real_files(port):

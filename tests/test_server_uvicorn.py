@@ -8,7 +8,6 @@ import signal
 import socket
 import subprocess
 import sys
-import threading
 import time
 import urllib.request
 
@@ -19,7 +18,7 @@ from app import create_app
 from app.head_limit import MAX_HEAD_BYTES
 from app.server import KEEP_ALIVE, LIMIT_CONCURRENCY, uvicorn_options
 from app.settings import REPO
-from tests.server_site import SHARD1, build_site, sha256
+from tests.server_site import SHARD1, build_site, live_server, sha256
 
 HEAD_TIMEOUT = 1.0  # short, so the tests are quick; `serve` uses app.server.HEADER_TIMEOUT
 SLACK = 1.5  # scheduling on a busy machine
@@ -33,20 +32,9 @@ def site(tmp_path_factory):
 
 @pytest.fixture(scope="module")
 def port(site):
-    sock = socket.socket()
-    sock.bind(("127.0.0.1", 0))
     config = uvicorn.Config(create_app(site), log_level="critical", **uvicorn_options(header_timeout=HEAD_TIMEOUT))
-    server = uvicorn.Server(config)
-    thread = threading.Thread(target=server.run, kwargs={"sockets": [sock]}, daemon=True)
-    thread.start()
-    deadline = time.monotonic() + 10
-    while not server.started and time.monotonic() < deadline:
-        time.sleep(0.02)
-    assert server.started, "uvicorn did not start"
-    yield sock.getsockname()[1]
-    server.should_exit = True
-    thread.join(10)
-    sock.close()
+    with live_server(config) as port:
+        yield port
 
 
 def connect(port: int) -> socket.socket:
