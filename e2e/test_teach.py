@@ -6,18 +6,14 @@ carries an image."""
 import asyncio
 import base64
 import json
-import subprocess
 from concurrent.futures import ThreadPoolExecutor
-from pathlib import Path
 
 import numpy as np
 from playwright.sync_api import expect
 
 import py_engine as pe
+from tests.tfjs_node import run_tfjs
 
-REPO = Path(__file__).resolve().parent.parent
-PREDICT_TFJS = REPO / "tests" / "tfjs" / "predict_saved_model.mjs"
-TFJS = REPO / "tests" / "tfjs" / "node_modules" / "@tensorflow" / "tfjs"
 SLOW_MS = 600_000  # the first example loads the classifier: 18 MB of weights, then the pipelines compile (SwiftShader)
 SAMPLES = {"Cat": "samples/chelsea.png", "Coffee": "samples/coffee.webp", "Rocket": "samples/rocket.jpg"}
 
@@ -91,10 +87,9 @@ def engine_predict(folder, features):
 
 
 def tfjs_predict(folder, features, tmp_path):
-    assert TFJS.is_dir(), f"no {TFJS}: run npm ci --prefix tests/tfjs"
     given, got = tmp_path / "features.json", tmp_path / "tfjs.json"
     given.write_text(json.dumps({"shape": list(features.shape), "data": features.ravel().tolist()}))
-    subprocess.run(["node", str(PREDICT_TFJS), str(folder), str(given), str(got)], check=True, timeout=120)
+    run_tfjs("predict_saved_model.mjs", folder, given, got)
     (result,) = json.loads(got.read_text())
     return np.array(result["data"], np.float32).reshape(result["shape"])
 

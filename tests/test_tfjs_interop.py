@@ -7,17 +7,13 @@ within 1e-4, layer by layer and through predict's folded inference plan, on nump
 
 import asyncio
 import json
-import shutil
-import subprocess
-from pathlib import Path
 
 import numpy as np
 import pytest
 
 import py_engine as pe
+from tests.tfjs_node import run_tfjs
 
-TFJS = Path(__file__).resolve().parent / "tfjs"
-INSTALL = "npm ci --prefix tests/tfjs (in the repo root; scripts/test.sh does it)"
 TOLERANCE = 1e-4
 
 
@@ -30,15 +26,7 @@ def saved_by_tfjs(folder):
     """Run save_model.mjs into folder once (it writes io.json last); returns (input, [TF.js outputs])."""
     io_path = folder / "io.json"
     if not io_path.exists():
-        node = shutil.which("node")
-        assert node, f"node is not installed: apt-get install -y nodejs npm (scripts/setup-system.sh), then {INSTALL}"
-        assert (TFJS / "node_modules" / "@tensorflow" / "tfjs").is_dir(), (
-            f"@tensorflow/tfjs is not installed in tests/tfjs/node_modules: {INSTALL}"
-        )
-        run = subprocess.run(
-            [node, str(TFJS / "save_model.mjs"), str(folder)], capture_output=True, text=True, timeout=120
-        )
-        assert run.returncode == 0, f"save_model.mjs failed:\n{run.stdout}\n{run.stderr}"
+        run_tfjs("save_model.mjs", folder)
     io = json.loads(io_path.read_text())
 
     def array(entry):

@@ -9,30 +9,16 @@ tests/tfjs/predict_saved_model.mjs loads what model.save wrote and predicts with
 
 import asyncio
 import json
-import shutil
-import subprocess
-from pathlib import Path
 
 import numpy as np
 import pytest
 
 import py_engine as pe
+from tests.tfjs_node import run_tfjs
 
-TFJS = Path(__file__).resolve().parent / "tfjs"
-INSTALL = "npm ci --prefix tests/tfjs (in the repo root; scripts/test.sh does it)"
 TOLERANCE = 1e-4
 MODELS = ["masked_lstm_gru", "bidirectional", "unmasked", "sequential_gru"]
 L = pe.layers
-
-
-def node(script, *args):
-    executable = shutil.which("node")
-    assert executable, f"node is not installed: apt-get install -y nodejs npm (scripts/setup-system.sh), then {INSTALL}"
-    assert (TFJS / "node_modules" / "@tensorflow" / "tfjs").is_dir(), (
-        f"@tensorflow/tfjs is not installed in tests/tfjs/node_modules: {INSTALL}"
-    )
-    run = subprocess.run([executable, str(TFJS / script), *map(str, args)], capture_output=True, text=True, timeout=120)
-    assert run.returncode == 0, f"{script} failed:\n{run.stdout}\n{run.stderr}"
 
 
 def array(entry):
@@ -42,7 +28,7 @@ def array(entry):
 @pytest.fixture(scope="module")
 def saved_by_tfjs(tmp_path_factory):
     folder = tmp_path_factory.mktemp("sequence_models_by_tfjs")
-    node("save_sequence_models.mjs", folder)
+    run_tfjs("save_sequence_models.mjs", folder)
     return folder
 
 
@@ -84,7 +70,7 @@ def test_a_sequence_model_saved_by_tfjs_predicts_here_what_it_predicts_in_tfjs(s
 
 def predicted_by_tfjs(model_dir, x, folder):
     (folder / "input.json").write_text(json.dumps({"shape": list(x.shape), "data": x.ravel().tolist()}))
-    node("predict_saved_model.mjs", model_dir, folder / "input.json", folder / "output.json")
+    run_tfjs("predict_saved_model.mjs", model_dir, folder / "input.json", folder / "output.json")
     return [array(entry) for entry in json.loads((folder / "output.json").read_text())]
 
 

@@ -9,17 +9,13 @@ the same accuracies, final weights within 1e-4, on numpy and on webgpu.
 
 import asyncio
 import json
-import shutil
-import subprocess
-from pathlib import Path
 
 import numpy as np
 import pytest
 
 import py_engine as pe
+from tests.tfjs_node import run_tfjs
 
-TFJS = Path(__file__).resolve().parent / "tfjs"
-INSTALL = "npm ci --prefix tests/tfjs --ignore-scripts (in the repo root; scripts/test.sh does it)"
 CASES = [f"{model}-{optimizer}" for model in ("mlp", "conv", "sparse") for optimizer in ("momentum", "adam", "rmsprop")]
 LOSS_TOLERANCE = 1e-4  # relative
 ACCURACY_TOLERANCE = 1e-6  # accuracies are k/N: equal up to float32 rounding
@@ -43,15 +39,7 @@ HISTORY_KEYS = {"loss": "loss", "acc": "accuracy", "val_loss": "val_loss", "val_
 def trained_by_tfjs(tmp_path_factory):
     """Run train_models.mjs once for this module; returns the folder holding one subfolder per case."""
     folder = tmp_path_factory.mktemp("trained_by_tfjs")
-    node = shutil.which("node")
-    assert node, f"node is not installed: apt-get install -y nodejs npm (scripts/setup-system.sh), then {INSTALL}"
-    assert (TFJS / "node_modules" / "@tensorflow" / "tfjs").is_dir(), (
-        f"@tensorflow/tfjs is not installed in tests/tfjs/node_modules: {INSTALL}"
-    )
-    run = subprocess.run(
-        [node, str(TFJS / "train_models.mjs"), str(folder)], capture_output=True, text=True, timeout=120
-    )
-    assert run.returncode == 0, f"train_models.mjs failed:\n{run.stdout}\n{run.stderr}"
+    run_tfjs("train_models.mjs", folder)
     missing = [case for case in CASES if not (folder / case / "result.json").exists()]
     assert not missing, f"train_models.mjs wrote no result.json for {missing}"
     return folder
