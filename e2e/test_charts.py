@@ -81,10 +81,11 @@ def test_pe_browser_plot_draws_a_chart_and_the_same_title_replaces_it(page):
 
 
 def test_the_memory_timeline_samples_every_snapshot(page):
-    before = page.page.evaluate("playground.charts().timeline")
+    before = len(page.page.evaluate("playground.charts().timeline.t_s"))
     page.run("kept = [pe.ones((256,)) for _ in range(5)]")
+    # a run's memory snapshot is posted after its answer: wait for it rather than race it
+    page.page.wait_for_function("n => playground.charts().timeline.t_s.length > n", arg=before)
     after = page.page.evaluate("playground.charts().timeline")
-    assert len(after["t_s"]) > len(before["t_s"])
     assert after["t_s"] == sorted(after["t_s"])
     last = page.memory()  # this request's snapshot arrives after its answer
     page.page.wait_for_function("n => playground.charts().timeline.tensors.at(-1) === n", arg=last["num_tensors"])
