@@ -59,9 +59,7 @@ warmup = ENGINE.warmup
 
 def release_pool():
     """Give the active GPU backend's unused pooled buffers back to the device."""
-    backend = ENGINE.active()
-    if backend.is_gpu:
-        backend.release_pool()
+    ENGINE.active().release_pool()
 
 
 def get_backend():

@@ -144,7 +144,8 @@ class Engine:
         self._factories[name] = (factory, priority)
 
     async def _start(self, name):
-        if getattr(self._backends.get(name), "lost", None):
+        started = self._backends.get(name)
+        if started is not None and started.lost:
             del self._backends[name]  # a backend whose device was lost starts afresh
         if name not in self._backends:
             backend = self._factories[name][0]()
@@ -175,9 +176,8 @@ class Engine:
     def _release_if_idle(self, backend):
         """A GPU backend that is no longer active keeps no spare buffers: its pool goes back to the device
         (its tensors keep theirs until they move to the active backend or are disposed)."""
-        release = getattr(backend, "release_pool", None)  # backends with a buffer pool have one
-        if release is not None and backend is not self.backend and not getattr(backend, "lost", False):
-            release()
+        if backend is not self.backend and not backend.lost:
+            backend.release_pool()
 
     def active(self):
         if self.backend is None:  # numpy starts synchronously, so first use needs no await

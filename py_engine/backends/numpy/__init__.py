@@ -9,6 +9,7 @@ import warnings
 import numpy as np
 
 from ... import dtypes
+from ..protocols import Backend
 
 # Overflow, 0/0 and log(0) give inf/nan as on a GPU; numpy's warnings about them from our kernels
 # are noise to users. A module filter costs nothing per call (np.errstate costs ~2 us per op).
@@ -30,7 +31,7 @@ def own(out):
     return out, out.nbytes, out.shape, name
 
 
-class NumpyBackend:
+class NumpyBackend(Backend):
     name = "numpy"
     is_gpu = False
 

@@ -1,0 +1,172 @@
+"""The two contracts below the engine: what the engine asks of a backend, and what the webgpu backend asks of a device.
+
+`Backend` is what `py_engine.engine` and `pe.release_pool` call; `Device` is what the webgpu backend calls, on
+wgpu-py (`webgpu.wgpu_device.WgpuDevice`) or on the browser's WebGPU (`webgpu.bridge_device.BridgeDevice`, over
+static/bridge.js). Members only a GPU backend needs have defaults here, so a backend that subclasses `Backend`
+(the numpy backend does) declares them by inheriting; tests/test_protocols.py checks every implementation's names
+and parameter names against these classes.
+"""
+
+from typing import Protocol
+
+
+class Backend(Protocol):
+    """Turns the engine's kernel calls into work on one kind of device.
+
+    A handle is whatever the backend stores a buffer as (a read-only numpy array, a GPU buffer id with its
+    shape); the engine only hands it back. Buffers are freed at a known moment (`free`), never by the garbage
+    collector.
+    """
+
+    name: str  # registry key: kernels are registered per (kernel name, backend name)
+    is_gpu: bool  # its bytes count as GPU memory in pe.memory() and it has the GPU-only members below
+    lost: object = None  # None, or why its device was lost: the engine then starts it afresh on next use
+    dry_run: object = None  # a list while pe.warmup() collects shaders instead of dispatching (GPU backends)
+
+    def upload(self, array):
+        """(handle, nbytes) of a new buffer holding a copy of `array` (a numpy array of an engine dtype)."""
+        ...
+
+    def read(self, handle):
+        """The buffer's values as a flat numpy array; waits for queued work (a synchronous readback)."""
+        ...
+
+    async def read_async(self, handle):
+        """As `read`, without blocking the event loop."""
+        ...
+
+    def free(self, handle):
+        """Release the buffer; the engine calls it once, when its last tensor is disposed."""
+        ...
+
+    def run(self, fn, inputs, attrs):
+        """Run kernel `fn` (as registered for this backend) on tensors `inputs` with keyword `attrs`.
+
+        Returns ([(handle, nbytes, shape, dtype)] of new buffers, multi): multi is True when the kernel
+        returns a tuple of outputs.
+        """
+        ...
+
+    def info(self):
+        """A dict describing the device (shown, with the name, by pe.backend_info())."""
+        ...
+
+    def memory_caveats(self):
+        """Reasons pe.memory() may be inexact on this backend (an empty list when it is exact)."""
+        ...
+
+    def stats(self):
+        """Counters of work and traffic: uploads, readbacks and their bytes; GPU backends add dispatches,
+        submits and pipeline compiles (pe.stats())."""
+        ...
+
+    def flush(self):
+        """Submit queued work (nothing to do on a backend that works synchronously)."""
+
+    def allocated_bytes(self):
+        """Bytes the backend's buffer pool holds, in use or free for reuse (memory().num_bytes_in_gpu_allocated)."""
+        return 0
+
+    def native_buffer(self, handle):
+        """The platform's GPU buffer object for `handle` (tensor.data_to_gpu())."""
+        raise NotImplementedError(f"the {self.name} backend has no GPU buffers; data_to_gpu() needs a GPU backend")
+
+    async def warmup(self, shaders):
+        """Compile the pipelines of `shaders` (collected in `dry_run`) without running them; how many were new."""
+        return 0
+
+    def release_pool(self):
+        """Give unused pooled buffers back to the device (called when the backend is no longer active)."""
+
+
+class Device(Protocol):
+    """The narrow interface between the webgpu backend and a WebGPU device.
+
+    Everything above this line (shader choice, dispatch math, buffer reuse) is Python that does not know where
+    it runs. Buffers, pipelines and programs are named by ints (ids) the device hands out.
+
+    Bindings follow one convention for every shader: binding 0 is a 256-byte uniform block (device.UNIFORM_BLOCK)
+    read with a dynamic offset from the uniform ring (device.UNIFORM_RING); bindings 1..n are the read-only
+    inputs, then the outputs. A call after the device is lost raises DeviceLostError (bookkeeping calls such as
+    destroy_buffer stay silent).
+    """
+
+    info: dict  # adapter facts: vendor, architecture, device, description, adapter_type, ...
+    limits: dict  # the device's limits in snake_case (max_buffer_size, max_storage_buffer_binding_size, ...)
+    lost: object  # None, or the reason the device was lost
+
+    def create_buffer(self, nbytes):
+        """The id of a new storage buffer of at least `nbytes` (copyable both ways)."""
+        ...
+
+    def destroy_buffer(self, bid):
+        """Free the buffer now; its id is never handed out again."""
+        ...
+
+    def write_buffer(self, bid, data, offset=0):
+        """Copy bytes-like `data` into the buffer at `offset`; the data is copied at call time."""
+        ...
+
+    def has_pipeline(self, key):
+        """Whether the shader named `key` is compiled."""
+        ...
+
+    def compile(self, key, source, n_in, n_out):
+        """Compile WGSL `source` as pipeline `key` with n_in read-only and n_out writable storage bindings
+        (blocking); a shader the compiler rejects raises KernelCompileError naming its lines."""
+        ...
+
+    async def compile_async(self, key, source, n_in, n_out):
+        """As `compile`, without blocking (warm-up compiles many at once)."""
+        ...
+
+    def dispatch(self, key, buffer_ids, uniform_offset, workgroups):
+        """Record one dispatch of compiled pipeline `key` over `buffer_ids` (inputs then outputs), reading its
+        uniforms at `uniform_offset` of the ring; recorded, not yet submitted."""
+        ...
+
+    def flush(self, uniform_bytes=b""):
+        """Write `uniform_bytes` into the uniform ring, then submit every recorded dispatch."""
+        ...
+
+    def read_buffer(self, bid, nbytes):
+        """The first `nbytes` of the buffer, after the work submitted so far (blocking)."""
+        ...
+
+    async def read_buffer_async(self, bid, nbytes):
+        """As `read_buffer`, without blocking the event loop."""
+        ...
+
+    def native_buffer(self, bid):
+        """The platform's buffer object (a wgpu GPUBuffer, or the browser's GPUBuffer) for data_to_gpu()."""
+        ...
+
+    def stats(self):
+        """A dict of the counters in device.DeviceStats.FIELDS."""
+        ...
+
+    def create_program(self, dispatches, uniform_bytes):
+        """The id of a captured program (py_engine/capture.py), built once and replayed whole.
+
+        dispatches: [(key, buffer_ids, (x, y, z))] of compiled pipelines; uniform_bytes: one 256-byte block per
+        dispatch, in order, written once into the program's own uniform buffer (dispatch i reads block i). The
+        bind groups are made here, so a replay creates nothing.
+        """
+        ...
+
+    def run_program(self, pid, copies_in, copies_out):
+        """Replay program `pid`: copies are [(src id, dst id, nbytes)], nbytes a multiple of 4.
+
+        In one command buffer and one submit: the copies in, every dispatch in one compute pass, the copies
+        out. Work recorded by dispatch() must be flushed first (the submit does not include it). Counts its
+        dispatches and one submit in stats().
+        """
+        ...
+
+    def destroy_program(self, pid):
+        """Free the program's uniform buffer and bind groups (the buffers it binds stay)."""
+        ...
+
+    def destroy(self):
+        """Lose the device on purpose (tests of device loss)."""
+        ...
