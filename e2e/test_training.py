@@ -8,6 +8,7 @@ import numpy as np
 rng = np.random.default_rng(0)
 labels = rng.integers(0, 3, 96)
 x = (rng.normal(0, 3, (3, 8))[labels] + rng.normal(0, 0.5, (96, 8))).astype(np.float32)
+pe.set_seed(0)  # the initial weights: a model that learns must learn on every run
 model = pe.Sequential([pe.layers.Dense(32, activation="relu", input_shape=(8,)), pe.layers.BatchNormalization(),
                        pe.layers.Dense(3, activation="softmax")])
 opt = pe.optimizers.Adam(learning_rate=0.03)

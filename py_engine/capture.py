@@ -18,6 +18,9 @@ Python; a replay spends one device call. How a recording becomes a program:
   replaced by buffers of its own, which each replay fills by copying the new inputs in and empties by copying
   the outputs into fresh pool buffers (tensors the caller owns, in the current scope like any op's result).
 Weights and other tensors fn reads from outside are bound as they are: they must outlive the capture.
+- A training step assigns variables (weights, optimizer slots); see _VariableStates for how each keeps one
+  buffer that every replay updates in place. Values that change per call (the learning rate of a schedule,
+  Adam's bias corrections, dropout's random draws) are py_engine.fresh values, written anew before each replay.
 """
 
 import functools
@@ -27,13 +30,14 @@ from .backends.webgpu.device import UNIFORM_BLOCK
 from .backends.webgpu.wgsl import ITEMSIZE_ON_GPU
 from .engine import ENGINE, TAPE
 from .errors import DeviceLostError, EngineError
+from .fresh import check_arrays
 from .tensor import Tensor
 
-_PURE = "capture is for pure functions of their inputs and fixed weights (a training step is not supported yet)"
+_PURE = "capture is for functions of their inputs, their weights and variables, and py_engine.fresh values"
 
 
 class CaptureError(EngineError, RuntimeError):
-    """A captured function did something a replay cannot repeat (a readback, assigning a variable)."""
+    """A captured function did something a replay cannot repeat (a readback, keeping an intermediate)."""
 
 
 def capture(fn, max_programs=1):
@@ -46,10 +50,12 @@ def capture(fn, max_programs=1):
     all in one device call and one submit, with no Python per op. A call with another signature runs fn
     normally, unless fewer than `max_programs` signatures were recorded: then it is recorded too.
 
-    fn must be a pure function of its inputs and fixed weights: reading a tensor back inside it raises
-    CaptureError, and so does assigning a variable. A training step (which assigns its weights) is not
-    supported yet. The weights fn reads must outlive the capture; Python values fn uses are frozen at
-    recording (a Python scalar operand becomes a constant of the program).
+    fn may read its inputs and any tensors that outlive the capture (weights), and assign variables: a training
+    step (forward, gradients, optimizer update) can be captured, and each replay updates the variables in place.
+    Reading a tensor back inside fn raises CaptureError. Python values fn uses are frozen at recording (a Python
+    scalar operand becomes a constant of the program), except py_engine.fresh values, which the optimizers and
+    random ops use for what changes per call. A call that creates variables (optimizer slots and weights made
+    on first use) runs normally and is not kept: the next call records.
 
     fn runs normally (nothing is recorded) on the numpy backend, during pe.warmup, under a gradient tape, inside
     the recording of another captured function (which records fn's dispatches), and when two inputs share one
@@ -84,7 +90,7 @@ class CapturedFunction:
             signature.append((t.shape, t.dtype))
         signature = tuple(signature)
         program = self._programs.get(signature)
-        if program is not None and program.backend is backend and not program.released:
+        if program is not None and program.backend is backend and not program.released and program.current():
             return program.replay(inputs)
         self._forget_unusable(backend)
         if len(self._programs) >= self.max_programs:
@@ -92,9 +98,10 @@ class CapturedFunction:
         return self._record(backend, signature, inputs)
 
     def _forget_unusable(self, backend):
-        """Drop the programs of another device (a lost one, or a backend started afresh)."""
+        """Drop the programs of another device (a lost one, or a backend started afresh), and those binding a
+        variable that was assigned or disposed since (outside the function: loading weights, restoring the best)."""
         for signature, program in list(self._programs.items()):
-            if program.backend is not backend or program.released:
+            if program.backend is not backend or program.released or not program.current():
                 program.release()
                 del self._programs[signature]
 
@@ -113,28 +120,37 @@ class CapturedFunction:
         if len(set(input_ids)) < len(input_ids):  # the recorded dispatches could not tell the inputs apart
             return self.fn(*inputs)
         recording = Recording(self.name)
-        variables = {name: v._buf for name, v in ENGINE.variables.items()}
+        variables = _VariableStates(backend)
         backend.recording = recording
         try:
             with ENGINE.scope() as scope:  # every intermediate is freed before the recording ends
                 result = self.fn(*inputs)
                 outputs = self._outputs(result)
-                self._check_no_assignment(variables)
                 scope.export(result)
         except BaseException:
             backend.recording = None
-            for bid in recording.released_uploads:
-                backend.pool.release(bid)
+            self._drop(backend, recording, variables)
             raise
         backend.recording = None
+        if variables.created():  # state made on first use (optimizer slots, a model's weights): record next call
+            self._drop(backend, recording, variables)
+            return result
         try:
+            state = variables.restore()
             kind = Tensor if isinstance(result, Tensor) else list if isinstance(result, list) else tuple
-            program = Program(backend, self.name, recording, inputs, input_ids, outputs, kind)
+            program = Program(backend, self.name, recording, inputs, input_ids, outputs, kind, state)
         except BaseException:
             ENGINE.dispose(result)
             raise
         self._programs[signature] = program
         return result
+
+    @staticmethod
+    def _drop(backend, recording, variables):
+        """Forget a recording whose run stands (its results are real) but which becomes no program."""
+        for bid in recording.released_uploads:
+            backend.pool.release(bid)
+        variables.release()
 
     def _outputs(self, result):
         outputs = [result] if isinstance(result, Tensor) else result
@@ -145,19 +161,65 @@ class CapturedFunction:
             )
         return outputs
 
-    def _check_no_assignment(self, variables):
-        for name, v in ENGINE.variables.items():
-            if name in variables and v._buf is not variables[name]:
-                raise CaptureError(
-                    f"capture({self.name}): the function assigned the variable {name!r} while being recorded; "
-                    f"a replay would not assign it. {_PURE}"
-                )
+
+class _VariableStates:
+    """The variables' buffers while a function is recorded. Assigning a variable points it at a new buffer; a
+    program cannot follow that, so each variable keeps its buffer: it is held here while fn runs (no op may reuse
+    it), and afterwards the new value is copied into it and the variable points at it again. The program repeats
+    that copy after its dispatches, so every replay reads and updates the variables in place."""
+
+    def __init__(self, backend):
+        self.backend = backend
+        self.held = {name: v._buf for name, v in ENGINE.variables.items() if not v.is_disposed}
+        for buf in self.held.values():
+            buf.refs += 1
+
+    def created(self):
+        return any(name not in self.held for name in ENGINE.variables)
+
+    def restore(self):
+        """Copy each assigned variable's new value into its own buffer; the [(new buffer, own buffer, nbytes)]."""
+        moves = []
+        for name, own in self.held.items():
+            v = ENGINE.variables.get(name)
+            if v is None or v._buf is own:
+                continue
+            if v._buf.backend is not self.backend:
+                raise CaptureError(f"capture: variable {name!r} moved to another backend while being recorded")
+            moves.append((v, v._buf, own))
+        copies = [(new.handle.buffer, own.handle.buffer, new.handle.size * ITEMSIZE_ON_GPU) for _, new, own in moves]
+        try:
+            self.backend.flush()
+            _copy_now(self.backend.device, [c for c in copies if c[2]])
+        finally:
+            for v, new, own in moves:
+                v._buf = own  # the hold becomes the variable's own reference again
+                del self.held[v.var_name]
+                ENGINE._unref(new)
+            self.release()
+        return copies
+
+    def release(self):
+        for buf in self.held.values():
+            ENGINE._unref(buf)
+        self.held = {}
+
+
+def _copy_now(device, copies):
+    """Buffer-to-buffer copies in one submit: a program without dispatches."""
+    if not copies:
+        return
+    pid = device.create_program([], b"")
+    try:
+        device.run_program(pid, copies, [])
+    finally:
+        device.destroy_program(pid)
 
 
 class Recording:
     """What the webgpu backend reports while a function is recorded (the hooks in backend.py fill it)."""
 
-    __slots__ = ("acquired", "dispatches", "name", "released_uploads", "uniforms", "uploads")
+    __slots__ = ("acquired", "dispatches", "fresh", "name", "released_uploads", "uniforms", "uploads")
 
     def __init__(self, name):
         self.name = name
@@ -166,6 +228,7 @@ class Recording:
         self.released_uploads = set()  # of those, the ones their tensors let go of: the pool does not get them
         self.dispatches = []  # (shader key, number of inputs, buffer ids, workgroups (x, y, z))
         self.uniforms = bytearray()  # one block per dispatch
+        self.fresh = []  # (make_arrays, buffer ids, the arrays made): py_engine.fresh's values, made anew per replay
 
     def add(self, shader, buffer_ids, uniform_words, workgroups):
         self.dispatches.append((shader.key, shader.n_in, buffer_ids, (*workgroups, 1, 1)[:3]))
@@ -183,7 +246,7 @@ class Recording:
 class Program:
     """A recording built on one device: the buffers it owns, its device program, how inputs and outputs move."""
 
-    def __init__(self, backend, name, recording, inputs, input_ids, outputs, result_kind):
+    def __init__(self, backend, name, recording, inputs, input_ids, outputs, result_kind, state_copies=()):
         self.backend, self.name, self.result_kind = backend, name, result_kind  # Tensor, list or tuple
         self.released = False
         pool = backend.pool
@@ -191,6 +254,7 @@ class Program:
         for _, n_in, ids, _ in recording.dispatches:
             used.update(ids)
             written.update(ids[n_in:])
+        used.update(src for src, _, _ in state_copies)  # a variable's new value may be a constant
         intermediates = (used & recording.acquired) - recording.uploads - {t._buf.handle.buffer for t in outputs}
         self.owned = pool.take_back(intermediates)  # the ones free in the pool: nothing else may reuse them now
         constants = recording.released_uploads & used
@@ -221,6 +285,9 @@ class Program:
                 if handle.buffer in written and handle.buffer not in remap:
                     remap[handle.buffer] = self._own(handle.size, handle.shape, handle.dtype)
                 self.outputs.append((remap.get(handle.buffer, handle.buffer), t.shape, t.dtype, t.size))
+            # each assigned variable's new value, copied into the variable's own buffer after the dispatches
+            self.state_copies = [(remap.get(src, src), dst, nbytes) for src, dst, nbytes in state_copies if nbytes]
+            self.fresh = [(make, self._fresh_buffers(name, ids, used), arrays) for make, ids, arrays in recording.fresh]
             dispatches = [(key, [remap.get(b, b) for b in ids], wg) for key, _, ids, wg in recording.dispatches]
             self.n_dispatches = len(dispatches)
             self.device_id = backend.device.create_program(dispatches, bytes(recording.uniforms))
@@ -228,7 +295,25 @@ class Program:
             self._free_buffers()
             raise
         self.nbytes = sum(pool.size_of[bid] for bid in self.owned)
+        # the variables the dispatches bind, and their buffers: an assign outside fn gives a variable another one
+        self.bound = [
+            (v, v._buf) for v in ENGINE.variables.values() if v._buf.backend is backend and v._buf.handle.buffer in used
+        ]
         backend.programs.add(self)
+
+    def current(self):
+        """Whether every variable the program binds still holds the buffer it was recorded with."""
+        return all(v._buf is buf for v, buf in self.bound)
+
+    def _fresh_buffers(self, name, ids, used):
+        """Where a replay writes a fresh value: its constant buffer, or None when no dispatch reads it."""
+        for bid in ids:
+            if bid in used and bid not in self.owned:
+                raise CaptureError(
+                    f"capture({name}): the function keeps a py_engine.fresh value; a replay would change it under "
+                    "its owner. Use fresh values inside the function only"
+                )
+        return [bid if bid in self.owned else None for bid in ids]
 
     def _own(self, count, shape, dtype):
         bid = self.backend._take(count, shape, dtype, op=f"capture({self.name})")[0]
@@ -244,9 +329,13 @@ class Program:
                 ENGINE._move(buf, backend)
             if nbytes:
                 copies_in.append((buf.handle.buffer, dst, nbytes))
-        taken, copies_out = {}, []
+        taken, copies_out = {}, list(self.state_copies)
         try:
             backend.flush()  # work recorded before (what made the inputs) goes first
+            for make, ids, recorded in self.fresh:  # written before the program's submit, so it reads them
+                for bid, array in zip(ids, check_arrays(make(), recorded)):
+                    if bid is not None and array.nbytes:
+                        backend.device.write_buffer(bid, array)
             for src, shape, dtype, count in self.outputs:
                 bid, created = backend._take(count, shape, dtype, op=f"capture({self.name})")
                 taken[bid] = (created, count * ITEMSIZE_ON_GPU)

@@ -11,6 +11,12 @@ from py_engine.engine import ENGINE
 L = pe.layers
 
 
+@pytest.fixture(autouse=True)
+def seeded_weights():
+    """The weights' initial values from a fixed seed: a model that learns must learn on every run."""
+    pe.set_seed(0)
+
+
 def blobs(n=64, classes=3, features=4, seed=0):
     """Separable clusters: x [n, features] float32, integer labels [n], one-hot labels [n, classes]."""
     rng = np.random.default_rng(seed)

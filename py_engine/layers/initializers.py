@@ -6,6 +6,8 @@ naming an unknown initializer fails when, and only when, it has to initialize so
 
 import numpy as np
 
+from ..ops.creation import random_generator
+
 # name -> Keras class name
 CLASS_NAMES = {
     "zeros": "Zeros",
@@ -69,7 +71,7 @@ def initialize(identifier, shape):
     config = serialize(identifier)
     class_name, args = config.get("class_name"), dict(config.get("config") or {})
     shape = tuple(shape)
-    rng = np.random.default_rng(args.get("seed"))
+    rng = random_generator(args.get("seed"))
     if class_name == "Zeros":
         return np.zeros(shape, np.float32)
     if class_name == "Ones":

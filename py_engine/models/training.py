@@ -11,6 +11,7 @@ import numpy as np
 
 from .. import ops
 from ..autograd import stop_recording, variable_grads
+from ..capture import capture
 from ..engine import ENGINE
 from ..errors import ShapeError, TrainingError
 from ..tensor import Tensor
@@ -188,7 +189,7 @@ class Trainable:
     # ---- loops ---------------------------------------------------------------------------------
 
     def _run_epoch(self, step, xs, ys, n, batch_size, order=None, cbs=None):
-        """step on every batch, each in its own scope. Returns (table, sizes): a device tensor [batches, values]
+        """step(*inputs, *targets) on every batch, each in its own scope. Returns (table, sizes): a device tensor [batches, values]
         with each batch's values in its row (rows after an early stop stay 0), and the host list of the sizes of
         the batches that ran. With cbs, the batch hooks run after each batch's scope closed, with the batch's values
         read back when a callback wants them; a callback that sets model.stop_training ends the epoch there."""
@@ -204,7 +205,7 @@ class Trainable:
                 else:
                     rows = ops.tensor(order[start:stop], "int32")
                     batch = [ops.gather(t, rows) for t in xs + ys]
-                row = step(batch[: len(xs)], batch[len(xs) :])
+                row = step(*batch)
                 values = row.numpy().astype(np.float64) if cbs is not None and cbs.wants_batch_logs else None
                 placed = ops.pad(ops.expand_dims(row, 0), [[index, batches - 1 - index], [0, 0]])
                 new = placed if table is None else table + placed
@@ -237,12 +238,18 @@ class Trainable:
         shuffle=True,
         seed=None,
         initial_epoch=0,
+        capture=True,
     ):
         """Train for `epochs` epochs; returns the History callback (history.history: {"loss": [...], ...}).
 
         Keras's semantics: validation_split holds out the last fraction of the examples before shuffling;
         shuffle reorders the examples every epoch (seeded by `seed`). A NaN or infinite loss raises TrainingError
         naming the epoch and batch, unless a TerminateOnNaN callback stops training at that batch.
+
+        capture: on a GPU backend, the training (and validation) step is recorded once per batch shape with
+        pe.capture and replayed for the other batches: one device call per step instead of Python per op, with
+        the same results (the learning rate, Adam's bias corrections and dropout's draws are made per step).
+        capture=False runs every op from Python, as evaluate and train_on_batch do.
         """
         _check_int(batch_size, "batch_size", self.name, 1)
         _check_int(epochs, "epochs", self.name, 0)
@@ -264,28 +271,33 @@ class Trainable:
             xs, ys, n = self._dataset(x, y, "fit")
             val = None if validation_data is None else self._dataset(*validation_data, "fit (validation_data)")
             rng = np.random.default_rng(seed)
+            steps = [_batch_step(step, len(xs), capture) for step in (self._train_step, self._test_step)]
             self.stop_training = False
             cbs.on_train_begin()
             try:
                 for epoch in range(initial_epoch, epochs):
                     cbs.on_epoch_begin(epoch)
                     order = rng.permutation(n).astype(np.int32) if shuffle else None
-                    logs = self._fit_epoch(config, epoch, xs, ys, n, batch_size, order, val, cbs)
+                    logs = self._fit_epoch(config, epoch, steps, xs, ys, n, batch_size, order, val, cbs)
                     cbs.on_epoch_end(epoch, logs)
                     if self.stop_training:
                         break
             finally:
+                for step in steps:
+                    if capture:
+                        step.dispose()
                 cbs.on_train_end()
         return history
 
-    def _fit_epoch(self, config, epoch, xs, ys, n, batch_size, order, val, cbs):
+    def _fit_epoch(self, config, epoch, steps, xs, ys, n, batch_size, order, val, cbs):
         """One epoch and its validation; the logs as floats, from one readback (plus one per batch if wanted)."""
         names = config.log_names
+        train_step, test_step = steps
         with ENGINE.scope("epoch"):
-            train, sizes = self._run_epoch(self._train_step, xs, ys, n, batch_size, order, cbs)
+            train, sizes = self._run_epoch(train_step, xs, ys, n, batch_size, order, cbs)
             tables = [(train, sizes)]
             if val is not None:
-                tables.append(self._run_epoch(self._test_step, *val, batch_size))
+                tables.append(self._run_epoch(test_step, *val, batch_size))
             read = ops.concat([ops.flatten(table) for table, _ in tables]).numpy()
             parts = np.split(read, np.cumsum([table.size for table, _ in tables])[:-1])
             rows = [part.reshape(table.shape) for part, (table, _) in zip(parts, tables)]
@@ -305,7 +317,7 @@ class Trainable:
         config = self._compiled("evaluate", x)
         with ENGINE.scope("evaluate"):
             xs, ys, n = self._dataset(x, y, "evaluate")
-            table, sizes = self._run_epoch(self._test_step, xs, ys, n, batch_size)
+            table, sizes = self._run_epoch(_batch_step(self._test_step, len(xs), False), xs, ys, n, batch_size)
             values = _means(table.numpy(), sizes)
         if verbose:
             print(" - ".join(f"{k}: {v:.4g}" for k, v in zip(config.log_names, values)))
@@ -326,6 +338,17 @@ class Trainable:
             xs, ys, _ = self._dataset(x, y, "test_on_batch")
             values = self._test_step(xs, ys).numpy().astype(np.float64).tolist()
         return _results(config, values, return_dict)
+
+
+def _batch_step(step, n_inputs, captured):
+    """step(inputs, targets) as a function of the batch's tensors, recorded by pe.capture when `captured` (a full
+    batch and the last, shorter one: two programs)."""
+
+    def batch_step(*batch):
+        return step(list(batch[:n_inputs]), list(batch[n_inputs:]))
+
+    batch_step.__qualname__ = step.__qualname__
+    return capture(batch_step, max_programs=2) if captured else batch_step
 
 
 def _means(rows, sizes):

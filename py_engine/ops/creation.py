@@ -23,6 +23,7 @@ import numpy as np
 from .. import dtypes
 from ..engine import ENGINE
 from ..errors import DTypeError, ShapeError
+from ..fresh import fresh_tensors
 from ..tensor import Tensor
 from .convert import as_temporary, host_array, release, run, scalar, tensor
 
@@ -122,12 +123,13 @@ _rng = np.random.default_rng()
 
 
 def set_seed(seed):
-    """Seed the generator that random ops use when they get no seed of their own."""
+    """Seed the generator that random ops and weight initializers use when they get no seed of their own."""
     global _rng
     _rng = np.random.default_rng(seed)
 
 
-def _generator(seed):
+def random_generator(seed):
+    """The numpy generator for a seed: pe.set_seed's shared one when seed is None."""
     return _rng if seed is None else np.random.default_rng(seed)
 
 
@@ -136,11 +138,12 @@ def _random(op, shape, dtype, draw, allowed=(dtypes.float32,)):
     dtype = dtypes.normalize(dtype, op)
     if dtype not in allowed:
         raise DTypeError(f"{op}: dtype {dtype} is not supported, expected {' or '.join(allowed)}")
-    return ENGINE.from_numpy(*host_array(draw(shape), dtype, op))
+    # a fresh value: a captured function (pe.capture, e.g. a training step with dropout) draws anew per replay
+    return fresh_tensors(lambda: [host_array(draw(shape), dtype, op)[0]])[0]
 
 
 def random_normal(shape, mean=0.0, stddev=1.0, dtype=dtypes.float32, seed=None):
-    return _random("random_normal", shape, dtype, lambda s: _generator(seed).normal(mean, stddev, s))
+    return _random("random_normal", shape, dtype, lambda s: random_generator(seed).normal(mean, stddev, s))
 
 
 def random_uniform(shape, minval=0.0, maxval=1.0, dtype=dtypes.float32, seed=None):
@@ -149,7 +152,7 @@ def random_uniform(shape, minval=0.0, maxval=1.0, dtype=dtypes.float32, seed=Non
         raise ValueError(f"random_uniform: maxval {maxval} must be greater than minval {minval}")
 
     def draw(s):
-        rng = _generator(seed)
+        rng = random_generator(seed)
         if dtypes.normalize(dtype) == dtypes.int32:
             return rng.integers(minval, maxval, s)
         x = (minval + (maxval - minval) * rng.random(s)).astype(np.float32)
@@ -162,7 +165,7 @@ def truncated_normal(shape, mean=0.0, stddev=1.0, dtype=dtypes.float32, seed=Non
     """Normal values, redrawn until each lies within two standard deviations of the mean."""
 
     def draw(s):
-        rng = _generator(seed)
+        rng = random_generator(seed)
         x = rng.standard_normal(s)
         bad = np.abs(x) > 2
         while bad.any():

@@ -16,9 +16,12 @@ import math
 import numbers
 from typing import ClassVar
 
+import numpy as np
+
 from .. import dtypes
 from ..engine import ENGINE
 from ..errors import DisposedTensorError, DTypeError, ShapeError
+from ..fresh import fresh_tensors
 from ..layers.base import free_variable_name
 from ..ops import add, clip_by_value, div, fill, maximum, mul, scalar, sqrt, square, sub
 from ..ops import sum as reduce_sum
@@ -136,17 +139,39 @@ class Optimizer:
         """Apply one update: `grads_and_vars` is {variable name: gradient} (what pe.variable_grads returns) or
         (gradient, variable) pairs. A None gradient is skipped. The gradients stay the caller's."""
         pairs = self._checked_pairs(grads_and_vars)
-        lr = self.learning_rate
         self._drop_slots_of_disposed_variables()
+        iterations = self.iterations
         with ENGINE.scope("apply_gradients"):
             self._constants = {}
             try:
+                step = self._step_tensors()
                 gradients = self._clipped([g for _, g in pairs])
                 for (variable, _), gradient in zip(pairs, gradients):
-                    self._update(variable, variable, gradient, lr)
+                    self._update(variable, variable, gradient, step)
+            except BaseException:
+                self.iterations = iterations  # no update happened
+                raise
             finally:
                 self._constants = None
-        self.iterations += 1
+
+    def _step_tensors(self):
+        """This update's numbers that depend on the step, {name: float32 scalar tensor}, and iterations advanced.
+        They are py_engine.fresh values: a captured training step (pe.capture) replays with each step's numbers
+        (the schedule's learning rate, Adam's bias corrections), not the recorded step's."""
+        names = []
+
+        def next_step():
+            numbers = self._per_step(self.iterations + 1, self.learning_rate)
+            names[:] = numbers
+            self.iterations += 1
+            return [np.array(v, np.float32) for v in numbers.values()]
+
+        tensors = fresh_tensors(next_step)
+        return dict(zip(names, tensors))
+
+    def _per_step(self, step, lr):
+        """{name: number} for update `step` (1, 2, ...) at learning rate lr; subclasses add theirs."""
+        return {"lr": lr, "minus_lr": -lr}
 
     def _constant(self, value):
         """value as a float32 scalar tensor, made once per apply_gradients call (it goes with the call's scope).
@@ -250,8 +275,8 @@ class Optimizer:
             return [clip_by_value(g, -self.clipvalue, self.clipvalue) for g in gradients]
         return gradients
 
-    def _update(self, variable, value, gradient, lr):
-        """Assign variable (whose current value is `value`) and its slots their new values."""
+    def _update(self, variable, value, gradient, step):
+        """Assign variable (whose current value is `value`) and its slots their new values; step: _step_tensors."""
         raise NotImplementedError
 
     # ---- configs --------------------------------------------------------------------------
@@ -308,8 +333,8 @@ class SGD(Optimizer):
     def class_name(self):
         return "Momentum" if self.momentum > 0 else "SGD"
 
-    def _update(self, variable, value, gradient, lr):
-        minus_lr = self._constant(-lr)
+    def _update(self, variable, value, gradient, step):
+        minus_lr = step["minus_lr"]
         if self.momentum == 0:
             variable.assign(add(mul(minus_lr, gradient), value))
             return
@@ -331,8 +356,8 @@ class SGD(Optimizer):
 
 class Adam(Optimizer):
     """TF.js's AdamOptimizer: m = b1*m + (1-b1)*g; v = b2*v + (1-b2)*g^2; value -= lr * m_hat / (sqrt(v_hat) + eps)
-    with m_hat = m / (1 - b1^t), v_hat = v / (1 - b2^t) at step t = iterations + 1 (Python floats: TF.js keeps
-    accBeta1/accBeta2 as tensors, the values are the same)."""
+    with m_hat = m / (1 - b1^t), v_hat = v / (1 - b2^t) at step t = iterations + 1 (computed in Python and
+    uploaded per step: TF.js keeps accBeta1/accBeta2 as tensors, the values are the same)."""
 
     class_name = "Adam"
     _SLOTS = ("m", "v")
@@ -350,17 +375,20 @@ class Adam(Optimizer):
         self.beta_2 = _number(owner, "beta_2", beta_2, 0, 1, high_open=True)
         self.epsilon = _number(owner, "epsilon", epsilon, 0)
 
-    def _update(self, variable, value, gradient, lr):
+    def _per_step(self, step, lr):
+        return {**super()._per_step(step, lr), "bias_1": 1 - self.beta_1**step, "bias_2": 1 - self.beta_2**step}
+
+    def _update(self, variable, value, gradient, step):
         b1, b2, c = self.beta_1, self.beta_2, self._constant
-        step = self.iterations + 1
         first, second = self._slot(variable, "m"), self._slot(variable, "v")
         new_first = add(mul(first, c(b1)), mul(gradient, c(1 - b1)))
         new_second = add(mul(second, c(b2)), mul(square(gradient), c(1 - b2)))
-        corrected_first = div(new_first, c(1 - b1**step))
-        corrected_second = div(new_second, c(1 - b2**step))
+        corrected_first = div(new_first, step["bias_1"])
+        corrected_second = div(new_second, step["bias_2"])
         first.assign(new_first)
         second.assign(new_second)
-        variable.assign(add(mul(div(corrected_first, add(sqrt(corrected_second), c(self.epsilon))), c(-lr)), value))
+        update = div(corrected_first, add(sqrt(corrected_second), c(self.epsilon)))
+        variable.assign(add(mul(update, step["minus_lr"]), value))
 
     def _tfjs_config(self):
         return {"learningRate": self.learning_rate, "beta1": self.beta_1, "beta2": self.beta_2, "epsilon": self.epsilon}
@@ -379,9 +407,12 @@ class AdamW(Adam):
         super().__init__(learning_rate, beta_1, beta_2, epsilon, **common)
         self.weight_decay = _number("AdamW", "weight_decay", weight_decay, 0)
 
-    def _update(self, variable, value, gradient, lr):
-        decayed = sub(value, mul(value, self._constant(lr * self.weight_decay)))
-        super()._update(variable, decayed, gradient, lr)
+    def _per_step(self, step, lr):
+        return {**super()._per_step(step, lr), "decay": lr * self.weight_decay}
+
+    def _update(self, variable, value, gradient, step):
+        decayed = sub(value, mul(value, step["decay"]))
+        super()._update(variable, decayed, gradient, step)
 
     def _tfjs_config(self):
         return {**super()._tfjs_config(), "weightDecay": self.weight_decay}
@@ -411,7 +442,7 @@ class RMSprop(Optimizer):
         self.epsilon = _number("RMSprop", "epsilon", epsilon, 0)
         self.centered = bool(centered)
 
-    def _update(self, variable, value, gradient, lr):
+    def _update(self, variable, value, gradient, step):
         c = self._constant
         rho, one_minus_rho, epsilon = c(self.rho), c(1 - self.rho), c(self.epsilon)
         mean_square, moments = self._slot(variable, "rms"), self._slot(variable, "momentum")
@@ -423,7 +454,7 @@ class RMSprop(Optimizer):
             mean_grad.assign(new_mean_grad)
         else:
             denominator = sqrt(add(new_mean_square, epsilon))
-        new_moments = add(mul(moments, c(self.momentum)), div(mul(gradient, c(lr)), denominator))
+        new_moments = add(mul(moments, c(self.momentum)), div(mul(gradient, step["lr"]), denominator))
         mean_square.assign(new_mean_square)
         moments.assign(new_moments)
         variable.assign(sub(value, new_moments))
@@ -456,12 +487,12 @@ class Adagrad(Optimizer):
         self.initial_accumulator_value = _number("Adagrad", "initial_accumulator_value", initial_accumulator_value, 0)
         self.epsilon = _number("Adagrad", "epsilon", epsilon, 0)
 
-    def _update(self, variable, value, gradient, lr):
+    def _update(self, variable, value, gradient, step):
         accumulator = self._slot(variable, "accumulator", self.initial_accumulator_value)
         new_accumulator = add(accumulator, square(gradient))
         accumulator.assign(new_accumulator)
-        epsilon, minus_lr = self._constant(self.epsilon), self._constant(-lr)
-        variable.assign(add(mul(div(gradient, sqrt(add(new_accumulator, epsilon))), minus_lr), value))
+        epsilon = self._constant(self.epsilon)
+        variable.assign(add(mul(div(gradient, sqrt(add(new_accumulator, epsilon))), step["minus_lr"]), value))
 
     def _tfjs_config(self):
         config = {"learningRate": self.learning_rate, "initialAccumulatorValue": self.initial_accumulator_value}

@@ -1,0 +1,167 @@
+"""Training under pe.capture on wgpu-py: fit records its step once per batch shape and replays it, with the same
+losses and weights as running every op from Python (bit for bit: the same kernels run on the same data); the
+numbers that change per step (a schedule's learning rate, Adam's bias corrections, dropout's draws) are
+py_engine.fresh values made anew per replay; a hand-written training step captures the same way."""
+
+import asyncio
+import itertools
+
+import numpy as np
+import pytest
+
+import py_engine as pe
+from py_engine.engine import ENGINE
+from py_engine.fresh import fresh_tensors
+
+L = pe.layers
+
+
+@pytest.fixture
+def gpu():
+    """A webgpu backend on a new device, so its counters start from zero."""
+    ENGINE.forget_backend("webgpu")
+    assert asyncio.run(pe.set_backend("webgpu")), ENGINE.fallback_reason
+    return ENGINE.backend
+
+
+def blobs(n, seed):
+    rng = np.random.default_rng(seed)
+    labels = rng.integers(0, 3, n)
+    x = (rng.normal(0, 2, (3, 6))[labels] + rng.normal(0, 0.5, (n, 6))).astype(np.float32)
+    return x, labels.astype(np.int32)
+
+
+OPTIMIZERS = {
+    "momentum-schedule": lambda: pe.optimizers.SGD(
+        pe.train.schedules.ExponentialDecay(0.1, decay_steps=2, decay_rate=0.5), momentum=0.9
+    ),
+    "adam": lambda: pe.optimizers.Adam(0.02),
+    "rmsprop": lambda: pe.optimizers.RMSprop(0.01, momentum=0.5, centered=True),
+}
+
+
+def train(optimizer, capture, epochs=3):
+    """(history, weights, replays, stats) of a dropout + batch-norm MLP trained with a partial last batch and
+    validation data (four batch shapes: two programs per step kind)."""
+    pe.set_seed(0)
+    model = pe.Sequential(
+        [L.Dense(16, activation="relu", input_shape=(6,)), L.BatchNormalization(), L.Dropout(0.25), L.Dense(3)]
+    )
+    model.compile(OPTIMIZERS[optimizer](), pe.losses.SparseCategoricalCrossentropy(from_logits=True), ["accuracy"])
+    x, y = blobs(70, 1)  # batches of 16: four full, one of 6
+    before = pe.stats()["capture_replays"]
+    try:
+        history = model.fit(
+            x, y, batch_size=16, epochs=epochs, verbose=0, seed=0, validation_data=blobs(20, 2), capture=capture
+        )
+        return history.history, [w.numpy() for w in model.weights], pe.stats()["capture_replays"] - before
+    finally:
+        model.optimizer.dispose()
+        model.dispose()
+
+
+@pytest.mark.parametrize("optimizer", OPTIMIZERS)
+def test_fit_with_capture_gives_the_same_losses_and_weights_as_without(gpu, optimizer):
+    plain, plain_weights, plain_replays = train(optimizer, capture=False)
+    captured, captured_weights, replays = train(optimizer, capture=True)
+    assert captured == plain
+    for a, b in zip(captured_weights, plain_weights):
+        np.testing.assert_array_equal(a, b)
+    # per epoch 5 training batches and 2 validation ones; the first training batch of the first epoch makes the
+    # optimizer's slots (not recorded), then each new batch shape is recorded once: 4 recordings in all
+    assert plain_replays == 0 and replays == 3 * (5 + 2) - 1 - 4
+    assert plain["loss"][-1] < plain["loss"][0]
+
+
+def test_fit_with_capture_keeps_memory_flat_and_gives_the_programs_back(gpu):
+    x, y = blobs(64, 3)
+    pe.set_seed(0)
+    model = pe.Sequential([L.Dense(8, activation="relu", input_shape=(6,)), L.Dense(3, activation="softmax")])
+    model.compile("adam", "sparse_categorical_crossentropy")
+    before = pe.memory()
+    counts = []
+    track = pe.callbacks.LambdaCallback(on_epoch_end=lambda epoch, logs: counts.append(pe.memory().num_tensors))
+    model.fit(x, y, batch_size=16, epochs=4, verbose=0, callbacks=[track, pe.callbacks.LeakMonitor()])
+    after = pe.memory()
+    assert counts[1:] == counts[:1] * 3
+    slots = len(model.optimizer.variables)
+    assert after.num_tensors == before.num_tensors + slots
+    assert pe.stats()["capture_programs"] == 0 and pe.stats()["capture_bytes"] == 0
+    model.optimizer.dispose()
+    model.dispose()
+
+
+def test_a_replayed_step_is_one_submit_and_one_upload_per_fresh_value_it_reads(gpu):
+    x, y = blobs(64, 4)
+    pe.set_seed(0)
+    model = pe.Sequential([L.Dense(8, activation="relu", input_shape=(6,)), L.Dense(3)])
+    model.compile(pe.optimizers.Adam(0.01), pe.losses.SparseCategoricalCrossentropy(from_logits=True))
+    model.fit(x, y, batch_size=16, epochs=1, verbose=0, shuffle=False)  # slots made; fit's own scopes warmed
+    stats = []
+
+    def sample(batch, logs):
+        stats.append(pe.stats())
+
+    track = pe.callbacks.LambdaCallback(on_batch_begin=sample)  # a hook without logs: no readback per batch
+    model.fit(x, y, batch_size=16, epochs=1, verbose=0, shuffle=False, callbacks=[track])
+    assert len(stats) == 4
+    for a, b in itertools.pairwise(stats[1:]):  # batch 1 was recorded; batches 2 -> 3 and 3 -> 4 are replays
+        assert b["capture_replays"] - a["capture_replays"] == 1
+        # the program's submit, plus the batch's row of the epoch table (pad, add) flushed with it
+        assert b["submits"] - a["submits"] <= 2
+        # the batch's rows of x and y are kernels; the uploads are the fresh values Adam's dispatches read: -lr
+        # and the two bias corrections (its plain lr is made too, but no dispatch reads it, so it is not written)
+        assert b["uploads"] - a["uploads"] == 3
+    model.optimizer.dispose()
+    model.dispose()
+
+
+def test_a_hand_written_training_step_captures_and_follows_learning_rate_changes(gpu):
+    rng = np.random.default_rng(5)
+    x, y = pe.tensor(rng.normal(size=(8, 4)).astype(np.float32)), pe.tensor(rng.normal(size=(8, 1)).astype(np.float32))
+
+    def run(capture):
+        w = pe.variable(np.full((4, 1), 0.5, np.float32), name="w")
+        optimizer = pe.optimizers.SGD(0.1)
+
+        def step(x, y):
+            loss, grads = pe.variable_grads(lambda: pe.mean(pe.square(x @ w - y)))
+            optimizer.apply_gradients(grads)
+            pe.dispose(list(grads.values()))
+            return loss
+
+        step = pe.capture(step) if capture else step
+        losses = []
+        for call in range(6):
+            if call == 3:
+                optimizer.learning_rate = 0.01  # a Python change between calls reaches the replays
+            loss = step(x, y)
+            losses.append(loss.item())
+            loss.dispose()
+        result = losses, w.numpy(), optimizer.iterations
+        if capture:
+            step.dispose()
+        pe.dispose(w)
+        return result
+
+    plain, captured = run(False), run(True)
+    assert captured[0] == plain[0] and captured[2] == plain[2] == 6
+    np.testing.assert_array_equal(captured[1], plain[1])
+    assert pe.stats()["capture_replays"] == 5
+    pe.dispose([x, y])
+
+
+def test_fresh_values_must_keep_their_shapes_and_dtypes(gpu):
+    sizes = iter([2, 3])
+
+    def step(x):
+        (noise,) = fresh_tensors(lambda: [np.zeros(next(sizes), np.float32)])
+        return x + pe.sum(noise)
+
+    step = pe.capture(step)
+    pe.dispose(step(pe.ones((2,))))
+    with pytest.raises(ValueError, match=r"fresh values must keep their shapes and dtypes"):
+        step(pe.ones((2,)))
+    with pytest.raises(TypeError, match="array 0 is float64; make float32 or int32 arrays"):
+        fresh_tensors(lambda: [np.zeros(2)])
+    step.dispose()
