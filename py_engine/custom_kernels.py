@@ -25,17 +25,12 @@ import re
 from dataclasses import dataclass, field
 
 from . import dtypes
-from .backends.webgpu.wgsl import ELEMENT, Shader
+from .backends.webgpu.program import Uniforms
+from .backends.webgpu.wgsl import Shader, bindings
 from .engine import ENGINE
 from .tensor import Tensor
 
 _IDENTIFIER = re.compile(r"[A-Za-z_][A-Za-z0-9_]*")
-# uniform field types: a scalar, a vector, or an array of vec4 (uniform arrays need a 16-byte stride)
-_UNIFORM_TYPE = re.compile(
-    r"(?P<scalar>u32|i32|f32)|vec(?P<n>[234])<(?P<vec>u32|i32|f32)>|array<vec4<(?P<arr>u32|i32|f32)>,\s*(?P<len>\d+)>"
-)
-_UNIFORM_WORDS = 64  # the 256-byte uniform block every dispatch gets
-_U32, _I32 = 2**32, 2**31
 
 
 @dataclass
@@ -51,61 +46,6 @@ class Dispatch:
     outputs: dict
     workgroups: object
     uniforms: dict = field(default_factory=dict)
-
-
-@dataclass(frozen=True)
-class _Field:
-    name: str
-    kind: str  # "u32", "i32" or "f32"
-    offset: int  # in 32-bit words
-    words: int  # words it holds (a vec3 holds 3)
-    fill: bool  # an array: fewer values are padded with zeros
-
-
-def _uniform_layout(program, uniforms):
-    """The fields of the uniform struct at WGSL's uniform-buffer offsets, and its size in words."""
-    fields, offset, struct_align = [], 0, 1
-    for name, wgsl_type in uniforms.items():
-        form = _UNIFORM_TYPE.fullmatch(str(wgsl_type).replace(" ", ""))
-        if form is None:
-            raise ValueError(
-                f"Program {program!r}: uniform {name!r} has type {wgsl_type!r}; use u32, i32, f32, vec2/3/4<T> or "
-                "array<vec4<T>, N> with T one of u32, i32, f32"
-            )
-        if form["scalar"]:
-            kind, words, align, fill = form["scalar"], 1, 1, False
-        elif form["vec"]:
-            n = int(form["n"])
-            kind, words, align, fill = form["vec"], n, 2 if n == 2 else 4, False
-        else:
-            kind, words, align, fill = form["arr"], 4 * int(form["len"]), 4, True
-        offset = -(-offset // align) * align
-        fields.append(_Field(name, kind, offset, words, fill))
-        offset += words
-        struct_align = max(struct_align, align)
-    size = -(-offset // struct_align) * struct_align
-    if size > _UNIFORM_WORDS:
-        raise ValueError(
-            f"Program {program!r}: the uniforms take {size * 4} bytes laid out as WGSL requires; a dispatch has "
-            f"{_UNIFORM_WORDS * 4}. Pass large data as an input tensor instead"
-        )
-    return fields, size
-
-
-def _word(program, name, kind, value):
-    """One uniform value as the int or float that packs into its 32-bit word."""
-    if kind == "f32":
-        if isinstance(value, bool) or not isinstance(value, (int, float)):
-            raise TypeError(f"Program {program!r}: uniform {name!r} is f32, got {value!r}")
-        return float(value)
-    try:
-        v = operator.index(value)
-    except TypeError:
-        raise TypeError(f"Program {program!r}: uniform {name!r} is {kind}, got {value!r} (an integer)") from None
-    low, high = (0, _U32) if kind == "u32" else (-_I32, _I32)
-    if not low <= v < high:
-        raise ValueError(f"Program {program!r}: uniform {name!r} = {v} is out of the {kind} range [{low}, {high - 1}]")
-    return v - _U32 if v >= _I32 else v  # a u32 above the i32 range packs as the same bits
 
 
 def _check_name(program, name, what, taken):
@@ -141,7 +81,7 @@ class Program:
         uniforms = dict(uniforms or {})
         for n in uniforms:
             _check_name(name, n, "uniform", set())
-        self.fields, self._struct_words = _uniform_layout(name, uniforms)
+        self.uniforms = Uniforms(f"Program {name!r}", uniforms)
         self._uniform_types = uniforms
         self._shaders = {}  # (input dtypes, outputs' names and dtypes) -> Shader
 
@@ -159,11 +99,9 @@ class Program:
             raise TypeError(f"Program {self.name!r}: dispatch must return a pe.Dispatch, got {type(plan).__name__}")
         outputs = self._outputs(plan.outputs)
         workgroups = self._workgroups(plan.workgroups)
-        words = self._uniform_words(plan.uniforms)
         outs = [backend.empty(shape, dtype) for _, shape, dtype in outputs]
-        if min(workgroups):
-            shader = self.shader(tuple(a.dtype for a in arrays), tuple((n, d) for n, _, d in outputs))
-            backend.dispatch(shader, [*arrays, *outs], words, workgroups)
+        shader = self.shader(tuple(a.dtype for a in arrays), tuple((n, d) for n, _, d in outputs))
+        backend.dispatch(shader, [*arrays, *outs], plan.uniforms, workgroups)
         return tuple(outs) if len(outs) > 1 else outs[0]
 
     def shader(self, input_dtypes, outputs):
@@ -173,20 +111,17 @@ class Program:
         if shader is None:
             source = self.wgsl.rstrip() + "\n" + self._declarations(input_dtypes, outputs)
             digest = hashlib.sha256(source.encode()).hexdigest()[:16]
-            shader = self._shaders[key] = Shader(f"{self.name}:{digest}", source, len(input_dtypes), len(outputs))
+            shader = Shader(f"{self.name}:{digest}", source, len(input_dtypes), len(outputs), self.uniforms)
+            self._shaders[key] = shader
         return shader
 
     def _declarations(self, input_dtypes, outputs):
-        lines = [f"// ---- declared by pe.Program({self.name!r}) ----"]
-        if self.fields:
-            members = ", ".join(f"{n}: {t}" for n, t in self._uniform_types.items())
-            lines += [f"struct Params {{ {members} }}", "@group(0) @binding(0) var<uniform> params: Params;"]
-        for i, (name, dtype) in enumerate(zip(self.inputs, input_dtypes)):
-            lines.append(f"@group(0) @binding({i + 1}) var<storage, read> {name}: array<{ELEMENT[dtype]}>;")
-        for j, (name, dtype) in enumerate(outputs):
-            binding = len(self.inputs) + j + 1
-            lines.append(f"@group(0) @binding({binding}) var<storage, read_write> {name}: array<{ELEMENT[dtype]}>;")
-        return "\n".join(lines) + "\n"
+        return (
+            f"// ---- declared by pe.Program({self.name!r}) ----\n"
+            + self.uniforms.declare("Params", "params")
+            + bindings(list(zip(self.inputs, input_dtypes)), list(outputs))
+            + "\n"
+        )
 
     def _outputs(self, outputs):
         if not isinstance(outputs, dict) or not outputs:
@@ -217,28 +152,6 @@ class Program:
                 f"Program {self.name!r}: Dispatch.workgroups must be an int >= 0 or 1 to 3 of them, got {workgroups!r}"
             )
         return groups + (1,) * (3 - len(groups))
-
-    def _uniform_words(self, values):
-        declared = {f.name for f in self.fields}
-        if not isinstance(values, dict) or set(values) != declared:
-            given = sorted(values) if isinstance(values, dict) else values
-            raise ValueError(
-                f"Program {self.name!r}: Dispatch.uniforms must give exactly the declared fields {sorted(declared)}, "
-                f"got {given}"
-            )
-        words = [0] * self._struct_words
-        for f in self.fields:
-            value = values[f.name]
-            items = [value] if f.words == 1 else list(value)
-            if len(items) > f.words or (len(items) < f.words and not f.fill):
-                raise ValueError(
-                    f"Program {self.name!r}: uniform {f.name!r} holds {f.words} values, got {len(items)}: {value!r}"
-                )
-            for k, item in enumerate(items):
-                words[f.offset + k] = _word(self.name, f.name, f.kind, item)
-            for k in range(len(items), f.words):
-                words[f.offset + k] = 0.0 if f.kind == "f32" else 0
-        return words
 
 
 def run_kernel(name, inputs, attrs=None):

@@ -183,7 +183,7 @@ def test_program_definitions_are_checked(make, message):
         (plan(workgroups=(1, 1, 1, 1)), "1 to 3"),
         (plan(workgroups=-1), "1 to 3"),
         (plan(workgroups=2.0), "1 to 3"),
-        (plan(offset=None), "exactly the declared fields"),
+        (plan(offset=None), "missing uniform 'offset'"),
         (plan(n=-1), "u32 range"),
         (plan(factor="1"), "is f32"),
         (plan(offset=[0, 0, 0, 0]), "holds 3 values"),

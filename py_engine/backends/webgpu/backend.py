@@ -211,19 +211,40 @@ class WebGPUBackend:
         return getattr(fn, "__name__", repr(fn))
 
     def dispatch(self, shader, arrays, uniforms, workgroups):
-        """Record one dispatch. `uniforms`: ints and floats packed as 32-bit words from word 0.
+        """Record one dispatch. `uniforms`: {field: value} for the fields shader.uniforms declares.
 
+        A dispatch of no workgroups records nothing: that is the one place empty outputs are skipped.
         Everything the device would only report when the batch is submitted is checked here first.
         """
+        if not all(workgroups):
+            return
         if self.dry_run is not None:
             self.dry_run.append(shader)
             return
-        self._validate(shader, arrays, uniforms, workgroups)
+        self._validate(shader, arrays, workgroups)
         if not self.device.has_pipeline(shader.key):
             self.device.compile(shader.key, shader.source, shader.n_in, shader.n_out)
         if self._uniform_end + UNIFORM_BLOCK > UNIFORM_RING:
             self.flush()
         offset = self._uniform_end
+        if isinstance(uniforms, dict):
+            nbytes = shader.uniforms.pack_into(self._uniforms, offset, uniforms)
+        else:
+            nbytes = self._pack_words(shader, offset, uniforms)
+        buffer_ids = [a.buffer for a in arrays]
+        self.device.dispatch(shader.key, buffer_ids, offset, workgroups)
+        if self.recording is not None:
+            self.recording.add(shader, buffer_ids, self._uniforms[offset : offset + nbytes], workgroups)
+        self._uniform_end += UNIFORM_BLOCK
+        self._recorded += 1
+        if self._recorded >= self.batch_size:
+            self.flush()
+
+    def _pack_words(self, shader, offset, uniforms):
+        if len(uniforms) > UNIFORM_BLOCK // 4:
+            raise ValueError(
+                f"{shader.key}: {len(uniforms)} uniform words, more than the {UNIFORM_BLOCK // 4} a block holds"
+            )
         try:
             fmt = "<" + "".join(map(_WORD_CODES.__getitem__, map(type, uniforms)))
             struct.pack_into(fmt, self._uniforms, offset, *uniforms)
@@ -231,22 +252,11 @@ class WebGPUBackend:
             raise ValueError(
                 f"{shader.key}: uniforms must be Python ints, floats and bools that fit 32-bit words; got {uniforms}"
             ) from e
-        buffer_ids = [a.buffer for a in arrays]
-        self.device.dispatch(shader.key, buffer_ids, offset, workgroups)
-        if self.recording is not None:
-            self.recording.add(shader, buffer_ids, self._uniforms[offset : offset + 4 * len(uniforms)], workgroups)
-        self._uniform_end += UNIFORM_BLOCK
-        self._recorded += 1
-        if self._recorded >= self.batch_size:
-            self.flush()
+        return 4 * len(uniforms)
 
-    def _validate(self, shader, arrays, uniforms, workgroups):
+    def _validate(self, shader, arrays, workgroups):
         if len(arrays) != shader.n_in + shader.n_out:
             raise ValueError(f"{shader.key}: {len(arrays)} buffers for {shader.n_in} inputs and {shader.n_out} outputs")
-        if len(uniforms) > UNIFORM_BLOCK // 4:
-            raise ValueError(
-                f"{shader.key}: {len(uniforms)} uniform words, more than the {UNIFORM_BLOCK // 4} a block holds"
-            )
         if max(workgroups) > self.max_workgroups or min(workgroups) < 0:
             raise ValueError(
                 f"{shader.key}: workgroups {tuple(workgroups)}, each must be in [0, {self.max_workgroups}] "

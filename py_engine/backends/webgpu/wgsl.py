@@ -9,12 +9,14 @@ MAX_RANK = 8
 WORKGROUP = 64
 MAX_GROUPS = 65535
 
-PRELUDE = """
+WORD_BLOCK = """
 struct Uniforms { w: array<vec4<u32>, 16> }
 @group(0) @binding(0) var<uniform> u: Uniforms;
 fn word(i: u32) -> u32 { return u.w[i >> 2u][i & 3u]; }
 fn iword(i: u32) -> i32 { return bitcast<i32>(word(i)); }
 fn fword(i: u32) -> f32 { return bitcast<f32>(word(i)); }
+"""
+BASICS = """
 // NaN and infinities from bit patterns: through a parameter, because Chrome's compiler (Tint)
 // rejects `bitcast<f32>(0x7fc00000u)` as a constant expression whose value is not a finite f32.
 fn f32_from_bits(bits: u32) -> f32 { return bitcast<f32>(bits); }
@@ -28,15 +30,17 @@ fn log_safe(x: f32) -> f32 {
   return log(x);
 }
 """
+PRELUDE = WORD_BLOCK + BASICS
 
 
 class Shader:
-    """A compute shader and the shape of its bindings; `key` names it in the pipeline cache."""
+    """A compute shader and the shape of its bindings; `key` names it in the pipeline cache; `uniforms`
+    (program.Uniforms) packs its uniform values."""
 
-    __slots__ = ("key", "n_in", "n_out", "source")
+    __slots__ = ("key", "n_in", "n_out", "source", "uniforms")
 
-    def __init__(self, key, source, n_in, n_out):
-        self.key, self.source, self.n_in, self.n_out = key, source, n_in, n_out
+    def __init__(self, key, source, n_in, n_out, uniforms=None):
+        self.key, self.source, self.n_in, self.n_out, self.uniforms = key, source, n_in, n_out, uniforms
 
 
 def bindings(inputs, outputs):
@@ -62,7 +66,8 @@ fn main(@builtin(global_invocation_id) gid: vec3<u32>, @builtin(num_workgroups) 
 
 
 def linear_groups(n, workgroup=WORKGROUP):
-    groups = max(-(-n // workgroup), 1)
+    """Workgroups for n threads; none for n = 0 (the backend then records nothing)."""
+    groups = -(-n // workgroup)
     if groups <= MAX_GROUPS:
         return (groups, 1, 1)
     return (MAX_GROUPS, -(-groups // MAX_GROUPS), 1)
