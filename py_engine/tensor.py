@@ -7,7 +7,6 @@ methods (`x + y`, `x.sum()`) are attached by `py_engine.ops`.
 
 import numpy as np
 
-from . import engine as _engine
 from .errors import DisposedTensorError
 
 
@@ -15,6 +14,7 @@ class Tensor:
     __slots__ = ("_buf", "_created_at", "_disposed_at", "_scope", "dtype", "id", "kept", "shape")
     __array_ufunc__ = None  # numpy must hand `ndarray + tensor` to Tensor.__radd__
     __hash__ = None  # `==` makes a tensor, as in numpy
+    _engine = None  # the Engine that makes tensors; set by py_engine.engine, which imports this module
 
     @property
     def size(self):
@@ -53,18 +53,18 @@ class Tensor:
 
     def data_sync(self):
         """A flat numpy copy of the values; blocks until the backend has them."""
-        return _engine.ENGINE.read(self).reshape(-1)
+        return self._engine.read(self).reshape(-1)
 
     async def data(self):
         """A flat numpy copy of the values, without blocking the event loop."""
-        return (await _engine.ENGINE.read_async(self)).reshape(-1)
+        return (await self._engine.read_async(self)).reshape(-1)
 
     def numpy(self):
-        return _engine.ENGINE.read(self)
+        return self._engine.read(self)
 
     def data_to_gpu(self):
         """The GPU buffer holding the values (no readback); call .release() on the result when done."""
-        return _engine.ENGINE.data_to_gpu(self)
+        return self._engine.data_to_gpu(self)
 
     def __array__(self, dtype=None, copy=None):
         arr = self.numpy()
@@ -102,7 +102,7 @@ class Tensor:
         return (self[i] for i in range(self.shape[0]))
 
     def dispose(self):
-        _engine.ENGINE.dispose_tensor(self)
+        self._engine.dispose_tensor(self)
 
     def __repr__(self):
         if self._buf is None:
@@ -121,7 +121,7 @@ class Variable(Tensor):
         return self.var_name
 
     def assign(self, value):
-        _engine.ENGINE.assign(self, value)
+        self._engine.assign(self, value)
         return self
 
     def __repr__(self):

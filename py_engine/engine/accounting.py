@@ -1,0 +1,90 @@
+"""Data buffers and the memory counters: every byte a tensor holds is counted when made and when freed."""
+
+from dataclasses import dataclass, field
+
+
+class DataBuffer:
+    """Backend memory shared by a tensor and its views; freed when the last holder lets go."""
+
+    __slots__ = ("backend", "handle", "nbytes", "refs")
+
+    def __init__(self, backend, handle, nbytes):
+        self.backend, self.handle, self.nbytes, self.refs = backend, handle, nbytes, 0
+
+
+@dataclass
+class MemoryInfo:
+    num_tensors: int
+    num_data_buffers: int
+    num_bytes: int
+    num_bytes_in_gpu: int  # live tensor data on GPU backends
+    num_bytes_in_gpu_allocated: int = 0  # what GPU buffer pools hold, in use or free for reuse
+    unreliable: bool = False
+    reasons: list = field(default_factory=list)
+
+    def to_dict(self):
+        return dict(self.__dict__)
+
+
+class BufferAccounting:
+    def __init__(self):
+        super().__init__()
+        self.live = {}  # tensor id -> tensor, every tensor not yet disposed (variables too)
+        self.num_data_buffers = 0
+        self.num_bytes = 0
+        self.peak_bytes = 0
+        self.bytes_by_backend = {}
+        self.memory_budget = None  # GPU bytes allowed (set_memory_budget)
+
+    def _new_buffer(self, backend, handle, nbytes):
+        self.num_data_buffers += 1
+        self.num_bytes += nbytes
+        self.bytes_by_backend[backend.name] = self.bytes_by_backend.get(backend.name, 0) + nbytes
+        if self.num_bytes > self.peak_bytes:
+            self.peak_bytes = self.num_bytes
+        return DataBuffer(backend, handle, nbytes)
+
+    def _unref(self, buf):
+        buf.refs -= 1
+        if buf.refs == 0:
+            buf.backend.free(buf.handle)
+            buf.handle = None
+            self.num_data_buffers -= 1
+            self.num_bytes -= buf.nbytes
+            self.bytes_by_backend[buf.backend.name] -= buf.nbytes
+            if buf.backend is not self.backend:
+                self._release_if_idle(buf.backend)
+
+    def _move(self, buf, backend):
+        """Copy a buffer to `backend` (the tensor was made before a backend switch)."""
+        old = buf.backend
+        host = old.read(buf.handle)
+        handle, nbytes = backend.upload(host)
+        old.free(buf.handle)
+        self._release_if_idle(old)
+        self.bytes_by_backend[old.name] -= buf.nbytes
+        self.bytes_by_backend[backend.name] = self.bytes_by_backend.get(backend.name, 0) + nbytes
+        self.num_bytes += nbytes - buf.nbytes
+        buf.backend, buf.handle, buf.nbytes = backend, handle, nbytes
+
+    def memory(self):
+        gpus = [b for b in self._backends.values() if b.is_gpu]
+        gpu = sum(self.bytes_by_backend.get(b.name, 0) for b in gpus)
+        allocated = sum(b.allocated_bytes() for b in gpus)
+        reasons = []
+        for backend in self._backends.values():
+            reasons += backend.memory_caveats()
+        return MemoryInfo(len(self.live), self.num_data_buffers, self.num_bytes, gpu, allocated, bool(reasons), reasons)
+
+    def set_memory_budget(self, nbytes):
+        """Cap the GPU memory that live tensors may hold at `nbytes` (None: no cap).
+
+        An allocation that would take the GPU bytes in use (memory().num_bytes_in_gpu, plus what the
+        running op already took) past the budget raises ResourceExhaustedError naming the op, the
+        budget and the bytes, and allocates nothing, so a loop that leaks stops with a message
+        instead of exhausting the device. The numpy backend ignores the budget: host memory is
+        not the GPU's, and the operating system already stops a process that runs out of it.
+        """
+        if nbytes is not None and (type(nbytes) is not int or nbytes < 0):
+            raise ValueError(f"set_memory_budget takes a number of bytes >= 0 or None, got {nbytes!r}")
+        self.memory_budget = nbytes

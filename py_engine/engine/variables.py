@@ -1,0 +1,59 @@
+"""Variables: named tensors that no scope releases, whose value `assign` replaces."""
+
+import itertools
+
+from .. import dtypes
+from ..errors import DTypeError, ShapeError
+from ..tensor import Tensor, Variable
+from .host import host_array
+
+
+class Variables:
+    def __init__(self):
+        super().__init__()
+        self.variables = {}
+        self._var_ids = itertools.count(1)
+
+    def as_tensor(self, value, dtype=None, op="op"):
+        """(tensor, is_temporary). Tensors pass through (cast if `dtype` differs); other values are converted."""
+        if isinstance(value, Tensor):
+            if dtype is None or dtypes.normalize(dtype, op) == value.dtype:
+                return value, False
+            return self.run_kernel("Cast", (value,), {"dtype": dtypes.normalize(dtype, op)}), True
+        arr, dt = host_array(value, dtype, op)
+        return self.from_numpy(arr, dt), True
+
+    def variable(self, initial, trainable=True, name=None, dtype=None):
+        if name is None:
+            name = f"Variable_{next(self._var_ids)}"
+            while name in self.variables:
+                name = f"Variable_{next(self._var_ids)}"
+        elif name in self.variables:
+            raise ValueError(f"a variable named {name!r} already exists; choose another name or dispose it first")
+        value, temporary = self.as_tensor(initial, dtype, "variable")
+        v = self.make_tensor(value._live_buffer(), value.shape, value.dtype, Variable)
+        v.var_name, v.trainable = name, bool(trainable)
+        self.variables[name] = v
+        if temporary:
+            self.dispose_tensor(value)
+        return v
+
+    def assign(self, v, value):
+        v._live_buffer()
+        new, temporary = self.as_tensor(value, None if isinstance(value, Tensor) else v.dtype, "assign")
+        try:
+            if new.shape != v.shape:
+                raise ShapeError(f"assign: {v.var_name} has shape {v.shape}, the new value has shape {new.shape}")
+            if new.dtype != v.dtype:
+                raise DTypeError(f"assign: {v.var_name} is {v.dtype}, the new value is {new.dtype}; cast it first")
+            buf = new._live_buffer()
+            buf.refs += 1
+            old, v._buf = v._buf, buf
+            self._unref(old)
+        finally:
+            if temporary:
+                self.dispose_tensor(new)
+
+    def dispose_variables(self):
+        for v in list(self.variables.values()):
+            self.dispose_tensor(v)
