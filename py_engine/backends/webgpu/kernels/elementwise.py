@@ -1,17 +1,18 @@
 """Elementwise WGSL kernels: unary, binary and select with NumPy broadcasting, cast, clip, fill, one_hot.
 
-Uniform words: 0 = element count, 1 = rank, 2.. = output shape, then each input's strides against
-the output shape (0 on broadcast axes), then op scalars from word SCALARS. When every input has the
-output's shape the shader indexes directly, skipping the index arithmetic.
+Uniforms: the element count, the rank, the output shape and each input's strides against it (0 on broadcast
+axes), then the op's scalars by name (`u.alpha`). When every input has the output's shape the shader indexes
+directly, skipping the index arithmetic (and the shape uniforms).
 """
 
 import functools
 
 from ....kernels import register_kernel
-from ..wgsl import ELEMENT, MAX_RANK, PRELUDE, Shader, bindings, broadcast_strides, linear_groups, linear_main
+from ..program import linear_program
+from ..wgsl import ELEMENT, MAX_RANK, broadcast_strides, linear_groups
 
 F32, I32, BOOL = "float32", "int32", "bool"
-SHAPE, SCALARS = 2, 2 + MAX_RANK * 4
+SCALAR_TYPE = {F32: "f32", I32: "i32", BOOL: "u32"}
 
 HELPERS = """
 fn is_nan(x: f32) -> bool { return (bitcast<u32>(x) & 0x7fffffffu) > 0x7f800000u; }
@@ -138,12 +139,12 @@ LOGICAL = {"LogicalAnd": "select(0u, 1u, a != 0u && b != 0u)", "LogicalOr": "sel
 def _offsets(n_inputs):
     """WGSL computing each input's element offset o0, o1, ... from the flat output index i."""
     decls = "\n".join(f"  var o{k} = 0u;" for k in range(n_inputs))
-    adds = "\n".join(f"    o{k} = o{k} + c * word({SHAPE + MAX_RANK * (k + 1)}u + d);" for k in range(n_inputs))
+    adds = "\n".join(f"    o{k} = o{k} + c * u_strides{k}(d);" for k in range(n_inputs))
     return f"""{decls}
   var rest = i;
-  for (var step = 0u; step < word(1u); step = step + 1u) {{
-    let d = word(1u) - 1u - step;
-    let size = word({SHAPE}u + d);
+  for (var step = 0u; step < u.rank; step = step + 1u) {{
+    let d = u.rank - 1u - step;
+    let size = u_shape(d);
     let c = rest % size;
     rest = rest / size;
 {adds}
@@ -151,35 +152,39 @@ def _offsets(n_inputs):
 
 
 @functools.cache
-def elementwise_shader(name, expr, names, in_dtypes, out_dtype, direct):
-    """One output element per thread: out[i] = expr, the inputs bound to `names` at their broadcast offsets."""
+def elementwise_shader(name, expr, names, in_dtypes, out_dtype, direct, scalars=()):
+    """One output element per thread: out[i] = expr, the inputs bound to `names` at their broadcast offsets;
+    scalars: (name, WGSL type) of the uniforms expr reads as u.name."""
     ins = [(f"in{k}", dt) for k, dt in enumerate(in_dtypes)]
     loads = "\n".join(f"  let {n} = in{k}[{'i' if direct else f'o{k}'}];" for k, n in enumerate(names))
-    body = f"""  if (i >= word(0u)) {{ return; }}
-{"" if direct else _offsets(len(in_dtypes))}
+    body = f"""{"" if direct else _offsets(len(in_dtypes))}
 {loads}
   out[i] = {expr};"""
-    source = PRELUDE + HELPERS + bindings(ins, [("out", out_dtype)]) + linear_main(body)
+    uniforms = {} if direct else {"rank": "u32", "shape": f"u32[{MAX_RANK}]"}
+    uniforms |= {f"strides{k}": f"u32[{MAX_RANK}]" for k in range(len(in_dtypes)) if not direct}
+    uniforms |= dict(scalars)
     key = f"{name}:{expr}:{','.join(in_dtypes)}->{out_dtype}:{'direct' if direct else 'strided'}"
-    return Shader(key, source, len(in_dtypes), 1)
+    return linear_program(key, body, ins, [("out", out_dtype)], uniforms, HELPERS)
 
 
 _NAMES = {1: ("x",), 2: ("a", "b"), 3: ("cond", "a", "b")}
 
 
-def run_elementwise(backend, name, expr, inputs, out_shape, out_dtype, scalars=()):
+def run_elementwise(backend, name, expr, inputs, out_shape, out_dtype, scalars=None):
+    """out[i] = expr over the inputs broadcast to out_shape; scalars: {name: value} uniforms (their WGSL type
+    follows the Python value: float -> f32, int -> i32)."""
     out = backend.empty(out_shape, out_dtype)
-    if out.size == 0:
-        return out
+    scalars = scalars or {}
     direct = all(x.shape == out_shape for x in inputs)
-    shader = elementwise_shader(name, expr, _NAMES[len(inputs)], tuple(x.dtype for x in inputs), out_dtype, direct)
-    uniforms = [out.size, len(out_shape)] + [0] * (SCALARS - 2)
+    types = tuple((k, "f32" if isinstance(v, float) else "i32") for k, v in scalars.items())
+    shader = elementwise_shader(
+        name, expr, _NAMES[len(inputs)], tuple(x.dtype for x in inputs), out_dtype, direct, types
+    )
+    uniforms = {"count": out.size, **scalars}
     if not direct:
-        uniforms[SHAPE : SHAPE + len(out_shape)] = out_shape
-        for k, x in enumerate(inputs):
-            base = SHAPE + MAX_RANK * (k + 1)
-            uniforms[base : base + len(out_shape)] = broadcast_strides(x.shape, out_shape)
-    backend.dispatch(shader, [*inputs, out], uniforms + list(scalars), linear_groups(out.size))
+        uniforms |= {"rank": len(out_shape), "shape": out_shape}
+        uniforms |= {f"strides{k}": broadcast_strides(x.shape, out_shape) for k, x in enumerate(inputs)}
+    backend.dispatch(shader, [*inputs, out], uniforms, linear_groups(out.size))
     return out
 
 
@@ -247,7 +252,7 @@ def _is_nan(backend, x):
 
 def _leaky_relu(backend, x, alpha):
     return run_elementwise(
-        backend, "LeakyRelu", f"select(x * fword({SCALARS}u), x, x > 0.0)", [x], x.shape, x.dtype, [alpha]
+        backend, "LeakyRelu", "select(x * u.alpha, x, x > 0.0)", [x], x.shape, x.dtype, {"alpha": alpha}
     )
 
 
@@ -274,42 +279,38 @@ def _cast(backend, x, dtype):
 
 def _clip(backend, x, lo, hi):
     if x.dtype == F32:
-        expr = f"select(clamp(x, fword({SCALARS}u), fword({SCALARS + 1}u)), x, is_nan(x))"
-        return run_elementwise(backend, "ClipByValue", expr, [x], x.shape, x.dtype, [float(lo), float(hi)])
-    expr = f"clamp(x, iword({SCALARS}u), iword({SCALARS + 1}u))"
-    return run_elementwise(backend, "ClipByValue", expr, [x], x.shape, x.dtype, [int(lo), int(hi)])
+        expr = "select(clamp(x, u.lo, u.hi), x, is_nan(x))"
+        return run_elementwise(backend, "ClipByValue", expr, [x], x.shape, x.dtype, {"lo": float(lo), "hi": float(hi)})
+    return run_elementwise(
+        backend, "ClipByValue", "clamp(x, u.lo, u.hi)", [x], x.shape, x.dtype, {"lo": int(lo), "hi": int(hi)}
+    )
 
 
 @functools.cache
 def _fill_shader(dtype):
-    value = {F32: f"fword({SCALARS}u)", I32: f"iword({SCALARS}u)", BOOL: f"word({SCALARS}u)"}[dtype]
-    body = f"  if (i >= word(0u)) {{ return; }}\n  out[i] = {value};"
-    return Shader(f"Fill:{dtype}", PRELUDE + bindings([], [("out", dtype)]) + linear_main(body), 0, 1)
+    return linear_program(f"Fill:{dtype}", "  out[i] = u.value;", [], [("out", dtype)], {"value": SCALAR_TYPE[dtype]})
 
 
 def _fill(backend, shape, value, dtype):
     out = backend.empty(shape, dtype)
-    if out.size:
-        v = float(value) if dtype == F32 else int(value)
-        backend.dispatch(_fill_shader(dtype), [out], [out.size] + [0] * (SCALARS - 1) + [v], linear_groups(out.size))
+    v = float(value) if dtype == F32 else int(value)
+    backend.dispatch(_fill_shader(dtype), [out], {"count": out.size, "value": v}, linear_groups(out.size))
     return out
 
 
 @functools.cache
 def _one_hot_shader(dtype):
-    word = {F32: "fword", I32: "iword", BOOL: "word"}[dtype]
-    body = f"""  if (i >= word(0u)) {{ return; }}
-  let depth = word(1u);
-  out[i] = select({word}({SCALARS + 1}u), {word}({SCALARS}u), in0[i / depth] == i32(i % depth));"""
-    return Shader(f"OneHot:{dtype}", PRELUDE + bindings([("in0", I32)], [("out", dtype)]) + linear_main(body), 1, 1)
+    body = "  out[i] = select(u.off_value, u.on_value, in0[i / u.depth] == i32(i % u.depth));"
+    t = SCALAR_TYPE[dtype]
+    uniforms = {"depth": "u32", "on_value": t, "off_value": t}
+    return linear_program(f"OneHot:{dtype}", body, [("in0", I32)], [("out", dtype)], uniforms)
 
 
 def _one_hot(backend, indices, depth, on_value, off_value, dtype):
     out = backend.empty((*indices.shape, depth), dtype)
-    if out.size:
-        cast = float if dtype == F32 else int
-        uniforms = [out.size, depth] + [0] * (SCALARS - 2) + [cast(on_value), cast(off_value)]
-        backend.dispatch(_one_hot_shader(dtype), [indices, out], uniforms, linear_groups(out.size))
+    cast = float if dtype == F32 else int
+    uniforms = {"count": out.size, "depth": depth, "on_value": cast(on_value), "off_value": cast(off_value)}
+    backend.dispatch(_one_hot_shader(dtype), [indices, out], uniforms, linear_groups(out.size))
     return out
 
 
