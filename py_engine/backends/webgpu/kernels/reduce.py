@@ -7,19 +7,18 @@ one thread looping serially (the "per-thread" variant: CPU adapters run it faste
 and many). Rows longer than a chunk are cut into chunks whose partial results further passes reduce:
 that keeps a GPU busy on a single long row and sums floats in tree order, never in one long serial sum.
 
-Uniform words: 0 = rows, 1 = reduced length, 2 = chunks per row, 3 = chunk length, 4 / 5 = number of
-row / reduced dims, 6 and 7 = scalars (Mean's count; Cumsum's exclusive, reverse), then ROW_DIMS (row
-shape, row strides) and RED_DIMS (reduced shape, reduced strides), MAX_RANK words each.
+Uniforms (REDUCE_UNIFORMS): rows, the reduced length n, chunks per row and their length, Mean's count, Cumsum's
+exclusive and reverse, and the row and reduced views (rank, shape, strides).
 """
 
 import functools
 
 from ....kernels import register_kernel
-from ..wgsl import ELEMENT, MAX_RANK, PRELUDE, Shader, bindings, linear_groups, linear_main, strides
+from ..program import program
+from ..wgsl import ELEMENT, MAX_RANK, linear_groups, linear_main, strides
 from .elementwise import HELPERS
 
 F32, I32, BOOL = "float32", "int32", "bool"
-ROW_DIMS, RED_DIMS = 8, 8 + 2 * MAX_RANK
 ITEMS = 16  # elements each thread of a workgroup reduces serially before the tree
 SCAN_ITEMS = 8  # and scans serially in Cumsum
 TOPK_MAX_SORT = 1024  # longest row the bitonic TopK sorts in workgroup memory
@@ -28,24 +27,44 @@ LOWEST = {F32: "f32_from_bits(0xff800000u)", I32: "bitcast<i32>(0x80000000u)"}
 HIGHEST = {F32: "f32_from_bits(0x7f800000u)", I32: "2147483647"}
 ZERO = {F32: "0.0", I32: "0", BOOL: "0u"}
 
-VIEW = f"""
-// offset of flat `index` over `n` dims: sizes at word(first + d), strides MAX_RANK words later
-fn view_offset(index: u32, first: u32, n: u32) -> u32 {{
-  if (n == 1u) {{ return index * word(first + {MAX_RANK}u); }}
+REDUCE_UNIFORMS = {
+    **dict.fromkeys(("rows", "n", "chunks", "chunk_len"), "u32"),
+    "mean_count": "f32",
+    "exclusive": "u32",
+    "reverse": "u32",
+    **{
+        f"{view}_{part}": f"u32[{MAX_RANK}]" if part != "rank" else "u32"
+        for view in ("row", "red")
+        for part in ("rank", "shape", "strides")
+    },
+}
+
+
+def _view_offset(view):
+    """WGSL fn {view}_offset(index): the offset of flat `index` over the view's dims (u.{view}_shape, _strides)."""
+    return f"""
+fn {view}_offset(index: u32) -> u32 {{
+  let n = u.{view}_rank;
+  if (n == 1u) {{ return index * u_{view}_strides(0u); }}
   var rest = index;
   var off = 0u;
   for (var k = 0u; k < n; k = k + 1u) {{
-    let d = first + n - 1u - k;
-    off = off + (rest % word(d)) * word(d + {MAX_RANK}u);
-    rest = rest / word(d);
+    let d = n - 1u - k;
+    off = off + (rest % u_{view}_shape(d)) * u_{view}_strides(d);
+    rest = rest / u_{view}_shape(d);
   }}
   return off;
-}}
-fn row_offset(row: u32) -> u32 {{ return view_offset(row, {ROW_DIMS}u, word(4u)); }}
-fn red_offset(r: u32) -> u32 {{ return view_offset(r, {RED_DIMS}u, word(5u)); }}
-fn max_nan(a: f32, b: f32) -> f32 {{ return select(max(a, b), nan(), is_nan(a) || is_nan(b)); }}
-fn min_nan(a: f32, b: f32) -> f32 {{ return select(min(a, b), nan(), is_nan(a) || is_nan(b)); }}
+}}"""
+
+
+VIEW = (
+    _view_offset("row")
+    + _view_offset("red")
+    + """
+fn max_nan(a: f32, b: f32) -> f32 { return select(max(a, b), nan(), is_nan(a) || is_nan(b)); }
+fn min_nan(a: f32, b: f32) -> f32 { return select(min(a, b), nan(), is_nan(a) || is_nan(b)); }
 """
+)
 
 
 def _group_main(body, wg):
@@ -78,12 +97,16 @@ def _view(shape, axes):
     return rows, _merge([(shape[d], st[d]) for d in axes])
 
 
-def _uniforms(rows, n, chunks, chunk_len, row_dims, red_dims, scalars=(0, 0)):
-    u = [rows, n, chunks, chunk_len, len(row_dims), len(red_dims), *scalars] + [0] * (4 * MAX_RANK)
-    for first, dims in ((ROW_DIMS, row_dims), (RED_DIMS, red_dims)):
-        for k, (size, stride) in enumerate(dims):
-            u[first + k], u[first + MAX_RANK + k] = size, stride
-    return u
+def _uniforms(rows, n, chunks, chunk_len, row_dims, red_dims, mean_count=0.0, exclusive=0, reverse=0):
+    values = {"rows": rows, "n": n, "chunks": chunks, "chunk_len": chunk_len, "mean_count": mean_count}
+    values |= {"exclusive": exclusive, "reverse": reverse}
+    for view, dims in (("row", row_dims), ("red", red_dims)):
+        values |= {
+            f"{view}_rank": len(dims),
+            f"{view}_shape": [d[0] for d in dims],
+            f"{view}_strides": [d[1] for d in dims],
+        }
+    return values
 
 
 def _workgroup_size(backend):
@@ -155,33 +178,33 @@ def _reduce_shader(name, dtype, wg, from_partials, final):
         load = f"Acc(pv[o], {'pi[o]' if arg else '0'})"
     else:
         ins, load = [("x", dtype)], "Acc(x[o], i32(r))"
-    finish = {"Mean": "select(acc.v / fword(6u), nan(), fword(6u) == 0.0)", "ArgMax": "acc.i", "ArgMin": "acc.i"}
+    finish = {"Mean": "select(acc.v / u.mean_count, nan(), u.mean_count == 0.0)", "ArgMax": "acc.i", "ArgMin": "acc.i"}
     if final:
         outs, store = [("out", out_dtype)], f"out[row] = {finish.get(name, 'acc.v')};"
     else:
         outs = [("qv", acc)] + [("qi", I32)] * arg
-        store = "qv[row * word(2u) + chunk] = acc.v;" + (" qi[row * word(2u) + chunk] = acc.i;" if arg else "")
-    head = f"""{PRELUDE}{HELPERS}{VIEW}{bindings(ins, outs)}
+        store = "qv[row * u.chunks + chunk] = acc.v;" + (" qi[row * u.chunks + chunk] = acc.i;" if arg else "")
+    helpers = f"""{HELPERS}{VIEW}
 struct Acc {{ v: {ELEMENT[acc]}, i: i32 }}
 {_combine(name, acc)}
 fn load(base: u32, r: u32) -> Acc {{ let o = base + red_offset(r); return {load}; }}
 """
     if wg == 0:
-        body = f"""  if (i >= word(0u)) {{ return; }}
+        body = f"""  if (i >= u.rows) {{ return; }}
   let row = i;
   let base = row_offset(row);
   var acc = Acc({identity}, 2147483647);
-  for (var r = 0u; r < word(1u); r = r + 1u) {{ acc = combine(acc, load(base, r)); }}
+  for (var r = 0u; r < u.n; r = r + 1u) {{ acc = combine(acc, load(base, r)); }}
   {store}"""
-        source = head + linear_main(body)
+        code = linear_main(body)
     else:
-        body = f"""  if (g >= word(0u) * word(2u)) {{ return; }}
-  let row = g / word(2u);
-  let chunk = g % word(2u);
+        body = f"""  if (g >= u.rows * u.chunks) {{ return; }}
+  let row = g / u.chunks;
+  let chunk = g % u.chunks;
   let base = row_offset(row);
-  let end = min((chunk + 1u) * word(3u), word(1u));
+  let end = min((chunk + 1u) * u.chunk_len, u.n);
   var acc = Acc({identity}, 2147483647);
-  for (var r = chunk * word(3u) + t; r < end; r = r + {wg}u) {{ acc = combine(acc, load(base, r)); }}
+  for (var r = chunk * u.chunk_len + t; r < end; r = r + {wg}u) {{ acc = combine(acc, load(base, r)); }}
   scratch[t] = acc;
   workgroupBarrier();
   for (var s = {wg // 2}u; s > 0u; s = s >> 1u) {{
@@ -192,23 +215,21 @@ fn load(base: u32, r: u32) -> Acc {{ let o = base + red_offset(r); return {load}
     acc = scratch[0];
     {store}
   }}"""
-        source = head + f"var<workgroup> scratch: array<Acc, {wg}>;\n" + _group_main(body, wg)
+        code = f"var<workgroup> scratch: array<Acc, {wg}>;\n" + _group_main(body, wg)
     key = f"{name}:{dtype}:{f'wg{wg}' if wg else 'serial'}:{'partials' if from_partials else 'x'}:{final}"
-    return Shader(key, source, len(ins), len(outs))
+    return program(key, code, ins, outs, REDUCE_UNIFORMS, helpers)
 
 
 def run_reduce(backend, name, x, axes, out_shape):
     acc, out_dtype = _dtypes(name, x.dtype)
     out = backend.empty(out_shape, out_dtype)
-    if out.size == 0:
-        return out
     row_dims, red_dims = _view(x.shape, axes)
     rows, n = out.size, x.size // out.size if x.size else 0
-    scalars = (float(n), 0) if name == "Mean" else (0, 0)
+    mean_count = float(n) if name == "Mean" else 0.0
     float_sum = name in ("Sum", "Mean") and x.dtype == F32
     variant = backend.variants["reduce"] = _variant(backend, rows, n, not float_sum)
     if variant == "per-thread":
-        uniforms = _uniforms(rows, n, 1, n, row_dims, red_dims, scalars)
+        uniforms = _uniforms(rows, n, 1, n, row_dims, red_dims, mean_count)
         backend.dispatch(_reduce_shader(name, x.dtype, 0, False, True), [x, out], uniforms, linear_groups(rows))
         return out
     wg = _workgroup_size(backend)
@@ -220,7 +241,7 @@ def run_reduce(backend, name, x, axes, out_shape):
         else:
             targets = [backend.empty((rows, chunks), dt) for dt in ((acc, I32) if name in ARG else (acc,))]
         shader = _reduce_shader(name, x.dtype, wg, from_partials, chunks == 1)
-        uniforms = _uniforms(rows, n, chunks, -(-n // chunks), row_dims, red_dims, scalars)
+        uniforms = _uniforms(rows, n, chunks, -(-n // chunks), row_dims, red_dims, mean_count)
         backend.dispatch(shader, sources + targets, uniforms, linear_groups(rows * chunks, 1))
         if from_partials:
             for p in sources:
@@ -260,10 +281,10 @@ def _softmax_shader(wg):
     """exp(x - max) / sum along the reduced dim, max and sum over the row: per thread (wg = 0) or a workgroup."""
     if wg == 0:
         loops, tree, main = "r = 0u", "", linear_main
-        head = "  if (i >= word(0u)) { return; }\n  let g = i;"
+        head = "  if (i >= u.rows) { return; }\n  let g = i;"
     else:
         loops, main = "r = t", functools.partial(_group_main, wg=wg)
-        head = "  if (g >= word(0u)) { return; }"
+        head = "  if (g >= u.rows) { return; }"
         tree = f"""var<workgroup> scratch: array<f32, {wg}>;
 // every thread's v combined across the workgroup (max or sum), the same result in every thread
 fn tree(v: f32, t: u32, is_max: bool) -> f32 {{
@@ -282,30 +303,28 @@ fn tree(v: f32, t: u32, is_max: bool) -> f32 {{
     body = f"""{head}
   let base = row_offset(g);
   var m = {LOWEST[F32]};
-  for (var {loops}; r < word(1u); {step}) {{ m = max_nan(m, x[base + red_offset(r)]); }}
+  for (var {loops}; r < u.n; {step}) {{ m = max_nan(m, x[base + red_offset(r)]); }}
   {"m = tree(m, t, true);" if wg else ""}
   var total = 0.0;
-  for (var {loops}; r < word(1u); {step}) {{ total = total + exp_safe(x[base + red_offset(r)] - m); }}
+  for (var {loops}; r < u.n; {step}) {{ total = total + exp_safe(x[base + red_offset(r)] - m); }}
   {"total = tree(total, t, false);" if wg else ""}
-  for (var {loops}; r < word(1u); {step}) {{
+  for (var {loops}; r < u.n; {step}) {{
     let o = base + red_offset(r);
     out[o] = exp_safe(x[o] - m) / total;
   }}"""
-    source = PRELUDE + HELPERS + VIEW + bindings([("x", F32)], [("out", F32)]) + tree + main(body)
-    return Shader(f"Softmax:{f'wg{wg}' if wg else 'serial'}", source, 1, 1)
+    key = f"Softmax:{f'wg{wg}' if wg else 'serial'}"
+    return program(key, tree + main(body), [("x", F32)], [("out", F32)], REDUCE_UNIFORMS, HELPERS + VIEW)
 
 
-def _whole_rows(backend, x, axis, shader_for, scalars=(0, 0)):
+def _whole_rows(backend, x, axis, shader_for, exclusive=0, reverse=0):
     """Run a kernel that needs each row along `axis` whole (softmax, cumsum): shader_for(0) gives one thread
     a row, shader_for(wg) one workgroup of wg threads, as _variant chooses for this shape."""
     out = backend.empty(x.shape, x.dtype)
-    if out.size == 0:
-        return out
     row_dims, red_dims = _view(x.shape, (axis,))
     n = x.shape[axis]
-    rows = x.size // n
+    rows = x.size // n if n else 0
     variant = backend.variants["reduce"] = _variant(backend, rows, n)
-    uniforms = _uniforms(rows, n, 1, n, row_dims, red_dims, scalars)
+    uniforms = _uniforms(rows, n, 1, n, row_dims, red_dims, exclusive=exclusive, reverse=reverse)
     if variant == "per-thread":
         backend.dispatch(shader_for(0), [x, out], uniforms, linear_groups(rows))
     else:
@@ -328,23 +347,23 @@ def _cumsum_shader(dtype, wg):
     """Running sums along the reduced dim (word 6: exclusive, word 7: reverse): one thread per row (wg = 0),
     or a workgroup per row scanning chunks in workgroup memory and carrying each chunk's total to the next."""
     elem, zero = ELEMENT[dtype], ZERO[dtype]
-    head = PRELUDE + HELPERS + VIEW + bindings([("x", dtype)], [("out", dtype)])
+    io = [("x", dtype)], [("out", dtype)]
     if wg == 0:
-        body = f"""  if (i >= word(0u)) {{ return; }}
+        body = f"""  if (i >= u.rows) {{ return; }}
   let base = row_offset(i);
-  let n = word(1u);
+  let n = u.n;
   var acc = {zero};
   for (var j = 0u; j < n; j = j + 1u) {{
-    let o = base + red_offset(select(j, n - 1u - j, word(7u) != 0u));
+    let o = base + red_offset(select(j, n - 1u - j, u.reverse != 0u));
     let v = x[o];
-    if (word(6u) != 0u) {{ out[o] = acc; acc = acc + v; }} else {{ acc = acc + v; out[o] = acc; }}
+    if (u.exclusive != 0u) {{ out[o] = acc; acc = acc + v; }} else {{ acc = acc + v; out[o] = acc; }}
   }}"""
-        return Shader(f"Cumsum:{dtype}:serial", head + linear_main(body), 1, 1)
+        return program(f"Cumsum:{dtype}:serial", linear_main(body), *io, REDUCE_UNIFORMS, HELPERS + VIEW)
     # each thread scans SCAN_ITEMS consecutive elements itself, the workgroup scans the threads' totals
-    body = f"""  if (g >= word(0u)) {{ return; }}
+    body = f"""  if (g >= u.rows) {{ return; }}
   let base = row_offset(g);
-  let n = word(1u);
-  let reverse = word(7u) != 0u;
+  let n = u.n;
+  let reverse = u.reverse != 0u;
   var carry = {zero};
   var vals: array<{elem}, {SCAN_ITEMS}>;
   for (var start = 0u; start < n; start = start + {wg * SCAN_ITEMS}u) {{
@@ -371,19 +390,18 @@ def _cumsum_shader(dtype, wg):
       let j = first + k;
       if (j < n) {{
         let o = base + red_offset(select(j, n - 1u - j, reverse));
-        if (word(6u) != 0u) {{ out[o] = run; run = run + vals[k]; }} else {{ run = run + vals[k]; out[o] = run; }}
+        if (u.exclusive != 0u) {{ out[o] = run; run = run + vals[k]; }} else {{ run = run + vals[k]; out[o] = run; }}
       }}
     }}
     carry = carry + scan[{wg - 1}u];
     workgroupBarrier();
   }}"""
-    source = head + f"var<workgroup> scan: array<{elem}, {wg}>;\n" + _group_main(body, wg)
-    return Shader(f"Cumsum:{dtype}:wg{wg}", source, 1, 1)
+    code = f"var<workgroup> scan: array<{elem}, {wg}>;\n" + _group_main(body, wg)
+    return program(f"Cumsum:{dtype}:wg{wg}", code, *io, REDUCE_UNIFORMS, HELPERS + VIEW)
 
 
 def _cumsum(backend, x, axis, exclusive, reverse):
-    flags = (int(exclusive), int(reverse))
-    return _whole_rows(backend, x, axis, lambda wg: _cumsum_shader(x.dtype, wg), flags)
+    return _whole_rows(backend, x, axis, lambda wg: _cumsum_shader(x.dtype, wg), int(exclusive), int(reverse))
 
 
 register_kernel("Cumsum", "webgpu", _cumsum)
@@ -398,7 +416,7 @@ def _before(dtype):
 // whether (av, ai) comes before (bv, bi) in top_k's order: indices >= n (padding) last, NaN after numbers
 // (as numpy's argsort of -x), larger first, then the lower index
 fn before(av: {ELEMENT[dtype]}, ai: i32, bv: {ELEMENT[dtype]}, bi: i32) -> bool {{
-  let n = i32(word(1u));
+  let n = i32(u.n);
   if ((ai >= n) != (bi >= n)) {{ return bi >= n; }}
   let an = {nan.format("av")};
   let bn = {nan.format("bv")};
@@ -415,14 +433,13 @@ def _top_k_shader(dtype, wg, sort):
     sort of the row in workgroup memory, then the first k; else k passes each picking the best element that
     comes after the previous pick."""
     elem, zero = ELEMENT[dtype], ZERO[dtype]
-    head = PRELUDE + HELPERS + bindings([("x", dtype)], [("values", dtype), ("indices", I32)]) + _before(dtype)
     if sort:
         memory = (
             f"var<workgroup> keys: array<{elem}, {TOPK_MAX_SORT}>;\nvar<workgroup> ids: array<i32, {TOPK_MAX_SORT}>;\n"
         )
-        body = f"""  if (g >= word(0u)) {{ return; }}
-  let n = word(1u);
-  let padded = word(3u);
+        body = f"""  if (g >= u.rows) {{ return; }}
+  let n = u.n;
+  let padded = u.padded;
   for (var i = t; i < padded; i = i + {wg}u) {{
     var v = {zero};
     if (i < n) {{ v = x[g * n + i]; }}
@@ -443,17 +460,17 @@ def _top_k_shader(dtype, wg, sort):
       workgroupBarrier();
     }}
   }}
-  for (var i = t; i < word(2u); i = i + {wg}u) {{
-    values[g * word(2u) + i] = keys[i];
-    indices[g * word(2u) + i] = ids[i];
+  for (var i = t; i < u.k; i = i + {wg}u) {{
+    values[g * u.k + i] = keys[i];
+    indices[g * u.k + i] = ids[i];
   }}"""
     else:
         memory = f"var<workgroup> best_v: array<{elem}, {wg}>;\nvar<workgroup> best_i: array<i32, {wg}>;\n"
-        body = f"""  if (g >= word(0u)) {{ return; }}
-  let n = word(1u);
+        body = f"""  if (g >= u.rows) {{ return; }}
+  let n = u.n;
   var prev_v = {zero};
   var prev_i = -1;
-  for (var pick = 0u; pick < word(2u); pick = pick + 1u) {{
+  for (var pick = 0u; pick < u.k; pick = pick + 1u) {{
     var bv = {zero};
     var bi = i32(n);  // padding: every element beats it
     for (var i = t; i < n; i = i + {wg}u) {{
@@ -473,20 +490,21 @@ def _top_k_shader(dtype, wg, sort):
     prev_v = best_v[0];
     prev_i = best_i[0];
     if (t == 0u) {{
-      values[g * word(2u) + pick] = prev_v;
-      indices[g * word(2u) + pick] = prev_i;
+      values[g * u.k + pick] = prev_v;
+      indices[g * u.k + pick] = prev_i;
     }}
     workgroupBarrier();
   }}"""
-    return Shader(f"TopK:{dtype}:wg{wg}:{'sort' if sort else 'select'}", head + memory + _group_main(body, wg), 1, 2)
+    key = f"TopK:{dtype}:wg{wg}:{'sort' if sort else 'select'}"
+    outs = [("values", dtype), ("indices", I32)]
+    uniforms = dict.fromkeys(("rows", "n", "k", "padded"), "u32")
+    return program(key, memory + _group_main(body, wg), [("x", dtype)], outs, uniforms, HELPERS + _before(dtype))
 
 
 def _top_k(backend, x, k):
     n = x.shape[-1]
     values, indices = backend.empty(x.shape[:-1] + (k,), x.dtype), backend.empty(x.shape[:-1] + (k,), I32)
-    if values.size == 0:
-        return values, indices
-    rows, wg = x.size // n, _workgroup_size(backend)
+    rows, wg = values.size // k if k else 0, _workgroup_size(backend)
     padded = 1 << max(n - 1, 1).bit_length()
     levels = padded.bit_length() - 1
     # barrier steps (and each thread's serial work between them) of the two ways
@@ -495,7 +513,8 @@ def _top_k(backend, x, k):
     sort = padded <= TOPK_MAX_SORT and sort_cost < select_cost
     backend.variants["top_k"] = "bitonic" if sort else "selection"
     shader = _top_k_shader(x.dtype, wg, sort)
-    backend.dispatch(shader, [x, values, indices], [rows, n, k, padded], linear_groups(rows, 1))
+    uniforms = {"rows": rows, "n": n, "k": k, "padded": padded}
+    backend.dispatch(shader, [x, values, indices], uniforms, linear_groups(rows, 1))
     return values, indices
 
 
