@@ -13,32 +13,33 @@ import itertools
 import math
 
 from ....kernels import register_kernel
-from ..wgsl import ELEMENT, MAX_RANK, PRELUDE, Shader, bindings, linear_groups, linear_main
+from ..program import linear_program
+from ..wgsl import ELEMENT, MAX_RANK, linear_groups
 from ..wgsl import strides as contiguous_strides
 
 F32, I32, BOOL = "float32", "int32", "bool"
 CONCAT_INPUTS = 7  # inputs per Concat dispatch: with the output, 8 storage buffers (WebGPU's default limit)
 
 # ---- strided copy: Transpose, Slice, StridedSlice, Reverse, Tile --------------------------------------
-# words: 0 count, 1 rank, 2 base, SHAPE.. output sizes, STRIDE.. x strides (signed), PERIOD.. wrap periods
-SHAPE, STRIDE, PERIOD = 3, 3 + MAX_RANK, 3 + 2 * MAX_RANK
+COPY_UNIFORMS = {"rank": "u32", "base": "i32", "shape": f"u32[{MAX_RANK}]", "strides": f"i32[{MAX_RANK}]"}
 
 
 @functools.cache
 def _copy_shader(dtype, wrap):
-    coord = f"c % word({PERIOD}u + d)" if wrap else "c"
-    body = f"""  if (i >= word(0u)) {{ return; }}
-  var rest = i;
-  var src = iword(2u);
-  for (var step = 0u; step < word(1u); step = step + 1u) {{
-    let d = word(1u) - 1u - step;
-    let c = rest % word({SHAPE}u + d);
-    rest = rest / word({SHAPE}u + d);
-    src = src + i32({coord}) * iword({STRIDE}u + d);
+    coord = "c % u_periods(d)" if wrap else "c"
+    body = f"""  var rest = i;
+  var src = u.base;
+  for (var step = 0u; step < u.rank; step = step + 1u) {{
+    let d = u.rank - 1u - step;
+    let c = rest % u_shape(d);
+    rest = rest / u_shape(d);
+    src = src + i32({coord}) * u_strides(d);
   }}
   out[i] = x[u32(src)];"""
-    source = PRELUDE + bindings([("x", dtype)], [("out", dtype)]) + linear_main(body)
-    return Shader(f"StridedCopy:{dtype}:{'wrap' if wrap else 'plain'}", source, 1, 1)
+    uniforms = COPY_UNIFORMS | ({"periods": f"u32[{MAX_RANK}]"} if wrap else {})
+    return linear_program(
+        f"StridedCopy:{dtype}:{'wrap' if wrap else 'plain'}", body, [("x", dtype)], [("out", dtype)], uniforms
+    )
 
 
 def _collapse(axes):
@@ -59,13 +60,12 @@ def _collapse(axes):
 def _strided_copy(backend, x, shape, base, axes):
     """out (shape) from x at base + sum of coordinate * stride; axes: (size, stride, period) per output axis."""
     out = backend.empty(shape, x.dtype)
-    if out.size == 0:
-        return out
     axes = _collapse(axes)
     wrap = any(period != size for size, _, period in axes)
-    uniforms = [out.size, len(axes), base] + [1] * (3 * MAX_RANK)
-    for d, (size, stride, period) in enumerate(axes):
-        uniforms[SHAPE + d], uniforms[STRIDE + d], uniforms[PERIOD + d] = size, stride, period
+    sizes, strides, periods = zip(*axes) if axes else ((), (), ())
+    uniforms = {"count": out.size, "rank": len(axes), "base": base, "shape": sizes, "strides": strides}
+    if wrap:
+        uniforms["periods"] = periods
     backend.dispatch(_copy_shader(x.dtype, wrap), [x, out], uniforms, linear_groups(out.size))
     return out
 
@@ -110,36 +110,32 @@ register_kernel("Reverse", "webgpu", _reverse)
 register_kernel("Tile", "webgpu", _tile)
 
 # ---- Pad ------------------------------------------------------------------------------------------
-# words: 0 count, 1 rank, 2 value, OUT.. output sizes, IN.. x sizes, BEFORE.. leading pads
-OUT, IN, BEFORE = 3, 3 + MAX_RANK, 3 + 2 * MAX_RANK
-VALUE = {F32: "fword(2u)", I32: "iword(2u)", BOOL: "word(2u)"}
+VALUE_TYPE = {F32: "f32", I32: "i32", BOOL: "u32"}
 
 
 @functools.cache
 def _pad_shader(dtype):
-    body = f"""  if (i >= word(0u)) {{ return; }}
-  var rest = i;
+    body = """  var rest = i;
   var src = 0u;
   var scale = 1u;
-  for (var step = 0u; step < word(1u); step = step + 1u) {{
-    let d = word(1u) - 1u - step;
-    let n = word({IN}u + d);
-    let k = i32(rest % word({OUT}u + d)) - iword({BEFORE}u + d);
-    rest = rest / word({OUT}u + d);
-    if (k < 0 || k >= i32(n)) {{ out[i] = {VALUE[dtype]}; return; }}
+  for (var step = 0u; step < u.rank; step = step + 1u) {
+    let d = u.rank - 1u - step;
+    let n = u_in_shape(d);
+    let k = i32(rest % u_out_shape(d)) - i32(u_before(d));
+    rest = rest / u_out_shape(d);
+    if (k < 0 || k >= i32(n)) { out[i] = u.value; return; }
     src = src + u32(k) * scale;
     scale = scale * n;
-  }}
+  }
   out[i] = x[src];"""
-    source = PRELUDE + bindings([("x", dtype)], [("out", dtype)]) + linear_main(body)
-    return Shader(f"Pad:{dtype}", source, 1, 1)
+    uniforms = {"rank": "u32", "value": VALUE_TYPE[dtype]}
+    uniforms |= dict.fromkeys(("out_shape", "in_shape", "before"), f"u32[{MAX_RANK}]")
+    return linear_program(f"Pad:{dtype}", body, [("x", dtype)], [("out", dtype)], uniforms)
 
 
 def _pad(backend, x, paddings, constant_value):
     shape = tuple(n + a + b for n, (a, b) in zip(x.shape, paddings))
     out = backend.empty(shape, x.dtype)
-    if out.size == 0:
-        return out
     axes = []  # (out size, x size, before); an unpadded axis folds into the axis before it
     for (a, b), n in zip(paddings, x.shape):
         if n + a + b == 1:
@@ -150,54 +146,45 @@ def _pad(backend, x, paddings, constant_value):
         else:
             axes.append((n + a + b, n, a))
     value = float(constant_value) if x.dtype == F32 else int(constant_value)
-    uniforms = [out.size, len(axes), value] + [0] * (3 * MAX_RANK)
-    for d, (o, n, before) in enumerate(axes):
-        uniforms[OUT + d], uniforms[IN + d], uniforms[BEFORE + d] = o, n, before
+    out_shape, in_shape, before = zip(*axes) if axes else ((), (), ())
+    uniforms = {"count": out.size, "rank": len(axes), "value": value, "out_shape": out_shape, "in_shape": in_shape}
+    uniforms["before"] = before
     backend.dispatch(_pad_shader(x.dtype), [x, out], uniforms, linear_groups(out.size))
     return out
 
 
 register_kernel("Pad", "webgpu", _pad)
 
+
 # ---- StridedSliceGrad: each output element finds the dy element that came from it, or is 0 ------------
-# words: 0 count, 1 rank, GSHAPE.. output sizes, GBEGIN.. begins, GSTEP.. strides (signed), GDY.. dy sizes
-GSHAPE, GBEGIN, GSTEP, GDY = 2, 2 + MAX_RANK, 2 + 2 * MAX_RANK, 2 + 3 * MAX_RANK
-
-
 @functools.cache
 def _strided_slice_grad_shader(dtype):
     t = ELEMENT[dtype]
-    body = f"""  if (i >= word(0u)) {{ return; }}
-  var rest = i;
+    body = f"""  var rest = i;
   var src = 0u;
   var scale = 1u;
-  for (var step = 0u; step < word(1u); step = step + 1u) {{
-    let d = word(1u) - 1u - step;
-    let c = i32(rest % word({GSHAPE}u + d));
-    rest = rest / word({GSHAPE}u + d);
-    let stride = iword({GSTEP}u + d);
-    let offset = select(iword({GBEGIN}u + d) - c, c - iword({GBEGIN}u + d), stride > 0);  // >= 0 when reached
+  for (var step = 0u; step < u.rank; step = step + 1u) {{
+    let d = u.rank - 1u - step;
+    let c = i32(rest % u_shape(d));
+    rest = rest / u_shape(d);
+    let stride = u_strides(d);
+    let offset = select(u_begin(d) - c, c - u_begin(d), stride > 0);  // >= 0 when reached
     let a = abs(stride);
-    let n = word({GDY}u + d);
+    let n = u_dy_shape(d);
     if (offset < 0 || offset % a != 0 || u32(offset / a) >= n) {{ out[i] = {t}(0); return; }}
     src = src + u32(offset / a) * scale;
     scale = scale * n;
   }}
   out[i] = dy[src];"""
-    source = PRELUDE + bindings([("dy", dtype)], [("out", dtype)]) + linear_main(body)
-    return Shader(f"StridedSliceGrad:{dtype}", source, 1, 1)
+    uniforms = {"rank": "u32", "shape": f"u32[{MAX_RANK}]", "begin": f"i32[{MAX_RANK}]", "strides": f"i32[{MAX_RANK}]"}
+    uniforms["dy_shape"] = f"u32[{MAX_RANK}]"
+    return linear_program(f"StridedSliceGrad:{dtype}", body, [("dy", dtype)], [("out", dtype)], uniforms)
 
 
 def _strided_slice_grad(backend, dy, shape, begin, end, strides):
     out = backend.empty(shape, dy.dtype)
-    if out.size == 0:
-        return out
-    rank = len(shape)
-    uniforms = [out.size, rank] + [0] * (4 * MAX_RANK)
-    uniforms[GSHAPE : GSHAPE + rank] = shape
-    uniforms[GBEGIN : GBEGIN + rank] = begin
-    uniforms[GSTEP : GSTEP + rank] = strides
-    uniforms[GDY : GDY + rank] = dy.shape
+    uniforms = {"count": out.size, "rank": len(shape), "shape": shape, "begin": begin, "strides": strides}
+    uniforms["dy_shape"] = dy.shape
     backend.dispatch(_strided_slice_grad_shader(dy.dtype), [dy, out], uniforms, linear_groups(out.size))
     return out
 
@@ -205,36 +192,36 @@ def _strided_slice_grad(backend, dy, shape, begin, end, strides):
 register_kernel("StridedSliceGrad", "webgpu", _strided_slice_grad)
 
 # ---- Concat: up to CONCAT_INPUTS inputs per dispatch, each writing its block of the output --------------
-# x viewed as (outer, axis, inner). words: 0 count, 1 inner, 2 chunk axis length, 3 output axis length,
-# 4 the chunk's offset along the output axis, ENDS.. each input's end within the chunk, LENS.. their lengths
-ENDS, LENS = 5, 5 + CONCAT_INPUTS
+# x viewed as (outer, axis, inner); a dispatch writes the chunk of the output axis from `offset` on, `ends` and
+# `lens` are each input's end within the chunk and its length
+CONCAT_UNIFORMS = {
+    **dict.fromkeys(("inner", "chunk_len", "out_len", "offset"), "u32"),
+    **dict.fromkeys(("ends", "lens"), f"u32[{CONCAT_INPUTS}]"),
+}
 
 
 @functools.cache
 def _concat_shader(dtype, n):
     picks = []
     for k in range(n):
-        start = f"word({ENDS + k - 1}u)" if k else "0u"
-        load = f"v = in{k}[(o * word({LENS + k}u) + a - {start}) * inner + r];"
-        picks.append(f"{{ {load} }}" if k == n - 1 else f"if (a < word({ENDS + k}u)) {{ {load} }}")
-    body = f"""  if (i >= word(0u)) {{ return; }}
-  let inner = word(1u);
+        start = f"u_ends({k - 1}u)" if k else "0u"
+        load = f"v = in{k}[(o * u_lens({k}u) + a - {start}) * inner + r];"
+        picks.append(f"{{ {load} }}" if k == n - 1 else f"if (a < u_ends({k}u)) {{ {load} }}")
+    body = f"""  let inner = u.inner;
   let r = i % inner;
-  let a = (i / inner) % word(2u);
-  let o = i / inner / word(2u);
+  let a = (i / inner) % u.chunk_len;
+  let o = i / inner / u.chunk_len;
   var v: {ELEMENT[dtype]};
   {" else ".join(picks)}
-  out[(o * word(3u) + word(4u) + a) * inner + r] = v;"""
+  out[(o * u.out_len + u.offset + a) * inner + r] = v;"""
     ins = [(f"in{k}", dtype) for k in range(n)]
-    return Shader(f"Concat:{dtype}:{n}", PRELUDE + bindings(ins, [("out", dtype)]) + linear_main(body), n, 1)
+    return linear_program(f"Concat:{dtype}:{n}", body, ins, [("out", dtype)], CONCAT_UNIFORMS)
 
 
 def _concat(backend, *xs, axis):
     shape = list(xs[0].shape)
     shape[axis] = sum(x.shape[axis] for x in xs)
     out = backend.empty(shape, xs[0].dtype)
-    if out.size == 0:
-        return out
     outer, inner = math.prod(shape[:axis]), math.prod(shape[axis + 1 :])
     offsets, at = [], 0
     for x in xs:
@@ -246,8 +233,8 @@ def _concat(backend, *xs, axis):
         lens = [x.shape[axis] for x, _ in chunk]
         ends = list(itertools.accumulate(lens))
         count = outer * ends[-1] * inner
-        uniforms = [count, inner, ends[-1], shape[axis], chunk[0][1]]
-        uniforms += ends + [0] * (CONCAT_INPUTS - len(chunk)) + lens + [0] * (CONCAT_INPUTS - len(chunk))
+        uniforms = {"count": count, "inner": inner, "chunk_len": ends[-1], "out_len": shape[axis]}
+        uniforms |= {"offset": chunk[0][1], "ends": ends, "lens": lens}
         shader = _concat_shader(out.dtype, len(chunk))
         backend.dispatch(shader, [x for x, _ in chunk] + [out], uniforms, linear_groups(count))
     return out
@@ -256,31 +243,27 @@ def _concat(backend, *xs, axis):
 register_kernel("Concat", "webgpu", _concat)
 
 # ---- Gather: x as (batch, p, n, q), indices as (batch, m), out as (batch, p, m, q) ----------------------
-# words: 0 count, 1 p, 2 m, 3 q, 4 n
 
 
 @functools.cache
 def _gather_shader(dtype):
-    body = f"""  if (i >= word(0u)) {{ return; }}
-  let p = word(1u); let m = word(2u); let q = word(3u); let n = word(4u);
+    body = f"""  let p = u.p; let m = u.m; let q = u.q; let n = u.n;
   let col = i % q;
   let j = (i / q) % m;
   let row = i / q / m;  // batch * p + the position in p
   let index = indices[(row / p) * m + j];
   if (index < 0 || u32(index) >= n) {{ out[i] = {ELEMENT[dtype]}(0); return; }}
   out[i] = x[(row * n + u32(index)) * q + col];"""
-    source = PRELUDE + bindings([("x", dtype), ("indices", I32)], [("out", dtype)]) + linear_main(body)
-    return Shader(f"Gather:{dtype}", source, 2, 1)
+    uniforms = dict.fromkeys("pmqn", "u32")
+    return linear_program(f"Gather:{dtype}", body, [("x", dtype), ("indices", I32)], [("out", dtype)], uniforms)
 
 
 def _gather(backend, x, indices, axis, batch_dims):
     shape = x.shape[:axis] + indices.shape[batch_dims:] + x.shape[axis + 1 :]
     out = backend.empty(shape, x.dtype)
-    if out.size == 0:
-        return out
     p = math.prod(x.shape[batch_dims:axis])
     m, q = math.prod(indices.shape[batch_dims:]), math.prod(x.shape[axis + 1 :])
-    uniforms = [out.size, p, m, q, x.shape[axis]]
+    uniforms = {"count": out.size, "p": p, "m": m, "q": q, "n": x.shape[axis]}
     backend.dispatch(_gather_shader(x.dtype), [x, indices, out], uniforms, linear_groups(out.size))
     return out
 
@@ -289,30 +272,26 @@ register_kernel("Gather", "webgpu", _gather)
 
 # ---- UnsortedSegmentSum: one thread per output element adds, in row order, the rows with its id ----------
 # No float atomics in WGSL; the cost is (segments * row size) threads times the number of rows.
-# words: 0 count, 1 row size, 2 rows
 
 
 @functools.cache
 def _segment_sum_shader(dtype):
-    body = f"""  if (i >= word(0u)) {{ return; }}
-  let size = word(1u);
+    body = f"""  let size = u.row_size;
   let segment = i32(i / size);
   let col = i % size;
   var total = {ELEMENT[dtype]}(0);
-  for (var k = 0u; k < word(2u); k = k + 1u) {{
+  for (var k = 0u; k < u.rows; k = k + 1u) {{
     if (ids[k] == segment) {{ total = total + data[k * size + col]; }}
   }}
   out[i] = total;"""
-    source = PRELUDE + bindings([("data", dtype), ("ids", I32)], [("out", dtype)]) + linear_main(body)
-    return Shader(f"UnsortedSegmentSum:{dtype}", source, 2, 1)
+    ins, uniforms = [("data", dtype), ("ids", I32)], {"row_size": "u32", "rows": "u32"}
+    return linear_program(f"UnsortedSegmentSum:{dtype}", body, ins, [("out", dtype)], uniforms)
 
 
 def _unsorted_segment_sum(backend, data, segment_ids, num_segments):
     rest = data.shape[len(segment_ids.shape) :]
     out = backend.empty((num_segments, *rest), data.dtype)
-    if out.size == 0:
-        return out
-    uniforms = [out.size, math.prod(rest), segment_ids.size]
+    uniforms = {"count": out.size, "row_size": math.prod(rest), "rows": segment_ids.size}
     backend.dispatch(_segment_sum_shader(data.dtype), [data, segment_ids, out], uniforms, linear_groups(out.size))
     return out
 
