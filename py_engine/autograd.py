@@ -12,17 +12,10 @@ from contextlib import contextmanager
 from . import dtypes
 from .engine import ENGINE, TAPE
 from .errors import GradientError, ShapeError
+from .kernels import get_gradient, register_gradient  # noqa: F401 - register_gradient: pe and layers take it from here
+from .ops.creation import ones_like, zeros_like
+from .ops.math import add
 from .tensor import Tensor, Variable
-
-_GRADIENTS = {}
-
-
-def register_gradient(kernel_name, fn=None):
-    """Register fn(dy, inputs, outputs, attrs) -> one gradient (or None) per input. Usable as a decorator."""
-    if fn is None:
-        return lambda f: register_gradient(kernel_name, f)
-    _GRADIENTS[kernel_name] = fn
-    return fn
 
 
 class _Node:
@@ -50,15 +43,13 @@ class Tape:
 
     def backward(self, y, dy):
         """Gradients of y with respect to every reached tensor, by tensor id."""
-        from .ops import add, zeros_like
-
         grads = {y.id: dy}
         for node in reversed(self.nodes):
             dys = [grads.get(i) for i in node.output_ids]
             if all(g is None for g in dys):
                 continue
             dys = [zeros_like(o) if g is None else g for g, o in zip(dys, node.outputs)]
-            fn = node.backward or _GRADIENTS.get(node.kernel)
+            fn = node.backward or get_gradient(node.kernel)
             if fn is None:
                 raise GradientError(
                     f"no gradient is registered for kernel {node.kernel!r}; "
@@ -83,8 +74,6 @@ class Tape:
 
 
 def _value_and_grads(f, args, watched, dy, require_all=True):
-    from .ops import ones_like
-
     with ENGINE.scope("gradients") as scope:
         tape = Tape(watched)
         token = TAPE.set(tape)

@@ -1,8 +1,10 @@
-"""The kernel registry: one implementation per (kernel name, backend name)."""
+"""The registries of kernels and their gradients: one implementation per (kernel name, backend name), and one
+gradient per kernel name, written with public ops so that it serves every backend."""
 
 from .errors import KernelNotFoundError
 
 _KERNELS = {}
+_GRADIENTS = {}
 
 
 def register_kernel(name, backend, fn, *, override=False):
@@ -44,3 +46,16 @@ def get_kernel(name, backend):
 def kernel(name, backend):
     """Decorator form of register_kernel, for backends' own kernel modules."""
     return lambda fn: register_kernel(name, backend, fn)
+
+
+def register_gradient(kernel_name, fn=None):
+    """Register fn(dy, inputs, outputs, attrs) -> one gradient (or None) per input. Usable as a decorator."""
+    if fn is None:
+        return lambda f: register_gradient(kernel_name, f)
+    _GRADIENTS[kernel_name] = fn
+    return fn
+
+
+def get_gradient(kernel_name):
+    """The gradient registered for `kernel_name`, or None."""
+    return _GRADIENTS.get(kernel_name)

@@ -6,9 +6,8 @@ import re
 import urllib.parse
 import urllib.request
 
-from ..models import model_topology
-from ..models.functional import KERAS_VERSION
 from . import weights
+from .topology import KERAS_VERSION, model_topology
 
 _SHARD = re.compile(r"group\d+-shard\d+of\d+\.bin")
 

@@ -1,7 +1,8 @@
 """Sequential and functional models: predict, summary, weights, folding, config and save."""
 
+from ..io.topology import model_topology
 from .folding import InferencePlan
-from .functional import Model, model_topology
+from .functional import Model
 from .sequential import Sequential
 from .serialization import model_from_config, unknown_layer_classes
 

@@ -14,6 +14,8 @@ import numpy as np
 from .. import ops
 from ..engine import ENGINE
 from ..errors import ShapeError
+from ..io.save import save_layers_model
+from ..io.topology import model_topology
 from ..layers import deserialize
 from ..layers.base import SymbolicTensor, WeightAccess, unique_name
 from ..layers.input_layer import InputLayer
@@ -22,8 +24,6 @@ from .execution import execute, layer_steps
 from .folding import InferencePlan
 from .summary import summary_text
 from .training import Trainable
-
-KERAS_VERSION = "py_engine 0.1.0"  # what model.json's modelTopology says generated the config
 
 
 def _as_list(x):
@@ -369,22 +369,10 @@ class Model(WeightAccess, Trainable):
 
     def save(self, path, max_shard_bytes=None, converted_by=None):
         """Write the TF.js layers format into folder `path`: model.json and weight shards (4 MiB each by default)."""
-        from ..io.save import save_layers_model
-
         return save_layers_model(self, path, max_shard_bytes=max_shard_bytes, converted_by=converted_by)
 
     def __repr__(self):
         return f"<{self.class_name} name={self.name!r}, {len(self.layers)} layers>"
-
-
-def model_topology(model):
-    """model.json's modelTopology: the Keras config with its class name, keras_version and backend."""
-    return {
-        "class_name": model.class_name,
-        "config": model.get_config(),
-        "keras_version": KERAS_VERSION,
-        "backend": "tensor_flow.js",
-    }
 
 
 def _is_array(x):

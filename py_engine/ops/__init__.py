@@ -1,7 +1,7 @@
 """The public ops, and the Tensor methods and operators that call them."""
 
 from ..tensor import Tensor
-from . import creation, image, linalg, math, nn, reduce, sequence, shape
+from . import creation, gradients, image, linalg, math, nn, reduce, sequence, shape  # noqa: F401 - gradients registers
 from .creation import *  # noqa: F403
 from .image import *  # noqa: F403
 from .linalg import *  # noqa: F403

@@ -3,7 +3,6 @@
 __all__ = ["resize_bilinear", "resize_nearest"]
 
 from .. import dtypes
-from ..autograd import register_gradient
 from ..engine import ENGINE
 from ..errors import DTypeError, ShapeError
 from .check import int_tuple, rank_is
@@ -42,14 +41,3 @@ def resize_bilinear(images, size, align_corners=False, half_pixel_centers=False)
 def resize_nearest(images, size, align_corners=False, half_pixel_centers=False):
     """images resized to size=(new_height, new_width), each output pixel copying its nearest source pixel."""
     return _resize("resize_nearest", "ResizeNearestNeighbor", images, size, align_corners, half_pixel_centers)
-
-
-def _resize_gradient(kernel):
-    def gradient(dy, ins, outs, attrs):
-        return ENGINE.run_kernel(f"{kernel}Grad", (dy,), {**attrs, "input_shape": ins[0].shape})
-
-    register_gradient(kernel, gradient)
-
-
-_resize_gradient("ResizeBilinear")
-_resize_gradient("ResizeNearestNeighbor")

@@ -8,7 +8,6 @@ import operator
 
 import numpy as np
 
-from ..autograd import register_gradient
 from ..engine import ENGINE
 from ..tensor import Tensor
 
@@ -84,15 +83,3 @@ def getitem(x, key):
     out = ENGINE.view(part, shape)
     part.dispose()
     return out
-
-
-def _strided_slice_grad(dy, ins, outs, attrs):
-    return ENGINE.run_kernel("StridedSliceGrad", (dy,), {"shape": ins[0].shape, **attrs})
-
-
-def _strided_slice_grad_grad(dy, ins, outs, attrs):
-    return ENGINE.run_kernel("StridedSlice", (dy,), {k: v for k, v in attrs.items() if k != "shape"})
-
-
-register_gradient("StridedSlice", _strided_slice_grad)
-register_gradient("StridedSliceGrad", _strided_slice_grad_grad)

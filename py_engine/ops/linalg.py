@@ -2,12 +2,11 @@
 
 __all__ = ["matmul"]
 
-from ..autograd import register_gradient
 from ..engine import ENGINE
 from ..errors import ShapeError
 from .check import broadcast_shapes, dtype_in
 from .convert import binary_operands, release
-from .math import NUMERIC, unbroadcast
+from .math import NUMERIC
 
 
 def matmul(a, b, transpose_a=False, transpose_b=False):
@@ -32,20 +31,3 @@ def matmul(a, b, transpose_a=False, transpose_b=False):
         return ENGINE.run_kernel("BatchMatMul", (a, b), attrs)
     finally:
         release(temps)
-
-
-def _matmul_grad(dy, ins, outs, attrs):
-    a, b = ins
-    ta, tb = attrs["transpose_a"], attrs["transpose_b"]
-    if not ta and not tb:
-        da, db = matmul(dy, b, False, True), matmul(a, dy, True, False)
-    elif ta and not tb:
-        da, db = matmul(b, dy, False, True), matmul(a, dy, False, False)
-    elif not ta and tb:
-        da, db = matmul(dy, b, False, False), matmul(dy, a, True, False)
-    else:
-        da, db = matmul(b, dy, True, True), matmul(dy, a, True, True)
-    return unbroadcast(da, a.shape), unbroadcast(db, b.shape)
-
-
-register_gradient("BatchMatMul", _matmul_grad)

@@ -19,7 +19,6 @@ __all__ = [
 import numbers
 
 from .. import dtypes
-from ..autograd import register_gradient
 from ..engine import ENGINE
 from ..errors import DTypeError, ShapeError
 from ..tensor import Tensor
@@ -292,27 +291,3 @@ def dropout(x, rate, noise_shape=None, seed=None):
         return ENGINE.tidy(drop)
     finally:
         release(temps)
-
-
-# ---- gradients ------------------------------------------------------------------------------
-
-
-def _conv_gradient(kernel):
-    def gradient(dy, ins, outs, attrs):
-        x, filter = ins
-        dx = ENGINE.run_kernel(f"{kernel}BackpropInput", (dy, filter), {**attrs, "input_shape": x.shape})
-        dfilter = ENGINE.run_kernel(f"{kernel}BackpropFilter", (x, dy), {**attrs, "filter_shape": filter.shape})
-        return dx, dfilter
-
-    register_gradient(kernel, gradient)
-
-
-_conv_gradient("Conv2D")
-_conv_gradient("DepthwiseConv2dNative")
-register_gradient(
-    "MaxPool", lambda dy, ins, outs, attrs: ENGINE.run_kernel("MaxPoolGrad", (dy, ins[0], outs[0]), attrs)
-)
-register_gradient(
-    "AvgPool",
-    lambda dy, ins, outs, attrs: ENGINE.run_kernel("AvgPoolGrad", (dy,), {**attrs, "input_shape": ins[0].shape}),
-)

@@ -22,13 +22,14 @@ import builtins
 import operator
 
 from .. import dtypes
-from ..autograd import register_gradient
 from ..engine import ENGINE, TAPE
 from ..errors import ShapeError
 from .check import axes as normalize_axes
 from .check import axis_index, dtype_in
 from .convert import as_temporary, release
-from .math import cast, equal, exp, log, logical_and, where
+from .creation import zeros
+from .math import abs as absolute
+from .math import exp, log, not_equal, squared_difference, where
 
 F32, I32, BOOL = dtypes.float32, dtypes.int32, dtypes.bool_
 
@@ -69,8 +70,6 @@ def _reduce(op, kernel, allowed, convert_to=None, needs_elements=False):
 
 
 def _nonzero(x, temps):
-    from .math import not_equal
-
     t = not_equal(x, 0)
     temps.append(t)
     return t
@@ -119,9 +118,6 @@ def _composite(op, x, body):
 def _shift(x, ax):
     """max over `ax` (kept dims; 0 where not finite or over an empty axis), made without recording it on the
     tape: subtracting it before exp only avoids overflow and changes no gradient."""
-    from .creation import zeros
-    from .math import abs as absolute
-
     token = TAPE.set(None)
     try:
         if builtins.any(x.shape[a] == 0 for a in ax):
@@ -146,7 +142,6 @@ def logsumexp(x, axis=None, keepdims=False):
 
 def moments(x, axis=None, keepdims=False):
     """(mean, variance) over the axes."""
-    from .math import squared_difference
 
     def body(x):
         ax = _axes("moments", axis, x.rank)
@@ -210,73 +205,3 @@ def top_k(x, k=1, sorted=True):
         return ENGINE.run_kernel("TopK", (x,), {"k": k})
     finally:
         release(temps)
-
-
-# ---- gradients ------------------------------------------------------------------------------
-
-
-def _spread(dy, x, attrs):
-    """dy of a reduction, broadcast back to x's shape."""
-    from .shape import broadcast_to, reshape
-
-    return broadcast_to(reshape(dy, _kept_shape(x.shape, attrs["axis"])), x.shape)
-
-
-register_gradient("Sum", lambda dy, ins, outs, attrs: _spread(dy, ins[0], attrs))
-
-
-def _mean_grad(dy, ins, outs, attrs):
-    x = ins[0]
-    count = 1
-    for a in attrs["axis"]:
-        count *= x.shape[a]
-    return _spread(dy / float(count or 1), x, attrs)
-
-
-def _extreme_grad(dy, ins, outs, attrs):
-    from .shape import reshape
-
-    x, y = ins[0], outs[0]
-    hit = equal(x, reshape(y, _kept_shape(x.shape, attrs["axis"])))
-    return where(hit, _spread(dy, x, attrs), 0.0)
-
-
-def _prod_grad(dy, ins, outs, attrs):
-    """d prod / dx_i = product of the others, also right when some x are zero."""
-    from .shape import reshape
-
-    x = ins[0]
-    kept = _kept_shape(x.shape, attrs["axis"])
-    is_zero = equal(x, 0.0)
-    zeros = reshape(sum(cast(is_zero, F32), attrs["axis"], keepdims=True), kept)
-    prod_nonzero = prod(where(is_zero, 1.0, x), attrs["axis"], keepdims=True)
-    no_zero = where(equal(zeros, 0.0), prod_nonzero / where(is_zero, 1.0, x), 0.0)
-    one_zero = where(logical_and(equal(zeros, 1.0), is_zero), prod_nonzero, 0.0)
-    return _spread(dy, x, attrs) * (no_zero + one_zero)
-
-
-def _softmax_grad(dy, ins, outs, attrs):
-    y = outs[0]
-    return y * (dy - sum(dy * y, attrs["axis"], keepdims=True))
-
-
-def _cumsum_grad(dy, ins, outs, attrs):
-    return cumsum(dy, attrs["axis"], attrs["exclusive"], not attrs["reverse"])
-
-
-def _top_k_grad(dys, ins, outs, attrs):
-    from .creation import one_hot
-    from .shape import expand_dims
-
-    dvalues, _ = dys
-    n = ins[0].shape[-1]
-    return (sum(one_hot(outs[1], n) * expand_dims(dvalues, -1), -2),)
-
-
-register_gradient("Mean", _mean_grad)
-register_gradient("Max", _extreme_grad)
-register_gradient("Min", _extreme_grad)
-register_gradient("Prod", _prod_grad)
-register_gradient("Softmax", _softmax_grad)
-register_gradient("Cumsum", _cumsum_grad)
-register_gradient("TopK", _top_k_grad)

@@ -11,12 +11,13 @@ __all__ = ["crf_decode", "crf_log_likelihood", "masked_softmax"]
 import numpy as np
 
 from .. import dtypes
-from ..autograd import register_gradient
 from ..engine import ENGINE
 from ..errors import DTypeError, ShapeError
 from ..tensor import Tensor
 from .check import axis_index
 from .convert import as_temporary, release
+from .creation import fill
+from .math import not_equal
 
 F32, I32, BOOL = dtypes.float32, dtypes.int32, dtypes.bool_
 
@@ -34,8 +35,6 @@ def masked_softmax(logits, mask, axis=-1):
         x = as_temporary(logits, "masked_softmax", temps, F32)
         keep = as_temporary(mask, "masked_softmax", temps)
         if keep.dtype != BOOL:
-            from .math import not_equal
-
             keep = not_equal(keep, 0)
             temps.append(keep)
         if x.rank == 0:
@@ -50,16 +49,6 @@ def masked_softmax(logits, mask, axis=-1):
         return ENGINE.run_kernel("MaskedSoftmax", (x, keep), {"axis": axis_index("masked_softmax", axis, x.rank)})
     finally:
         release(temps)
-
-
-def _masked_softmax_grad(dy, ins, outs, attrs):
-    from .reduce import sum
-
-    y = outs[0]  # 0 where masked, so masked positions get no gradient
-    return y * (dy - sum(dy * y, attrs["axis"], keepdims=True)), None
-
-
-register_gradient("MaskedSoftmax", _masked_softmax_grad)
 
 
 # ---- the CRF ----------------------------------------------------------------------------------
@@ -91,8 +80,6 @@ def _crf_inputs(op, emissions, transitions, lengths, temps, validate=True):
             f"got shape {transitions.shape}"
         )
     if lengths is None:
-        from .creation import fill
-
         lengths = fill((batch,), steps, I32)
         temps.append(lengths)
         return emissions, transitions, lengths, np.full(batch, steps)
@@ -150,34 +137,6 @@ def crf_log_likelihood(emissions, tags, transitions, lengths=None, validate=True
         return loglik
     finally:
         release(temps)
-
-
-def _crf_log_likelihood_grad(dys, ins, outs, attrs):
-    """d/d emissions = gold one-hot - unary marginals; d/d transitions = gold transition counts - expected
-    ones (pairwise marginals summed over the steps), each sequence weighted by its dy."""
-    from .creation import arange, one_hot, zeros_like
-    from .linalg import matmul
-    from .math import cast, less
-    from .reduce import sum
-    from .shape import reshape, slice
-
-    dy = dys[0]
-    emissions, tags, transitions, lengths = ins
-    batch, steps, num_tags = emissions.shape
-    unary, pairwise = ENGINE.run_kernel("CRFMarginals", (emissions, transitions, lengths, outs[1]))
-    inside = cast(less(reshape(arange(steps, dtype=I32), (1, steps)), reshape(lengths, (batch, 1))), F32)
-    gold = one_hot(tags, num_tags) * reshape(inside, (batch, steps, 1))
-    if steps > 1:
-        earlier = slice(gold, (0, 0, 0), (batch, steps - 1, num_tags))
-        later = slice(gold, (0, 1, 0), (batch, steps - 1, num_tags))
-        gold_pairs = matmul(earlier, later, transpose_a=True)
-    else:
-        gold_pairs = zeros_like(pairwise)
-    weight = reshape(dy, (batch, 1, 1))
-    return (gold - unary) * weight, None, sum((gold_pairs - pairwise) * weight, 0), None
-
-
-register_gradient("CRFLogLikelihood", _crf_log_likelihood_grad)
 
 
 def crf_decode(emissions, transitions, lengths=None, validate=True):

@@ -1,0 +1,7 @@
+"""The gradient of every op's kernel, registered by kernel name (py_engine.kernels.register_gradient).
+
+They live apart from the ops because a gradient is written with other ops (a sum's gradient broadcasts, a
+broadcast's gradient sums): the ops import each other only downwards, and the gradients sit above them all.
+"""
+
+from . import image, indexing, linalg, math, nn, reduce, sequence, shape  # noqa: F401 - each registers its gradients

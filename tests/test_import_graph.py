@@ -1,0 +1,128 @@
+"""py_engine's modules import each other without cycles, counting imports inside functions too.
+
+A cycle works only in one import order and breaks in another (a half-initialised module has no names yet); a
+function-level import that dodges one hides the same knot. The graph is read from the source (AST), so a
+module's imports count whether or not they run. An edge goes to the module named: `from .ops.math import add`
+and `from .ops import math` reach py_engine.ops.math, `from .ops import add` reaches py_engine.ops (its
+__init__). A module's import of a package it is itself inside is left out: that package is already running.
+"""
+
+import ast
+import pathlib
+
+ROOT = pathlib.Path(__file__).resolve().parent.parent / "py_engine"
+
+
+def module_name(path, root):
+    parts = list(path.relative_to(root.parent).with_suffix("").parts)
+    if parts[-1] == "__init__":
+        parts.pop()
+    return ".".join(parts)
+
+
+def import_graph(root):
+    """{module: {imported module: line of the first import}} for every module under `root`."""
+    paths = {module_name(p, root): p for p in root.rglob("*.py")}
+    graph = {}
+    for name, path in paths.items():
+        package = name if path.name == "__init__.py" else name.rpartition(".")[0]
+        edges = {}
+        for node in ast.walk(ast.parse(path.read_text(), str(path))):
+            for target in _targets(node, package, paths):
+                if target not in _packages_around(name):
+                    edges.setdefault(target, node.lineno)
+        graph[name] = edges
+    return graph
+
+
+def _targets(node, package, modules):
+    if isinstance(node, ast.Import):
+        return [a.name for a in node.names if a.name in modules]
+    if not isinstance(node, ast.ImportFrom):
+        return []
+    if node.level:
+        base = package.split(".")[: len(package.split(".")) - node.level + 1]
+        source = ".".join(base + ([node.module] if node.module else []))
+    else:
+        source = node.module
+    found = []
+    for alias in node.names:
+        if f"{source}.{alias.name}" in modules:  # `from pkg import submodule`
+            found.append(f"{source}.{alias.name}")
+        elif source in modules:
+            found.append(source)
+    return found
+
+
+def _packages_around(module):
+    """The module and every package it is inside."""
+    parts = module.split(".")
+    return {".".join(parts[:i]) for i in range(1, len(parts) + 1)}
+
+
+def cycles(graph):
+    """Each strongly connected component of more than one module (Tarjan's algorithm, iterative)."""
+    index, low, on_stack, stack, found = {}, {}, set(), [], []
+    for start in graph:
+        if start in index:
+            continue
+        work = [(start, iter(graph[start]))]
+        index[start] = low[start] = len(index)
+        stack.append(start)
+        on_stack.add(start)
+        while work:
+            node, edges = work[-1]
+            nxt = next((w for w in edges if w in graph), None)
+            if nxt is not None:
+                if nxt not in index:
+                    index[nxt] = low[nxt] = len(index)
+                    stack.append(nxt)
+                    on_stack.add(nxt)
+                    work.append((nxt, iter(graph[nxt])))
+                elif nxt in on_stack:
+                    low[node] = min(low[node], index[nxt])
+                continue
+            work.pop()
+            if work:
+                low[work[-1][0]] = min(low[work[-1][0]], low[node])
+            if low[node] == index[node]:
+                component = []
+                while True:
+                    w = stack.pop()
+                    on_stack.discard(w)
+                    component.append(w)
+                    if w == node:
+                        break
+                if len(component) > 1:
+                    found.append(sorted(component))
+    return found
+
+
+def describe(component, graph):
+    inside = set(component)
+    return "\n".join(
+        f"  {m} imports {', '.join(f'{t} (line {line})' for t, line in sorted(graph[m].items()) if t in inside)}"
+        for m in component
+    )
+
+
+def test_py_engine_has_no_import_cycles():
+    graph = import_graph(ROOT)
+    assert "py_engine.engine.core" in graph and "py_engine.ops.gradients.math" in graph
+    found = cycles(graph)
+    assert not found, "import cycles:\n" + "\n\n".join(describe(c, graph) for c in found)
+
+
+def test_a_function_level_import_that_closes_a_loop_is_found(tmp_path):
+    package = tmp_path / "pkg"
+    (package / "sub").mkdir(parents=True)
+    (package / "__init__.py").write_text("from . import c\n")
+    (package / "a.py").write_text("from .sub import b\n")
+    (package / "sub" / "__init__.py").write_text("from . import b\n")
+    (package / "sub" / "b.py").write_text("def f():\n    from ..a import g\n")
+    (package / "c.py").write_text("from .sub import helper\n")
+    graph = import_graph(package)
+    assert graph["pkg"] == {"pkg.c": 1}
+    assert graph["pkg.sub.b"] == {"pkg.a": 2}
+    assert graph["pkg.c"] == {"pkg.sub": 1}
+    assert cycles(graph) == [["pkg.a", "pkg.sub.b"]]
