@@ -2,9 +2,8 @@
 
 from ... import dtypes
 from ...kernels import register_gradient
-from ..convert import cast
 from ..creation import zeros_like
-from ..math import cos, floor, log, logical_and, neg, sigmoid, sign, sin, where
+from ..math import cast, cos, floor, log, logical_and, neg, sigmoid, sign, sin, where
 from ..math import pow as power
 from ..reduce import sum as reduce_sum
 from ..shape import reshape
@@ -14,7 +13,6 @@ F32 = dtypes.float32
 
 def unbroadcast(g, shape):
     """Sum a broadcast gradient back down to `shape`."""
-
     if g.shape == shape:
         return g
     lead = g.rank - len(shape)
@@ -23,7 +21,6 @@ def unbroadcast(g, shape):
 
 
 def _zeros(dy, inputs, outputs, attrs):
-
     return tuple(zeros_like(x) for x in inputs)
 
 

@@ -2,9 +2,8 @@
 
 from ... import dtypes
 from ...kernels import register_gradient
-from ..convert import cast
 from ..creation import one_hot
-from ..math import equal, logical_and, where
+from ..math import cast, equal, logical_and, where
 from ..reduce import _kept_shape, cumsum, prod
 from ..reduce import sum as reduce_sum
 from ..shape import broadcast_to, expand_dims, reshape
@@ -14,7 +13,6 @@ F32 = dtypes.float32
 
 def _spread(dy, x, attrs):
     """dy of a reduction, broadcast back to x's shape."""
-
     return broadcast_to(reshape(dy, _kept_shape(x.shape, attrs["axis"])), x.shape)
 
 
@@ -30,7 +28,6 @@ def _mean_grad(dy, ins, outs, attrs):
 
 
 def _extreme_grad(dy, ins, outs, attrs):
-
     x, y = ins[0], outs[0]
     hit = equal(x, reshape(y, _kept_shape(x.shape, attrs["axis"])))
     return where(hit, _spread(dy, x, attrs), 0.0)
@@ -38,7 +35,6 @@ def _extreme_grad(dy, ins, outs, attrs):
 
 def _prod_grad(dy, ins, outs, attrs):
     """d prod / dx_i = product of the others, also right when some x are zero."""
-
     x = ins[0]
     kept = _kept_shape(x.shape, attrs["axis"])
     is_zero = equal(x, 0.0)
@@ -59,7 +55,6 @@ def _cumsum_grad(dy, ins, outs, attrs):
 
 
 def _top_k_grad(dys, ins, outs, attrs):
-
     dvalues, _ = dys
     n = ins[0].shape[-1]
     return (reduce_sum(one_hot(outs[1], n) * expand_dims(dvalues, -1), -2),)

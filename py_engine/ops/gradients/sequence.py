@@ -3,10 +3,9 @@
 from ... import dtypes
 from ...engine import ENGINE
 from ...kernels import register_gradient
-from ..convert import cast
 from ..creation import arange, one_hot, zeros_like
 from ..linalg import matmul
-from ..math import less
+from ..math import cast, less
 from ..reduce import sum as reduce_sum
 from ..shape import reshape
 from ..shape import slice as slice_op
@@ -16,7 +15,6 @@ I32 = dtypes.int32
 
 
 def _masked_softmax_grad(dy, ins, outs, attrs):
-
     y = outs[0]  # 0 where masked, so masked positions get no gradient
     return y * (dy - reduce_sum(dy * y, attrs["axis"], keepdims=True)), None
 
@@ -27,7 +25,6 @@ register_gradient("MaskedSoftmax", _masked_softmax_grad)
 def _crf_log_likelihood_grad(dys, ins, outs, attrs):
     """d/d emissions = gold one-hot - unary marginals; d/d transitions = gold transition counts - expected
     ones (pairwise marginals summed over the steps), each sequence weighted by its dy."""
-
     dy = dys[0]
     emissions, tags, transitions, lengths = ins
     batch, steps, num_tags = emissions.shape

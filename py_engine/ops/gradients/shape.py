@@ -20,7 +20,6 @@ def _concat_grad(dy, ins, outs, attrs):
 
 
 def _tile_grad(dy, ins, outs, attrs):
-
     x = ins[0]
     blocks = tuple(d for pair in zip(attrs["reps"], x.shape) for d in pair)  # (r0, d0, r1, d1, ...)
     return reduce_sum(reshape(dy, blocks), tuple(range(0, 2 * x.rank, 2)))
@@ -28,7 +27,6 @@ def _tile_grad(dy, ins, outs, attrs):
 
 def _gather_grad(dy, ins, outs, attrs):
     """Scatter-add dy back: each batch entry b owns rows b*n..b*n+n-1 of one flat segment sum."""
-
     x, indices = ins
     axis, batch_dims, n = attrs["axis"], attrs["batch_dims"], x.shape[attrs["axis"]]
     b, p, q = (math.prod(s) for s in (x.shape[:batch_dims], x.shape[batch_dims:axis], x.shape[axis + 1 :]))
@@ -42,7 +40,6 @@ def _gather_grad(dy, ins, outs, attrs):
 
 
 def _segment_sum_grad(dy, ins, outs, attrs):
-
     x, ids = ins
     n = attrs["num_segments"]
     if n == 0:
