@@ -33,9 +33,9 @@ def free_port():
 
 
 @contextlib.contextmanager
-def playground_server(url=None, needs_model=True):
+def playground_server(url=None, needs_model=True, static=None):
     """`url` if given, else `python -m app serve` on a free port (with models/, converted first if missing; an
-    empty models folder when the benchmark needs no model)."""
+    empty models folder when the benchmark needs no model), serving the page from `static` if given."""
     if url:
         yield url
         return
@@ -46,6 +46,8 @@ def playground_server(url=None, needs_model=True):
             subprocess.run([PYTHON, "-m", "app", "convert", "efficientnet-lite0", "--models", scratch], check=True)
         port = free_port()
         command = [PYTHON, "-m", "app", "serve", "--port", str(port), "--models", str(models)]
+        if static is not None:
+            command += ["--static", str(static)]
         proc = subprocess.Popen(command, cwd=REPO, stdout=subprocess.DEVNULL, stderr=subprocess.DEVNULL)
         try:
             yield wait_until_serving(f"http://127.0.0.1:{port}/", proc)

@@ -4,8 +4,10 @@
 // window.playground (for the devtools console and the e2e tests; every call goes to the worker):
 //   ready                  Promise -> {backend: "webgpu"|"numpy", adapter: {vendor, architecture, device,
 //                          description, adapter_type} | null, fallback_reason: str|null, details: pe.backend_info(),
-//                          backend_start_ms, warmup_ms, pyodide_version,
-//                          timings: {pyodide_boot_ms, packages_ms, engine_install_ms, engine_start_ms},
+//                          backend_start_ms, warmup_ms, pyodide_version, bytecode_cached_files (.pyc files the
+//                          boot took from the browser's bytecode cache: 0 on a first visit),
+//                          timings: {pyodide_boot_ms, packages_ms, engine_install_ms, bytecode_restore_ms, import_ms,
+//                          engine_start_ms},
 //                          ready_ms (since navigation start)}; rejects with the reason if the runtime cannot start.
 //                          restart() replaces it with the new runtime's.
 //   runPython(code)        Promise -> the value of the last expression as JSON-able data; top-level `await`
@@ -54,6 +56,8 @@
 //                          files model.save wrote; class names in modelJson.userDefinedMetadata.teach); download()
 //                          saves those files; loadModel([File | {name, blob}]) loads such files back -> {classes}
 //   state                  "starting" | "ready" | "failed"
+//   bytecodeCached         undefined until a boot that found no cached bytecode has stored its own: then how many
+//                          .pyc files (the next visit's imports skip compiling them), or "failed: reason"
 //   lastMemory             the latest memory() snapshot, updated after every request (null before the first); each
 //                          also fires the DOM event "playground:memory" with {memory, stats: pe.stats()} as `detail`
 //   onDeviceLost           null or the reason, once the GPU device was lost
@@ -107,6 +111,7 @@
 
   const playground = {
     ready: null,
+    bytecodeCached: undefined,
     runPython: (code) => request("run", { code: String(code) }),
     run: () => runFromUI(),
     running: null,
@@ -177,6 +182,7 @@
         break;
       }
       case "failed": bootFailed(m.error); break;
+      case "bytecode-cached": playground.bytecodeCached = m.error ? `failed: ${m.error}` : m.files; break;
       case "run":
         playground.running = m.running ? m.run : null;
         setRuntimeControls();

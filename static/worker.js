@@ -14,7 +14,10 @@
 //                   | {id, op: "teach", action, ...}  the Teach panel (static/teach_worker.js lists the actions)
 //   worker -> page  {id, ok: true, value} | {id, ok: false, error}    one reply per request
 //                   {event: "status", text}       boot progress
-//                   {event: "ready", info}         engine started (backend, adapter, fallback_reason, timings)
+//                   {event: "ready", info}         engine started (backend, adapter, fallback_reason, timings,
+//                                                  bytecode_cached_files: .pyc files taken from the bytecode cache)
+//                   {event: "bytecode-cached", files, error?}  after a boot that found no cached bytecode: what
+//                                                  this boot's imports compiled is stored for the next visit
 //                   {event: "failed", error}       boot failed; every request then fails with this error
 //                   {event: "run", run: id, running}  a run ("run" or "exec") started / ended (before its reply)
 //                   {event: "output", chunks: [{stream: "stdout"|"stderr", text}], dropped}  what the code printed,
@@ -61,36 +64,122 @@ async function timed(name, work) {
   return result;
 }
 
+async function download(url, as) {
+  const response = await fetch(url, { cache: as === "text" ? "no-store" : "default" });
+  if (!response.ok) throw new Error(`${url}: HTTP ${response.status}`);
+  return as === "text" ? response.text() : response.arrayBuffer();
+}
+
+// Boot order: everything that needs no Python (the engine wheel, the page's modules) downloads while Pyodide
+// compiles; the wheel is unpacked straight into site-packages (a pure-Python wheel needs no installer, and micropip
+// would cost a package load and an import); the bytecode of the last visit (bytecode cache below) goes into place
+// before the first import.
 async function boot() {
   const config = await (await fetch("config.json", { cache: "no-store" })).json();
   const indexURL = new URL(config.pyodide_index_url, self.location.href).href;
+  const wheel = download(new URL(config.engine_wheel_url, self.location.href).href, "bytes");
+  const sources = Promise.all(PYTHON_MODULES.map((name) => download(name, "text")));
+  wheel.catch(() => {}); sources.catch(() => {}); // awaited below; an early failure must not go unhandled meanwhile
   pyodide = await timed("pyodide_boot_ms", () => {
     importScripts(indexURL + "pyodide.js");
     return loadPyodide({ indexURL });
   });
-  await timed("packages_ms", () => pyodide.loadPackage([...new Set(["numpy", "micropip", ...(config.packages || [])])]));
+  await timed("packages_ms", () => pyodide.loadPackage([...new Set(["numpy", ...(config.packages || [])])]));
   await timed("engine_install_ms", async () => {
-    const micropip = pyodide.pyimport("micropip");
-    try {
-      await micropip.install(new URL(config.engine_wheel_url, self.location.href).href);
-    } finally {
-      micropip.destroy();
-    }
+    pyodide.unpackArchive(await wheel, "zip", { extractDir: pyodide.runPython(SITE_PACKAGES) });
   });
   self.peBridge.heap = () => pyodide._module.HEAPU8;
   self.peBridge.onLost((reason) => post({ event: "device-lost", reason }));
-  for (const name of PYTHON_MODULES) {
-    const response = await fetch(name, { cache: "no-store" });
-    if (!response.ok) throw new Error(`${name}: HTTP ${response.status}`);
-    pyodide.FS.writeFile("/home/pyodide/" + name, await response.text());
-  }
+  const texts = await sources;
+  PYTHON_MODULES.forEach((name, i) => pyodide.FS.writeFile("/home/pyodide/" + name, texts[i]));
+  const cacheKey = await bytecodeKey([pyodide.version, indexURL, config.engine_wheel_url, ...(config.packages || []), ...texts]);
+  const bytecodeFiles = await timed("bytecode_restore_ms", () => restoreBytecode(cacheKey));
+  if (!bytecodeFiles) bytecodeToSave = cacheKey;
   pyodide.setStdout({ batched: (line) => printed("stdout", line) });
   pyodide.setStderr({ batched: (line) => printed("stderr", line) });
-  py = pyodide.pyimport("playground");
-  runner = pyodide.pyimport("playground_run");
+  await timed("import_ms", () => {
+    pyodide.runPython("import sys; sys.dont_write_bytecode = False"); // Pyodide's default is True
+    py = pyodide.pyimport("playground");
+    runner = pyodide.pyimport("playground_run");
+  });
   if (interruptBuffer) setInterruptBuffer(interruptBuffer);
   const info = await timed("engine_start_ms", async () => plain(await py.start(backendAtStart)));
-  return { ...info, pyodide_version: pyodide.version, timings: { ...timings } };
+  return { ...info, pyodide_version: pyodide.version, bytecode_cached_files: bytecodeFiles, timings: { ...timings } };
+}
+
+// Bytecode cache. Pyodide's stdlib and package wheels carry only .py files and its file system starts empty, so
+// every visit compiles numpy, py_engine and the page's modules from source again (about 3x the import itself).
+// After the first boot, the .pyc files the imports wrote are stored in the browser's Cache Storage, marked
+// "unchecked hash-based" (PEP 552: used without comparing them with their source, whose mtime is the time of this
+// visit's unpacking), under a key that hashes everything they were compiled from: the Pyodide version and URL
+// (numpy is pinned by its lock file), the engine wheel's content-addressed URL, the packages, and the module texts.
+// A changed source gives a new key, so a stale .pyc is never used; the entry of an old key is deleted.
+const BYTECODE_CACHE = "py-bytecode-v1";
+// Pyodide's purelib path starts with "//", which names the same folder but not as the prefix of module paths.
+const SITE_PACKAGES = "import sysconfig; '/' + sysconfig.get_path('purelib').lstrip('/')";
+let bytecodeToSave = null; // the key to store this visit's bytecode under, when the cache had none
+
+async function bytecodeKey(parts) {
+  const digest = await crypto.subtle.digest("SHA-256", new TextEncoder().encode(JSON.stringify(parts)));
+  const hex = [...new Uint8Array(digest)].map((b) => b.toString(16).padStart(2, "0")).join("");
+  return new URL(`bytecode/${hex}`, self.location.href).href;
+}
+
+// The cached files written into place; how many (0 when there is no entry, or no Cache Storage: then Python compiles).
+async function restoreBytecode(key) {
+  let archive;
+  try {
+    const response = await (await caches.open(BYTECODE_CACHE)).match(key);
+    if (!response) return 0;
+    archive = new Uint8Array(await response.arrayBuffer());
+  } catch (error) {
+    console.warn("bytecode cache unavailable:", error);
+    return 0;
+  }
+  const indexLength = new DataView(archive.buffer).getUint32(0, true);
+  const index = JSON.parse(new TextDecoder().decode(archive.subarray(4, 4 + indexLength)));
+  let offset = 4 + indexLength;
+  for (const [path, size] of index) {
+    pyodide.FS.mkdirTree(path.slice(0, path.lastIndexOf("/")));
+    pyodide.FS.writeFile(path, archive.subarray(offset, offset + size));
+    offset += size;
+  }
+  return index.length;
+}
+
+// [u32 index length][index JSON: [[path, size], ...]][the files' bytes, in index order]
+async function saveBytecode(key) {
+  const packed = pyodide.runPython(`
+import json, os, sys
+def _pack_bytecode(site_packages):
+    roots = (site_packages + "/", "/home/pyodide/")
+    index, chunks = [], []
+    for module in list(sys.modules.values()):
+        cached = getattr(module, "__cached__", None)
+        if isinstance(cached, str) and cached.startswith(roots) and os.path.isfile(cached):
+            with open(cached, "rb") as f:
+                data = bytearray(f.read())
+            data[4:8] = (1).to_bytes(4, "little")  # flags: hash-based, unchecked (PEP 552)
+            index.append([cached, len(data)])
+            chunks.append(bytes(data))
+    return json.dumps(index).encode(), b"".join(chunks)
+_pack_bytecode`);
+  let index, bytes;
+  try {
+    const result = packed(pyodide.runPython(SITE_PACKAGES));
+    [index, bytes] = result.toJs();
+    result.destroy();
+  } finally {
+    packed.destroy();
+  }
+  const archive = new Uint8Array(4 + index.length + bytes.length);
+  new DataView(archive.buffer).setUint32(0, index.length, true);
+  archive.set(index, 4);
+  archive.set(bytes, 4 + index.length);
+  const cache = await caches.open(BYTECODE_CACHE);
+  for (const old of await cache.keys()) await cache.delete(old);
+  await cache.put(key, new Response(archive, { headers: { "Content-Type": "application/octet-stream" } }));
+  return JSON.parse(new TextDecoder().decode(index)).length;
 }
 
 // What Python prints, batched: one message per FLUSH_MS at most, so a loop that prints fast cannot flood the page.
@@ -183,7 +272,16 @@ async function handle(message) {
 }
 
 const booted = boot().then(
-  (info) => post({ event: "ready", info }),
+  (info) => {
+    post({ event: "ready", info });
+    // Its Python part runs now, before the first request; storing it finishes in the background.
+    if (bytecodeToSave) {
+      saveBytecode(bytecodeToSave).then(
+        (files) => post({ event: "bytecode-cached", files }),
+        (error) => post({ event: "bytecode-cached", files: 0, error: String(error) }),
+      );
+    }
+  },
   (error) => {
     bootError = (error && error.message) || String(error);
     post({ event: "failed", error: bootError });

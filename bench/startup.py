@@ -1,0 +1,154 @@
+"""Page startup: the playground's time to ready against a bare page that only boots Pyodide and imports numpy.
+
+    .venv/bin/python bench/startup.py             # 3 rounds; --rounds N
+    .venv/bin/python bench/startup.py --rounds 5 --out bench/results/startup.json
+
+One server (`python -m app serve`) serves a copy of static/ with a bare page added (bench_bare/: a page whose worker
+loads the same Pyodide from the same indexURL, loads numpy and imports it, then posts its time), so both pages share
+the origin, the Pyodide files and their HTTP caching. Each round, for each page in turn: a fresh Chromium profile
+(headless, WebGPU flags of bench/harness.py) opens the page (first visit), the browser closes, then reopens with the
+same profile and opens the page again (repeat visit: the HTTP cache, V8's code cache and Dawn's shader cache are
+whatever that profile kept; our page's first visit stays open until it has stored its bytecode for the next one,
+playground.bytecodeCached). Times are since navigation start. Prints medians, the ratios ours/bare, and the
+worker's per-phase timings (median); writes everything to the JSON file. Timings are for reading, never asserted.
+"""
+
+import argparse
+import json
+import os
+import shutil
+import statistics
+import tempfile
+from pathlib import Path
+
+from harness import FLAGS, REPO, WEBGPU, playground_server
+from playwright.sync_api import sync_playwright
+
+BOOT_TIMEOUT_MS = 300_000
+CHROMIUM = os.environ.get("CHROMIUM_PATH") or "/usr/bin/chromium"
+BARE_PAGE = """<!doctype html>
+<html lang="en"><head><meta charset="utf-8"><title>bare Pyodide + numpy</title>
+<script src="bare.js" defer></script></head><body><p id="status">booting</p></body></html>
+"""
+# The page side: the worker's message, stamped with the time since navigation start (as static/app.js does).
+BARE_SCRIPT = """"use strict";
+const worker = new Worker("bare_worker.js");
+worker.onmessage = ({ data }) => { window.bareReady = { ...data, ready_ms: performance.now() }; };
+"""
+BARE_WORKER = """"use strict";
+async function boot() {
+  const config = await (await fetch("../config.json", { cache: "no-store" })).json();
+  const indexURL = new URL(config.pyodide_index_url, self.location.href).href;
+  const timings = {};
+  let start = performance.now();
+  importScripts(indexURL + "pyodide.js");
+  const pyodide = await loadPyodide({ indexURL });
+  timings.pyodide_boot_ms = performance.now() - start;
+  start = performance.now();
+  await pyodide.loadPackage("numpy");
+  pyodide.runPython("import numpy");
+  timings.numpy_ms = performance.now() - start;
+  return timings;
+}
+boot().then((timings) => self.postMessage({ ok: true, timings }), (e) => self.postMessage({ ok: false, error: String(e) }));
+"""
+
+
+def site_with_bare_page(scratch: Path) -> Path:
+    """A copy of static/ with bench_bare/ added, served in place of static/ for this run."""
+    site = scratch / "static"
+    shutil.copytree(REPO / "static", site)
+    bare = site / "bench_bare"
+    bare.mkdir()
+    (bare / "index.html").write_text(BARE_PAGE)
+    (bare / "bare.js").write_text(BARE_SCRIPT)
+    (bare / "bare_worker.js").write_text(BARE_WORKER)
+    return site
+
+
+def visit(playwright, profile: Path, url: str, bare: bool) -> dict:
+    """Open `url` in Chromium with the profile folder `profile`; the page's ready info once it is ready."""
+    context = playwright.chromium.launch_persistent_context(
+        str(profile), executable_path=CHROMIUM, headless=True, args=[WEBGPU, *FLAGS]
+    )
+    try:
+        page = context.new_page()
+        page.goto(url)
+        if bare:
+            page.wait_for_function("() => window.bareReady", timeout=BOOT_TIMEOUT_MS)
+            info = page.evaluate("window.bareReady")
+            if not info["ok"]:
+                raise RuntimeError(f"the bare page failed to boot: {info['error']}")
+        else:
+            page.wait_for_function(
+                "() => window.playground && playground.state !== 'starting'", timeout=BOOT_TIMEOUT_MS
+            )
+            info = page.evaluate("playground.ready")
+            if info.get("bytecode_cached_files") == 0:  # the page stays open until its bytecode is stored
+                page.wait_for_function("() => playground.bytecodeCached !== undefined", timeout=BOOT_TIMEOUT_MS)
+                info["bytecode_stored"] = page.evaluate("playground.bytecodeCached")
+        return info
+    finally:
+        context.close()
+
+
+def median(values):
+    return statistics.median(values) if values else None
+
+
+def phase_medians(infos):
+    names = sorted({name for info in infos for name in info.get("timings", {})})
+    phases = {
+        name: median([info["timings"][name] for info in infos if name in info.get("timings", {})]) for name in names
+    }
+    for extra in ("backend_start_ms", "warmup_ms"):
+        values = [info[extra] for info in infos if extra in info]
+        if values:
+            phases[extra] = median(values)
+    return phases
+
+
+def main():
+    parser = argparse.ArgumentParser(description=__doc__, formatter_class=argparse.RawDescriptionHelpFormatter)
+    parser.add_argument("--rounds", type=int, default=3, help="visits of each kind per page (default 3)")
+    parser.add_argument("--out", type=Path, default=REPO / "bench" / "results" / "startup.json")
+    args = parser.parse_args()
+    runs = {(page, kind): [] for page in ("bare", "ours") for kind in ("first", "repeat")}
+    with tempfile.TemporaryDirectory(prefix="startup-bench-") as tmp:
+        scratch = Path(tmp)
+        site = site_with_bare_page(scratch)
+        with playground_server(needs_model=False, static=site) as url, sync_playwright() as p:
+            for round_ in range(args.rounds):
+                for page in ("bare", "ours"):  # interleaved: a slow spell of this shared machine hits both
+                    profile = scratch / f"profile-{page}-{round_}"
+                    target = url + ("bench_bare/" if page == "bare" else "")
+                    for kind in ("first", "repeat"):
+                        info = visit(p, profile, target, bare=page == "bare")
+                        runs[page, kind].append(info)
+                        print(f"round {round_ + 1} {page:4} {kind:6} ready {info['ready_ms']:8.0f} ms", flush=True)
+                    shutil.rmtree(profile, ignore_errors=True)
+    summary = {}
+    for kind in ("first", "repeat"):
+        bare = median([i["ready_ms"] for i in runs["bare", kind]])
+        ours = median([i["ready_ms"] for i in runs["ours", kind]])
+        summary[kind] = {"bare_ms": bare, "ours_ms": ours, "ratio": ours / bare}
+    print(f"\n{'visit':8} {'bare Pyodide+numpy':>20} {'ours (ready)':>14} {'ours/bare':>10}")
+    for kind, row in summary.items():
+        print(f"{kind:8} {row['bare_ms']:17.0f} ms {row['ours_ms']:11.0f} ms {row['ratio']:10.2f}")
+    phases = {f"{page} {kind}": phase_medians(runs[page, kind]) for page, kind in runs}
+    print("\nper-phase medians (ms, measured in the worker)")
+    for name, values in phases.items():
+        print(f"  {name:12} " + "  ".join(f"{k.removesuffix('_ms')} {v:.0f}" for k, v in values.items()))
+    args.out.parent.mkdir(parents=True, exist_ok=True)
+    result = {
+        "rounds": args.rounds,
+        "summary": summary,
+        "phases": phases,
+        "runs": {f"{p} {k}": v for (p, k), v in runs.items()},
+    }
+    args.out.write_text(json.dumps(result, indent=1) + "\n")
+    print(f"\nwrote {args.out}")
+
+
+if __name__ == "__main__":
+    main()
