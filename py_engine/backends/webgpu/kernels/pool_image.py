@@ -16,35 +16,34 @@ import functools
 import numpy as np
 
 from ....kernels import register_kernel
-from ..wgsl import PRELUDE, Shader, bindings, linear_groups, linear_main
+from ....windows import window_output_hw
+from ..program import linear_program
+from ..wgsl import linear_groups
 from .elementwise import HELPERS
 
 F32, I32 = "float32", "int32"
 U32 = "bool"  # stored as u32 on the GPU: the dtype of the resize gradients' index ranges
 
 # ---- pooling ----------------------------------------------------------------------------------------
-# words: 0 count, 1 H, 2 W, 3 C, 4 OH, 5 OW, 6 kh, 7 kw, 8 sh, 9 sw, 10 top, 11 left
 POOL = """
 fn window_start(o: u32, stride: u32, pad: u32) -> i32 { return i32(o * stride) - i32(pad); }
 // real (unpadded) pixels of the window starting at `start` along an axis of size n
 fn real_count(start: i32, k: u32, n: u32) -> i32 { return min(start + i32(k), i32(n)) - max(start, 0); }
 """
 # one thread per output element (n, oy, ox, c)
-OUTPUT_COORDS = """  if (i >= word(0u)) { return; }
-  let H = word(1u); let W = word(2u); let C = word(3u); let OH = word(4u); let OW = word(5u);
+OUTPUT_COORDS = """  let H = u.h; let W = u.w; let C = u.c; let OH = u.oh; let OW = u.ow;
   let c = i % C;
   let ox = (i / C) % OW;
   let oy = (i / C / OW) % OH;
   let n = i / C / OW / OH;
-  let y0 = window_start(oy, word(8u), word(10u));
-  let x0 = window_start(ox, word(9u), word(11u));"""
+  let y0 = window_start(oy, u.sh, u.top);
+  let x0 = window_start(ox, u.sw, u.left);"""
 # one thread per input element (n, y, x, c); it visits the windows containing it, last first
-INPUT_WINDOWS = """  if (i >= word(0u)) { return; }
-  let H = word(1u); let W = word(2u); let C = word(3u); let OH = word(4u); let OW = word(5u);
-  let kh = i32(word(6u)); let kw = i32(word(7u)); let sh = i32(word(8u)); let sw = i32(word(9u));
+INPUT_WINDOWS = """  let H = u.h; let W = u.w; let C = u.c; let OH = u.oh; let OW = u.ow;
+  let kh = i32(u.kh); let kw = i32(u.kw); let sh = i32(u.sh); let sw = i32(u.sw);
   let c = i % C;
-  let x = i32((i / C) % W) + i32(word(11u));  // in padded coordinates
-  let y = i32((i / C / W) % H) + i32(word(10u));
+  let x = i32((i / C) % W) + i32(u.left);  // in padded coordinates
+  let y = i32((i / C / W) % H) + i32(u.top);
   let n = i / C / W / H;
   var total = 0.0;
   for (var oy = min(y / sh, i32(OH) - 1); oy >= 0 && oy * sh + kh > y; oy = oy - 1) {
@@ -56,9 +55,29 @@ INPUT_WINDOWS = """  if (i >= word(0u)) { return; }
   out[i] = total;"""
 
 
+POOL_UNIFORMS = dict.fromkeys(("h", "w", "c", "oh", "ow", "kh", "kw", "sh", "sw", "top", "left"), "u32")
+
+
 def _pool_uniforms(count, input_shape, out_hw, ksize, strides, pad):
-    _, h, w, c = input_shape
-    return [count, h, w, c, *out_hw, *ksize, *strides, pad[0][0], pad[1][0]]
+    (_, h, w, c), (oh, ow), (kh, kw), (sh, sw) = input_shape, out_hw, ksize, strides
+    return {
+        "count": count,
+        "h": h,
+        "w": w,
+        "c": c,
+        "oh": oh,
+        "ow": ow,
+        "kh": kh,
+        "kw": kw,
+        "sh": sh,
+        "sw": sw,
+        "top": pad[0][0],
+        "left": pad[1][0],
+    }
+
+
+def _pool_shader(key, body, inputs, output=("out", F32), helpers=POOL):
+    return linear_program(key, body, inputs, [output], POOL_UNIFORMS, helpers)
 
 
 @functools.cache
@@ -67,8 +86,8 @@ def _max_pool_shader():
         OUTPUT_COORDS
         + """
   var best = f32_from_bits(0xff800000u);  // -inf: padding never wins
-  for (var a = max(y0, 0); a < min(y0 + i32(word(6u)), i32(H)); a = a + 1) {
-    for (var b = max(x0, 0); b < min(x0 + i32(word(7u)), i32(W)); b = b + 1) {
+  for (var a = max(y0, 0); a < min(y0 + i32(u.kh), i32(H)); a = a + 1) {
+    for (var b = max(x0, 0); b < min(x0 + i32(u.kw), i32(W)); b = b + 1) {
       let v = x[((n * H + u32(a)) * W + u32(b)) * C + c];
       if (is_nan(v)) { out[i] = v; return; }
       best = max(best, v);
@@ -76,8 +95,7 @@ def _max_pool_shader():
   }
   out[i] = best;"""
     )
-    source = PRELUDE + HELPERS + POOL + bindings([("x", F32)], [("out", F32)]) + linear_main(body)
-    return Shader("MaxPool", source, 1, 1)
+    return _pool_shader("MaxPool", body, [("x", F32)], helpers=HELPERS + POOL)
 
 
 @functools.cache
@@ -89,8 +107,8 @@ def _max_pool_choice_shader():
   let wanted = y[i];
   var choice = -1;
   if (!is_nan(wanted)) {
-    for (var a = y0; a < y0 + i32(word(6u)) && choice == -1; a = a + 1) {
-      for (var b = x0; b < x0 + i32(word(7u)); b = b + 1) {
+    for (var a = y0; a < y0 + i32(u.kh) && choice == -1; a = a + 1) {
+      for (var b = x0; b < x0 + i32(u.kw); b = b + 1) {
         let inside = a >= 0 && a < i32(H) && b >= 0 && b < i32(W);
         let at = ((n * H + u32(a)) * W + u32(b)) * C + c;
         var v = f32_from_bits(0xff800000u);
@@ -101,41 +119,32 @@ def _max_pool_choice_shader():
   }
   out[i] = choice;"""
     )
-    source = PRELUDE + HELPERS + POOL + bindings([("x", F32), ("y", F32)], [("out", I32)]) + linear_main(body)
-    return Shader("MaxPoolGrad:choice", source, 2, 1)
+    return _pool_shader("MaxPoolGrad:choice", body, [("x", F32), ("y", F32)], ("out", I32), HELPERS + POOL)
 
 
 @functools.cache
 def _pool_grad_shader(kind):
     window = {
         "max": "if (choice[o] == i32(i)) { total = total + dy[o]; }",
-        "avg": """let rows = real_count(oy * sh - i32(word(10u)), word(6u), H);
-      let cols = real_count(ox * sw - i32(word(11u)), word(7u), W);
+        "avg": """let rows = real_count(oy * sh - i32(u.top), u.kh, H);
+      let cols = real_count(ox * sw - i32(u.left), u.kw, W);
       total = total + dy[o] / f32(rows * cols);""",
     }[kind]
     ins = [("dy", F32), ("choice", I32)] if kind == "max" else [("dy", F32)]
     body = INPUT_WINDOWS.replace("WINDOW", window)
-    source = PRELUDE + POOL + bindings(ins, [("out", F32)]) + linear_main(body)
-    return Shader(f"PoolGrad:{kind}", source, len(ins), 1)
-
-
-def _out_hw(input_shape, ksize, strides, pad):
-    return tuple((n + a + b - k) // s + 1 for n, (a, b), k, s in zip(input_shape[1:3], pad, ksize, strides))
+    return _pool_shader(f"PoolGrad:{kind}", body, ins)
 
 
 def _max_pool(backend, x, ksize, strides, pad):
-    out_hw = _out_hw(x.shape, ksize, strides, pad)
+    out_hw = window_output_hw(x.shape[1:3], ksize, strides, pad)
     out = backend.empty((x.shape[0], *out_hw, x.shape[3]), F32)
-    if out.size:
-        uniforms = _pool_uniforms(out.size, x.shape, out_hw, ksize, strides, pad)
-        backend.dispatch(_max_pool_shader(), [x, out], uniforms, linear_groups(out.size))
+    uniforms = _pool_uniforms(out.size, x.shape, out_hw, ksize, strides, pad)
+    backend.dispatch(_max_pool_shader(), [x, out], uniforms, linear_groups(out.size))
     return out
 
 
 def _max_pool_grad(backend, dy, x, y, ksize, strides, pad):
     dx = backend.empty(x.shape, F32)
-    if dx.size == 0:
-        return dx
     choice = backend.empty(dy.shape, I32)
     uniforms = _pool_uniforms(dy.size, x.shape, dy.shape[1:3], ksize, strides, pad)
     backend.dispatch(_max_pool_choice_shader(), [x, y, choice], uniforms, linear_groups(dy.size))
@@ -151,31 +160,28 @@ def _avg_pool_shader():
         OUTPUT_COORDS
         + """
   var total = 0.0;
-  for (var a = max(y0, 0); a < min(y0 + i32(word(6u)), i32(H)); a = a + 1) {
-    for (var b = max(x0, 0); b < min(x0 + i32(word(7u)), i32(W)); b = b + 1) {
+  for (var a = max(y0, 0); a < min(y0 + i32(u.kh), i32(H)); a = a + 1) {
+    for (var b = max(x0, 0); b < min(x0 + i32(u.kw), i32(W)); b = b + 1) {
       total = total + x[((n * H + u32(a)) * W + u32(b)) * C + c];
     }
   }
-  out[i] = total / f32(real_count(y0, word(6u), H) * real_count(x0, word(7u), W));"""
+  out[i] = total / f32(real_count(y0, u.kh, H) * real_count(x0, u.kw, W));"""
     )
-    source = PRELUDE + POOL + bindings([("x", F32)], [("out", F32)]) + linear_main(body)
-    return Shader("AvgPool", source, 1, 1)
+    return _pool_shader("AvgPool", body, [("x", F32)])
 
 
 def _avg_pool(backend, x, ksize, strides, pad):
-    out_hw = _out_hw(x.shape, ksize, strides, pad)
+    out_hw = window_output_hw(x.shape[1:3], ksize, strides, pad)
     out = backend.empty((x.shape[0], *out_hw, x.shape[3]), F32)
-    if out.size:
-        uniforms = _pool_uniforms(out.size, x.shape, out_hw, ksize, strides, pad)
-        backend.dispatch(_avg_pool_shader(), [x, out], uniforms, linear_groups(out.size))
+    uniforms = _pool_uniforms(out.size, x.shape, out_hw, ksize, strides, pad)
+    backend.dispatch(_avg_pool_shader(), [x, out], uniforms, linear_groups(out.size))
     return out
 
 
 def _avg_pool_grad(backend, dy, ksize, strides, pad, input_shape):
     dx = backend.empty(input_shape, F32)
-    if dx.size:
-        uniforms = _pool_uniforms(dx.size, input_shape, dy.shape[1:3], ksize, strides, pad)
-        backend.dispatch(_pool_grad_shader("avg"), [dy, dx], uniforms, linear_groups(dx.size))
+    uniforms = _pool_uniforms(dx.size, input_shape, dy.shape[1:3], ksize, strides, pad)
+    backend.dispatch(_pool_grad_shader("avg"), [dy, dx], uniforms, linear_groups(dx.size))
     return dx
 
 
@@ -185,31 +191,39 @@ register_kernel("AvgPool", "webgpu", _avg_pool)
 register_kernel("AvgPoolGrad", "webgpu", _avg_pool_grad)
 
 # ---- resizing ---------------------------------------------------------------------------------------
-# An axis block of 5 words at AXIS_Y / AXIS_X: input size, output size, scale (f32), half_pixel_centers,
-# align_corners. Words before them: 0 count, 1 and 2 per shader (see each).
-AXIS_Y, AXIS_X = 8, 16
+# Per axis (0: y, 1: x): input and output size and scale; then half_pixel_centers and align_corners, and per
+# shader `inner` (channels, or the elements after the summed axis) and `first` (the axis's entries in ranges).
+RESIZE_UNIFORMS = {
+    "inner": "u32",
+    "first": "u32",
+    "half_pixel_centers": "u32",
+    "align_corners": "u32",
+    "in_size": "u32[2]",
+    "out_size": "u32[2]",
+    "scale": "f32[2]",
+}
 
-# Source index of output index o along the axis whose block starts at `at`, as the numpy kernels compute it.
+# Source index of output index o along axis a, as the numpy kernels compute it.
 AXIS_FNS = {
     "bilinear": """
-fn source(o: u32, at: u32) -> f32 {
-  if (word(at + 3u) != 0u) { return (f32(o) + 0.5) * fword(at + 2u) - 0.5; }
-  return f32(o) * fword(at + 2u);
+fn source(o: u32, a: u32) -> f32 {
+  if (u.half_pixel_centers != 0u) { return (f32(o) + 0.5) * u_scale(a) - 0.5; }
+  return f32(o) * u_scale(a);
 }
-fn lower(o: u32, at: u32) -> i32 { return clamp(i32(floor(source(o, at))), 0, i32(word(at)) - 1); }
-fn upper(o: u32, at: u32) -> i32 { return min(i32(ceil(source(o, at))), i32(word(at)) - 1); }
-fn lerp(o: u32, at: u32) -> f32 { let s = source(o, at); return s - floor(s); }
+fn lower(o: u32, a: u32) -> i32 { return clamp(i32(floor(source(o, a))), 0, i32(u_in_size(a)) - 1); }
+fn upper(o: u32, a: u32) -> i32 { return min(i32(ceil(source(o, a))), i32(u_in_size(a)) - 1); }
+fn lerp(o: u32, a: u32) -> f32 { let s = source(o, a); return s - floor(s); }
 """,
     "nearest": """
-fn source(o: u32, at: u32) -> f32 {
-  if (word(at + 3u) != 0u) { return (f32(o) + 0.5) * fword(at + 2u); }
-  return f32(o) * fword(at + 2u);
+fn source(o: u32, a: u32) -> f32 {
+  if (u.half_pixel_centers != 0u) { return (f32(o) + 0.5) * u_scale(a); }
+  return f32(o) * u_scale(a);
 }
-fn nearest(o: u32, at: u32) -> i32 {
-  let s = source(o, at);
+fn nearest(o: u32, a: u32) -> i32 {
+  let s = source(o, a);
   var index = floor(s);
-  if (word(at + 4u) != 0u && s - index >= 0.5) { index = index + 1.0; }  // roundf: halves go up
-  return min(i32(index), i32(word(at)) - 1);
+  if (u.align_corners != 0u && s - index >= 0.5) { index = index + 1.0; }  // roundf: halves go up
+  return min(i32(index), i32(u_in_size(a)) - 1);
 }
 """,
 }
@@ -222,20 +236,31 @@ def _scale(n_in, n_out, align_corners):
     return float(np.float32(n_in) / np.float32(n_out))
 
 
-def _resize_uniforms(count, w1, w2, input_hw, output_hw, align_corners, half_pixel_centers):
-    uniforms = [count, w1, w2] + [0] * (AXIS_X + 2)
-    for at, n_in, n_out in ((AXIS_Y, input_hw[0], output_hw[0]), (AXIS_X, input_hw[1], output_hw[1])):
-        uniforms[at : at + 5] = [n_in, n_out, _scale(n_in, n_out, align_corners), half_pixel_centers, align_corners]
-    return uniforms
+def _resize_uniforms(count, inner, first, input_hw, output_hw, align_corners, half_pixel_centers):
+    scale = [_scale(n_in, n_out, align_corners) for n_in, n_out in zip(input_hw, output_hw)]
+    return {
+        "count": count,
+        "inner": inner,
+        "first": first,
+        "half_pixel_centers": int(half_pixel_centers),
+        "align_corners": int(align_corners),
+        "in_size": input_hw,
+        "out_size": output_hw,
+        "scale": scale,
+    }
+
+
+def _resize_program(key, body, inputs, outputs, kind, helpers=""):
+    return linear_program(key, body, inputs, outputs, RESIZE_UNIFORMS, AXIS_FNS[kind] + helpers)
 
 
 @functools.cache
 def _resize_shader(kind, dtype):
-    # words 1 C, 2 unused; one thread per output element (n, oy, ox, c)
+    # one thread per output element (n, oy, ox, c)
     pixel = "f32(images[((n * H + u32(Y)) * W + u32(X)) * C + c])"
     if kind == "bilinear":
-        value = f"""  let y0 = lower(oy, {AXIS_Y}u); let y1 = upper(oy, {AXIS_Y}u); let y_lerp = lerp(oy, {AXIS_Y}u);
-  let x0 = lower(ox, {AXIS_X}u); let x1 = upper(ox, {AXIS_X}u); let x_lerp = lerp(ox, {AXIS_X}u);
+        value = f"""  let y0 = lower(oy, 0u); let y1 = upper(oy, 0u); let y_lerp = lerp(oy, 0u);
+  let x0 = lower(ox, 1u); let x1 = upper(ox, 1u); let x_lerp = lerp(ox, 1u);
   let top_left = {pixel.replace("Y", "y0").replace("X", "x0")};
   let top_right = {pixel.replace("Y", "y0").replace("X", "x1")};
   let bottom_left = {pixel.replace("Y", "y1").replace("X", "x0")};
@@ -244,17 +269,15 @@ def _resize_shader(kind, dtype):
   let bottom = bottom_left + (bottom_right - bottom_left) * x_lerp;
   out[i] = top + (bottom - top) * y_lerp;"""
     else:
-        value = f"  out[i] = {pixel.replace('Y', f'nearest(oy, {AXIS_Y}u)').replace('X', f'nearest(ox, {AXIS_X}u)')};"
-    body = f"""  if (i >= word(0u)) {{ return; }}
-  let C = word(1u);
-  let H = word({AXIS_Y}u); let OH = word({AXIS_Y + 1}u); let W = word({AXIS_X}u); let OW = word({AXIS_X + 1}u);
+        value = f"  out[i] = {pixel.replace('Y', 'nearest(oy, 0u)').replace('X', 'nearest(ox, 1u)')};"
+    body = f"""  let C = u.inner;
+  let H = u_in_size(0u); let OH = u_out_size(0u); let W = u_in_size(1u); let OW = u_out_size(1u);
   let c = i % C;
   let ox = (i / C) % OW;
   let oy = (i / C / OW) % OH;
   let n = i / C / OW / OH;
 {value}"""
-    source = PRELUDE + AXIS_FNS[kind] + bindings([("images", dtype)], [("out", F32)]) + linear_main(body)
-    return Shader(f"Resize:{kind}:{dtype}", source, 1, 1)
+    return _resize_program(f"Resize:{kind}:{dtype}", body, [("images", dtype)], [("out", F32)], kind)
 
 
 @functools.cache
@@ -264,66 +287,61 @@ def _ranges_shader(kind):
     searches, writes = [], []
     for k, fn in enumerate(INDEX_FNS[kind]):
         searches.append(f"""
-fn first_{fn}(wanted: i32, at: u32) -> u32 {{  // the first o with {fn}(o) >= wanted, or the output size
+fn first_{fn}(wanted: i32, a: u32) -> u32 {{  // the first o with {fn}(o) >= wanted, or the output size
   var lo = 0u;
-  var hi = word(at + 1u);
+  var hi = u_out_size(a);
   while (lo < hi) {{
     let mid = (lo + hi) / 2u;
-    if ({fn}(mid, at) < wanted) {{ lo = mid + 1u; }} else {{ hi = mid; }}
+    if ({fn}(mid, a) < wanted) {{ lo = mid + 1u; }} else {{ hi = mid; }}
   }}
   return lo;
 }}""")
-        writes.append(f"  ranges[4u * i + {2 * k}u] = first_{fn}(t, at);")
-        writes.append(f"  ranges[4u * i + {2 * k + 1}u] = first_{fn}(t + 1, at);")
-    body = f"""  if (i >= word(0u)) {{ return; }}
-  let H = word({AXIS_Y}u);
-  let at = select({AXIS_X}u, {AXIS_Y}u, i < H);
+        writes.append(f"  ranges[4u * i + {2 * k}u] = first_{fn}(t, a);")
+        writes.append(f"  ranges[4u * i + {2 * k + 1}u] = first_{fn}(t + 1, a);")
+    body = """  let H = u_in_size(0u);
+  let a = select(1u, 0u, i < H);
   let t = i32(select(i - H, i, i < H));
 """ + "\n".join(writes)
-    source = PRELUDE + AXIS_FNS[kind] + "".join(searches) + bindings([], [("ranges", U32)]) + linear_main(body)
-    return Shader(f"ResizeGrad:ranges:{kind}", source, 0, 1)
+    return _resize_program(f"ResizeGrad:ranges:{kind}", body, [], [("ranges", U32)], kind, "".join(searches))
 
 
 @functools.cache
 def _resize_grad_axis_shader(kind, axis):
     """out (A, n_in, B) from dy (A, n_out, B): each element sums the dy entries along the axis that read it.
-    Words 1 B, 2 where this axis's entries start in ranges; the axis block is this axis's."""
-    at = AXIS_Y if axis == "y" else AXIS_X
+    u.inner is B, u.first where this axis's entries start in ranges."""
+    a = 0 if axis == "y" else 1
     term = "dy[(a * n_out + o) * B + b]"
     if kind == "bilinear":
         sums = f"""  var from_lower = 0.0;
   for (var o = ranges[e]; o < ranges[e + 1u]; o = o + 1u) {{
-    from_lower = from_lower + {term} * (1.0 - lerp(o, {at}u));
+    from_lower = from_lower + {term} * (1.0 - lerp(o, {a}u));
   }}
   var from_upper = 0.0;
   for (var o = ranges[e + 2u]; o < ranges[e + 3u]; o = o + 1u) {{
-    from_upper = from_upper + {term} * lerp(o, {at}u);
+    from_upper = from_upper + {term} * lerp(o, {a}u);
   }}
   out[i] = from_lower + from_upper;"""
     else:
         sums = f"""  var total = 0.0;
   for (var o = ranges[e]; o < ranges[e + 1u]; o = o + 1u) {{ total = total + {term}; }}
   out[i] = total;"""
-    body = f"""  if (i >= word(0u)) {{ return; }}
-  let B = word(1u);
-  let n_in = word({at}u); let n_out = word({at + 1}u);
+    body = f"""  let B = u.inner;
+  let n_in = u_in_size({a}u); let n_out = u_out_size({a}u);
   let b = i % B;
   let k = (i / B) % n_in;
   let a = i / B / n_in;
-  let e = 4u * (word(2u) + k);
+  let e = 4u * (u.first + k);
 {sums}"""
     ins = [("dy", F32), ("ranges", U32)]
-    source = PRELUDE + AXIS_FNS[kind] + bindings(ins, [("out", F32)]) + linear_main(body)
-    return Shader(f"ResizeGrad:{kind}:{axis}", source, 2, 1)
+    return _resize_program(f"ResizeGrad:{kind}:{axis}", body, ins, [("out", F32)], kind)
 
 
 def _resize(kind):
     def kernel(backend, images, size, align_corners, half_pixel_centers):
         n, h, w, c = images.shape
         out = backend.empty((n, *size, c), F32)
-        if out.size:
-            uniforms = _resize_uniforms(out.size, c, 0, (h, w), size, align_corners, half_pixel_centers)
-            backend.dispatch(_resize_shader(kind, images.dtype), [images, out], uniforms, linear_groups(out.size))
+        uniforms = _resize_uniforms(out.size, c, 0, (h, w), size, align_corners, half_pixel_centers)
+        backend.dispatch(_resize_shader(kind, images.dtype), [images, out], uniforms, linear_groups(out.size))
         return out
 
     return kernel
@@ -333,11 +351,11 @@ def _resize_grad(kind):
     def kernel(backend, dy, size, align_corners, half_pixel_centers, input_shape):
         n, h, w, c = input_shape
         dx = backend.empty(input_shape, F32)
-        if dx.size == 0:
+        if dx.size == 0:  # the temporaries below would be taken for nothing
             return dx
 
-        def uniforms(count, b, first):
-            return _resize_uniforms(count, b, first, (h, w), size, align_corners, half_pixel_centers)
+        def uniforms(count, inner, first):
+            return _resize_uniforms(count, inner, first, (h, w), size, align_corners, half_pixel_centers)
 
         ranges = backend.empty((4 * (h + w),), U32)
         backend.dispatch(_ranges_shader(kind), [ranges], uniforms(h + w, 0, 0), linear_groups(h + w))
@@ -358,16 +376,15 @@ def _resize_grad(kind):
 
 @functools.cache
 def _unpack_rgba_shader():
-    body = """  if (i >= word(0u)) { return; }
-  let channels = word(1u);  // byte k of pixel p's word is its channel k
+    body = """  let channels = u.channels;  // byte k of pixel p's word is its channel k
   out[i] = i32((bitcast<u32>(packed[i / channels]) >> (8u * (i % channels))) & 255u);"""
-    return Shader("UnpackRGBA", PRELUDE + bindings([("packed", I32)], [("out", I32)]) + linear_main(body), 1, 1)
+    return linear_program("UnpackRGBA", body, [("packed", I32)], [("out", I32)], {"channels": "u32"})
 
 
 def _unpack_rgba(backend, packed, channels):
     out = backend.empty((*packed.shape, channels), I32)
-    if out.size:
-        backend.dispatch(_unpack_rgba_shader(), [packed, out], [out.size, channels], linear_groups(out.size))
+    uniforms = {"count": out.size, "channels": channels}
+    backend.dispatch(_unpack_rgba_shader(), [packed, out], uniforms, linear_groups(out.size))
     return out
 
 
