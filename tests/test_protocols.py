@@ -10,6 +10,7 @@ import re
 import pytest
 
 import py_engine as pe
+from py_engine.backends.numpy import NumpyBackend
 from py_engine.backends.protocols import Backend, Device
 from py_engine.backends.webgpu.wgpu_device import WgpuDevice
 from py_engine.engine import ENGINE
@@ -38,7 +39,7 @@ def mismatches(protocol, get, defaults=()):
     problems = []
     for name, expected in methods.items():
         found = get(name)
-        if found is None or (name not in defaults and found is getattr(protocol, name)):
+        if found is None or (name not in defaults and getattr(found, "__func__", found) is getattr(protocol, name)):
             problems.append(f"{name}: missing")
         elif not callable(found):
             problems.append(f"{name}: not a method")
@@ -96,6 +97,14 @@ def test_a_backend_missing_a_member_or_renaming_a_parameter_fails_the_check():
     assert "read: missing" in problems and "run: missing" in problems
     assert "release_pool: missing" in problems  # a class that does not subclass Backend gets no default
     assert not any("attribute" in p for p in problems)
+
+
+def test_a_backend_inheriting_a_stub_instead_of_defining_it_fails_the_check():
+    class Partial(NumpyBackend):
+        read = Backend.read  # back to the protocol's `...`
+
+    problems = mismatches(Backend, lookup(Partial()), backend_defaults())
+    assert problems == ["read: missing"]
 
 
 def test_wgpu_device_implements_the_device_protocol():
