@@ -122,3 +122,26 @@ def test_an_empty_output_dispatches_nothing_on_any_kernel(gpu):
     assert [z.numpy().tolist() for z in zeros] == [[[0.0] * 3] * 3, [0.0] * 3]
     assert gpu.stats()["dispatches"] == before + 2
     pe.dispose([x, w, images, filters, *outs, *zeros])
+
+
+@pytest.mark.parametrize("on_cpu", [True, False], ids=["register-blocked", "tiled"])
+@pytest.mark.parametrize("channels", [4, 3], ids=["four-lanes", "one-lane"])
+def test_fused_convolutions_store_through_their_epilogue_on_every_template(gpu, rng, on_cpu, channels):
+    # the GEMM variants and both depthwise bodies get the bias + activation as a parameter, bound after the filter
+    saved, gpu.on_cpu = gpu.on_cpu, on_cpu
+    try:
+        x = rng.standard_normal((2, 5, 6, channels)).astype(np.float32)
+        w = rng.standard_normal((3, 3, channels, 5)).astype(np.float32)
+        d = rng.standard_normal((3, 3, channels, 1)).astype(np.float32)
+        bias, dbias = rng.standard_normal(5).astype(np.float32), rng.standard_normal(channels).astype(np.float32)
+        tensors = [pe.tensor(a) for a in (x, w, d, bias, dbias)]
+        tx, tw, td, tb, tdb = tensors
+        pairs = [
+            (pe.fused_conv2d(tx, tw, tb, "relu", padding="same"), pe.conv2d(tx, tw, padding="same") + tb),
+            (pe.fused_depthwise_conv2d(tx, td, tdb, "relu"), pe.depthwise_conv2d(tx, td) + tdb),
+        ]
+        for fused, plain in pairs:
+            np.testing.assert_allclose(fused.numpy(), np.maximum(plain.numpy(), 0), rtol=1e-5, atol=1e-5)
+        pe.dispose([*tensors, *(t for pair in pairs for t in pair)])
+    finally:
+        gpu.on_cpu = saved

@@ -152,6 +152,17 @@ class Uniforms:
             raise ValueError(f"{self.owner}: uniform {f.name!r} = {v} is out of the {f.kind} range [{low}, {high - 1}]")
 
 
+@dataclass(frozen=True)
+class Epilogue:
+    """A store hook for the templates that take one (the GEMM, the depthwise convolution): WGSL defining
+    `fn epilogue(v: f32, channel: u32) -> f32`, applied to each value as it is stored; `inputs`: the bindings
+    it reads ((name, dtype), ...), bound after the template's inputs; `name` goes into the shader key."""
+
+    name: str
+    wgsl: str
+    inputs: tuple = ()
+
+
 def program(key, code, inputs=(), outputs=(), uniforms=None, helpers=""):
     """A Shader named `key`: wgsl.BASICS, the uniforms ({name: type}), the bindings ([(name, dtype)], inputs
     read-only at 1.., outputs read-write after them), `helpers` (WGSL functions), then `code`."""
@@ -168,4 +179,4 @@ def linear_program(key, body, inputs=(), outputs=(), uniforms=None, helpers=""):
     return program(key, code, inputs, outputs, uniforms, helpers)
 
 
-__all__ = ["Field", "Uniforms", "linear_program", "program"]
+__all__ = ["Epilogue", "Field", "Uniforms", "linear_program", "program"]

@@ -2,8 +2,9 @@
 
 A GEMM computes, for each slab z (a batch element, or a slice of a split reduction),
     C[z][m, n] = sum over segments s, steps t of  A(m, s, t) * B(s, t, n)
-where A(m, s, t) = A[slab.a + seg.x + t * word(A_T)] for t in [seg.y, seg.z) (zero outside) and
-B(s, t, n) = B[slab.b + seg_b(s) + t * word(B_T) + n * word(B_N)]. A problem supplies WGSL hooks:
+where A(m, s, t) = A[slab.a + seg.x + t * u.a_t] for t in [seg.y, seg.z) (zero outside) and
+B(s, t, n) = B[slab.b + seg_b(s) + t * u.b_t + n * u.b_n]. A problem (`Problem`) supplies WGSL hooks and the
+uniforms they read (after GEMM_UNIFORMS):
     slab_of(z) -> Slab               offsets of slab z and its segment range [s0, s1)
     row_info(m) -> vec4<i32>         what output row m needs, computed once per row
     row_next(prev, m) -> vec4<i32>   row_info(m) from row m - 1's; past the last row, any valid row's
@@ -13,6 +14,8 @@ B(s, t, n) = B[slab.b + seg_b(s) + t * word(B_T) + n * word(B_N)]. A problem sup
     seg_b(s) -> u32                  B's offset at t = 0, n = 0
 A matmul has one segment of K steps; a convolution has one segment per filter tap (implicit GEMM: the
 patches are gathered by index math, never copied). Transposes are strides in uniforms, never copies.
+An `Epilogue` (program.py) changes what is stored: C[at] = epilogue(value, column), reading bindings of its own
+after B (a fused convolution's bias and activation).
 
 Variants (backend.on_cpu picks one; backend.variants["matmul"] records it):
 - "register-blocked": 8x8 threads, each accumulating a TM x TN block in registers, no workgroup memory.
@@ -22,96 +25,111 @@ Variants (backend.on_cpu picks one; backend.variants["matmul"] records it):
 """
 
 import functools
+from dataclasses import dataclass
 
 from ....kernels import register_kernel
-from ..wgsl import (
-    ELEMENT,
-    MAX_GROUPS,
-    MAX_RANK,
-    PRELUDE,
-    Shader,
-    bindings,
-    broadcast_strides,
-    linear_groups,
-    linear_main,
-)
+from ..program import linear_program, program
+from ..wgsl import ELEMENT, MAX_GROUPS, MAX_RANK, broadcast_strides, linear_groups
 
 F32 = "float32"
 REGISTER, TILED = "register-blocked", "tiled"
 TM, TN = 16, 4  # register-blocked: outputs per thread (rows, columns); TN is a multiple of 4 (vec4 accumulators)
-# Uniform words shared by every GEMM; a problem's own words start at PROBLEM.
-M_, N_, S_, T_, A_T, B_T, B_N, X_BASE, Y_BASE, Z_BASE, CHUNK = range(11)
-PROBLEM = 11
-# BatchMatMul's words: A's row stride, then the output's batch shape and A's and B's strides along it.
-A_M, B_RANK, B_SHAPE = PROBLEM, PROBLEM + 1, PROBLEM + 2
-B_A, B_B = B_SHAPE + MAX_RANK - 2, B_SHAPE + 2 * (MAX_RANK - 2)
+# The uniforms of every GEMM: C's shape, segments and steps, A's and B's strides, the workgroup grid's base
+# (a grid wider than 65535 goes out as several dispatches) and the segments per slab of a split reduction.
+GEMM_UNIFORMS = (
+    ("rows", "u32"),
+    ("cols", "u32"),
+    ("segments", "u32"),
+    ("steps", "u32"),
+    ("a_t", "u32"),
+    ("b_t", "u32"),
+    ("b_n", "u32"),
+    ("x_base", "u32"),
+    ("y_base", "u32"),
+    ("z_base", "u32"),
+    ("chunk", "u32"),
+)
 
-GEMM_PRELUDE = f"""
-struct Slab {{ a: i32, b: u32, c: u32, s0: u32, s1: u32 }}
-fn rows() -> u32 {{ return word({M_}u); }}
-fn cols() -> u32 {{ return word({N_}u); }}
-fn segments() -> u32 {{ return word({S_}u); }}
-fn steps() -> u32 {{ return word({T_}u); }}
-"""
+SLAB = "struct Slab { a: i32, b: u32, c: u32, s0: u32, s1: u32 }\n"
 
-SPLIT_SLAB = f"""
-fn slab_of(z: u32) -> Slab {{  // slice z of a split reduction: segments [z * chunk, (z + 1) * chunk)
-  let s0 = min(z * word({CHUNK}u), segments());
-  return Slab(0, 0u, z * rows() * cols(), s0, min(s0 + word({CHUNK}u), segments()));
-}}"""
+SPLIT_SLAB = """
+fn slab_of(z: u32) -> Slab {  // slice z of a split reduction: segments [z * chunk, (z + 1) * chunk)
+  let s0 = min(z * u.chunk, u.segments);
+  return Slab(0, 0u, z * u.rows * u.cols, s0, min(s0 + u.chunk, u.segments));
+}"""
 
-MATMUL_HOOKS = f"""
-fn slab_of(z: u32) -> Slab {{  // batch element z: its offsets in a and b follow the broadcast strides
+
+@dataclass(frozen=True)
+class Problem:
+    """A GEMM problem: its name (in shader keys), its WGSL hooks, and the uniforms they read ((name, type), ...)."""
+
+    name: str
+    hooks: str
+    uniforms: tuple = ()
+
+
+# BatchMatMul: A's row stride, then the output's batch shape and A's and B's strides along it.
+MATMUL = Problem(
+    "matmul",
+    """
+fn slab_of(z: u32) -> Slab {  // batch element z: its offsets in a and b follow the broadcast strides
   var rest = z;
   var a = 0u;
   var b = 0u;
-  for (var d = word({B_RANK}u); d > 0u; d = d - 1u) {{
-    let size = word({B_SHAPE - 1}u + d);
+  for (var d = u.rank; d > 0u; d = d - 1u) {
+    let size = u_batch(d - 1u);
     let c = rest % size;
     rest = rest / size;
-    a = a + c * word({B_A - 1}u + d);
-    b = b + c * word({B_B - 1}u + d);
-  }}
-  return Slab(i32(a), b, z * rows() * cols(), 0u, 1u);
-}}
-fn row_info(m: u32) -> vec4<i32> {{ return vec4<i32>(i32(m * word({A_M}u)), 0, 0, 0); }}
-fn row_next(prev: vec4<i32>, m: u32) -> vec4<i32> {{
-  return select(prev + vec4<i32>(i32(word({A_M}u)), 0, 0, 0), prev, m >= rows());
-}}
-fn seg_a(info: vec4<i32>, s: u32) -> vec3<i32> {{ return vec3<i32>(info.x, 0, i32(steps())); }}
-fn seg_b(s: u32) -> u32 {{ return 0u; }}
-"""
+    a = a + c * u_batch_a(d - 1u);
+    b = b + c * u_batch_b(d - 1u);
+  }
+  return Slab(i32(a), b, z * u.rows * u.cols, 0u, 1u);
+}
+fn row_info(m: u32) -> vec4<i32> { return vec4<i32>(i32(m * u.a_m), 0, 0, 0); }
+fn row_next(prev: vec4<i32>, m: u32) -> vec4<i32> {
+  return select(prev + vec4<i32>(i32(u.a_m), 0, 0, 0), prev, m >= u.rows);
+}
+fn seg_a(info: vec4<i32>, s: u32) -> vec3<i32> { return vec3<i32>(info.x, 0, i32(u.steps)); }
+fn seg_b(s: u32) -> u32 { return 0u; }
+""",
+    (("a_m", "u32"), ("rank", "u32"), *((name, f"u32[{MAX_RANK - 2}]") for name in ("batch", "batch_a", "batch_b"))),
+)
+
+
+def _store(index, value, column, epilogue):
+    """WGSL storing value at C[index], through the epilogue (given the output column) when there is one."""
+    return f"C[{index}] = {f'epilogue({value}, {column})' if epilogue else value};"
 
 
 def _a_load(dtype, row, t, bounded):
     """WGSL: A(row, s, t) for the current segment (seg{row}); zero where t is outside its valid range."""
     # `&`, not `&&`: SwiftShader (Chrome's CPU WebGPU) took minutes, or lost the device, compiling the
     # unrolled loop with short-circuit chains, each of which is a branch
-    index = f"slab.a + seg{row}.x + i32({t}) * i32(word({A_T}u))"
+    index = f"slab.a + seg{row}.x + i32({t}) * i32(u.a_t)"
     if not bounded:
         return f"A[u32({index})]"
     ok = f"((i32({t}) >= seg{row}.y) & (i32({t}) < seg{row}.z))"
     return f"select({ELEMENT[dtype]}(0), A[u32(select(0, {index}, {ok}))], {ok})"
 
 
-def _register_main(dtype, bounded):
+def _register_main(dtype, bounded, epilogue):
     """8x8 threads; thread (x, y) owns rows y*TM.. and columns x*TN.. of its workgroup's 8TM x 8TN block."""
     vec = f"vec4<{ELEMENT[dtype]}>"
     groups = TN // 4
     lines = [
         "@compute @workgroup_size(8, 8)",
         "fn main(@builtin(workgroup_id) wg: vec3<u32>, @builtin(local_invocation_id) lid: vec3<u32>) {",
-        "  let M = rows(); let N = cols(); let T = steps();",
-        f"  let row0 = ((wg.y + word({Y_BASE}u)) * 8u + lid.y) * {TM}u;",
-        f"  let col0 = ((wg.x + word({X_BASE}u)) * 8u + lid.x) * {TN}u;",
+        "  let M = u.rows; let N = u.cols; let T = u.steps;",
+        f"  let row0 = ((wg.y + u.y_base) * 8u + lid.y) * {TM}u;",
+        f"  let col0 = ((wg.x + u.x_base) * 8u + lid.x) * {TN}u;",
         "  if (row0 >= M || col0 >= N) { return; }",
-        f"  let slab = slab_of(wg.z + word({Z_BASE}u));",
+        "  let slab = slab_of(wg.z + u.z_base);",
     ]
     # rows and columns past the edge are clamped (loads stay in bounds) and never written; rows after the first
     # are stepped to from the one before
     lines += ["  let info0 = row_info(min(row0, M - 1u));"]
     lines += [f"  let info{r} = row_next(info{r - 1}, row0 + {r}u);" for r in range(1, TM)]
-    lines += [f"  let b_col{j} = min(col0 + {j}u, N - 1u) * word({B_N}u);" for j in range(TN)]
+    lines += [f"  let b_col{j} = min(col0 + {j}u, N - 1u) * u.b_n;" for j in range(TN)]
     lines += [f"  var acc{r}_{g} = {vec}();" for r in range(TM) for g in range(groups)]
     lines += ["  for (var s = slab.s0; s < slab.s1; s = s + 1u) {"]
     lines += [f"    let seg{r} = seg_a(info{r}, s);" for r in range(TM)]
@@ -125,21 +143,23 @@ def _register_main(dtype, bounded):
     for r in range(TM):
         lines.append(f"      let a{r} = {_a_load(dtype, r, 't', bounded)};")
         lines += [f"      acc{r}_{g} = acc{r}_{g} + a{r} * b{g};" for g in range(groups)]
-    lines += [f"      b_at = b_at + word({B_T}u);", "    }", "  }"]
+    lines += ["      b_at = b_at + u.b_t;", "    }", "  }"]
     for r in range(TM):
         lines.append(f"  if (row0 + {r}u < M) {{")
         lines.append(f"    let at{r} = slab.c + (row0 + {r}u) * N + col0;")
         for j in range(TN):
             guard = "" if j == 0 else f"if (col0 + {j}u < N) "
-            lines.append(f"    {guard}{{ C[at{r} + {j}u] = acc{r}_{j // 4}[{j % 4}]; }}")
+            store = _store(f"at{r} + {j}u", f"acc{r}_{j // 4}[{j % 4}]", f"col0 + {j}u", epilogue)
+            lines.append(f"    {guard}{{ {store} }}")
         lines.append("  }")
     lines.append("}")
     return "\n".join(lines)
 
 
-def _tiled_main(dtype):
+def _tiled_main(dtype, epilogue):
     """16x16 threads, a 64x64 output tile, reduction in steps of 16 through workgroup memory."""
     el = ELEMENT[dtype]
+    store = _store("slab.c + row * N + col", "acc[i][j]", "col", epilogue)
     zero = f"{el}(0)"
     return f"""
 var<workgroup> tile_a: array<{el}, 1024>;  // [k][m]: 16 x 64
@@ -147,10 +167,10 @@ var<workgroup> tile_b: array<{el}, 1024>;  // [k][n]: 16 x 64
 @compute @workgroup_size(16, 16)
 fn main(@builtin(workgroup_id) wg: vec3<u32>, @builtin(local_invocation_id) lid: vec3<u32>,
         @builtin(local_invocation_index) li: u32) {{
-  let M = rows(); let N = cols(); let T = steps();
-  let row_base = (wg.y + word({Y_BASE}u)) * 64u;
-  let col_base = (wg.x + word({X_BASE}u)) * 64u;
-  let slab = slab_of(wg.z + word({Z_BASE}u));
+  let M = u.rows; let N = u.cols; let T = u.steps;
+  let row_base = (wg.y + u.y_base) * 64u;
+  let col_base = (wg.x + u.x_base) * 64u;
+  let slab = slab_of(wg.z + u.z_base);
   let K = (slab.s1 - slab.s0) * T;  // the segments flattened: k = (s - s0) * T + t
   // each thread stages 4 elements of A (row li / 4, k (li % 4) * 4 ..) and of B (k li / 16, n (li % 16) * 4 ..)
   let a_row = li / 4u;
@@ -167,7 +187,7 @@ fn main(@builtin(workgroup_id) wg: vec3<u32>, @builtin(local_invocation_id) lid:
         let s = slab.s0 + k / T;
         let t = i32(k % T);
         let seg = seg_a(info, s);
-        if (t >= seg.y && t < seg.z) {{ v = A[u32(slab.a + seg.x + t * i32(word({A_T}u)))]; }}
+        if (t >= seg.y && t < seg.z) {{ v = A[u32(slab.a + seg.x + t * i32(u.a_t))]; }}
       }}
       tile_a[(a_k + q) * 64u + a_row] = v;
       let kb = k0 + b_k;
@@ -175,7 +195,7 @@ fn main(@builtin(workgroup_id) wg: vec3<u32>, @builtin(local_invocation_id) lid:
       if (kb < K) {{
         let s = slab.s0 + kb / T;
         let col = min(col_base + b_col + q, N - 1u);
-        w = B[slab.b + seg_b(s) + (kb % T) * word({B_T}u) + col * word({B_N}u)];
+        w = B[slab.b + seg_b(s) + (kb % T) * u.b_t + col * u.b_n];
       }}
       tile_b[b_k * 64u + b_col + q] = w;
     }}
@@ -197,7 +217,7 @@ fn main(@builtin(workgroup_id) wg: vec3<u32>, @builtin(local_invocation_id) lid:
     let row = row_base + lid.y + 16u * i;
     for (var j = 0u; j < 4u; j = j + 1u) {{
       let col = col_base + lid.x + 16u * j;
-      if (row < M && col < N) {{ C[slab.c + row * N + col] = acc[i][j]; }}
+      if (row < M && col < N) {{ {store} }}
     }}
   }}
 }}"""
@@ -211,14 +231,16 @@ def variant(backend, family):
 
 
 @functools.cache
-def gemm_shader(problem, hooks, dtype, variant, bounded=True):
-    """The GEMM for `problem` (its name; `hooks` its WGSL) in `variant`; inputs A, B, output C.
+def gemm_shader(problem, dtype, variant, bounded=True, epilogue=None):
+    """The GEMM for `problem` in `variant`: inputs A, B (then the epilogue's), output C.
 
     bounded=False: seg_a's t range always covers [0, T), so the register-blocked loop skips the test.
     """
-    main = _register_main(dtype, bounded) if variant == REGISTER else _tiled_main(dtype)
-    source = PRELUDE + bindings([("A", dtype), ("B", dtype)], [("C", dtype)]) + GEMM_PRELUDE + hooks + main
-    return Shader(f"Gemm:{problem}:{dtype}:{variant}", source, 2, 1)
+    main = _register_main(dtype, bounded, epilogue) if variant == REGISTER else _tiled_main(dtype, epilogue)
+    key = f"Gemm:{problem.name}:{dtype}:{variant}" + (f":{epilogue.name}" if epilogue else "")
+    inputs = [("A", dtype), ("B", dtype), *(epilogue.inputs if epilogue else ())]
+    helpers = SLAB + problem.hooks + (epilogue.wgsl if epilogue else "")
+    return program(key, main, inputs, [("C", dtype)], dict(GEMM_UNIFORMS + problem.uniforms), helpers)
 
 
 def tile(variant):
@@ -226,34 +248,35 @@ def tile(variant):
     return (8 * TM, 8 * TN) if variant == REGISTER else (64, 64)
 
 
-def run_gemm(backend, shader, variant, a, b, c, shape, steps, slabs, chunk=1, words=()):
-    """Dispatch `shader` over C's (rows, columns) = `shape` for `slabs` slabs.
+def run_gemm(backend, shader, variant, a, b, c, shape, steps, slabs, chunk=1, problem=None, extra=()):
+    """Dispatch `shader` over C's (rows, columns) = `shape` for `slabs` slabs; `extra`: the epilogue's inputs.
 
-    steps: (S, T, A's t stride, B's t stride, B's column stride); words: the problem's own uniforms.
+    steps: (S, T, A's t stride, B's t stride, B's column stride); problem: {name: value} of the problem's uniforms.
     Workgroup grids wider than 65535 in a dimension go out as several dispatches with base offsets.
     """
     (rows, cols), (tile_rows, tile_cols) = shape, tile(variant)
     counts = (-(-cols // tile_cols), -(-rows // tile_rows), slabs)
+    segments, step_count, a_t, b_t, b_n = steps
+    uniforms = {"rows": rows, "cols": cols, "segments": segments, "steps": step_count, "a_t": a_t, "b_t": b_t}
+    uniforms |= {"b_n": b_n, "chunk": chunk, **(problem or {})}
     for x in range(0, counts[0], MAX_GROUPS):
         for y in range(0, counts[1], MAX_GROUPS):
             for z in range(0, counts[2], MAX_GROUPS):
-                uniforms = [rows, cols, *steps, x, y, z, chunk, *words]
                 groups = [min(n - base, MAX_GROUPS) for n, base in zip(counts, (x, y, z))]
-                backend.dispatch(shader, [a, b, c], uniforms, groups)
+                backend.dispatch(shader, [a, b, *extra, c], {**uniforms, "x_base": x, "y_base": y, "z_base": z}, groups)
 
 
 @functools.cache
 def _sum_shader():
-    body = """  if (i >= word(0u)) { return; }
-  var acc = 0.0;
-  for (var k = 0u; k < word(1u); k = k + 1u) { acc = acc + partials[k * word(0u) + i]; }
+    body = """  var acc = 0.0;
+  for (var k = 0u; k < u.splits; k = k + 1u) { acc = acc + partials[k * u.count + i]; }
   out[i] = acc;"""
-    return Shader("SumPartials", PRELUDE + bindings([("partials", F32)], [("out", F32)]) + linear_main(body), 1, 1)
+    return linear_program("SumPartials", body, [("partials", F32)], [("out", F32)], {"splits": "u32"})
 
 
 def sum_partials(backend, partials, splits, out):
     """out = the sum of `splits` consecutive slices of `partials` (each out.size long); frees `partials`."""
-    backend.dispatch(_sum_shader(), [partials, out], [out.size, splits], linear_groups(out.size))
+    backend.dispatch(_sum_shader(), [partials, out], {"count": out.size, "splits": splits}, linear_groups(out.size))
     backend.free(partials)
     return out
 
@@ -265,17 +288,15 @@ def _batch_matmul(backend, a, b, transpose_a, transpose_b):
     batch_a, batch_b = (1,) * (rank + 2 - len(a.shape)) + a.shape[:-2], (1,) * (rank + 2 - len(b.shape)) + b.shape[:-2]
     batch = tuple(max(x, y) if min(x, y) else 0 for x, y in zip(batch_a, batch_b))
     out = backend.empty((*batch, m, n), a.dtype)
-    if out.size == 0:
-        return out
     chosen = variant(backend, "matmul")
-    shader = gemm_shader("matmul", MATMUL_HOOKS, a.dtype, chosen, bounded=False)
+    shader = gemm_shader(MATMUL, a.dtype, chosen, bounded=False)
     a_t, a_m = (m, 1) if transpose_a else (1, k)
     b_t, b_n = (1, k) if transpose_b else (n, 1)
-    words = [a_m, rank, *batch, *[0] * (MAX_RANK - 2 - rank)]
-    words += [s * m * k for s in broadcast_strides(batch_a, batch)] + [0] * (MAX_RANK - 2 - rank)
-    words += [s * k * n for s in broadcast_strides(batch_b, batch)]
-    slabs = out.size // (m * n)
-    run_gemm(backend, shader, chosen, a, b, out, (m, n), (1, k, a_t, b_t, b_n), slabs, words=words)
+    problem = {"a_m": a_m, "rank": rank, "batch": batch}
+    problem["batch_a"] = [s * m * k for s in broadcast_strides(batch_a, batch)]
+    problem["batch_b"] = [s * k * n for s in broadcast_strides(batch_b, batch)]
+    slabs = out.size // (m * n) if out.size else 0
+    run_gemm(backend, shader, chosen, a, b, out, (m, n), (1, k, a_t, b_t, b_n), slabs, problem=problem)
     return out
 
 
