@@ -12,14 +12,15 @@ t + 1 (dz_{t+1} . recurrent_kernel[j, :], or the carried gradient when step t + 
 step t's gate gradients; a last "final" dispatch turns step 0's into the initial state's gradient. The carried
 gradients live in the initial-state gradient buffer, each thread reading and writing only its own entries.
 
-Uniform words: 0 = threads (batch * units), 1 = batch, 2 = time, 3 = units, 4 = t, 5 = phase.
+Uniforms: count (threads: batch * units), batch, time_steps, units, the step t and the phase.
 Every shader binds at most 8 storage buffers (WebGPU's default maxStorageBuffersPerShaderStage).
 """
 
 import functools
 
 from ....kernels import register_kernel
-from ..wgsl import PRELUDE, Shader, bindings, linear_groups, linear_main
+from ..program import linear_program
+from ..wgsl import linear_groups
 from .elementwise import HELPERS
 
 F32 = "float32"
@@ -34,12 +35,9 @@ ACTIVATIONS = {
     "linear": ("x", "1.0"),
 }
 
+UNIFORMS = dict.fromkeys(("batch", "time_steps", "units", "t", "phase"), "u32")
 COMMON = """
-fn time_steps() -> u32 { return word(2u); }
-fn units() -> u32 { return word(3u); }
-fn time_step() -> u32 { return word(4u); }
-fn phase() -> u32 { return word(5u); }
-fn is_real(b: u32, t: u32) -> bool { return mask[b * time_steps() + t] != 0.0; }
+fn is_real(b: u32, t: u32) -> bool { return mask[b * u.time_steps + t] != 0.0; }
 """
 
 
@@ -59,40 +57,38 @@ def _previous(name, first, seq, width):
     return f"""
 fn {name}(b: u32, t: u32, k: u32) -> f32 {{
   if (t == 0u) {{ return {first}[b * {width} + k]; }}
-  return {seq}[(b * time_steps() + t - 1u) * {width} + k];
+  return {seq}[(b * u.time_steps + t - 1u) * {width} + k];
 }}
 """
 
 
 @functools.cache
 def _shader(kernel, body, inputs, outputs, activation, recurrent_activation, extra=""):
-    source = PRELUDE + HELPERS + bindings([(n, F32) for n in inputs], [(n, F32) for n in outputs])
-    source += COMMON + _activations(activation, recurrent_activation) + extra
-    main = "  if (i >= word(0u)) { return; }\n  let U = units();\n  let b = i / U;\n  let j = i % U;\n" + body
+    helpers = HELPERS + COMMON + _activations(activation, recurrent_activation) + extra
+    main = "  let U = u.units;\n  let b = i / U;\n  let j = i % U;\n" + body
     key = f"{kernel}:{activation}:{recurrent_activation}"
-    return Shader(key, source + linear_main(main), len(inputs), len(outputs))
+    ins, outs = [(n, F32) for n in inputs], [(n, F32) for n in outputs]
+    return linear_program(key, main, ins, outs, UNIFORMS, helpers)
 
 
 def _run(backend, shader, arrays, shape, phases, final=False, reverse=False):
     """One dispatch per (step, phase), in time order (reversed for backward passes), then the final one."""
     batch, time, units = shape
-    threads = batch * units
-    if threads == 0:
-        return
-    groups = linear_groups(threads)
+    uniforms = {"count": batch * units, "batch": batch, "time_steps": time, "units": units}
+    groups = linear_groups(batch * units)
     order = range(time - 1, -1, -1) if reverse else range(time)
     for t in order:
         for phase in phases:
-            backend.dispatch(shader, arrays, [threads, batch, time, units, t, phase], groups)
+            backend.dispatch(shader, arrays, {**uniforms, "t": t, "phase": phase}, groups)
     if final:
-        backend.dispatch(shader, arrays, [threads, batch, time, units, 0, FINAL], groups)
+        backend.dispatch(shader, arrays, {**uniforms, "t": 0, "phase": FINAL}, groups)
 
 
 # ---- LSTM: seq [batch, time, 2 * units] holds h then c; state0 [batch, 2 * units] ----------------------------
 
 _LSTM_GATES = """
   let G = 4u * U;
-  let x = (b * time_steps() + t) * G + j;
+  let x = (b * u.time_steps + t) * G + j;
   var zi = xw[x];
   var zf = xw[x + U];
   var zg = xw[x + 2u * U];
@@ -114,9 +110,9 @@ _LSTM_GATES = """
 """
 
 _LSTM_FORWARD = (
-    "  let t = time_step();\n"
+    "  let t = u.t;\n"
     + _LSTM_GATES
-    + """  let o = (b * time_steps() + t) * 2u * U;
+    + """  let o = (b * u.time_steps + t) * 2u * U;
   if (is_real(b, t)) {
     seq[o + j] = og * act(c);
     seq[o + U + j] = c;
@@ -130,31 +126,31 @@ _LSTM_FORWARD = (
 _LSTM_BACKWARD = (
     """  let G = 4u * U;
   let s = b * 2u * U;
-  if (phase() == 2u) {
+  if (u.phase == 2u) {
     if (is_real(b, 0u)) {
       var acc = 0.0;
-      let row = b * time_steps() * G;
+      let row = b * u.time_steps * G;
       for (var m = 0u; m < G; m = m + 1u) { acc = acc + dz[row + m] * rk[j * G + m]; }
       ds0[s + j] = acc;
     }
     return;
   }
-  let t = time_step();
+  let t = u.t;
   var carry_h = 0.0;
   var carry_c = 0.0;
-  if (t + 1u < time_steps()) {
+  if (t + 1u < u.time_steps) {
     carry_c = ds0[s + U + j];
     if (is_real(b, t + 1u)) {
-      let row = (b * time_steps() + t + 1u) * G;
+      let row = (b * u.time_steps + t + 1u) * G;
       for (var m = 0u; m < G; m = m + 1u) { carry_h = carry_h + dz[row + m] * rk[j * G + m]; }
     } else {
       carry_h = ds0[s + j];
     }
   }
-  let d = (b * time_steps() + t) * 2u * U;
+  let d = (b * u.time_steps + t) * 2u * U;
   let dh = dseq[d + j] + carry_h;
   let dc = dseq[d + U + j] + carry_c;
-  let at_z = (b * time_steps() + t) * G + j;
+  let at_z = (b * u.time_steps + t) * G + j;
   if (!is_real(b, t)) {
     dz[at_z] = 0.0;
     dz[at_z + U] = 0.0;
@@ -181,7 +177,7 @@ def _lstm_sequence(backend, xw, state0, rk, mask, activation, recurrent_activati
     batch, time = xw.shape[:2]
     units = rk.shape[0]
     seq = backend.empty((batch, time, 2 * units), F32)
-    extra = _previous("previous", "s0", "seq", "2u * units()")
+    extra = _previous("previous", "s0", "seq", "2u * u.units")
     shader = _shader(
         "LSTMSequence", _LSTM_FORWARD, ("xw", "s0", "rk", "mask"), ("seq",), activation, recurrent_activation, extra
     )
@@ -194,7 +190,7 @@ def _lstm_sequence_grad(backend, xw, state0, rk, mask, seq, dseq, activation, re
     units = rk.shape[0]
     dz = backend.empty(xw.shape, F32)
     ds0 = backend.empty(state0.shape, F32)
-    extra = _previous("previous", "s0", "seq", "2u * units()")
+    extra = _previous("previous", "s0", "seq", "2u * u.units")
     inputs = ("xw", "s0", "rk", "mask", "seq", "dseq")
     shader = _shader("LSTMSequenceGrad", _LSTM_BACKWARD, inputs, ("dz", "ds0"), activation, recurrent_activation, extra)
     _run(backend, shader, [xw, state0, rk, mask, seq, dseq, dz, ds0], (batch, time, units), (0,), True, True)
@@ -203,10 +199,10 @@ def _lstm_sequence_grad(backend, xw, state0, rk, mask, seq, dseq, activation, re
 
 # ---- GRU (reset_after=False): gates [batch, time, 3 * units] hold z, r, hh after their activations ------------
 
-_GRU_FORWARD = """  let t = time_step();
+_GRU_FORWARD = """  let t = u.t;
   let G = 3u * U;
-  let row = (b * time_steps() + t) * G;
-  if (phase() == 0u) {
+  let row = (b * u.time_steps + t) * G;
+  if (u.phase == 0u) {
     var az = xw[row + j];
     var ar = xw[row + U + j];
     for (var k = 0u; k < U; k = k + 1u) {
@@ -226,23 +222,23 @@ _GRU_FORWARD = """  let t = time_step();
   gates[row + 2u * U + j] = hh;
   let z = gates[row + j];
   let hp = previous(b, t, j);
-  hseq[(b * time_steps() + t) * U + j] = select(hp, z * hp + (1.0 - z) * hh, is_real(b, t));
+  hseq[(b * u.time_steps + t) * U + j] = select(hp, z * hp + (1.0 - z) * hh, is_real(b, t));
 """
 
 _GRU_BACKWARD = """  let G = 3u * U;
   let s = b * U + j;
-  if (phase() == 2u) {
+  if (u.phase == 2u) {
     if (is_real(b, 0u)) {
       var acc = dh0[s];
-      let row = b * time_steps() * G;
+      let row = b * u.time_steps * G;
       for (var m = 0u; m < 2u * U; m = m + 1u) { acc = acc + da[row + m] * rk[j * G + m]; }
       dh0[s] = acc;
     }
     return;
   }
-  let t = time_step();
-  let row = (b * time_steps() + t) * G;
-  if (phase() == 1u) {
+  let t = u.t;
+  let row = (b * u.time_steps + t) * G;
+  if (u.phase == 1u) {
     if (!is_real(b, t)) {
       da[row + U + j] = 0.0;
       return;
@@ -255,14 +251,14 @@ _GRU_BACKWARD = """  let G = 3u * U;
     return;
   }
   var carry = 0.0;
-  if (t + 1u < time_steps()) {
+  if (t + 1u < u.time_steps) {
     carry = dh0[s];
     if (is_real(b, t + 1u)) {
       let next = row + G * 1u;
       for (var m = 0u; m < 2u * U; m = m + 1u) { carry = carry + da[next + m] * rk[j * G + m]; }
     }
   }
-  let dh = dhseq[(b * time_steps() + t) * U + j] + carry;
+  let dh = dhseq[(b * u.time_steps + t) * U + j] + carry;
   if (!is_real(b, t)) {
     da[row + j] = 0.0;
     da[row + 2u * U + j] = 0.0;
@@ -282,7 +278,7 @@ def _gru_sequence(backend, xw, h0, rk, mask, activation, recurrent_activation):
     units = rk.shape[0]
     hseq = backend.empty((batch, time, units), F32)
     gates = backend.empty(xw.shape, F32)
-    extra = _previous("previous", "h0", "hseq", "units()")
+    extra = _previous("previous", "h0", "hseq", "u.units")
     inputs, outputs = ("xw", "h0", "rk", "mask"), ("hseq", "gates")
     shader = _shader("GRUSequence", _GRU_FORWARD, inputs, outputs, activation, recurrent_activation, extra)
     _run(backend, shader, [xw, h0, rk, mask, hseq, gates], (batch, time, units), (0, 1))
@@ -293,7 +289,7 @@ def _gru_sequence_grad(backend, h0, rk, mask, hseq, gates, dhseq, activation, re
     batch, time, units = hseq.shape
     da = backend.empty(gates.shape, F32)
     dh0 = backend.empty(h0.shape, F32)
-    extra = _previous("previous", "h0", "hseq", "units()")
+    extra = _previous("previous", "h0", "hseq", "u.units")
     inputs = ("h0", "rk", "mask", "hseq", "gates", "dhseq")
     shader = _shader("GRUSequenceGrad", _GRU_BACKWARD, inputs, ("da", "dh0"), activation, recurrent_activation, extra)
     _run(backend, shader, [h0, rk, mask, hseq, gates, dhseq, da, dh0], (batch, time, units), (0, 1), True, True)
@@ -302,33 +298,33 @@ def _gru_sequence_grad(backend, h0, rk, mask, hseq, gates, dhseq, activation, re
 
 # ---- SimpleRNN ------------------------------------------------------------------------------------------------
 
-_SIMPLE_FORWARD = """  let t = time_step();
-  var a = xw[(b * time_steps() + t) * U + j];
+_SIMPLE_FORWARD = """  let t = u.t;
+  var a = xw[(b * u.time_steps + t) * U + j];
   for (var k = 0u; k < U; k = k + 1u) { a = a + previous(b, t, k) * rk[k * U + j]; }
-  hseq[(b * time_steps() + t) * U + j] = select(previous(b, t, j), act(a), is_real(b, t));
+  hseq[(b * u.time_steps + t) * U + j] = select(previous(b, t, j), act(a), is_real(b, t));
 """
 
 _SIMPLE_BACKWARD = """  let s = b * U + j;
-  if (phase() == 2u) {
+  if (u.phase == 2u) {
     if (is_real(b, 0u)) {
       var acc = 0.0;
-      let row = b * time_steps() * U;
+      let row = b * u.time_steps * U;
       for (var m = 0u; m < U; m = m + 1u) { acc = acc + da[row + m] * rk[j * U + m]; }
       dh0[s] = acc;
     }
     return;
   }
-  let t = time_step();
+  let t = u.t;
   var carry = 0.0;
-  if (t + 1u < time_steps()) {
+  if (t + 1u < u.time_steps) {
     if (is_real(b, t + 1u)) {
-      let next = (b * time_steps() + t + 1u) * U;
+      let next = (b * u.time_steps + t + 1u) * U;
       for (var m = 0u; m < U; m = m + 1u) { carry = carry + da[next + m] * rk[j * U + m]; }
     } else {
       carry = dh0[s];
     }
   }
-  let at = (b * time_steps() + t) * U + j;
+  let at = (b * u.time_steps + t) * U + j;
   let dh = dhseq[at] + carry;
   if (is_real(b, t)) {
     da[at] = dh * act_d(hseq[at]);
@@ -341,7 +337,7 @@ _SIMPLE_BACKWARD = """  let s = b * U + j;
 
 def _simple_rnn_sequence(backend, xw, h0, rk, mask, activation):
     hseq = backend.empty(xw.shape, F32)
-    extra = _previous("previous", "h0", "hseq", "units()")
+    extra = _previous("previous", "h0", "hseq", "u.units")
     shader = _shader(
         "SimpleRNNSequence", _SIMPLE_FORWARD, ("xw", "h0", "rk", "mask"), ("hseq",), activation, None, extra
     )
