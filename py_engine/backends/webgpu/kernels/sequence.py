@@ -11,7 +11,7 @@ goes through workgroupUniformLoad, so every barrier is in uniform control flow.
 
 from ....custom_kernels import Dispatch, Program
 from ....kernels import register_kernel
-from ..wgsl import MAX_GROUPS, broadcast_strides, strides
+from ..wgsl import MAX_RANK, broadcast_strides, linear_groups, strides
 
 WORKGROUP = 64
 
@@ -25,21 +25,12 @@ fn exp_nan(x: f32) -> f32 { return select(exp(x), x, is_nan_(x)); }
 """
 
 
-def _groups(n):
-    """Workgroups for n units of work, one each; past 65535 they wrap into y."""
-    if n <= MAX_GROUPS:
-        return (n, 1, 1)
-    return (MAX_GROUPS, -(-n // MAX_GROUPS), 1)
-
-
 # ---- MaskedSoftmax ----------------------------------------------------------------------------
 
 MASKED_SOFTMAX = (
     COMMON
     + """
 var<workgroup> scratch: array<f32, 64>;
-
-fn dim(v: array<vec4<u32>, 2>, d: u32) -> u32 { return v[d / 4u][d % 4u]; }
 
 // whether logits[e] is kept: the mask broadcasts against the logits through its strides (0 on repeated axes)
 fn kept(e: u32) -> bool {
@@ -48,8 +39,8 @@ fn kept(e: u32) -> bool {
   var offset = 0u;
   for (var k = 0u; k < params.rank; k = k + 1u) {
     let d = params.rank - 1u - k;
-    let size = dim(params.shape, d);
-    offset = offset + (rest % size) * dim(params.mask_strides, d);
+    let size = params_shape(d);
+    offset = offset + (rest % size) * params_mask_strides(d);
     rest = rest / size;
   }
   return mask[offset] != 0u;
@@ -111,7 +102,7 @@ def _masked_softmax_plan(logits, mask, axis):
     same = mask.shape == shape
     return Dispatch(
         outputs={"out": (shape, "float32")},
-        workgroups=_groups(rows),
+        workgroups=linear_groups(rows, 1),
         uniforms={
             "rows": rows,
             "n": n,
@@ -137,8 +128,8 @@ register_kernel(
             "inner": "u32",
             "rank": "u32",
             "mask_same": "u32",
-            "shape": "array<vec4<u32>, 2>",
-            "mask_strides": "array<vec4<u32>, 2>",
+            "shape": f"u32[{MAX_RANK}]",
+            "mask_strides": f"u32[{MAX_RANK}]",
         },
         dispatch=_masked_softmax_plan,
     ),
@@ -345,7 +336,7 @@ def _forward_plan(emissions, tags, transitions, lengths):
     batch = emissions.shape[0]
     return Dispatch(
         outputs={"loglik": ((batch,), "float32"), "alphas": (emissions.shape, "float32")},
-        workgroups=_groups(batch),
+        workgroups=linear_groups(batch, 1),
         uniforms=_crf_uniforms(emissions),
     )
 
@@ -354,7 +345,7 @@ def _marginals_plan(emissions, transitions, lengths, alphas):
     batch, _, tags = emissions.shape
     return Dispatch(
         outputs={"unary": (emissions.shape, "float32"), "pairwise": ((batch, tags, tags), "float32")},
-        workgroups=_groups(batch),
+        workgroups=linear_groups(batch, 1),
         uniforms=_crf_uniforms(emissions),
     )
 
@@ -368,7 +359,7 @@ def _decode_plan(emissions, transitions, lengths):
             "backpointers": (emissions.shape, "int32"),
             "lattice": (emissions.shape, "float32"),
         },
-        workgroups=_groups(batch),
+        workgroups=linear_groups(batch, 1),
         uniforms=_crf_uniforms(emissions),
     )
 
