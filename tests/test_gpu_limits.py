@@ -12,7 +12,8 @@ import wgpu
 import py_engine as pe
 from py_engine.backends.webgpu.buffer_pool import BufferPool, size_class
 from py_engine.backends.webgpu.limits import MAX_ELEMENTS, AllocationLimits
-from py_engine.backends.webgpu.wgsl import PRELUDE, Shader, bindings, linear_groups, linear_main
+from py_engine.backends.webgpu.program import linear_program, program
+from py_engine.backends.webgpu.wgsl import linear_groups
 from py_engine.engine import ENGINE
 from py_engine.errors import ResourceExhaustedError
 
@@ -165,13 +166,13 @@ def kernel(gpu):
         pe.unregister_kernel(name, "webgpu")
 
 
-FILL_ONES = Shader("TestFillOnes", PRELUDE + bindings([], [("out", "float32")]) + linear_main("  out[i] = 1.0;"), 0, 1)
+FILL_ONES = linear_program("TestFillOnes", "  out[i] = 1.0;", outputs=[("out", "float32")])
 
 
 def two_steps_then(backend, x, last_step):
     """A kernel's shape: a temporary filled and freed, an output taken, then `last_step` on the output."""
     temp = backend.empty((4000,), "float32")
-    backend.dispatch(FILL_ONES, [temp], [temp.size], linear_groups(temp.size))
+    backend.dispatch(FILL_ONES, [temp], {"count": temp.size}, linear_groups(temp.size))
     backend.free(temp)
     out = backend.empty(x.shape, x.dtype)
     last_step(backend, out)
@@ -179,28 +180,33 @@ def two_steps_then(backend, x, last_step):
 
 
 def bad_uniform(backend, out):
-    backend.dispatch(FILL_ONES, [out], [1 << 40], linear_groups(out.size))
+    backend.dispatch(FILL_ONES, [out], {"count": 1 << 40}, linear_groups(out.size))
 
 
 def bad_shader(backend, out):
-    backend.dispatch(Shader("TestBroken", "fn main( {", 0, 1), [out], [out.size], linear_groups(out.size))
+    broken = program("TestBroken", "fn main( {", outputs=[("out", "float32")], uniforms={"count": "u32"})
+    backend.dispatch(broken, [out], {"count": out.size}, linear_groups(out.size))
 
 
 def too_many_workgroups(backend, out):
-    backend.dispatch(FILL_ONES, [out], [out.size], (backend.max_workgroups + 1, 1, 1))
+    backend.dispatch(FILL_ONES, [out], {"count": out.size}, (backend.max_workgroups + 1, 1, 1))
 
 
 def missing_binding(backend, out):
-    backend.dispatch(FILL_ONES, [], [out.size], linear_groups(out.size))
+    backend.dispatch(FILL_ONES, [], {"count": out.size}, linear_groups(out.size))
 
 
 def output_bound_as_input(backend, out):
-    shader = Shader("TestInPlace", PRELUDE + bindings([("a", "float32")], [("out", "float32")]) + linear_main(""), 1, 1)
-    backend.dispatch(shader, [out, out], [out.size], linear_groups(out.size))
+    shader = linear_program("TestInPlace", "", [("a", "float32")], [("out", "float32")])
+    backend.dispatch(shader, [out, out], {"count": out.size}, linear_groups(out.size))
 
 
 FAULTS = {
-    "uniform-does-not-fit": (bad_uniform, ValueError, r"TestFillOnes: uniforms must be .* fit 32-bit words"),
+    "uniform-does-not-fit": (
+        bad_uniform,
+        ValueError,
+        r"TestFillOnes: uniform 'count' = 1099511627776 is out of the u32 range",
+    ),
     "shader-does-not-compile": (bad_shader, pe.KernelCompileError, "expected identifier"),
     "workgroups-over-the-limit": (too_many_workgroups, ValueError, r"maxComputeWorkgroupsPerDimension"),
     "binding-missing": (missing_binding, ValueError, r"0 buffers for 0 inputs and 1 outputs"),

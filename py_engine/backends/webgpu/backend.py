@@ -16,7 +16,6 @@ reported to it, uploads are pinned (their buffers are not freed to the pool), an
 """
 
 import asyncio
-import struct
 
 import numpy as np
 
@@ -28,7 +27,6 @@ from .buffer_pool import BufferPool
 from .device import UNIFORM_BLOCK, UNIFORM_RING
 from .wgsl import ITEMSIZE_ON_GPU, MAX_RANK
 
-_WORD_CODES = {int: "i", float: "f", bool: "i"}
 # Freed buffers are reused only after the work that may read them is submitted; scopes do not submit, so a
 # submit is forced once this much freed memory waits (a loop of scopes over big tensors stays within it).
 PENDING_LIMIT = 32 << 20
@@ -227,10 +225,7 @@ class WebGPUBackend:
         if self._uniform_end + UNIFORM_BLOCK > UNIFORM_RING:
             self.flush()
         offset = self._uniform_end
-        if isinstance(uniforms, dict):
-            nbytes = shader.uniforms.pack_into(self._uniforms, offset, uniforms)
-        else:
-            nbytes = self._pack_words(shader, offset, uniforms)
+        nbytes = shader.uniforms.pack_into(self._uniforms, offset, uniforms)
         buffer_ids = [a.buffer for a in arrays]
         self.device.dispatch(shader.key, buffer_ids, offset, workgroups)
         if self.recording is not None:
@@ -239,20 +234,6 @@ class WebGPUBackend:
         self._recorded += 1
         if self._recorded >= self.batch_size:
             self.flush()
-
-    def _pack_words(self, shader, offset, uniforms):
-        if len(uniforms) > UNIFORM_BLOCK // 4:
-            raise ValueError(
-                f"{shader.key}: {len(uniforms)} uniform words, more than the {UNIFORM_BLOCK // 4} a block holds"
-            )
-        try:
-            fmt = "<" + "".join(map(_WORD_CODES.__getitem__, map(type, uniforms)))
-            struct.pack_into(fmt, self._uniforms, offset, *uniforms)
-        except (KeyError, struct.error) as e:
-            raise ValueError(
-                f"{shader.key}: uniforms must be Python ints, floats and bools that fit 32-bit words; got {uniforms}"
-            ) from e
-        return 4 * len(uniforms)
 
     def _validate(self, shader, arrays, workgroups):
         if len(arrays) != shader.n_in + shader.n_out:

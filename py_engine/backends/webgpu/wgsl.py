@@ -1,6 +1,4 @@
-"""WGSL building blocks shared by every kernel: the uniform block, bindings, thread indexing."""
-
-import functools
+"""WGSL building blocks shared by every kernel: dtypes on the GPU, math helpers, bindings, thread indexing."""
 
 F32, I32, BOOL = "float32", "int32", "bool"
 ELEMENT = {F32: "f32", I32: "i32", BOOL: "u32"}  # bool lives on the GPU as u32: storage has no 1-byte type
@@ -9,13 +7,6 @@ MAX_RANK = 8
 WORKGROUP = 64
 MAX_GROUPS = 65535
 
-WORD_BLOCK = """
-struct Uniforms { w: array<vec4<u32>, 16> }
-@group(0) @binding(0) var<uniform> u: Uniforms;
-fn word(i: u32) -> u32 { return u.w[i >> 2u][i & 3u]; }
-fn iword(i: u32) -> i32 { return bitcast<i32>(word(i)); }
-fn fword(i: u32) -> f32 { return bitcast<f32>(word(i)); }
-"""
 BASICS = """
 // NaN and infinities from bit patterns: through a parameter, because Chrome's compiler (Tint)
 // rejects `bitcast<f32>(0x7fc00000u)` as a constant expression whose value is not a finite f32.
@@ -30,7 +21,6 @@ fn log_safe(x: f32) -> f32 {
   return log(x);
 }
 """
-PRELUDE = WORD_BLOCK + BASICS
 
 
 class Shader:
@@ -39,7 +29,7 @@ class Shader:
 
     __slots__ = ("key", "n_in", "n_out", "source", "uniforms")
 
-    def __init__(self, key, source, n_in, n_out, uniforms=None):
+    def __init__(self, key, source, n_in, n_out, uniforms):
         self.key, self.source, self.n_in, self.n_out, self.uniforms = key, source, n_in, n_out, uniforms
 
 
@@ -86,9 +76,3 @@ def broadcast_strides(shape, out_shape):
     lead = len(out_shape) - len(shape)
     own = strides(shape)
     return [0] * lead + [0 if shape[d] == 1 and out_shape[d + lead] != 1 else own[d] for d in range(len(shape))]
-
-
-@functools.cache
-def from_bool(dtype, expr):
-    """WGSL expression turning a bool into the storage type of dtype."""
-    return {F32: f"select(0.0, 1.0, {expr})", I32: f"select(0, 1, {expr})", BOOL: f"select(0u, 1u, {expr})"}[dtype]
