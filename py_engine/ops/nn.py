@@ -22,6 +22,7 @@ from .. import dtypes
 from ..engine import ENGINE
 from ..errors import DTypeError, ShapeError
 from ..tensor import Tensor
+from ..windows import window_output_hw
 from .check import axes as normalize_axes
 from .check import int_tuple, rank_is
 from .convert import as_temporary, release
@@ -95,7 +96,7 @@ def _window_attrs(op, x, window, strides, padding, dilations=(1, 1), what="filte
     in_hw = x.shape[-3:-1]
     extent = tuple((k - 1) * d + 1 for k, d in zip(window, dilations))
     pad = _padding(op, padding, in_hw, extent, strides)
-    out = [(n + a + b - e) // s + 1 for n, (a, b), e, s in zip(in_hw, pad, extent, strides)]
+    out = window_output_hw(in_hw, window, strides, pad, dilations)
     if min(out) <= 0:
         dilated = f" (dilated to {extent[0]}x{extent[1]})" if tuple(dilations) != (1, 1) else ""
         raise ShapeError(
