@@ -62,7 +62,8 @@ class Program:
     name: the kernel's name (in errors and the pipeline cache key).
     wgsl: the shader source with `@compute @workgroup_size(...) fn main(...)`, using the declarations below.
     inputs: the binding names of the input tensors, in the order pe.run_kernel passes them.
-    uniforms: {field: WGSL type} of the struct `params` (u32, i32, f32, vec2/3/4<T>, array<vec4<T>, N>).
+    uniforms: {field: type} of the struct `params` (u32, i32, f32, vec2/3/4<T>, array<vec4<T>, N>, or T[n]: an
+    array read with params_<field>(k)).
     dispatch: plan(*inputs, **attrs) -> Dispatch, given each input's shape, dtype and size and the attrs.
     """
 
