@@ -62,6 +62,8 @@ class Tape:
             for i, g, x, need in zip(node.input_ids, din, node.inputs, node.needs):
                 if g is None or not need or x.dtype != dtypes.float32:
                     continue
+                if callable(g):  # computed only now that it is needed
+                    g = g()
                 if g.shape != x.shape:
                     raise ShapeError(f"gradient of {node.kernel!r} has shape {g.shape}, its input has shape {x.shape}")
                 grads[i] = g if i not in grads else add(grads[i], g)

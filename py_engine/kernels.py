@@ -49,7 +49,9 @@ def kernel(name, backend):
 
 
 def register_gradient(kernel_name, fn=None):
-    """Register fn(dy, inputs, outputs, attrs) -> one gradient (or None) per input. Usable as a decorator."""
+    """Register fn(dy, inputs, outputs, attrs) -> one gradient per input: a tensor, None, or a function of no
+    arguments that computes it (called only for an input whose gradient is needed: a matmul with a data operand
+    skips that operand's product). Usable as a decorator."""
     if fn is None:
         return lambda f: register_gradient(kernel_name, f)
     _GRADIENTS[kernel_name] = fn

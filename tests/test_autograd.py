@@ -67,6 +67,21 @@ def test_only_ops_that_touch_watched_tensors_are_recorded():
     assert tapes[0].nodes == []  # the tape was emptied and its saved tensors released
 
 
+def test_an_input_that_needs_no_gradient_costs_no_backward_kernel():
+    """A layer's input is data: its gradient (dy @ w.T, a convolution's BackpropInput) is never computed."""
+    w = pe.variable(np.ones((4, 3), np.float32), name="w")
+    f = pe.variable(np.ones((3, 3, 2, 5), np.float32), name="f")
+    x, image = pe.ones((2, 4)), pe.ones((1, 6, 6, 2))
+
+    def kernels(loss):
+        info = pe.profile(lambda: pe.dispose(pe.variable_grads(loss)))
+        return sorted(r.name for r in info.kernels if r.name in ("BatchMatMul", "Conv2D") or "Backprop" in r.name)
+
+    assert kernels(lambda: (x @ w).sum()) == ["BatchMatMul", "BatchMatMul"]  # forward, dw
+    assert kernels(lambda: pe.conv2d(image, f, 1, "same").sum()) == ["Conv2D", "Conv2DBackpropFilter"]
+    pe.dispose([w, f, x, image])
+
+
 def test_gradient_through_views():
     x = pe.tensor([[1.0, 2.0], [3.0, 4.0]])
     g = pe.grad(lambda t: (t.reshape((4,)) * pe.tensor([1.0, 2.0, 3.0, 4.0])).sum())(x)

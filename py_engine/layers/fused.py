@@ -83,8 +83,14 @@ def _fused_gradient(conv_kernel):
         x, w = ins[:2]
         dz = _activation_grad(attrs["activation"], dy, outs[0])
         conv = {"strides": attrs["strides"], "pad": attrs["pad"], "dilations": attrs["dilations"]}
-        dx = ENGINE.run_kernel(f"{conv_kernel}BackpropInput", (dz, w), {**conv, "input_shape": x.shape})
-        dfilter = ENGINE.run_kernel(f"{conv_kernel}BackpropFilter", (x, dz), {**conv, "filter_shape": w.shape})
+
+        # each only when needed (the tape calls them): the first layer's input, the data, needs no gradient
+        def dx():
+            return ENGINE.run_kernel(f"{conv_kernel}BackpropInput", (dz, w), {**conv, "input_shape": x.shape})
+
+        def dfilter():
+            return ENGINE.run_kernel(f"{conv_kernel}BackpropFilter", (x, dz), {**conv, "filter_shape": w.shape})
+
         return (dx, dfilter) if len(ins) == 2 else (dx, dfilter, reduce_sum(dz, (0, 1, 2)))
 
     return gradient

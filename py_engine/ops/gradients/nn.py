@@ -7,9 +7,11 @@ from ...kernels import register_gradient
 def _conv_gradient(kernel):
     def gradient(dy, ins, outs, attrs):
         x, filter = ins
-        dx = ENGINE.run_kernel(f"{kernel}BackpropInput", (dy, filter), {**attrs, "input_shape": x.shape})
-        dfilter = ENGINE.run_kernel(f"{kernel}BackpropFilter", (x, dy), {**attrs, "filter_shape": filter.shape})
-        return dx, dfilter
+        # each only when needed: the first layer's input (the data) needs no gradient
+        return (
+            lambda: ENGINE.run_kernel(f"{kernel}BackpropInput", (dy, filter), {**attrs, "input_shape": x.shape}),
+            lambda: ENGINE.run_kernel(f"{kernel}BackpropFilter", (x, dy), {**attrs, "filter_shape": filter.shape}),
+        )
 
     register_gradient(kernel, gradient)
 
