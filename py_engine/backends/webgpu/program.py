@@ -139,17 +139,19 @@ class Uniforms:
         return ValueError(f"{self.owner}: {what} (declared: {', '.join(f.name for f in self.fields) or 'none'})")
 
     def _check(self, f, value):
-        if f.kind == "f32":
-            if isinstance(value, bool) or not isinstance(value, (int, float)):
-                raise TypeError(f"{self.owner}: uniform {f.name!r} is f32, got {value!r}")
+        try:
+            struct.pack(_CODE[f.kind], value)
             return
+        except struct.error:
+            pass
+        if f.kind == "f32":
+            raise TypeError(f"{self.owner}: uniform {f.name!r} is f32, got {value!r}")
         try:
             v = operator.index(value)
         except TypeError:
             raise TypeError(f"{self.owner}: uniform {f.name!r} is {f.kind}, got {value!r} (an integer)") from None
         low, high = _RANGE[f.kind]
-        if not low <= v < high:
-            raise ValueError(f"{self.owner}: uniform {f.name!r} = {v} is out of the {f.kind} range [{low}, {high - 1}]")
+        raise ValueError(f"{self.owner}: uniform {f.name!r} = {v} is out of the {f.kind} range [{low}, {high - 1}]")
 
 
 @dataclass(frozen=True)

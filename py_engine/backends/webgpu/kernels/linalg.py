@@ -36,18 +36,9 @@ REGISTER, TILED = "register-blocked", "tiled"
 TM, TN = 16, 4  # register-blocked: outputs per thread (rows, columns); TN is a multiple of 4 (vec4 accumulators)
 # The uniforms of every GEMM: C's shape, segments and steps, A's and B's strides, the workgroup grid's base
 # (a grid wider than 65535 goes out as several dispatches) and the segments per slab of a split reduction.
-GEMM_UNIFORMS = (
-    ("rows", "u32"),
-    ("cols", "u32"),
-    ("segments", "u32"),
-    ("steps", "u32"),
-    ("a_t", "u32"),
-    ("b_t", "u32"),
-    ("b_n", "u32"),
-    ("x_base", "u32"),
-    ("y_base", "u32"),
-    ("z_base", "u32"),
-    ("chunk", "u32"),
+GEMM_UNIFORMS = tuple(
+    (name, "u32")
+    for name in ("rows", "cols", "segments", "steps", "a_t", "b_t", "b_n", "x_base", "y_base", "z_base", "chunk")
 )
 
 SLAB = "struct Slab { a: i32, b: u32, c: u32, s0: u32, s1: u32 }\n"

@@ -60,20 +60,8 @@ POOL_UNIFORMS = dict.fromkeys(("h", "w", "c", "oh", "ow", "kh", "kw", "sh", "sw"
 
 def _pool_uniforms(count, input_shape, out_hw, ksize, strides, pad):
     (_, h, w, c), (oh, ow), (kh, kw), (sh, sw) = input_shape, out_hw, ksize, strides
-    return {
-        "count": count,
-        "h": h,
-        "w": w,
-        "c": c,
-        "oh": oh,
-        "ow": ow,
-        "kh": kh,
-        "kw": kw,
-        "sh": sh,
-        "sw": sw,
-        "top": pad[0][0],
-        "left": pad[1][0],
-    }
+    values = (h, w, c, oh, ow, kh, kw, sh, sw, pad[0][0], pad[1][0])  # in POOL_UNIFORMS' order
+    return {"count": count, **dict(zip(POOL_UNIFORMS, values))}
 
 
 def _pool_shader(key, body, inputs, output=("out", F32), helpers=POOL):
@@ -193,15 +181,8 @@ register_kernel("AvgPoolGrad", "webgpu", _avg_pool_grad)
 # ---- resizing ---------------------------------------------------------------------------------------
 # Per axis (0: y, 1: x): input and output size and scale; then half_pixel_centers and align_corners, and per
 # shader `inner` (channels, or the elements after the summed axis) and `first` (the axis's entries in ranges).
-RESIZE_UNIFORMS = {
-    "inner": "u32",
-    "first": "u32",
-    "half_pixel_centers": "u32",
-    "align_corners": "u32",
-    "in_size": "u32[2]",
-    "out_size": "u32[2]",
-    "scale": "f32[2]",
-}
+RESIZE_UNIFORMS = dict.fromkeys(("inner", "first", "half_pixel_centers", "align_corners"), "u32")
+RESIZE_UNIFORMS |= {"in_size": "u32[2]", "out_size": "u32[2]", "scale": "f32[2]"}
 
 # Source index of output index o along axis a, as the numpy kernels compute it.
 AXIS_FNS = {
@@ -238,16 +219,8 @@ def _scale(n_in, n_out, align_corners):
 
 def _resize_uniforms(count, inner, first, input_hw, output_hw, align_corners, half_pixel_centers):
     scale = [_scale(n_in, n_out, align_corners) for n_in, n_out in zip(input_hw, output_hw)]
-    return {
-        "count": count,
-        "inner": inner,
-        "first": first,
-        "half_pixel_centers": int(half_pixel_centers),
-        "align_corners": int(align_corners),
-        "in_size": input_hw,
-        "out_size": output_hw,
-        "scale": scale,
-    }
+    values = {"count": count, "inner": inner, "first": first, "half_pixel_centers": int(half_pixel_centers)}
+    return values | {"align_corners": int(align_corners), "in_size": input_hw, "out_size": output_hw, "scale": scale}
 
 
 def _resize_program(key, body, inputs, outputs, kind, helpers=""):

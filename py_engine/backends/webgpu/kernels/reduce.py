@@ -27,17 +27,14 @@ LOWEST = {F32: "f32_from_bits(0xff800000u)", I32: "bitcast<i32>(0x80000000u)"}
 HIGHEST = {F32: "f32_from_bits(0x7f800000u)", I32: "2147483647"}
 ZERO = {F32: "0.0", I32: "0", BOOL: "0u"}
 
-REDUCE_UNIFORMS = {
-    **dict.fromkeys(("rows", "n", "chunks", "chunk_len"), "u32"),
-    "mean_count": "f32",
-    "exclusive": "u32",
-    "reverse": "u32",
-    **{
-        f"{view}_{part}": f"u32[{MAX_RANK}]" if part != "rank" else "u32"
-        for view in ("row", "red")
-        for part in ("rank", "shape", "strides")
-    },
-}
+REDUCE_UNIFORMS = dict.fromkeys(("rows", "n", "chunks", "chunk_len", "exclusive", "reverse"), "u32")
+REDUCE_UNIFORMS["mean_count"] = "f32"
+for _view in ("row", "red"):  # a view of the input: its rank, shape and strides
+    REDUCE_UNIFORMS |= {
+        f"{_view}_rank": "u32",
+        f"{_view}_shape": f"u32[{MAX_RANK}]",
+        f"{_view}_strides": f"u32[{MAX_RANK}]",
+    }
 
 
 def _view_offset(view):
@@ -101,11 +98,8 @@ def _uniforms(rows, n, chunks, chunk_len, row_dims, red_dims, mean_count=0.0, ex
     values = {"rows": rows, "n": n, "chunks": chunks, "chunk_len": chunk_len, "mean_count": mean_count}
     values |= {"exclusive": exclusive, "reverse": reverse}
     for view, dims in (("row", row_dims), ("red", red_dims)):
-        values |= {
-            f"{view}_rank": len(dims),
-            f"{view}_shape": [d[0] for d in dims],
-            f"{view}_strides": [d[1] for d in dims],
-        }
+        values[f"{view}_rank"], values[f"{view}_shape"] = len(dims), [size for size, _ in dims]
+        values[f"{view}_strides"] = [stride for _, stride in dims]
     return values
 
 
