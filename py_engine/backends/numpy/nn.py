@@ -7,6 +7,7 @@ import numpy as np
 from numpy.lib.stride_tricks import sliding_window_view
 
 from ...kernels import register_kernel
+from ...windows import window_output_hw
 
 _BLOCK = 1 << 22  # im2col elements per matmul: bounds the extra memory a big convolution needs
 
@@ -24,7 +25,8 @@ def _crop(padded, pad, height, width):
 
 
 def _out_hw(padded_shape, window, strides, dilations=(1, 1)):
-    return tuple((n - (k - 1) * d - 1) // s + 1 for n, k, s, d in zip(padded_shape[1:3], window, strides, dilations))
+    """The output (height, width) over an input already padded."""
+    return window_output_hw(padded_shape[1:3], window, strides, ((0, 0), (0, 0)), dilations)
 
 
 def _taps(window, strides, dilations, out_hw):
