@@ -16,6 +16,7 @@ import numpy as np
 from . import dtypes
 from .engine import ENGINE
 from .errors import DTypeError, ShapeError
+from .train.callbacks import ProgressReporter
 
 
 def from_pixels(data, height, width, channels=3):
@@ -78,8 +79,6 @@ def training_progress(every="epoch"):
     In the page, `playground.events("training")` lists them, and each is also a DOM event "playground:training".
     every="batch" posts after each batch too (fit then reads the loss back every batch).
     """
-    from .train.callbacks import ProgressReporter
-
     return ProgressReporter(lambda message: post("training", message), every=every)
 
 

@@ -5,7 +5,7 @@ from dataclasses import dataclass
 
 import numpy as np
 
-from . import dtypes
+from . import dtypes, ops
 from .autograd import stop_recording
 from .engine import ENGINE
 from .tensor import Tensor
@@ -42,8 +42,6 @@ class TensorStats:
 
 def _exact(n):
     """An int32 scalar tensor as two float32 scalars, its high and low 16 bits (both exact)."""
-    from . import ops
-
     return [ops.cast(ops.floor_div(n, _SPLIT), dtypes.float32), ops.cast(ops.mod(n, _SPLIT), dtypes.float32)]
 
 
@@ -53,8 +51,6 @@ def _joined(high, low):
 
 def _device_stats(x):
     """One float32 vector with everything inspect reports; see _decode for its layout."""
-    from . import ops
-
     if x.dtype == dtypes.float32:
         finite = ops.less(ops.abs(x), float("inf"))  # NaN is not less than anything
         count = ops.sum(finite)

@@ -19,6 +19,7 @@ from typing import ClassVar
 import numpy as np
 
 from .. import dtypes
+from ..autograd import variable_grads
 from ..engine import ENGINE
 from ..errors import DisposedTensorError, DTypeError, ShapeError
 from ..fresh import fresh_tensors
@@ -185,8 +186,6 @@ class Optimizer:
     def minimize(self, loss_fn, var_list=None, return_cost=False):
         """TF.js's minimize: the gradients of loss_fn() for var_list (default every trainable variable it uses),
         one update, the gradients disposed. Returns the loss tensor if return_cost (the caller owns it)."""
-        from ..autograd import variable_grads
-
         loss, gradients = variable_grads(loss_fn, var_list)
         try:
             self.apply_gradients(gradients)
