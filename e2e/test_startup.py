@@ -1,57 +1,65 @@
-"""The page's boot path (static/worker.js): the engine wheel unpacked without micropip, and the bytecode cache that
-lets a later visit import numpy, py_engine and the page's modules without compiling them again."""
+"""The page's boot path (static/worker.js, static/startup_cache.js): the engine wheel unpacked without micropip, and
+what a boot stores in Cache Storage for the next one (Pyodide's memory snapshot, the imported modules' bytecode)."""
 
 from conftest import BOOT_TIMEOUT_MS, Playground
+from playwright.sync_api import Error as PageError
 
 UNCHECKED_HASH_PYC = 1  # PEP 552 flags word of a .pyc used without looking at its source
 
 IMPORTED = """
-import sys
+import random, sys
 import numpy, py_engine, playground
 flags = [int.from_bytes(open(m.__spec__.cached, "rb").read()[4:8], "little") for m in (numpy, py_engine, playground)]
-{"micropip": "micropip" in sys.modules, "engine": py_engine.__file__, "flags": flags,
+{"micropip": "micropip" in sys.modules, "engine": py_engine.__file__, "flags": flags, "random": random.random(),
  "sum": (await (pe.tensor([1.0, 2.0, 3.0]) * 2.0).sum().data()).item()}
 """
 
 
-def stored_bytecode(page):
-    """How many .pyc files the page stored after its boot found none cached."""
-    page.page.wait_for_function("() => playground.bytecodeCached !== undefined", timeout=BOOT_TIMEOUT_MS)
-    stored = page.page.evaluate("playground.bytecodeCached")
-    assert isinstance(stored, int) and stored > 0, stored
-    return stored
+def stored(page):
+    """What the page stored for the next boot (it stores once its boot found something missing from the cache)."""
+    try:
+        page.page.wait_for_function("() => playground.startupCache !== undefined", timeout=BOOT_TIMEOUT_MS)
+    except PageError as e:
+        raise AssertionError(f"the page stored nothing: {e}\n" + "\n".join(page.console[-20:])) from None
+    return page.page.evaluate("playground.startupCache")
 
 
-def test_the_engine_installs_without_micropip_and_a_second_visit_imports_the_cached_bytecode(
+def test_a_first_visit_installs_without_micropip_and_later_ones_boot_from_its_snapshot_and_bytecode(
     webgpu_browser, server_url
 ):
-    context = webgpu_browser.new_context()  # one profile: both visits share its Cache Storage
+    context = webgpu_browser.new_context()  # one profile: the visits share its Cache Storage
     try:
         first = Playground(webgpu_browser, server_url, context)
-        assert first.info["backend"] == "webgpu" and first.info["bytecode_cached_files"] == 0
+        assert first.info["backend"] == "webgpu"
+        assert first.info["pyodide_from_snapshot"] is False and first.info["bytecode_cached_files"] == 0
         fetched = [r.url for r in first.requests]
         assert not [url for url in fetched if "micropip" in url or "packaging" in url], fetched
         assert len([url for url in fetched if "/engine/" in url]) == 1, fetched
         got = first.run(IMPORTED)
         assert got["micropip"] is False and got["engine"].startswith("/lib/python3.12/site-packages/py_engine/")
         assert got["sum"] == 12.0
-        stored = stored_bytecode(first)
-        # numpy, py_engine and the page's modules at least, each one .pyc per imported module
-        assert stored > 100, stored
+        kept = stored(first)
+        # numpy, py_engine and the page's modules: one .pyc per imported module; the snapshot is Pyodide's heap
+        assert kept["bytecode_files"] > 100 and kept["snapshot_bytes"] > 10_000_000, kept
 
-        second = Playground(webgpu_browser, server_url, context)
-        assert second.info["backend"] == "webgpu" and second.info["bytecode_cached_files"] == stored
-        got = second.run(IMPORTED)
-        assert got["flags"] == [UNCHECKED_HASH_PYC] * 3 and got["sum"] == 12.0
-        assert second.page.evaluate("playground.bytecodeCached") is None  # a boot that found its bytecode stores none
+        later = [Playground(webgpu_browser, server_url, context) for _ in range(2)]
+        draws = []
+        for page in later:
+            assert page.info["backend"] == "webgpu" and page.info["pyodide_from_snapshot"] is True
+            assert page.info["bytecode_cached_files"] == kept["bytecode_files"]
+            got = page.run(IMPORTED)
+            assert got["flags"] == [UNCHECKED_HASH_PYC] * 3 and got["sum"] == 12.0 and got["micropip"] is False
+            assert page.page.evaluate("playground.startupCache") is None  # nothing was missing: nothing stored
+            draws.append(got["random"])
+        assert draws[0] != draws[1]  # the snapshot froze random's state: each restore reseeds it
     finally:
         context.close()
 
 
-def test_a_changed_module_misses_the_cache_and_replaces_the_old_entry(webgpu_browser, server_url):
+def test_a_changed_module_misses_the_bytecode_and_a_broken_snapshot_is_replaced(webgpu_browser, server_url):
     context = webgpu_browser.new_context()
     try:
-        stored = stored_bytecode(Playground(webgpu_browser, server_url, context))
+        kept = stored(Playground(webgpu_browser, server_url, context))
 
         def changed(route):
             response = route.fetch()
@@ -59,16 +67,23 @@ def test_a_changed_module_misses_the_cache_and_replaces_the_old_entry(webgpu_bro
 
         context.route("**/playground_display.py", changed)
         edited = Playground(webgpu_browser, server_url, context)
-        assert edited.info["bytecode_cached_files"] == 0
-        assert edited.run(
-            "import playground_display\nopen(playground_display.__file__).read().endswith('another key\\n')"
-        )
-        assert stored_bytecode(edited) == stored
+        assert edited.info["pyodide_from_snapshot"] is True and edited.info["bytecode_cached_files"] == 0
+        code = "import playground_display\nopen(playground_display.__file__).read().endswith('another key\\n')"
+        assert edited.run(code) is True
+        assert stored(edited) == {"bytecode_files": kept["bytecode_files"]}
         context.unroute("**/playground_display.py")
 
-        # the edited boot's entry replaced the first one: the original sources miss again, then store theirs
+        # the edited boot's entry replaced the first one: the original sources miss again
+        edited.page.evaluate(
+            """async () => {
+                const cache = await caches.open("pyodide-snapshot-v1");
+                for (const key of await cache.keys()) await cache.put(key, new Response(new Uint8Array(64)));
+            }"""
+        )
         original = Playground(webgpu_browser, server_url, context)
         assert original.info["bytecode_cached_files"] == 0
-        assert stored_bytecode(original) == stored
+        assert original.info["pyodide_from_snapshot"] is False  # the broken snapshot was refused, then replaced
+        assert stored(original) == kept
+        assert original.run("(await (pe.tensor([1.0, 2.0]) * 3.0).sum().data()).item()") == 9.0
     finally:
         context.close()

@@ -4,8 +4,9 @@
 // window.playground (for the devtools console and the e2e tests; every call goes to the worker):
 //   ready                  Promise -> {backend: "webgpu"|"numpy", adapter: {vendor, architecture, device,
 //                          description, adapter_type} | null, fallback_reason: str|null, details: pe.backend_info(),
-//                          backend_start_ms, warmup_ms, pyodide_version, bytecode_cached_files (.pyc files the
-//                          boot took from the browser's bytecode cache: 0 on a first visit),
+//                          backend_start_ms, warmup_ms, pyodide_version, pyodide_from_snapshot (booted from the
+//                          last visit's memory snapshot), bytecode_cached_files (.pyc files taken from the cache; 0 on
+//                          a first visit; see static/startup_cache.js),
 //                          timings: {pyodide_boot_ms, packages_ms, engine_install_ms, bytecode_restore_ms, import_ms,
 //                          engine_start_ms},
 //                          ready_ms (since navigation start)}; rejects with the reason if the runtime cannot start.
@@ -56,8 +57,9 @@
 //                          files model.save wrote; class names in modelJson.userDefinedMetadata.teach); download()
 //                          saves those files; loadModel([File | {name, blob}]) loads such files back -> {classes}
 //   state                  "starting" | "ready" | "failed"
-//   bytecodeCached         undefined until a boot that found no cached bytecode has stored its own: then how many
-//                          .pyc files (the next visit's imports skip compiling them), or "failed: reason"
+//   startupCache           undefined until a boot that found its snapshot or bytecode missing from the browser's
+//                          cache has stored them for the next boot: then {snapshot_bytes?, bytecode_files?} (what was
+//                          stored) or {error}
 //   lastMemory             the latest memory() snapshot, updated after every request (null before the first); each
 //                          also fires the DOM event "playground:memory" with {memory, stats: pe.stats()} as `detail`
 //   onDeviceLost           null or the reason, once the GPU device was lost
@@ -111,7 +113,7 @@
 
   const playground = {
     ready: null,
-    bytecodeCached: undefined,
+    startupCache: undefined,
     runPython: (code) => request("run", { code: String(code) }),
     run: () => runFromUI(),
     running: null,
@@ -182,7 +184,7 @@
         break;
       }
       case "failed": bootFailed(m.error); break;
-      case "bytecode-cached": playground.bytecodeCached = m.error ? `failed: ${m.error}` : m.files; break;
+      case "cache-stored": playground.startupCache = m.error ? { error: m.error } : m.stored; break;
       case "run":
         playground.running = m.running ? m.run : null;
         setRuntimeControls();

@@ -15,9 +15,9 @@
 //   worker -> page  {id, ok: true, value} | {id, ok: false, error}    one reply per request
 //                   {event: "status", text}       boot progress
 //                   {event: "ready", info}         engine started (backend, adapter, fallback_reason, timings,
-//                                                  bytecode_cached_files: .pyc files taken from the bytecode cache)
-//                   {event: "bytecode-cached", files, error?}  after a boot that found no cached bytecode: what
-//                                                  this boot's imports compiled is stored for the next visit
+//                                                  pyodide_from_snapshot, bytecode_cached_files: see startup_cache.js)
+//                   {event: "cache-stored", stored: {snapshot_bytes?, bytecode_files?} | error}  after a boot that
+//                                                  found either missing from the cache: what it stored for the next one
 //                   {event: "failed", error}       boot failed; every request then fails with this error
 //                   {event: "run", run: id, running}  a run ("run" or "exec") started / ended (before its reply)
 //                   {event: "output", chunks: [{stream: "stdout"|"stderr", text}], dropped}  what the code printed,
@@ -32,7 +32,7 @@
 // next request starts, so the page never sees a half-run program.
 "use strict";
 
-importScripts("bridge.js", "teach_worker.js");
+importScripts("bridge.js", "teach_worker.js", "startup_cache.js");
 
 const backendAtStart = new URL(self.location.href).searchParams.get("backend") || "webgpu";
 const PYTHON_MODULES = ["playground.py", "playground_run.py", "playground_display.py", "teach.py"];
@@ -70,31 +70,35 @@ async function download(url, as) {
   return as === "text" ? response.text() : response.arrayBuffer();
 }
 
-// Boot order: everything that needs no Python (the engine wheel, the page's modules) downloads while Pyodide
-// compiles; the wheel is unpacked straight into site-packages (a pure-Python wheel needs no installer, and micropip
-// would cost a package load and an import); the bytecode of the last visit (bytecode cache below) goes into place
-// before the first import.
+// Boot order: everything that needs no Python (the engine wheel, the page's modules) downloads while Pyodide boots
+// (from the last visit's memory snapshot when there is one, static/startup_cache.js); the wheel is unpacked straight
+// into site-packages (a pure-Python wheel needs no installer, and micropip would cost a package load and an import);
+// the last visit's bytecode goes into place before the first import. What this boot could not take from the cache
+// is stored after "ready" (storeForNextBoot).
+let toStore = [], bytecodeToPack = null; // the snapshot to store; the key of the bytecode to pack and store
+
 async function boot() {
   const config = await (await fetch("config.json", { cache: "no-store" })).json();
   const indexURL = new URL(config.pyodide_index_url, self.location.href).href;
   const wheel = download(new URL(config.engine_wheel_url, self.location.href).href, "bytes");
   const sources = Promise.all(PYTHON_MODULES.map((name) => download(name, "text")));
   wheel.catch(() => {}); sources.catch(() => {}); // awaited below; an early failure must not go unhandled meanwhile
-  pyodide = await timed("pyodide_boot_ms", () => {
+  const booted = await timed("pyodide_boot_ms", () => {
     importScripts(indexURL + "pyodide.js");
-    return loadPyodide({ indexURL });
+    return startupCache.bootPyodide(indexURL);
   });
+  pyodide = booted.pyodide;
+  toStore = booted.toStore;
   await timed("packages_ms", () => pyodide.loadPackage([...new Set(["numpy", ...(config.packages || [])])]));
   await timed("engine_install_ms", async () => {
-    pyodide.unpackArchive(await wheel, "zip", { extractDir: pyodide.runPython(SITE_PACKAGES) });
+    pyodide.unpackArchive(await wheel, "zip", { extractDir: pyodide.runPython(startupCache.SITE_PACKAGES) });
   });
   self.peBridge.heap = () => pyodide._module.HEAPU8;
   self.peBridge.onLost((reason) => post({ event: "device-lost", reason }));
   const texts = await sources;
   PYTHON_MODULES.forEach((name, i) => pyodide.FS.writeFile("/home/pyodide/" + name, texts[i]));
-  const cacheKey = await bytecodeKey([pyodide.version, indexURL, config.engine_wheel_url, ...(config.packages || []), ...texts]);
-  const bytecodeFiles = await timed("bytecode_restore_ms", () => restoreBytecode(cacheKey));
-  if (!bytecodeFiles) bytecodeToSave = cacheKey;
+  const bytecodeKey = await startupCache.bytecodeKey([pyodide.version, indexURL, config.engine_wheel_url, config.packages, texts]);
+  const bytecodeFiles = await timed("bytecode_restore_ms", () => startupCache.restoreBytecode(pyodide, bytecodeKey));
   pyodide.setStdout({ batched: (line) => printed("stdout", line) });
   pyodide.setStderr({ batched: (line) => printed("stderr", line) });
   await timed("import_ms", () => {
@@ -102,84 +106,30 @@ async function boot() {
     py = pyodide.pyimport("playground");
     runner = pyodide.pyimport("playground_run");
   });
+  if (!bytecodeFiles) bytecodeToPack = bytecodeKey;
   if (interruptBuffer) setInterruptBuffer(interruptBuffer);
   const info = await timed("engine_start_ms", async () => plain(await py.start(backendAtStart)));
-  return { ...info, pyodide_version: pyodide.version, bytecode_cached_files: bytecodeFiles, timings: { ...timings } };
+  return {
+    ...info,
+    pyodide_version: pyodide.version,
+    pyodide_from_snapshot: booted.fromSnapshot,
+    bytecode_cached_files: bytecodeFiles,
+    timings: { ...timings },
+  };
 }
 
-// Bytecode cache. Pyodide's stdlib and package wheels carry only .py files and its file system starts empty, so
-// every visit compiles numpy, py_engine and the page's modules from source again (about 3x the import itself).
-// After the first boot, the .pyc files the imports wrote are stored in the browser's Cache Storage, marked
-// "unchecked hash-based" (PEP 552: used without comparing them with their source, whose mtime is the time of this
-// visit's unpacking), under a key that hashes everything they were compiled from: the Pyodide version and URL
-// (numpy is pinned by its lock file), the engine wheel's content-addressed URL, the packages, and the module texts.
-// A changed source gives a new key, so a stale .pyc is never used; the entry of an old key is deleted.
-const BYTECODE_CACHE = "py-bytecode-v1";
-// Pyodide's purelib path starts with "//", which names the same folder but not as the prefix of module paths.
-const SITE_PACKAGES = "import sysconfig; '/' + sysconfig.get_path('purelib').lstrip('/')";
-let bytecodeToSave = null; // the key to store this visit's bytecode under, when the cache had none
-
-async function bytecodeKey(parts) {
-  const digest = await crypto.subtle.digest("SHA-256", new TextEncoder().encode(JSON.stringify(parts)));
-  const hex = [...new Uint8Array(digest)].map((b) => b.toString(16).padStart(2, "0")).join("");
-  return new URL(`bytecode/${hex}`, self.location.href).href;
-}
-
-// The cached files written into place; how many (0 when there is no entry, or no Cache Storage: then Python compiles).
-async function restoreBytecode(key) {
-  let archive;
-  try {
-    const response = await (await caches.open(BYTECODE_CACHE)).match(key);
-    if (!response) return 0;
-    archive = new Uint8Array(await response.arrayBuffer());
-  } catch (error) {
-    console.warn("bytecode cache unavailable:", error);
-    return 0;
-  }
-  const indexLength = new DataView(archive.buffer).getUint32(0, true);
-  const index = JSON.parse(new TextDecoder().decode(archive.subarray(4, 4 + indexLength)));
-  let offset = 4 + indexLength;
-  for (const [path, size] of index) {
-    pyodide.FS.mkdirTree(path.slice(0, path.lastIndexOf("/")));
-    pyodide.FS.writeFile(path, archive.subarray(offset, offset + size));
-    offset += size;
-  }
-  return index.length;
-}
-
-// [u32 index length][index JSON: [[path, size], ...]][the files' bytes, in index order]
-async function saveBytecode(key) {
-  const packed = pyodide.runPython(`
-import json, os, sys
-def _pack_bytecode(site_packages):
-    roots = (site_packages + "/", "/home/pyodide/")
-    index, chunks = [], []
-    for module in list(sys.modules.values()):
-        cached = getattr(module, "__cached__", None)
-        if isinstance(cached, str) and cached.startswith(roots) and os.path.isfile(cached):
-            with open(cached, "rb") as f:
-                data = bytearray(f.read())
-            data[4:8] = (1).to_bytes(4, "little")  # flags: hash-based, unchecked (PEP 552)
-            index.append([cached, len(data)])
-            chunks.append(bytes(data))
-    return json.dumps(index).encode(), b"".join(chunks)
-_pack_bytecode`);
-  let index, bytes;
-  try {
-    const result = packed(pyodide.runPython(SITE_PACKAGES));
-    [index, bytes] = result.toJs();
-    result.destroy();
-  } finally {
-    packed.destroy();
-  }
-  const archive = new Uint8Array(4 + index.length + bytes.length);
-  new DataView(archive.buffer).setUint32(0, index.length, true);
-  archive.set(index, 4);
-  archive.set(bytes, 4 + index.length);
-  const cache = await caches.open(BYTECODE_CACHE);
-  for (const old of await cache.keys()) await cache.delete(old);
-  await cache.put(key, new Response(archive, { headers: { "Content-Type": "application/octet-stream" } }));
-  return JSON.parse(new TextDecoder().decode(index)).length;
+// After "ready": what the next boot can take from the cache; the page hears what was stored.
+function storeForNextBoot() {
+  const entries = toStore, key = bytecodeToPack;
+  toStore = [];
+  bytecodeToPack = null;
+  // Python packs the bytecode now, before any request runs; storing finishes in the background.
+  const packed = key ? new Promise((resolve) => resolve([startupCache.packBytecode(pyodide, key)])) : Promise.resolve([]);
+  if (!entries.length && !key) return;
+  packed.then((bytecode) => startupCache.store([...entries, ...bytecode])).then(
+    (stored) => post({ event: "cache-stored", stored }),
+    (error) => post({ event: "cache-stored", error: (error && error.message) || String(error) }),
+  );
 }
 
 // What Python prints, batched: one message per FLUSH_MS at most, so a loop that prints fast cannot flood the page.
@@ -274,13 +224,7 @@ async function handle(message) {
 const booted = boot().then(
   (info) => {
     post({ event: "ready", info });
-    // Its Python part runs now, before the first request; storing it finishes in the background.
-    if (bytecodeToSave) {
-      saveBytecode(bytecodeToSave).then(
-        (files) => post({ event: "bytecode-cached", files }),
-        (error) => post({ event: "bytecode-cached", files: 0, error: String(error) }),
-      );
-    }
+    storeForNextBoot();
   },
   (error) => {
     bootError = (error && error.message) || String(error);
