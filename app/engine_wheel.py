@@ -1,4 +1,5 @@
-"""The engine as a pure-Python wheel for micropip, built from the checkout and addressed by content.
+"""The engine as a pure-Python wheel (the page's worker unpacks it into site-packages), built from the checkout and
+addressed by content.
 
 The wheel is built with pip from a clean copy of the build inputs (no stale build/ folder can leak
 removed modules into it), without build isolation (setuptools comes from this environment, so no

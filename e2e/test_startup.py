@@ -8,10 +8,10 @@ UNCHECKED_HASH_PYC = 1  # PEP 552 flags word of a .pyc used without looking at i
 
 IMPORTED = """
 import random, sys
-import numpy, py_engine, playground
+import js, numpy, py_engine, playground
 flags = [int.from_bytes(open(m.__spec__.cached, "rb").read()[4:8], "little") for m in (numpy, py_engine, playground)]
 {"micropip": "micropip" in sys.modules, "engine": py_engine.__file__, "flags": flags, "random": random.random(),
- "sum": (await (pe.tensor([1.0, 2.0, 3.0]) * 2.0).sum().data()).item()}
+ "sum": (await (pe.tensor([1.0, 2.0, 3.0]) * 2.0).sum().data()).item(), "fetched": (await js.fetch("config.json")).status}
 """
 
 
@@ -37,7 +37,7 @@ def test_a_first_visit_installs_without_micropip_and_later_ones_boot_from_its_sn
         assert len([url for url in fetched if "/engine/" in url]) == 1, fetched
         got = first.run(IMPORTED)
         assert got["micropip"] is False and got["engine"].startswith("/lib/python3.12/site-packages/py_engine/")
-        assert got["sum"] == 12.0
+        assert got["sum"] == 12.0 and got["fetched"] == 200
         kept = stored(first)
         # numpy, py_engine and the page's modules: one .pyc per imported module; the snapshot is Pyodide's heap
         assert kept["bytecode_files"] > 100 and kept["snapshot_bytes"] > 10_000_000, kept
@@ -48,7 +48,7 @@ def test_a_first_visit_installs_without_micropip_and_later_ones_boot_from_its_sn
             assert page.info["backend"] == "webgpu" and page.info["pyodide_from_snapshot"] is True
             assert page.info["bytecode_cached_files"] == kept["bytecode_files"]
             got = page.run(IMPORTED)
-            assert got["flags"] == [UNCHECKED_HASH_PYC] * 3 and got["sum"] == 12.0 and got["micropip"] is False
+            assert got["flags"] == [UNCHECKED_HASH_PYC] * 3 and got["sum"] == 12.0 and got["fetched"] == 200
             assert page.page.evaluate("playground.startupCache") is None  # nothing was missing: nothing stored
             draws.append(got["random"])
         assert draws[0] != draws[1]  # the snapshot froze random's state: each restore reseeds it

@@ -1,8 +1,9 @@
 // What one boot of the worker leaves in the browser's Cache Storage so that the next one (a repeat visit, a reload,
 // Restart) does less work; static/worker.js uses it through self.startupCache. Two entries, each replaced whole:
 //
-// - A memory snapshot of Pyodide taken right after its boot, before any package is loaded or any JS object has
-//   entered Python (Pyodide 0.27.7 refuses a snapshot after that: "Unexpected hiwire entry"). Restoring it skips
+// - A memory snapshot of a Pyodide taken right after its boot, before any package is loaded or any JS object has
+//   entered Python (Pyodide 0.27.7 refuses a snapshot after that: "Unexpected hiwire entry"); made after a boot
+//   that found none, in a worker of its own (makeSnapshot). Restoring it skips
 //   the interpreter's start-up and the stdlib imports Pyodide does then. Pyodide checks that the snapshot comes from
 //   the same build and throws otherwise: then the boot starts from scratch and stores a new one. The snapshot froze
 //   `random`'s state, so it is reseeded from the OS after each restore; str hashes keep the seed of the visit that
@@ -68,24 +69,34 @@ _pack_bytecode`;
     return header.getUint32(0, true) === SNAPSHOT_MAGIC && heapStart >= 48 && heap > 0 && heap % WASM_PAGE === 0;
   }
 
-  // Pyodide, from the stored snapshot when there is a usable one; else booted from scratch, with its snapshot
-  // taken at once and returned in `toStore` (kept for after the boot: storing 20 MB should not delay it).
+  // Pyodide, from the stored snapshot when there is a usable one, else booted from scratch.
   async function bootPyodide(indexURL) {
-    const key = await keyURL("pyodide-snapshot", [indexURL]);
-    const snapshot = await read(SNAPSHOT_CACHE, key);
+    const snapshot = await read(SNAPSHOT_CACHE, await snapshotKey(indexURL));
     if (snapshot && !wellFormed(snapshot)) console.warn(`the stored Pyodide snapshot is malformed (${snapshot.length} bytes)`);
     else if (snapshot) {
       try {
         const pyodide = await loadPyodide({ indexURL, _loadSnapshot: snapshot });
         pyodide.runPython("import random; random.seed()");
-        return { pyodide, fromSnapshot: true, toStore: [] };
+        return { pyodide, fromSnapshot: true };
       } catch (error) {
         console.warn("the stored Pyodide snapshot cannot be used, booting from scratch:", error);
       }
     }
+    return { pyodide: await loadPyodide({ indexURL }), fromSnapshot: false };
+  }
+
+  // Boots a Pyodide of its own, only to snapshot it (static/snapshot_worker.js): in snapshot-making mode Pyodide
+  // hands Python a recording proxy of the JS globals, on which native functions such as fetch throw "Illegal
+  // invocation", so the session's own Pyodide never runs in that mode.
+  async function makeSnapshot(indexURL) {
     const pyodide = await loadPyodide({ indexURL, _makeSnapshot: true });
     const bytes = pyodide.makeMemorySnapshot();
-    return { pyodide, fromSnapshot: false, toStore: [{ cacheName: SNAPSHOT_CACHE, key, bytes, what: "snapshot_bytes", count: bytes.length }] };
+    const key = await snapshotKey(indexURL);
+    return store([{ cacheName: SNAPSHOT_CACHE, key, bytes, what: "snapshot_bytes", count: bytes.length }]);
+  }
+
+  function snapshotKey(indexURL) {
+    return keyURL("pyodide-snapshot", [indexURL]);
   }
 
   function bytecodeKey(parts) {
@@ -140,5 +151,5 @@ _pack_bytecode`;
     return stored;
   }
 
-  return { SITE_PACKAGES, bootPyodide, bytecodeKey, restoreBytecode, packBytecode, store };
+  return { SITE_PACKAGES, bootPyodide, makeSnapshot, bytecodeKey, restoreBytecode, packBytecode, store };
 })();

@@ -75,7 +75,7 @@ async function download(url, as) {
 // into site-packages (a pure-Python wheel needs no installer, and micropip would cost a package load and an import);
 // the last visit's bytecode goes into place before the first import. What this boot could not take from the cache
 // is stored after "ready" (storeForNextBoot).
-let toStore = [], bytecodeToPack = null; // the snapshot to store; the key of the bytecode to pack and store
+let snapshotFor = null, bytecodeToPack = null; // what the cache lacked: the Pyodide URL to snapshot; the bytecode's key
 
 async function boot() {
   const config = await (await fetch("config.json", { cache: "no-store" })).json();
@@ -88,7 +88,7 @@ async function boot() {
     return startupCache.bootPyodide(indexURL);
   });
   pyodide = booted.pyodide;
-  toStore = booted.toStore;
+  if (!booted.fromSnapshot) snapshotFor = indexURL;
   await timed("packages_ms", () => pyodide.loadPackage([...new Set(["numpy", ...(config.packages || [])])]));
   await timed("engine_install_ms", async () => {
     pyodide.unpackArchive(await wheel, "zip", { extractDir: pyodide.runPython(startupCache.SITE_PACKAGES) });
@@ -120,16 +120,33 @@ async function boot() {
 
 // After "ready": what the next boot can take from the cache; the page hears what was stored.
 function storeForNextBoot() {
-  const entries = toStore, key = bytecodeToPack;
-  toStore = [];
-  bytecodeToPack = null;
-  // Python packs the bytecode now, before any request runs; storing finishes in the background.
-  const packed = key ? new Promise((resolve) => resolve([startupCache.packBytecode(pyodide, key)])) : Promise.resolve([]);
-  if (!entries.length && !key) return;
-  packed.then((bytecode) => startupCache.store([...entries, ...bytecode])).then(
-    (stored) => post({ event: "cache-stored", stored }),
+  const tasks = [];
+  if (snapshotFor) tasks.push(snapshotInWorker(snapshotFor));
+  // the executor runs now: Python packs the bytecode before any request runs; storing finishes in the background
+  if (bytecodeToPack) tasks.push(new Promise((resolve) => resolve(startupCache.store([startupCache.packBytecode(pyodide, bytecodeToPack)]))));
+  snapshotFor = bytecodeToPack = null;
+  if (!tasks.length) return;
+  Promise.all(tasks).then(
+    (stored) => post({ event: "cache-stored", stored: Object.assign({}, ...stored) }),
     (error) => post({ event: "cache-stored", error: (error && error.message) || String(error) }),
   );
+}
+
+// static/snapshot_worker.js boots a Pyodide of its own, snapshots and stores it, and ends; this one keeps serving.
+function snapshotInWorker(indexURL) {
+  return new Promise((resolve, reject) => {
+    const maker = new Worker("snapshot_worker.js");
+    maker.onmessage = ({ data }) => {
+      maker.terminate();
+      if (data.error) reject(new Error(`Pyodide snapshot: ${data.error}`));
+      else resolve(data.stored);
+    };
+    maker.onerror = (event) => {
+      maker.terminate();
+      reject(new Error(`Pyodide snapshot: ${event.message || "snapshot_worker.js failed to load"}`));
+    };
+    maker.postMessage({ indexURL });
+  });
 }
 
 // What Python prints, batched: one message per FLUSH_MS at most, so a loop that prints fast cannot flood the page.
