@@ -1,8 +1,10 @@
 """The device interface on wgpu-py (CPython). On machines without a GPU it runs on Mesa llvmpipe."""
 
 import asyncio
+import atexit
 import gc
 import time
+import weakref
 
 from ...errors import DeviceLostError, EngineError, KernelCompileError
 from .device import UNIFORM_BLOCK, UNIFORM_RING, DeviceStats
@@ -17,6 +19,17 @@ except ImportError:  # the backend reports this as the reason it cannot start
 # wgpu 0.32). So one device serves the process, a new one is made only after a loss, and none is
 # ever released.
 _DEVICES = []
+# Every WgpuDevice made, to release its wgpu objects before the interpreter tears down: left to the teardown,
+# buffers and bind groups are released in arbitrary order after wgpu's own module state, and the process aborts
+# with "double free or corruption" (wgpu 0.32 on Mesa llvmpipe) after the script has finished.
+_LIVE = weakref.WeakSet()
+
+
+@atexit.register
+def _release_at_exit():
+    for device in list(_LIVE):
+        device.release_objects()
+    gc.collect()
 
 
 def _compiled(key, create):
@@ -53,6 +66,13 @@ class WgpuDevice:
         self._encoder = self._pass = self._pass_pipeline = None
         self._programs = {}  # program id -> (uniform buffer, [(pipeline, bind group, uniform offset, workgroups)])
         self._next_program = 1
+        _LIVE.add(self)
+
+    def release_objects(self):
+        """Drop every wgpu object this device made (at exit: see _LIVE); the device is unusable afterwards."""
+        self._mark_lost("the process is exiting")
+        self._encoder = self._pass = self._pass_pipeline = self._uniforms = None
+        self._buffers, self._pipelines, self._layouts, self._bind_groups, self._programs = {}, {}, {}, {}, {}
 
     @classmethod
     async def create(cls):
