@@ -7,7 +7,8 @@
 //                          backend_start_ms, warmup_ms, pyodide_version, pyodide_from_snapshot (booted from the
 //                          last visit's memory snapshot), bytecode_cached_files (.pyc files taken from the cache; 0 on
 //                          a first visit; see static/startup_cache.js),
-//                          timings: {pyodide_boot_ms, packages_ms, engine_install_ms, bytecode_restore_ms, import_ms,
+//                          timings: {worker_start_ms (navigation start to the worker's start), config_ms,
+//                          pyodide_boot_ms, packages_ms, engine_install_ms, bytecode_restore_ms, import_ms,
 //                          engine_start_ms},
 //                          ready_ms (since navigation start)}; rejects with the reason if the runtime cannot start.
 //                          restart() replaces it with the new runtime's.
@@ -89,9 +90,7 @@
   };
   const output = window.createOutputLog($("output"));
 
-  const workerURL = new URL("worker.js", location.href);
-  const requested = new URLSearchParams(location.search).get("backend");
-  if (requested) workerURL.searchParams.set("backend", requested);
+  const boot = window.playgroundBoot; // static/boot.js: the first worker, started before this script ran
 
   let worker = null;
   let interruptBuffer = null; // shared with the worker: Stop writes SIGINT (2) into it
@@ -147,12 +146,16 @@
     playground.ready = new Promise((resolve, reject) => { settleReady = { resolve, reject }; });
     playground.ready.catch(() => {}); // the reason is shown in the status line; callers still get the rejection
     setRuntimeControls();
-    worker = new Worker(workerURL);
-    worker.onmessage = onWorkerMessage;
-    worker.onerror = (event) => {
+    const onerror = (event) => {
       if (playground.state !== "starting") return; // after boot, failures reach the request that caused them
       bootFailed(event.message || "the worker failed to load");
     };
+    worker = boot.take(onWorkerMessage, onerror);
+    if (!worker) {
+      worker = new Worker(boot.url);
+      worker.onmessage = onWorkerMessage;
+      worker.onerror = onerror;
+    }
     // Only a cross-origin-isolated page may share memory with its worker; elsewhere Stop reaches awaits only.
     interruptBuffer = self.crossOriginIsolated ? new Int32Array(new SharedArrayBuffer(4)) : null;
     if (interruptBuffer) worker.postMessage({ op: "interrupt", buffer: interruptBuffer });
@@ -176,7 +179,9 @@
     switch (m.event) {
       case "status": setStatus(m.text, ""); break;
       case "ready": {
-        const info = { ...m.info, ready_ms: performance.now() };
+        const { time_origin: workerOrigin, ...rest } = m.info;
+        const info = { ...rest, ready_ms: performance.now() };
+        info.timings = { worker_start_ms: workerOrigin - performance.timeOrigin, ...rest.timings };
         showInfo(info);
         playground.state = "ready";
         settleReady.resolve(info);

@@ -78,7 +78,7 @@ async function download(url, as) {
 let snapshotFor = null, bytecodeToPack = null; // what the cache lacked: the Pyodide URL to snapshot; the bytecode's key
 
 async function boot() {
-  const config = await (await fetch("config.json", { cache: "no-store" })).json();
+  const config = await timed("config_ms", async () => (await fetch("config.json", { cache: "no-store" })).json());
   const indexURL = new URL(config.pyodide_index_url, self.location.href).href;
   const wheel = download(new URL(config.engine_wheel_url, self.location.href).href, "bytes");
   const sources = Promise.all(PYTHON_MODULES.map((name) => download(name, "text")));
@@ -89,7 +89,9 @@ async function boot() {
   });
   pyodide = booted.pyodide;
   if (!booted.fromSnapshot) snapshotFor = indexURL;
-  await timed("packages_ms", () => pyodide.loadPackage([...new Set(["numpy", ...(config.packages || [])])]));
+  // numpy downloads and its wasm modules compile (off this thread) while the engine and the bytecode go into place
+  const packages = timed("packages_ms", () => pyodide.loadPackage([...new Set(["numpy", ...(config.packages || [])])]));
+  packages.catch(() => {});
   await timed("engine_install_ms", async () => {
     pyodide.unpackArchive(await wheel, "zip", { extractDir: pyodide.runPython(startupCache.SITE_PACKAGES) });
   });
@@ -99,6 +101,7 @@ async function boot() {
   PYTHON_MODULES.forEach((name, i) => pyodide.FS.writeFile("/home/pyodide/" + name, texts[i]));
   const bytecodeKey = await startupCache.bytecodeKey([pyodide.version, indexURL, config.engine_wheel_url, config.packages, texts]);
   const bytecodeFiles = await timed("bytecode_restore_ms", () => startupCache.restoreBytecode(pyodide, bytecodeKey));
+  await packages;
   pyodide.setStdout({ batched: (line) => printed("stdout", line) });
   pyodide.setStderr({ batched: (line) => printed("stderr", line) });
   await timed("import_ms", () => {
@@ -115,6 +118,7 @@ async function boot() {
     pyodide_from_snapshot: booted.fromSnapshot,
     bytecode_cached_files: bytecodeFiles,
     timings: { ...timings },
+    time_origin: performance.timeOrigin, // the page makes its worker_start_ms of it
   };
 }
 

@@ -1,0 +1,26 @@
+// Starts the Pyodide worker as soon as the page's head is parsed, before its stylesheets and deferred scripts have
+// loaded: the boot (seconds) then overlaps them instead of waiting for them. static/app.js takes this worker over
+// (window.playgroundBoot.take) and gets the messages it posted before then, in order; a Restart starts its own.
+"use strict";
+
+window.playgroundBoot = (() => {
+  const url = new URL("worker.js", location.href);
+  const requested = new URLSearchParams(location.search).get("backend"); // ?backend=numpy starts on numpy
+  if (requested) url.searchParams.set("backend", requested);
+  const worker = new Worker(url);
+  const early = []; // message and error events before app.js listens
+  worker.onmessage = worker.onerror = (event) => early.push(event);
+  let taken = false;
+  return {
+    url,
+    // The early worker with `onmessage` and `onerror` installed and its early events replayed; null after the first.
+    take(onmessage, onerror) {
+      if (taken) return null;
+      taken = true;
+      worker.onmessage = onmessage;
+      worker.onerror = onerror;
+      for (const event of early.splice(0)) (event.type === "message" ? onmessage : onerror)(event);
+      return worker;
+    },
+  };
+})();
