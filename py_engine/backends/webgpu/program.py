@@ -158,11 +158,15 @@ class Uniforms:
 class Epilogue:
     """A store hook for the templates that take one (the GEMM, the depthwise convolution): WGSL defining
     `fn epilogue(v: f32, channel: u32) -> f32`, applied to each value as it is stored; `inputs`: the bindings
-    it reads ((name, dtype), ...), bound after the template's inputs; `name` goes into the shader key."""
+    it reads ((name, dtype), ...), bound after the template's inputs; `uniforms`: the uniforms it reads
+    ((name, type), ...), declared after the template's, whose values each dispatch passes with the template's
+    (so a choice made by a uniform, such as the activation, costs no pipeline of its own); `name` goes into
+    the shader key."""
 
     name: str
     wgsl: str
     inputs: tuple = ()
+    uniforms: tuple = ()
 
 
 def program(key, code, inputs=(), outputs=(), uniforms=None, helpers=""):

@@ -103,8 +103,9 @@ def _splits(segments, steps, groups):
     return max(1, -(-segments // chunk)), chunk
 
 
-def _gemm(backend, problem, a, b, out, shape, steps, geometry, split=False, epilogue=None, extra=()):
-    """out = the implicit GEMM `problem` of a and b; steps: (S, T, A's t stride, B's t stride, B's column stride)."""
+def _gemm(backend, problem, a, b, out, shape, steps, geometry, split=False, epilogue=None, extra=(), values=None):
+    """out = the implicit GEMM `problem` of a and b; steps: (S, T, A's t stride, B's t stride, B's column stride);
+    values: the epilogue's uniforms."""
     chosen = variant(backend, "conv")
     shader = gemm_shader(problem, F32, chosen, epilogue=epilogue)
     (rows, cols), (tile_rows, tile_cols) = shape, tile(chosen)
@@ -112,18 +113,19 @@ def _gemm(backend, problem, a, b, out, shape, steps, geometry, split=False, epil
         _splits(steps[0], steps[1], -(-rows // tile_rows) * -(-cols // tile_cols)) if split else (1, steps[0])
     )
     target = out if splits == 1 else backend.empty((splits, *out.shape), F32)
-    run_gemm(backend, shader, chosen, a, b, target, shape, steps, splits, chunk, geometry, extra)
+    run_gemm(backend, shader, chosen, a, b, target, shape, steps, splits, chunk, geometry | (values or {}), extra)
     return out if splits == 1 else sum_partials(backend, target, splits, out)
 
 
-def conv2d(backend, x, weights, strides, pad, dilations, epilogue=None, extra=()):
-    """Conv2D, its output stored through `epilogue` (reading the inputs `extra`) if given."""
+def conv2d(backend, x, weights, strides, pad, dilations, epilogue=None, extra=(), values=None):
+    """Conv2D, its output stored through `epilogue` (reading the inputs `extra` and the uniforms `values`) if
+    given."""
     (n, h, w, c), (kh, kw, _, o) = x.shape, weights.shape
     oh, ow = window_output_hw((h, w), (kh, kw), strides, pad, dilations)
     out = backend.empty((n, oh, ow, o), F32)
     geometry = _geometry(x.shape, out.shape, weights.shape, strides, pad, dilations)
     steps = (kh * kw, c, 1, o, 1)
-    return _gemm(backend, CONV2D, x, weights, out, (n * oh * ow, o), steps, geometry, epilogue=epilogue, extra=extra)
+    return _gemm(backend, CONV2D, x, weights, out, (n * oh * ow, o), steps, geometry, False, epilogue, extra, values)
 
 
 def _conv2d_backprop_input(backend, dy, weights, strides, pad, dilations, input_shape):
@@ -204,7 +206,8 @@ def depthwise_shader(channels, mult, epilogue=None):
     key = f"DepthwiseConv2d:x{lanes}" + (f":{epilogue.name}" if epilogue else "")
     inputs = [("X", F32), ("F", F32), *(epilogue.inputs if epilogue else ())]
     helpers = epilogue.wgsl if epilogue else ""
-    return linear_program(key, body, inputs, [("out", F32)], dict(GEOMETRY_UNIFORMS), helpers), lanes
+    uniforms = dict(GEOMETRY_UNIFORMS + (epilogue.uniforms if epilogue else ()))
+    return linear_program(key, body, inputs, [("out", F32)], uniforms, helpers), lanes
 
 
 DEPTHWISE_BACKPROP_INPUT = """  let c = i32(i) % u.c;
@@ -257,13 +260,15 @@ def _direct_shader(name, body, inputs, extra_uniforms=()):
     return linear_program(name, body, [(n, F32) for n in inputs], [("out", F32)], uniforms)
 
 
-def depthwise(backend, x, weights, strides, pad, dilations, epilogue=None, extra=()):
-    """DepthwiseConv2dNative, its output stored through `epilogue` (reading the inputs `extra`) if given."""
+def depthwise(backend, x, weights, strides, pad, dilations, epilogue=None, extra=(), values=None):
+    """DepthwiseConv2dNative, its output stored through `epilogue` (reading the inputs `extra` and the uniforms
+    `values`) if given."""
     (n, h, w, c), (kh, kw, _, mult) = x.shape, weights.shape
     out = backend.empty((n, *window_output_hw((h, w), (kh, kw), strides, pad, dilations), c * mult), F32)
     shader, lanes = depthwise_shader(c, mult, epilogue)
     threads = out.size // lanes
     uniforms = {"count": threads, **_geometry(x.shape, out.shape, weights.shape, strides, pad, dilations, mult)}
+    uniforms |= values or {}
     backend.dispatch(shader, [x, weights, *extra, out], uniforms, linear_groups(threads))
     return out
 

@@ -135,14 +135,18 @@ def _register_main(dtype, bounded, epilogue):
         lines.append(f"      let a{r} = {_a_load(dtype, r, 't', bounded)};")
         lines += [f"      acc{r}_{g} = acc{r}_{g} + a{r} * b{g};" for g in range(groups)]
     lines += ["      b_at = b_at + u.b_t;", "    }", "  }"]
-    for r in range(TM):
-        lines.append(f"  if (row0 + {r}u < M) {{")
-        lines.append(f"    let at{r} = slab.c + (row0 + {r}u) * N + col0;")
-        for j in range(TN):
-            guard = "" if j == 0 else f"if (col0 + {j}u < N) "
-            store = _store(f"at{r} + {j}u", f"acc{r}_{j // 4}[{j % 4}]", f"col0 + {j}u", epilogue)
-            lines.append(f"    {guard}{{ {store} }}")
-        lines.append("  }")
+    # the store walks the block in a loop, so the epilogue (an activation switch, say) is compiled once, not once
+    # per output: unrolled 64 times, it made SwiftShader's compile 5x longer
+    blocks = ", ".join(f"acc{r}_{g}" for r in range(TM) for g in range(groups))
+    lines += [
+        f"  var block = array<{vec}, {TM * groups}>({blocks});",
+        f"  for (var r = 0u; r < min({TM}u, M - row0); r = r + 1u) {{",
+        "    let at = slab.c + (row0 + r) * N + col0;",
+        f"    for (var j = 0u; j < min({TN}u, N - col0); j = j + 1u) {{",
+        f"      {_store('at + j', f'block[r * {groups}u + j / 4u][j % 4u]', 'col0 + j', epilogue)}",
+        "    }",
+        "  }",
+    ]
     lines.append("}")
     return "\n".join(lines)
 
@@ -231,7 +235,8 @@ def gemm_shader(problem, dtype, variant, bounded=True, epilogue=None):
     key = f"Gemm:{problem.name}:{dtype}:{variant}" + (f":{epilogue.name}" if epilogue else "")
     inputs = [("A", dtype), ("B", dtype), *(epilogue.inputs if epilogue else ())]
     helpers = SLAB + problem.hooks + (epilogue.wgsl if epilogue else "")
-    return program(key, main, inputs, [("C", dtype)], dict(GEMM_UNIFORMS + problem.uniforms), helpers)
+    uniforms = dict(GEMM_UNIFORMS + problem.uniforms + (epilogue.uniforms if epilogue else ()))
+    return program(key, main, inputs, [("C", dtype)], uniforms, helpers)
 
 
 def tile(variant):
