@@ -6,8 +6,8 @@ from their own response): what Pyodide needs and nothing else. Each source, and 
   which the worker loads from /pyodide/. No 'unsafe-inline': the page has no inline scripts.
   'wasm-unsafe-eval': WebAssembly.compile/instantiate of pyodide.asm.wasm and of the compiled
   extension modules in package wheels (numpy's .so files); it allows wasm only, not JS eval.
-  Pyodide 0.27.7 needs no 'unsafe-eval' (checked in headless Chromium: boot, loadPackage numpy and
-  micropip, micropip.install of the engine wheel, import py_engine, with no violation reported).
+  Pyodide 0.27.7 needs no 'unsafe-eval' (checked in headless Chromium: boot, loadPackage numpy,
+  the engine wheel unpacked, import py_engine, a memory snapshot restored, with no violation reported).
   With a CDN configured, its origin too, for pyodide.js and pyodide.asm.js.
 - worker-src 'self': the dedicated worker Pyodide runs in is a same-origin file (no blob: workers).
 - connect-src 'self': fetch() of /config.json, the Pyodide files (wasm, stdlib zip, lock, wheels),

@@ -37,6 +37,22 @@ def test_run_python_returns_json_able_values(gpu_page):
     assert gpu_page.run("names_persist + 1") == 42
 
 
+def test_packages_the_boot_leaves_out_load_when_code_imports_them(gpu_page):
+    """The boot loads numpy only; micropip and pillow (also served offline) load at the first run importing them."""
+    got = gpu_page.run(
+        """
+        import sys
+        before = "micropip" in sys.modules
+        import micropip
+        from PIL import Image
+        [before, micropip.__name__, Image.new("RGB", (2, 3)).size]
+        """
+    )
+    assert got == [False, "micropip", [2, 3]]
+    with pytest.raises(PageError, match="ModuleNotFoundError: No module named 'scipy'"):
+        gpu_page.run("import scipy")  # not served: the plain import error, nothing fetched in vain
+
+
 def test_run_python_rejects_with_the_traceback(gpu_page):
     with pytest.raises(PageError, match=r"(?s)Traceback \(most recent call last\).*ShapeError: .*"):
         gpu_page.run("pe.ones((2, 3)) @ pe.ones((2, 3))")

@@ -26,8 +26,9 @@ import traceback
 
 import js
 import numpy as np
+import pyodide_js
 from playground_display import describe, to_jsonable
-from pyodide.code import eval_code_async
+from pyodide.code import eval_code_async, find_imports
 
 import py_engine as pe
 
@@ -178,6 +179,21 @@ def describe_error(error, filename):
     return {"type": type(error).__name__, "message": message, "traceback": "".join(te.format()), "line": line}
 
 
+# Pyodide packages the server has besides numpy (app/assets.py), by the name code imports them with. The boot
+# loads only numpy; these load when a run imports them, as a Pyodide console does.
+ON_DEMAND = {"micropip": "micropip", "PIL": "pillow"}
+
+
+async def _load_imported_packages(code):
+    try:
+        imported = find_imports(code)
+    except SyntaxError:
+        return  # eval_code_async reports it
+    wanted = [ON_DEMAND[name] for name in imported if name in ON_DEMAND and name not in sys.modules]
+    if wanted:
+        await pyodide_js.loadPackage(wanted)
+
+
 async def run(code, result="display"):
     """Run `code` in USER_GLOBALS; its last expression's value as describe() gives it (result="display") or as
     to_jsonable() does (result="json"). Output printed meanwhile goes to the worker's stdout/stderr handlers."""
@@ -186,6 +202,7 @@ async def run(code, result="display"):
     _active = current = _Run()
     try:
         try:
+            await _load_imported_packages(code)
             value = await eval_code_async(code, USER_GLOBALS, filename=filename)
         finally:
             _active = None
