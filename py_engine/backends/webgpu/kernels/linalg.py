@@ -33,8 +33,7 @@ from ..wgsl import ELEMENT, MAX_GROUPS, MAX_RANK, broadcast_strides, linear_grou
 
 F32 = "float32"
 REGISTER, TILED = "register-blocked", "tiled"
-# register-blocked: outputs per thread (rows, columns); columns a multiple of 4 (vec4 accumulators)
-BLOCK = (16, 4)
+TM, TN = 16, 4  # register-blocked: outputs per thread (rows, columns); TN is a multiple of 4 (vec4 accumulators)
 # The uniforms of every GEMM: C's shape, segments and steps, A's and B's strides, the workgroup grid's base
 # (a grid wider than 65535 goes out as several dispatches) and the segments per slab of a split reduction.
 GEMM_UNIFORMS = tuple(
@@ -104,9 +103,8 @@ def _a_load(dtype, row, t, bounded):
     return f"select({ELEMENT[dtype]}(0), A[u32(select(0, {index}, {ok}))], {ok})"
 
 
-def _register_main(dtype, bounded, epilogue, block):
+def _register_main(dtype, bounded, epilogue):
     """8x8 threads; thread (x, y) owns rows y*TM.. and columns x*TN.. of its workgroup's 8TM x 8TN block."""
-    TM, TN = block
     vec = f"vec4<{ELEMENT[dtype]}>"
     groups = TN // 4
     lines = [
@@ -228,16 +226,12 @@ def variant(backend, family):
 
 
 @functools.cache
-def gemm_shader(problem, dtype, variant, bounded=True, epilogue=None, block=BLOCK):
+def gemm_shader(problem, dtype, variant, bounded=True, epilogue=None):
     """The GEMM for `problem` in `variant`: inputs A, B (then the epilogue's), output C.
 
     bounded=False: seg_a's t range always covers [0, T), so the register-blocked loop skips the test.
-    block: the register-blocked variant's outputs per thread (rows, columns).
     """
-    if variant == REGISTER:
-        main, variant = _register_main(dtype, bounded, epilogue, block), f"{variant}:{block[0]}x{block[1]}"
-    else:
-        main = _tiled_main(dtype, epilogue)
+    main = _register_main(dtype, bounded, epilogue) if variant == REGISTER else _tiled_main(dtype, epilogue)
     key = f"Gemm:{problem.name}:{dtype}:{variant}" + (f":{epilogue.name}" if epilogue else "")
     inputs = [("A", dtype), ("B", dtype), *(epilogue.inputs if epilogue else ())]
     helpers = SLAB + problem.hooks + (epilogue.wgsl if epilogue else "")
@@ -245,23 +239,18 @@ def gemm_shader(problem, dtype, variant, bounded=True, epilogue=None, block=BLOC
     return program(key, main, inputs, [("C", dtype)], uniforms, helpers)
 
 
-def block_for(variant, shape):
-    """The register block for C's (rows, columns) = `shape` (the tiled variant has one tile)."""
-    return BLOCK
-
-
-def tile(variant, block=BLOCK):
+def tile(variant):
     """(rows, columns) of C that one workgroup computes."""
-    return (8 * block[0], 8 * block[1]) if variant == REGISTER else (64, 64)
+    return (8 * TM, 8 * TN) if variant == REGISTER else (64, 64)
 
 
-def run_gemm(backend, shader, variant, a, b, c, shape, steps, slabs, chunk=1, problem=None, extra=(), block=BLOCK):
+def run_gemm(backend, shader, variant, a, b, c, shape, steps, slabs, chunk=1, problem=None, extra=()):
     """Dispatch `shader` over C's (rows, columns) = `shape` for `slabs` slabs; `extra`: the epilogue's inputs.
 
     steps: (S, T, A's t stride, B's t stride, B's column stride); problem: {name: value} of the problem's uniforms.
     Workgroup grids wider than 65535 in a dimension go out as several dispatches with base offsets.
     """
-    (rows, cols), (tile_rows, tile_cols) = shape, tile(variant, block)
+    (rows, cols), (tile_rows, tile_cols) = shape, tile(variant)
     counts = (-(-cols // tile_cols), -(-rows // tile_rows), slabs)
     segments, step_count, a_t, b_t, b_n = steps
     uniforms = {"rows": rows, "cols": cols, "segments": segments, "steps": step_count, "a_t": a_t, "b_t": b_t}
