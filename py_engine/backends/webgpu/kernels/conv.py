@@ -125,7 +125,10 @@ def conv2d(backend, x, weights, strides, pad, dilations, epilogue=None, extra=()
     out = backend.empty((n, oh, ow, o), F32)
     geometry = _geometry(x.shape, out.shape, weights.shape, strides, pad, dilations)
     steps = (kh * kw, c, 1, o, 1)
-    return _gemm(backend, CONV2D, x, weights, out, (n * oh * ow, o), steps, geometry, False, epilogue, extra, values)
+    shape = (n * oh * ow, o)
+    return _gemm(
+        backend, CONV2D, x, weights, out, shape, steps, geometry, epilogue=epilogue, extra=extra, values=values
+    )
 
 
 def _conv2d_backprop_input(backend, dy, weights, strides, pad, dilations, input_shape):
