@@ -53,6 +53,29 @@ def test_packages_the_boot_leaves_out_load_when_code_imports_them(gpu_page):
         gpu_page.run("import scipy")  # not served: the plain import error, nothing fetched in vain
 
 
+def test_a_stop_sent_the_moment_a_run_is_announced_still_stops_it(gpu_page):
+    """The page may write SIGINT before Python has begun the run (the worker announces it first): it is kept."""
+    assert gpu_page.page.evaluate("self.crossOriginIsolated")
+    stopped = gpu_page.page.evaluate(
+        """async () => {
+          let value = null; // playground.running, with a Stop the instant it becomes a run's id
+          Object.defineProperty(playground, "running", { configurable: true, get: () => value,
+            set: (id) => { value = id; if (id !== null) playground.stop(); } });
+          const notStopped = new Promise((resolve) => setTimeout(() => resolve("not stopped within 20 s"), 20000));
+          try {
+            return await Promise.race([playground.runPython("while True: pass"), notStopped]);
+          } catch (error) {
+            return error.message;
+          } finally {
+            delete playground.running;
+            playground.running = value;
+          }
+        }"""
+    )
+    assert "KeyboardInterrupt" in stopped
+    assert gpu_page.run("1 + 1") == 2
+
+
 def test_run_python_rejects_with_the_traceback(gpu_page):
     with pytest.raises(PageError, match=r"(?s)Traceback \(most recent call last\).*ShapeError: .*"):
         gpu_page.run("pe.ones((2, 3)) @ pe.ones((2, 3))")

@@ -60,7 +60,14 @@ class _Run:
 
 
 _active = None  # the run in progress
+_starting = False  # the worker announced a run that has not begun yet
 _interrupt_buffer = None  # Pyodide's interrupt buffer (an Int32Array on a SharedArrayBuffer), when the page has one
+
+
+def starting():
+    """The worker is about to start a run: a Stop that Python sees before run() begins is kept for it."""
+    global _starting
+    _starting = True
 
 
 def set_interrupt_buffer(buffer):
@@ -97,8 +104,10 @@ def _stop_here():
 
 
 def _on_interrupt(signum, frame):
-    if _active is None:  # a Stop that arrived after its run ended
-        return
+    if _active is None:
+        if _starting and _interrupt_buffer is not None:  # the run has not begun: ask again at Pyodide's next look
+            js.Atomics.store(_interrupt_buffer, 0, signal.SIGINT)
+        return  # else a Stop that arrived after its run ended
     if _safe(frame):
         _stop_here()
     sys.setprofile(_stop_at_a_safe_point)  # inside the engine's core: stop as soon as it is left
@@ -197,9 +206,10 @@ async def _load_imported_packages(code):
 async def run(code, result="display"):
     """Run `code` in USER_GLOBALS; its last expression's value as describe() gives it (result="display") or as
     to_jsonable() does (result="json"). Output printed meanwhile goes to the worker's stdout/stderr handlers."""
-    global _active
+    global _active, _starting
     filename = f"{USER_PREFIX}{next(_numbers)}>"
-    _active = current = _Run()
+    current = _Run()
+    _active, _starting = current, False
     try:
         try:
             await _load_imported_packages(code)

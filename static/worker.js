@@ -190,6 +190,7 @@ function flushOutput() {
 async function run(message, result) {
   if (interruptBuffer) Atomics.store(interruptBuffer, 0, 0); // a Stop meant for an earlier run must not hit this one
   running = message.id;
+  runner.starting(); // a Stop from now on is this run's, even one Python sees before the run has begun
   post({ event: "run", run: message.id, running: true });
   try {
     return plain(await runner.run(message.code, result));
