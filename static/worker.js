@@ -125,15 +125,31 @@ async function boot() {
 // After "ready": what the next boot can take from the cache; the page hears what was stored.
 function storeForNextBoot() {
   const tasks = [];
-  if (snapshotFor) tasks.push(snapshotInWorker(snapshotFor));
+  if (snapshotFor) tasks.push(whenIdle().then(() => snapshotInWorker(snapshotFor)));
   // the executor runs now: Python packs the bytecode before any request runs; storing finishes in the background
   if (bytecodeToPack) tasks.push(new Promise((resolve) => resolve(startupCache.store([startupCache.packBytecode(pyodide, bytecodeToPack)]))));
-  snapshotFor = bytecodeToPack = null;
+  bytecodeToPack = null;
   if (!tasks.length) return;
   Promise.all(tasks).then(
     (stored) => post({ event: "cache-stored", stored: Object.assign({}, ...stored) }),
     (error) => post({ event: "cache-stored", error: (error && error.message) || String(error) }),
   );
+}
+
+// The snapshot's worker boots a second Pyodide: seconds of CPU. It waits until no request has run here for IDLE_MS,
+// so that it does not slow what a visitor does first (a classification's warm-up, a first fit).
+const IDLE_MS = 3000;
+let lastBusy = performance.now();
+
+function whenIdle() {
+  return new Promise((resolve) => {
+    const check = () => {
+      const idleFor = performance.now() - lastBusy;
+      if (!draining && idleFor >= IDLE_MS) resolve();
+      else setTimeout(check, Math.max(IDLE_MS - idleFor, 100));
+    };
+    setTimeout(check, IDLE_MS);
+  });
 }
 
 // static/snapshot_worker.js boots a Pyodide of its own, snapshots and stores it, and ends; this one keeps serving.
@@ -273,6 +289,7 @@ async function drain() {
     }
   }
   draining = false;
+  lastBusy = performance.now();
 }
 
 self.onmessage = ({ data: message }) => {
