@@ -132,8 +132,11 @@ def _stop_at_a_safe_point(frame, event, arg):
 def stop_awaiting():
     """Called by the worker when Stop arrives while Python is not executing. "cancelled": the run waited at an await
     in the user's code and is cancelled there; "running": it is suspended inside the engine or a synchronous
-    readback, where the interrupt must wait until it executes again; "idle": no run is in progress."""
+    readback, or announced but not begun, where the interrupt must wait until it executes; "idle": no run is in
+    progress."""
     run = _active
+    if run is None and _starting:
+        return "running"  # announced, its task not begun yet: the interrupt waits for it to execute
     if run is None or run.task is None or run.task.done():
         return "idle"
     coroutine = run.task.get_coro()
