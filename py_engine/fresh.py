@@ -21,8 +21,9 @@ def fresh_tensors(make_arrays):
     and its arrays, of the same shapes and dtypes, become the tensors' new values."""
     arrays = check_arrays(make_arrays(), None)
     tensors = [ENGINE.from_numpy(a, _DTYPES[a.dtype]) for a in arrays]
-    backend = tensors[0]._buf.backend if tensors else None
-    if backend is not None and backend.is_gpu and backend.recording is not None:
+    # where the tensors went (a lost device falls back mid-call); with none, make_arrays still runs per replay
+    backend = tensors[0]._buf.backend if tensors else ENGINE.active()
+    if backend.is_gpu and backend.recording is not None:
         backend.recording.fresh.append((make_arrays, [t._buf.handle.buffer for t in tensors], arrays))
     return tensors
 

@@ -165,3 +165,17 @@ def test_fresh_values_must_keep_their_shapes_and_dtypes(gpu):
     with pytest.raises(TypeError, match="array 0 is float64; make float32 or int32 arrays"):
         fresh_tensors(lambda: [np.zeros(2)])
     step.dispose()
+
+
+def test_a_fresh_function_that_makes_no_arrays_still_runs_on_every_replay(gpu):
+    calls = []
+
+    def step(x):
+        fresh_tensors(lambda: calls.append(1) or [])  # only its side effect: it must run once per call
+        return x * 2.0
+
+    step = pe.capture(step)
+    for _ in range(3):
+        pe.dispose(step(pe.ones((2,))))
+    assert len(calls) == 3 and pe.stats()["capture_replays"] == 2
+    step.dispose()
