@@ -78,7 +78,7 @@ async function download(url, as) {
 let snapshotFor = null, bytecodeToPack = null; // what the cache lacked: the Pyodide URL to snapshot; the bytecode's key
 
 async function boot() {
-  const config = await timed("config_ms", async () => (await fetch("config.json", { cache: "no-store" })).json());
+  const config = await timed("config_ms", async () => JSON.parse(await download("config.json", "text")));
   const indexURL = new URL(config.pyodide_index_url, self.location.href).href;
   const wheel = download(new URL(config.engine_wheel_url, self.location.href).href, "bytes");
   const sources = Promise.all(PYTHON_MODULES.map((name) => download(name, "text")));
