@@ -163,7 +163,9 @@ def elementwise_shader(name, expr, names, in_dtypes, out_dtype, direct, scalars=
     uniforms = {} if direct else {"rank": "u32", "shape": f"u32[{MAX_RANK}]"}
     uniforms |= {f"strides{k}": f"u32[{MAX_RANK}]" for k in range(len(in_dtypes)) if not direct}
     uniforms |= dict(scalars)
-    key = f"{name}:{expr}:{','.join(in_dtypes)}->{out_dtype}:{'direct' if direct else 'strided'}"
+    # the scalars' types are in the key: one expr with an f32 or an i32 uniform is two different shaders
+    typed = "".join(f":{n}={t}" for n, t in scalars)
+    key = f"{name}:{expr}:{','.join(in_dtypes)}->{out_dtype}:{'direct' if direct else 'strided'}{typed}"
     return linear_program(key, body, ins, [("out", out_dtype)], uniforms, HELPERS)
 
 
