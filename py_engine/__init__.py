@@ -40,6 +40,7 @@ ENGINE.register_backend("webgpu", create_webgpu_backend, priority=2)
 # The engine's methods, as module functions (pe.tidy, pe.memory, ...).
 register_backend = ENGINE.register_backend
 set_backend = ENGINE.set_backend
+on_backend = ENGINE.on_backend
 backend_info = ENGINE.backend_info
 tidy = ENGINE.tidy
 scope = ENGINE.scope
@@ -117,6 +118,7 @@ __all__ = [
     "keep",
     "leaks",
     "memory",
+    "on_backend",
     "profile",
     "ready",
     "release_pool",

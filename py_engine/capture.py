@@ -80,7 +80,7 @@ class CapturedFunction:
         self._programs = {}  # input signature -> Program
 
     def __call__(self, *inputs):
-        backend = ENGINE.backend or ENGINE.active()
+        backend = ENGINE.active()
         if not backend.is_gpu or backend.dry_run is not None or backend.recording is not None or TAPE.get() is not None:
             return self.fn(*inputs)  # numpy, warm-up, inside another recording, gradients: fn as it is
         signature = []

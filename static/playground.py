@@ -154,7 +154,10 @@ async def load_classifier(on_progress=None, url=None):
         return None if on_progress is None else on_progress(loaded, total)
 
     before = set(pe.ENGINE.live)
-    model = await pe.load_layers_model(url + "model.json", on_progress=progress)
+    # Loaded and folded on the host: each folded weight then goes to the GPU once (at warm-up), and the GPU neither
+    # holds the unfolded weights nor compiles the folding's pipelines.
+    with pe.on_backend("numpy"):
+        model = await pe.load_layers_model(url + "model.json", on_progress=progress)
     try:
         labels = await _fetch_json(url + "labels.json", None)
         metadata = await _fetch_json(url + "metadata.json", DEFAULT_METADATA)
@@ -164,8 +167,10 @@ async def load_classifier(on_progress=None, url=None):
     classifier = Classifier(model, labels, metadata)
     try:
         loaded = time.perf_counter()
-        model.fold_batch_norms(release_unfolded=True)  # inference only: GPU memory stays at the model's size
-        dummy = pe.zeros(classifier.size, dtype="int32")
+        with pe.on_backend("numpy"):
+            model.fold_batch_norms(release_unfolded=True)  # inference only: memory stays at the model's size
+        with pe.on_backend("numpy"):  # uploaded, not filled: a fill would compile a pipeline of its own
+            dummy = pe.zeros(classifier.size, dtype="int32")
         try:  # compiles the pipelines of the whole path, from the pixels' unpacking on
             await pe.warmup(classifier.run, dummy)
         finally:

@@ -155,3 +155,46 @@ def test_views_move_with_their_shared_buffer(fakegpu):
     assert (v + 1).tolist() == [2.0, 3.0, 4.0, 5.0]
     assert x._buf is v._buf and x._buf.backend.name == "fakegpu"
     assert pe.memory().num_data_buffers == 2
+
+
+def test_on_backend_runs_a_block_on_the_host_and_each_result_moves_once(fakegpu):
+    assert asyncio.run(pe.set_backend("fakegpu")) is True
+    gpu = ENGINE._backends["fakegpu"]
+    with pe.on_backend("numpy") as host:
+        assert pe.get_backend() == "numpy"
+        w = pe.tensor([1.0, 2.0]) * 3  # made and computed on the host
+    assert pe.get_backend() == "fakegpu" and host.name == "numpy"
+    assert w._buf.backend is host and gpu.uploads == 0 and pe.memory().num_bytes_in_gpu == 0
+    y = w + w  # the first GPU op moves it: one upload, then it stays
+    assert w._buf.backend is gpu and y._buf.backend is gpu and gpu.uploads == 1
+    assert (y * w).tolist() == [18.0, 72.0] and gpu.uploads == 1
+
+
+def test_on_backend_holds_for_its_own_task_only(fakegpu):
+    assert asyncio.run(pe.set_backend("fakegpu")) is True
+
+    async def pinned(started, resume):
+        with pe.on_backend("numpy"):
+            started.set()
+            await resume.wait()  # another task runs ops meanwhile
+            return pe.tensor([1.0])._buf.backend.name
+
+    async def other(started, resume):
+        await started.wait()
+        name = pe.tensor([1.0])._buf.backend.name
+        resume.set()
+        return name
+
+    async def both():
+        started, resume = asyncio.Event(), asyncio.Event()
+        return await asyncio.gather(pinned(started, resume), other(started, resume))
+
+    assert asyncio.run(both()) == ["numpy", "fakegpu"]
+
+
+def test_on_backend_names_what_is_wrong():
+    with pytest.raises(pe.BackendError, match=r"unknown backend 'tpu'.*numpy"):
+        pe.on_backend("tpu").__enter__()
+    ENGINE.forget_backend("webgpu")
+    with pytest.raises(pe.BackendError, match=r"on_backend\('webgpu'\): that backend is not running.*set_backend"):
+        pe.on_backend("webgpu").__enter__()

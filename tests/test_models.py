@@ -165,6 +165,26 @@ def test_folding_gives_the_same_outputs_with_fewer_kernels():
     model.dispose()
 
 
+def test_a_model_folded_on_the_host_goes_to_the_gpu_once_already_folded():
+    """The page's classifier: loaded and folded on numpy, so the GPU runs no folding and holds no unfolded weight."""
+    assert asyncio.run(pe.set_backend("webgpu")), pe.backend_info()["fallback_reason"]
+    before = pe.stats()
+    with pe.on_backend("numpy"):
+        x = pe.tensor(images(4))
+        model = conv_net()
+        want = model(x)
+        assert model.fold_batch_norms(release_unfolded=True) == 3
+    after = pe.stats()
+    assert (after["dispatches"], after["uploads"]) == (before["dispatches"], before["uploads"])
+    got = model.predict(x)
+    kept = [v for v in model.weights if not v.is_disposed] + model.inference_plan().variables
+    assert all(v._buf.backend.name == "webgpu" for v in kept)  # each moved at its first use: one upload each
+    assert pe.stats()["uploads"] - after["uploads"] == len(kept) + 1  # and x
+    np.testing.assert_allclose(got.numpy(), want.numpy(), rtol=1e-4, atol=1e-4)
+    pe.dispose([x, want, got])
+    model.dispose()
+
+
 def test_folded_plan_follows_weight_changes():
     model = conv_net()
     x = images(3)

@@ -18,7 +18,7 @@ from ..tensor import Tensor, Variable
 from .accounting import BufferAccounting
 from .leaks import LeakFinder, user_site
 from .profiler import Profiler
-from .registry import BackendRegistry
+from .registry import PINNED, BackendRegistry
 from .scopes import SCOPES, Scopes, iter_tensors
 from .variables import Variables
 from .warmup import Warmup
@@ -146,7 +146,7 @@ class Engine(BackendRegistry, BufferAccounting, Scopes, Variables, Profiler, Lea
 
     def run_kernel(self, name, inputs, attrs=None):
         """Run kernel `name` on the active backend. Returns a tensor, or a tuple for multi-output kernels."""
-        backend = self.backend or self.active()
+        backend = PINNED.get() or self.backend or self.active()
         fn = get_kernel(name, backend.name)
         for t in inputs:
             buf = t._buf

@@ -1,8 +1,13 @@
 """The engine's backends: registered factories, started instances, the active one, and the fallback to numpy."""
 
 import inspect
+from contextlib import contextmanager
+from contextvars import ContextVar
 
 from ..errors import BackendError
+
+# The backend pinned by on_backend(), for this task only; None: the active one.
+PINNED = ContextVar("py_engine_pinned_backend", default=None)
 
 
 class BackendRegistry:
@@ -52,7 +57,33 @@ class BackendRegistry:
         if backend is not self.backend and not backend.lost:
             backend.release_pool()
 
+    @contextmanager
+    def on_backend(self, name):
+        """Run the block's ops on backend `name` (numpy, or one set_backend has started), for this task only.
+
+        Its tensors stay there until an op on the active backend uses them, which moves them (one upload): to
+        prepare weights on the host (fold, quantize, transform) and send each to the GPU once, already final.
+        """
+        if name not in self._factories:
+            raise BackendError(f"unknown backend {name!r}; registered backends: {', '.join(sorted(self._factories))}")
+        backend = self._backends.get(name)
+        if backend is None or backend.lost:
+            if name != "numpy":
+                raise BackendError(
+                    f"on_backend({name!r}): that backend is not running; "
+                    f"start it first with await set_backend({name!r}), or use 'numpy'"
+                )
+            backend = self._backends["numpy"] = self._factories["numpy"][0]()
+        token = PINNED.set(backend)
+        try:
+            yield backend
+        finally:
+            PINNED.reset(token)
+
     def active(self):
+        pinned = PINNED.get()
+        if pinned is not None:
+            return pinned
         if self.backend is None:  # numpy starts synchronously, so first use needs no await
             self.backend = self._backends.get("numpy") or self._factories["numpy"][0]()
             self._backends["numpy"] = self.backend
