@@ -1,5 +1,6 @@
 """The page's boot path (static/worker.js, static/startup_cache.js): the engine wheel unpacked without micropip, and
-what a boot stores in Cache Storage for the next one (Pyodide's memory snapshot, the imported modules' bytecode)."""
+what a boot stores in Cache Storage for the next one (Pyodide's memory snapshot with the standard-library modules the
+boot imported, the imported modules' bytecode)."""
 
 from conftest import BOOT_TIMEOUT_MS, Playground
 from playwright.sync_api import Error as PageError
@@ -7,12 +8,15 @@ from playwright.sync_api import Error as PageError
 UNCHECKED_HASH_PYC = 1  # PEP 552 flags word of a .pyc used without looking at its source
 
 IMPORTED = """
-import random, sys
+import hashlib, json, random, secrets, sys, urllib.parse
 import js, numpy, py_engine, playground
 flags = [int.from_bytes(open(m.__spec__.cached, "rb").read()[4:8], "little") for m in (numpy, py_engine, playground)]
 {"micropip": "micropip" in sys.modules, "engine": py_engine.__file__, "flags": flags, "random": random.random(),
- "sum": (await (pe.tensor([1.0, 2.0, 3.0]) * 2.0).sum().data()).item(), "fetched": (await js.fetch("config.json")).status}
+ "token": secrets.token_hex(8), "stdlib": [hashlib.sha256(b"abc").hexdigest()[:8], json.loads("[1.5]"),
+ urllib.parse.quote("a b")], "sum": (await (pe.tensor([1.0, 2.0, 3.0]) * 2.0).sum().data()).item(),
+ "fetched": (await js.fetch("config.json")).status}
 """
+STDLIB_WORKS = ["ba7816bf", [1.5], "a%20b"]
 
 
 def stored(page):
@@ -32,12 +36,15 @@ def test_a_first_visit_installs_without_micropip_and_later_ones_boot_from_its_sn
         first = Playground(webgpu_browser, server_url, context)
         assert first.info["backend"] == "webgpu"
         assert first.info["pyodide_from_snapshot"] is False and first.info["bytecode_cached_files"] == 0
+        # Pyodide's standard library is a zip of sources: loading numpy and the page's imports compile dozens
+        assert len(first.info["stdlib_compiled"]) > 10, first.info["stdlib_compiled"]
+        assert not [name for name in first.info["stdlib_compiled"] if name.split(".")[0] in ("ctypes", "pyodide")]
         fetched = [r.url for r in first.requests]
         assert not [url for url in fetched if "micropip" in url or "packaging" in url], fetched
         assert len([url for url in fetched if "/engine/" in url]) == 1, fetched
         got = first.run(IMPORTED)
         assert got["micropip"] is False and got["engine"].startswith("/lib/python3.12/site-packages/py_engine/")
-        assert got["sum"] == 12.0 and got["fetched"] == 200
+        assert got["sum"] == 12.0 and got["fetched"] == 200 and got["stdlib"] == STDLIB_WORKS
         kept = stored(first)
         # numpy, py_engine and the page's modules: one .pyc per imported module; the snapshot is Pyodide's heap
         assert kept["bytecode_files"] > 100 and kept["snapshot_bytes"] > 10_000_000, kept
@@ -47,11 +54,14 @@ def test_a_first_visit_installs_without_micropip_and_later_ones_boot_from_its_sn
         for page in later:
             assert page.info["backend"] == "webgpu" and page.info["pyodide_from_snapshot"] is True
             assert page.info["bytecode_cached_files"] == kept["bytecode_files"]
+            assert page.info["stdlib_compiled"] == []  # the snapshot held every one the first boot compiled
             got = page.run(IMPORTED)
             assert got["flags"] == [UNCHECKED_HASH_PYC] * 3 and got["sum"] == 12.0 and got["fetched"] == 200
+            assert got["stdlib"] == STDLIB_WORKS
             assert page.page.evaluate("playground.startupCache") is None  # nothing was missing: nothing stored
-            draws.append(got["random"])
-        assert draws[0] != draws[1]  # the snapshot froze random's state: each restore reseeds it
+            draws.append((got["random"], got["token"]))
+        # the snapshot froze random's state: each restore reseeds it (secrets reads the OS each time)
+        assert draws[0][0] != draws[1][0] and draws[0][1] != draws[1][1]
     finally:
         context.close()
 
@@ -61,16 +71,24 @@ def test_a_changed_module_misses_the_bytecode_and_a_broken_snapshot_is_replaced(
     try:
         kept = stored(Playground(webgpu_browser, server_url, context))
 
-        def changed(route):
+        def changed(route):  # a module that imports one more standard-library package
             response = route.fetch()
-            route.fulfill(response=response, body=response.text() + "\n# changed: another key\n")
+            route.fulfill(
+                response=response, body=response.text() + "\nimport xml.dom.minidom  # changed: another key\n"
+            )
 
         context.route("**/playground_display.py", changed)
         edited = Playground(webgpu_browser, server_url, context)
         assert edited.info["pyodide_from_snapshot"] is True and edited.info["bytecode_cached_files"] == 0
+        assert "xml.dom.minidom" in edited.info["stdlib_compiled"], edited.info["stdlib_compiled"]
         code = "import playground_display\nopen(playground_display.__file__).read().endswith('another key\\n')"
         assert edited.run(code) is True
-        assert stored(edited) == {"bytecode_files": kept["bytecode_files"]}
+        # new bytecode, and a snapshot that holds the new standard-library modules too
+        assert stored(edited).keys() == {"bytecode_files", "snapshot_bytes"}
+        again = Playground(webgpu_browser, server_url, context)
+        assert again.info["pyodide_from_snapshot"] is True and again.info["stdlib_compiled"] == []
+        assert again.info["bytecode_cached_files"] > 0 and again.run(code) is True
+        assert again.page.evaluate("playground.startupCache") is None
         context.unroute("**/playground_display.py")
 
         # the edited boot's entry replaced the first one: the original sources miss again

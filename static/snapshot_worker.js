@@ -1,13 +1,14 @@
 // Makes the Pyodide memory snapshot a later boot of static/worker.js restores (static/startup_cache.js), in a
-// Pyodide of its own that nothing else uses, then stores it and says so: {indexURL} in, {stored} or {error} out.
+// Pyodide of its own that nothing else uses, with the standard-library modules in `preload` imported, then stores it
+// and says so: {indexURL, preload} in, {stored} or {error} out.
 "use strict";
 
 importScripts("startup_cache.js");
 
-self.onmessage = async ({ data: { indexURL } }) => {
+self.onmessage = async ({ data: { indexURL, preload } }) => {
   try {
     importScripts(indexURL + "pyodide.js");
-    self.postMessage({ stored: await self.startupCache.makeSnapshot(indexURL) });
+    self.postMessage({ stored: await self.startupCache.makeSnapshot(indexURL, preload) });
   } catch (error) {
     self.postMessage({ error: (error && error.message) || String(error) });
   }

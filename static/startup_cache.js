@@ -1,13 +1,17 @@
 // What one boot of the worker leaves in the browser's Cache Storage so that the next one (a repeat visit, a reload,
 // Restart) does less work; static/worker.js uses it through self.startupCache. Two entries, each replaced whole:
 //
-// - A memory snapshot of a Pyodide taken right after its boot, before any package is loaded or any JS object has
-//   entered Python (Pyodide 0.27.7 refuses a snapshot after that: "Unexpected hiwire entry"); made after a boot
-//   that found none, in a worker of its own (makeSnapshot). Restoring it skips
-//   the interpreter's start-up and the stdlib imports Pyodide does then. Pyodide checks that the snapshot comes from
-//   the same build and throws otherwise: then the boot starts from scratch and stores a new one. The snapshot froze
-//   `random`'s state, so it is reseeded from the OS after each restore; str hashes keep the seed of the visit that
-//   made the snapshot (hash randomization guards servers against crafted keys; nothing here needs it).
+// - A memory snapshot of a Pyodide taken right after its boot and the import of the standard-library modules the
+//   page's boot imported, before any package is loaded or any JS object has entered Python (Pyodide 0.27.7 refuses
+//   a snapshot after that: "Unexpected hiwire entry"); made in a worker of its own (makeSnapshot) after a boot that
+//   found none, or whose snapshot lacked a standard-library module the boot imported. Restoring it skips the
+//   interpreter's start-up and those imports: Pyodide's standard library is a zip of sources without bytecode, so
+//   each boot compiled every module it imported (about 50 for numpy's loading and the page's imports: email, http,
+//   urllib, tarfile, importlib.metadata...), 0.3-0.5 s a visit. The snapshot's entry lists the modules it was asked
+//   to hold (PRELOADED_HEADER). Pyodide checks that the snapshot comes from the same build and throws otherwise:
+//   then the boot starts from scratch and stores a new one. The snapshot froze `random`'s state, so it is reseeded
+//   from the OS after each restore; str hashes keep the seed of the visit that made the snapshot (hash randomization
+//   guards servers against crafted keys; nothing here needs it).
 // - The bytecode of the modules the boot imported from site-packages and the page's folder. Pyodide's package
 //   wheels carry only .py files and its file system starts empty, so each visit would compile numpy, py_engine and
 //   the page's modules from source again (about 3x the import itself). The .pyc files the imports wrote are stored
@@ -23,9 +27,18 @@ self.startupCache = (() => {
   const SNAPSHOT_CACHE = "pyodide-snapshot-v1";
   const BYTECODE_CACHE = "py-bytecode-v1";
   const SNAPSHOT_MAGIC = 1886286592;
+  const PRELOADED_HEADER = "X-Preloaded-Modules"; // the snapshot's standard-library modules, space-separated
   const WASM_PAGE = 65536;
   // Pyodide's purelib path starts with "//", which names the same folder but not as the prefix of module paths.
   const SITE_PACKAGES = "import sysconfig; '/' + sysconfig.get_path('purelib').lstrip('/')";
+  // The modules imported so far from the standard library's zip, but those a memory snapshot cannot hold: ctypes
+  // opens the main program with dlopen and makes C callbacks when imported, and Pyodide's own modules may hold JS
+  // objects, state outside the wasm heap.
+  const STDLIB_FROM_ZIP = `
+import sys, zipimport
+[name for name, module in list(sys.modules.items())
+ if isinstance(getattr(module, "__loader__", None), zipimport.zipimporter)
+ and name.partition(".")[0] not in ("ctypes", "pyodide", "_pyodide")]`;
   const PACK_BYTECODE = `
 import json, os, sys
 def _pack_bytecode(site_packages):
@@ -48,10 +61,11 @@ _pack_bytecode`;
     return new URL(`${kind}/${hex}`, self.location.href).href;
   }
 
+  // The entry's bytes and headers, or null.
   async function read(cacheName, key) {
     try {
       const response = await (await caches.open(cacheName)).match(key);
-      return response ? new Uint8Array(await response.arrayBuffer()) : null;
+      return response ? { bytes: new Uint8Array(await response.arrayBuffer()), headers: response.headers } : null;
     } catch (error) {
       console.warn(`${cacheName}: Cache Storage unavailable (${error}); booting without it`);
       return null;
@@ -69,30 +83,59 @@ _pack_bytecode`;
     return header.getUint32(0, true) === SNAPSHOT_MAGIC && heapStart >= 48 && heap > 0 && heap % WASM_PAGE === 0;
   }
 
-  // Pyodide, from the stored snapshot when there is a usable one, else booted from scratch.
+  // Pyodide, from the stored snapshot when there is a usable one, else booted from scratch; with the
+  // standard-library modules the snapshot was asked to hold (none without a snapshot) and those Pyodide holds now.
   async function bootPyodide(indexURL) {
     const snapshot = await read(SNAPSHOT_CACHE, await snapshotKey(indexURL));
-    if (snapshot && !wellFormed(snapshot)) console.warn(`the stored Pyodide snapshot is malformed (${snapshot.length} bytes)`);
-    else if (snapshot) {
+    if (snapshot && !wellFormed(snapshot.bytes)) {
+      console.warn(`the stored Pyodide snapshot is malformed (${snapshot.bytes.length} bytes)`);
+    } else if (snapshot) {
       try {
-        const pyodide = await loadPyodide({ indexURL, _loadSnapshot: snapshot });
+        const pyodide = await loadPyodide({ indexURL, _loadSnapshot: snapshot.bytes });
         pyodide.runPython("import random; random.seed()");
-        return { pyodide, fromSnapshot: true };
+        const preloaded = (snapshot.headers.get(PRELOADED_HEADER) || "").split(" ").filter(Boolean);
+        return { pyodide, fromSnapshot: true, preloaded, stdlibAtBoot: stdlibFromZip(pyodide) };
       } catch (error) {
         console.warn("the stored Pyodide snapshot cannot be used, booting from scratch:", error);
       }
     }
-    return { pyodide: await loadPyodide({ indexURL }), fromSnapshot: false };
+    const pyodide = await loadPyodide({ indexURL });
+    return { pyodide, fromSnapshot: false, preloaded: [], stdlibAtBoot: stdlibFromZip(pyodide) };
+  }
+
+  function stdlibFromZip(pyodide) {
+    const names = pyodide.runPython(STDLIB_FROM_ZIP);
+    try {
+      return names.toJs();
+    } finally {
+      names.destroy();
+    }
   }
 
   // Boots a Pyodide of its own, only to snapshot it (static/snapshot_worker.js): in snapshot-making mode Pyodide
   // hands Python a recording proxy of the JS globals, on which native functions such as fetch throw "Illegal
-  // invocation", so the session's own Pyodide never runs in that mode.
-  async function makeSnapshot(indexURL) {
-    const pyodide = await loadPyodide({ indexURL, _makeSnapshot: true });
-    const bytes = pyodide.makeMemorySnapshot();
+  // invocation", so the session's own Pyodide never runs in that mode. The standard-library modules in `preload`
+  // are imported first (one that fails to import is left out); should Pyodide refuse the snapshot with them, a
+  // fresh Pyodide is snapshotted without them. The entry lists `preload` either way: the next boots then do not
+  // ask for this snapshot again.
+  async function makeSnapshot(indexURL, preload) {
+    let bytes;
+    try {
+      const pyodide = await loadPyodide({ indexURL, _makeSnapshot: true });
+      // the names as a Python literal: a JS array passed into Python would be a JS object in the snapshot
+      pyodide.runPython(`import importlib\nfor name in ${JSON.stringify(preload)}:
+    try:
+        importlib.import_module(name)
+    except Exception:
+        pass`);
+      bytes = pyodide.makeMemorySnapshot();
+    } catch (error) {
+      console.warn("Pyodide refused a snapshot with the standard-library modules preloaded; taking one without:", error);
+      bytes = (await loadPyodide({ indexURL, _makeSnapshot: true })).makeMemorySnapshot();
+    }
     const key = await snapshotKey(indexURL);
-    return store([{ cacheName: SNAPSHOT_CACHE, key, bytes, what: "snapshot_bytes", count: bytes.length }]);
+    const headers = { [PRELOADED_HEADER]: preload.join(" ") };
+    return store([{ cacheName: SNAPSHOT_CACHE, key, bytes, headers, what: "snapshot_bytes", count: bytes.length }]);
   }
 
   function snapshotKey(indexURL) {
@@ -106,8 +149,9 @@ _pack_bytecode`;
   // Writes the stored .pyc files of `key` into Pyodide's file system; how many (0: none stored, Python compiles).
   // The entry: [u32 index length][index JSON: [[path, size], ...]][the files' bytes, in index order].
   async function restoreBytecode(pyodide, key) {
-    const archive = await read(BYTECODE_CACHE, key);
-    if (!archive) return 0;
+    const entry = await read(BYTECODE_CACHE, key);
+    if (!entry) return 0;
+    const archive = entry.bytes;
     const indexLength = new DataView(archive.buffer).getUint32(0, true);
     const index = JSON.parse(new TextDecoder().decode(archive.subarray(4, 4 + indexLength)));
     let offset = 4 + indexLength;
@@ -142,14 +186,14 @@ _pack_bytecode`;
   // resolves to {what: count} of what was stored.
   async function store(entries) {
     const stored = {};
-    for (const { cacheName, key, bytes, what, count } of entries) {
+    for (const { cacheName, key, bytes, headers, what, count } of entries) {
       const cache = await caches.open(cacheName);
       for (const old of await cache.keys()) await cache.delete(old);
-      await cache.put(key, new Response(bytes, { headers: { "Content-Type": "application/octet-stream" } }));
+      await cache.put(key, new Response(bytes, { headers: { "Content-Type": "application/octet-stream", ...headers } }));
       stored[what] = count;
     }
     return stored;
   }
 
-  return { SITE_PACKAGES, bootPyodide, makeSnapshot, bytecodeKey, restoreBytecode, packBytecode, store };
+  return { SITE_PACKAGES, bootPyodide, stdlibFromZip, makeSnapshot, bytecodeKey, restoreBytecode, packBytecode, store };
 })();

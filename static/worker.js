@@ -15,7 +15,9 @@
 //   worker -> page  {id, ok: true, value} | {id, ok: false, error}    one reply per request
 //                   {event: "status", text}       boot progress
 //                   {event: "ready", info}         engine started (backend, adapter, fallback_reason, timings,
-//                                                  pyodide_from_snapshot, bytecode_cached_files: see startup_cache.js)
+//                                                  pyodide_from_snapshot, bytecode_cached_files, stdlib_compiled:
+//                                                  the standard-library modules this boot compiled, see
+//                                                  startup_cache.js)
 //                   {event: "cache-stored", stored: {snapshot_bytes?, bytecode_files?} | error}  after a boot that
 //                                                  found either missing from the cache: what it stored for the next one
 //                   {event: "failed", error}       boot failed; every request then fails with this error
@@ -75,7 +77,8 @@ async function download(url, as) {
 // into site-packages (a pure-Python wheel needs no installer, and micropip would cost a package load and an import);
 // the last visit's bytecode goes into place before the first import. What this boot could not take from the cache
 // is stored after "ready" (storeForNextBoot).
-let snapshotFor = null, bytecodeToPack = null; // what the cache lacked: the Pyodide URL to snapshot; the bytecode's key
+// What the cache lacked: the snapshot to make ({indexURL, preload}); the bytecode's key.
+let snapshotToMake = null, bytecodeToPack = null;
 
 async function boot() {
   const config = await timed("config_ms", async () => JSON.parse(await download("config.json", "text")));
@@ -88,7 +91,6 @@ async function boot() {
     return startupCache.bootPyodide(indexURL);
   });
   pyodide = booted.pyodide;
-  if (!booted.fromSnapshot) snapshotFor = indexURL;
   // numpy downloads and its wasm modules compile (off this thread) while the engine and the bytecode go into place
   const packages = timed("packages_ms", () => pyodide.loadPackage([...new Set(["numpy", ...(config.packages || [])])]));
   packages.catch(() => {});
@@ -112,11 +114,17 @@ async function boot() {
   if (!bytecodeFiles) bytecodeToPack = bytecodeKey;
   if (interruptBuffer) setInterruptBuffer(interruptBuffer);
   const info = await timed("engine_start_ms", async () => plain(await py.start(backendAtStart)));
+  // The next boot's snapshot holds the standard-library modules this one imported, unless it was asked for them.
+  const stdlib = startupCache.stdlibFromZip(pyodide);
+  if (!booted.fromSnapshot || stdlib.some((name) => !booted.preloaded.includes(name))) {
+    snapshotToMake = { indexURL, preload: stdlib };
+  }
   return {
     ...info,
     pyodide_version: pyodide.version,
     pyodide_from_snapshot: booted.fromSnapshot,
     bytecode_cached_files: bytecodeFiles,
+    stdlib_compiled: stdlib.filter((name) => !booted.stdlibAtBoot.includes(name)),
     timings: { ...timings },
     time_origin: performance.timeOrigin, // the page makes its worker_start_ms of it
   };
@@ -125,7 +133,7 @@ async function boot() {
 // After "ready": what the next boot can take from the cache; the page hears what was stored.
 function storeForNextBoot() {
   const tasks = [];
-  if (snapshotFor) tasks.push(whenIdle().then(() => snapshotInWorker(snapshotFor)));
+  if (snapshotToMake) tasks.push(whenIdle().then(() => snapshotInWorker(snapshotToMake)));
   // the executor runs now: Python packs the bytecode before any request runs; storing finishes in the background
   if (bytecodeToPack) tasks.push(new Promise((resolve) => resolve(startupCache.store([startupCache.packBytecode(pyodide, bytecodeToPack)]))));
   bytecodeToPack = null;
@@ -153,7 +161,7 @@ function whenIdle() {
 }
 
 // static/snapshot_worker.js boots a Pyodide of its own, snapshots and stores it, and ends; this one keeps serving.
-function snapshotInWorker(indexURL) {
+function snapshotInWorker({ indexURL, preload }) {
   return new Promise((resolve, reject) => {
     const maker = new Worker("snapshot_worker.js");
     maker.onmessage = ({ data }) => {
@@ -165,7 +173,7 @@ function snapshotInWorker(indexURL) {
       maker.terminate();
       reject(new Error(`Pyodide snapshot: ${event.message || "snapshot_worker.js failed to load"}`));
     };
-    maker.postMessage({ indexURL });
+    maker.postMessage({ indexURL, preload });
   });
 }
 
