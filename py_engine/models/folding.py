@@ -1,6 +1,8 @@
 """The inference plan predict() runs: BatchNormalization folded into the convolution before it, and the
 activation after it fused in, so a conv + BN + ReLU6 block is one FusedConv2D/FusedDepthwiseConv2D kernel.
-A ZeroPadding2D in front of a "valid" convolution becomes that convolution's explicit padding.
+A ZeroPadding2D in front of a "valid" convolution becomes that convolution's explicit padding. A Dense layer on
+vectors (a classifier's head after global pooling) runs as a fused 1x1 convolution: its bias and activation are
+stored by the GEMM's epilogue, and a GPU compiles no pipeline for it beyond the convolutions' own.
 
 Folding: with s = gamma / sqrt(moving_variance + epsilon), the folded kernel is kernel * s (per output
 channel) and the folded bias (bias - moving_mean) * s + beta. They are computed once, on the active
@@ -12,6 +14,8 @@ from ..engine import ENGINE
 from ..layers import activations
 from ..layers.base import free_variable_name
 from ..layers.convolutional import Conv2D, DepthwiseConv2D, ZeroPadding2D
+from ..layers.core import Dense
+from ..layers.fused import fused_conv2d
 from ..layers.normalization import BatchNormalization
 from ..ops import neg, reshape, rsqrt
 from .execution import Step, layer_steps
@@ -49,7 +53,7 @@ class InferencePlan:
                 absorbed.add(id(node))
         for node in nodes:
             if id(node) not in absorbed:
-                step = self._fused(node, absorbed) if _is_conv(node.layer) else None
+                step = self._fused(node, absorbed) if _is_conv(node.layer) else _dense_as_conv(node)
                 self.steps.append(step or _inference_step(node) or layer_steps([node])[0])
 
     def _sole_consumer(self, symbol):
@@ -124,6 +128,23 @@ class InferencePlan:
     def dispose(self):
         ENGINE.dispose(self.variables)
         self.variables = []
+
+
+def _dense_as_conv(node):
+    """Dense on [batch, features] as activation(conv1x1(x, kernel) + bias), or None for other inputs. An
+    activation the convolution cannot apply itself (softmax) follows it."""
+    dense = node.layer
+    if not isinstance(dense, Dense) or len(node.inputs[0].shape) != 2:
+        return None
+    fused = dense.activation if dense.activation in activations.FUSABLE else "linear"
+
+    def run(x):
+        (n, k), units = x.shape, dense.units
+        filter_ = reshape(dense.kernel, (1, 1, k, units))  # views: no copy
+        y = reshape(fused_conv2d(reshape(x, (n, 1, 1, k)), filter_, dense.bias, fused), (n, units))
+        return y if fused == dense.activation else activations.apply(dense.activation, y)
+
+    return Step(run, node.inputs, False, node.outputs[0])
 
 
 def _is_conv(layer):
