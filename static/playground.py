@@ -4,6 +4,7 @@ Starts the engine, reports memory and stats, clears the namespace, and runs the 
 runs in playground_run.py; what the page shows of its results comes from playground_display.py.
 """
 
+import asyncio
 import time
 
 import numpy as np
@@ -149,8 +150,13 @@ async def load_classifier(on_progress=None, url=None):
     url: the model folder (model.json, shards, labels.json, metadata.json); None keeps the loaded one, else
     CLASSIFIER_URL. Another url replaces the loaded classifier.
 
-    download_ms: from the first shard request to the last shard's bytes; load_ms: all of loading
-    (model.json, shards, checks, tensors, labels); warmup_ms: folding and compiling the pipelines."""
+    On a GPU the pipelines compile while the weights download: the whole path is warmed up on an outline of the
+    model (model.json alone, zero weights on the host, so only shapes reach the GPU). The model itself is loaded
+    and folded on the host: the GPU runs no folding, never holds the unfolded weights, and receives each folded
+    weight once, at the first classification.
+
+    download_ms: from the first shard request to the last shard's bytes; load_ms: all of loading (model.json,
+    shards, checks, folding, tensors, labels); warmup_ms: how long the compiles outlasted the load."""
     global _classifier
     url = url or (_classifier.url if _classifier is not None else CLASSIFIER_URL)
     if _classifier is not None and (_classifier.is_disposed or _classifier.is_lost or _classifier.url != url):
@@ -166,30 +172,29 @@ async def load_classifier(on_progress=None, url=None):
         return None if on_progress is None else on_progress(loaded, total)
 
     before = set(pe.ENGINE.live)
-    # Loaded and folded on the host: each folded weight then goes to the GPU once (at warm-up), and the GPU neither
-    # holds the unfolded weights nor compiles the folding's pipelines.
-    with pe.on_backend("numpy"):
-        model = await pe.load_layers_model(url + "model.json", on_progress=progress)
+    metadata = await _fetch_json(url + "metadata.json", DEFAULT_METADATA)
+    warmup = await _start_warmup(url, metadata) if pe.ENGINE.active().is_gpu else None
+    classifier = None
     try:
-        labels = await _fetch_json(url + "labels.json", None)
-        metadata = await _fetch_json(url + "metadata.json", DEFAULT_METADATA)
-    except BaseException:
-        model.dispose()
-        raise
-    classifier = Classifier(model, labels, metadata)
-    try:
-        loaded = time.perf_counter()
         with pe.on_backend("numpy"):
-            model.fold_batch_norms(release_unfolded=True)  # inference only: memory stays at the model's size
-        with pe.on_backend("numpy"):  # uploaded, not filled: a fill would compile a pipeline of its own
-            dummy = pe.zeros(classifier.size, dtype="int32")
-        try:  # compiles the pipelines of the whole path, from the pixels' unpacking on
-            await pe.warmup(classifier.run, dummy)
-        finally:
-            dummy.dispose()
+            model = await pe.load_layers_model(url + "model.json", on_progress=progress)
+            try:
+                model.fold_batch_norms(release_unfolded=True)  # inference only: memory stays at the model's size
+                labels = await _fetch_json(url + "labels.json", None)
+            except BaseException:
+                model.dispose()
+                raise
+        classifier = Classifier(model, labels, metadata)
+        loaded = time.perf_counter()
+        if warmup is not None:
+            await warmup[0]
     except BaseException:
-        classifier.dispose()
+        if classifier is not None:
+            classifier.dispose()
         raise
+    finally:
+        if warmup is not None:
+            await _end_warmup(*warmup)
     # requests run one at a time, so every tensor that appeared while loading is the classifier's
     classifier.tensor_ids = set(pe.ENGINE.live) - before
     classifier.url = url
@@ -201,6 +206,24 @@ async def load_classifier(on_progress=None, url=None):
         "warmup_ms": (time.perf_counter() - loaded) * 1e3,
         "cached": False,
     }
+
+
+async def _start_warmup(url, metadata):
+    """(a task compiling the pipelines of the whole path from the pixels' unpacking on for the model at `url`,
+    what it uses): it warms up on the model's outline, so no weight is downloaded for it."""
+    with pe.on_backend("numpy"):
+        outline = await pe.load_layers_model(url + "model.json", weights=False)
+        outline.fold_batch_norms(release_unfolded=True)  # the plan's fused kernels, as the model's will be
+        dummy = pe.zeros(tuple(metadata["input"]["shape"][1:3]), dtype="int32")
+    rehearsal = Classifier(outline, None, metadata)
+    task = asyncio.ensure_future(pe.warmup(rehearsal.run, dummy))  # a task of its own: outside on_backend
+    return task, rehearsal, dummy
+
+
+async def _end_warmup(task, rehearsal, dummy):
+    await asyncio.gather(task, return_exceptions=True)  # after a failed load: its dry run reads the outline
+    rehearsal.dispose()
+    dummy.dispose()
 
 
 async def classifier(on_progress=None, url=None):

@@ -184,6 +184,18 @@ def failing_load(folder, match):
     assert pe.memory().num_tensors == before
 
 
+def test_weights_false_reads_model_json_alone(saved):
+    folder, model, _ = saved
+    for shard in pathlib.Path(folder).glob("*.bin"):
+        shard.unlink()  # not needed: nothing but model.json is read
+    progress = []
+    outline = load(folder, on_progress=lambda *a: progress.append(a), weights=False)
+    assert [w.shape for w in outline.weights] == [w.shape for w in model.weights]
+    assert outline.weight_names == model.weight_names and progress == []
+    assert all(not w.numpy().any() for w in outline.weights)
+    outline.dispose()
+
+
 def test_missing_shard(saved):
     folder = saved[0]
     os.remove(os.path.join(folder, "group1-shard3of3.bin"))

@@ -7,6 +7,7 @@ import numpy as np
 import pytest
 
 import py_engine as pe
+from py_engine.engine import ENGINE
 from py_engine.errors import DisposedTensorError, ShapeError
 from tests.test_layers import ref_conv
 
@@ -463,6 +464,30 @@ def test_warmup_then_predict():
     asyncio.run(pe.warmup(model.predict, x))
     np.testing.assert_allclose(model.predict(x).numpy(), reference(model, x), rtol=1e-4, atol=1e-5)
     assert not model.inference_plan().dry
+    model.dispose()
+
+
+def test_warmup_leaves_host_tensors_on_the_host():
+    """The page warms up on a zero-weight outline of its model while the weights download: the outline stays on
+    the host (its zeros are never uploaded), and the model loaded after it compiles nothing when it first runs."""
+    ENGINE.forget_backend("webgpu")  # a new device: no pipeline compiled yet
+    assert asyncio.run(pe.set_backend("webgpu")), pe.backend_info()["fallback_reason"]
+    x = images(2)
+    with pe.on_backend("numpy"):
+        outline, model = conv_net(), conv_net(seed=1)
+        for w in outline.weights:
+            w.assign(np.zeros(w.shape, np.float32))
+        outline.fold_batch_norms(release_unfolded=True)  # on the host too, as the page does
+        model.fold_batch_norms()
+    before = pe.stats()
+    assert asyncio.run(pe.warmup(outline.predict, x)) > 0
+    after = pe.stats()
+    assert after["uploads"] - before["uploads"] == 1  # x; no weight
+    kept = [w for w in outline.weights if not w.is_disposed] + outline.inference_plan().variables
+    assert all(w._buf.backend.name == "numpy" for w in kept)
+    outline.dispose()
+    np.testing.assert_allclose(model.predict(x).numpy(), reference(model, x), rtol=1e-4, atol=1e-5)
+    assert pe.stats()["pipeline_compiles"] == after["pipeline_compiles"]
     model.dispose()
 
 

@@ -152,7 +152,7 @@ class Engine(BackendRegistry, BufferAccounting, Scopes, Variables, Profiler, Lea
             buf = t._buf
             if buf is None:
                 raise DisposedTensorError(t._disposed_message())
-            if buf.backend is not backend:
+            if buf.backend is not backend and getattr(backend, "dry_run", None) is None:  # warm-up moves nothing
                 self._move(buf, backend)
         if self._profile is not None:
             return self._run_profiled(name, fn, backend, inputs, attrs)

@@ -6,7 +6,8 @@ class Warmup:
         """Compile the GPU pipelines that fn(*args) needs without running them; returns how many were new.
 
         fn runs once in a dry mode where kernels record shaders instead of dispatching (values read
-        inside fn are meaningless); its tensors are released.
+        inside fn are meaningless); its tensors are released. Tensors on another backend (the host) stay
+        there: a dry run needs only their shapes, so a zero-weight outline of a model warms up for it.
         """
         backend = self.active()
         if not backend.is_gpu:

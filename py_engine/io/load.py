@@ -11,21 +11,25 @@ from .fetch import Location
 from .training_config import compile_from_tfjs
 
 
-async def load_layers_model(url_or_path, on_progress=None):
+async def load_layers_model(url_or_path, on_progress=None, weights=True):
     """The model saved at url_or_path (model.json, or the folder or URL prefix holding it).
 
     Shards are fetched concurrently; on_progress(bytes_loaded, bytes_total), sync or async, is called at
     the start and after each shard. Each shard's size and sha256 are checked when the manifest records
     them. Any failure raises ModelLoadError naming the file or weight at fault, and leaves nothing allocated.
+
+    weights=False reads model.json alone: every weight is zeros, so the model has the saved one's layers and
+    shapes but not its values. Its use: summary(), shapes, and pe.warmup compiling a GPU's pipelines (made under
+    pe.on_backend("numpy"), the zeros never leave the host) while the real weights download.
     """
     location = Location(url_or_path)
     try:
-        return await _load(location, on_progress)
+        return await _load(location, on_progress, weights)
     except ModelLoadError as e:
         raise ModelLoadError(f"load_layers_model({location.target}): {e}") from e.__cause__
 
 
-async def _load(location, on_progress):
+async def _load(location, on_progress, with_weights):
     raw = await location.read(location.target, "model.json")
     try:
         artifacts = json.loads(raw)
@@ -46,19 +50,7 @@ async def _load(location, on_progress):
 
     groups = artifacts.get("weightsManifest") or []
     totals = [weights.check_group(group, k + 1) for k, group in enumerate(groups)]
-    shards = [(group, k) for group in groups for k in range(len(group["paths"]))]
-    names = [f"shard {group['paths'][k]!r}" for group, k in shards]
-    targets = [location.resolve(group["paths"][k]) for group, k in shards]
-    datas = await location.read_all(targets, names, sum(totals), on_progress)
-    arrays, at = {}, 0
-    for group, need in zip(groups, totals):
-        own = datas[at : at + len(group["paths"])]
-        at += len(own)
-        weights.verify(group, own, need)
-        for name, array in weights.unpack(group, own).items():
-            if name in arrays:
-                raise ModelLoadError(f"weight {name!r} appears twice in the weights manifest")
-            arrays[name] = array
+    arrays = await _weights(location, groups, totals, on_progress) if with_weights else _zeros(groups)
 
     source = WeightSource(arrays, "the weights manifest")
     try:
@@ -79,3 +71,32 @@ async def _load(location, on_progress):
     except BaseException:
         ENGINE.dispose(source.created)
         raise
+
+
+async def _weights(location, groups, totals, on_progress):
+    """{weight name: array} from the groups' shards, fetched concurrently and checked."""
+    shards = [(group, k) for group in groups for k in range(len(group["paths"]))]
+    names = [f"shard {group['paths'][k]!r}" for group, k in shards]
+    targets = [location.resolve(group["paths"][k]) for group, k in shards]
+    datas = await location.read_all(targets, names, sum(totals), on_progress)
+    arrays, at = {}, 0
+    for group, need in zip(groups, totals):
+        own = datas[at : at + len(group["paths"])]
+        at += len(own)
+        weights.verify(group, own, need)
+        _add(arrays, weights.unpack(group, own))
+    return arrays
+
+
+def _zeros(groups):
+    arrays = {}
+    for group in groups:
+        _add(arrays, weights.zeros(group))
+    return arrays
+
+
+def _add(arrays, group_arrays):
+    for name, array in group_arrays.items():
+        if name in arrays:
+            raise ModelLoadError(f"weight {name!r} appears twice in the weights manifest")
+        arrays[name] = array

@@ -104,3 +104,8 @@ def unpack(group, shards):
         arrays[spec["name"]] = np.frombuffer(data, dtype, count, offset).reshape(shape)
         offset += count * dtype.itemsize
     return arrays
+
+
+def zeros(group):
+    """{weight name: zeros} of a group's weights, without their shards."""
+    return {spec["name"]: np.zeros(spec["shape"], DTYPES[spec.get("dtype", "float32")]) for spec in group["weights"]}

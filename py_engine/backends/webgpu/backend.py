@@ -135,6 +135,8 @@ class WebGPUBackend:
         args = []
         for t in inputs:
             h = t._buf.handle
+            if type(h) is not GpuArray:  # warm-up: a tensor still on the host; kernels read only its shape
+                h = GpuArray(None, t.shape, t.dtype)
             if len(t.shape) > MAX_RANK:
                 raise ValueError(f"webgpu kernels support rank <= {MAX_RANK}; got shape {t.shape}")
             args.append(h if h.shape == t.shape else GpuArray(h.buffer, t.shape, h.dtype))
