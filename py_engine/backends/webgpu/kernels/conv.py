@@ -155,7 +155,7 @@ DEPTHWISE = """  let oc = i32(i) % (u.c * u.mult);
   let y0 = pixel / u.ow % u.oh * u.sh - u.top;
   let x0 = pixel % u.ow * u.sw - u.left;
   let image = pixel / (u.ow * u.oh) * u.h;
-  var acc = 0.0;
+  var acc = epilogue_start(u32(oc));
   for (var ki = 0; ki < u.kh; ki = ki + 1) {
     let y = y0 + ki * u.dh;
     if (y < 0 || y >= u.h) { continue; }
@@ -175,7 +175,7 @@ DEPTHWISE4 = """  let quads = u.c / 4;
   let y0 = pixel / u.ow % u.oh * u.sh - u.top;
   let x0 = pixel % u.ow * u.sw - u.left;
   let image = pixel / (u.ow * u.oh) * u.h;
-  var acc = vec4<f32>(0.0);
+  var acc = vec4<f32>(epilogue_start(u32(c)), epilogue_start(u32(c + 1)), epilogue_start(u32(c + 2)), epilogue_start(u32(c + 3)));
   for (var ki = 0; ki < u.kh; ki = ki + 1) {
     let y = y0 + ki * u.dh;
     if (y < 0 || y >= u.h) { continue; }
@@ -192,8 +192,11 @@ DEPTHWISE4 = """  let quads = u.c / 4;
 """
 
 
-def _stored(value, channel, epilogue):
-    return f"epilogue({value}, {channel})" if epilogue else value
+def _stored(value, epilogue):
+    return f"epilogue({value})" if epilogue else value
+
+
+NO_EPILOGUE = "fn epilogue_start(channel: u32) -> f32 { return 0.0; }\n"  # plain sums start from zero
 
 
 @functools.cache
@@ -202,13 +205,13 @@ def depthwise_shader(channels, mult, epilogue=None):
     each thread writes."""
     if mult == 1 and channels % 4 == 0:
         body, lanes = DEPTHWISE4, 4
-        body += f"  for (var k = 0; k < 4; k = k + 1) {{ out[o + k] = {_stored('acc[k]', 'u32(c + k)', epilogue)}; }}"
+        body += f"  for (var k = 0; k < 4; k = k + 1) {{ out[o + k] = {_stored('acc[k]', epilogue)}; }}"
     else:
         body, lanes = DEPTHWISE, 1
-        body += f"  out[i] = {_stored('acc', 'u32(oc)', epilogue)};"
+        body += f"  out[i] = {_stored('acc', epilogue)};"
     key = f"DepthwiseConv2d:x{lanes}" + (f":{epilogue.name}" if epilogue else "")
     inputs = [("X", F32), ("F", F32), *(epilogue.inputs if epilogue else ())]
-    helpers = epilogue.wgsl if epilogue else ""
+    helpers = epilogue.wgsl if epilogue else NO_EPILOGUE
     uniforms = dict(GEOMETRY_UNIFORMS + (epilogue.uniforms if epilogue else ()))
     return linear_program(key, body, inputs, [("out", F32)], uniforms, helpers), lanes
 

@@ -1,5 +1,5 @@
-"""Fused convolutions in WGSL: kernels/conv.py's shaders with an epilogue that adds the bias and applies the
-activation as each output is stored, so a conv + bias + activation block is one dispatch.
+"""Fused convolutions in WGSL: kernels/conv.py's shaders with an epilogue whose sums start from the bias and
+whose activation is applied as each output is stored, so a conv + bias + activation block is one dispatch.
 
 FusedConv2D is conv.py's implicit GEMM (either variant, recorded as backend.variants["conv"]) and
 FusedDepthwiseConv2D its direct depthwise shader, both given the epilogue as a parameter (the GEMM's column, the
@@ -27,8 +27,9 @@ CLAMPS = {"linear": (-math.inf, math.inf), "relu": (0.0, math.inf), "relu6": (0.
 
 @functools.cache
 def _epilogue(activation, has_bias):
-    """activation(v + bias[channel]); a clamp between u.low and u.high for the activations in CLAMPS."""
-    bias = " + Bias[channel]" if has_bias else ""
+    """activation(sum + bias[channel]): each output channel's sum starts from its bias; a clamp between u.low and
+    u.high for the activations in CLAMPS."""
+    start = "Bias[channel]" if has_bias else "0.0"
     if activation in CLAMPS:
         expr, name, uniforms = (
             "select(clamp(x, u.low, u.high), x, is_nan(x))",
@@ -38,7 +39,10 @@ def _epilogue(activation, has_bias):
     else:
         expr, name, uniforms = UNARY[activation.capitalize()], activation, ()
         expr = expr.replace("T(", "f32(").replace("IS_NAN(x)", "is_nan(x)")
-    wgsl = f"{HELPERS}\nfn epilogue(v: f32, channel: u32) -> f32 {{\n  let x = v{bias};\n  return {expr};\n}}\n"
+    wgsl = (
+        f"{HELPERS}\nfn epilogue_start(channel: u32) -> f32 {{ return {start}; }}\n"
+        f"fn epilogue(x: f32) -> f32 {{ return {expr}; }}\n"
+    )
     name += ":bias" if has_bias else ":no-bias"
     return Epilogue(name, wgsl, (("Bias", F32),) if has_bias else (), uniforms)
 

@@ -14,8 +14,8 @@ uniforms they read (after GEMM_UNIFORMS):
     seg_b(s) -> u32                  B's offset at t = 0, n = 0
 A matmul has one segment of K steps; a convolution has one segment per filter tap (implicit GEMM: the
 patches are gathered by index math, never copied). Transposes are strides in uniforms, never copies.
-An `Epilogue` (program.py) changes what is stored: C[at] = epilogue(value, column), reading bindings of its own
-after B (a fused convolution's bias and activation).
+An `Epilogue` (program.py) changes what is computed: the sums of column n start from epilogue_start(n) and
+C[at] = epilogue(sum), reading bindings of its own after B (a fused convolution's bias and activation).
 
 Variants (backend.on_cpu picks one; backend.variants["matmul"] records it):
 - "register-blocked": 8x8 threads, each accumulating a TM x TN block in registers, no workgroup memory.
@@ -87,9 +87,9 @@ fn seg_b(s: u32) -> u32 { return 0u; }
 )
 
 
-def _store(index, value, column, epilogue):
-    """WGSL storing value at C[index], through the epilogue (given the output column) when there is one."""
-    return f"C[{index}] = {f'epilogue({value}, {column})' if epilogue else value};"
+def _store(index, value, epilogue):
+    """WGSL storing value at C[index], through the epilogue when there is one."""
+    return f"C[{index}] = {f'epilogue({value})' if epilogue else value};"
 
 
 def _a_load(dtype, row, t, bounded):
@@ -121,7 +121,13 @@ def _register_main(dtype, bounded, epilogue):
     lines += ["  let info0 = row_info(min(row0, M - 1u));"]
     lines += [f"  let info{r} = row_next(info{r - 1}, row0 + {r}u);" for r in range(1, TM)]
     lines += [f"  let b_col{j} = min(col0 + {j}u, N - 1u) * u.b_n;" for j in range(TN)]
-    lines += [f"  var acc{r}_{g} = {vec}();" for r in range(TM) for g in range(groups)]
+    if epilogue:  # each column's sums start from its epilogue_start, read once per thread
+        for g in range(groups):
+            starts = ", ".join(f"epilogue_start(min(col0 + {4 * g + q}u, N - 1u))" for q in range(4))
+            lines.append(f"  let start{g} = {vec}({starts});")
+    lines += [
+        f"  var acc{r}_{g} = {f'start{g}' if epilogue else f'{vec}()'};" for r in range(TM) for g in range(groups)
+    ]
     lines += ["  for (var s = slab.s0; s < slab.s1; s = s + 1u) {"]
     lines += [f"    let seg{r} = seg_a(info{r}, s);" for r in range(TM)]
     lines += [
@@ -135,18 +141,20 @@ def _register_main(dtype, bounded, epilogue):
         lines.append(f"      let a{r} = {_a_load(dtype, r, 't', bounded)};")
         lines += [f"      acc{r}_{g} = acc{r}_{g} + a{r} * b{g};" for g in range(groups)]
     lines += ["      b_at = b_at + u.b_t;", "    }", "  }"]
-    # the store walks the block in a loop, so the epilogue (a fused bias and activation) is compiled once, not once
-    # per output: unrolled at 64 stores, SwiftShader took 0.3-0.7 s to compile the fused conv GEMM, looped 0.15 s
-    blocks = ", ".join(f"acc{r}_{g}" for r in range(TM) for g in range(groups))
+    # the store walks the rows in a loop, so the epilogue (a fused activation) is compiled once per column, not once
+    # per output: unrolled at 64 stores, SwiftShader took 0.3-0.7 s to compile the fused conv GEMM, looped 0.15 s.
+    # Each turn stores row 0 and moves the rows up one: indexing an array of the rows by the loop counter instead
+    # puts them in memory, read back by per-lane gathers (the 1x1 convolutions over 16-24 channels ran ~10% slower)
     lines += [
-        f"  var block = array<{vec}, {TM * groups}>({blocks});",
+        f"  let cols_left = min({TN}u, N - col0);",
+        "  var at = slab.c + row0 * N + col0;",
         f"  for (var r = 0u; r < min({TM}u, M - row0); r = r + 1u) {{",
-        "    let at = slab.c + (row0 + r) * N + col0;",
-        f"    for (var j = 0u; j < min({TN}u, N - col0); j = j + 1u) {{",
-        f"      {_store('at + j', f'block[r * {groups}u + j / 4u][j % 4u]', 'col0 + j', epilogue)}",
-        "    }",
-        "  }",
     ]
+    for j in range(TN):
+        store = _store(f"at + {j}u", f"acc0_{j // 4}[{j % 4}]", epilogue)
+        lines.append(f"    {store}" if j == 0 else f"    if ({j}u < cols_left) {{ {store} }}")
+    lines += [f"    acc{r}_{g} = acc{r + 1}_{g};" for r in range(TM - 1) for g in range(groups)]
+    lines += ["    at = at + N;", "  }"]
     lines.append("}")
     return "\n".join(lines)
 
@@ -154,8 +162,9 @@ def _register_main(dtype, bounded, epilogue):
 def _tiled_main(dtype, epilogue):
     """16x16 threads, a 64x64 output tile, reduction in steps of 16 through workgroup memory."""
     el = ELEMENT[dtype]
-    store = _store("slab.c + row * N + col", "acc[i][j]", "col", epilogue)
+    store = _store("slab.c + row * N + col", "acc[i][j]", epilogue)
     zero = f"{el}(0)"
+    start = "epilogue_start(min(col_base + lid.x + 16u * j, N - 1u))" if epilogue else zero
     return f"""
 var<workgroup> tile_a: array<{el}, 1024>;  // [k][m]: 16 x 64
 var<workgroup> tile_b: array<{el}, 1024>;  // [k][n]: 16 x 64
@@ -174,6 +183,10 @@ fn main(@builtin(workgroup_id) wg: vec3<u32>, @builtin(local_invocation_id) lid:
   let b_k = li / 16u;
   let b_col = (li % 16u) * 4u;
   var acc: array<array<{el}, 4>, 4>;
+  for (var j = 0u; j < 4u; j = j + 1u) {{
+    let s = {start};
+    for (var i = 0u; i < 4u; i = i + 1u) {{ acc[i][j] = s; }}
+  }}
   for (var k0 = 0u; k0 < K; k0 = k0 + 16u) {{
     for (var q = 0u; q < 4u; q = q + 1u) {{
       let k = k0 + a_k + q;
