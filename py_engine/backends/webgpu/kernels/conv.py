@@ -9,9 +9,11 @@ same two variants (recorded as backend.variants["conv"]); patches are gathered b
 - Conv2DBackpropFilter: rows = filter entries (i, j, c), columns = output channels, segments = rows (n, oh)
   of dy, steps = ow. The reduction is long and the output small, so it is split into slices whose
   partial sums a second dispatch adds up.
-Depthwise convolutions do little work per loaded value, so they run direct: one thread per output (four
-adjacent channels per thread when they can), looping over the taps (and the filter gradient, split the same
-way, over the pixels).
+Depthwise convolutions do little work per loaded value, so they run direct, looping over the taps: with
+multiplier 1, channels in fours and no dilation (MobileNet/EfficientNet blocks) a thread computes a run of
+adjacent outputs of one row for 4 channels, keeping the input columns they share in registers; otherwise one
+thread per output (four adjacent channels per thread when they can). The filter gradient is split the same way
+as the GEMM's, over the pixels.
 """
 
 import functools
@@ -166,9 +168,8 @@ DEPTHWISE = """  let oc = i32(i) % (u.c * u.mult);
   }
 """
 
-# Channel multiplier 1 and channels in fours (MobileNet/EfficientNet blocks): a thread does 4 adjacent channels,
-# so the index math and bounds tests are shared by 4 outputs: EfficientNet-Lite0's depthwise layers take 0.49 s
-# instead of 0.82 s on SwiftShader.
+# Channel multiplier 1 and channels in fours, dilated: a thread does 4 adjacent channels, so the index math and
+# bounds tests are shared by 4 outputs.
 DEPTHWISE4 = """  let quads = u.c / 4;
   let c = i32(i) % quads * 4;
   let pixel = i32(i) / quads;
@@ -191,6 +192,62 @@ DEPTHWISE4 = """  let quads = u.c / 4;
   let o = pixel * u.c + c;
 """
 
+# Multiplier 1, channels in fours, no dilation (MobileNet/EfficientNet blocks): a thread computes `pixels` adjacent
+# outputs of one row for 4 channels. Along a filter row the outputs' inputs overlap, so the thread keeps a window
+# of (pixels - 1) * stride + 1 input columns in registers and, per tap, loads the tap's 4 weights and one new
+# column where one output per thread loads an input and a weight per output: SwiftShader turns every storage
+# load into a per-lane gather, so loads are what depthwise layers pay for (docs/platform_facts.md). The width
+# stride is part of the shader (it places the outputs in the window); 8 outputs at stride 1, 4 at stride 2 keep
+# the window at 8 columns or fewer.
+ROW_HELPERS = """
+fn dw_column(row: i32, x: i32, row_inside: bool, c: i32) -> vec4<f32> {  // 4 channels at column x, 0 outside
+  let inside = row_inside & (x >= 0) & (x < u.w);
+  let a = (row + select(0, x, inside)) * u.c + c;
+  return select(vec4<f32>(0.0), vec4<f32>(X[a], X[a + 1], X[a + 2], X[a + 3]), inside);
+}
+"""
+
+
+def _row_outputs(stride):
+    """How many adjacent outputs a thread of the row shader computes at this width stride."""
+    return max(1, 8 // stride)
+
+
+def _depthwise_rows(stride, epilogue):
+    pixels = _row_outputs(stride)
+    width = (pixels - 1) * stride + 1
+    start = ", ".join(f"epilogue_start(u32(c + {k}))" for k in range(4))
+    lines = [
+        "  let quads = u.c / 4;",
+        "  let c = i32(i) % quads * 4;",
+        "  let run = i32(i) / quads;",
+        "  let row = run / u.runs;  // (image, output row)",
+        f"  let ox = run % u.runs * {pixels};",
+        "  let image = row / u.oh * u.h;",
+        f"  let x0 = ox * {stride} - u.left;",
+        f"  let start = vec4<f32>({start});",
+        *(f"  var acc{p} = start;" for p in range(pixels)),
+        "  for (var ki = 0; ki < u.kh; ki = ki + 1) {",
+        "    let y = row % u.oh * u.sh - u.top + ki;",
+        "    let inside = (y >= 0) & (y < u.h);",
+        "    let at = (image + select(0, y, inside)) * u.w;",
+        *(f"    var w{j} = dw_column(at, x0 + {j}, inside, c);" for j in range(width)),
+        "    for (var kj = 0; kj < u.kw; kj = kj + 1) {  // the window holds columns x0 + kj ..",
+        "      let b = (ki * u.kw + kj) * u.c + c;",
+        "      let f = vec4<f32>(F[b], F[b + 1], F[b + 2], F[b + 3]);",
+        *(f"      acc{p} = acc{p} + w{p * stride} * f;" for p in range(pixels)),
+        *(f"      w{j} = w{j + 1};" for j in range(width - 1)),
+        f"      w{width - 1} = dw_column(at, x0 + {width} + kj, inside, c);",
+        "    }",
+        "  }",
+    ]
+    for p in range(pixels):  # unrolled: a loop over the accumulators would index them dynamically (memory)
+        lines.append(f"  if (ox + {p} < u.ow) {{")
+        lines.append(f"    let o{p} = ((row * u.ow) + ox + {p}) * u.c + c;")
+        lines += [f"    out[o{p} + {k}] = {_stored(f'acc{p}[{k}]', epilogue)};" for k in range(4)]
+        lines.append("  }")
+    return "\n".join(lines), pixels
+
 
 def _stored(value, epilogue):
     return f"epilogue({value})" if epilogue else value
@@ -200,19 +257,24 @@ NO_EPILOGUE = "fn epilogue_start(channel: u32) -> f32 { return 0.0; }\n"  # plai
 
 
 @functools.cache
-def depthwise_shader(channels, mult, epilogue=None):
-    """The depthwise shader for this filter (storing through `epilogue`, if any), and how many output elements
-    each thread writes."""
-    if mult == 1 and channels % 4 == 0:
-        body, lanes = DEPTHWISE4, 4
+def depthwise_shader(channels, mult, strides, dilations, epilogue=None):
+    """The depthwise shader for this filter and geometry (storing through `epilogue`, if any), and how many output
+    elements each thread writes (rows: those of one image row)."""
+    helpers, extra_uniforms = "", ()
+    if mult == 1 and channels % 4 == 0 and dilations == (1, 1):
+        body, pixels = _depthwise_rows(strides[1], epilogue)
+        name, lanes = f"rows{pixels}:sw{strides[1]}", 4 * pixels
+        helpers, extra_uniforms = ROW_HELPERS, (("runs", "i32"),)
+    elif mult == 1 and channels % 4 == 0:
+        body, name, lanes = DEPTHWISE4, "x4", 4
         body += f"  for (var k = 0; k < 4; k = k + 1) {{ out[o + k] = {_stored('acc[k]', epilogue)}; }}"
     else:
-        body, lanes = DEPTHWISE, 1
+        body, name, lanes = DEPTHWISE, "x1", 1
         body += f"  out[i] = {_stored('acc', epilogue)};"
-    key = f"DepthwiseConv2d:x{lanes}" + (f":{epilogue.name}" if epilogue else "")
+    key = f"DepthwiseConv2d:{name}" + (f":{epilogue.name}" if epilogue else "")
     inputs = [("X", F32), ("F", F32), *(epilogue.inputs if epilogue else ())]
-    helpers = epilogue.wgsl if epilogue else NO_EPILOGUE
-    uniforms = dict(GEOMETRY_UNIFORMS + (epilogue.uniforms if epilogue else ()))
+    helpers += epilogue.wgsl if epilogue else NO_EPILOGUE
+    uniforms = dict(GEOMETRY_UNIFORMS + extra_uniforms + (epilogue.uniforms if epilogue else ()))
     return linear_program(key, body, inputs, [("out", F32)], uniforms, helpers), lanes
 
 
@@ -270,11 +332,17 @@ def depthwise(backend, x, weights, strides, pad, dilations, epilogue=None, extra
     """DepthwiseConv2dNative, its output stored through `epilogue` (reading the inputs `extra` and the uniforms
     `values`) if given."""
     (n, h, w, c), (kh, kw, _, mult) = x.shape, weights.shape
-    out = backend.empty((n, *window_output_hw((h, w), (kh, kw), strides, pad, dilations), c * mult), F32)
-    shader, lanes = depthwise_shader(c, mult, epilogue)
-    threads = out.size // lanes
-    uniforms = {"count": threads, **_geometry(x.shape, out.shape, weights.shape, strides, pad, dilations, mult)}
-    uniforms |= values or {}
+    oh, ow = window_output_hw((h, w), (kh, kw), strides, pad, dilations)
+    out = backend.empty((n, oh, ow, c * mult), F32)
+    shader, lanes = depthwise_shader(c, mult, tuple(strides), tuple(dilations), epilogue)
+    uniforms = _geometry(x.shape, out.shape, weights.shape, strides, pad, dilations, mult)
+    if "runs" in shader.uniforms.names:  # a thread per run of outputs along a row, per 4 channels
+        runs = -(-ow // (lanes // 4))
+        uniforms["runs"] = runs
+        threads = n * oh * runs * (c // 4)
+    else:
+        threads = out.size // lanes
+    uniforms |= {"count": threads, **(values or {})}
     backend.dispatch(shader, [x, weights, *extra, out], uniforms, linear_groups(threads))
     return out
 

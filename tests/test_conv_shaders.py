@@ -1,0 +1,106 @@
+"""The webgpu convolution shaders' paths at their edges, against the numpy backend: the depthwise row shader (a run
+of outputs of one row per thread, a window of input columns per stride) and the depthwise fallbacks it leaves to
+(channels not in fours, a multiplier, dilation)."""
+
+import asyncio
+
+import numpy as np
+import pytest
+
+import py_engine as pe
+from py_engine.engine import ENGINE
+from py_engine.layers.fused import ACTIVATIONS
+
+
+@pytest.fixture
+def gpu():
+    assert asyncio.run(pe.set_backend("webgpu")), ENGINE.fallback_reason
+    return ENGINE.active()
+
+
+def shader_keys(gpu, fn):
+    """The shader keys fn dispatches (a dry run: nothing is computed)."""
+    gpu.dry_run = []
+    try:
+        with pe.scope():
+            fn()
+        return {s.key for s in gpu.dry_run}
+    finally:
+        gpu.dry_run = None
+
+
+def on_both(fn, *arrays):
+    """fn's result on webgpu, then on numpy (arrays go in as float32 tensors)."""
+    results = []
+    for backend in ("webgpu", "numpy"):
+        assert asyncio.run(pe.set_backend(backend))
+        with pe.scope():
+            results.append(fn(*(pe.tensor(a) for a in arrays)).numpy())
+    asyncio.run(pe.set_backend("webgpu"))
+    return results
+
+
+# (x shape, filter (h, w), strides, padding): output widths below, at and past a thread's run of 8 (or 4) outputs
+ROW_GEOMETRIES = {
+    "s1-same-3x3-width-9": ((2, 5, 9, 8), (3, 3), 1, "same"),
+    "s1-valid-5x5-width-3": ((1, 7, 7, 4), (5, 5), 1, "valid"),
+    "s1-same-1x1": ((1, 3, 8, 4), (1, 1), 1, "same"),
+    "s1-wide-filter": ((2, 4, 3, 12), (2, 5), 1, "same"),  # the filter is wider than the image
+    "s2-same-3x3-odd": ((2, 11, 13, 8), (3, 3), 2, "same"),
+    "s2-same-5x5-even": ((1, 12, 16, 20), (5, 5), 2, "same"),
+    "s2-valid": ((1, 9, 10, 4), (3, 3), 2, "valid"),
+    "s2-explicit-pad": ((1, 8, 9, 4), (3, 3), 2, ((2, 0), (1, 3))),
+    "uneven-strides": ((2, 9, 17, 8), (3, 5), (3, 1), "same"),
+    "s3": ((1, 7, 20, 4), (3, 3), 3, "same"),
+}
+
+
+@pytest.mark.parametrize("label", ROW_GEOMETRIES)
+def test_depthwise_row_shader_matches_numpy(gpu, rng, label):
+    x_shape, window, strides, padding = ROW_GEOMETRIES[label]
+    x = rng.uniform(-3, 3, x_shape).astype(np.float32)
+    f = rng.uniform(-1, 1, (*window, x_shape[-1], 1)).astype(np.float32)
+    bias = rng.uniform(-1, 1, x_shape[-1]).astype(np.float32)
+    stride_w = strides if isinstance(strides, int) else strides[1]
+    keys = shader_keys(gpu, lambda: pe.depthwise_conv2d(pe.tensor(x), pe.tensor(f), strides, padding))
+    assert keys == {f"DepthwiseConv2d:rows{max(1, 8 // stride_w)}:sw{stride_w}"}
+    got, want = on_both(lambda x, f: pe.depthwise_conv2d(x, f, strides, padding), x, f)
+    np.testing.assert_allclose(got, want, rtol=1e-5, atol=1e-5)
+    for k, activation in enumerate(ACTIVATIONS):  # the fused kernel: sums start from the bias, then the activation
+        with_bias = k % 2 == 0
+        arrays = (x, f, bias) if with_bias else (x, f)
+
+        def fused(x, f, *b, activation=activation):
+            return pe.fused_depthwise_conv2d(x, f, b[0] if b else None, activation, strides, padding)
+
+        got, want = on_both(fused, *arrays)
+        np.testing.assert_allclose(got, want, rtol=1e-5, atol=1e-5, err_msg=activation)
+
+
+@pytest.mark.parametrize(
+    "channels, mult, dilations, key",
+    [(6, 1, 1, "DepthwiseConv2d:x1"), (4, 2, 1, "DepthwiseConv2d:x1"), (8, 1, 2, "DepthwiseConv2d:x4")],
+    ids=["channels-not-in-fours", "multiplier-2", "dilated"],
+)
+def test_depthwise_shapes_the_row_shader_leaves_to_the_others(gpu, rng, channels, mult, dilations, key):
+    x = rng.uniform(-3, 3, (2, 9, 10, channels)).astype(np.float32)
+    f = rng.uniform(-1, 1, (3, 3, channels, mult)).astype(np.float32)
+    bias = rng.uniform(-1, 1, channels * mult).astype(np.float32)
+
+    def fused(x, f, b):
+        return pe.fused_depthwise_conv2d(x, f, b, "relu6", 2, "same", dilations)
+
+    keys = shader_keys(gpu, lambda: fused(pe.tensor(x), pe.tensor(f), pe.tensor(bias)))
+    assert [k.rsplit(":clamp", 1)[0] for k in keys] == [key]
+    got, want = on_both(fused, x, f, bias)
+    np.testing.assert_allclose(got, want, rtol=1e-5, atol=1e-5)
+
+
+def test_depthwise_row_shader_keeps_nan_and_clips_infinities(gpu):
+    x = np.ones((1, 3, 10, 4), np.float32)
+    x[0, 1, 4, 0], x[0, 1, 2, 1], x[0, 0, 9, 2] = np.nan, np.inf, -np.inf
+    f = np.full((3, 3, 4, 1), 0.5, np.float32)
+    got, want = on_both(lambda x, f: pe.fused_depthwise_conv2d(x, f, None, "relu6", 1, "same"), x, f)
+    np.testing.assert_array_equal(np.isnan(got), np.isnan(want))
+    assert np.isnan(got).sum() == 9  # the NaN reaches the 3x3 outputs around it; the infinities clip to 6 and 0
+    np.testing.assert_allclose(got, want, rtol=1e-6)
