@@ -1,6 +1,6 @@
 """The webgpu convolution shaders' paths at their edges, against the numpy backend: the depthwise row shader (a run
-of outputs of one row per thread, a window of input columns per stride) and the depthwise fallbacks it leaves to
-(channels not in fours, a multiplier, dilation)."""
+of outputs of one row per thread, a window of input columns per stride), the depthwise fallbacks it leaves to
+(channels not in fours, a multiplier, dilation), and Conv2D's GEMM with a filter row per segment."""
 
 import asyncio
 
@@ -10,6 +10,8 @@ import pytest
 import py_engine as pe
 from py_engine.engine import ENGINE
 from py_engine.layers.fused import ACTIVATIONS
+
+RELU_LIKE = ("linear", "relu", "relu6")
 
 
 @pytest.fixture
@@ -104,3 +106,36 @@ def test_depthwise_row_shader_keeps_nan_and_clips_infinities(gpu):
     np.testing.assert_array_equal(np.isnan(got), np.isnan(want))
     assert np.isnan(got).sum() == 9  # the NaN reaches the 3x3 outputs around it; the infinities clip to 6 and 0
     np.testing.assert_allclose(got, want, rtol=1e-6)
+
+
+# Conv2D: a segment of the GEMM is a filter row (its taps read adjacent pixels) unless the width is dilated
+CONV_GEOMETRIES = {
+    "3-channels-s2-same": ((2, 17, 15, 3), (3, 3), 2, "same", 1),  # EfficientNet's first convolution, smaller
+    "valid-2x4": ((1, 9, 10, 5), (2, 4), 1, "valid", 1),
+    "explicit-pad": ((1, 8, 9, 6), (3, 3), 1, ((0, 2), (3, 1)), 1),
+    "filter-wider-than-image": ((2, 6, 3, 4), (3, 5), 1, "same", 1),
+    "height-dilated": ((1, 11, 9, 4), (3, 3), 1, "same", (2, 1)),
+    "width-dilated": ((1, 9, 11, 4), (3, 3), (1, 2), "same", (1, 2)),  # one tap a segment
+}
+
+
+@pytest.mark.parametrize("on_cpu", [True, False], ids=["register-blocked", "tiled"])
+@pytest.mark.parametrize("label", CONV_GEOMETRIES)
+def test_conv2d_filter_row_segments_match_numpy(gpu, rng, label, on_cpu):
+    x_shape, window, strides, padding, dilations = CONV_GEOMETRIES[label]
+    x = rng.uniform(-3, 3, x_shape).astype(np.float32)
+    f = rng.uniform(-1, 1, (*window, x_shape[-1], 7)).astype(np.float32)
+    bias = rng.uniform(-1, 1, 7).astype(np.float32)
+    saved, gpu.on_cpu = gpu.on_cpu, on_cpu
+    try:
+        got, want = on_both(lambda x, f: pe.conv2d(x, f, strides, padding, dilations), x, f)
+        np.testing.assert_allclose(got, want, rtol=1e-5, atol=1e-5)
+        for activation in RELU_LIKE:
+
+            def fused(x, f, b, activation=activation):
+                return pe.fused_conv2d(x, f, b, activation, strides, padding, dilations)
+
+            got, want = on_both(fused, x, f, bias)
+            np.testing.assert_allclose(got, want, rtol=1e-5, atol=1e-5, err_msg=activation)
+    finally:
+        gpu.on_cpu = saved

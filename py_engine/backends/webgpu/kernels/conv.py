@@ -2,8 +2,10 @@
 
 Conv2D and its two gradients are implicit GEMMs on the matmul template (kernels/linalg.py), with the
 same two variants (recorded as backend.variants["conv"]); patches are gathered by index math:
-- Conv2D: rows = output pixels (n, oh, ow), columns = output channels, one segment per filter tap (i, j)
-  of C steps (input channels): the tap's input pixel, or zeros where it falls in the padding.
+- Conv2D: rows = output pixels (n, oh, ow), columns = output channels, one segment per filter row i of
+  kw * C steps (its taps' input channels, adjacent in NHWC when the width dilation is 1; else one segment per
+  tap (i, j) of C steps): the taps' input pixels, zeros where they fall in the padding. EfficientNet's first
+  convolution (3x3 over 3 channels) runs 3 segments of 9 steps rather than 9 of 3.
 - Conv2DBackpropInput: rows = input pixels, columns = input channels, segments = taps, steps = output
   channels; a tap reaches the output pixel (h + top - i*dh) / sh only where that divides exactly.
 - Conv2DBackpropFilter: rows = filter entries (i, j, c), columns = output channels, segments = rows (n, oh)
@@ -25,7 +27,7 @@ from ..wgsl import linear_groups
 from .linalg import F32, SPLIT_SLAB, Problem, gemm_shader, run_gemm, sum_partials, tile, variant
 
 # The geometry every conv shader reads as u.h, u.w, ... (i32: the index math mixes in negative offsets).
-GEOMETRY = ("h", "w", "c", "oh", "ow", "o", "kh", "kw", "sh", "sw", "dh", "dw", "top", "left", "mult")
+GEOMETRY = ("h", "w", "c", "oh", "ow", "o", "kh", "kw", "sh", "sw", "dh", "dw", "top", "left", "mult", "seg_taps")
 GEOMETRY_UNIFORMS = tuple((name, "i32") for name in GEOMETRY)
 
 # The validity tests use `&`, not `&&`: inlined once per register-blocked row, short-circuit branches
@@ -41,11 +43,12 @@ fn row_next(prev: vec4<i32>, m: u32) -> vec4<i32> {  // the next output pixel by
   next = select(next, vec4<i32>(next.x + u.h * u.w * u.c, -u.top, next.z, 0), next.y > (u.oh - 1) * u.sh - u.top);
   return select(next, prev, m >= u.rows);
 }
-fn seg_a(info: vec4<i32>, s: u32) -> vec3<i32> {  // tap s = (i, j): the input pixel it meets, if any
-  let y = info.y + i32(s) / u.kw * u.dh;
-  let x = info.z + i32(s) % u.kw * u.dw;
-  let inside = (y >= 0) & (y < u.h) & (x >= 0) & (x < u.w);
-  return vec3<i32>(info.x + (y * u.w + x) * u.c, 0, select(0, u.c, inside));
+fn seg_a(info: vec4<i32>, s: u32) -> vec3<i32> {  // u.seg_taps adjacent taps of a filter row: the pixels inside
+  let per_row = u.kw / u.seg_taps;
+  let y = info.y + i32(s) / per_row * u.dh;
+  let x = info.z + i32(s) % per_row * u.seg_taps * u.dw;
+  let last = select(0, clamp(u.w - x, 0, u.seg_taps) * u.c, (y >= 0) & (y < u.h));
+  return vec3<i32>(info.x + (y * u.w + x) * u.c, max(0, -x) * u.c, last);
 }
 fn seg_b(s: u32) -> u32 { return s * u.steps * u.cols; }  // filter [tap][c][o]
 """
@@ -90,12 +93,13 @@ SPLIT_TARGET_GROUPS = 64  # split a long reduction until about this many workgro
 SPLIT_MIN_STEPS = 1024  # ...but keep at least this many reduction steps in each slice
 
 
-def _geometry(x_shape, y_shape, filter_shape, strides, pad, dilations, mult=1):
-    """The geometry uniforms of a convolution of x into y (for the gradients: of the forward convolution)."""
+def _geometry(x_shape, y_shape, filter_shape, strides, pad, dilations, mult=1, seg_taps=1):
+    """The geometry uniforms of a convolution of x into y (for the gradients: of the forward convolution);
+    seg_taps: Conv2D's taps per GEMM segment."""
     (_, h, w, c), (_, oh, ow, o), (kh, kw) = x_shape, y_shape, filter_shape[:2]
     values = {"h": h, "w": w, "c": c, "oh": oh, "ow": ow, "o": o, "kh": kh, "kw": kw, "sh": strides[0]}
     values |= {"sw": strides[1], "dh": dilations[0], "dw": dilations[1], "top": pad[0][0], "left": pad[1][0]}
-    return values | {"mult": mult}
+    return values | {"mult": mult, "seg_taps": seg_taps}
 
 
 def _splits(segments, steps, groups):
@@ -125,8 +129,9 @@ def conv2d(backend, x, weights, strides, pad, dilations, epilogue=None, extra=()
     (n, h, w, c), (kh, kw, _, o) = x.shape, weights.shape
     oh, ow = window_output_hw((h, w), (kh, kw), strides, pad, dilations)
     out = backend.empty((n, oh, ow, o), F32)
-    geometry = _geometry(x.shape, out.shape, weights.shape, strides, pad, dilations)
-    steps = (kh * kw, c, 1, o, 1)
+    seg_taps = kw if dilations[1] == 1 else 1  # a filter row's taps read adjacent pixels: one segment
+    geometry = _geometry(x.shape, out.shape, weights.shape, strides, pad, dilations, seg_taps=seg_taps)
+    steps = (kh * kw // seg_taps, seg_taps * c, 1, o, 1)
     shape = (n * oh * ow, o)
     return _gemm(
         backend, CONV2D, x, weights, out, shape, steps, geometry, epilogue=epilogue, extra=extra, values=values
