@@ -3,25 +3,31 @@
     .venv/bin/python bench/startup.py             # 3 rounds; --rounds N
     .venv/bin/python bench/startup.py --rounds 5 --out bench/results/startup.json
 
-One server (`python -m app serve`) serves a copy of static/ with a bare page added (bench_bare/: a page whose worker
-loads the same Pyodide from the same indexURL, loads numpy and imports it, then posts its time), so both pages share
-the origin, the Pyodide files and their HTTP caching. Each round, for each page in turn: a fresh Chromium profile
-(headless, WebGPU flags of bench/harness.py) opens the page (first visit), the browser closes, then reopens with the
-same profile and opens the page again (repeat visit: the HTTP cache, V8's code cache and Dawn's shader cache are
-whatever that profile kept; our page's first visit stays open until it has stored its Pyodide snapshot and bytecode
-for the next one, playground.startupCache). Times are since navigation start. Prints medians, the ratios ours/bare, and the
-worker's per-phase timings (median); writes everything to the JSON file. Timings are for reading, never asserted.
+One server (app/'s `serve`) serves a copy of static/ with a bare page added (bench_bare/: a page whose worker loads the
+same Pyodide from the same indexURL, loads numpy and imports it, then posts its time), so both pages share the origin,
+the Pyodide files and their HTTP caching. Its engine wheel is built from a copy of py_engine taken at the start: the
+server rebuilds the wheel when the checkout's sources change, and a new wheel misses the bytecode and site-packages a
+first visit stored (others edit this checkout while the bench runs). Each round, for each page in turn: a fresh
+Chromium profile (headless, WebGPU flags of bench/harness.py) opens the page (first visit), the browser closes, then
+reopens with the same profile and opens the page again (repeat visit: the HTTP cache, V8's code cache and Dawn's
+shader cache are whatever that profile kept; our page's first visit stays open until it has stored its Pyodide
+snapshot, bytecode and site-packages for the next one, playground.startupCache). Times are since navigation start.
+Prints medians, the ratios ours/bare, and the worker's per-phase timings (median); writes everything to the JSON file.
+Timings are for reading, never asserted.
 """
 
 import argparse
+import contextlib
 import json
 import os
 import shutil
+import signal
 import statistics
+import subprocess
 import tempfile
 from pathlib import Path
 
-from harness import FLAGS, REPO, WEBGPU, playground_server
+from harness import FLAGS, PYTHON, REPO, WEBGPU, free_port, wait_until_serving
 from playwright.sync_api import sync_playwright
 
 BOOT_TIMEOUT_MS = 300_000
@@ -54,6 +60,44 @@ boot().then((timings) => self.postMessage({ ok: true, timings }), (e) => self.po
 """
 
 
+# The server of app/__main__.py for a static folder, with the engine built from a copy of the checkout's sources (the
+# files app/engine_wheel.py builds from) and its wheels cached in an assets folder of its own (the checkout's
+# .assets/engine prunes builds other servers may be serving) that links the verified Pyodide.
+SERVE = """
+import shutil, sys
+from pathlib import Path
+from app.__main__ import serve
+from app.assets import pyodide_dir
+from app.engine_wheel import source_files
+from app.settings import Settings
+static, models, engine_source, assets = map(Path, sys.argv[1:5])
+checkout = Settings()
+for rel in source_files(checkout.engine_source):
+    (engine_source / rel).parent.mkdir(parents=True, exist_ok=True)
+    shutil.copyfile(checkout.engine_source / rel, engine_source / rel)
+assets.mkdir()
+pyodide_dir(assets).symlink_to(pyodide_dir(checkout.assets_dir))
+settings = Settings(static_dir=static, models_dir=models, engine_source=engine_source, assets_dir=assets)
+serve(settings, "127.0.0.1", int(sys.argv[5]))
+"""
+
+
+@contextlib.contextmanager
+def frozen_engine_server(site: Path, scratch: Path):
+    """A playground server for `site` whose engine wheel is built from py_engine as it is now; yields its URL."""
+    models = scratch / "models"
+    models.mkdir()
+    port = free_port()
+    args = [site, models, scratch / "engine-source", scratch / "assets", port]
+    quiet = {"stdout": subprocess.DEVNULL, "stderr": subprocess.DEVNULL}
+    proc = subprocess.Popen([PYTHON, "-c", SERVE, *map(str, args)], cwd=REPO, **quiet)
+    try:
+        yield wait_until_serving(f"http://127.0.0.1:{port}/", proc)
+    finally:
+        os.kill(proc.pid, signal.SIGTERM)
+        proc.wait()
+
+
 def site_with_bare_page(scratch: Path) -> Path:
     """A copy of static/ with bench_bare/ added, served in place of static/ for this run."""
     site = scratch / "static"
@@ -84,7 +128,8 @@ def visit(playwright, profile: Path, url: str, bare: bool) -> dict:
                 "() => window.playground && playground.state !== 'starting'", timeout=BOOT_TIMEOUT_MS
             )
             info = page.evaluate("playground.ready")
-            if info.get("bytecode_cached_files") == 0 or info.get("pyodide_from_snapshot") is False:
+            cached = (info.get("bytecode_cached_files"), info.get("installed_cached_files"))
+            if 0 in cached or info.get("pyodide_from_snapshot") is False:
                 # the page stays open until it has stored what its boot found missing from the cache
                 page.wait_for_function("() => playground.startupCache !== undefined", timeout=BOOT_TIMEOUT_MS)
                 info["stored"] = page.evaluate("playground.startupCache")
@@ -118,7 +163,7 @@ def main():
     with tempfile.TemporaryDirectory(prefix="startup-bench-") as tmp:
         scratch = Path(tmp)
         site = site_with_bare_page(scratch)
-        with playground_server(needs_model=False, static=site) as url, sync_playwright() as p:
+        with frozen_engine_server(site, scratch) as url, sync_playwright() as p:
             for round_ in range(args.rounds):
                 for page in ("bare", "ours"):  # interleaved: a slow spell of this shared machine hits both
                     profile = scratch / f"profile-{page}-{round_}"

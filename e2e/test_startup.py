@@ -1,6 +1,6 @@
 """The page's boot path (static/worker.js, static/startup_cache.js): the engine wheel unpacked without micropip, and
 what a boot stores in Cache Storage for the next one (Pyodide's memory snapshot with the standard-library modules the
-boot imported, the imported modules' bytecode)."""
+boot imported, the imported modules' bytecode, the files numpy and the engine installed)."""
 
 from conftest import BOOT_TIMEOUT_MS, Playground
 from playwright.sync_api import Error as PageError
@@ -8,15 +8,40 @@ from playwright.sync_api import Error as PageError
 UNCHECKED_HASH_PYC = 1  # PEP 552 flags word of a .pyc used without looking at its source
 
 IMPORTED = """
-import hashlib, json, random, secrets, sys, urllib.parse
-import js, numpy, py_engine, playground
+import hashlib, importlib.metadata, json, random, secrets, sys, urllib.parse
+import js, numpy, py_engine, playground, pyodide_js
 flags = [int.from_bytes(open(m.__spec__.cached, "rb").read()[4:8], "little") for m in (numpy, py_engine, playground)]
 {"micropip": "micropip" in sys.modules, "engine": py_engine.__file__, "flags": flags, "random": random.random(),
  "token": secrets.token_hex(8), "stdlib": [hashlib.sha256(b"abc").hexdigest()[:8], json.loads("[1.5]"),
  urllib.parse.quote("a b")], "sum": (await (pe.tensor([1.0, 2.0, 3.0]) * 2.0).sum().data()).item(),
- "fetched": (await js.fetch("config.json")).status}
+ "fetched": (await js.fetch("config.json")).status, "numpy": NUMPY_WORKS}
 """
+# numpy's wasm modules besides the core one (linalg, fft, random), its metadata, and Pyodide's record of it
+NUMPY_CHECK = """[float(numpy.linalg.det(numpy.eye(2) * 2)), numpy.fft.fft([1.0, 0.0]).real.tolist(),
+  int(numpy.random.default_rng(7).integers(10**6)) == int(numpy.random.default_rng(7).integers(10**6)),
+  importlib.metadata.version("numpy") == numpy.__version__, pyodide_js.loadedPackages.numpy]"""
+IMPORTED = IMPORTED.replace("NUMPY_WORKS", NUMPY_CHECK)
+NUMPY_WORKS = [4.0, [1.0, 1.0], True, True, "default channel"]
 STDLIB_WORKS = ["ba7816bf", [1.5], "a%20b"]
+# Rewrites the stored site-packages as if a numpy wheel with another sha256 had installed them (with a correct
+# SHA-256 of the entry, so only the staleness check can refuse it)
+ANOTHER_NUMPY = """async () => {
+    const cache = await caches.open("py-installed-v1");
+    for (const key of await cache.keys()) {
+        const bytes = new Uint8Array(await (await cache.match(key)).arrayBuffer());
+        const indexLength = new DataView(bytes.buffer).getUint32(0, true);
+        const index = JSON.parse(new TextDecoder().decode(bytes.subarray(4, 4 + indexLength)));
+        index.packages.numpy.sha256 = "0".repeat(64);
+        const json = new TextEncoder().encode(JSON.stringify(index));
+        const entry = new Uint8Array(4 + json.length + bytes.length - 4 - indexLength);
+        new DataView(entry.buffer).setUint32(0, json.length, true);
+        entry.set(json, 4);
+        entry.set(bytes.subarray(4 + indexLength), 4 + json.length);
+        const digest = [...new Uint8Array(await crypto.subtle.digest("SHA-256", entry))]
+            .map((b) => b.toString(16).padStart(2, "0")).join("");
+        await cache.put(key, new Response(entry, { headers: { "X-Content-SHA256": digest } }));
+    }
+}"""
 
 
 def stored(page):
@@ -36,6 +61,7 @@ def test_a_first_visit_installs_without_micropip_and_later_ones_boot_from_its_sn
         first = Playground(webgpu_browser, server_url, context)
         assert first.info["backend"] == "webgpu"
         assert first.info["pyodide_from_snapshot"] is False and first.info["bytecode_cached_files"] == 0
+        assert first.info["installed_cached_files"] == 0
         # Pyodide's standard library is a zip of sources: loading numpy and the page's imports compile dozens
         assert len(first.info["stdlib_compiled"]) > 10, first.info["stdlib_compiled"]
         assert not [name for name in first.info["stdlib_compiled"] if name.split(".")[0] in ("ctypes", "pyodide")]
@@ -45,23 +71,34 @@ def test_a_first_visit_installs_without_micropip_and_later_ones_boot_from_its_sn
         got = first.run(IMPORTED)
         assert got["micropip"] is False and got["engine"].startswith("/lib/python3.12/site-packages/py_engine/")
         assert got["sum"] == 12.0 and got["fetched"] == 200 and got["stdlib"] == STDLIB_WORKS
+        assert got["numpy"] == NUMPY_WORKS
         kept = stored(first)
-        # numpy, py_engine and the page's modules: one .pyc per imported module; the snapshot is Pyodide's heap
+        # numpy, py_engine and the page's modules: one .pyc per imported module; the snapshot is Pyodide's heap;
+        # site-packages: numpy's and the engine's files
         assert kept["bytecode_files"] > 100 and kept["snapshot_bytes"] > 10_000_000, kept
+        assert kept["installed_files"] > 300, kept
 
         later = [Playground(webgpu_browser, server_url, context) for _ in range(2)]
         draws = []
         for page in later:
             assert page.info["backend"] == "webgpu" and page.info["pyodide_from_snapshot"] is True
             assert page.info["bytecode_cached_files"] == kept["bytecode_files"]
+            assert page.info["installed_cached_files"] == kept["installed_files"]
             assert page.info["stdlib_compiled"] == []  # the snapshot held every one the first boot compiled
+            assert not [r.url for r in page.requests if "/numpy-" in r.url]  # numpy came from the stored files
             got = page.run(IMPORTED)
             assert got["flags"] == [UNCHECKED_HASH_PYC] * 3 and got["sum"] == 12.0 and got["fetched"] == 200
-            assert got["stdlib"] == STDLIB_WORKS
+            assert got["stdlib"] == STDLIB_WORKS and got["numpy"] == NUMPY_WORKS
             assert page.page.evaluate("playground.startupCache") is None  # nothing was missing: nothing stored
             draws.append((got["random"], got["token"]))
         # the snapshot froze random's state: each restore reseeds it (secrets reads the OS each time)
         assert draws[0][0] != draws[1][0] and draws[0][1] != draws[1][1]
+
+        later[-1].page.evaluate(ANOTHER_NUMPY)
+        stale = Playground(webgpu_browser, server_url, context)
+        assert stale.info["installed_cached_files"] == 0  # numpy's wheel is not the one the files came from
+        assert stale.run(IMPORTED)["numpy"] == NUMPY_WORKS
+        assert stored(stale) == {"installed_files": kept["installed_files"]}
     finally:
         context.close()
 
@@ -84,24 +121,37 @@ def test_a_changed_module_misses_the_bytecode_and_a_broken_snapshot_is_replaced(
         code = "import playground_display\nopen(playground_display.__file__).read().endswith('another key\\n')"
         assert edited.run(code) is True
         # new bytecode, and a snapshot that holds the new standard-library modules too
-        assert stored(edited).keys() == {"bytecode_files", "snapshot_bytes"}
+        assert stored(edited).keys() >= {"bytecode_files", "snapshot_bytes"}
         again = Playground(webgpu_browser, server_url, context)
         assert again.info["pyodide_from_snapshot"] is True and again.info["stdlib_compiled"] == []
         assert again.info["bytecode_cached_files"] > 0 and again.run(code) is True
         assert again.page.evaluate("playground.startupCache") is None
         context.unroute("**/playground_display.py")
 
-        # the edited boot's entry replaced the first one: the original sources miss again
+        # the edited boot's entry replaced the first one: the original sources miss again; the snapshot is broken
+        # and one byte of the stored site-packages flipped (their headers and SHA-256 kept)
         edited.page.evaluate(
             """async () => {
                 const cache = await caches.open("pyodide-snapshot-v1");
                 for (const key of await cache.keys()) await cache.put(key, new Response(new Uint8Array(64)));
+                const installed = await caches.open("py-installed-v1");
+                for (const key of await installed.keys()) {
+                    const response = await installed.match(key);
+                    const bytes = new Uint8Array(await response.arrayBuffer());
+                    bytes[bytes.length - 1] ^= 1;
+                    await installed.put(key, new Response(bytes, { headers: response.headers }));
+                }
             }"""
         )
         original = Playground(webgpu_browser, server_url, context)
         assert original.info["bytecode_cached_files"] == 0
         assert original.info["pyodide_from_snapshot"] is False  # the broken snapshot was refused, then replaced
-        assert stored(original) == kept
+        assert original.info["installed_cached_files"] == 0  # so were the corrupt site-packages
+        again_stored = stored(original)
+        assert again_stored.keys() == kept.keys() and again_stored["snapshot_bytes"] > 10_000_000
+        assert [again_stored[k] for k in ("bytecode_files", "installed_files")] == [
+            kept[k] for k in ("bytecode_files", "installed_files")
+        ]
         assert original.run("(await (pe.tensor([1.0, 2.0]) * 3.0).sum().data()).item()") == 9.0
     finally:
         context.close()

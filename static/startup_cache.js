@@ -1,5 +1,5 @@
 // What one boot of the worker leaves in the browser's Cache Storage so that the next one (a repeat visit, a reload,
-// Restart) does less work; static/worker.js uses it through self.startupCache. Two entries, each replaced whole:
+// Restart) does less work; static/worker.js uses it through self.startupCache. Three entries, each replaced whole:
 //
 // - A memory snapshot of a Pyodide taken right after its boot and the import of the standard-library modules the
 //   page's boot imported, before any package is loaded or any JS object has entered Python (Pyodide 0.27.7 refuses
@@ -19,13 +19,25 @@
 //   of each visit's unpacking), under a key that hashes everything they were compiled from (the worker passes the
 //   Pyodide version and URL, the engine wheel's content-addressed URL, the packages and the module texts), so a
 //   changed source gives a new key and a stale .pyc is never used.
+// - The files the boot installed into site-packages (numpy, by Pyodide's loadPackage, and the engine wheel), with
+//   the dynamic libraries loadPackage loaded and the packages it recorded. loadPackage fetched numpy's wheel (a
+//   request after Pyodide's boot), unzipped its 12 MB in Python and loaded its 19 wasm modules: 250-500 ms a visit,
+//   most of it the unzip; writing the stored files takes a few ms and the wasm modules load as loadPackage loads
+//   them (Pyodide's own loadDynlib). The key hashes Pyodide's URL, the package names and the engine wheel's URL; the
+//   entry records the Pyodide version and each package's sha256 from Pyodide's lock file, checked after the boot, so
+//   another numpy or Pyodide misses. Only packages of Pyodide's lock file that install into site-packages are stored
+//   this way (a shared library installs elsewhere); the page loads numpy alone.
 //
+// The bytecode and site-packages entries carry their SHA-256 (DIGEST_HEADER): one that does not match is refused,
+// and the boot takes the slow path and stores it again; a malformed snapshot is refused before Pyodide sees it.
 // Without Cache Storage (a page that is not a secure context) or when it fails, the boot takes the slow path.
 "use strict";
 
 self.startupCache = (() => {
   const SNAPSHOT_CACHE = "pyodide-snapshot-v1";
   const BYTECODE_CACHE = "py-bytecode-v1";
+  const INSTALLED_CACHE = "py-installed-v1";
+  const DIGEST_HEADER = "X-Content-SHA256";
   const SNAPSHOT_MAGIC = 1886286592;
   const PRELOADED_HEADER = "X-Preloaded-Modules"; // the snapshot's standard-library modules, space-separated
   const WASM_PAGE = 65536;
@@ -39,6 +51,15 @@ import sys, zipimport
 [name for name, module in list(sys.modules.items())
  if isinstance(getattr(module, "__loader__", None), zipimport.zipimporter)
  and name.partition(".")[0] not in ("ctypes", "pyodide", "_pyodide")]`;
+  // After files were written under sys.path: the import system's folder listings and importlib.metadata's caches
+  // are stale. (importlib.invalidate_caches(), what loadPackage calls, also rereads the standard library's zip
+  // directory: 50-65 ms here.)
+  const FORGET_LISTINGS = `
+import importlib.machinery, importlib.metadata, sys
+for finder in list(sys.path_importer_cache.values()):
+    if isinstance(finder, importlib.machinery.FileFinder):
+        finder.invalidate_caches()
+importlib.metadata.MetadataPathFinder.invalidate_caches()`;
   const PACK_BYTECODE = `
 import json, os, sys
 def _pack_bytecode(site_packages):
@@ -55,21 +76,65 @@ def _pack_bytecode(site_packages):
     return json.dumps(index).encode(), b"".join(chunks)
 _pack_bytecode`;
 
-  async function keyURL(kind, parts) {
-    const digest = await crypto.subtle.digest("SHA-256", new TextEncoder().encode(JSON.stringify(parts)));
-    const hex = [...new Uint8Array(digest)].map((b) => b.toString(16).padStart(2, "0")).join("");
-    return new URL(`${kind}/${hex}`, self.location.href).href;
+  async function sha256(bytes) {
+    const digest = await crypto.subtle.digest("SHA-256", bytes);
+    return [...new Uint8Array(digest)].map((b) => b.toString(16).padStart(2, "0")).join("");
   }
 
-  // The entry's bytes and headers, or null.
-  async function read(cacheName, key) {
+  async function keyURL(kind, parts) {
+    return new URL(`${kind}/${await sha256(new TextEncoder().encode(JSON.stringify(parts)))}`, self.location.href).href;
+  }
+
+  // The entry's bytes and headers, or null; with `verified`, null too when its bytes are not those it was stored with.
+  async function read(cacheName, key, { verified = false } = {}) {
+    let response;
     try {
-      const response = await (await caches.open(cacheName)).match(key);
-      return response ? { bytes: new Uint8Array(await response.arrayBuffer()), headers: response.headers } : null;
+      response = await (await caches.open(cacheName)).match(key);
     } catch (error) {
       console.warn(`${cacheName}: Cache Storage unavailable (${error}); booting without it`);
       return null;
     }
+    if (!response) return null;
+    const bytes = new Uint8Array(await response.arrayBuffer());
+    if (verified && response.headers.get(DIGEST_HEADER) !== (await sha256(bytes))) {
+      console.warn(`${cacheName}: the stored entry is corrupt (its SHA-256 does not match); booting without it`);
+      return null;
+    }
+    return { bytes, headers: response.headers };
+  }
+
+  // An archive of files: [u32 index length][index JSON][the files' bytes, in the order of the index's files].
+  function archive(index, chunks) {
+    const json = new TextEncoder().encode(JSON.stringify(index));
+    const bytes = new Uint8Array(4 + json.length + chunks.reduce((sum, chunk) => sum + chunk.length, 0));
+    new DataView(bytes.buffer).setUint32(0, json.length, true);
+    bytes.set(json, 4);
+    let offset = 4 + json.length;
+    for (const chunk of chunks) {
+      bytes.set(chunk, offset);
+      offset += chunk.length;
+    }
+    return bytes;
+  }
+
+  // The archive's index, and a function that writes its files ([[path, size], ...]) into Pyodide's file system.
+  function unarchive(bytes) {
+    const indexLength = new DataView(bytes.buffer, bytes.byteOffset).getUint32(0, true);
+    const index = JSON.parse(new TextDecoder().decode(bytes.subarray(4, 4 + indexLength)));
+    const writeFiles = (pyodide, files) => {
+      const folders = new Set();
+      let offset = 4 + indexLength;
+      for (const [path, size] of files) {
+        const folder = path.slice(0, path.lastIndexOf("/"));
+        if (!folders.has(folder)) pyodide.FS.mkdirTree(folder);
+        folders.add(folder);
+        // canOwn: the file keeps its slice of the archive instead of a copy
+        pyodide.FS.writeFile(path, bytes.subarray(offset, offset + size), { canOwn: true });
+        offset += size;
+      }
+      return files.length;
+    };
+    return { index, writeFiles };
   }
 
   // Pyodide 0.27.7's snapshot: a header (u32 magic, u32 offset of the heap, u32 JSON length, 0, 256-bit build id,
@@ -83,10 +148,16 @@ _pack_bytecode`;
     return header.getUint32(0, true) === SNAPSHOT_MAGIC && heapStart >= 48 && heap > 0 && heap % WASM_PAGE === 0;
   }
 
-  // Pyodide, from the stored snapshot when there is a usable one, else booted from scratch; with the
-  // standard-library modules the snapshot was asked to hold (none without a snapshot) and those Pyodide holds now.
-  async function bootPyodide(indexURL) {
-    const snapshot = await read(SNAPSHOT_CACHE, await snapshotKey(indexURL));
+  // The stored snapshot's entry, or null; started before pyodide.js loads, so that the two overlap.
+  async function readSnapshot(indexURL) {
+    return read(SNAPSHOT_CACHE, await snapshotKey(indexURL));
+  }
+
+  // Pyodide, from the stored snapshot (readSnapshot's promise) when there is a usable one, else booted from scratch;
+  // with the standard-library modules the snapshot was asked to hold (none without a snapshot) and those Pyodide
+  // holds now.
+  async function bootPyodide(indexURL, snapshotRead) {
+    const snapshot = await snapshotRead;
     if (snapshot && !wellFormed(snapshot.bytes)) {
       console.warn(`the stored Pyodide snapshot is malformed (${snapshot.bytes.length} bytes)`);
     } else if (snapshot) {
@@ -146,21 +217,16 @@ _pack_bytecode`;
     return keyURL("bytecode", parts);
   }
 
-  // Writes the stored .pyc files of `key` into Pyodide's file system; how many (0: none stored, Python compiles).
-  // The entry: [u32 index length][index JSON: [[path, size], ...]][the files' bytes, in index order].
-  async function restoreBytecode(pyodide, key) {
-    const entry = await read(BYTECODE_CACHE, key);
+  // The stored bytecode of `key` (an archive whose index is its files), or null; read while the boot goes on.
+  function readBytecode(key) {
+    return read(BYTECODE_CACHE, key, { verified: true });
+  }
+
+  // Writes the .pyc files of readBytecode's entry into Pyodide's file system; how many (0: none, Python compiles).
+  function restoreBytecode(pyodide, entry) {
     if (!entry) return 0;
-    const archive = entry.bytes;
-    const indexLength = new DataView(archive.buffer).getUint32(0, true);
-    const index = JSON.parse(new TextDecoder().decode(archive.subarray(4, 4 + indexLength)));
-    let offset = 4 + indexLength;
-    for (const [path, size] of index) {
-      pyodide.FS.mkdirTree(path.slice(0, path.lastIndexOf("/")));
-      pyodide.FS.writeFile(path, archive.subarray(offset, offset + size));
-      offset += size;
-    }
-    return index.length;
+    const { index, writeFiles } = unarchive(entry.bytes);
+    return writeFiles(pyodide, index);
   }
 
   // The .pyc files of the modules imported so far, as an entry for store(); runs Python now (synchronously).
@@ -174,12 +240,81 @@ _pack_bytecode`;
     } finally {
       pack.destroy();
     }
-    const archive = new Uint8Array(4 + index.length + bytes.length);
-    new DataView(archive.buffer).setUint32(0, index.length, true);
-    archive.set(index, 4);
-    archive.set(bytes, 4 + index.length);
-    const count = JSON.parse(new TextDecoder().decode(index)).length;
-    return { cacheName: BYTECODE_CACHE, key, bytes: archive, what: "bytecode_files", count };
+    const files = JSON.parse(new TextDecoder().decode(index));
+    return { cacheName: BYTECODE_CACHE, key, bytes: archive(files, [bytes]), what: "bytecode_files", count: files.length };
+  }
+
+  function installedKey(parts) {
+    return keyURL("installed", parts);
+  }
+
+  // The stored site-packages of `key`, or null; read while Pyodide boots.
+  function readInstalled(key) {
+    return read(INSTALLED_CACHE, key, { verified: true });
+  }
+
+  // What loadPackage would do for the packages of readInstalled's entry (`entryRead`), from the stored files: writes
+  // them, loads their dynamic libraries and records the packages as loaded. How many files; 0 when there is no
+  // entry, or it is for another Pyodide or another wheel of a package (then loadPackage and the engine wheel do it).
+  async function restoreInstalled(pyodide, entryRead) {
+    const entry = await entryRead;
+    if (!entry) return 0;
+    const { index, writeFiles } = unarchive(entry.bytes);
+    const lock = pyodide._api.lockfile_packages || {};
+    const stale = Object.entries(index.packages).filter(([name, { sha256 }]) => lock[name]?.sha256 !== sha256);
+    if (index.pyodide !== pyodide.version || stale.length) {
+      console.warn(`the stored site-packages are for Pyodide ${index.pyodide}; ${stale.map(([name]) => name)} changed`);
+      return 0;
+    }
+    try {
+      const count = writeFiles(pyodide, index.files);
+      for (const lib of index.dynlibs) await pyodide._api.loadDynlib(lib, false, index.lib_dirs);
+      pyodide._module.reportUndefinedSymbols(); // as loadPackage does once its libraries are in
+      for (const [name, { channel }] of Object.entries(index.packages)) pyodide.loadedPackages[name] = channel;
+      pyodide.runPython(FORGET_LISTINGS);
+      return count;
+    } catch (error) {
+      // loadPackage then writes the same files again and loads the libraries not loaded yet
+      console.warn("the stored site-packages could not be restored; installing the packages:", error);
+      return 0;
+    }
+  }
+
+  // site-packages as the boot left it (but bytecode, stored apart), as an entry for store(); null when a package
+  // loadPackage loaded is not one restoreInstalled can check for staleness, or installs outside site-packages.
+  function packInstalled(pyodide, key) {
+    const sitePackages = pyodide.runPython(SITE_PACKAGES);
+    const lock = pyodide._api.lockfile_packages || {};
+    const packages = {};
+    for (const [name, channel] of Object.entries(pyodide.loadedPackages)) {
+      const { sha256, file_name, install_dir } = lock[name] || {};
+      if (!sha256 || install_dir !== "site") return null;
+      packages[name] = { channel, sha256, file_name };
+    }
+    const files = [], chunks = [];
+    const walk = (dir) => {
+      for (const name of pyodide.FS.readdir(dir)) {
+        if (name === "." || name === ".." || name === "__pycache__") continue;
+        const path = `${dir}/${name}`;
+        if (pyodide.FS.isDir(pyodide.FS.stat(path).mode)) walk(path);
+        else {
+          const data = pyodide.FS.readFile(path);
+          files.push([path, data.length]);
+          chunks.push(data);
+        }
+      }
+    };
+    walk(sitePackages);
+    const index = {
+      pyodide: pyodide.version,
+      packages,
+      // the wasm modules loaded from site-packages (by path; Pyodide also records each under its file name)
+      dynlibs: Object.keys(pyodide._module.LDSO.loadedLibsByName).filter((lib) => lib.startsWith(`${sitePackages}/`)),
+      // where loadPackage looks for the libraries those depend on (a package's vendored .libs folder)
+      lib_dirs: Object.values(packages).map(({ file_name }) => `${sitePackages}/${file_name.split("-")[0]}.libs`),
+      files,
+    };
+    return { cacheName: INSTALLED_CACHE, key, bytes: archive(index, chunks), what: "installed_files", count: files.length };
   }
 
   // Stores the entries, each replacing whatever its cache held (an older key's entry is never used again);
@@ -189,11 +324,16 @@ _pack_bytecode`;
     for (const { cacheName, key, bytes, headers, what, count } of entries) {
       const cache = await caches.open(cacheName);
       for (const old of await cache.keys()) await cache.delete(old);
-      await cache.put(key, new Response(bytes, { headers: { "Content-Type": "application/octet-stream", ...headers } }));
+      const digest = cacheName === SNAPSHOT_CACHE ? {} : { [DIGEST_HEADER]: await sha256(bytes) };
+      const all = { "Content-Type": "application/octet-stream", ...digest, ...headers };
+      await cache.put(key, new Response(bytes, { headers: all }));
       stored[what] = count;
     }
     return stored;
   }
 
-  return { SITE_PACKAGES, bootPyodide, stdlibFromZip, makeSnapshot, bytecodeKey, restoreBytecode, packBytecode, store };
+  return {
+    SITE_PACKAGES, readSnapshot, bootPyodide, stdlibFromZip, makeSnapshot, bytecodeKey, readBytecode, restoreBytecode,
+    packBytecode, installedKey, readInstalled, restoreInstalled, packInstalled, store,
+  };
 })();

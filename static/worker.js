@@ -15,10 +15,11 @@
 //   worker -> page  {id, ok: true, value} | {id, ok: false, error}    one reply per request
 //                   {event: "status", text}       boot progress
 //                   {event: "ready", info}         engine started (backend, adapter, fallback_reason, timings,
-//                                                  pyodide_from_snapshot, bytecode_cached_files, stdlib_compiled:
-//                                                  the standard-library modules this boot compiled, see
-//                                                  startup_cache.js)
-//                   {event: "cache-stored", stored: {snapshot_bytes?, bytecode_files?} | error}  after a boot that
+//                                                  pyodide_from_snapshot, bytecode_cached_files,
+//                                                  installed_cached_files, stdlib_compiled: the standard-library
+//                                                  modules this boot compiled, see startup_cache.js)
+//                   {event: "cache-stored", stored: {snapshot_bytes?, bytecode_files?, installed_files?} | error}
+//                                                  after a boot that
 //                                                  found either missing from the cache: what it stored for the next one
 //                   {event: "failed", error}       boot failed; every request then fails with this error
 //                   {event: "run", run: id, running}  a run ("run" or "exec") started / ended (before its reply)
@@ -73,37 +74,47 @@ async function download(url, as) {
 }
 
 // Boot order: everything that needs no Python (the engine wheel, the page's modules) downloads while Pyodide boots
-// (from the last visit's memory snapshot when there is one, static/startup_cache.js); the wheel is unpacked straight
-// into site-packages (a pure-Python wheel needs no installer, and micropip would cost a package load and an import);
-// the last visit's bytecode goes into place before the first import. What this boot could not take from the cache
-// is stored after "ready" (storeForNextBoot).
-// What the cache lacked: the snapshot to make ({indexURL, preload}); the bytecode's key.
-let snapshotToMake = null, bytecodeToPack = null;
+// (from the last visit's memory snapshot when there is one, static/startup_cache.js) and Cache Storage reads what
+// the last visit stored. numpy and the engine go into site-packages from the last visit's files when stored, else
+// numpy by loadPackage and the engine wheel unpacked straight into site-packages (a pure-Python wheel needs no
+// installer, and micropip would cost a package load and an import); the last visit's bytecode goes into place
+// before the first import. What this boot could not take from the cache is stored after "ready" (storeForNextBoot).
+// What the cache lacked: the snapshot to make ({indexURL, preload}); the bytecode's and site-packages' keys.
+let snapshotToMake = null, bytecodeToPack = null, installedToPack = null;
 
 async function boot() {
   const config = await timed("config_ms", async () => JSON.parse(await download("config.json", "text")));
   const indexURL = new URL(config.pyodide_index_url, self.location.href).href;
+  const packages = [...new Set(["numpy", ...(config.packages || [])])];
   const wheel = download(new URL(config.engine_wheel_url, self.location.href).href, "bytes");
   const sources = Promise.all(PYTHON_MODULES.map((name) => download(name, "text")));
   wheel.catch(() => {}); sources.catch(() => {}); // awaited below; an early failure must not go unhandled meanwhile
+  const snapshot = startupCache.readSnapshot(indexURL); // Cache Storage reads it while pyodide.js loads
+  const installedKey = await startupCache.installedKey([indexURL, packages, config.engine_wheel_url]);
+  const installed = startupCache.readInstalled(installedKey);
   const booted = await timed("pyodide_boot_ms", () => {
     importScripts(indexURL + "pyodide.js");
-    return startupCache.bootPyodide(indexURL);
+    return startupCache.bootPyodide(indexURL, snapshot);
   });
   pyodide = booted.pyodide;
-  // numpy downloads and its wasm modules compile (off this thread) while the engine and the bytecode go into place
-  const packages = timed("packages_ms", () => pyodide.loadPackage([...new Set(["numpy", ...(config.packages || [])])]));
-  packages.catch(() => {});
-  await timed("engine_install_ms", async () => {
-    pyodide.unpackArchive(await wheel, "zip", { extractDir: pyodide.runPython(startupCache.SITE_PACKAGES) });
-  });
+  const texts = await sources;
+  const bytecodeKey = await startupCache.bytecodeKey([pyodide.version, indexURL, config.engine_wheel_url, config.packages, texts]);
+  const bytecode = startupCache.readBytecode(bytecodeKey);
+  const installedFiles = await timed("installed_restore_ms", () => startupCache.restoreInstalled(pyodide, installed));
+  // Without them, numpy downloads and its wasm modules compile (off this thread) while the engine and the bytecode
+  // go into place.
+  const loading = installedFiles ? null : timed("packages_ms", () => pyodide.loadPackage(packages));
+  loading?.catch(() => {});
+  if (!installedFiles) {
+    await timed("engine_install_ms", async () => {
+      pyodide.unpackArchive(await wheel, "zip", { extractDir: pyodide.runPython(startupCache.SITE_PACKAGES) });
+    });
+  }
   self.peBridge.heap = () => pyodide._module.HEAPU8;
   self.peBridge.onLost((reason) => post({ event: "device-lost", reason }));
-  const texts = await sources;
   PYTHON_MODULES.forEach((name, i) => pyodide.FS.writeFile("/home/pyodide/" + name, texts[i]));
-  const bytecodeKey = await startupCache.bytecodeKey([pyodide.version, indexURL, config.engine_wheel_url, config.packages, texts]);
-  const bytecodeFiles = await timed("bytecode_restore_ms", () => startupCache.restoreBytecode(pyodide, bytecodeKey));
-  await packages;
+  const bytecodeFiles = await timed("bytecode_restore_ms", async () => startupCache.restoreBytecode(pyodide, await bytecode));
+  await loading;
   pyodide.setStdout({ batched: (line) => printed("stdout", line) });
   pyodide.setStderr({ batched: (line) => printed("stderr", line) });
   await timed("import_ms", () => {
@@ -112,6 +123,7 @@ async function boot() {
     runner = pyodide.pyimport("playground_run");
   });
   if (!bytecodeFiles) bytecodeToPack = bytecodeKey;
+  if (!installedFiles) installedToPack = installedKey;
   if (interruptBuffer) setInterruptBuffer(interruptBuffer);
   const info = await timed("engine_start_ms", async () => plain(await py.start(backendAtStart)));
   // The next boot's snapshot holds the standard-library modules this one imported, unless it was asked for them.
@@ -124,6 +136,7 @@ async function boot() {
     pyodide_version: pyodide.version,
     pyodide_from_snapshot: booted.fromSnapshot,
     bytecode_cached_files: bytecodeFiles,
+    installed_cached_files: installedFiles,
     stdlib_compiled: stdlib.filter((name) => !booted.stdlibAtBoot.includes(name)),
     timings: { ...timings },
     time_origin: performance.timeOrigin, // the page makes its worker_start_ms of it
@@ -134,9 +147,16 @@ async function boot() {
 function storeForNextBoot() {
   const tasks = [];
   if (snapshotToMake) tasks.push(whenIdle().then(() => snapshotInWorker(snapshotToMake)));
-  // the executor runs now: Python packs the bytecode before any request runs; storing finishes in the background
+  // the executors run now: the bytecode and site-packages are packed before any request runs (one could install a
+  // package); storing finishes in the background
   if (bytecodeToPack) tasks.push(new Promise((resolve) => resolve(startupCache.store([startupCache.packBytecode(pyodide, bytecodeToPack)]))));
-  bytecodeToPack = null;
+  if (installedToPack) {
+    tasks.push(new Promise((resolve) => {
+      const entry = startupCache.packInstalled(pyodide, installedToPack);
+      resolve(entry ? startupCache.store([entry]) : {});
+    }));
+  }
+  bytecodeToPack = installedToPack = null;
   if (!tasks.length) return;
   Promise.all(tasks).then(
     (stored) => post({ event: "cache-stored", stored: Object.assign({}, ...stored) }),
