@@ -139,3 +139,28 @@ def test_conv2d_filter_row_segments_match_numpy(gpu, rng, label, on_cpu):
             np.testing.assert_allclose(got, want, rtol=1e-5, atol=1e-5, err_msg=activation)
     finally:
         gpu.on_cpu = saved
+
+
+@pytest.mark.parametrize("on_cpu", [True, False], ids=["register-blocked", "tiled"])
+@pytest.mark.parametrize("pixels", [1, 3, 4])
+def test_few_rows_take_one_row_blocks(gpu, rng, pixels, on_cpu):
+    # a Dense layer on one vector as a 1x1 convolution over one pixel (EfficientNet's head), a batched matmul
+    # whose matrices have one row: one row per register-blocked thread below 4 rows, 16 from 4 on
+    x = rng.uniform(-3, 3, (pixels, 1, 1, 70)).astype(np.float32)
+    f = rng.uniform(-1, 1, (1, 1, 70, 37)).astype(np.float32)
+    bias = rng.uniform(-1, 1, 37).astype(np.float32)
+    a, b = rng.uniform(-1, 1, (5, pixels, 70)).astype(np.float32), rng.uniform(-1, 1, (70, 33)).astype(np.float32)
+    saved, gpu.on_cpu = gpu.on_cpu, on_cpu
+    try:
+        keys = shader_keys(gpu, lambda: pe.fused_conv2d(pe.tensor(x), pe.tensor(f), pe.tensor(bias), "relu6"))
+        keys |= shader_keys(gpu, lambda: pe.matmul(pe.tensor(a), pe.tensor(b)))
+        one_row = {k for k in keys if ":rows1" in k}
+        assert len(one_row) == (2 if on_cpu and pixels < 4 else 0), keys
+        got, want = on_both(lambda x, f, b: pe.fused_conv2d(x, f, b, "relu6"), x, f, bias)
+        np.testing.assert_allclose(got, want, rtol=1e-5, atol=1e-5)
+        for ta, tb in [(False, False), (True, True)]:
+            a_in, b_in = (np.swapaxes(a, -1, -2).copy() if ta else a), (b.T.copy() if tb else b)
+            got, want = on_both(lambda p, q, ta=ta, tb=tb: pe.matmul(p, q, ta, tb), a_in, b_in)
+            np.testing.assert_allclose(got, want, rtol=1e-5, atol=1e-5)
+    finally:
+        gpu.on_cpu = saved

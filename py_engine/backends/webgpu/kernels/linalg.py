@@ -20,6 +20,8 @@ C[at] = epilogue(sum), reading bindings of its own after B (a fused convolution'
 Variants (backend.on_cpu picks one; backend.variants["matmul"] records it):
 - "register-blocked": 8x8 threads, each accumulating a TM x TN block in registers, no workgroup memory.
   On CPU adapters barriers cost more than shared memory saves (docs/platform_facts.md: 3.2 vs 1.7 GFLOP/s).
+  A C of fewer than FEW_ROWS rows (a Dense layer on one vector) takes blocks of one row: a 16-row block would
+  compute 15 rows for nothing.
 - "tiled": 16x16 threads stage 64x16 tiles of A and 16x64 tiles of B in workgroup memory; each thread
   accumulates 4x4 outputs. What real GPUs want.
 """
@@ -34,6 +36,8 @@ from ..wgsl import ELEMENT, MAX_GROUPS, MAX_RANK, broadcast_strides, linear_grou
 F32 = "float32"
 REGISTER, TILED = "register-blocked", "tiled"
 TM, TN = 16, 4  # register-blocked: outputs per thread (rows, columns); TN is a multiple of 4 (vec4 accumulators)
+# EfficientNet-Lite0's head (1280 -> 1000 on one pixel) took 10.6 ms in 16-row blocks, 3.0 in 1-row ones (SwiftShader)
+FEW_ROWS = 4
 # The uniforms of every GEMM: C's shape, segments and steps, A's and B's strides, the workgroup grid's base
 # (a grid wider than 65535 goes out as several dispatches) and the segments per slab of a split reduction.
 GEMM_UNIFORMS = tuple(
@@ -103,15 +107,15 @@ def _a_load(dtype, row, t, bounded):
     return f"select({ELEMENT[dtype]}(0), A[u32(select(0, {index}, {ok}))], {ok})"
 
 
-def _register_main(dtype, bounded, epilogue):
-    """8x8 threads; thread (x, y) owns rows y*TM.. and columns x*TN.. of its workgroup's 8TM x 8TN block."""
+def _register_main(dtype, bounded, epilogue, block):
+    """8x8 threads; thread (x, y) owns `block` rows from y*block and TN columns from x*TN of its workgroup's tile."""
     vec = f"vec4<{ELEMENT[dtype]}>"
     groups = TN // 4
     lines = [
         "@compute @workgroup_size(8, 8)",
         "fn main(@builtin(workgroup_id) wg: vec3<u32>, @builtin(local_invocation_id) lid: vec3<u32>) {",
         "  let M = u.rows; let N = u.cols; let T = u.steps;",
-        f"  let row0 = ((wg.y + u.y_base) * 8u + lid.y) * {TM}u;",
+        f"  let row0 = ((wg.y + u.y_base) * 8u + lid.y) * {block}u;",
         f"  let col0 = ((wg.x + u.x_base) * 8u + lid.x) * {TN}u;",
         "  if (row0 >= M || col0 >= N) { return; }",
         "  let slab = slab_of(wg.z + u.z_base);",
@@ -119,17 +123,17 @@ def _register_main(dtype, bounded, epilogue):
     # rows and columns past the edge are clamped (loads stay in bounds) and never written; rows after the first
     # are stepped to from the one before
     lines += ["  let info0 = row_info(min(row0, M - 1u));"]
-    lines += [f"  let info{r} = row_next(info{r - 1}, row0 + {r}u);" for r in range(1, TM)]
+    lines += [f"  let info{r} = row_next(info{r - 1}, row0 + {r}u);" for r in range(1, block)]
     lines += [f"  let b_col{j} = min(col0 + {j}u, N - 1u) * u.b_n;" for j in range(TN)]
     if epilogue:  # each column's sums start from its epilogue_start, read once per thread
         for g in range(groups):
             starts = ", ".join(f"epilogue_start(min(col0 + {4 * g + q}u, N - 1u))" for q in range(4))
             lines.append(f"  let start{g} = {vec}({starts});")
     lines += [
-        f"  var acc{r}_{g} = {f'start{g}' if epilogue else f'{vec}()'};" for r in range(TM) for g in range(groups)
+        f"  var acc{r}_{g} = {f'start{g}' if epilogue else f'{vec}()'};" for r in range(block) for g in range(groups)
     ]
     lines += ["  for (var s = slab.s0; s < slab.s1; s = s + 1u) {"]
-    lines += [f"    let seg{r} = seg_a(info{r}, s);" for r in range(TM)]
+    lines += [f"    let seg{r} = seg_a(info{r}, s);" for r in range(block)]
     lines += [
         "    var b_at = slab.b + seg_b(s);",
         "    for (var t = 0u; t < T; t = t + 1u) {",
@@ -137,7 +141,7 @@ def _register_main(dtype, bounded, epilogue):
     for g in range(groups):
         loads = ", ".join(f"B[b_at + b_col{4 * g + q}]" for q in range(4))
         lines.append(f"      let b{g} = {vec}({loads});")
-    for r in range(TM):
+    for r in range(block):
         lines.append(f"      let a{r} = {_a_load(dtype, r, 't', bounded)};")
         lines += [f"      acc{r}_{g} = acc{r}_{g} + a{r} * b{g};" for g in range(groups)]
     lines += ["      b_at = b_at + u.b_t;", "    }", "  }"]
@@ -148,12 +152,12 @@ def _register_main(dtype, bounded, epilogue):
     lines += [
         f"  let cols_left = min({TN}u, N - col0);",
         "  var at = slab.c + row0 * N + col0;",
-        f"  for (var r = 0u; r < min({TM}u, M - row0); r = r + 1u) {{",
+        f"  for (var r = 0u; r < min({block}u, M - row0); r = r + 1u) {{",
     ]
     for j in range(TN):
         store = _store(f"at + {j}u", f"acc0_{j // 4}[{j % 4}]", epilogue)
         lines.append(f"    {store}" if j == 0 else f"    if ({j}u < cols_left) {{ {store} }}")
-    lines += [f"    acc{r}_{g} = acc{r + 1}_{g};" for r in range(TM - 1) for g in range(groups)]
+    lines += [f"    acc{r}_{g} = acc{r + 1}_{g};" for r in range(block - 1) for g in range(groups)]
     lines += ["    at = at + N;", "  }"]
     lines.append("}")
     return "\n".join(lines)
@@ -238,32 +242,43 @@ def variant(backend, family):
     return chosen
 
 
+def block_rows(variant, rows):
+    """How many rows of C a thread of `variant` computes, for a C of `rows` rows."""
+    return 1 if variant == REGISTER and rows < FEW_ROWS else TM
+
+
 @functools.cache
-def gemm_shader(problem, dtype, variant, bounded=True, epilogue=None):
-    """The GEMM for `problem` in `variant`: inputs A, B (then the epilogue's), output C.
+def gemm_shader(problem, dtype, variant, bounded=True, epilogue=None, block=TM):
+    """The GEMM for `problem` in `variant`: inputs A, B (then the epilogue's), output C; block: rows per
+    register-blocked thread (block_rows).
 
     bounded=False: seg_a's t range always covers [0, T), so the register-blocked loop skips the test.
     """
-    main = _register_main(dtype, bounded, epilogue) if variant == REGISTER else _tiled_main(dtype, epilogue)
-    key = f"Gemm:{problem.name}:{dtype}:{variant}" + (f":{epilogue.name}" if epilogue else "")
+    if variant == REGISTER:
+        main = _register_main(dtype, bounded, epilogue, block)
+    else:
+        main, block = _tiled_main(dtype, epilogue), TM
+    key = f"Gemm:{problem.name}:{dtype}:{variant}" + (f":rows{block}" if block != TM else "")
+    key += f":{epilogue.name}" if epilogue else ""
     inputs = [("A", dtype), ("B", dtype), *(epilogue.inputs if epilogue else ())]
     helpers = SLAB + problem.hooks + (epilogue.wgsl if epilogue else "")
     uniforms = dict(GEMM_UNIFORMS + problem.uniforms + (epilogue.uniforms if epilogue else ()))
     return program(key, main, inputs, [("C", dtype)], uniforms, helpers)
 
 
-def tile(variant):
-    """(rows, columns) of C that one workgroup computes."""
-    return (8 * TM, 8 * TN) if variant == REGISTER else (64, 64)
+def tile(variant, block=TM):
+    """(rows, columns) of C that one workgroup computes (block: rows per register-blocked thread)."""
+    return (8 * block, 8 * TN) if variant == REGISTER else (64, 64)
 
 
-def run_gemm(backend, shader, variant, a, b, c, shape, steps, slabs, chunk=1, problem=None, extra=()):
-    """Dispatch `shader` over C's (rows, columns) = `shape` for `slabs` slabs; `extra`: the epilogue's inputs.
+def run_gemm(backend, shader, tiles, a, b, c, shape, steps, slabs, chunk=1, problem=None, extra=()):
+    """Dispatch `shader` over C's (rows, columns) = `shape` for `slabs` slabs, a workgroup per `tiles` (tile());
+    `extra`: the epilogue's inputs.
 
     steps: (S, T, A's t stride, B's t stride, B's column stride); problem: {name: value} of the problem's uniforms.
     Workgroup grids wider than 65535 in a dimension go out as several dispatches with base offsets.
     """
-    (rows, cols), (tile_rows, tile_cols) = shape, tile(variant)
+    (rows, cols), (tile_rows, tile_cols) = shape, tiles
     counts = (-(-cols // tile_cols), -(-rows // tile_rows), slabs)
     segments, step_count, a_t, b_t, b_n = steps
     uniforms = {"rows": rows, "cols": cols, "segments": segments, "steps": step_count, "a_t": a_t, "b_t": b_t}
@@ -298,14 +313,15 @@ def _batch_matmul(backend, a, b, transpose_a, transpose_b):
     batch = tuple(max(x, y) if min(x, y) else 0 for x, y in zip(batch_a, batch_b))
     out = backend.empty((*batch, m, n), a.dtype)
     chosen = variant(backend, "matmul")
-    shader = gemm_shader(MATMUL, a.dtype, chosen, bounded=False)
+    block = block_rows(chosen, m)
+    shader = gemm_shader(MATMUL, a.dtype, chosen, bounded=False, block=block)
     a_t, a_m = (m, 1) if transpose_a else (1, k)
     b_t, b_n = (1, k) if transpose_b else (n, 1)
     problem = {"a_m": a_m, "rank": rank, "batch": batch}
     problem["batch_a"] = [s * m * k for s in broadcast_strides(batch_a, batch)]
     problem["batch_b"] = [s * k * n for s in broadcast_strides(batch_b, batch)]
     slabs = out.size // (m * n) if out.size else 0
-    run_gemm(backend, shader, chosen, a, b, out, (m, n), (1, k, a_t, b_t, b_n), slabs, problem=problem)
+    run_gemm(backend, shader, tile(chosen, block), a, b, out, (m, n), (1, k, a_t, b_t, b_n), slabs, problem=problem)
     return out
 
 
