@@ -1,13 +1,16 @@
 """Where EfficientNet-Lite0's forward pass spends its GPU time, in the page on webgpu.
 
-    .venv/bin/python bench/forward_profile.py [--url http://127.0.0.1:8000/]
+    .venv/bin/python bench/forward_profile.py [--url http://127.0.0.1:8000/] [--layers] [--repeats 5]
 
 In headless Chromium ($CHROMIUM_PATH or /usr/bin/chromium, --enable-unsafe-webgpu), the page loads the
-model as the Classify panel does (folded, unfolded weights released), runs a few forward passes, then one
-more with a readback after every step of the inference plan, so each step's time includes its GPU work.
-Steps are grouped by their kernels (name and filter size). Printed next to the plain forward pass (one
-readback at the end) measured in the same run: the synced total is higher by the readbacks' own cost.
-Timings are for reading, never asserted in tests.
+model as the Classify panel does (folded, unfolded weights released) and times its forward pass captured
+(pe.capture: replayed in one device call, as the classifier runs it). Then it walks the inference plan once:
+each step is captured on its real input as --repeats runs of itself and replayed a few times, each replay
+synced by a readback; the fastest replay over --repeats is the step's GPU time, without the Python per op or
+the readback of a synced step. Steps are grouped by their kernels (name and filter size, stride 2 marked "/2");
+--layers also groups them by shape (input height x width x channels > output channels). Printed next to the
+captured forward pass measured in the same page: their sum is close to it. Timings are for reading, never
+asserted in tests.
 """
 
 import argparse
@@ -16,73 +19,136 @@ from harness import launch, playground_server
 from playwright.sync_api import sync_playwright
 
 MEASURE = """
-import collections, time
+import collections, statistics, time
 model = await pe.load_layers_model("/models/efficientnet-lite0/model.json")
 model.fold_batch_norms(release_unfolded=True)
 x = pe.zeros((1, 224, 224, 3))
+REPEATS, REPLAYS = __REPEATS__, 3
 
-async def plain():
+
+async def timed(fn):
     start = time.perf_counter()
-    y = model.predict(x)
+    y = fn(x)
     await y.data()
     y.dispose()
     return (time.perf_counter() - start) * 1e3
 
-plain_ms = sorted([await plain() for _ in range(5)])[2]  # the median of 5, after the first compiles
-groups = collections.defaultdict(lambda: [0, 0.0])
+
+forward = pe.capture(model.predict)
+await timed(forward)  # records
+forward_ms = statistics.median([await timed(forward) for _ in range(7)])
+forward.dispose()
+
+
+def labels(kernels, inputs):
+    kernel = " + ".join(
+        k.name + (f" {k.input_shapes[1][0]}x{k.input_shapes[1][1]}" if "Conv" in k.name else "") for k in kernels
+    ) or "(no kernel: dropout, a view)"
+    first = inputs[0] if isinstance(inputs, list) else inputs
+    if any("Conv" in k.name for k in kernels):
+        conv = next(k for k in kernels if "Conv" in k.name)
+        h, w, c = conv.input_shapes[0][1:]
+        if conv.output_shapes[0][1] < h:
+            kernel += "/2"
+        return kernel, f"{kernel} {h}x{w}x{c}>{conv.output_shapes[0][3]}"
+    return kernel, f"{kernel} {'x'.join(map(str, first.shape[1:]))}"
+
+
+def step_ms(fn, inputs, mask):
+    # the fastest of REPLAYS replays of REPEATS runs of the step on its real input, each synced by one readback
+    tensors = list(inputs) if isinstance(inputs, list) else [inputs]
+
+    def repeated(*xs):
+        arg = list(xs) if isinstance(inputs, list) else xs[0]
+        y = fn(arg, *mask)
+        for _ in range(REPEATS - 1):
+            y.dispose()
+            y = fn(arg, *mask)
+        return y
+
+    replay = pe.capture(repeated)
+    with pe.scope():
+        replay(*tensors).reshape(-1)[:1].numpy()  # records
+    best = float("inf")
+    for _ in range(REPLAYS):
+        with pe.scope():
+            start = time.perf_counter()
+            replay(*tensors).reshape(-1)[:1].numpy()  # a synchronous readback (JSPI)
+            best = min(best, (time.perf_counter() - start) * 1e3 / REPEATS)
+    replay.dispose()
+    return best
+
+
+by_kernel = collections.defaultdict(lambda: [0, 0.0])
+by_shape = collections.defaultdict(lambda: [0, 0.0])
 plan = model.inference_plan()
 original = [step.fn for step in plan.steps]
 
-def timed(fn):
-    def run(inputs):
-        start = time.perf_counter()
-        profile = pe.profile(fn, inputs)
-        out = profile.result
-        out.reshape(-1)[:1].numpy()  # a synchronous readback (JSPI): waits for this step's GPU work
-        label = " + ".join(
-            k.name + (f" {k.input_shapes[1][0]}x{k.input_shapes[1][1]}" if "Conv" in k.name else "")
-            for k in profile.kernels
-        )
-        label = label or "(no kernel: dropout, a view)"
-        groups[label][0] += 1
-        groups[label][1] += (time.perf_counter() - start) * 1e3
-        return out
+
+def profiled(fn):
+    def run(inputs, *mask):
+        with pe.scope():  # the kernels the step runs, for its labels
+            kernels = pe.profile(lambda t: fn(t, *mask), inputs).kernels
+        ms = step_ms(fn, inputs, mask) if kernels else 0.0  # a step of no kernel may hand its input back
+        for groups, label in zip((by_kernel, by_shape), labels(kernels, inputs)):
+            groups[label][0] += 1
+            groups[label][1] += ms
+        return fn(inputs, *mask)
+
     return run
 
+
 for step in plan.steps:
-    step.fn = timed(step.fn)
-start = time.perf_counter()
-model.predict(x).dispose()
-synced_ms = (time.perf_counter() - start) * 1e3
-for step, fn in zip(plan.steps, original):
-    step.fn = fn
+    step.fn = profiled(step.fn)
+try:
+    model.predict(x).dispose()
+finally:
+    for step, fn in zip(plan.steps, original):
+        step.fn = fn
 model.dispose(); x.dispose()
-{"plain_ms": plain_ms, "synced_ms": synced_ms, "groups": sorted(groups.items(), key=lambda g: -g[1][1])}
+
+
+def table(groups):
+    return sorted(([label, n, ms] for label, (n, ms) in groups.items()), key=lambda g: -g[2])
+
+
+{"forward_ms": forward_ms, "by_kernel": table(by_kernel), "by_shape": table(by_shape)}
 """
+
+
+def print_table(rows, total, width):
+    print(f"  {'kernels of the step':{width}s} {'steps':>5s} {'ms':>8s} {'share':>6s}")
+    for label, count, ms in rows:
+        print(f"  {label[:width]:{width}s} {count:5d} {ms:8.1f} {ms / total:6.0%}")
 
 
 def main():
     parser = argparse.ArgumentParser(description=__doc__, formatter_class=argparse.RawDescriptionHelpFormatter)
     parser.add_argument("--url", help="a running playground server (default: start python -m app serve)")
+    parser.add_argument("--layers", action="store_true", help="also group the steps by shape")
+    parser.add_argument("--repeats", type=int, default=5, help="runs of a step per replay (default 5)")
     args = parser.parse_args()
+    if args.repeats < 1:
+        parser.error(f"--repeats must be >= 1 (got {args.repeats})")
     with playground_server(args.url) as url, sync_playwright() as p:
         browser = launch(p)
         page = browser.new_page()
         page.goto(f"{url}?backend=webgpu")
         info = page.evaluate("playground.ready")
-        result = page.evaluate("code => playground.runPython(code)", MEASURE)
+        code = MEASURE.replace("__REPEATS__", str(args.repeats))
+        result = page.evaluate("code => playground.runPython(code)", code)
         browser.close()
     adapter = info["adapter"] or {}
+    steps_ms = sum(ms for _, _, ms in result["by_kernel"])
     print(
         f"EfficientNet-Lite0 forward on {info['backend']} ({adapter.get('vendor', '')} {adapter.get('architecture', '')})"
     )
-    print(f"  plain forward, median of 5: {result['plain_ms']:7.0f} ms (reference)")
-    print(
-        f"  synced after every step:    {result['synced_ms']:7.0f} ms ({result['synced_ms'] / result['plain_ms']:.2f}x)"
-    )
-    print(f"  {'kernels of the step':44s} {'steps':>5s} {'ms':>8s} {'share':>6s}")
-    for label, (count, ms) in result["groups"]:
-        print(f"  {label[:44]:44s} {count:5d} {ms:8.0f} {ms / result['synced_ms']:6.0%}")
+    print(f"  captured forward, median of 7:  {result['forward_ms']:7.0f} ms (reference)")
+    print(f"  the steps, each replayed alone: {steps_ms:7.0f} ms ({steps_ms / result['forward_ms']:.2f}x)")
+    print_table(result["by_kernel"], steps_ms, 36)
+    if args.layers:
+        print()
+        print_table(result["by_shape"], steps_ms, 52)
 
 
 if __name__ == "__main__":
