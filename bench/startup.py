@@ -2,6 +2,7 @@
 
     .venv/bin/python bench/startup.py             # 3 rounds; --rounds N
     .venv/bin/python bench/startup.py --rounds 5 --out bench/results/startup.json
+    .venv/bin/python bench/startup.py --static DIR       # another page folder, e.g. an older commit's static/
 
 One server (app/'s `serve`) serves a copy of static/ with a bare page added (bench_bare/: a page whose worker loads the
 same Pyodide from the same indexURL, loads numpy and imports it, then posts its time), so both pages share the origin,
@@ -98,10 +99,10 @@ def frozen_engine_server(site: Path, scratch: Path):
         proc.wait()
 
 
-def site_with_bare_page(scratch: Path) -> Path:
-    """A copy of static/ with bench_bare/ added, served in place of static/ for this run."""
+def site_with_bare_page(static: Path, scratch: Path) -> Path:
+    """A copy of the page's folder with bench_bare/ added, served in place of static/ for this run."""
     site = scratch / "static"
-    shutil.copytree(REPO / "static", site)
+    shutil.copytree(static, site)
     bare = site / "bench_bare"
     bare.mkdir()
     (bare / "index.html").write_text(BARE_PAGE)
@@ -158,11 +159,17 @@ def main():
     parser = argparse.ArgumentParser(description=__doc__, formatter_class=argparse.RawDescriptionHelpFormatter)
     parser.add_argument("--rounds", type=int, default=3, help="visits of each kind per page (default 3)")
     parser.add_argument("--out", type=Path, default=REPO / "bench" / "results" / "startup.json")
+    parser.add_argument(
+        "--static",
+        type=Path,
+        default=REPO / "static",
+        help="the page's folder to measure, e.g. an older commit's (git archive COMMIT static | tar -x -C DIR)",
+    )
     args = parser.parse_args()
     runs = {(page, kind): [] for page in ("bare", "ours") for kind in ("first", "repeat")}
     with tempfile.TemporaryDirectory(prefix="startup-bench-") as tmp:
         scratch = Path(tmp)
-        site = site_with_bare_page(scratch)
+        site = site_with_bare_page(args.static, scratch)
         with frozen_engine_server(site, scratch) as url, sync_playwright() as p:
             for round_ in range(args.rounds):
                 for page in ("bare", "ours"):  # interleaved: a slow spell of this shared machine hits both

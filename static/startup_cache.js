@@ -85,15 +85,19 @@ _pack_bytecode`;
     return new URL(`${kind}/${await sha256(new TextEncoder().encode(JSON.stringify(parts)))}`, self.location.href).href;
   }
 
-  // The entry's bytes and headers, or null; with `verified`, null too when its bytes are not those it was stored with.
-  async function read(cacheName, key, { verified = false } = {}) {
-    let response;
+  // The entry's response, or null.
+  async function find(cacheName, key) {
     try {
-      response = await (await caches.open(cacheName)).match(key);
+      return (await (await caches.open(cacheName)).match(key)) || null;
     } catch (error) {
       console.warn(`${cacheName}: Cache Storage unavailable (${error}); booting without it`);
       return null;
     }
+  }
+
+  // The entry's bytes and headers, or null; with `verified`, null too when its bytes are not those it was stored with.
+  async function read(cacheName, key, { verified = false } = {}) {
+    const response = await find(cacheName, key);
     if (!response) return null;
     const bytes = new Uint8Array(await response.arrayBuffer());
     if (verified && response.headers.get(DIGEST_HEADER) !== (await sha256(bytes))) {
@@ -148,21 +152,29 @@ _pack_bytecode`;
     return header.getUint32(0, true) === SNAPSHOT_MAGIC && heapStart >= 48 && heap > 0 && heap % WASM_PAGE === 0;
   }
 
-  // The stored snapshot's entry, or null; started before pyodide.js loads, so that the two overlap.
-  async function readSnapshot(indexURL) {
-    return read(SNAPSHOT_CACHE, await snapshotKey(indexURL));
+  // The stored snapshot's response, or null, once Cache Storage has found it (its body is read while Pyodide loads);
+  // started before pyodide.js loads.
+  async function findSnapshot(indexURL) {
+    return find(SNAPSHOT_CACHE, await snapshotKey(indexURL));
   }
 
-  // Pyodide, from the stored snapshot (readSnapshot's promise) when there is a usable one, else booted from scratch;
+  // Pyodide, from the stored snapshot (findSnapshot's promise) when there is a usable one, else booted from scratch;
   // with the standard-library modules the snapshot was asked to hold (none without a snapshot) and those Pyodide
   // holds now.
-  async function bootPyodide(indexURL, snapshotRead) {
-    const snapshot = await snapshotRead;
-    if (snapshot && !wellFormed(snapshot.bytes)) {
-      console.warn(`the stored Pyodide snapshot is malformed (${snapshot.bytes.length} bytes)`);
-    } else if (snapshot) {
+  async function bootPyodide(indexURL, snapshotFound) {
+    const snapshot = await snapshotFound;
+    if (snapshot) {
+      // loadPyodide starts fetching its wasm, its lock file and pyodide.asm.js before it awaits the snapshot, so they
+      // overlap the read of its 20-25 MB; it gets the bytes only when they are well formed (else this promise and
+      // loadPyodide reject)
+      const bytes = snapshot.arrayBuffer().then((buffer) => {
+        const heap = new Uint8Array(buffer);
+        if (!wellFormed(heap)) throw new Error(`the stored Pyodide snapshot is malformed (${heap.length} bytes)`);
+        return heap;
+      });
+      bytes.catch(() => {}); // loadPyodide awaits it, unless it failed before
       try {
-        const pyodide = await loadPyodide({ indexURL, _loadSnapshot: snapshot.bytes });
+        const pyodide = await loadPyodide({ indexURL, _loadSnapshot: bytes });
         pyodide.runPython("import random; random.seed()");
         const preloaded = (snapshot.headers.get(PRELOADED_HEADER) || "").split(" ").filter(Boolean);
         return { pyodide, fromSnapshot: true, preloaded, stdlibAtBoot: stdlibFromZip(pyodide) };
@@ -333,7 +345,7 @@ _pack_bytecode`;
   }
 
   return {
-    SITE_PACKAGES, readSnapshot, bootPyodide, stdlibFromZip, makeSnapshot, bytecodeKey, readBytecode, restoreBytecode,
+    SITE_PACKAGES, findSnapshot, bootPyodide, stdlibFromZip, makeSnapshot, bytecodeKey, readBytecode, restoreBytecode,
     packBytecode, installedKey, readInstalled, restoreInstalled, packInstalled, store,
   };
 })();

@@ -35,6 +35,8 @@
 // next request starts, so the page never sees a half-run program.
 "use strict";
 
+const configFetch = download("config.json", "text"); // requested while the scripts below load, one request each
+configFetch.catch(() => {}); // awaited by boot(); an early failure must not go unhandled meanwhile
 importScripts("bridge.js", "teach_worker.js", "startup_cache.js");
 
 const backendAtStart = new URL(self.location.href).searchParams.get("backend") || "webgpu";
@@ -83,13 +85,13 @@ async function download(url, as) {
 let snapshotToMake = null, bytecodeToPack = null, installedToPack = null;
 
 async function boot() {
-  const config = await timed("config_ms", async () => JSON.parse(await download("config.json", "text")));
+  const config = await timed("config_ms", async () => JSON.parse(await configFetch));
   const indexURL = new URL(config.pyodide_index_url, self.location.href).href;
   const packages = [...new Set(["numpy", ...(config.packages || [])])];
   const wheel = download(new URL(config.engine_wheel_url, self.location.href).href, "bytes");
   const sources = Promise.all(PYTHON_MODULES.map((name) => download(name, "text")));
   wheel.catch(() => {}); sources.catch(() => {}); // awaited below; an early failure must not go unhandled meanwhile
-  const snapshot = startupCache.readSnapshot(indexURL); // Cache Storage reads it while pyodide.js loads
+  const snapshot = startupCache.findSnapshot(indexURL); // Cache Storage looks while pyodide.js loads
   const installedKey = await startupCache.installedKey([indexURL, packages, config.engine_wheel_url]);
   const installed = startupCache.readInstalled(installedKey);
   const booted = await timed("pyodide_boot_ms", () => {
