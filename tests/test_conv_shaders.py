@@ -48,6 +48,7 @@ ROW_GEOMETRIES = {
     "s1-valid-5x5-width-3": ((1, 7, 7, 4), (5, 5), 1, "valid"),
     "s1-same-1x1": ((1, 3, 8, 4), (1, 1), 1, "same"),
     "s1-wide-filter": ((2, 4, 3, 12), (2, 5), 1, "same"),  # the filter is wider than the image
+    "s1-9-wide": ((1, 4, 12, 4), (3, 9), 1, "same"),  # too wide to unroll: the rolling window at stride 1
     "s2-same-3x3-odd": ((2, 11, 13, 8), (3, 3), 2, "same"),
     "s2-same-5x5-even": ((1, 12, 16, 20), (5, 5), 2, "same"),
     "s2-valid": ((1, 9, 10, 4), (3, 3), 2, "valid"),
@@ -64,8 +65,10 @@ def test_depthwise_row_shader_matches_numpy(gpu, rng, label):
     f = rng.uniform(-1, 1, (*window, x_shape[-1], 1)).astype(np.float32)
     bias = rng.uniform(-1, 1, x_shape[-1]).astype(np.float32)
     stride_w = strides if isinstance(strides, int) else strides[1]
+    unrolled = stride_w == 1 and window[1] <= 7  # the filter row unrolled; else a rolling window of columns
+    shape = f"kw{window[1]}" if unrolled else f"sw{stride_w}"
     keys = shader_keys(gpu, lambda: pe.depthwise_conv2d(pe.tensor(x), pe.tensor(f), strides, padding))
-    assert keys == {f"DepthwiseConv2d:rows{max(1, 8 // stride_w)}:sw{stride_w}"}
+    assert keys == {f"DepthwiseConv2d:rows{max(1, 8 // stride_w)}:{shape}"}
     got, want = on_both(lambda x, f: pe.depthwise_conv2d(x, f, strides, padding), x, f)
     np.testing.assert_allclose(got, want, rtol=1e-5, atol=1e-5)
     for k, activation in enumerate(ACTIVATIONS):  # the fused kernel: sums start from the bias, then the activation

@@ -200,19 +200,23 @@ DEPTHWISE4 = """  let quads = u.c / 4;
 """
 
 # Multiplier 1, channels in fours, no dilation (MobileNet/EfficientNet blocks): a thread computes `pixels` adjacent
-# outputs of one row for 4 channels. Along a filter row the outputs' inputs overlap, so the thread keeps a window
-# of (pixels - 1) * stride + 1 input columns in registers and, per tap, loads the tap's 4 weights and one new
-# column where one output per thread loads an input and a weight per output: SwiftShader turns every storage
-# load into a per-lane gather, so loads are what depthwise layers pay for (docs/platform_facts.md). The width
-# stride is part of the shader (it places the outputs in the window); 8 outputs at stride 1, 4 at stride 2 keep
-# the window at 8 columns or fewer.
+# outputs of one row for 4 channels. Along a filter row the outputs' inputs overlap, so the thread loads each input
+# column once per filter row and each of the row's weights once: where one output per thread loads an input and a
+# weight per tap, SwiftShader turns every storage load into a per-lane gather, so loads are what depthwise layers
+# pay for (docs/platform_facts.md). At stride 1 the filter width is part of the shader and the row is unrolled
+# (columns and weights in registers: 0.8x the time of the rolling window below, EfficientNet's 3- and 5-wide filters
+# a pipeline each); at other strides a rolling window of (pixels - 1) * stride + 1 columns moves one column per tap
+# through a loop over the width, the stride part of the shader (it places the outputs in the window). 8 outputs at
+# stride 1, 4 at stride 2 keep the columns in registers to 12 or fewer.
 ROW_HELPERS = """
 fn dw_column(row: i32, x: i32, row_inside: bool, c: i32) -> vec4<f32> {  // 4 channels at column x, 0 outside
   let inside = row_inside & (x >= 0) & (x < u.w);
   let a = (row + select(0, x, inside)) * u.c + c;
   return select(vec4<f32>(0.0), vec4<f32>(X[a], X[a + 1], X[a + 2], X[a + 3]), inside);
 }
+fn dw_weights(at: i32) -> vec4<f32> { return vec4<f32>(F[at], F[at + 1], F[at + 2], F[at + 3]); }
 """
+UNROLLED_WIDTHS = 7  # stride-1 filters up to this wide are unrolled
 
 
 def _row_outputs(stride):
@@ -220,9 +224,32 @@ def _row_outputs(stride):
     return max(1, 8 // stride)
 
 
-def _depthwise_rows(stride, epilogue):
-    pixels = _row_outputs(stride)
+def _unrolled_row(pixels, kw):
+    """WGSL: the filter row ki at stride 1, its kw taps unrolled."""
+    lines = [f"    let w{j} = dw_column(at, x0 + {j}, inside, c);" for j in range(pixels + kw - 1)]
+    lines += [f"    let f{j} = dw_weights((ki * {kw} + {j}) * u.c + c);" for j in range(kw)]
+    for p in range(pixels):
+        lines.append(f"    acc{p} = acc{p} + " + " + ".join(f"w{p + j} * f{j}" for j in range(kw)) + ";")
+    return lines
+
+
+def _rolling_row(pixels, stride):
+    """WGSL: the filter row ki, a loop over its u.kw taps moving a window of columns one column per tap."""
     width = (pixels - 1) * stride + 1
+    return [
+        *(f"    var w{j} = dw_column(at, x0 + {j}, inside, c);" for j in range(width)),
+        "    for (var kj = 0; kj < u.kw; kj = kj + 1) {  // the window holds columns x0 + kj ..",
+        "      let f = dw_weights((ki * u.kw + kj) * u.c + c);",
+        *(f"      acc{p} = acc{p} + w{p * stride} * f;" for p in range(pixels)),
+        *(f"      w{j} = w{j + 1};" for j in range(width - 1)),
+        f"      w{width - 1} = dw_column(at, x0 + {width} + kj, inside, c);",
+        "    }",
+    ]
+
+
+def _depthwise_rows(stride, kw, epilogue):
+    """The row shader's body and its outputs per thread; kw: the filter width if unrolled (stride 1), else None."""
+    pixels = _row_outputs(stride)
     start = ", ".join(f"epilogue_start(u32(c + {k}))" for k in range(4))
     lines = [
         "  let quads = u.c / 4;",
@@ -238,14 +265,7 @@ def _depthwise_rows(stride, epilogue):
         "    let y = row % u.oh * u.sh - u.top + ki;",
         "    let inside = (y >= 0) & (y < u.h);",
         "    let at = (image + select(0, y, inside)) * u.w;",
-        *(f"    var w{j} = dw_column(at, x0 + {j}, inside, c);" for j in range(width)),
-        "    for (var kj = 0; kj < u.kw; kj = kj + 1) {  // the window holds columns x0 + kj ..",
-        "      let b = (ki * u.kw + kj) * u.c + c;",
-        "      let f = vec4<f32>(F[b], F[b + 1], F[b + 2], F[b + 3]);",
-        *(f"      acc{p} = acc{p} + w{p * stride} * f;" for p in range(pixels)),
-        *(f"      w{j} = w{j + 1};" for j in range(width - 1)),
-        f"      w{width - 1} = dw_column(at, x0 + {width} + kj, inside, c);",
-        "    }",
+        *(_unrolled_row(pixels, kw) if kw else _rolling_row(pixels, stride)),
         "  }",
     ]
     for p in range(pixels):  # unrolled: a loop over the accumulators would index them dynamically (memory)
@@ -264,13 +284,14 @@ NO_EPILOGUE = "fn epilogue_start(channel: u32) -> f32 { return 0.0; }\n"  # plai
 
 
 @functools.cache
-def depthwise_shader(channels, mult, strides, dilations, epilogue=None):
-    """The depthwise shader for this filter and geometry (storing through `epilogue`, if any), and how many output
-    elements each thread writes (rows: those of one image row)."""
+def depthwise_shader(channels, mult, width, strides, dilations, epilogue=None):
+    """The depthwise shader for this filter (`width` taps wide) and geometry (storing through `epilogue`, if any),
+    and how many output elements each thread writes (rows: those of one image row)."""
     helpers, extra_uniforms = "", ()
     if mult == 1 and channels % 4 == 0 and dilations == (1, 1):
-        body, pixels = _depthwise_rows(strides[1], epilogue)
-        name, lanes = f"rows{pixels}:sw{strides[1]}", 4 * pixels
+        kw = width if strides[1] == 1 and width <= UNROLLED_WIDTHS else None
+        body, pixels = _depthwise_rows(strides[1], kw, epilogue)
+        name, lanes = f"rows{pixels}:" + (f"kw{kw}" if kw else f"sw{strides[1]}"), 4 * pixels
         helpers, extra_uniforms = ROW_HELPERS, (("runs", "i32"),)
     elif mult == 1 and channels % 4 == 0:
         body, name, lanes = DEPTHWISE4, "x4", 4
@@ -341,7 +362,7 @@ def depthwise(backend, x, weights, strides, pad, dilations, epilogue=None, extra
     (n, h, w, c), (kh, kw, _, mult) = x.shape, weights.shape
     oh, ow = window_output_hw((h, w), (kh, kw), strides, pad, dilations)
     out = backend.empty((n, oh, ow, c * mult), F32)
-    shader, lanes = depthwise_shader(c, mult, tuple(strides), tuple(dilations), epilogue)
+    shader, lanes = depthwise_shader(c, mult, kw, tuple(strides), tuple(dilations), epilogue)
     uniforms = _geometry(x.shape, out.shape, weights.shape, strides, pad, dilations, mult)
     if "runs" in shader.uniforms.names:  # a thread per run of outputs along a row, per 4 channels
         runs = -(-ow // (lanes // 4))
