@@ -37,7 +37,7 @@
 
 const configFetch = download("config.json", "text"); // requested while the scripts below load, one request each
 configFetch.catch(() => {}); // awaited by boot(); an early failure must not go unhandled meanwhile
-importScripts("bridge.js", "teach_worker.js", "startup_cache.js");
+importScripts("bridge.js", "startup_cache.js"); // teach_worker.js loads with the first Teach request
 
 const backendAtStart = new URL(self.location.href).searchParams.get("backend") || "webgpu";
 const PYTHON_MODULES = ["playground.py", "playground_run.py", "playground_display.py", "teach.py"];
@@ -284,7 +284,9 @@ async function handle(message) {
       const result = plain(await py.classify(new Uint8Array(message.pixels), message.height, message.width));
       return { ...result, load };
     }
-    case "teach": return self.teachRequest(pyodide, plain, message, progress);
+    case "teach":
+      if (!self.teachRequest) importScripts("teach_worker.js");
+      return self.teachRequest(pyodide, plain, message, progress);
     default: throw new Error(`unknown request ${JSON.stringify(message.op)}`);
   }
 }
