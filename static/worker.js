@@ -35,9 +35,11 @@
 // next request starts, so the page never sees a half-run program.
 "use strict";
 
-const configFetch = download("config.json", "text"); // requested while the scripts below load, one request each
+// Each script is a request of its own: config.json is requested while startup_cache.js loads, bridge.js loads in
+// boot() while Cache Storage looks for the last visit's entries, teach_worker.js with the first Teach request.
+const configFetch = download("config.json", "text");
 configFetch.catch(() => {}); // awaited by boot(); an early failure must not go unhandled meanwhile
-importScripts("bridge.js", "startup_cache.js"); // teach_worker.js loads with the first Teach request
+importScripts("startup_cache.js");
 
 const backendAtStart = new URL(self.location.href).searchParams.get("backend") || "webgpu";
 const PYTHON_MODULES = ["playground.py", "playground_run.py", "playground_display.py", "teach.py"];
@@ -94,6 +96,7 @@ async function boot() {
   const snapshot = startupCache.findSnapshot(indexURL); // Cache Storage looks while pyodide.js loads
   const installedKey = await startupCache.installedKey([indexURL, packages, config.engine_wheel_url]);
   const installed = startupCache.readInstalled(installedKey);
+  importScripts("bridge.js");
   const booted = await timed("pyodide_boot_ms", () => {
     importScripts(indexURL + "pyodide.js");
     return startupCache.bootPyodide(indexURL, snapshot);
