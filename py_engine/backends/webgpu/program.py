@@ -160,10 +160,10 @@ class Epilogue:
     `fn epilogue_start(channel: u32) -> f32`, the value an output channel's sum starts from (a bias), and
     `fn epilogue(v: f32) -> f32`, applied to each finished sum as it is stored (an activation). A template calls
     epilogue_start once per channel it computes, not once per output (on CPU adapters every storage load is a
-    per-lane gather). `inputs`: the bindings it reads ((name, dtype), ...), bound after the template's inputs; `uniforms`: the
-    uniforms it reads ((name, type), ...), declared after the template's, whose values each dispatch passes with
-    the template's (so a choice made by a uniform, such as the activation, costs no pipeline of its own); `name`
-    goes into the shader key."""
+    per-lane gather). `inputs`: the bindings it reads ((name, dtype), ...), bound after the template's inputs;
+    `uniforms`: the uniforms it reads ((name, type), ...), declared after the template's, whose values each
+    dispatch passes with the template's (so a choice made by a uniform, such as the activation, costs no pipeline
+    of its own); `name` goes into the shader key."""
 
     name: str
     wgsl: str

@@ -183,7 +183,8 @@ DEPTHWISE4 = """  let quads = u.c / 4;
   let y0 = pixel / u.ow % u.oh * u.sh - u.top;
   let x0 = pixel % u.ow * u.sw - u.left;
   let image = pixel / (u.ow * u.oh) * u.h;
-  var acc = vec4<f32>(epilogue_start(u32(c)), epilogue_start(u32(c + 1)), epilogue_start(u32(c + 2)), epilogue_start(u32(c + 3)));
+  var acc = vec4<f32>(epilogue_start(u32(c)), epilogue_start(u32(c + 1)),
+                      epilogue_start(u32(c + 2)), epilogue_start(u32(c + 3)));
   for (var ki = 0; ki < u.kh; ki = ki + 1) {
     let y = y0 + ki * u.dh;
     if (y < 0 || y >= u.h) { continue; }

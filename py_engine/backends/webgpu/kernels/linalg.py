@@ -12,7 +12,7 @@ uniforms they read (after GEMM_UNIFORMS):
                                      integer division costs tens of cycles per lane on CPU adapters)
     seg_a(info, s) -> vec3<i32>      A's offset at t = 0 and the valid range of t, per row and segment
     seg_b(s) -> u32                  B's offset at t = 0, n = 0
-A matmul has one segment of K steps; a convolution has one segment per filter tap (implicit GEMM: the
+A matmul has one segment of K steps; a convolution has one segment per filter row or tap (implicit GEMM: the
 patches are gathered by index math, never copied). Transposes are strides in uniforms, never copies.
 An `Epilogue` (program.py) changes what is computed: the sums of column n start from epilogue_start(n) and
 C[at] = epilogue(sum), reading bindings of its own after B (a fused convolution's bias and activation).
