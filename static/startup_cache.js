@@ -7,7 +7,7 @@
 //   found none, or whose snapshot lacked a standard-library module the boot imported. Restoring it skips the
 //   interpreter's start-up and those imports: Pyodide's standard library is a zip of sources without bytecode, so
 //   each boot compiled every module it imported (about 50 for numpy's loading and the page's imports: email, http,
-//   urllib, tarfile, importlib.metadata...), 0.3-0.5 s a visit. The snapshot's entry lists the modules it was asked
+//   urllib, tarfile, importlib.metadata...), about 0.5 s a visit. The snapshot's entry lists the modules it was asked
 //   to hold (PRELOADED_HEADER). Pyodide checks that the snapshot comes from the same build and throws otherwise:
 //   then the boot starts from scratch and stores a new one. The snapshot froze `random`'s state, so it is reseeded
 //   from the OS after each restore; str hashes keep the seed of the visit that made the snapshot (hash randomization
@@ -21,12 +21,12 @@
 //   changed source gives a new key and a stale .pyc is never used.
 // - The files the boot installed into site-packages (numpy, by Pyodide's loadPackage, and the engine wheel), with
 //   the dynamic libraries loadPackage loaded and the packages it recorded. loadPackage fetched numpy's wheel (a
-//   request after Pyodide's boot), unzipped its 12 MB in Python and loaded its 19 wasm modules: 250-500 ms a visit,
-//   most of it the unzip; writing the stored files takes a few ms and the wasm modules load as loadPackage loads
-//   them (Pyodide's own loadDynlib). The key hashes Pyodide's URL, the package names and the engine wheel's URL; the
-//   entry records the Pyodide version and each package's sha256 from Pyodide's lock file, checked after the boot, so
-//   another numpy or Pyodide misses. Only packages of Pyodide's lock file that install into site-packages are stored
-//   this way (a shared library installs elsewhere); the page loads numpy alone.
+//   request after Pyodide's boot), unzipped its 12 MB in Python and loaded its 19 wasm modules: with the engine
+//   wheel's unpacking, 400-900 ms of a repeat visit here; writing the stored files takes ~15 ms and the wasm modules
+//   load as loadPackage loads them (Pyodide's own loadDynlib, ~55 ms). The key hashes Pyodide's URL, the package
+//   names and the engine wheel's URL; the entry records the Pyodide version and each package's sha256 from Pyodide's
+//   lock file, checked after the boot, so another numpy or Pyodide misses. Only packages of Pyodide's lock file that
+//   install into site-packages are stored this way (a shared library installs elsewhere); the page loads numpy alone.
 //
 // The bytecode and site-packages entries carry their SHA-256 (DIGEST_HEADER): one that does not match is refused,
 // and the boot takes the slow path and stores it again; a malformed snapshot is refused before Pyodide sees it.
@@ -99,7 +99,13 @@ _pack_bytecode`;
   async function read(cacheName, key, { verified = false } = {}) {
     const response = await find(cacheName, key);
     if (!response) return null;
-    const bytes = new Uint8Array(await response.arrayBuffer());
+    let bytes;
+    try {
+      bytes = new Uint8Array(await response.arrayBuffer());
+    } catch (error) {
+      console.warn(`${cacheName}: the stored entry could not be read (${error}); booting without it`);
+      return null;
+    }
     if (verified && response.headers.get(DIGEST_HEADER) !== (await sha256(bytes))) {
       console.warn(`${cacheName}: the stored entry is corrupt (its SHA-256 does not match); booting without it`);
       return null;
