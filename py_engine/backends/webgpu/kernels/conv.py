@@ -24,7 +24,7 @@ from ....kernels import register_kernel
 from ....windows import window_output_hw
 from ..program import linear_program
 from ..wgsl import linear_groups
-from .linalg import F32, SPLIT_SLAB, Problem, block_rows, gemm_shader, run_gemm, sum_partials, tile, variant
+from .linalg import F32, SPLIT_SLAB, Problem, gemm_for, run_gemm, sum_partials, variant
 
 # The geometry every conv shader reads as u.h, u.w, ... (i32: the index math mixes in negative offsets).
 GEOMETRY = ("h", "w", "c", "oh", "ow", "o", "kh", "kw", "sh", "sw", "dh", "dw", "top", "left", "mult", "seg_taps")
@@ -113,14 +113,12 @@ def _gemm(backend, problem, a, b, out, shape, steps, geometry, split=False, epil
     """out = the implicit GEMM `problem` of a and b; steps: (S, T, A's t stride, B's t stride, B's column stride);
     values: the epilogue's uniforms."""
     chosen = variant(backend, "conv")
-    block = block_rows(chosen, shape[0])
-    shader = gemm_shader(problem, F32, chosen, epilogue=epilogue, block=block)
-    (rows, cols), (tile_rows, tile_cols) = shape, tile(chosen, block)
+    shader, tiles = gemm_for(problem, F32, chosen, shape[0], epilogue=epilogue)
+    (rows, cols), (tile_rows, tile_cols) = shape, tiles
     splits, chunk = (
         _splits(steps[0], steps[1], -(-rows // tile_rows) * -(-cols // tile_cols)) if split else (1, steps[0])
     )
     target = out if splits == 1 else backend.empty((splits, *out.shape), F32)
-    tiles = (tile_rows, tile_cols)
     run_gemm(backend, shader, tiles, a, b, target, shape, steps, splits, chunk, geometry | (values or {}), extra)
     return out if splits == 1 else sum_partials(backend, target, splits, out)
 

@@ -242,15 +242,10 @@ def variant(backend, family):
     return chosen
 
 
-def block_rows(variant, rows):
-    """How many rows of C a thread of `variant` computes, for a C of `rows` rows."""
-    return 1 if variant == REGISTER and rows < FEW_ROWS else TM
-
-
 @functools.cache
 def gemm_shader(problem, dtype, variant, bounded=True, epilogue=None, block=TM):
     """The GEMM for `problem` in `variant`: inputs A, B (then the epilogue's), output C; block: rows per
-    register-blocked thread (block_rows).
+    register-blocked thread (gemm_for picks it).
 
     bounded=False: seg_a's t range always covers [0, T), so the register-blocked loop skips the test.
     """
@@ -266,13 +261,16 @@ def gemm_shader(problem, dtype, variant, bounded=True, epilogue=None, block=TM):
     return program(key, main, inputs, [("C", dtype)], uniforms, helpers)
 
 
-def tile(variant, block=TM):
-    """(rows, columns) of C that one workgroup computes (block: rows per register-blocked thread)."""
-    return (8 * block, 8 * TN) if variant == REGISTER else (64, 64)
+def gemm_for(problem, dtype, variant, rows, bounded=True, epilogue=None):
+    """(shader, tile) of the GEMM `problem` for a C of `rows` rows: a register-blocked thread computes one row of a
+    C under FEW_ROWS rows, else TM; tile: the (rows, columns) of C that one workgroup computes."""
+    block = 1 if variant == REGISTER and rows < FEW_ROWS else TM
+    shader = gemm_shader(problem, dtype, variant, bounded, epilogue, block)
+    return shader, ((8 * block, 8 * TN) if variant == REGISTER else (64, 64))
 
 
 def run_gemm(backend, shader, tiles, a, b, c, shape, steps, slabs, chunk=1, problem=None, extra=()):
-    """Dispatch `shader` over C's (rows, columns) = `shape` for `slabs` slabs, a workgroup per `tiles` (tile());
+    """Dispatch `shader` over C's (rows, columns) = `shape` for `slabs` slabs, a workgroup per `tiles` (gemm_for());
     `extra`: the epilogue's inputs.
 
     steps: (S, T, A's t stride, B's t stride, B's column stride); problem: {name: value} of the problem's uniforms.
@@ -313,15 +311,14 @@ def _batch_matmul(backend, a, b, transpose_a, transpose_b):
     batch = tuple(max(x, y) if min(x, y) else 0 for x, y in zip(batch_a, batch_b))
     out = backend.empty((*batch, m, n), a.dtype)
     chosen = variant(backend, "matmul")
-    block = block_rows(chosen, m)
-    shader = gemm_shader(MATMUL, a.dtype, chosen, bounded=False, block=block)
+    shader, tiles = gemm_for(MATMUL, a.dtype, chosen, m, bounded=False)
     a_t, a_m = (m, 1) if transpose_a else (1, k)
     b_t, b_n = (1, k) if transpose_b else (n, 1)
     problem = {"a_m": a_m, "rank": rank, "batch": batch}
     problem["batch_a"] = [s * m * k for s in broadcast_strides(batch_a, batch)]
     problem["batch_b"] = [s * k * n for s in broadcast_strides(batch_b, batch)]
     slabs = out.size // (m * n) if out.size else 0
-    run_gemm(backend, shader, tile(chosen, block), a, b, out, (m, n), (1, k, a_t, b_t, b_n), slabs, problem=problem)
+    run_gemm(backend, shader, tiles, a, b, out, (m, n), (1, k, a_t, b_t, b_n), slabs, problem=problem)
     return out
 
 
