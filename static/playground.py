@@ -213,7 +213,11 @@ async def _start_warmup(url, metadata):
     what it uses): it warms up on the model's outline, so no weight is downloaded for it."""
     with pe.on_backend("numpy"):
         outline = await pe.load_layers_model(url + "model.json", weights=False)
-        outline.fold_batch_norms(release_unfolded=True)  # the plan's fused kernels, as the model's will be
+        try:
+            outline.fold_batch_norms(release_unfolded=True)  # the plan's fused kernels, as the model's will be
+        except BaseException:
+            outline.dispose()
+            raise
         dummy = pe.zeros(tuple(metadata["input"]["shape"][1:3]), dtype="int32")
     rehearsal = Classifier(outline, None, metadata)
     task = asyncio.ensure_future(pe.warmup(rehearsal.run, dummy))  # a task of its own: outside on_backend
