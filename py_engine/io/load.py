@@ -78,13 +78,15 @@ async def _weights(location, groups, totals, on_progress):
     shards = [(group, k) for group in groups for k in range(len(group["paths"]))]
     names = [f"shard {group['paths'][k]!r}" for group, k in shards]
     targets = [location.resolve(group["paths"][k]) for group, k in shards]
-    datas = await location.read_all(targets, names, sum(totals), on_progress)
+    sha256 = any("sha256" in group for group in groups)
+    read = await location.read_all(targets, names, sum(totals), on_progress, sha256)
     arrays, at = {}, 0
     for group, need in zip(groups, totals):
-        own = datas[at : at + len(group["paths"])]
+        own = read[at : at + len(group["paths"])]
         at += len(own)
-        weights.verify(group, own, need)
-        _add(arrays, weights.unpack(group, own))
+        datas, digests = [data for data, _ in own], [digest for _, digest in own]
+        weights.verify(group, datas, need, digests)
+        _add(arrays, weights.unpack(group, datas))
     return arrays
 
 

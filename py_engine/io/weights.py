@@ -67,16 +67,19 @@ def check_group(group, number):
     return total
 
 
-def verify(group, shards, need):
+def verify(group, shards, need, digests=None):
     """Refuse shards that do not hold what the manifest says, naming the shard: a size differing from "sizes",
     bytes that do not add up to what the weights need (the shard whose sha256 fails is the truncated one), or
-    a sha256 differing from "sha256"."""
+    a sha256 differing from "sha256". digests: the shards' sha256 (hex) if already computed."""
     paths, sizes = group["paths"], group.get("sizes")
     for path, data, size in zip(paths, shards, sizes or [None] * len(paths)):
         if size is not None and len(data) != size:
             state = "truncated" if len(data) < size else "too long"
             raise ModelLoadError(f"shard {path!r} is {state}: {len(data)} bytes, the manifest says {size}")
-    digests = [hashlib.sha256(data).hexdigest() for data in shards] if "sha256" in group else []
+    if "sha256" not in group:
+        digests = []
+    elif digests is None:
+        digests = [hashlib.sha256(data).hexdigest() for data in shards]
     bad = [k for k, digest in enumerate(digests) if digest != group["sha256"][k]]
     have = sum(map(len, shards))
     if have != need:
