@@ -89,7 +89,12 @@ def wait_until_serving(url, proc):
     sys.exit("the server did not start")
 
 
+def launch_options():
+    """Headless Chromium with WebGPU (SwiftShader where there is no GPU): the keywords of chromium.launch."""
+    chromium = os.environ.get("CHROMIUM_PATH") or "/usr/bin/chromium"
+    return {"executable_path": chromium, "headless": True, "args": [WEBGPU, *FLAGS]}
+
+
 def launch(playwright):
     """Headless Chromium with WebGPU (SwiftShader where there is no GPU)."""
-    chromium = os.environ.get("CHROMIUM_PATH") or "/usr/bin/chromium"
-    return playwright.chromium.launch(executable_path=chromium, headless=True, args=[WEBGPU, *FLAGS])
+    return playwright.chromium.launch(**launch_options())
