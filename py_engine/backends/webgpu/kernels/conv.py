@@ -284,14 +284,14 @@ NO_EPILOGUE = "fn epilogue_start(channel: u32) -> f32 { return 0.0; }\n"  # plai
 
 @functools.cache
 def depthwise_shader(channels, mult, width, strides, dilations, epilogue=None):
-    """The depthwise shader for this filter (`width` taps wide) and geometry (storing through `epilogue`, if any),
-    and how many output elements each thread writes (rows: those of one image row)."""
-    helpers, extra_uniforms = "", ()
+    """(the depthwise shader for this filter (`width` taps wide) and geometry, storing through `epilogue` if any;
+    the output elements each thread writes; whether they are a run along one image row, 4 channels each)."""
+    helpers, extra_uniforms, along_row = "", (), False
     if mult == 1 and channels % 4 == 0 and dilations == (1, 1):
         kw = width if strides[1] == 1 and width <= UNROLLED_WIDTHS else None
         body, pixels = _depthwise_rows(strides[1], kw, epilogue)
         name, lanes = f"rows{pixels}:" + (f"kw{kw}" if kw else f"sw{strides[1]}"), 4 * pixels
-        helpers, extra_uniforms = ROW_HELPERS, (("runs", "i32"),)
+        helpers, extra_uniforms, along_row = ROW_HELPERS, (("runs", "i32"),), True
     elif mult == 1 and channels % 4 == 0:
         body, name, lanes = DEPTHWISE4, "x4", 4
         body += f"  for (var k = 0; k < 4; k = k + 1) {{ out[o + k] = {_stored('acc[k]', epilogue)}; }}"
@@ -302,7 +302,7 @@ def depthwise_shader(channels, mult, width, strides, dilations, epilogue=None):
     inputs = [("X", F32), ("F", F32), *(epilogue.inputs if epilogue else ())]
     helpers += epilogue.wgsl if epilogue else NO_EPILOGUE
     uniforms = dict(GEOMETRY_UNIFORMS + extra_uniforms + (epilogue.uniforms if epilogue else ()))
-    return linear_program(key, body, inputs, [("out", F32)], uniforms, helpers), lanes
+    return linear_program(key, body, inputs, [("out", F32)], uniforms, helpers), lanes, along_row
 
 
 DEPTHWISE_BACKPROP_INPUT = """  let c = i32(i) % u.c;
@@ -361,9 +361,9 @@ def depthwise(backend, x, weights, strides, pad, dilations, epilogue=None, extra
     (n, h, w, c), (kh, kw, _, mult) = x.shape, weights.shape
     oh, ow = window_output_hw((h, w), (kh, kw), strides, pad, dilations)
     out = backend.empty((n, oh, ow, c * mult), F32)
-    shader, lanes = depthwise_shader(c, mult, kw, tuple(strides), tuple(dilations), epilogue)
+    shader, lanes, along_row = depthwise_shader(c, mult, kw, tuple(strides), tuple(dilations), epilogue)
     uniforms = _geometry(x.shape, out.shape, weights.shape, strides, pad, dilations, mult)
-    if "runs" in shader.uniforms.names:  # a thread per run of outputs along a row, per 4 channels
+    if along_row:  # a thread per run of outputs along a row, per 4 channels
         runs = -(-ow // (lanes // 4))
         uniforms["runs"] = runs
         threads = n * oh * runs * (c // 4)
