@@ -9,8 +9,9 @@ from . import dtypes
 from .autograd import custom_grad, grad, grads, register_gradient, value_and_grad, value_and_grads, variable_grads
 from .backends.numpy import NumpyBackend
 from .backends.webgpu import create_backend as create_webgpu_backend
+from .backends.webgpu.user_program import Dispatch, Program
 from .capture import CaptureError, capture
-from .custom_kernels import Dispatch, Program, run_kernel
+from .custom_kernels import run_kernel
 from .engine import ENGINE, LeakSite, MemoryInfo, ProfileInfo
 from .errors import (
     BackendError,
@@ -142,7 +143,9 @@ __all__ = [
 
 # Layers, models and the TF.js layers format (imported last: they are built on the ops above).
 from . import browser, layers  # noqa: E402
-from .io import ModelLoadError, load_layers_model, save_layers_model  # noqa: E402
+from .io.errors import ModelLoadError  # noqa: E402
+from .io.load import load_layers_model  # noqa: E402
+from .io.save import save_layers_model  # noqa: E402
 from .layers import Input, fused_conv2d, fused_depthwise_conv2d  # noqa: E402
 from .models import Model, Sequential, model_from_config  # noqa: E402
 from .train import callbacks, losses, metrics, optimizers  # noqa: E402
