@@ -5,12 +5,15 @@ x = pe.tensor([[1, 2], [3, 4]])
 y = pe.tidy(lambda: (x * 2).sum())   # intermediates are released, y survives
 """
 
+from importlib import import_module as _import_module
+
 from . import dtypes
 from .autograd import custom_grad, grad, grads, register_gradient, value_and_grad, value_and_grads, variable_grads
 from .backends.numpy import NumpyBackend
 from .backends.webgpu import create_backend as create_webgpu_backend
+from .backends.webgpu.user_program import Dispatch, Program
 from .capture import CaptureError, capture
-from .custom_kernels import Dispatch, Program, run_kernel
+from .custom_kernels import run_kernel
 from .engine import ENGINE, LeakSite, MemoryInfo, ProfileInfo
 from .errors import (
     BackendError,
@@ -140,27 +143,45 @@ __all__ = [
     "warmup",
 ]
 
-# Layers, models and the TF.js layers format (imported last: they are built on the ops above).
-from . import browser, layers  # noqa: E402
-from .io import ModelLoadError, load_layers_model, save_layers_model  # noqa: E402
-from .layers import Input, fused_conv2d, fused_depthwise_conv2d  # noqa: E402
-from .models import Model, Sequential, model_from_config  # noqa: E402
-from .train import callbacks, losses, metrics, optimizers  # noqa: E402
+# Layers, models, the TF.js layers format and training are imported on first use (PEP 562): built on the ops
+# above, they are most of the package's modules, and the page's boot needs none of them (docs/startup.md).
+_LAZY_MODULES = {
+    "browser": "browser",
+    "layers": "layers",
+    "callbacks": "train.callbacks",
+    "losses": "train.losses",
+    "metrics": "train.metrics",
+    "optimizers": "train.optimizers",
+    "io": "io",
+    "models": "models",
+    "train": "train",
+}
+_LAZY_NAMES = {
+    "ModelLoadError": "io.errors",
+    "load_layers_model": "io.load",
+    "save_layers_model": "io.save",
+    "Input": "layers",
+    "fused_conv2d": "layers",
+    "fused_depthwise_conv2d": "layers",
+    "Model": "models",
+    "Sequential": "models",
+    "model_from_config": "models",
+}
+_SUBPACKAGES = ("io", "models", "train")  # attributes, as any imported submodule is, but not exported (like ops)
 
-__all__ += [
-    "Input",
-    "Model",
-    "ModelLoadError",
-    "Sequential",
-    "browser",
-    "callbacks",
-    "fused_conv2d",
-    "fused_depthwise_conv2d",
-    "layers",
-    "load_layers_model",
-    "losses",
-    "metrics",
-    "model_from_config",
-    "optimizers",
-    "save_layers_model",
-]
+__all__ += [name for name in (*_LAZY_MODULES, *_LAZY_NAMES) if name not in _SUBPACKAGES]
+
+
+def __getattr__(name):
+    if name in _LAZY_MODULES:
+        value = _import_module(f"{__name__}.{_LAZY_MODULES[name]}")
+    elif name in _LAZY_NAMES:
+        value = getattr(_import_module(f"{__name__}.{_LAZY_NAMES[name]}"), name)
+    else:
+        raise AttributeError(f"module {__name__!r} has no attribute {name!r}")
+    globals()[name] = value  # the next lookup finds it without this function
+    return value
+
+
+def __dir__():
+    return sorted({*globals(), *_LAZY_MODULES, *_LAZY_NAMES})

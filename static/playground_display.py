@@ -20,6 +20,7 @@ result holds backend objects that cannot be copied).
 
 import dataclasses
 import itertools
+import sys
 
 import numpy as np
 
@@ -179,7 +180,9 @@ class _Describer:
             return {"kind": "text", "type": kind, "text": text, "clipped": clipped}
         if isinstance(value, (pe.Tensor, np.ndarray)):
             return await _tensor(value)
-        if isinstance(value, pe.Model):
+        # a Model exists only once py_engine.models is imported: asking pe.Model would import it (pe imports it lazily)
+        models = sys.modules.get("py_engine.models")
+        if models is not None and isinstance(value, models.Model):
             return {"kind": "text", "type": kind, "text": value.summary(print_fn=None), "clipped": 0}
         if depth >= MAX_DEPTH or id(value) in self.path:
             return {"kind": "repr", "type": kind, "text": safe_repr(value)}

@@ -12,9 +12,11 @@
 //   then the boot starts from scratch and stores a new one. The snapshot froze `random`'s state, so it is reseeded
 //   from the OS after each restore; str hashes keep the seed of the visit that made the snapshot (hash randomization
 //   guards servers against crafted keys; nothing here needs it).
-// - The bytecode of the modules the boot imported from site-packages and the page's folder. Pyodide's package
-//   wheels carry only .py files and its file system starts empty, so each visit would compile numpy, py_engine and
-//   the page's modules from source again (about 3x the import itself). The .pyc files the imports wrote are stored
+// - The bytecode of the modules the boot imported from site-packages and the page's folder, and of the engine's
+//   modules it did not import (py_engine imports its layers, models and training on first use; they are compiled
+//   when the bytecode is packed, so that a later visit's first classification does not compile them). Pyodide's
+//   package wheels carry only .py files and its file system starts empty, so each visit would compile numpy,
+//   py_engine and the page's modules from source again (about 3x the import itself). The .pyc files are stored
 //   marked "unchecked hash-based" (PEP 552: used without comparing them with their source, whose mtime is the time
 //   of each visit's unpacking), under a key that hashes everything they were compiled from (the worker passes the
 //   Pyodide version and URL, the engine wheel's content-addressed URL, the packages and the module texts), so a
@@ -61,12 +63,20 @@ for finder in list(sys.path_importer_cache.values()):
         finder.invalidate_caches()
 importlib.metadata.MetadataPathFinder.invalidate_caches()`;
   const PACK_BYTECODE = `
-import json, os, sys
-def _pack_bytecode(site_packages):
+import json, os, py_compile, sys
+from importlib.util import cache_from_source
+def _pack_bytecode(site_packages, whole_packages):
     roots = (site_packages + "/", "/home/pyodide/")
+    paths = [getattr(module, "__cached__", None) for module in list(sys.modules.values())]
+    for package in whole_packages.split():  # their modules not imported yet are compiled now
+        for folder, _, names in os.walk(os.path.dirname(sys.modules[package].__file__)):
+            for source in (os.path.join(folder, name) for name in names if name.endswith(".py")):
+                cached = cache_from_source(source)
+                if not os.path.isfile(cached):
+                    py_compile.compile(source, invalidation_mode=py_compile.PycInvalidationMode.UNCHECKED_HASH)
+                paths.append(cached)
     index, chunks = [], []
-    for module in list(sys.modules.values()):
-        cached = getattr(module, "__cached__", None)
+    for cached in dict.fromkeys(paths):  # each once, in order
         if isinstance(cached, str) and cached.startswith(roots) and os.path.isfile(cached):
             with open(cached, "rb") as f:
                 data = bytearray(f.read())
@@ -247,12 +257,13 @@ _pack_bytecode`;
     return writeFiles(pyodide, index);
   }
 
-  // The .pyc files of the modules imported so far, as an entry for store(); runs Python now (synchronously).
-  function packBytecode(pyodide, key) {
+  // The .pyc files of the modules imported so far and of every module of `wholePackages` (imported packages' names),
+  // as an entry for store(); runs Python now (synchronously).
+  function packBytecode(pyodide, key, wholePackages = []) {
     const pack = pyodide.runPython(PACK_BYTECODE);
     let index, bytes;
     try {
-      const result = pack(pyodide.runPython(SITE_PACKAGES));
+      const result = pack(pyodide.runPython(SITE_PACKAGES), wholePackages.join(" "));
       [index, bytes] = result.toJs();
       result.destroy();
     } finally {

@@ -154,7 +154,7 @@ function storeForNextBoot() {
   if (snapshotToMake) tasks.push(whenIdle().then(() => snapshotInWorker(snapshotToMake)));
   // the executors run now: the bytecode and site-packages are packed before any request runs (one could install a
   // package); storing finishes in the background
-  if (bytecodeToPack) tasks.push(new Promise((resolve) => resolve(startupCache.store([startupCache.packBytecode(pyodide, bytecodeToPack)]))));
+  if (bytecodeToPack) tasks.push(new Promise((resolve) => resolve(startupCache.store([startupCache.packBytecode(pyodide, bytecodeToPack, ["py_engine"])]))));
   if (installedToPack) {
     tasks.push(new Promise((resolve) => {
       const entry = startupCache.packInstalled(pyodide, installedToPack);

@@ -4,7 +4,9 @@ A cycle works only in one import order and breaks in another (a half-initialised
 function-level import that dodges one hides the same knot. The graph is read from the source (AST), so a
 module's imports count whether or not they run. An edge goes to the module named: `from .ops.math import add`
 and `from .ops import math` reach py_engine.ops.math, `from .ops import add` reaches py_engine.ops (its
-__init__). A module's import of a package it is itself inside is left out: that package is already running.
+__init__). As in Python, importing a.b.c first runs the __init__ of every package on the way (a, a.b), so
+an edge also goes to each of those. A module's import of a package it is itself inside is left out: that
+package is already running.
 """
 
 import ast
@@ -29,8 +31,8 @@ def import_graph(root):
         edges = {}
         for node in ast.walk(ast.parse(path.read_text(), str(path))):
             for target in _targets(node, package, paths):
-                if target not in _packages_around(name):
-                    edges.setdefault(target, node.lineno)
+                for reached in sorted(_packages_around(target) - _packages_around(name)):
+                    edges.setdefault(reached, node.lineno)
         graph[name] = edges
     return graph
 
@@ -55,7 +57,7 @@ def _targets(node, package, modules):
 
 
 def _packages_around(module):
-    """The module and every package it is inside."""
+    """The module and every package it is inside (whose __init__ runs before it)."""
     parts = module.split(".")
     return {".".join(parts[:i]) for i in range(1, len(parts) + 1)}
 
@@ -125,4 +127,22 @@ def test_a_function_level_import_that_closes_a_loop_is_found(tmp_path):
     assert graph["pkg"] == {"pkg.c": 1}
     assert graph["pkg.sub.b"] == {"pkg.a": 2}
     assert graph["pkg.c"] == {"pkg.sub": 1}
-    assert cycles(graph) == [["pkg.a", "pkg.sub.b"]]
+    assert graph["pkg.a"] == {"pkg.sub": 1, "pkg.sub.b": 1}  # pkg/sub/__init__.py runs first
+    assert cycles(graph) == [["pkg.a", "pkg.sub", "pkg.sub.b"]]
+
+
+def test_a_cycle_through_a_package_init_on_the_way_is_found(tmp_path):
+    # pkg.models imports pkg.io.topology, which first runs pkg/io/__init__.py, which imports pkg.io.load,
+    # which imports pkg.models: a cycle although topology itself imports nothing.
+    package = tmp_path / "pkg"
+    (package / "io").mkdir(parents=True)
+    (package / "models").mkdir()
+    (package / "__init__.py").write_text("from . import io, models\n")
+    (package / "io" / "__init__.py").write_text("from .load import load\n")
+    (package / "io" / "load.py").write_text("from ..models import Model\n")
+    (package / "io" / "topology.py").write_text("")
+    (package / "models" / "__init__.py").write_text("from ..io.topology import model_topology\n")
+    graph = import_graph(package)
+    assert graph["pkg.models"] == {"pkg.io": 1, "pkg.io.topology": 1}
+    assert graph["pkg.io.load"] == {"pkg.models": 1}
+    assert cycles(graph) == [["pkg.io", "pkg.io.load", "pkg.models"]]

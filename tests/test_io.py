@@ -16,7 +16,8 @@ import numpy as np
 import pytest
 
 import py_engine as pe
-from py_engine.io import ModelLoadError, fetch
+from py_engine.io import fetch
+from py_engine.io.errors import ModelLoadError
 from tests.test_models import conv_net, images
 
 L = pe.layers

@@ -1,8 +1,6 @@
-"""The TensorFlow.js layers format: model.json (modelTopology + weightsManifest) and weight shards."""
+"""The TensorFlow.js layers format: model.json (modelTopology + weightsManifest) and weight shards.
 
-from .errors import ModelLoadError
-from .load import load_layers_model
-from .save import save_layers_model
-from .weights import DEFAULT_SHARD_BYTES
-
-__all__ = ["DEFAULT_SHARD_BYTES", "ModelLoadError", "load_layers_model", "save_layers_model"]
+The writer (save, topology, weights) is below py_engine.models, whose Model.save and to_json use it; the reader
+(load) builds models, so it is above them. This __init__ imports neither, so that importing the writer does not
+import the reader (a cycle through models): import each from its module.
+"""
