@@ -12,11 +12,10 @@
 //   then the boot starts from scratch and stores a new one. The snapshot froze `random`'s state, so it is reseeded
 //   from the OS after each restore; str hashes keep the seed of the visit that made the snapshot (hash randomization
 //   guards servers against crafted keys; nothing here needs it).
-// - The bytecode of the modules the boot imported from site-packages and the page's folder, and of the engine's
-//   modules it did not import (py_engine imports its layers, models and training on first use; they are compiled
-//   when the bytecode is packed, so that a later visit's first classification does not compile them). Pyodide's
-//   package wheels carry only .py files and its file system starts empty, so each visit would compile numpy,
-//   py_engine and the page's modules from source again (about 3x the import itself). The .pyc files are stored
+// - The bytecode of the modules imported from site-packages and the page's folder by the time it is packed (the boot's,
+//   and the engine's half that the worker imports right after "ready"). Pyodide's package
+//   wheels carry only .py files and its file system starts empty, so each visit would compile numpy, py_engine and
+//   the page's modules from source again (about 3x the import itself). The .pyc files the imports wrote are stored
 //   marked "unchecked hash-based" (PEP 552: used without comparing them with their source, whose mtime is the time
 //   of each visit's unpacking), under a key that hashes everything they were compiled from (the worker passes the
 //   Pyodide version and URL, the engine wheel's content-addressed URL, the packages and the module texts), so a
@@ -63,20 +62,12 @@ for finder in list(sys.path_importer_cache.values()):
         finder.invalidate_caches()
 importlib.metadata.MetadataPathFinder.invalidate_caches()`;
   const PACK_BYTECODE = `
-import json, os, py_compile, sys
-from importlib.util import cache_from_source
-def _pack_bytecode(site_packages, whole_packages):
+import json, os, sys
+def _pack_bytecode(site_packages):
     roots = (site_packages + "/", "/home/pyodide/")
-    paths = [getattr(module, "__cached__", None) for module in list(sys.modules.values())]
-    for package in whole_packages.split():  # their modules not imported yet are compiled now
-        for folder, _, names in os.walk(os.path.dirname(sys.modules[package].__file__)):
-            for source in (os.path.join(folder, name) for name in names if name.endswith(".py")):
-                cached = cache_from_source(source)
-                if not os.path.isfile(cached):
-                    py_compile.compile(source, invalidation_mode=py_compile.PycInvalidationMode.UNCHECKED_HASH)
-                paths.append(cached)
     index, chunks = [], []
-    for cached in dict.fromkeys(paths):  # each once, in order
+    for module in list(sys.modules.values()):
+        cached = getattr(module, "__cached__", None)
         if isinstance(cached, str) and cached.startswith(roots) and os.path.isfile(cached):
             with open(cached, "rb") as f:
                 data = bytearray(f.read())
@@ -257,13 +248,12 @@ _pack_bytecode`;
     return writeFiles(pyodide, index);
   }
 
-  // The .pyc files of the modules imported so far and of every module of `wholePackages` (imported packages' names),
-  // as an entry for store(); runs Python now (synchronously).
-  function packBytecode(pyodide, key, wholePackages = []) {
+  // The .pyc files of the modules imported so far, as an entry for store(); runs Python now (synchronously).
+  function packBytecode(pyodide, key) {
     const pack = pyodide.runPython(PACK_BYTECODE);
     let index, bytes;
     try {
-      const result = pack(pyodide.runPython(SITE_PACKAGES), wholePackages.join(" "));
+      const result = pack(pyodide.runPython(SITE_PACKAGES));
       [index, bytes] = result.toJs();
       result.destroy();
     } finally {
