@@ -172,25 +172,23 @@ async def load_classifier(on_progress=None, url=None):
         return None if on_progress is None else on_progress(loaded, total)
 
     before = set(pe.ENGINE.live)
-    with pe.on_backend("numpy"):  # the model's requests go out at once, beside the metadata's and the outline's
-        loading = asyncio.ensure_future(_load_folded(url, progress))
-    warmup = classifier = None
+    metadata = await _fetch_json(url + "metadata.json", DEFAULT_METADATA)
+    warmup = await _start_warmup(url, metadata) if pe.ENGINE.active().is_gpu else None
+    classifier = None
     try:
-        metadata = await _fetch_json(url + "metadata.json", DEFAULT_METADATA)
-        warmup = await _start_warmup(url, metadata) if pe.ENGINE.active().is_gpu else None
-        model, labels = await loading
-        loading = None  # the model is this function's to free now
-        try:
-            classifier = Classifier(model, labels, metadata)
-        except BaseException:
-            model.dispose()
-            raise
+        with pe.on_backend("numpy"):
+            model = await pe.load_layers_model(url + "model.json", on_progress=progress)
+            try:
+                model.fold_batch_norms(release_unfolded=True)  # inference only: memory stays at the model's size
+                labels = await _fetch_json(url + "labels.json", None)
+            except BaseException:
+                model.dispose()
+                raise
+        classifier = Classifier(model, labels, metadata)
         loaded = time.perf_counter()
         if warmup is not None:
             await warmup[0]
     except BaseException:
-        if loading is not None:
-            await _abandon(loading)
         if classifier is not None:
             classifier.dispose()
         raise
@@ -208,27 +206,6 @@ async def load_classifier(on_progress=None, url=None):
         "warmup_ms": (time.perf_counter() - loaded) * 1e3,
         "cached": False,
     }
-
-
-async def _load_folded(url, progress):
-    """(the model at `url`, loaded and folded, its labels)."""
-    model = await pe.load_layers_model(url + "model.json", on_progress=progress)
-    try:
-        model.fold_batch_norms(release_unfolded=True)  # inference only: memory stays at the model's size
-        return model, await _fetch_json(url + "labels.json", None)
-    except BaseException:
-        model.dispose()
-        raise
-
-
-async def _abandon(loading):
-    """Stop a load that is no longer wanted (something beside it failed) and free what it made."""
-    loading.cancel()
-    try:
-        model, _ = await loading
-    except BaseException:  # cancelled or failed: load_layers_model and _load_folded freed their tensors
-        return
-    model.dispose()
 
 
 async def _start_warmup(url, metadata):
