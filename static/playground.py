@@ -172,8 +172,10 @@ async def load_classifier(on_progress=None, url=None):
         return None if on_progress is None else on_progress(loaded, total)
 
     before = set(pe.ENGINE.live)
-    metadata = await _fetch_json(url + "metadata.json", DEFAULT_METADATA)
-    warmup = await _start_warmup(url, metadata) if pe.ENGINE.active().is_gpu else None
+    if pe.ENGINE.active().is_gpu:
+        metadata, warmup = await _start_warmup(url)
+    else:
+        metadata, warmup = await _fetch_json(url + "metadata.json", DEFAULT_METADATA), None
     classifier = None
     try:
         with pe.on_backend("numpy"):
@@ -208,11 +210,20 @@ async def load_classifier(on_progress=None, url=None):
     }
 
 
-async def _start_warmup(url, metadata):
-    """(a task compiling the pipelines of the whole path from the pixels' unpacking on for the model at `url`,
-    what it uses): it warms up on the model's outline, so no weight is downloaded for it."""
+async def _start_warmup(url):
+    """(the metadata of the model at `url`, (a task compiling the pipelines of the whole path from the pixels'
+    unpacking on for that model, what it uses)): it warms up on the model's outline, so no weight is downloaded for
+    it, and the metadata is fetched beside the outline, one round trip fewer before the compiles start."""
     with pe.on_backend("numpy"):
-        outline = await pe.load_layers_model(url + "model.json", weights=False)
+        metadata, outline = await asyncio.gather(
+            _fetch_json(url + "metadata.json", DEFAULT_METADATA),
+            pe.load_layers_model(url + "model.json", weights=False),
+            return_exceptions=True,
+        )
+        if isinstance(metadata, BaseException) or isinstance(outline, BaseException):
+            if not isinstance(outline, BaseException):
+                outline.dispose()
+            raise metadata if isinstance(metadata, BaseException) else outline
         try:
             outline.fold_batch_norms(release_unfolded=True)  # the plan's fused kernels, as the model's will be
         except BaseException:
@@ -221,7 +232,7 @@ async def _start_warmup(url, metadata):
         dummy = pe.zeros(tuple(metadata["input"]["shape"][1:3]), dtype="int32")
     rehearsal = Classifier(outline, None, metadata)
     task = asyncio.ensure_future(pe.warmup(rehearsal.run, dummy))  # a task of its own: outside on_backend
-    return task, rehearsal, dummy
+    return metadata, (task, rehearsal, dummy)
 
 
 async def _end_warmup(task, rehearsal, dummy):
