@@ -220,14 +220,14 @@ async def _start_warmup(url):
             pe.load_layers_model(url + "model.json", weights=False),
             return_exceptions=True,
         )
-        if isinstance(metadata, BaseException) or isinstance(outline, BaseException):
-            if not isinstance(outline, BaseException):
-                outline.dispose()
-            raise metadata if isinstance(metadata, BaseException) else outline
         try:
+            for result in (metadata, outline):
+                if isinstance(result, BaseException):
+                    raise result
             outline.fold_batch_norms(release_unfolded=True)  # the plan's fused kernels, as the model's will be
         except BaseException:
-            outline.dispose()
+            if not isinstance(outline, BaseException):
+                outline.dispose()
             raise
         dummy = pe.zeros(tuple(metadata["input"]["shape"][1:3]), dtype="int32")
     rehearsal = Classifier(outline, None, metadata)
