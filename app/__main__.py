@@ -61,7 +61,10 @@ def serve(settings: Settings, host: str, port: int, workers: int = 1, header_tim
         fetch_assets(settings)
     app = create_app(settings)
     wheel = app.state.engine.current()  # build now, so a broken engine shows at start, not on first page load
-    print(f"engine wheel: {wheel.url}\nmodels: {settings.models_dir}\nplayground: http://{host}:{port}/", flush=True)
+    print(f"engine wheel: {wheel.url}", flush=True)
+    compiled = app.state.bytecode.current(wheel, wait=True)  # so that the first page's visit has it
+    print(f"first-visit bytecode: {compiled.url if compiled else 'none (pages compile from source)'}")
+    print(f"models: {settings.models_dir}\nplayground: http://{host}:{port}/", flush=True)
     options = uvicorn_options(header_timeout or HEADER_TIMEOUT)
     if workers == 1:
         uvicorn.run(app, host=host, port=port, **options)

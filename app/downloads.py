@@ -1,4 +1,5 @@
-"""The runtime the page downloads: the verified offline Pyodide at /pyodide/, the engine wheel at /engine/.
+"""The runtime the page downloads: the verified offline Pyodide at /pyodide/, the engine wheel at /engine/, and the
+bytecode of a first visit at /bytecode/ (app/bytecode.py).
 
 The Pyodide manifest is read once and kept until verified.json or a file it lists changes, and each
 file's sha256 until that file changes (app/file_cache.py), so a request costs stat calls, not hashing.
@@ -10,6 +11,7 @@ from pathlib import Path
 from fastapi import APIRouter, Request
 
 from app.assets import PYODIDE_VERSION, pyodide_dir, read_manifest
+from app.bytecode import FirstVisitBytecode
 from app.engine_wheel import EngineWheel, Wheel, WheelError
 from app.errors import HTTPError, clip
 from app.file_cache import FileCache
@@ -27,7 +29,7 @@ def current_wheel(engine: EngineWheel) -> Wheel:
         raise HTTPError(500, str(e)) from None
 
 
-def downloads_router(assets_dir: Path, engine: EngineWheel) -> APIRouter:
+def downloads_router(assets_dir: Path, engine: EngineWheel, bytecode: FirstVisitBytecode) -> APIRouter:
     router = APIRouter()
     folder = pyodide_dir(assets_dir)
 
@@ -63,5 +65,19 @@ def downloads_router(assets_dir: Path, engine: EngineWheel) -> APIRouter:
                 f"/engine/{digest}/{clip(filename)} is not a recent engine wheel: reload /config.json for the current one",
             )
         return send(request, path=wheel.path, etag=wheel.sha256, cache_control=IMMUTABLE, media_type="application/zip")
+
+    @router.api_route("/bytecode/{digest}/{filename}", methods=["GET", "HEAD"])
+    def first_visit_bytecode(digest: str, filename: str, request: Request):
+        if not DIGEST.match(digest):
+            raise HTTPError(400, f"bytecode digest must be 16 lowercase hex digits, got {clip(digest)}")
+        found = bytecode.find(digest, filename)
+        if found is None or not found.path.is_file():
+            raise HTTPError(
+                404,
+                f"/bytecode/{digest}/{clip(filename)} is not a recent build: reload /config.json for the current one",
+            )
+        return send(
+            request, path=found.path, etag=found.sha256, cache_control=IMMUTABLE, media_type="application/octet-stream"
+        )
 
     return router

@@ -2,17 +2,18 @@
 
 Every file is what the server answers for its URL, asked of the app itself in this process (create_app, no
 network): the page and the rest of static/ (the built static/vendor bundles included), /config.json, the verified
-offline Pyodide's files (unless a Pyodide CDN is set), the engine wheel, and each model of the models folder:
+offline Pyodide's files (unless a Pyodide CDN is set), the engine wheel, the first-visit bytecode (app/bytecode.py;
+when Node.js can build it), and each model of the models folder:
 model.json with its shard paths rewritten, the shards at their content-addressed URLs and the sidecars it has. So
 nothing here builds a file or a URL on its own: a change to the server shows in the next export.
 
 A `_headers` file (Netlify and Cloudflare Pages read it) gives each file the headers the server sends with it: CSP,
 COOP/COEP (cross-origin isolation, which Stop needs; without them the page runs, but Stop cannot interrupt code that
 never awaits), nosniff, CORS on the models, the content type, and the caching (immutable for the content-addressed
-shards and wheel, revalidated for the rest). One rule per exact path: these hosts merge the headers of every rule a
+shards, wheel and bytecode, revalidated for the rest). One rule per exact path: these hosts merge the headers of every rule a
 path matches, so overlapping patterns would join two Cache-Control values into one.
 
-The export belongs at the root of its origin: config.json and the page name /pyodide/, /engine/ and /models by
+The export belongs at the root of its origin: config.json and the page name /pyodide/, /engine/, /bytecode/ and /models by
 absolute path, as the server does. A URL that is also a folder of other URLs (/models, the model picker's list) is
 written as that folder's index.html, which static hosts serve for it (after a redirect to /models/).
 """
@@ -28,6 +29,7 @@ from urllib.parse import quote, unquote, urljoin
 from fastapi import FastAPI
 
 from app.assets import pyodide_dir, read_manifest
+from app.engine_wheel import WheelError
 from app.factory import create_app
 from app.models import SIDECARS
 from app.page import RESERVED
@@ -135,8 +137,14 @@ async def collect(settings: Settings, log) -> dict[str, Answer]:
 
     for url in static_urls(settings.static_dir):
         await get(url)
+    try:  # built now (the server builds it in the background), so that config.json names it
+        app.state.bytecode.current(app.state.engine.current(), wait=True)
+    except WheelError as e:
+        raise ExportError(str(e)) from None
     config = json.loads((await get("/config.json")).body)
     await get(config["engine_wheel_url"])
+    if config["bytecode"]:
+        await get(config["bytecode"]["url"])
     if settings.pyodide_cdn is None:
         files = read_manifest(pyodide_dir(settings.assets_dir))
         if files is None:

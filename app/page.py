@@ -9,6 +9,7 @@ needs (Pyodide's interrupt buffer); a dedicated worker must send COEP itself to 
 from fastapi import APIRouter, Request
 from fastapi.responses import JSONResponse
 
+from app.bytecode import FirstVisitBytecode
 from app.downloads import current_wheel
 from app.engine_wheel import EngineWheel
 from app.errors import NOSNIFF, HTTPError, clip
@@ -16,11 +17,11 @@ from app.http_files import REVALIDATE, content_type, file_sha256, send
 from app.paths import check_relative, safe_file
 from app.settings import Settings
 
-RESERVED = ("models", "pyodide", "engine")  # served by their own routes; never looked up in static/
+RESERVED = ("models", "pyodide", "engine", "bytecode")  # served by their own routes; never looked up in static/
 ISOLATED = {"Cross-Origin-Opener-Policy": "same-origin", "Cross-Origin-Embedder-Policy": "require-corp"}
 
 
-def page_router(settings: Settings, engine: EngineWheel, csp: str) -> APIRouter:
+def page_router(settings: Settings, engine: EngineWheel, bytecode: FirstVisitBytecode, csp: str) -> APIRouter:
     router = APIRouter()
 
     def static_file(rel: str, request: Request):
@@ -42,10 +43,13 @@ def page_router(settings: Settings, engine: EngineWheel, csp: str) -> APIRouter:
 
     @router.api_route("/config.json", methods=["GET", "HEAD"])
     def config() -> JSONResponse:
+        wheel = current_wheel(engine)
+        compiled = bytecode.current(wheel)  # None while it is built: the page compiles from source meanwhile
         body = {
             "pyodide_index_url": settings.pyodide_index_url,
-            "engine_wheel_url": current_wheel(engine).url,
+            "engine_wheel_url": wheel.url,
             "packages": ["numpy"],
+            "bytecode": compiled.config() if compiled else None,
         }
         return JSONResponse(body, headers={"Cache-Control": "no-store", **NOSNIFF})
 

@@ -63,6 +63,7 @@ def test_the_exported_site_on_a_plain_static_server_boots_runs_code_and_classifi
     try:
         assert page.backend == "webgpu", page.info
         assert page.page.evaluate("crossOriginIsolated") is False  # http.server sends no COOP/COEP
+        assert page.info["bytecode_served_files"] > 200  # the export holds the first-visit bytecode
         assert page.run("(pe.arange(4, dtype='float32') * 2).sum()")["values"] == 12
         top = classify(page, "samples/chelsea.png")
         assert top[0]["index"] == 285, top

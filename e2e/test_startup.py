@@ -1,11 +1,23 @@
-"""The page's boot path (static/worker.js, static/startup_cache.js): the engine wheel unpacked without micropip, and
-what a boot stores in Cache Storage for the next one (Pyodide's memory snapshot with the standard-library modules the
-boot imported, the imported modules' bytecode, the files numpy and the engine installed)."""
+"""The page's boot path (static/worker.js, static/startup_cache.js): the engine wheel unpacked without micropip, the
+server's bytecode for a first visit (app/bytecode.py), and what a boot stores in Cache Storage for the next one
+(Pyodide's memory snapshot with the standard-library modules the boot imported, the imported modules' bytecode, the
+files numpy and the engine installed)."""
 
-from conftest import BOOT_TIMEOUT_MS, Playground
+import _imp
+import json
+import urllib.request
+import zipfile
+
+from conftest import BOOT_TIMEOUT_MS, REPO, Playground
 from playwright.sync_api import Error as PageError
 
+from app.assets import pyodide_dir
+from app.settings import Settings
+
 UNCHECKED_HASH_PYC = 1  # PEP 552 flags word of a .pyc used without looking at its source
+CHECKED_HASH_PYC = 3  # a .pyc used only while its source has the hash it records
+PYTHON_312_MAGIC = (3531).to_bytes(2, "little") + b"\r\n"
+SITE_PACKAGES = "/lib/python3.12/site-packages/"
 
 IMPORTED = """
 import hashlib, importlib.metadata, json, random, secrets, sys, urllib.parse
@@ -61,6 +73,8 @@ def test_a_first_visit_installs_without_micropip_and_later_ones_boot_from_its_sn
         first = Playground(webgpu_browser, server_url, context)
         assert first.info["backend"] == "webgpu"
         assert first.info["pyodide_from_snapshot"] is False and first.info["bytecode_cached_files"] == 0
+        # compiled ahead by the server: numpy's and the engine's modules and the page's
+        assert first.info["bytecode_served_files"] > 200, first.info["bytecode_served_files"]
         assert first.info["installed_cached_files"] == 0
         # Pyodide's standard library is a zip of sources: loading numpy and the page's imports compile dozens
         assert len(first.info["stdlib_compiled"]) > 10, first.info["stdlib_compiled"]
@@ -68,8 +82,10 @@ def test_a_first_visit_installs_without_micropip_and_later_ones_boot_from_its_sn
         fetched = [r.url for r in first.requests]
         assert not [url for url in fetched if "micropip" in url or "packaging" in url], fetched
         assert len([url for url in fetched if "/engine/" in url]) == 1, fetched
+        assert len([url for url in fetched if "/bytecode/" in url]) == 1, fetched
         got = first.run(IMPORTED)
         assert got["micropip"] is False and got["engine"].startswith("/lib/python3.12/site-packages/py_engine/")
+        assert got["flags"] == [CHECKED_HASH_PYC] * 3  # the server's files were used, not compiled again
         assert got["sum"] == 12.0 and got["fetched"] == 200 and got["stdlib"] == STDLIB_WORKS
         assert got["numpy"] == NUMPY_WORKS
         kept = stored(first)
@@ -83,6 +99,7 @@ def test_a_first_visit_installs_without_micropip_and_later_ones_boot_from_its_sn
         for page in later:
             assert page.info["backend"] == "webgpu" and page.info["pyodide_from_snapshot"] is True
             assert page.info["bytecode_cached_files"] == kept["bytecode_files"]
+            assert page.info["bytecode_served_files"] == 0 and not [r for r in page.requests if "/bytecode/" in r.url]
             assert page.info["installed_cached_files"] == kept["installed_files"]
             assert page.info["stdlib_compiled"] == []  # the snapshot held every one the first boot compiled
             assert not [r.url for r in page.requests if "/numpy-" in r.url]  # numpy came from the stored files
@@ -117,6 +134,8 @@ def test_a_changed_module_misses_the_bytecode_and_a_broken_snapshot_is_replaced(
         context.route("**/playground_display.py", changed)
         edited = Playground(webgpu_browser, server_url, context)
         assert edited.info["pyodide_from_snapshot"] is True and edited.info["bytecode_cached_files"] == 0
+        # the server's bytecode is for the original module: its .pyc fails the hash check, the edit is compiled
+        assert edited.info["bytecode_served_files"] > 200
         assert "xml.dom.minidom" in edited.info["stdlib_compiled"], edited.info["stdlib_compiled"]
         code = "import playground_display\nopen(playground_display.__file__).read().endswith('another key\\n')"
         assert edited.run(code) is True
@@ -153,5 +172,48 @@ def test_a_changed_module_misses_the_bytecode_and_a_broken_snapshot_is_replaced(
             kept[k] for k in ("bytecode_files", "installed_files")
         ]
         assert original.run("(await (pe.tensor([1.0, 2.0]) * 3.0).sum().data()).item()") == 9.0
+    finally:
+        context.close()
+
+
+def test_the_servers_bytecode_is_each_served_modules_own_and_a_corrupt_archive_is_refused(webgpu_browser, server_url):
+    with urllib.request.urlopen(server_url + "config.json") as r:
+        named = json.load(r)["bytecode"]
+    assert named is not None, "the server built no first-visit bytecode (it needs Node.js)"
+    with urllib.request.urlopen(server_url + named["url"].lstrip("/")) as r:
+        archive = r.read()
+    length = int.from_bytes(archive[:4], "little")
+    index, offset = json.loads(archive[4 : 4 + length]), 4 + length
+    numpy_wheel = next(pyodide_dir(Settings().assets_dir).glob("numpy-*.whl"))
+    with zipfile.ZipFile(numpy_wheel) as numpy_files:
+        sources = {SITE_PACKAGES + name: numpy_files.read(name) for name in numpy_files.namelist()}
+    sources |= {SITE_PACKAGES + str(p.relative_to(REPO)): p.read_bytes() for p in (REPO / "py_engine").rglob("*.py")}
+    sources |= {"/home/pyodide/" + p.name: p.read_bytes() for p in (REPO / "static").glob("*.py")}
+    compiled = {}
+    for path, size in index:
+        pyc, offset = archive[offset : offset + size], offset + size
+        source = path.replace("/__pycache__/", "/").replace(".cpython-312.pyc", ".py")
+        assert pyc[:4] == PYTHON_312_MAGIC and int.from_bytes(pyc[4:8], "little") == CHECKED_HASH_PYC, path
+        # the hash Python 3.12 compares with the source's (the same function in this CPython)
+        assert pyc[8:16] == _imp.source_hash(int.from_bytes(PYTHON_312_MAGIC, "little"), sources[source]), path
+        compiled[source] = pyc
+    assert offset == len(archive)
+    engine = {p for p in sources if p.startswith(SITE_PACKAGES + "py_engine/")}
+    assert engine <= compiled.keys() and {p for p in sources if p.startswith("/home/")} <= compiled.keys()
+    assert SITE_PACKAGES + "numpy/__init__.py" in compiled and SITE_PACKAGES + "numpy/linalg/linalg.py" in compiled
+
+    context = webgpu_browser.new_context()
+    try:
+
+        def flipped(route):  # one byte of the archive flipped: not the file config.json named
+            body = bytearray(route.fetch().body())
+            body[-1] ^= 1
+            route.fulfill(status=200, body=bytes(body), headers={"Content-Type": "application/octet-stream"})
+
+        context.route("**/bytecode/**", flipped)
+        page = Playground(webgpu_browser, server_url, context)
+        assert page.info["bytecode_served_files"] == 0 and page.info["bytecode_cached_files"] == 0
+        assert [r.url for r in page.requests if "/bytecode/" in r.url]  # it was fetched, then refused
+        assert page.run("(await (pe.tensor([1.0, 2.0]) * 3.0).sum().data()).item()") == 9.0
     finally:
         context.close()

@@ -241,7 +241,24 @@ _pack_bytecode`;
     return read(BYTECODE_CACHE, key, { verified: true });
   }
 
-  // Writes the .pyc files of readBytecode's entry into Pyodide's file system; how many (0: none, Python compiles).
+  // A first visit's bytecode from the server (config.json's `bytecode`: compiled ahead by the same Pyodide, as
+  // checked hash-based .pyc files, app/bytecode.py), as an entry for restoreBytecode; null when the server has none,
+  // it is for another Pyodide, or it cannot be fetched or is not the file config.json named (then Python compiles).
+  async function fetchServedBytecode(served, pyodideVersion) {
+    if (!served || served.pyodide_version !== pyodideVersion) return null;
+    try {
+      const response = await fetch(new URL(served.url, self.location.href).href);
+      if (!response.ok) throw new Error(`HTTP ${response.status}`);
+      const bytes = new Uint8Array(await response.arrayBuffer());
+      if ((await sha256(bytes)) !== served.sha256) throw new Error("its SHA-256 is not the one config.json named");
+      return { bytes };
+    } catch (error) {
+      console.warn(`${served.url}: the server's bytecode cannot be used (${error.message || error}); compiling`);
+      return null;
+    }
+  }
+
+  // Writes the .pyc files of a bytecode entry into Pyodide's file system; how many (0: none, Python compiles).
   function restoreBytecode(pyodide, entry) {
     if (!entry) return 0;
     const { index, writeFiles } = unarchive(entry.bytes);
@@ -352,7 +369,7 @@ _pack_bytecode`;
   }
 
   return {
-    SITE_PACKAGES, findSnapshot, bootPyodide, stdlibFromZip, makeSnapshot, bytecodeKey, readBytecode, restoreBytecode,
-    packBytecode, installedKey, readInstalled, restoreInstalled, packInstalled, store,
+    SITE_PACKAGES, findSnapshot, bootPyodide, stdlibFromZip, makeSnapshot, bytecodeKey, readBytecode,
+    fetchServedBytecode, restoreBytecode, packBytecode, installedKey, readInstalled, restoreInstalled, packInstalled, store,
   };
 })();

@@ -16,6 +16,7 @@
 //                   {event: "status", text}       boot progress
 //                   {event: "ready", info}         engine started (backend, adapter, fallback_reason, timings,
 //                                                  pyodide_from_snapshot, bytecode_cached_files,
+//                                                  bytecode_served_files (a first visit's, app/bytecode.py),
 //                                                  installed_cached_files, stdlib_compiled: the standard-library
 //                                                  modules this boot compiled, see startup_cache.js)
 //                   {event: "cache-stored", stored: {snapshot_bytes?, bytecode_files?, installed_files?} | error}
@@ -105,6 +106,8 @@ async function boot() {
   const texts = await sources;
   const bytecodeKey = await startupCache.bytecodeKey([pyodide.version, indexURL, config.engine_wheel_url, config.packages, texts]);
   const bytecode = startupCache.readBytecode(bytecodeKey);
+  // none stored (a first visit): the server's, fetched while numpy and the engine go into place
+  const served = bytecode.then((found) => (found ? null : startupCache.fetchServedBytecode(config.bytecode, pyodide.version)));
   const installedFiles = await timed("installed_restore_ms", () => startupCache.restoreInstalled(pyodide, installed));
   // Without them, numpy downloads and its wasm modules compile (off this thread) while the engine and the bytecode
   // go into place.
@@ -118,7 +121,10 @@ async function boot() {
   self.peBridge.heap = () => pyodide._module.HEAPU8;
   self.peBridge.onLost((reason) => post({ event: "device-lost", reason }));
   PYTHON_MODULES.forEach((name, i) => pyodide.FS.writeFile("/home/pyodide/" + name, texts[i]));
-  const bytecodeFiles = await timed("bytecode_restore_ms", async () => startupCache.restoreBytecode(pyodide, await bytecode));
+  const stored = await bytecode;
+  const bytecodeFiles = await timed("bytecode_restore_ms", async () => {
+    return startupCache.restoreBytecode(pyodide, stored || (await served));
+  });
   await loading;
   pyodide.setStdout({ batched: (line) => printed("stdout", line) });
   pyodide.setStderr({ batched: (line) => printed("stderr", line) });
@@ -127,7 +133,7 @@ async function boot() {
     py = pyodide.pyimport("playground");
     runner = pyodide.pyimport("playground_run");
   });
-  if (!bytecodeFiles) bytecodeToPack = bytecodeKey;
+  if (!stored) bytecodeToPack = bytecodeKey;
   if (!installedFiles) installedToPack = installedKey;
   if (interruptBuffer) setInterruptBuffer(interruptBuffer);
   const info = await timed("engine_start_ms", async () => plain(await py.start(backendAtStart)));
@@ -140,7 +146,8 @@ async function boot() {
     ...info,
     pyodide_version: pyodide.version,
     pyodide_from_snapshot: booted.fromSnapshot,
-    bytecode_cached_files: bytecodeFiles,
+    bytecode_cached_files: stored ? bytecodeFiles : 0,
+    bytecode_served_files: stored ? 0 : bytecodeFiles,
     installed_cached_files: installedFiles,
     stdlib_compiled: stdlib.filter((name) => !booted.stdlibAtBoot.includes(name)),
     timings: { ...timings },

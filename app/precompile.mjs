@@ -1,0 +1,50 @@
+// The bytecode a first visit of the page would compile, compiled by the Pyodide the server serves, run in Node
+// (app/bytecode.py runs this; Pyodide's Python is not the server's, and bytecode is only valid for the interpreter
+// version that wrote it). It boots that Pyodide, installs numpy and the engine wheel as the page's worker does, writes
+// the page's modules to /home/pyodide, imports what the worker imports before and right after "ready", and compiles
+// as checked hash-based .pyc files (PEP 552: the import compares each with its source's hash and recompiles on a
+// mismatch, so bytecode that does not match the sources a page got is never used):
+// - every module of the engine wheel and every page module (one not imported at boot may be imported by a run),
+// - the modules of site-packages those imports loaded (numpy's).
+// Writes the archive static/startup_cache.js reads ([u32 index length][index JSON: [[path, size], ...]][files]).
+//
+// node app/precompile.mjs PYODIDE_DIR WHEEL OUT PAGE_MODULE...
+import fs from "node:fs";
+import path from "node:path";
+import { pathToFileURL } from "node:url";
+
+const [pyodideDir, wheel, out, ...pageModules] = process.argv.slice(2);
+const { loadPyodide } = await import(pathToFileURL(path.join(pyodideDir, "pyodide.mjs")).href);
+const pyodide = await loadPyodide({ indexURL: pyodideDir + "/", stdout: () => {}, stderr: () => {} });
+await pyodide.loadPackage("numpy", { messageCallback: () => {}, errorCallback: (m) => console.error(m) });
+const site = pyodide.runPython("import sysconfig; '/' + sysconfig.get_path('purelib').lstrip('/')");
+pyodide.unpackArchive(new Uint8Array(fs.readFileSync(wheel)), "zip", { extractDir: site });
+for (const file of pageModules) pyodide.FS.writeFile("/home/pyodide/" + path.basename(file), fs.readFileSync(file));
+
+const compiled = pyodide.runPython(`
+import importlib.metadata, importlib.util, os, py_compile, sys
+sys.path.insert(0, "/home/pyodide")
+# what static/worker.js imports: at boot, then right after "ready"
+import playground, playground_run
+import py_engine.browser, py_engine.io.load, py_engine.models
+
+SITE = ${JSON.stringify(site)}
+sources = {str(f.locate()) for f in importlib.metadata.files("py_engine") if f.suffix == ".py"}
+sources |= {"/home/pyodide/" + os.path.basename(name) for name in ${JSON.stringify(pageModules)}}
+sources |= {m.__file__ for m in list(sys.modules.values())
+            if (getattr(m, "__file__", None) or "").startswith(SITE + "/") and m.__file__.endswith(".py")}
+files = []
+for source in sorted(sources):
+    target = importlib.util.cache_from_source(source)
+    py_compile.compile(source, cfile=target, doraise=True,
+                       invalidation_mode=py_compile.PycInvalidationMode.CHECKED_HASH)
+    files.append(target)
+files
+`).toJs();
+
+const chunks = compiled.map((file) => pyodide.FS.readFile(file));
+const index = new TextEncoder().encode(JSON.stringify(compiled.map((file, i) => [file, chunks[i].length])));
+const header = new Uint8Array(4);
+new DataView(header.buffer).setUint32(0, index.length, true);
+fs.writeFileSync(out, Buffer.concat([header, index, ...chunks]));
+console.log(JSON.stringify({ files: compiled.length, python: pyodide.runPython("import sys; sys.version") }));
