@@ -180,7 +180,9 @@ def main():
                         runs[page, kind].append(info)
                         served = info.get("bytecode_served_files")
                         note = f"  (bytecode from the server: {served} files)" if served else ""
-                        print(f"round {round_ + 1} {page:4} {kind:6} ready {info['ready_ms']:8.0f} ms{note}", flush=True)
+                        print(
+                            f"round {round_ + 1} {page:4} {kind:6} ready {info['ready_ms']:8.0f} ms{note}", flush=True
+                        )
                     shutil.rmtree(profile, ignore_errors=True)
     summary = {}
     for kind in ("first", "repeat"):
