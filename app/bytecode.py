@@ -13,6 +13,7 @@ build in the background and names the archive only once it is built, so a page n
 the local Pyodide there is none, and the page compiles from source as before.
 """
 
+import functools
 import hashlib
 import json
 import os
@@ -57,6 +58,7 @@ class FirstVisitBytecode:
 
     def __init__(self, pyodide_folder: Path, static_dir: Path, cache_dir: Path):
         self.pyodide_folder, self.static_dir, self.cache_dir = pyodide_folder, static_dir, cache_dir
+        self.node = shutil.which("node")
         self._lock = threading.Lock()
         self._servable: dict[str, Bytecode] = {}  # file name (its key) -> archive, oldest first
         self._building: set[str] = set()
@@ -65,9 +67,8 @@ class FirstVisitBytecode:
     def current(self, wheel: Wheel, *, wait: bool = False) -> Bytecode | None:
         """The archive for `wheel` and the page's modules as they are now; None while it is built (in the
         background, unless `wait`) or when it cannot be (the reason is printed once)."""
-        node = shutil.which("node")
-        if node is None or not (self.pyodide_folder / MANIFEST).is_file():
-            self._fail_once("none", "no first-visit bytecode: it needs Node.js and the local Pyodide")
+        if self.node is None or not (self.pyodide_folder / MANIFEST).is_file():
+            self._fail_once("unbuildable", "no first-visit bytecode: it needs Node.js and the local Pyodide")
             return None
         modules = sorted(self.static_dir.glob("*.py"))
         key = self._key(wheel, modules)
@@ -78,7 +79,7 @@ class FirstVisitBytecode:
             if key in self._building or key in self._failed:
                 return None
             self._building.add(key)
-        build = lambda: self._build(node, key, wheel, modules, path)  # noqa: E731
+        build = functools.partial(self._build, key, wheel, modules, path)
         if wait:
             return build()
         threading.Thread(target=build, name="first-visit-bytecode", daemon=True).start()
@@ -102,13 +103,13 @@ class FirstVisitBytecode:
             self._servable.pop(next(iter(self._servable)))
         return found
 
-    def _build(self, node: str, key: str, wheel: Wheel, modules: list[Path], path: Path) -> Bytecode | None:
+    def _build(self, key: str, wheel: Wheel, modules: list[Path], path: Path) -> Bytecode | None:
         self.cache_dir.mkdir(parents=True, exist_ok=True)
         fd, stage = tempfile.mkstemp(dir=self.cache_dir, prefix=".build-", suffix=".bin")
         os.close(fd)
         os.chmod(stage, 0o644)  # mkstemp's file is the owner's only; the archive is public
         try:
-            cmd = [node, str(COMPILER), str(self.pyodide_folder), str(wheel.path), stage, *map(str, modules)]
+            cmd = [self.node, str(COMPILER), str(self.pyodide_folder), str(wheel.path), stage, *map(str, modules)]
             done = subprocess.run(cmd, capture_output=True, text=True, timeout=BUILD_TIMEOUT_S)
             if done.returncode != 0:
                 raise RuntimeError(f"exit {done.returncode}: {done.stderr.strip()[-2000:]}")
