@@ -241,11 +241,11 @@ _pack_bytecode`;
     return read(BYTECODE_CACHE, key, { verified: true });
   }
 
-  // A first visit's bytecode from the server (config.json's `bytecode`: compiled ahead by the same Pyodide, as
+  // A first visit's bytecode from the server (config.json's `bytecode`: compiled ahead by the Pyodide it serves, as
   // checked hash-based .pyc files, app/bytecode.py), as an entry for restoreBytecode; null when the server has none,
-  // it is for another Pyodide, or it cannot be fetched or is not the file config.json named (then Python compiles).
-  async function fetchServedBytecode(served, pyodideVersion) {
-    if (!served || served.pyodide_version !== pyodideVersion) return null;
+  // or it cannot be fetched or is not the file config.json named (then Python compiles).
+  async function fetchServedBytecode(served) {
+    if (!served) return null;
     try {
       const response = await fetch(new URL(served.url, self.location.href).href);
       if (!response.ok) throw new Error(`HTTP ${response.status}`);

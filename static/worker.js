@@ -97,6 +97,8 @@ async function boot() {
   const snapshot = startupCache.findSnapshot(indexURL); // Cache Storage looks while pyodide.js loads
   const installedKey = await startupCache.installedKey([indexURL, packages, config.engine_wheel_url]);
   const installed = startupCache.readInstalled(installedKey);
+  // nothing stored (a first visit): the server's bytecode (app/bytecode.py) downloads while Pyodide boots
+  const servedEarly = installed.then((found) => (found ? undefined : startupCache.fetchServedBytecode(config.bytecode)));
   importScripts("bridge.js");
   const booted = await timed("pyodide_boot_ms", () => {
     importScripts(indexURL + "pyodide.js");
@@ -106,8 +108,11 @@ async function boot() {
   const texts = await sources;
   const bytecodeKey = await startupCache.bytecodeKey([pyodide.version, indexURL, config.engine_wheel_url, config.packages, texts]);
   const bytecode = startupCache.readBytecode(bytecodeKey);
-  // none stored (a first visit): the server's, fetched while numpy and the engine go into place
-  const served = bytecode.then((found) => (found ? null : startupCache.fetchServedBytecode(config.bytecode, pyodide.version)));
+  // no bytecode stored: the server's, unless it is for another Pyodide (fetched now when site-packages were stored)
+  const served = Promise.all([bytecode, servedEarly]).then(async ([found, early]) => {
+    if (found || config.bytecode?.pyodide_version !== pyodide.version) return null;
+    return early === undefined ? startupCache.fetchServedBytecode(config.bytecode) : early;
+  });
   const installedFiles = await timed("installed_restore_ms", () => startupCache.restoreInstalled(pyodide, installed));
   // Without them, numpy downloads and its wasm modules compile (off this thread) while the engine and the bytecode
   // go into place.
