@@ -12,7 +12,8 @@ first visit stored (others edit this checkout while the bench runs). Each round,
 Chromium profile (headless, WebGPU flags of bench/harness.py) opens the page (first visit), the browser closes, then
 reopens with the same profile and opens the page again (repeat visit: the HTTP cache, V8's code cache and Dawn's
 shader cache are whatever that profile kept; our page's first visit stays open until it has stored its Pyodide
-snapshot, bytecode and site-packages for the next one, playground.startupCache). Times are since navigation start.
+snapshot, bytecode and site-packages for the next one, playground.startupCache; its first visit restores the bytecode
+the server compiled before serving, app/bytecode.py). Times are since navigation start.
 Prints medians, the ratios ours/bare, and the worker's per-phase timings (median); writes everything to the JSON file.
 Timings are for reading, never asserted.
 """
