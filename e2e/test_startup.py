@@ -18,6 +18,25 @@ UNCHECKED_HASH_PYC = 1  # PEP 552 flags word of a .pyc used without looking at i
 CHECKED_HASH_PYC = 3  # a .pyc used only while its source has the hash it records
 PYTHON_312_MAGIC = (3531).to_bytes(2, "little") + b"\r\n"
 SITE_PACKAGES = "/lib/python3.12/site-packages/"
+STDLIB_BYTECODE = "/lib/python312-bytecode/"  # where the page's zip importer looks for the standard library's
+# A standard-library module no boot imports, given a .pyc of other code: used only with its source's hash
+PYC_CHECKED = """
+import _imp, importlib.util, marshal, sys
+loader = sys.path_importer_cache[next(p for p in sys.path if p.endswith(".zip"))]
+magic = importlib.util.MAGIC_NUMBER
+source_hash = _imp.source_hash(int.from_bytes(magic, "little"), loader.get_data(loader.archive + "/colorsys.py"))
+code = marshal.dumps(compile("FROM = 'the pyc'", loader.archive + "/colorsys.py", "exec"))
+def write(hash_):
+    with open("/lib/python312-bytecode/colorsys.pyc", "wb") as f:
+        f.write(magic + (3).to_bytes(4, "little") + hash_ + code)
+write(bytes(8))  # not its source's hash: compiled from the zip's source
+import colorsys
+compiled = hasattr(colorsys, "rgb_to_hsv") and not hasattr(colorsys, "FROM")
+del sys.modules["colorsys"]
+write(source_hash)
+import colorsys
+[type(loader).__name__, compiled, getattr(colorsys, "FROM", None)]
+"""
 
 IMPORTED = """
 import hashlib, importlib.metadata, json, random, secrets, sys, urllib.parse
@@ -86,6 +105,7 @@ def test_a_first_visit_installs_without_micropip_and_later_ones_boot_from_its_sn
         got = first.run(IMPORTED)
         assert got["micropip"] is False and got["engine"].startswith("/lib/python3.12/site-packages/py_engine/")
         assert got["flags"] == [CHECKED_HASH_PYC] * 3  # the server's files were used, not compiled again
+        assert first.run(PYC_CHECKED) == ["PrecompiledStdlib", True, "the pyc"]
         assert got["sum"] == 12.0 and got["fetched"] == 200 and got["stdlib"] == STDLIB_WORKS
         assert got["numpy"] == NUMPY_WORKS
         kept = stored(first)
@@ -189,10 +209,12 @@ def test_the_servers_bytecode_is_each_served_modules_own_and_a_corrupt_archive_i
         sources = {SITE_PACKAGES + name: numpy_files.read(name) for name in numpy_files.namelist()}
     sources |= {SITE_PACKAGES + str(p.relative_to(REPO)): p.read_bytes() for p in (REPO / "py_engine").rglob("*.py")}
     sources |= {"/home/pyodide/" + p.name: p.read_bytes() for p in (REPO / "static").glob("*.py")}
+    with zipfile.ZipFile(pyodide_dir(Settings().assets_dir) / "python_stdlib.zip") as stdlib:
+        sources |= {STDLIB_BYTECODE + name: stdlib.read(name) for name in stdlib.namelist() if name.endswith(".py")}
     compiled = {}
     for path, size in index:
         pyc, offset = archive[offset : offset + size], offset + size
-        source = path.replace("/__pycache__/", "/").replace(".cpython-312.pyc", ".py")
+        source = path.replace("/__pycache__/", "/").replace(".cpython-312.pyc", ".py").removesuffix("c")
         assert pyc[:4] == PYTHON_312_MAGIC and int.from_bytes(pyc[4:8], "little") == CHECKED_HASH_PYC, path
         # the hash Python 3.12 compares with the source's (the same function in this CPython)
         assert pyc[8:16] == _imp.source_hash(int.from_bytes(PYTHON_312_MAGIC, "little"), sources[source]), path
@@ -201,6 +223,8 @@ def test_the_servers_bytecode_is_each_served_modules_own_and_a_corrupt_archive_i
     engine = {p for p in sources if p.startswith(SITE_PACKAGES + "py_engine/")}
     assert engine <= compiled.keys() and {p for p in sources if p.startswith("/home/")} <= compiled.keys()
     assert SITE_PACKAGES + "numpy/__init__.py" in compiled and SITE_PACKAGES + "numpy/linalg/linalg.py" in compiled
+    # the standard library's modules imported after Pyodide's boot: loadPackage's, the engine's
+    assert {STDLIB_BYTECODE + name for name in ("tarfile.py", "email/__init__.py", "dataclasses.py")} <= compiled.keys()
 
     context = webgpu_browser.new_context()
     try:

@@ -77,6 +77,36 @@ def _pack_bytecode(site_packages):
     return json.dumps(index).encode(), b"".join(chunks)
 _pack_bytecode`;
 
+  // The standard library's zip importer, given the server's bytecode for its modules (app/precompile.mjs writes one
+  // .pyc per module under STDLIB_BYTECODE): a module's code comes from its .pyc when that holds the hash of the
+  // module's source in the zip, else from compiling the source, as before. Modules keep the zip as their loader's
+  // archive and their file, so tracebacks show their source. Set before the first import that could use it
+  // (loadPackage's tarfile and email).
+  const STDLIB_BYTECODE = "/lib/python312-bytecode";
+  const PRECOMPILED_STDLIB = `
+def _precompiled_stdlib():
+    import _imp, importlib.util, marshal, sys, zipimport
+
+    class PrecompiledStdlib(zipimport.zipimporter):
+        def get_code(self, fullname):
+            relative = fullname.replace(".", "/") + ("/__init__.py" if self.is_package(fullname) else ".py")
+            try:
+                with open(f"${STDLIB_BYTECODE}/{relative}c", "rb") as f:
+                    pyc = f.read()
+            except OSError:
+                return super().get_code(fullname)
+            magic = importlib.util.MAGIC_NUMBER
+            source = self.get_data(f"{self.archive}/{relative}")
+            if pyc[:4] != magic or pyc[8:16] != _imp.source_hash(int.from_bytes(magic, "little"), source):
+                return super().get_code(fullname)
+            return marshal.loads(memoryview(pyc)[16:])
+
+    for path in sys.path:
+        if path.endswith(".zip") and isinstance(sys.path_importer_cache.get(path), zipimport.zipimporter):
+            sys.path_importer_cache[path] = PrecompiledStdlib(path)
+_precompiled_stdlib()
+del _precompiled_stdlib`;
+
   async function sha256(bytes) {
     const digest = await crypto.subtle.digest("SHA-256", bytes);
     return [...new Uint8Array(digest)].map((b) => b.toString(16).padStart(2, "0")).join("");
@@ -258,11 +288,14 @@ _pack_bytecode`;
     }
   }
 
-  // Writes the .pyc files of a bytecode entry into Pyodide's file system; how many (0: none, Python compiles).
+  // Writes the .pyc files of a bytecode entry into Pyodide's file system; how many (0: none, Python compiles). The
+  // server's entry holds the standard library's too: the zip importer then looks for them.
   function restoreBytecode(pyodide, entry) {
     if (!entry) return 0;
     const { index, writeFiles } = unarchive(entry.bytes);
-    return writeFiles(pyodide, index);
+    const count = writeFiles(pyodide, index);
+    if (index.some(([path]) => path.startsWith(STDLIB_BYTECODE + "/"))) pyodide.runPython(PRECOMPILED_STDLIB);
+    return count;
   }
 
   // The .pyc files of the modules imported so far, as an entry for store(); runs Python now (synchronously).

@@ -109,14 +109,19 @@ async function boot() {
   const texts = await sources;
   const bytecodeKey = await startupCache.bytecodeKey([pyodide.version, indexURL, config.engine_wheel_url, config.packages, texts]);
   const bytecode = startupCache.readBytecode(bytecodeKey);
-  // no bytecode stored: the server's, unless it is for another Pyodide (fetched now when site-packages were stored)
-  const served = Promise.all([bytecode, servedEarly]).then(async ([found, early]) => {
-    if (found || config.bytecode?.pyodide_version !== pyodide.version) return null;
-    return early === undefined ? startupCache.fetchServedBytecode(config.bytecode) : early;
+  // None stored: the server's (fetched only now when site-packages were stored), unless it is for another Pyodide.
+  // In place before loadPackage, which imports standard-library modules it holds.
+  const stored = await bytecode;
+  const bytecodeFiles = await timed("bytecode_restore_ms", async () => {
+    let entry = stored;
+    if (!stored && config.bytecode?.pyodide_version === pyodide.version) {
+      const early = await servedEarly;
+      entry = early === undefined ? await startupCache.fetchServedBytecode(config.bytecode) : early;
+    }
+    return startupCache.restoreBytecode(pyodide, entry);
   });
   const installedFiles = await timed("installed_restore_ms", () => startupCache.restoreInstalled(pyodide, installed));
-  // Without them, numpy downloads and its wasm modules compile (off this thread) while the engine and the bytecode
-  // go into place.
+  // Without them, numpy downloads and its wasm modules compile (off this thread) while the engine goes into place.
   const loading = installedFiles ? null : timed("packages_ms", () => pyodide.loadPackage(packages));
   loading?.catch(() => {});
   if (!installedFiles) {
@@ -127,10 +132,6 @@ async function boot() {
   self.peBridge.heap = () => pyodide._module.HEAPU8;
   self.peBridge.onLost((reason) => post({ event: "device-lost", reason }));
   PYTHON_MODULES.forEach((name, i) => pyodide.FS.writeFile("/home/pyodide/" + name, texts[i]));
-  const stored = await bytecode;
-  const bytecodeFiles = await timed("bytecode_restore_ms", async () => {
-    return startupCache.restoreBytecode(pyodide, stored || (await served));
-  });
   await loading;
   pyodide.setStdout({ batched: (line) => printed("stdout", line) });
   pyodide.setStderr({ batched: (line) => printed("stderr", line) });
