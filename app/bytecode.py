@@ -27,24 +27,15 @@ from pathlib import Path
 
 from app.assets import MANIFEST, PYODIDE_VERSION
 from app.engine_wheel import Wheel
-from app.http_files import file_sha256
+from app.http_files import ContentAddressed, file_sha256
 
 COMPILER = Path(__file__).with_name("precompile.mjs")
 BUILD_TIMEOUT_S = 600  # a Pyodide boot, numpy's load and the imports: 8 s of CPU here, minutes on a loaded machine
 
 
 @dataclass(frozen=True)
-class Bytecode:
-    path: Path
-    sha256: str
-
-    @property
-    def digest(self) -> str:
-        return self.sha256[:16]
-
-    @property
-    def url(self) -> str:
-        return f"/bytecode/{self.digest}/{self.path.name}"
+class Bytecode(ContentAddressed):
+    ROUTE = "bytecode"
 
     def config(self) -> dict:
         """What /config.json says of it: where, its SHA-256 (the page checks it) and for which Pyodide."""

@@ -23,7 +23,7 @@ from dataclasses import dataclass
 from pathlib import Path
 
 from app.file_cache import FileCache, Watched
-from app.http_files import file_sha256
+from app.http_files import ContentAddressed, file_sha256
 
 PACKAGE = "py_engine"
 BUILD_FILES = ("pyproject.toml", "README.md", "setup.py", "setup.cfg", "MANIFEST.in", "LICENSE", "LICENSE.txt")
@@ -86,17 +86,8 @@ def build_wheel(root: Path, out_dir: Path) -> Path:
 
 
 @dataclass(frozen=True)
-class Wheel:
-    path: Path
-    sha256: str
-
-    @property
-    def digest(self) -> str:
-        return self.sha256[:16]
-
-    @property
-    def url(self) -> str:
-        return f"/engine/{self.digest}/{self.path.name}"
+class Wheel(ContentAddressed):
+    ROUTE = "engine"
 
 
 class EngineWheel:

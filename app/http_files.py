@@ -13,7 +13,9 @@ the range; we send no Last-Modified, so a date in If-Range always gets the whole
 import hashlib
 import os
 import re
+from dataclasses import dataclass
 from pathlib import Path
+from typing import ClassVar
 
 from starlette.requests import Request
 from starlette.responses import Response, StreamingResponse
@@ -23,6 +25,25 @@ from app.file_cache import FileCache, Watched
 
 IMMUTABLE = "public, max-age=31536000, immutable"  # content-addressed URLs: the bytes never change
 REVALIDATE = "no-cache"  # may be stored, but asked about (ETag -> 304) before each use
+
+
+@dataclass(frozen=True)
+class ContentAddressed:
+    """A built file served at /ROUTE/<the first 16 hex digits of its sha256>/<its name>: its URL names its bytes, so
+    it is cached as IMMUTABLE."""
+
+    ROUTE: ClassVar[str]
+    path: Path
+    sha256: str
+
+    @property
+    def digest(self) -> str:
+        return self.sha256[:16]
+
+    @property
+    def url(self) -> str:
+        return f"/{self.ROUTE}/{self.digest}/{self.path.name}"
+
 
 CONTENT_TYPES = {
     ".html": "text/html; charset=utf-8",
