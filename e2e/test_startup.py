@@ -35,7 +35,9 @@ compiled = hasattr(colorsys, "rgb_to_hsv") and not hasattr(colorsys, "FROM")
 del sys.modules["colorsys"]
 write(source_hash)
 import colorsys
-[type(loader).__name__, compiled, getattr(colorsys, "FROM", None)]
+import dataclasses, inspect  # imported at boot, its code from the server's .pyc; its source still the zip's
+[type(loader).__name__, compiled, getattr(colorsys, "FROM", None), type(dataclasses.__loader__).__name__,
+ dataclasses.__file__, "def dataclass(" in inspect.getsource(dataclasses)]
 """
 
 IMPORTED = """
@@ -105,7 +107,10 @@ def test_a_first_visit_installs_without_micropip_and_later_ones_boot_from_its_sn
         got = first.run(IMPORTED)
         assert got["micropip"] is False and got["engine"].startswith("/lib/python3.12/site-packages/py_engine/")
         assert got["flags"] == [CHECKED_HASH_PYC] * 3  # the server's files were used, not compiled again
-        assert first.run(PYC_CHECKED) == ["PrecompiledStdlib", True, "the pyc"]
+        assert first.run(PYC_CHECKED) == [
+            *("PrecompiledStdlib", True, "the pyc"),
+            *("PrecompiledStdlib", "/lib/python312.zip/dataclasses.py", True),
+        ]
         assert got["sum"] == 12.0 and got["fetched"] == 200 and got["stdlib"] == STDLIB_WORKS
         assert got["numpy"] == NUMPY_WORKS
         kept = stored(first)
