@@ -1,11 +1,11 @@
 """Bytecode for a page's first visit, compiled ahead of time by the Pyodide the server serves.
 
-A first visit compiled numpy's, the engine's and the page's modules from source in the page: Pyodide's wheels carry
-only .py files, and the bytecode a visit stores for the next one (static/startup_cache.js) does not exist yet. The
-server's Python is not Pyodide's (bytecode is only valid for the interpreter version that wrote it), so
-app/precompile.mjs runs the served Pyodide in Node, imports what the page's worker imports and writes checked
-hash-based .pyc files: an import compares each with its source's hash and compiles from source on a mismatch, so
-bytecode that does not match the sources a page got is slower, never wrong.
+A first visit compiled numpy's, the engine's, the page's and the standard library's modules from source in the page:
+Pyodide's wheels and its standard library's zip carry only .py files, and the bytecode a visit stores for the next one
+(static/startup_cache.js) does not exist yet. The server's Python is not Pyodide's (bytecode is only valid for the
+interpreter version that wrote it), so app/precompile.mjs runs the served Pyodide in Node, imports what the page's
+worker imports and writes checked hash-based .pyc files: an import compares each with its source's hash and compiles
+from source on a mismatch, so bytecode that does not match the sources a page got is slower, never wrong.
 
 The archive is cached on disk under a key of everything it is compiled from (the Pyodide install, the engine wheel,
 the page's modules, the compiler script). `serve` builds it before it serves; after an edit, /config.json starts a

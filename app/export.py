@@ -10,11 +10,11 @@ nothing here builds a file or a URL on its own: a change to the server shows in 
 A `_headers` file (Netlify and Cloudflare Pages read it) gives each file the headers the server sends with it: CSP,
 COOP/COEP (cross-origin isolation, which Stop needs; without them the page runs, but Stop cannot interrupt code that
 never awaits), nosniff, CORS on the models, the content type, and the caching (immutable for the content-addressed
-shards, wheel and bytecode, revalidated for the rest). One rule per exact path: these hosts merge the headers of every rule a
-path matches, so overlapping patterns would join two Cache-Control values into one.
+shards, wheel and bytecode, revalidated for the rest). One rule per exact path: these hosts merge the headers of
+every rule a path matches, so overlapping patterns would join two Cache-Control values into one.
 
-The export belongs at the root of its origin: config.json and the page name /pyodide/, /engine/, /bytecode/ and /models by
-absolute path, as the server does. A URL that is also a folder of other URLs (/models, the model picker's list) is
+The export belongs at the root of its origin: config.json and the page name /pyodide/, /engine/, /bytecode/ and
+/models by absolute path, as the server does. A URL that is also a folder of other URLs (/models, the model picker's list) is
 written as that folder's index.html, which static hosts serve for it (after a redirect to /models/).
 """
 
