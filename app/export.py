@@ -14,8 +14,8 @@ shards, wheel and bytecode, revalidated for the rest). One rule per exact path: 
 every rule a path matches, so overlapping patterns would join two Cache-Control values into one.
 
 The export belongs at the root of its origin: config.json and the page name /pyodide/, /engine/, /bytecode/ and
-/models by absolute path, as the server does. A URL that is also a folder of other URLs (/models, the model picker's list) is
-written as that folder's index.html, which static hosts serve for it (after a redirect to /models/).
+/models by absolute path, as the server does. A URL that is also a folder of other URLs (/models, the model picker's
+list) is written as that folder's index.html, which static hosts serve for it (after a redirect to /models/).
 """
 
 import asyncio
