@@ -46,6 +46,19 @@ def test_import_py_engine_leaves_the_layers_models_io_and_training_unimported():
     loaded = run_python("import json, sys\nimport py_engine\nprint(json.dumps(sorted(sys.modules)))")
     assert "py_engine.ops.math" in loaded and "py_engine.backends.webgpu" in loaded
     assert [m for m in loaded if m in LAZY_PACKAGES or m.startswith(tuple(p + "." for p in LAZY_PACKAGES))] == []
+    assert "numpy.random" not in loaded  # eight compiled modules: the shared generator is made on first use
+
+
+def test_the_shared_generator_is_made_on_first_use_and_seeded_by_set_seed():
+    got = run_python(
+        "import asyncio, json, sys\nimport py_engine as pe\n"
+        "first = asyncio.run(pe.random_uniform((3,)).data()).tolist()\n"
+        "loaded = 'numpy.random' in sys.modules\n"
+        "pe.set_seed(5)\nseeded = asyncio.run(pe.random_uniform((3,)).data()).tolist()\n"
+        "pe.set_seed(5)\nagain = asyncio.run(pe.random_uniform((3,)).data()).tolist()\n"
+        "print(json.dumps([loaded, len(set(first)), seeded == again]))"
+    )
+    assert got == [True, 3, True]
 
 
 def test_each_lazy_name_resolves_to_its_module_and_is_listed():

@@ -119,7 +119,8 @@ def one_hot(indices, depth, on_value=1, off_value=0, dtype=dtypes.float32):
 
 # ---- random -------------------------------------------------------------------------------------
 
-_rng = np.random.default_rng()
+# Made on first use: numpy.random loads eight compiled modules (about 50 ms of a page's start in Pyodide)
+_rng = None
 
 
 def set_seed(seed):
@@ -130,7 +131,12 @@ def set_seed(seed):
 
 def random_generator(seed):
     """The numpy generator for a seed: pe.set_seed's shared one when seed is None."""
-    return _rng if seed is None else np.random.default_rng(seed)
+    global _rng
+    if seed is not None:
+        return np.random.default_rng(seed)
+    if _rng is None:
+        _rng = np.random.default_rng()
+    return _rng
 
 
 def _random(op, shape, dtype, draw, allowed=(dtypes.float32,)):
