@@ -18,7 +18,8 @@
 //                                                  pyodide_from_snapshot, bytecode_cached_files,
 //                                                  bytecode_served_files (a first visit's, app/bytecode.py),
 //                                                  installed_cached_files, stdlib_compiled: the standard-library
-//                                                  modules this boot compiled, see startup_cache.js)
+//                                                  modules this boot imported from the zip (compiled, unless the
+//                                                  server's bytecode held them), see startup_cache.js)
 //                   {event: "cache-stored", stored: {snapshot_bytes?, bytecode_files?, installed_files?} | error}
 //                                                  after a boot that
 //                                                  found either missing from the cache: what it stored for the next one
