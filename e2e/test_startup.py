@@ -94,10 +94,10 @@ def test_a_first_visit_installs_without_micropip_and_later_ones_boot_from_its_sn
         first = Playground(webgpu_browser, server_url, context)
         assert first.info["backend"] == "webgpu"
         assert first.info["pyodide_from_snapshot"] is False and first.info["bytecode_cached_files"] == 0
-        # compiled ahead by the server: numpy's and the engine's modules and the page's
+        # compiled ahead by the server: numpy's, the engine's, the page's and the standard library's modules
         assert first.info["bytecode_served_files"] > 200, first.info["bytecode_served_files"]
         assert first.info["installed_cached_files"] == 0
-        # Pyodide's standard library is a zip of sources: loading numpy and the page's imports compile dozens
+        # Pyodide's standard library is a zip of sources: loading numpy and the page's imports take dozens from it
         assert len(first.info["stdlib_compiled"]) > 10, first.info["stdlib_compiled"]
         assert not [name for name in first.info["stdlib_compiled"] if name.split(".")[0] in ("ctypes", "pyodide")]
         fetched = [r.url for r in first.requests]
