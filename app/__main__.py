@@ -47,6 +47,24 @@ def settings_environment(settings: Settings) -> dict[str, str]:
     return env | ({"PLAYGROUND_PYODIDE_CDN": settings.pyodide_cdn} if settings.pyodide_cdn else {})
 
 
+def gzip_first_visit(settings: Settings, copies, compiled) -> None:
+    """Make the gzip copies of the local Pyodide runtime's files and of the bytecode now (about 1 s the first time,
+    kept in the assets folder), so that a first visit gets them; a page's own files get theirs at first request."""
+    from app.assets import pyodide_dir, read_manifest
+    from app.compression import compressible
+
+    folder = pyodide_dir(settings.assets_dir)
+    files = {} if settings.pyodide_cdn else (read_manifest(folder) or {})
+    wanted = [(folder / name, info["sha256"]) for name, info in files.items() if compressible(name)]
+    wanted += [(compiled.path, compiled.sha256)] if compiled else []
+    try:
+        made = [copy for path, sha256 in wanted if (copy := copies.make(path, sha256))]
+    except OSError as e:
+        print(f"gzip copies: not made ({e}); files are sent as they are")
+        return
+    print(f"gzip copies: {len(made)} files, {sum(p.stat().st_size for p in made) / 1e6:.1f} MB")
+
+
 def serve(settings: Settings, host: str, port: int, workers: int = 1, header_timeout: float | None = None) -> None:
     """uvicorn with the timeouts and limits of app/server.py; with workers > 1, that many processes share the
     port, each building the app from the PLAYGROUND_* environment (the wheel is built once, here, first)."""
@@ -64,6 +82,7 @@ def serve(settings: Settings, host: str, port: int, workers: int = 1, header_tim
     print(f"engine wheel: {wheel.url}", flush=True)
     compiled = app.state.bytecode.current(wheel, wait=True)  # so that the first page's visit has it
     print(f"first-visit bytecode: {compiled.url if compiled else 'none (pages compile from source)'}")
+    gzip_first_visit(settings, app.state.gzip_copies, compiled)
     print(f"models: {settings.models_dir}\nplayground: http://{host}:{port}/", flush=True)
     options = uvicorn_options(header_timeout or HEADER_TIMEOUT)
     if workers == 1:

@@ -12,6 +12,7 @@ from fastapi import APIRouter, Request
 
 from app.assets import PYODIDE_VERSION, pyodide_dir, read_manifest
 from app.bytecode import FirstVisitBytecode
+from app.compression import GzipCopies, compressible
 from app.engine_wheel import EngineWheel, Wheel, WheelError
 from app.errors import HTTPError, clip
 from app.file_cache import FileCache
@@ -29,7 +30,9 @@ def current_wheel(engine: EngineWheel) -> Wheel:
         raise HTTPError(500, str(e)) from None
 
 
-def downloads_router(assets_dir: Path, engine: EngineWheel, bytecode: FirstVisitBytecode) -> APIRouter:
+def downloads_router(
+    assets_dir: Path, engine: EngineWheel, bytecode: FirstVisitBytecode, gzip_copies: GzipCopies
+) -> APIRouter:
     router = APIRouter()
     folder = pyodide_dir(assets_dir)
 
@@ -49,7 +52,14 @@ def downloads_router(assets_dir: Path, engine: EngineWheel, bytecode: FirstVisit
             raise HTTPError(
                 500, f"pyodide/{path} changed since it was verified: run `python -m app fetch-assets --force`"
             )
-        return send(request, path=file, etag=expected, cache_control=REVALIDATE, media_type=content_type(path))
+        return send(
+            request,
+            path=file,
+            etag=expected,
+            cache_control=REVALIDATE,
+            media_type=content_type(path),
+            gzip_copies=gzip_copies if compressible(path) else None,
+        )
 
     @router.api_route("/engine/{digest}/{filename}", methods=["GET", "HEAD"])
     def engine_wheel(digest: str, filename: str, request: Request):
@@ -77,7 +87,12 @@ def downloads_router(assets_dir: Path, engine: EngineWheel, bytecode: FirstVisit
                 f"/bytecode/{digest}/{clip(filename)} is not a recent build: reload /config.json for the current one",
             )
         return send(
-            request, path=found.path, etag=found.sha256, cache_control=IMMUTABLE, media_type="application/octet-stream"
+            request,
+            path=found.path,
+            etag=found.sha256,
+            cache_control=IMMUTABLE,
+            media_type="application/octet-stream",
+            gzip_copies=gzip_copies,
         )
 
     return router

@@ -1,9 +1,11 @@
-"""The FastAPI app: page and config, offline Pyodide, engine wheel, first-visit bytecode, model weight endpoint."""
+"""The FastAPI app: page and config, offline Pyodide, engine wheel, first-visit bytecode, model weight endpoint;
+gzip copies of what a first visit downloads."""
 
 from fastapi import FastAPI
 
 from app.assets import pyodide_dir
 from app.bytecode import FirstVisitBytecode
+from app.compression import GzipCopies
 from app.cors import ModelsCORS
 from app.csp import content_security_policy
 from app.downloads import downloads_router
@@ -16,8 +18,8 @@ from app.settings import Settings, cdn_origin
 
 
 def create_app(settings: Settings | None = None) -> FastAPI:
-    """Nothing is fetched or built here: the engine wheel and the first-visit bytecode are built on first use (or by
-    the CLI at start)."""
+    """Nothing is fetched or built here: the engine wheel, the first-visit bytecode and the gzip copies are built on
+    first use (or by the CLI at start)."""
     settings = settings or Settings()
     app = FastAPI(title="py_engine playground", docs_url=None, redoc_url=None, openapi_url=None)
     install_error_handlers(app)
@@ -26,10 +28,12 @@ def create_app(settings: Settings | None = None) -> FastAPI:
     bytecode = FirstVisitBytecode(
         pyodide_dir(settings.assets_dir), settings.static_dir, settings.assets_dir / "bytecode"
     )
+    gzip_copies = GzipCopies(settings.assets_dir / "gzip")
     app.state.settings, app.state.engine, app.state.bytecode = settings, engine, bytecode
+    app.state.gzip_copies = gzip_copies
     app.include_router(models_router(settings.models_dir))
-    app.include_router(downloads_router(settings.assets_dir, engine, bytecode))
-    app.include_router(page_router(settings, engine, bytecode, csp))  # last: its catch-all serves static/
+    app.include_router(downloads_router(settings.assets_dir, engine, bytecode, gzip_copies))
+    app.include_router(page_router(settings, engine, bytecode, gzip_copies, csp))  # last: its catch-all serves static/
     app.add_middleware(HeadLimit)
     app.add_middleware(ModelsCORS)  # added last, so outside HeadLimit: its 431 carries CORS on /models too
     return app

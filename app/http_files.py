@@ -20,6 +20,7 @@ from typing import ClassVar
 from starlette.requests import Request
 from starlette.responses import Response, StreamingResponse
 
+from app.compression import GzipCopies, accepts_gzip
 from app.errors import NOSNIFF, HTTPError, clip
 from app.file_cache import FileCache, Watched
 
@@ -171,17 +172,29 @@ def send(
     path: Path | None = None,
     data: bytes | None = None,
     headers: dict[str, str] | None = None,
+    gzip_copies: GzipCopies | None = None,
 ) -> Response:
-    """Answer GET/HEAD for the bytes of `path` (streamed when over CHUNK) or `data`, whose content hash is `etag`."""
-    size = len(data) if data is not None else path.stat().st_size
-    base = {
-        "ETag": f'"{etag}"',
-        "Cache-Control": cache_control,
-        "Accept-Ranges": "bytes",
-        **NOSNIFF,
-    }
+    """Answer GET/HEAD for the bytes of `path` (streamed when over CHUNK) or `data`, whose content hash is `etag`.
+
+    gzip_copies: where the gzip copy of `path` is kept (app/compression.py); it is sent, with its own ETag, to a
+    client that accepts gzip and asks for no range, once it is made."""
+    base = {"ETag": f'"{etag}"', "Cache-Control": cache_control, "Accept-Ranges": "bytes", **NOSNIFF}
     base.update(headers or {})
-    if etag_matches(bounded_header(request, "If-None-Match"), etag):
+    validators = bounded_header(request, "If-None-Match")
+    if gzip_copies is not None and path is not None:
+        base["Vary"] = "Accept-Encoding"
+        # a client holding either encoding holds these bytes: its copy stays good, whichever it has
+        if etag_matches(validators, f"{etag}-gzip"):
+            return Response(status_code=304, headers={**base, "ETag": f'"{etag}-gzip"', "Content-Encoding": "gzip"})
+        offered = request.headers.get("accept-encoding") or ""
+        # no browser sends a long one: past the bound it is not parsed, and the plain file is sent
+        wants = request.headers.get("range") is None and len(offered) <= MAX_VALIDATORS and accepts_gzip(offered)
+        copy = gzip_copies.copy(path, etag) if wants and not etag_matches(validators, etag) else None
+        if copy is not None:
+            path, etag = copy, f"{etag}-gzip"
+            base.update({"ETag": f'"{etag}"', "Content-Encoding": "gzip"})
+    size = len(data) if data is not None else path.stat().st_size
+    if etag_matches(validators, etag):
         return Response(status_code=304, headers=base)
     span, status = (0, size - 1), 200
     header = request.headers.get("range")

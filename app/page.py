@@ -10,6 +10,7 @@ from fastapi import APIRouter, Request
 from fastapi.responses import JSONResponse
 
 from app.bytecode import FirstVisitBytecode
+from app.compression import GzipCopies, compressible
 from app.downloads import current_wheel
 from app.engine_wheel import EngineWheel
 from app.errors import NOSNIFF, HTTPError, clip
@@ -21,7 +22,9 @@ RESERVED = ("models", "pyodide", "engine", "bytecode")  # served by their own ro
 ISOLATED = {"Cross-Origin-Opener-Policy": "same-origin", "Cross-Origin-Embedder-Policy": "require-corp"}
 
 
-def page_router(settings: Settings, engine: EngineWheel, bytecode: FirstVisitBytecode, csp: str) -> APIRouter:
+def page_router(
+    settings: Settings, engine: EngineWheel, bytecode: FirstVisitBytecode, gzip_copies: GzipCopies, csp: str
+) -> APIRouter:
     router = APIRouter()
 
     def static_file(rel: str, request: Request):
@@ -39,6 +42,7 @@ def page_router(settings: Settings, engine: EngineWheel, bytecode: FirstVisitByt
             cache_control=REVALIDATE,
             media_type=content_type(rel),
             headers=headers,
+            gzip_copies=gzip_copies if compressible(rel) else None,
         )
 
     @router.api_route("/config.json", methods=["GET", "HEAD"])

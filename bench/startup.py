@@ -14,7 +14,8 @@ reopens with the same profile and opens the page again (repeat visit: the HTTP c
 shader cache are whatever that profile kept; our page's first visit stays open until it has stored its Pyodide
 snapshot, bytecode and site-packages for the next one, playground.startupCache; its first visit restores the bytecode
 the server compiled before serving, app/bytecode.py). Times are since navigation start.
-Prints medians, the ratios ours/bare, and the worker's per-phase timings (median); writes everything to the JSON file.
+Prints medians, the ratios ours/bare, the bytes received (response bodies as sent: gzipped where the server sends
+gzip, app/compression.py) and the worker's per-phase timings (median); writes everything to the JSON file.
 Timings are for reading, never asserted.
 """
 
@@ -117,6 +118,8 @@ def visit(playwright, profile: Path, url: str, bare: bool) -> dict:
     context = playwright.chromium.launch_persistent_context(
         str(profile), executable_path=CHROMIUM, headless=True, args=[WEBGPU, *FLAGS]
     )
+    finished = []  # every request of the page and its worker that got its answer, for the bytes on the wire
+    context.on("requestfinished", lambda request: finished.append(request))
     try:
         page = context.new_page()
         page.goto(url)
@@ -135,6 +138,7 @@ def visit(playwright, profile: Path, url: str, bare: bool) -> dict:
                 # the page stays open until it has stored what its boot found missing from the cache
                 page.wait_for_function("() => playground.startupCache !== undefined", timeout=BOOT_TIMEOUT_MS)
                 info["stored"] = page.evaluate("playground.startupCache")
+        info["received_bytes"] = sum(r.sizes()["responseBodySize"] for r in finished)
         return info
     finally:
         context.close()
@@ -189,10 +193,15 @@ def main():
     for kind in ("first", "repeat"):
         bare = median([i["ready_ms"] for i in runs["bare", kind]])
         ours = median([i["ready_ms"] for i in runs["ours", kind]])
+        received = {page: median([i["received_bytes"] for i in runs[page, kind]]) for page in ("bare", "ours")}
         summary[kind] = {"bare_ms": bare, "ours_ms": ours, "ratio": ours / bare}
-    print(f"\n{'visit':8} {'bare Pyodide+numpy':>20} {'ours (ready)':>14} {'ours/bare':>10}")
+        summary[kind] |= {"bare_received_bytes": received["bare"], "ours_received_bytes": received["ours"]}
+    print(f"\n{'visit':8} {'bare Pyodide+numpy':>20} {'ours (ready)':>14} {'ours/bare':>10}   received: bare, ours")
     for kind, row in summary.items():
-        print(f"{kind:8} {row['bare_ms']:17.0f} ms {row['ours_ms']:11.0f} ms {row['ratio']:10.2f}")
+        print(
+            f"{kind:8} {row['bare_ms']:17.0f} ms {row['ours_ms']:11.0f} ms {row['ratio']:10.2f}"
+            f"   {row['bare_received_bytes'] / 1e6:6.1f} MB, {row['ours_received_bytes'] / 1e6:.1f} MB"
+        )
     phases = {f"{page} {kind}": phase_medians(runs[page, kind]) for page, kind in runs}
     print("\nper-phase medians (ms, measured in the worker)")
     for name, values in phases.items():

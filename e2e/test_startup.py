@@ -104,6 +104,10 @@ def test_a_first_visit_installs_without_micropip_and_later_ones_boot_from_its_sn
         assert not [url for url in fetched if "micropip" in url or "packaging" in url], fetched
         assert len([url for url in fetched if "/engine/" in url]) == 1, fetched
         assert len([url for url in fetched if "/bytecode/" in url]) == 1, fetched
+        # the runtime and the bytecode came as the server's gzip copies (app/compression.py), decoded by the browser
+        for part in ("/pyodide/pyodide.asm.wasm", "/pyodide/pyodide.asm.js", "/bytecode/"):
+            encodings = [r.response().headers.get("content-encoding") for r in first.requests if part in r.url]
+            assert encodings and set(encodings) == {"gzip"}, (part, encodings)
         got = first.run(IMPORTED)
         assert got["micropip"] is False and got["engine"].startswith("/lib/python3.12/site-packages/py_engine/")
         assert got["flags"] == [CHECKED_HASH_PYC] * 3  # the server's files were used, not compiled again
