@@ -34,7 +34,8 @@ for (const file of pageModules) pyodide.FS.writeFile("/home/pyodide/" + path.bas
 const compiled = pyodide.runPython(`
 import _imp, importlib.metadata, importlib.util, marshal, os, py_compile, sys, zipimport
 sys.path.insert(0, "/home/pyodide")
-# what static/worker.js imports: at boot, then right after "ready"
+# what static/worker.js imports: at boot, then right after "ready" (e2e/test_startup.py checks that a first visit
+# found every standard-library module it imported in the archive)
 import playground, playground_run
 import py_engine.browser, py_engine.io.load, py_engine.models
 

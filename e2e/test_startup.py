@@ -100,6 +100,13 @@ def test_a_first_visit_installs_without_micropip_and_later_ones_boot_from_its_sn
         # Pyodide's standard library is a zip of sources: loading numpy and the page's imports take dozens from it
         assert len(first.info["stdlib_compiled"]) > 10, first.info["stdlib_compiled"]
         assert not [name for name in first.info["stdlib_compiled"] if name.split(".")[0] in ("ctypes", "pyodide")]
+        # ...each of them from the server's bytecode: app/precompile.mjs still imports what the worker does
+        served = served_bytecode(server_url).keys()
+        paths = {
+            name: {STDLIB_BYTECODE + name.replace(".", "/") + end for end in (".py", "/__init__.py")}
+            for name in first.info["stdlib_compiled"]
+        }
+        assert not [name for name, path in paths.items() if not path & served], first.info["stdlib_compiled"]
         fetched = [r.url for r in first.requests]
         assert not [url for url in fetched if "micropip" in url or "packaging" in url], fetched
         assert len([url for url in fetched if "/engine/" in url]) == 1, fetched
@@ -205,7 +212,8 @@ def test_a_changed_module_misses_the_bytecode_and_a_broken_snapshot_is_replaced(
         context.close()
 
 
-def test_the_servers_bytecode_is_each_served_modules_own_and_a_corrupt_archive_is_refused(webgpu_browser, server_url):
+def served_bytecode(server_url):
+    """{the path of a module's source in the page: its .pyc} of the first-visit bytecode the server names."""
     with urllib.request.urlopen(server_url + "config.json") as r:
         named = json.load(r)["bytecode"]
     assert named is not None, "the server built no first-visit bytecode (it needs Node.js)"
@@ -213,6 +221,16 @@ def test_the_servers_bytecode_is_each_served_modules_own_and_a_corrupt_archive_i
         archive = r.read()
     length = int.from_bytes(archive[:4], "little")
     index, offset = json.loads(archive[4 : 4 + length]), 4 + length
+    served = {}
+    for path, size in index:
+        source = path.replace("/__pycache__/", "/").replace(".cpython-312.pyc", ".py").removesuffix("c")
+        served[source], offset = archive[offset : offset + size], offset + size
+    assert offset == len(archive)
+    return served
+
+
+def test_the_servers_bytecode_is_each_served_modules_own_and_a_corrupt_archive_is_refused(webgpu_browser, server_url):
+    compiled = served_bytecode(server_url)
     numpy_wheel = next(pyodide_dir(Settings().assets_dir).glob("numpy-*.whl"))
     with zipfile.ZipFile(numpy_wheel) as numpy_files:
         sources = {SITE_PACKAGES + name: numpy_files.read(name) for name in numpy_files.namelist()}
@@ -220,15 +238,10 @@ def test_the_servers_bytecode_is_each_served_modules_own_and_a_corrupt_archive_i
     sources |= {"/home/pyodide/" + p.name: p.read_bytes() for p in (REPO / "static").glob("*.py")}
     with zipfile.ZipFile(pyodide_dir(Settings().assets_dir) / "python_stdlib.zip") as stdlib:
         sources |= {STDLIB_BYTECODE + name: stdlib.read(name) for name in stdlib.namelist() if name.endswith(".py")}
-    compiled = {}
-    for path, size in index:
-        pyc, offset = archive[offset : offset + size], offset + size
-        source = path.replace("/__pycache__/", "/").replace(".cpython-312.pyc", ".py").removesuffix("c")
-        assert pyc[:4] == PYTHON_312_MAGIC and int.from_bytes(pyc[4:8], "little") == CHECKED_HASH_PYC, path
+    for source, pyc in compiled.items():
+        assert pyc[:4] == PYTHON_312_MAGIC and int.from_bytes(pyc[4:8], "little") == CHECKED_HASH_PYC, source
         # the hash Python 3.12 compares with the source's (the same function in this CPython)
-        assert pyc[8:16] == _imp.source_hash(int.from_bytes(PYTHON_312_MAGIC, "little"), sources[source]), path
-        compiled[source] = pyc
-    assert offset == len(archive)
+        assert pyc[8:16] == _imp.source_hash(int.from_bytes(PYTHON_312_MAGIC, "little"), sources[source]), source
     engine = {p for p in sources if p.startswith(SITE_PACKAGES + "py_engine/")}
     assert engine <= compiled.keys() and {p for p in sources if p.startswith("/home/")} <= compiled.keys()
     assert SITE_PACKAGES + "numpy/__init__.py" in compiled and SITE_PACKAGES + "numpy/linalg/linalg.py" in compiled
