@@ -62,11 +62,9 @@ class GzipCopies:
     def copy(self, path: Path, sha256: str) -> Path | None:
         """The gzip copy of `path` (whose bytes hash to `sha256`) if made; else None, and it is made in the
         background unless gzip is known not to pay for it."""
-        made = self.folder / f"{sha256}.gz"
-        if made.is_file():
+        tried, made = self._settled(sha256)
+        if tried:
             return made
-        if (self.folder / f"{sha256}.plain").is_file():
-            return None
         with self._lock:
             if sha256 in self._pending:
                 return None
@@ -76,26 +74,32 @@ class GzipCopies:
 
     def make(self, path: Path, sha256: str) -> Path | None:
         """Make the copy now (if not made yet); the copy, or None where gzip does not pay."""
-        made, plain = self.folder / f"{sha256}.gz", self.folder / f"{sha256}.plain"
-        if made.is_file():
+        tried, made = self._settled(sha256)
+        if tried:
             return made
-        if plain.is_file():
-            return None
         data = path.read_bytes()
         if hashlib.sha256(data).hexdigest() != sha256:  # changed since it was hashed: its next request asks again
             return None
         packed = gzip.compress(data, LEVEL, mtime=0)
         self.folder.mkdir(parents=True, exist_ok=True)
         if len(packed) > WORTH * len(data):
-            plain.touch()
+            (self.folder / f"{sha256}.plain").touch()
             return None
         # written whole, then renamed: a request never finds half a copy, and two processes may race harmlessly
         with tempfile.NamedTemporaryFile(dir=self.folder, suffix=".part", delete=False) as f:
             f.write(packed)
         os.chmod(f.name, 0o644)  # as the files it copies
+        made = self.folder / f"{sha256}.gz"
         os.replace(f.name, made)
         self._prune()
         return made
+
+    def _settled(self, sha256: str) -> tuple[bool, Path | None]:
+        """(whether gzip was tried on these bytes, its copy if it paid)."""
+        made = self.folder / f"{sha256}.gz"
+        if made.is_file():
+            return True, made
+        return (self.folder / f"{sha256}.plain").is_file(), None
 
     def _prune(self) -> None:
         copies = sorted(self.folder.glob("*.gz"), key=lambda p: p.stat().st_mtime_ns)
