@@ -102,8 +102,13 @@ class GzipCopies:
         return (self.folder / f"{sha256}.plain").is_file(), None
 
     def _prune(self) -> None:
-        copies = sorted(self.folder.glob("*.gz"), key=lambda p: p.stat().st_mtime_ns)
-        for old in copies[:-KEEP]:
+        copies = []
+        for copy in self.folder.glob("*.gz"):
+            try:
+                copies.append((copy.stat().st_mtime_ns, copy))
+            except FileNotFoundError:  # pruned meanwhile by another server process
+                continue
+        for _, old in sorted(copies)[:-KEEP]:
             old.unlink(missing_ok=True)
 
     def _make_reporting(self, path: Path, sha256: str) -> None:
