@@ -47,16 +47,17 @@ def settings_environment(settings: Settings) -> dict[str, str]:
     return env | ({"PLAYGROUND_PYODIDE_CDN": settings.pyodide_cdn} if settings.pyodide_cdn else {})
 
 
-def gzip_first_visit(settings: Settings, copies, compiled) -> None:
-    """Make the gzip copies of the local Pyodide runtime's files and of the bytecode now (about 1 s the first time,
-    kept in the assets folder), so that a first visit gets them; a page's own files get theirs at first request."""
+def gzip_first_visit(settings: Settings, copies, built) -> None:
+    """Make the gzip copies of the local Pyodide runtime's files and of `built` (the bytecode, the pipeline list) now
+    (about 1 s the first time, kept in the assets folder), so that a first visit gets them; a page's own files get
+    theirs at first request."""
     from app.assets import pyodide_dir, read_manifest
     from app.compression import compressible
 
     folder = pyodide_dir(settings.assets_dir)
     files = {} if settings.pyodide_cdn else (read_manifest(folder) or {})
     wanted = [(folder / name, info["sha256"]) for name, info in files.items() if compressible(name)]
-    wanted += [(compiled.path, compiled.sha256)] if compiled else []
+    wanted += [(b.path, b.sha256) for b in built]
     try:
         made = [copy for path, sha256 in wanted if (copy := copies.make(path, sha256))]
     except OSError as e:
@@ -82,7 +83,9 @@ def serve(settings: Settings, host: str, port: int, workers: int = 1, header_tim
     print(f"engine wheel: {wheel.url}", flush=True)
     compiled = app.state.bytecode.current(wheel, wait=True)  # so that the first page's visit has it
     print(f"first-visit bytecode: {compiled.url if compiled else 'none (pages compile from source)'}")
-    gzip_first_visit(settings, app.state.gzip_copies, compiled)
+    planned = app.state.pipelines.current(wheel, wait=True)  # so that the first page compiles them while it boots
+    print(f"classifier pipelines: {planned.url if planned else 'none (compiled at the first classification)'}")
+    gzip_first_visit(settings, app.state.gzip_copies, [c for c in (compiled, planned) if c])
     print(f"models: {settings.models_dir}\nplayground: http://{host}:{port}/", flush=True)
     options = uvicorn_options(header_timeout or HEADER_TIMEOUT)
     if workers == 1:

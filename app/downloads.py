@@ -1,5 +1,6 @@
-"""The runtime the page downloads: the verified offline Pyodide at /pyodide/, the engine wheel at /engine/, and the
-bytecode of a first visit at /bytecode/ (app/bytecode.py).
+"""The runtime the page downloads: the verified offline Pyodide at /pyodide/, the engine wheel at /engine/, the
+bytecode of a first visit at /bytecode/ (app/bytecode.py) and the classifier's pipeline list at /pipelines/
+(app/pipelines.py).
 
 The Pyodide manifest is read once and kept until verified.json or a file it lists changes, and each
 file's sha256 until that file changes (app/file_cache.py), so a request costs stat calls, not hashing.
@@ -18,6 +19,7 @@ from app.errors import HTTPError, clip
 from app.file_cache import FileCache
 from app.http_files import IMMUTABLE, REVALIDATE, content_type, file_sha256, send
 from app.paths import check_relative, safe_file
+from app.pipelines import ClassifierPipelines
 
 DIGEST = re.compile(r"^[0-9a-f]{16}$")
 _manifests: FileCache[dict[str, dict] | None] = FileCache(max_entries=8)
@@ -31,7 +33,11 @@ def current_wheel(engine: EngineWheel) -> Wheel:
 
 
 def downloads_router(
-    assets_dir: Path, engine: EngineWheel, bytecode: FirstVisitBytecode, gzip_copies: GzipCopies
+    assets_dir: Path,
+    engine: EngineWheel,
+    bytecode: FirstVisitBytecode,
+    pipelines: ClassifierPipelines,
+    gzip_copies: GzipCopies,
 ) -> APIRouter:
     router = APIRouter()
     folder = pyodide_dir(assets_dir)
@@ -92,6 +98,25 @@ def downloads_router(
             etag=found.sha256,
             cache_control=IMMUTABLE,
             media_type="application/octet-stream",
+            gzip_copies=gzip_copies,
+        )
+
+    @router.api_route("/pipelines/{digest}/{filename}", methods=["GET", "HEAD"])
+    def classifier_pipelines(digest: str, filename: str, request: Request):
+        if not DIGEST.match(digest):
+            raise HTTPError(400, f"pipeline list digest must be 16 lowercase hex digits, got {clip(digest)}")
+        found = pipelines.find(digest, filename)
+        if found is None or not found.path.is_file():
+            raise HTTPError(
+                404,
+                f"/pipelines/{digest}/{clip(filename)} is not a recent list: reload /config.json for the current one",
+            )
+        return send(
+            request,
+            path=found.path,
+            etag=found.sha256,
+            cache_control=IMMUTABLE,
+            media_type="application/json",
             gzip_copies=gzip_copies,
         )
 

@@ -3,18 +3,19 @@
 Every file is what the server answers for its URL, asked of the app itself in this process (create_app, no
 network): the page and the rest of static/ (the built static/vendor bundles included), /config.json, the verified
 offline Pyodide's files (unless a Pyodide CDN is set), the engine wheel, the first-visit bytecode (app/bytecode.py;
-when Node.js can build it), and each model of the models folder:
+when Node.js can build it), the classifier's pipeline list (app/pipelines.py; when the models folder has the
+classifier), and each model of the models folder:
 model.json with its shard paths rewritten, the shards at their content-addressed URLs and the sidecars it has. So
 nothing here builds a file or a URL on its own: a change to the server shows in the next export.
 
 A `_headers` file (Netlify and Cloudflare Pages read it) gives each file the headers the server sends with it: CSP,
 COOP/COEP (cross-origin isolation, which Stop needs; without them the page runs, but Stop cannot interrupt code that
 never awaits), nosniff, CORS on the models, the content type, and the caching (immutable for the content-addressed
-shards, wheel and bytecode, revalidated for the rest). One rule per exact path: these hosts merge the headers of
-every rule a path matches, so overlapping patterns would join two Cache-Control values into one.
+shards, wheel, bytecode and pipeline list, revalidated for the rest). One rule per exact path: these hosts merge the
+headers of every rule a path matches, so overlapping patterns would join two Cache-Control values into one.
 
-The export belongs at the root of its origin: config.json and the page name /pyodide/, /engine/, /bytecode/ and
-/models by absolute path, as the server does. A URL that is also a folder of other URLs (/models, the model picker's
+The export belongs at the root of its origin: config.json and the page name /pyodide/, /engine/, /bytecode/,
+/pipelines/ and /models by absolute path, as the server does. A URL that is also a folder of other URLs (/models, the model picker's
 list) is written as that folder's index.html, which static hosts serve for it (after a redirect to /models/).
 """
 
@@ -137,14 +138,17 @@ async def collect(settings: Settings, log) -> dict[str, Answer]:
 
     for url in static_urls(settings.static_dir):
         await get(url)
-    try:  # built now (the server builds it in the background), so that config.json names it
-        app.state.bytecode.current(app.state.engine.current(), wait=True)
+    try:  # built now (the server builds them in the background), so that config.json names them
+        wheel = app.state.engine.current()
+        app.state.bytecode.current(wheel, wait=True)
+        app.state.pipelines.current(wheel, wait=True)
     except WheelError as e:
         raise ExportError(str(e)) from None
     config = json.loads((await get("/config.json")).body)
     await get(config["engine_wheel_url"])
-    if config["bytecode"]:
-        await get(config["bytecode"]["url"])
+    for built in ("bytecode", "pipelines"):
+        if config[built]:
+            await get(config[built]["url"])
     if settings.pyodide_cdn is None:
         files = read_manifest(pyodide_dir(settings.assets_dir))
         if files is None:

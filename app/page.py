@@ -16,14 +16,20 @@ from app.engine_wheel import EngineWheel
 from app.errors import NOSNIFF, HTTPError, clip
 from app.http_files import REVALIDATE, content_type, file_sha256, send
 from app.paths import check_relative, safe_file
+from app.pipelines import ClassifierPipelines
 from app.settings import Settings
 
-RESERVED = ("models", "pyodide", "engine", "bytecode")  # served by their own routes; never looked up in static/
+RESERVED = ("models", "pyodide", "engine", "bytecode", "pipelines")  # served by their own routes; never looked up in static/
 ISOLATED = {"Cross-Origin-Opener-Policy": "same-origin", "Cross-Origin-Embedder-Policy": "require-corp"}
 
 
 def page_router(
-    settings: Settings, engine: EngineWheel, bytecode: FirstVisitBytecode, gzip_copies: GzipCopies, csp: str
+    settings: Settings,
+    engine: EngineWheel,
+    bytecode: FirstVisitBytecode,
+    pipelines: ClassifierPipelines,
+    gzip_copies: GzipCopies,
+    csp: str,
 ) -> APIRouter:
     router = APIRouter()
 
@@ -54,6 +60,7 @@ def page_router(
             "engine_wheel_url": wheel.url,
             "packages": ["numpy"],
             "bytecode": compiled.config() if compiled else None,
+            "pipelines": planned.config() if (planned := pipelines.current(wheel)) else None,  # None: not made yet
         }
         return JSONResponse(body, headers={"Cache-Control": "no-store", **NOSNIFF})
 

@@ -195,6 +195,8 @@
       return compiling.get(key);
     }
 
+    function knows(key) { return pipelineIds.has(key) || compiling.has(key); } // compiled, or compiling
+
     // dispatch(pipelineId, uniformOffset, ...workgroups (1-3), ...bufferIds (one per binding 1..n))
     function dispatch(pipelineId, uniformOffset) {
       const p = pipelines[pipelineId];
@@ -350,7 +352,7 @@
     }
 
     return {
-      info, limits, createBuffer, destroyBuffer, writeBuffer, compile, compileAsync, dispatch, flush, read,
+      info, limits, createBuffer, destroyBuffer, writeBuffer, compile, compileAsync, knows, dispatch, flush, read,
       createProgram, runProgram, destroyProgram,
       stats: () => ({ ...stats }),
       nativeBuffer: (id) => buffers.get(id),
@@ -359,8 +361,48 @@
     };
   }
 
+  // The pipelines the server planned for the classifier (app/pipelines.py), compiled while Pyodide boots: the device
+  // opens ahead of the engine, whose first open() takes it, and its compiles are in flight or done when the engine
+  // asks for them (compileAsync shares them). A missing or unreadable list only loses the head start.
+  // precompiled: the device's list (its model folder's URL, how many it lists and how many it began before the
+  // engine asked); a device opened later (after a loss) compiled nothing ahead.
+  const NOTHING_AHEAD = Object.freeze({ model: null, listed: 0, started: 0 });
+  let opened = null, precompiled = NOTHING_AHEAD;
+
+  function precompile({ url, model }) {
+    opened = open();
+    const record = precompiled = { ...NOTHING_AHEAD, model };
+    opened.then((device) => compileListed(device, url, record)).catch(() => {}); // open's error goes to the engine
+  }
+
+  async function compileListed(device, listUrl, record) {
+    const response = await fetch(listUrl);
+    if (!response.ok) return;
+    const { adapters } = await response.json();
+    // the kernel variants follow the adapter as py_engine/backends/webgpu/backend.py picks them (on_cpu)
+    const kind = `${device.info.adapter_type} ${device.info.architecture}`.toLowerCase();
+    const onCpu = kind.includes("cpu") || kind.includes("swiftshader");
+    const listed = adapters[onCpu ? "cpu" : "gpu"] || [];
+    record.listed = listed.length;
+    for (const [key, source, nIn, nOut] of listed) {
+      if (device.knows(key)) continue;
+      record.started++;
+      device.compileAsync(key, source, nIn, nOut).catch(() => {}); // a rejected one fails again, loudly, when used
+    }
+  }
+
+  function openOnce() {
+    const device = opened;
+    opened = null;
+    if (device) return device;
+    precompiled = NOTHING_AHEAD; // a new device (after a loss)
+    return open();
+  }
+
   self.peBridge = {
-    open,
+    open: openOnce,
+    precompile,
+    precompiled: () => ({ ...precompiled }),
     heap: () => { throw new Error("peBridge.heap is not set: the host sets it to Pyodide's HEAPU8"); },
     onLost: (fn) => { hostLostListeners.push(fn); }, // the host's notice of any device loss
   };

@@ -11,6 +11,7 @@ import numpy as np
 import playground_run
 
 import py_engine as pe
+from py_engine.image_classifier import ImageClassifier
 
 
 def backend_info():
@@ -69,54 +70,21 @@ TOP_K = 5
 _classifier = None
 
 
-class Classifier:
-    """EfficientNet-Lite0 with its labels and preprocessing constants, loaded once per worker.
+class Classifier(ImageClassifier):
+    """EfficientNet-Lite0 with its labels, loaded once per worker (its GPU path: py_engine's ImageClassifier).
 
     The GPU's part ends at the logits: softmax and top-k run on the host, where they compile no pipeline, and a
     readback of 1000 logits costs what one of the top 5 does (the round trip, not the 4 KB, is the cost)."""
 
     def __init__(self, model, labels, metadata):
-        self.model = model
-        spec = metadata["input"]
-        self.size = tuple(spec["shape"][1:3])
-        mean, std = np.float32(spec["mean"]), np.float32(spec["std"])
-        # (x / 255 - mean) / std per channel is a 1x1 convolution with a diagonal filter and a bias: the model's own
-        # GEMM pipeline runs it, where two broadcast ops would compile two more (about 130 ms of warm-up on
-        # SwiftShader). Its constants live on the device, so a classification uploads its pixels and nothing else.
-        self.scale = pe.tensor(np.diag(1 / (255 * std)).reshape(1, 1, 3, 3))
-        self.shift = pe.tensor(-mean / std)
+        super().__init__(model, metadata)
         self.labels = labels or [f"class {i}" for i in range(model.outputs[0].shape[-1])]
         self.tensor_ids = set()  # every tensor the classifier holds (set once it is loaded), kept by clear_namespace
-        # The input's shape is fixed, so the forward pass is recorded at the first image and then replayed in one GPU
-        # call, without Python per op (preprocessing stays uncaptured: image sizes vary).
-        self.forward = pe.capture(self.logits)
-
-    @property
-    def is_disposed(self):
-        return self.model.is_disposed or self.scale.is_disposed or self.shift.is_disposed
 
     @property
     def is_lost(self):
         """Its tensors lived on a GPU device that was lost: their data is gone (the constants move with the weights)."""
         return getattr(self.scale._buf.backend, "lost", False)
-
-    def dispose(self):
-        self.forward.dispose()
-        self.model.dispose()
-        pe.dispose([self.scale, self.shift])
-
-    def preprocess(self, pixels):
-        """int32 [h, w, 3] -> the model's float32 [1, 224, 224, 3] input."""
-        x = pe.resize_bilinear(pixels.cast("float32"), self.size, half_pixel_centers=True)
-        return pe.fused_conv2d(x.expand_dims(0), self.scale, self.shift)
-
-    def logits(self, x):
-        """The forward pass uncaptured: float32 [1, classes]."""
-        return self.model.predict(x)
-
-    def run(self, packed):
-        """The whole GPU path, from the uploaded RGBA words (int32 [h, w]) to the logits."""
-        return self.forward(self.preprocess(pe.browser.unpack_pixels(packed)))
 
 
 def top_k(logits, k=TOP_K):
@@ -131,6 +99,7 @@ def top_k(logits, k=TOP_K):
 
 # What models/efficientnet-lite0/metadata.json says, for a server that serves only model.json and shards.
 DEFAULT_METADATA = {"input": {"shape": [1, 224, 224, 3], "mean": [0.485, 0.456, 0.406], "std": [0.229, 0.224, 0.225]}}
+SIDECARS = (("metadata.json", DEFAULT_METADATA), ("labels.json", None))  # a model folder's files and their defaults
 
 
 async def _fetch_json(url, default):
@@ -150,8 +119,9 @@ async def load_classifier(on_progress=None, url=None):
     url: the model folder (model.json, shards, labels.json, metadata.json); None keeps the loaded one, else
     CLASSIFIER_URL. Another url replaces the loaded classifier.
 
-    On a GPU the pipelines compile while the weights download: the whole path is warmed up on an outline of the
-    model (model.json alone, zero weights on the host, so only shapes reach the GPU). The model itself is loaded
+    On a GPU the pipelines are compiled before the weights arrive: the server's list of them (app/pipelines.py) was
+    compiled while Pyodide booted, else the whole path is warmed up on an outline of the model while the weights
+    download (model.json alone, zero weights on the host, so only shapes reach the GPU). The model itself is loaded
     and folded on the host: the GPU runs no folding, never holds the unfolded weights, and receives each folded
     weight once, at the first classification.
 
@@ -172,17 +142,17 @@ async def load_classifier(on_progress=None, url=None):
         return None if on_progress is None else on_progress(loaded, total)
 
     before = set(pe.ENGINE.live)
-    if pe.ENGINE.active().is_gpu:
-        metadata, warmup = await _start_warmup(url)
-    else:
-        metadata, warmup = await _fetch_json(url + "metadata.json", DEFAULT_METADATA), None
-    classifier = None
+    # the small files come while the weights download
+    sidecars = [asyncio.ensure_future(_fetch_json(url + name, default)) for name, default in SIDECARS]
+    warmup, classifier = None, None
     try:
+        if pe.ENGINE.active().is_gpu and not _compiled_ahead(url):
+            warmup = await _start_warmup(url, sidecars[0])
         with pe.on_backend("numpy"):
             model = await pe.load_layers_model(url + "model.json", on_progress=progress)
             try:
                 model.fold_batch_norms(release_unfolded=True)  # inference only: memory stays at the model's size
-                labels = await _fetch_json(url + "labels.json", None)
+                metadata, labels = await asyncio.gather(*sidecars)
             except BaseException:
                 model.dispose()
                 raise
@@ -195,6 +165,9 @@ async def load_classifier(on_progress=None, url=None):
             classifier.dispose()
         raise
     finally:
+        for sidecar in sidecars:  # after a failed load: not left running, nor its error unread
+            sidecar.cancel()
+            await asyncio.gather(sidecar, return_exceptions=True)
         if warmup is not None:
             await _end_warmup(*warmup)
     # requests run one at a time, so every tensor that appeared while loading is the classifier's
@@ -210,15 +183,22 @@ async def load_classifier(on_progress=None, url=None):
     }
 
 
-async def _start_warmup(url):
-    """(the metadata of the model at `url`, (a task compiling the pipelines of the whole path from the pixels'
-    unpacking on for that model, what it uses)): it warms up on the model's outline, so no weight is downloaded for
-    it, and the metadata is fetched beside the outline, one round trip fewer before the compiles start."""
+def _compiled_ahead(url):
+    """Whether this GPU device compiled the pipelines of the model at `url` while the page booted (static/bridge.js,
+    precompile): then a warm-up would only repeat the list (a dry run of about 0.3 s and the outline's download)."""
+    import js
+
+    ahead = js.peBridge.precompiled().to_py()
+    return ahead["listed"] > 0 and ahead["model"] == url
+
+
+async def _start_warmup(url, metadata):
+    """(a task compiling the pipelines of the whole path from the pixels' unpacking on for the model at `url`, what it
+    uses); metadata: a future of the model's metadata. It warms up on the model's outline, so no weight is downloaded
+    for it, and the outline is fetched beside the metadata, one round trip fewer before the compiles start."""
     with pe.on_backend("numpy"):
         metadata, outline = await asyncio.gather(
-            _fetch_json(url + "metadata.json", DEFAULT_METADATA),
-            pe.load_layers_model(url + "model.json", weights=False),
-            return_exceptions=True,
+            metadata, pe.load_layers_model(url + "model.json", weights=False), return_exceptions=True
         )
         try:
             for result in (metadata, outline):
@@ -232,7 +212,7 @@ async def _start_warmup(url):
         dummy = pe.zeros(tuple(metadata["input"]["shape"][1:3]), dtype="int32")
     rehearsal = Classifier(outline, None, metadata)
     task = asyncio.ensure_future(pe.warmup(rehearsal.run, dummy))  # a task of its own: outside on_backend
-    return metadata, (task, rehearsal, dummy)
+    return task, rehearsal, dummy
 
 
 async def _end_warmup(task, rehearsal, dummy):

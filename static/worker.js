@@ -134,6 +134,9 @@ async function boot() {
   self.peBridge.onLost((reason) => post({ event: "device-lost", reason }));
   PYTHON_MODULES.forEach((name, i) => pyodide.FS.writeFile("/home/pyodide/" + name, texts[i]));
   await loading;
+  // The classifier's shaders compile on another core while Python imports and starts (static/bridge.js, precompile);
+  // started earlier, they would slow Pyodide's own compiles, which use every core.
+  if (backendAtStart === "webgpu" && config.pipelines) self.peBridge.precompile(config.pipelines);
   pyodide.setStdout({ batched: (line) => printed("stdout", line) });
   pyodide.setStderr({ batched: (line) => printed("stderr", line) });
   await timed("import_ms", () => {

@@ -34,3 +34,13 @@ def each_backend(request):
 @pytest.fixture
 def rng():
     return np.random.default_rng(0)
+
+
+@pytest.fixture(scope="session")
+def efficientnet_lite0(tmp_path_factory):
+    """The converted EfficientNet-Lite0 folder (model.json, shards, metadata, labels), converted once per session."""
+    from app.__main__ import main
+
+    models = tmp_path_factory.mktemp("models")
+    assert main(["convert", "efficientnet-lite0", "--models", str(models)]) == 0
+    return models / "efficientnet-lite0"

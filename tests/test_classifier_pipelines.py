@@ -2,37 +2,24 @@
 warm-up, about 10-150 ms on SwiftShader, so a change that adds one should change this number on purpose."""
 
 import asyncio
-
-import numpy as np
-import pytest
+import json
 
 import py_engine as pe
-from app.__main__ import main
 from py_engine.engine import ENGINE
+from py_engine.image_classifier import ImageClassifier
 
 
-@pytest.fixture(scope="module")
-def model_json(tmp_path_factory):
-    models = tmp_path_factory.mktemp("models")
-    assert main(["convert", "efficientnet-lite0", "--models", str(models)]) == 0
-    return str(models / "efficientnet-lite0" / "model.json")
-
-
-def test_the_classifiers_whole_path_compiles_ten_pipelines_in_warm_up(model_json):
+def test_the_classifiers_whole_path_compiles_ten_pipelines_in_warm_up(efficientnet_lite0):
     ENGINE.forget_backend("webgpu")  # a new device: no pipeline compiled yet
     assert asyncio.run(pe.set_backend("webgpu")), ENGINE.fallback_reason
     start = pe.stats()
     with pe.on_backend("numpy"):  # as the page loads it: on the host, folded there
-        model = asyncio.run(pe.load_layers_model(model_json))
+        model = asyncio.run(pe.load_layers_model(str(efficientnet_lite0 / "model.json")))
         model.fold_batch_norms(release_unfolded=True)
         packed = pe.zeros((300, 451), dtype="int32")  # an image's RGBA words
     assert pe.stats() == start  # the GPU has done nothing yet
-    scale = pe.tensor(np.eye(3, dtype=np.float32).reshape(1, 1, 3, 3))
-    shift = pe.tensor(np.zeros(3, np.float32))
-
-    def path(packed):  # static/playground.py's Classifier.run: unpack, cast, resize, normalize, the forward pass
-        x = pe.resize_bilinear(pe.browser.unpack_pixels(packed).cast("float32"), (224, 224), half_pixel_centers=True)
-        return model.predict(pe.fused_conv2d(x.expand_dims(0), scale, shift))
+    classifier = ImageClassifier(model, json.loads((efficientnet_lite0 / "metadata.json").read_text()))
+    path = classifier.run  # unpack, cast, resize, normalize, the forward pass (captured)
 
     backend = ENGINE.backend
     backend.dry_run = []
@@ -56,5 +43,5 @@ def test_the_classifiers_whole_path_compiles_ten_pipelines_in_warm_up(model_json
     after = pe.stats()
     assert after["pipeline_compiles"] == before["pipeline_compiles"] + compiled  # the real run compiled nothing
     assert after["dispatches"] - before["dispatches"] == 4 + 60  # preprocessing, then the forward pass
-    model.dispose()
-    pe.dispose([packed, scale, shift])
+    classifier.dispose()
+    packed.dispose()

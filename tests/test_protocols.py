@@ -12,6 +12,7 @@ import pytest
 import py_engine as pe
 from py_engine.backends.numpy import NumpyBackend
 from py_engine.backends.protocols import Backend, Device
+from py_engine.backends.webgpu.plan_device import PlanDevice
 from py_engine.backends.webgpu.wgpu_device import WgpuDevice
 from py_engine.engine import ENGINE
 
@@ -205,3 +206,7 @@ def test_bridge_js_exposes_every_function_bridge_device_calls():
 def test_a_renamed_js_function_is_caught(renamed):
     exposed = _bridge_js_device_members() - {renamed}
     assert renamed in _js_names_called() - exposed
+
+
+def test_plan_device_implements_the_device_protocol():
+    assert mismatches(Device, lookup(PlanDevice("cpu"))) == []

@@ -45,7 +45,7 @@ def served_gzipped(client, url, timeout=10):
 
 def test_serve_makes_the_runtimes_copies_before_the_first_visit(site):
     app = create_app(site)
-    gzip_first_visit(site, app.state.gzip_copies, None)
+    gzip_first_visit(site, app.state.gzip_copies, [])
     client = TestClient(app)
     r = client.get("/pyodide/pyodide.asm.wasm", headers=GZIP)  # the very first request: no waiting for a copy
     assert r.status_code == 200 and r.headers["content-encoding"] == "gzip" and r.content == WASM
@@ -70,7 +70,7 @@ def test_which_encodings_allow_gzip():
 
 def test_only_a_client_that_accepts_gzip_and_asks_for_no_range_gets_it(site):
     app = create_app(site)
-    gzip_first_visit(site, app.state.gzip_copies, None)
+    gzip_first_visit(site, app.state.gzip_copies, [])
     client = TestClient(app)
     url = "/pyodide/pyodide.asm.wasm"
     long = {"Accept-Encoding": "gzip, " + "x" * 5000}  # not parsed: no browser sends one
@@ -82,7 +82,7 @@ def test_only_a_client_that_accepts_gzip_and_asks_for_no_range_gets_it(site):
 
 def test_a_client_holding_either_encoding_is_told_it_still_holds_the_file(site):
     app = create_app(site)
-    gzip_first_visit(site, app.state.gzip_copies, None)
+    gzip_first_visit(site, app.state.gzip_copies, [])
     client = TestClient(app)
     url, digest = "/pyodide/pyodide.asm.wasm", sha256(WASM)
     gzipped = client.get(url, headers={**GZIP, "If-None-Match": f'"{digest}-gzip"'})

@@ -1,0 +1,54 @@
+"""Lists the GPU pipelines the page's classifier compiles, for a CPU adapter and for a GPU, as JSON.
+
+    python app/plan_pipelines.py MODEL_DIR OUT.json     (app/pipelines.py runs it)
+
+Run by path, with the engine wheel first on PYTHONPATH, so that the shaders are those of the engine the page gets,
+not of the server's own import. The classifier's path (py_engine.image_classifier) runs on a PlanDevice: no GPU,
+the model's outline (model.json, zero weights), so it takes a second and needs no weights.
+"""
+
+import asyncio
+import json
+import sys
+from pathlib import Path
+
+import py_engine as pe
+from py_engine.backends.webgpu import WebGPUBackend
+from py_engine.backends.webgpu.plan_device import ADAPTERS, PlanDevice
+from py_engine.engine import ENGINE
+from py_engine.image_classifier import ImageClassifier
+
+FORMAT = 1
+IMAGE = (224, 224)  # an image's size; the path's shaders do not depend on it (the resize takes any size)
+
+
+async def pipelines(model_dir: Path, adapter: str) -> list:
+    """[[key, WGSL, inputs, outputs], ...] in the order the path compiles them on that kind of adapter."""
+    metadata = json.loads((model_dir / "metadata.json").read_text())
+    device = PlanDevice(adapter)
+    ENGINE.register_backend("webgpu", lambda: WebGPUBackend(device))
+    ENGINE.forget_backend("webgpu")
+    with pe.on_backend("numpy"):
+        outline = await pe.load_layers_model(str(model_dir / "model.json"), weights=False)
+        outline.fold_batch_norms(release_unfolded=True)  # as the page folds it: the plan's fused kernels
+        packed = pe.zeros(IMAGE, dtype="int32")
+    if not await pe.set_backend("webgpu"):
+        raise RuntimeError(ENGINE.fallback_reason)
+    classifier = ImageClassifier(outline, metadata)
+    with pe.scope():
+        classifier.run(packed)
+    classifier.dispose()
+    packed.dispose()
+    await pe.set_backend("numpy")
+    return [[key, *entry] for key, entry in device.sources.items()]
+
+
+async def main(model_dir: Path, out: Path) -> None:
+    plans = {adapter: await pipelines(model_dir, adapter) for adapter in ADAPTERS}
+    out.write_text(json.dumps({"format": FORMAT, "adapters": plans}, separators=(",", ":")))
+
+
+if __name__ == "__main__":
+    if len(sys.argv) != 3:
+        sys.exit(__doc__)
+    asyncio.run(main(Path(sys.argv[1]), Path(sys.argv[2])))

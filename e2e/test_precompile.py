@@ -1,0 +1,39 @@
+"""The classifier's pipelines compile while the page boots: the worker reads the list /config.json names
+(app/pipelines.py) and starts every compile before the engine asks (static/bridge.js, precompile); a classification
+then uses exactly the listed pipelines, each compiled once. The server's side: tests/test_server_pipelines.py."""
+
+import json
+import urllib.request
+
+from test_classify import classify
+
+
+def listed_keys(server_url):
+    """The keys the server lists for a CPU adapter (SwiftShader, these machines' WebGPU)."""
+    with urllib.request.urlopen(server_url + "config.json") as r:
+        url = json.load(r)["pipelines"]["url"]
+    with urllib.request.urlopen(server_url + url.lstrip("/")) as r:
+        return {entry[0] for entry in json.load(r)["adapters"]["cpu"]}
+
+
+ENGINE_KEYS = """
+import js
+device = pe.ENGINE.active().device
+{"keys": sorted(device._pipelines), "precompiled": js.peBridge.precompiled().to_py()}
+"""
+
+
+def test_the_listed_pipelines_compile_at_boot_and_are_what_a_classification_uses(fresh_gpu_page, server_url):
+    page = fresh_gpu_page
+    listed = listed_keys(server_url)
+    assert [r.url for r in page.requests if "/pipelines/" in r.url]  # the worker fetched the list
+    before = page.run(ENGINE_KEYS)
+    assert not listed & set(before["keys"])  # the engine has asked for none of them yet: its first op's only
+    # every listed compile was started by the list, during the boot: none was known to the device before
+    ahead = {"model": "/models/efficientnet-lite0/", "listed": len(listed), "started": len(listed)}
+    assert before["precompiled"] == ahead
+    top = classify(page, "samples/chelsea.png")
+    assert top[0]["label"] in ("tabby", "tiger cat", "Egyptian cat"), top
+    after = page.run(ENGINE_KEYS)
+    assert set(after["keys"]) - set(before["keys"]) == listed  # the list is exactly what the classifier needs
+    assert page.stats()["pipeline_compiles"] == len(after["keys"])  # each compiled once: the engine shared them
