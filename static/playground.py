@@ -23,8 +23,13 @@ def backend_info():
 
 
 async def first_op():
-    with pe.scope():  # on a GPU: compiles two pipelines, records, submits and reads back
-        await (pe.ones((8,)) * 2.0).sum().data()
+    """Check the backend with one op: on a GPU it compiles a pipeline, records, submits and reads back. The op is the
+    classifier's first, the pixels' unpacking: the first of the pipelines compiled while the page boots
+    (app/pipelines.py), so it waits for no other compile."""
+    with pe.scope():
+        got = await pe.browser.unpack_pixels(pe.tensor([[0x04030201]], dtype="int32")).data()
+    if got.reshape(-1).tolist() != [1, 2, 3]:
+        raise RuntimeError(f"the first op read back {got.reshape(-1).tolist()} for the pixel (1, 2, 3)")
 
 
 async def start(backend):

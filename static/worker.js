@@ -102,10 +102,14 @@ async function boot() {
   // nothing stored (a first visit): the server's bytecode (app/bytecode.py) downloads while Pyodide boots
   const servedEarly = installed.then((found) => (found ? undefined : startupCache.fetchServedBytecode(config.bytecode)));
   importScripts("bridge.js");
-  const booted = await timed("pyodide_boot_ms", () => {
+  const booting = timed("pyodide_boot_ms", () => {
     importScripts(indexURL + "pyodide.js");
     return startupCache.bootPyodide(indexURL, snapshot);
   });
+  // The classifier's shaders compile on another core while numpy loads and Python imports and starts
+  // (static/bridge.js, precompile); started earlier, they would slow Pyodide's own compiles, which use every core.
+  if (backendAtStart === "webgpu" && config.pipelines) self.peBridge.precompile(config.pipelines, booting);
+  const booted = await booting;
   pyodide = booted.pyodide;
   const texts = await sources;
   const bytecodeKey = await startupCache.bytecodeKey([pyodide.version, indexURL, config.engine_wheel_url, config.packages, texts]);
@@ -134,9 +138,6 @@ async function boot() {
   self.peBridge.onLost((reason) => post({ event: "device-lost", reason }));
   PYTHON_MODULES.forEach((name, i) => pyodide.FS.writeFile("/home/pyodide/" + name, texts[i]));
   await loading;
-  // The classifier's shaders compile on another core while Python imports and starts (static/bridge.js, precompile);
-  // started earlier, they would slow Pyodide's own compiles, which use every core.
-  if (backendAtStart === "webgpu" && config.pipelines) self.peBridge.precompile(config.pipelines);
   pyodide.setStdout({ batched: (line) => printed("stdout", line) });
   pyodide.setStderr({ batched: (line) => printed("stderr", line) });
   await timed("import_ms", () => {
