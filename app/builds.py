@@ -16,11 +16,11 @@ from app.http_files import ContentAddressed, file_sha256
 
 
 class KeyedBuilds:
-    KEEP = 4
+    KEEP = 4  # builds kept on disk and servable
 
     def __init__(self, cache_dir: Path, kind: type[ContentAddressed], suffix: str, timeout_s: float, failed: str):
-        """kind: the ContentAddressed class of a build; suffix: its files' ending; failed: what a failed build's
-        message says (what it is, what happens without it)."""
+        """kind: the ContentAddressed class of a build; suffix: its files' ending; failed: the message printed when a
+        build fails, with {error} where the error goes (it says what is missing, and what happens without it)."""
         self.cache_dir, self.kind, self.suffix, self.timeout_s, self.failed = cache_dir, kind, suffix, timeout_s, failed
         self._lock = threading.Lock()
         self._servable: dict[str, ContentAddressed] = {}  # file name (its key) -> build, oldest first
@@ -38,10 +38,11 @@ class KeyedBuilds:
             if key in self._building or key in self._failed:
                 return None
             self._building.add(key)
-        if not wait:
-            threading.Thread(target=self._build, args=(key, command, path, env), name=self.kind.ROUTE, daemon=True).start()
-            return None
-        return self._build(key, command, path, env)
+        if wait:
+            return self._build(key, command, path, env)
+        build = threading.Thread(target=self._build, args=(key, command, path, env), name=self.kind.ROUTE, daemon=True)
+        build.start()
+        return None
 
     def find(self, digest: str, filename: str):
         found = self._servable.get(filename)

@@ -35,7 +35,8 @@ def create_app(settings: Settings | None = None) -> FastAPI:
     app.state.pipelines, app.state.gzip_copies = pipelines, gzip_copies
     app.include_router(models_router(settings.models_dir))
     app.include_router(downloads_router(settings.assets_dir, engine, bytecode, pipelines, gzip_copies))
-    app.include_router(page_router(settings, engine, bytecode, pipelines, gzip_copies, csp))  # last: its catch-all serves static/
+    # last: its catch-all serves static/
+    app.include_router(page_router(settings, engine, bytecode, pipelines, gzip_copies, csp))
     app.add_middleware(HeadLimit)
     app.add_middleware(ModelsCORS)  # added last, so outside HeadLimit: its 431 carries CORS on /models too
     return app

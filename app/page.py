@@ -19,7 +19,8 @@ from app.paths import check_relative, safe_file
 from app.pipelines import ClassifierPipelines
 from app.settings import Settings
 
-RESERVED = ("models", "pyodide", "engine", "bytecode", "pipelines")  # served by their own routes; never looked up in static/
+# served by their own routes; never looked up in static/
+RESERVED = ("models", "pyodide", "engine", "bytecode", "pipelines")
 ISOLATED = {"Cross-Origin-Opener-Policy": "same-origin", "Cross-Origin-Embedder-Policy": "require-corp"}
 
 
