@@ -361,20 +361,21 @@
     };
   }
 
-  // The pipelines the server planned for the classifier (app/pipelines.py), compiled while the page boots: the device
-  // opens ahead of the engine, whose first open() takes it, and the list downloads meanwhile; the compiles start once
-  // `start` resolves (the host picks when: Pyodide's own compiles use every core) and are in flight or done when the
-  // engine asks for them (compileAsync shares them). A missing or unreadable list only loses the head start.
+  // The pipelines the server planned for the classifier (app/pipelines.py), compiled while the page boots: the list
+  // downloads at once; once `start` resolves (the host picks when: Pyodide's own compiles use every core) the device
+  // opens ahead of the engine, whose first open() takes it, and every compile starts. They are in flight or done when
+  // the engine asks for them (compileAsync shares them). A missing or unreadable list only loses the head start.
   // precompiled: the device's list (its model folder's URL, how many it lists and how many it began before the
   // engine asked); a device opened later (after a loss) compiled nothing ahead.
   const NOTHING_AHEAD = Object.freeze({ model: null, listed: 0, started: 0 });
   let opened = null, precompiled = NOTHING_AHEAD;
 
   function precompile({ url, model }, start) {
-    opened = open();
     const record = precompiled = { ...NOTHING_AHEAD, model };
     const list = fetch(url).then((response) => (response.ok ? response.json() : { adapters: {} }));
-    Promise.all([opened, list, start]).then(([device, { adapters }]) => compileListed(device, adapters, record))
+    list.catch(() => {}); // awaited below
+    opened = start.then(open);
+    Promise.all([opened, list]).then(([device, { adapters }]) => compileListed(device, adapters, record))
       .catch(() => {}); // open's error goes to the engine
   }
 
