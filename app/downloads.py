@@ -82,42 +82,30 @@ def downloads_router(
             )
         return send(request, path=wheel.path, etag=wheel.sha256, cache_control=IMMUTABLE, media_type="application/zip")
 
-    @router.api_route("/bytecode/{digest}/{filename}", methods=["GET", "HEAD"])
-    def first_visit_bytecode(digest: str, filename: str, request: Request):
+    def built_file(request: Request, builds, what: str, digest: str, filename: str, media_type: str):
+        """A file the server built (app/builds.py), at /<route>/<digest>/<filename>: immutable, gzipped where accepted."""
         if not DIGEST.match(digest):
-            raise HTTPError(400, f"bytecode digest must be 16 lowercase hex digits, got {clip(digest)}")
-        found = bytecode.find(digest, filename)
+            raise HTTPError(400, f"{what} digest must be 16 lowercase hex digits, got {clip(digest)}")
+        found = builds.find(digest, filename)
         if found is None or not found.path.is_file():
             raise HTTPError(
-                404,
-                f"/bytecode/{digest}/{clip(filename)} is not a recent build: reload /config.json for the current one",
+                404, f"{clip(request.url.path)} is not a recent build: reload /config.json for the current one"
             )
         return send(
             request,
             path=found.path,
             etag=found.sha256,
             cache_control=IMMUTABLE,
-            media_type="application/octet-stream",
+            media_type=media_type,
             gzip_copies=gzip_copies,
         )
 
+    @router.api_route("/bytecode/{digest}/{filename}", methods=["GET", "HEAD"])
+    def first_visit_bytecode(digest: str, filename: str, request: Request):
+        return built_file(request, bytecode, "bytecode", digest, filename, "application/octet-stream")
+
     @router.api_route("/pipelines/{digest}/{filename}", methods=["GET", "HEAD"])
     def classifier_pipelines(digest: str, filename: str, request: Request):
-        if not DIGEST.match(digest):
-            raise HTTPError(400, f"pipeline list digest must be 16 lowercase hex digits, got {clip(digest)}")
-        found = pipelines.find(digest, filename)
-        if found is None or not found.path.is_file():
-            raise HTTPError(
-                404,
-                f"/pipelines/{digest}/{clip(filename)} is not a recent list: reload /config.json for the current one",
-            )
-        return send(
-            request,
-            path=found.path,
-            etag=found.sha256,
-            cache_control=IMMUTABLE,
-            media_type="application/json",
-            gzip_copies=gzip_copies,
-        )
+        return built_file(request, pipelines, "pipeline list", digest, filename, "application/json")
 
     return router
