@@ -16,7 +16,6 @@ import numpy as np
 from . import dtypes
 from .engine import ENGINE
 from .errors import DTypeError, ShapeError
-from .train.callbacks import ProgressReporter
 
 
 def from_pixels(data, height, width, channels=3):
@@ -79,6 +78,9 @@ def training_progress(every="epoch"):
     In the page, `playground.events("training")` lists them, and each is also a DOM event "playground:training".
     every="batch" posts after each batch too (fit then reads the loss back every batch).
     """
+    # py_engine.train loads on first use: the page's first op unpacks pixels with this module at boot
+    from .train.callbacks import ProgressReporter
+
     return ProgressReporter(lambda message: post("training", message), every=every)
 
 
