@@ -4,8 +4,8 @@ A first classification used to wait for its shaders: on a CPU adapter (SwiftShad
 more, one after another, and they could start only once the engine had started and the model's outline had come.
 Which shaders the classifier compiles is known before any of that: app/plan_pipelines.py lists them (key, WGSL,
 bindings) for a CPU adapter and for a GPU by running the classifier's path on a device that runs nothing. The page's
-worker reads the list named by /config.json, opens the GPU device before Pyodide has booted and starts every compile;
-the engine finds them compiled, or in flight, when it asks (static/bridge.js, `precompile`).
+worker downloads the list named by /config.json while Pyodide boots, then opens the GPU device and starts every
+compile; the engine finds them compiled, or in flight, when it asks (static/bridge.js, `precompile`).
 
 The list is kept on disk under a key of what it is made from (the engine wheel, the model's model.json and
 metadata.json, the planner); `serve` makes it before it serves, /config.json makes it in the background after an edit
