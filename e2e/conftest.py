@@ -239,9 +239,19 @@ def any_page(request):
     page.reset()
 
 
+PRECOMPILED = """
+import asyncio, js
+while not js.peBridge.precompiled().settled:
+    await asyncio.sleep(0.05)
+"""
+
+
 @pytest.fixture
 def fresh_gpu_page(webgpu_browser, server_url):
-    """A page of its own, for tests that need a backend nothing ran on yet."""
+    """A page of its own, for tests that need a backend nothing ran on yet but its start check; the classifier's
+    pipelines, which the page compiles while it boots (static/bridge.js, precompile), are compiled, so that nothing
+    compiles in the background while the test counts."""
     page = Playground(webgpu_browser, server_url)
+    page.run(PRECOMPILED)
     yield page
     page.close()

@@ -365,18 +365,19 @@
   // downloads at once; once `start` resolves (the host picks when: Pyodide's own compiles use every core) the device
   // opens ahead of the engine, whose first open() takes it, and every compile starts. They are in flight or done when
   // the engine asks for them (compileAsync shares them). A missing or unreadable list only loses the head start.
-  // precompiled: the device's list (its model folder's URL, how many it lists and how many it began before the
-  // engine asked); a device opened later (after a loss) compiled nothing ahead.
-  const NOTHING_AHEAD = Object.freeze({ model: null, listed: 0, started: 0 });
+  // precompiled: the device's list (its model folder's URL, how many it lists, how many it began before the engine
+  // asked, whether all of those have finished); a device opened later (after a loss) compiled nothing ahead.
+  const NOTHING_AHEAD = Object.freeze({ model: null, listed: 0, started: 0, settled: true });
   let opened = null, precompiled = NOTHING_AHEAD;
 
   function precompile({ url, model }, start) {
-    const record = precompiled = { ...NOTHING_AHEAD, model };
+    const record = precompiled = { ...NOTHING_AHEAD, model, settled: false };
     const list = fetch(url).then((response) => (response.ok ? response.json() : { adapters: {} }));
     list.catch(() => {}); // awaited below
     opened = start.then(open);
     Promise.all([opened, list]).then(([device, { adapters }]) => compileListed(device, adapters, record))
-      .catch(() => {}); // open's error goes to the engine
+      .catch(() => {}) // open's error goes to the engine
+      .finally(() => { record.settled = true; });
   }
 
   function compileListed(device, adapters, record) {
@@ -385,11 +386,13 @@
     const onCpu = kind.includes("cpu") || kind.includes("swiftshader");
     const listed = adapters[onCpu ? "cpu" : "gpu"] || [];
     record.listed = listed.length;
+    const started = [];
     for (const [key, source, nIn, nOut] of listed) {
       if (device.knows(key)) continue;
       record.started++;
-      device.compileAsync(key, source, nIn, nOut).catch(() => {}); // a rejected one fails again, loudly, when used
+      started.push(device.compileAsync(key, source, nIn, nOut)); // a rejected one fails again, loudly, when used
     }
+    return Promise.allSettled(started);
   }
 
   function openOnce() {
