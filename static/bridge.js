@@ -196,6 +196,7 @@
     }
 
     function knows(key) { return pipelineIds.has(key) || compiling.has(key); } // compiled, or compiling
+    function compiledId(key) { return pipelineIds.get(key) ?? -1; } // -1: not compiled (yet)
 
     // dispatch(pipelineId, uniformOffset, ...workgroups (1-3), ...bufferIds (one per binding 1..n))
     function dispatch(pipelineId, uniformOffset) {
@@ -352,8 +353,8 @@
     }
 
     return {
-      info, limits, createBuffer, destroyBuffer, writeBuffer, compile, compileAsync, knows, dispatch, flush, read,
-      createProgram, runProgram, destroyProgram,
+      info, limits, createBuffer, destroyBuffer, writeBuffer, compile, compileAsync, knows, compiledId, dispatch,
+      flush, read, createProgram, runProgram, destroyProgram,
       stats: () => ({ ...stats }),
       nativeBuffer: (id) => buffers.get(id),
       onLost: (fn) => { lostListeners.push(fn); },

@@ -65,6 +65,7 @@ class BridgeDevice:
         d = js_device
         self._create, self._destroy, self._write = d.createBuffer, d.destroyBuffer, d.writeBuffer
         self._compile, self._compile_async, self._dispatch = d.compile, d.compileAsync, d.dispatch
+        self._compiled_id = d.compiledId
         self._flush, self._read, self._stats = d.flush, d.read, d.stats
         self._run_program = d.runProgram  # once per replay of a captured program
         self._lost_callback = create_proxy(self._on_lost)  # lives as long as the device
@@ -125,7 +126,13 @@ class BridgeDevice:
     # ---- pipelines --------------------------------------------------------------------------
 
     def has_pipeline(self, key):
-        return key in self._pipelines
+        if key in self._pipelines:
+            return True
+        compiled = self._compiled_id(key)  # compiled ahead of the engine (bridge.js, precompile): adopt it
+        if compiled < 0:
+            return False
+        self._pipelines[key] = compiled
+        return True
 
     def compile(self, key, source, n_in, n_out):
         if key in self._pipelines:
