@@ -16,7 +16,7 @@ import py_engine as pe
 from py_engine.backends.webgpu import WebGPUBackend
 from py_engine.backends.webgpu.plan_device import ADAPTERS, PlanDevice
 from py_engine.engine import ENGINE
-from py_engine.image_classifier import ImageClassifier
+from py_engine.image_classifier import ImageClassifier, load_outline
 
 FORMAT = 1
 IMAGE = (224, 224)  # an image's size; the path's shaders do not depend on it (the resize takes any size)
@@ -28,9 +28,8 @@ async def pipelines(model_dir: Path, adapter: str) -> list:
     device = PlanDevice(adapter)
     ENGINE.register_backend("webgpu", lambda: WebGPUBackend(device))
     ENGINE.forget_backend("webgpu")
+    outline = await load_outline(str(model_dir / "model.json"))
     with pe.on_backend("numpy"):
-        outline = await pe.load_layers_model(str(model_dir / "model.json"), weights=False)
-        outline.fold_batch_norms(release_unfolded=True)  # as the page folds it: the plan's fused kernels
         packed = pe.zeros(IMAGE, dtype="int32")
     if not await pe.set_backend("webgpu"):
         raise RuntimeError(ENGINE.fallback_reason)

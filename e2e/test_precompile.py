@@ -37,3 +37,32 @@ def test_the_listed_pipelines_compile_at_boot_and_are_what_a_classification_uses
     after = page.run(ENGINE_KEYS)
     assert set(after["keys"]) == listed  # the page has used exactly the listed pipelines...
     assert page.stats()["pipeline_compiles"] == len(listed)  # ...each compiled once: the engine shared them
+
+
+REHEARSED = """
+import playground
+
+calls = []
+start_warmup = playground._start_warmup
+
+
+async def counted(url, metadata):
+    calls.append(url)
+    return await start_warmup(url, metadata)
+
+
+playground._compiled_ahead = lambda url: False  # as for a model the list does not cover
+playground._start_warmup = counted
+load = await playground.load_classifier()
+{"calls": calls, "cached": load["cached"], "labels": len(playground._classifier.labels)}
+"""
+
+
+def test_a_model_the_list_does_not_cover_is_warmed_up_on_its_outline(fresh_gpu_page):
+    page = fresh_gpu_page
+    compiled = page.stats()["pipeline_compiles"]
+    got = page.run(REHEARSED)
+    assert got == {"calls": ["/models/efficientnet-lite0/"], "cached": False, "labels": 1000}
+    top = classify(page, "samples/chelsea.png")
+    assert top[0]["label"] in ("tabby", "tiger cat", "Egyptian cat"), top
+    assert page.stats()["pipeline_compiles"] == compiled  # the rehearsal's pipelines are the list's, compiled once

@@ -52,3 +52,18 @@ class ImageClassifier:
         from .browser import unpack_pixels  # loads on first use, as py_engine.browser does
 
         return self.forward(self.preprocess(unpack_pixels(packed)))
+
+
+async def load_outline(model_json):
+    """The model at `model_json` without its weights (zeros on the host, nothing downloaded but model.json), folded as
+    the classifier's model is: what a dry run of the path needs to compile, or list, the same pipelines."""
+    from .io.load import load_layers_model  # py_engine.io loads on first use
+
+    with ENGINE.on_backend("numpy"):
+        outline = await load_layers_model(model_json, weights=False)
+        try:
+            outline.fold_batch_norms(release_unfolded=True)  # the plan's fused kernels, as the model's will be
+        except BaseException:
+            outline.dispose()
+            raise
+    return outline

@@ -11,7 +11,7 @@ import numpy as np
 import playground_run
 
 import py_engine as pe
-from py_engine.image_classifier import ImageClassifier
+from py_engine.image_classifier import ImageClassifier, load_outline
 
 
 def backend_info():
@@ -201,19 +201,13 @@ async def _start_warmup(url, metadata):
     """(a task compiling the pipelines of the whole path from the pixels' unpacking on for the model at `url`, what it
     uses); metadata: a future of the model's metadata. It warms up on the model's outline, so no weight is downloaded
     for it, and the outline is fetched beside the metadata, one round trip fewer before the compiles start."""
-    with pe.on_backend("numpy"):
-        metadata, outline = await asyncio.gather(
-            metadata, pe.load_layers_model(url + "model.json", weights=False), return_exceptions=True
-        )
-        try:
-            for result in (metadata, outline):
-                if isinstance(result, BaseException):
-                    raise result
-            outline.fold_batch_norms(release_unfolded=True)  # the plan's fused kernels, as the model's will be
-        except BaseException:
+    metadata, outline = await asyncio.gather(metadata, load_outline(url + "model.json"), return_exceptions=True)
+    for result in (metadata, outline):
+        if isinstance(result, BaseException):
             if not isinstance(outline, BaseException):
                 outline.dispose()
-            raise
+            raise result
+    with pe.on_backend("numpy"):
         dummy = pe.zeros(tuple(metadata["input"]["shape"][1:3]), dtype="int32")
     rehearsal = Classifier(outline, None, metadata)
     task = asyncio.ensure_future(pe.warmup(rehearsal.run, dummy))  # a task of its own: outside on_backend

@@ -16,7 +16,7 @@ import py_engine as pe
 from app import create_app
 from app.http_files import IMMUTABLE
 from py_engine.engine import ENGINE
-from py_engine.image_classifier import ImageClassifier
+from py_engine.image_classifier import ImageClassifier, load_outline
 from tests.server_site import build_site
 
 
@@ -38,9 +38,8 @@ def planned(app_, wait=True):
 def shaders_of_the_path(model_dir):
     """{key: (WGSL, inputs, outputs)} of the classifier's path on wgpu-py (llvmpipe: a CPU adapter), dry-run."""
     assert asyncio.run(pe.set_backend("webgpu")), ENGINE.fallback_reason
+    outline = asyncio.run(load_outline(str(model_dir / "model.json")))
     with pe.on_backend("numpy"):
-        outline = asyncio.run(pe.load_layers_model(str(model_dir / "model.json"), weights=False))
-        outline.fold_batch_norms(release_unfolded=True)
         packed = pe.zeros((300, 451), dtype="int32")
     classifier = ImageClassifier(outline, json.loads((model_dir / "metadata.json").read_text()))
     backend = ENGINE.backend
