@@ -157,7 +157,7 @@ def test_few_rows_take_one_row_blocks(gpu, rng, pixels, on_cpu):
     try:
         keys = shader_keys(gpu, lambda: pe.fused_conv2d(pe.tensor(x), pe.tensor(f), pe.tensor(bias), "relu6"))
         keys |= shader_keys(gpu, lambda: pe.matmul(pe.tensor(a), pe.tensor(b)))
-        one_row = {k for k in keys if ":rows1" in k}
+        one_row = {k for k in keys if ":block1x" in k}
         assert len(one_row) == (2 if on_cpu and pixels < 4 else 0), keys
         got, want = on_both(lambda x, f, b: pe.fused_conv2d(x, f, b, "relu6"), x, f, bias)
         np.testing.assert_allclose(got, want, rtol=1e-5, atol=1e-5)
@@ -165,5 +165,26 @@ def test_few_rows_take_one_row_blocks(gpu, rng, pixels, on_cpu):
             a_in, b_in = (np.swapaxes(a, -1, -2).copy() if ta else a), (b.T.copy() if tb else b)
             got, want = on_both(lambda p, q, ta=ta, tb=tb: pe.matmul(p, q, ta, tb), a_in, b_in)
             np.testing.assert_allclose(got, want, rtol=1e-5, atol=1e-5)
+    finally:
+        gpu.on_cpu = saved
+
+
+@pytest.mark.parametrize(
+    "rows, cols, block",
+    [(5, 16, "16x4"), (33, 17, "7x8"), (50, 24, "7x8"), (71, 9, "16x4"), (13, 130, "7x8"), (4, 1000, "7x8")],
+)
+def test_register_blocks_follow_the_shape_of_c(gpu, rng, rows, cols, block):
+    # 7x8 blocks where C has more than 16 columns, 16x4 where fewer; rows and columns off the blocks' edges
+    a, b = rng.uniform(-1, 1, (2, rows, 45)).astype(np.float32), rng.uniform(-1, 1, (45, cols)).astype(np.float32)
+    x, f = a[0].reshape(1, rows, 1, 45), b.reshape(1, 1, 45, cols)
+    saved, gpu.on_cpu = gpu.on_cpu, True
+    try:
+        keys = shader_keys(gpu, lambda: pe.matmul(pe.tensor(a), pe.tensor(b)))
+        keys |= shader_keys(gpu, lambda: pe.conv2d(pe.tensor(x), pe.tensor(f)))
+        assert {k.split(":")[4] for k in keys} == {f"block{block}"}, keys
+        got, want = on_both(pe.matmul, a, b)
+        np.testing.assert_allclose(got, want, rtol=1e-5, atol=1e-5)
+        got, want = on_both(pe.conv2d, x, f)
+        np.testing.assert_allclose(got, want, rtol=1e-5, atol=1e-5)
     finally:
         gpu.on_cpu = saved

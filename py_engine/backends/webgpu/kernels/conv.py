@@ -113,7 +113,7 @@ def _gemm(backend, problem, a, b, out, shape, steps, geometry, split=False, epil
     """out = the implicit GEMM `problem` of a and b; steps: (S, T, A's t stride, B's t stride, B's column stride);
     values: the epilogue's uniforms."""
     chosen = variant(backend, "conv")
-    shader, tiles = gemm_for(problem, F32, chosen, shape[0], epilogue=epilogue)
+    shader, tiles = gemm_for(problem, F32, chosen, shape, epilogue=epilogue)
     (rows, cols), (tile_rows, tile_cols) = shape, tiles
     splits, chunk = (
         _splits(steps[0], steps[1], -(-rows // tile_rows) * -(-cols // tile_cols)) if split else (1, steps[0])

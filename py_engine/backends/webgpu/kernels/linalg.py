@@ -18,10 +18,12 @@ An `Epilogue` (program.py) changes what is computed: the sums of column n start 
 C[at] = epilogue(sum), reading bindings of its own after B (a fused convolution's bias and activation).
 
 Variants (backend.on_cpu picks one; backend.variants["matmul"] records it):
-- "register-blocked": 8x8 threads, each accumulating a TM x TN block in registers, no workgroup memory.
-  On CPU adapters barriers cost more than shared memory saves (docs/platform_facts.md: 3.2 vs 1.7 GFLOP/s).
-  A C of fewer than FEW_ROWS rows (a Dense layer on one vector) takes blocks of one row: a 16-row block would
-  compute 15 rows for nothing.
+- "register-blocked": 8x8 threads, each accumulating a block of rows x columns in registers, no workgroup
+  memory. On CPU adapters barriers cost more than shared memory saves (docs/platform_facts.md: 3.2 vs 1.7 GFLOP/s).
+  The block follows C's shape (register_block): 7x8 where C has more than 16 columns, 16x4 where it has fewer (8
+  wide blocks would leave lanes idle there), one row under FEW_ROWS rows (a Dense layer on one vector: a taller block
+  would compute rows for nothing). Wide blocks load 15 values per 56 multiply-adds against 20 per 64, and 7 rows
+  divide the 7x7, 14x14, ... pixel grids of 224x224 inputs, where 16-row blocks computed 64 rows for 49.
 - "tiled": 16x16 threads stage 64x16 tiles of A and 16x64 tiles of B in workgroup memory; each thread
   accumulates 4x4 outputs. What real GPUs want.
 """
@@ -35,7 +37,8 @@ from ..wgsl import ELEMENT, MAX_GROUPS, MAX_RANK, broadcast_strides, linear_grou
 
 F32 = "float32"
 REGISTER, TILED = "register-blocked", "tiled"
-TM, TN = 16, 4  # register-blocked: outputs per thread (rows, columns); TN is a multiple of 4 (vec4 accumulators)
+# register-blocked: (rows, columns) of the block a thread computes; columns a multiple of 4 (vec4 accumulators)
+WIDE, NARROW, ONE_ROW = (7, 8), (16, 4), (1, 4)
 # EfficientNet-Lite0's head (1280 -> 1000 on one pixel) took 10.6 ms in 16-row blocks, 3.0 in 1-row ones (SwiftShader)
 FEW_ROWS = 4
 # The uniforms of every GEMM: C's shape, segments and steps, A's and B's strides, the workgroup grid's base
@@ -107,33 +110,44 @@ def _a_load(dtype, row, t, bounded):
     return f"select({ELEMENT[dtype]}(0), A[u32(select(0, {index}, {ok}))], {ok})"
 
 
+def register_block(rows, cols):
+    """(rows, columns) of the block a register-blocked thread computes for a C of rows x cols."""
+    if rows < FEW_ROWS:
+        return ONE_ROW
+    # SwiftShader runs 4 adjacent threads of a row as the lanes of one SIMD group: at 16 columns or fewer, wide
+    # blocks would leave half of them idle
+    return NARROW if cols <= 2 * WIDE[1] else WIDE
+
+
 def _register_main(dtype, bounded, epilogue, block):
-    """8x8 threads; thread (x, y) owns `block` rows from y*block and TN columns from x*TN of its workgroup's tile."""
+    """8x8 threads; thread (x, y) owns `block` = (height, width) outputs from row y * height and column x * width
+    of its workgroup's tile."""
     vec = f"vec4<{ELEMENT[dtype]}>"
-    groups = TN // 4
+    height, width = block
+    groups = width // 4
     lines = [
         "@compute @workgroup_size(8, 8)",
         "fn main(@builtin(workgroup_id) wg: vec3<u32>, @builtin(local_invocation_id) lid: vec3<u32>) {",
         "  let M = u.rows; let N = u.cols; let T = u.steps;",
-        f"  let row0 = ((wg.y + u.y_base) * 8u + lid.y) * {block}u;",
-        f"  let col0 = ((wg.x + u.x_base) * 8u + lid.x) * {TN}u;",
+        f"  let row0 = ((wg.y + u.y_base) * 8u + lid.y) * {height}u;",
+        f"  let col0 = ((wg.x + u.x_base) * 8u + lid.x) * {width}u;",
         "  if (row0 >= M || col0 >= N) { return; }",
         "  let slab = slab_of(wg.z + u.z_base);",
     ]
     # rows and columns past the edge are clamped (loads stay in bounds) and never written; rows after the first
     # are stepped to from the one before
     lines += ["  let info0 = row_info(min(row0, M - 1u));"]
-    lines += [f"  let info{r} = row_next(info{r - 1}, row0 + {r}u);" for r in range(1, block)]
-    lines += [f"  let b_col{j} = min(col0 + {j}u, N - 1u) * u.b_n;" for j in range(TN)]
+    lines += [f"  let info{r} = row_next(info{r - 1}, row0 + {r}u);" for r in range(1, height)]
+    lines += [f"  let b_col{j} = min(col0 + {j}u, N - 1u) * u.b_n;" for j in range(width)]
     if epilogue:  # each column's sums start from its epilogue_start, read once per thread
         for g in range(groups):
             starts = ", ".join(f"epilogue_start(min(col0 + {4 * g + q}u, N - 1u))" for q in range(4))
             lines.append(f"  let start{g} = {vec}({starts});")
     lines += [
-        f"  var acc{r}_{g} = {f'start{g}' if epilogue else f'{vec}()'};" for r in range(block) for g in range(groups)
+        f"  var acc{r}_{g} = {f'start{g}' if epilogue else f'{vec}()'};" for r in range(height) for g in range(groups)
     ]
     lines += ["  for (var s = slab.s0; s < slab.s1; s = s + 1u) {"]
-    lines += [f"    let seg{r} = seg_a(info{r}, s);" for r in range(block)]
+    lines += [f"    let seg{r} = seg_a(info{r}, s);" for r in range(height)]
     lines += [
         "    var b_at = slab.b + seg_b(s);",
         "    for (var t = 0u; t < T; t = t + 1u) {",
@@ -141,7 +155,7 @@ def _register_main(dtype, bounded, epilogue, block):
     for g in range(groups):
         loads = ", ".join(f"B[b_at + b_col{4 * g + q}]" for q in range(4))
         lines.append(f"      let b{g} = {vec}({loads});")
-    for r in range(block):
+    for r in range(height):
         lines.append(f"      let a{r} = {_a_load(dtype, r, 't', bounded)};")
         lines += [f"      acc{r}_{g} = acc{r}_{g} + a{r} * b{g};" for g in range(groups)]
     lines += ["      b_at = b_at + u.b_t;", "    }", "  }"]
@@ -150,14 +164,14 @@ def _register_main(dtype, bounded, epilogue, block):
     # Each turn stores row 0 and moves the rows up one: indexing an array of the rows by the loop counter instead
     # puts them in memory, read back by per-lane gathers (the 1x1 convolutions over 16-24 channels ran ~10% slower)
     lines += [
-        f"  let cols_left = min({TN}u, N - col0);",
+        f"  let cols_left = min({width}u, N - col0);",
         "  var at = slab.c + row0 * N + col0;",
-        f"  for (var r = 0u; r < min({block}u, M - row0); r = r + 1u) {{",
+        f"  for (var r = 0u; r < min({height}u, M - row0); r = r + 1u) {{",
     ]
-    for j in range(TN):
+    for j in range(width):
         store = _store(f"at + {j}u", f"acc0_{j // 4}[{j % 4}]", epilogue)
         lines.append(f"    {store}" if j == 0 else f"    if ({j}u < cols_left) {{ {store} }}")
-    lines += [f"    acc{r}_{g} = acc{r + 1}_{g};" for r in range(block - 1) for g in range(groups)]
+    lines += [f"    acc{r}_{g} = acc{r + 1}_{g};" for r in range(height - 1) for g in range(groups)]
     lines += ["    at = at + N;", "  }"]
     lines.append("}")
     return "\n".join(lines)
@@ -243,17 +257,18 @@ def variant(backend, family):
 
 
 @functools.cache
-def gemm_shader(problem, dtype, variant, bounded=True, epilogue=None, block=TM):
-    """The GEMM for `problem` in `variant`: inputs A, B (then the epilogue's), output C; block: rows per
-    register-blocked thread (gemm_for picks it).
+def gemm_shader(problem, dtype, variant, bounded=True, epilogue=None, block=WIDE):
+    """The GEMM for `problem` in `variant`: inputs A, B (then the epilogue's), output C; block: the (rows, columns)
+    of a register-blocked thread (gemm_for picks it).
 
     bounded=False: seg_a's t range always covers [0, T), so the register-blocked loop skips the test.
     """
+    key = f"Gemm:{problem.name}:{dtype}:{variant}"
     if variant == REGISTER:
         main = _register_main(dtype, bounded, epilogue, block)
+        key += f":block{block[0]}x{block[1]}"
     else:
-        main, block = _tiled_main(dtype, epilogue), TM
-    key = f"Gemm:{problem.name}:{dtype}:{variant}" + (f":rows{block}" if block != TM else "")
+        main = _tiled_main(dtype, epilogue)
     key += f":{epilogue.name}" if epilogue else ""
     inputs = [("A", dtype), ("B", dtype), *(epilogue.inputs if epilogue else ())]
     helpers = SLAB + problem.hooks + (epilogue.wgsl if epilogue else "")
@@ -261,12 +276,13 @@ def gemm_shader(problem, dtype, variant, bounded=True, epilogue=None, block=TM):
     return program(key, main, inputs, [("C", dtype)], uniforms, helpers)
 
 
-def gemm_for(problem, dtype, variant, rows, bounded=True, epilogue=None):
-    """(shader, tile) of the GEMM `problem` for a C of `rows` rows: a register-blocked thread computes one row of a
-    C under FEW_ROWS rows, else TM; tile: the (rows, columns) of C that one workgroup computes."""
-    block = 1 if variant == REGISTER and rows < FEW_ROWS else TM
-    shader = gemm_shader(problem, dtype, variant, bounded, epilogue, block)
-    return shader, ((8 * block, 8 * TN) if variant == REGISTER else (64, 64))
+def gemm_for(problem, dtype, variant, shape, bounded=True, epilogue=None):
+    """(shader, tile) of the GEMM `problem` for a C of `shape` (rows, columns); tile: the (rows, columns) of C that
+    one workgroup computes."""
+    if variant != REGISTER:
+        return gemm_shader(problem, dtype, variant, bounded, epilogue), (64, 64)
+    block = register_block(*shape)
+    return gemm_shader(problem, dtype, variant, bounded, epilogue, block), (8 * block[0], 8 * block[1])
 
 
 def run_gemm(backend, shader, tiles, a, b, c, shape, steps, slabs, chunk=1, problem=None, extra=()):
@@ -311,7 +327,7 @@ def _batch_matmul(backend, a, b, transpose_a, transpose_b):
     batch = tuple(max(x, y) if min(x, y) else 0 for x, y in zip(batch_a, batch_b))
     out = backend.empty((*batch, m, n), a.dtype)
     chosen = variant(backend, "matmul")
-    shader, tiles = gemm_for(MATMUL, a.dtype, chosen, m, bounded=False)
+    shader, tiles = gemm_for(MATMUL, a.dtype, chosen, (m, n), bounded=False)
     a_t, a_m = (m, 1) if transpose_a else (1, k)
     b_t, b_n = (1, k) if transpose_b else (n, 1)
     problem = {"a_m": a_m, "rank": rank, "batch": batch}
