@@ -1,6 +1,7 @@
 """The classifier's pipelines compile while the page boots: the worker reads the list /config.json names
 (app/pipelines.py) and starts every compile before the engine asks (static/bridge.js, precompile); a classification
-then uses exactly the listed pipelines, each compiled once. The server's side: tests/test_server_pipelines.py."""
+then uses exactly the listed pipelines, each compiled once; the worker picks the list (CPU or GPU adapter) by the rule
+the engine picks its kernels by. The server's side: tests/test_server_pipelines.py."""
 
 import json
 import urllib.request
@@ -66,3 +67,30 @@ def test_a_model_the_list_does_not_cover_is_warmed_up_on_its_outline(fresh_gpu_p
     top = classify(page, "samples/chelsea.png")
     assert top[0]["label"] in ("tabby", "tiger cat", "Egyptian cat"), top
     assert page.stats()["pipeline_compiles"] == compiled  # the rehearsal's pipelines are the list's, compiled once
+
+
+ADAPTER_RULES = """
+import js
+from pyodide.ffi import to_js
+from py_engine.backends.webgpu.backend import on_cpu_adapter
+
+infos = [
+    {"adapter_type": "CPU (fallback adapter)", "architecture": "swiftshader"},
+    {"adapter_type": "", "architecture": "swiftshader"},
+    {"adapter_type": "cpu", "architecture": "llvmpipe"},
+    {"adapter_type": "", "architecture": "ampere"},
+    {"adapter_type": "discrete GPU", "architecture": "rdna-3"},
+    {"architecture": "gen-12lp"},
+    {},
+    pe.ENGINE.active().device.info,
+]
+[[on_cpu_adapter(info), js.peBridge.onCpuAdapter(to_js(info, dict_converter=js.Object.fromEntries))] for info in infos]
+"""
+
+
+def test_the_page_picks_the_list_by_the_rule_the_engine_picks_its_kernels_by(gpu_page):
+    # bridge.js chooses which list to compile before any Python runs, so it keeps its own copy of the engine's
+    # rule: if they drifted, a page would compile the other adapter's pipelines and warm up as if it had no list
+    answers = gpu_page.run(ADAPTER_RULES)
+    assert all(python == js for python, js in answers), answers
+    assert [python for python, _ in answers] == [True, True, True, False, False, False, False, True]

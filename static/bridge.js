@@ -381,11 +381,14 @@
       .finally(() => { record.settled = true; });
   }
 
+  // py_engine/backends/webgpu/backend.py's on_cpu_adapter: the kernel variants, so the list, follow it
+  function onCpuAdapter(info) {
+    const kind = `${info.adapter_type || ""} ${info.architecture || ""}`.toLowerCase();
+    return kind.includes("cpu") || kind.includes("swiftshader");
+  }
+
   function compileListed(device, adapters, record) {
-    // the kernel variants follow the adapter as py_engine/backends/webgpu/backend.py picks them (on_cpu)
-    const kind = `${device.info.adapter_type} ${device.info.architecture}`.toLowerCase();
-    const onCpu = kind.includes("cpu") || kind.includes("swiftshader");
-    const listed = adapters[onCpu ? "cpu" : "gpu"] || [];
+    const listed = adapters[onCpuAdapter(device.info) ? "cpu" : "gpu"] || [];
     record.listed = listed.length;
     const started = [];
     for (const [key, source, nIn, nOut] of listed) {
@@ -408,6 +411,7 @@
     open: openOnce,
     precompile,
     precompiled: () => ({ ...precompiled }),
+    onCpuAdapter,
     heap: () => { throw new Error("peBridge.heap is not set: the host sets it to Pyodide's HEAPU8"); },
     onLost: (fn) => { hostLostListeners.push(fn); }, // the host's notice of any device loss
   };

@@ -32,6 +32,15 @@ from .wgsl import ITEMSIZE_ON_GPU, MAX_RANK
 PENDING_LIMIT = 32 << 20
 
 
+def on_cpu_adapter(info):
+    """Whether a device's adapter (its info: adapter_type, architecture) is WebGPU on the CPU (SwiftShader,
+    llvmpipe). Those run register-blocked kernels ~2x faster than shared-memory tiles; real GPUs want the tiles
+    (docs/platform_facts.md). static/bridge.js's onCpuAdapter applies the same rule to pick the list of pipelines
+    it compiles at boot; e2e/test_precompile.py checks that the two agree."""
+    kind = f"{info.get('adapter_type', '')} {info.get('architecture', '')}".lower()
+    return "cpu" in kind or "swiftshader" in kind
+
+
 class GpuArray:
     """What a kernel sees of a tensor: a buffer id with a shape and dtype."""
 
@@ -61,10 +70,7 @@ class WebGPUBackend:
         self._uniforms = bytearray(UNIFORM_RING)
         self._uniform_end = 0
         self._recorded = 0
-        kind = device.info.get("adapter_type", "") + " " + device.info.get("architecture", "")
-        # CPU WebGPU (SwiftShader, llvmpipe) runs register-blocked kernels ~2x faster than
-        # shared-memory tiles; real GPUs want the tiles (docs/platform_facts.md).
-        self.on_cpu = "cpu" in kind.lower() or "swiftshader" in kind.lower()
+        self.on_cpu = on_cpu_adapter(device.info)
         self.variants = {}  # kernel family -> the variant chosen for this adapter
         self.dry_run = None  # a list while warm-up collects shaders instead of dispatching
         self.recording = None  # a capture.Recording while py_engine.capture records a function's dispatches
