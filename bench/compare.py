@@ -14,7 +14,9 @@ Batch 1, a [1, 224, 224, 3] input of zeros, the forward pass to the top-5 (softm
   compile there), then a first run and the median of --runs warm runs;
 - the roofline: a 1024x1024x1024 float32 matmul in the same page on the same adapter, through the page's bridge
   (pe.matmul's WGSL GEMM, both variants: register-blocked and tiled; the best counts), in GFLOP/s and as the time
-  EfficientNet-Lite0's multiply-adds (counted from the forward pass's kernels) would take at that rate.
+  EfficientNet-Lite0's multiply-adds (counted from the forward pass's kernels) would take at that rate. The variant
+  the adapter runs is timed in turns with the warm runs (one matmul after each, the median counts), so a change of
+  load on the machine touches the forward pass and its roofline alike; the other once, the best of 2 rounds.
 Every part gets a fresh browser context (an empty HTTP cache), but for one more run of ours on webgpu: a
 repeat visit, in a profile kept from a first visit that loaded the classifier (its HTTP cache, Dawn's shader cache and
 Cache Storage). Writes JSON (--out, default bench/results/compare.json) and a bar chart next to it (.png: an SVG
@@ -76,23 +78,28 @@ async def timed(forward, x):
         return (time.perf_counter() - start) * 1e3, int(indices[0])
 
 
-async def matmul_gflops(on_cpu, size=1024, per_round=3, rounds=2):
-    # the best round of `per_round` matmuls queued back to back, synced by one readback at the end
+MATMUL_SIZE = 1024
+
+
+async def matmul_seconds(a, b, count=1):
+    # `count` matmuls queued back to back, synced by one readback at the end: seconds per matmul
+    with pe.scope():
+        start = time.perf_counter()
+        for _ in range(count - 1):
+            pe.matmul(a, b).dispose()
+        await pe.matmul(a, b).reshape(-1)[:1].data()
+        return (time.perf_counter() - start) / count
+
+
+async def matmul_gflops(on_cpu, per_round=3, rounds=2):
+    # (variant, GFLOP/s) of the variant an adapter of this kind runs: the best of `rounds` rounds
     backend = ENGINE.active()
     saved, backend.on_cpu = backend.on_cpu, on_cpu
-    a, b = pe.ones((size, size)), pe.ones((size, size))
+    a, b = pe.ones((MATMUL_SIZE, MATMUL_SIZE)), pe.ones((MATMUL_SIZE, MATMUL_SIZE))
     try:
-        with pe.scope():  # compiles the pipeline
-            await pe.matmul(a, b).reshape(-1)[:1].data()
-        best = float("inf")
-        for _ in range(rounds):
-            with pe.scope():
-                start = time.perf_counter()
-                for _ in range(per_round - 1):
-                    pe.matmul(a, b).dispose()
-                await pe.matmul(a, b).reshape(-1)[:1].data()
-                best = min(best, (time.perf_counter() - start) / per_round)
-        return backend.variants["matmul"], 2 * size**3 / best / 1e9
+        await matmul_seconds(a, b)  # compiles the pipeline
+        best = min([await matmul_seconds(a, b, per_round) for _ in range(rounds)])
+        return backend.variants["matmul"], 2 * MATMUL_SIZE**3 / best / 1e9
     finally:
         backend.on_cpu = saved
         pe.dispose([a, b])
@@ -104,10 +111,16 @@ c = playground._classifier
 x = pe.zeros((1, 224, 224, 3))
 first_ms, top1 = await timed(c.forward, x)
 cold_ms = (time.perf_counter() - began) * 1e3
-captured, uncaptured = [], []
-for _ in range(RUNS):  # in turns, so a change of load on the machine touches both alike
+gpu = pe.get_backend() == "webgpu"
+if gpu:  # the roofline's matmul, in the variant this adapter runs
+    a, b = pe.ones((MATMUL_SIZE, MATMUL_SIZE)), pe.ones((MATMUL_SIZE, MATMUL_SIZE))
+    await matmul_seconds(a, b)  # compiles the pipeline
+captured, uncaptured, matmul = [], [], []
+for _ in range(RUNS):  # in turns, so a change of load on the machine touches all alike
     captured.append((await timed(c.forward, x))[0])
     uncaptured.append((await timed(c.logits, x))[0])
+    if gpu:
+        matmul.append(await matmul_seconds(a, b))
 with pe.scope():
     macs = multiply_adds(pe.profile(c.logits, x).kernels)
 x.dispose()
@@ -122,8 +135,11 @@ result = {
     "top1": top1,
     "multiply_adds": macs,
 }
-if pe.get_backend() == "webgpu":
-    result["matmul_gflops"] = dict([await matmul_gflops(True), await matmul_gflops(False)])
+if gpu:
+    pe.dispose([a, b])
+    backend = ENGINE.active()
+    here = {backend.variants["matmul"]: 2 * MATMUL_SIZE**3 / statistics.median(matmul) / 1e9}
+    result["matmul_gflops"] = dict([await matmul_gflops(not backend.on_cpu)]) | here
 result
 """
 
