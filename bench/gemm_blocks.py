@@ -1,0 +1,89 @@
+"""EfficientNet-Lite0's forward pass with each register-block rule of the GEMM, in turns in one page.
+
+    .venv/bin/python bench/gemm_blocks.py [--url http://127.0.0.1:8000/] [--rounds 8]
+
+In headless Chromium on webgpu (a CPU adapter, so the register-blocked GEMM runs: SwiftShader on these machines), the
+page loads the model as forward_profile.py does and captures its forward pass once per rule of
+py_engine/backends/webgpu/kernels/linalg.py's register_block: the engine's own, 16x4 blocks everywhere (the rule
+before 7x8 blocks) and 7x8 everywhere; one row under FEW_ROWS rows in all three. A block is part of its shader's key,
+so each block compiles a pipeline of its own. Then --rounds rounds run each captured forward pass once, in
+turns, so a change of load on the machine touches all alike. Prints each rule's fastest and median time and, per
+round, its time over the engine rule's; checks that all give the same logits. Timings are for reading, never
+asserted in tests.
+"""
+
+import argparse
+
+from harness import launch, playground_server
+from playwright.sync_api import sync_playwright
+
+MEASURE = """
+import time
+import numpy as np
+from py_engine.backends.webgpu.kernels import linalg
+
+engine_rule = linalg.register_block
+RULES = {
+    "engine": engine_rule,
+    "16x4": lambda rows, cols: linalg.ONE_ROW if rows < linalg.FEW_ROWS else linalg.NARROW,
+    "7x8": lambda rows, cols: linalg.ONE_ROW if rows < linalg.FEW_ROWS else linalg.WIDE,
+}
+model = await pe.load_layers_model("/models/efficientnet-lite0/model.json")
+model.fold_batch_norms(release_unfolded=True)
+x = pe.tensor(np.random.default_rng(0).standard_normal((1, 224, 224, 3)).astype(np.float32))
+forwards, logits = {}, {}
+try:
+    for name, rule in RULES.items():  # the rule applies while a forward pass is recorded
+        linalg.register_block = rule
+        forwards[name] = pe.capture(model.predict)
+        with pe.scope():
+            logits[name] = forwards[name](x).numpy()
+finally:
+    linalg.register_block = engine_rule
+times = {name: [] for name in RULES}
+for _ in range(__ROUNDS__):
+    for name, forward in forwards.items():
+        start = time.perf_counter()
+        with pe.scope():
+            await forward(x).data()
+        times[name].append((time.perf_counter() - start) * 1e3)
+for forward in forwards.values():
+    forward.dispose()
+model.dispose(); x.dispose()
+same = all(np.allclose(logits["engine"], other, rtol=1e-4, atol=1e-5) for other in logits.values())
+{"times": times, "same_logits": bool(same)}
+"""
+
+
+def main():
+    parser = argparse.ArgumentParser(description=__doc__, formatter_class=argparse.RawDescriptionHelpFormatter)
+    parser.add_argument("--url", help="a running playground server (default: start python -m app serve)")
+    parser.add_argument("--rounds", type=int, default=8, help="rounds of one forward pass per rule (default 8)")
+    args = parser.parse_args()
+    if args.rounds < 1:
+        parser.error(f"--rounds must be >= 1 (got {args.rounds})")
+    with playground_server(args.url) as url, sync_playwright() as p:
+        browser = launch(p)
+        page = browser.new_page()
+        page.goto(f"{url}?backend=webgpu")
+        info = page.evaluate("playground.ready")
+        if info["backend"] != "webgpu":
+            raise SystemExit(f"the page runs on {info['backend']}: {info['fallback_reason']}")
+        result = page.evaluate("code => playground.runPython(code)", MEASURE.replace("__ROUNDS__", str(args.rounds)))
+        browser.close()
+    adapter = info["adapter"] or {}
+    print(f"EfficientNet-Lite0 forward on webgpu ({adapter.get('vendor', '')} {adapter.get('architecture', '')}),")
+    print(f"{args.rounds} rounds in turns; the same logits under every rule: {result['same_logits']}")
+    engine = result["times"]["engine"]
+    for name, times in result["times"].items():
+        ratios = sorted(t / e for t, e in zip(times, engine))
+        print(
+            f"  {name:7s} min {min(times):6.0f} ms  median {sorted(times)[len(times) // 2]:6.0f} ms  "
+            f"over the engine's, per round: {' '.join(f'{r:.2f}' for r in ratios)}"
+        )
+    if not result["same_logits"]:
+        raise SystemExit("the rules gave different logits")
+
+
+if __name__ == "__main__":
+    main()
