@@ -159,6 +159,7 @@ def test_teach_trains_on_samples_and_drawings_and_the_download_loads_back_everyw
     assert sum((folder / s).stat().st_size for s in shards) == (1280 * 2 + 2) * 4
     metadata = model_json["userDefinedMetadata"]["teach"]
     assert metadata["classes"] == ["photo", "drawing"] and metadata["layer"] == "avg_pool"
+    assert metadata["body"] == "efficientnet-lite0"  # the classifier the features came from
     exported = page.evaluate(
         "playground.teach.exportModel().then(({modelJson, weights}) => ({modelJson, size: weights.byteLength}))"
     )

@@ -70,6 +70,8 @@ def clear_namespace():
 
 # ---- image classification (the Classify panel and playground.classify) ---------------------------
 
+# the default classifier; the server lists its pipelines (app/pipelines.py, CLASSIFIER) and the model picker shows
+# it as the default (static/model_picker.js, DEFAULT)
 CLASSIFIER_URL = "/models/efficientnet-lite0/"
 TOP_K = 5
 _classifier = None

@@ -24,6 +24,8 @@ MIN_CLASSES, MAX_CLASSES = 2, 5
 LEARNING_RATE = 0.01
 BATCH_SIZE = 16
 # What the saved head says about its input, for whoever loads it (TF.js: model.getUserDefinedMetadata()).
+# The body the features come from: the playground's classifier, named as its model folder is
+_BODY = playground.CLASSIFIER_URL.rstrip("/").rsplit("/", 1)[-1]
 INPUT_NOTE = (
     "the 1280 pooled features of EfficientNet-Lite0 (ImageNet weights, layer avg_pool): an RGB image resized to "
     "224x224 (bilinear, half-pixel centers), scaled to (x / 255 - mean) / std with mean [0.485, 0.456, 0.406] and "
@@ -173,7 +175,7 @@ async def save(folder):
     with open(path) as f:
         artifacts = json.load(f)
     artifacts["userDefinedMetadata"] = {
-        "teach": {"classes": _class_names, "input": INPUT_NOTE, "body": "efficientnet-lite0", "layer": FEATURES_LAYER}
+        "teach": {"classes": _class_names, "input": INPUT_NOTE, "body": _BODY, "layer": FEATURES_LAYER}
     }
     with open(path, "w") as f:
         json.dump(artifacts, f)
