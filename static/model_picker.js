@@ -9,7 +9,8 @@
 (() => {
   const playground = window.playground;
   const select = document.getElementById("classify-model");
-  const DEFAULT = "efficientnet-lite0"; // what the worker loads when playground.model is null (playground.py, CLASSIFIER_URL)
+  // what the worker loads when playground.model is null (static/playground.py, CLASSIFIER_URL)
+  const DEFAULT = "efficientnet-lite0";
 
   const listed = fetch("/models", { cache: "no-cache" }).then(async (response) => {
     if (!response.ok) throw new Error(`/models: HTTP ${response.status}`);

@@ -23,9 +23,9 @@ NUM_FEATURES = 1280
 MIN_CLASSES, MAX_CLASSES = 2, 5
 LEARNING_RATE = 0.01
 BATCH_SIZE = 16
-# What the saved head says about its input, for whoever loads it (TF.js: model.getUserDefinedMetadata()).
 # The body the features come from: the playground's classifier, named as its model folder is
 _BODY = playground.CLASSIFIER_URL.rstrip("/").rsplit("/", 1)[-1]
+# What the saved head says about its input, for whoever loads it (TF.js: model.getUserDefinedMetadata()).
 INPUT_NOTE = (
     "the 1280 pooled features of EfficientNet-Lite0 (ImageNet weights, layer avg_pool): an RGB image resized to "
     "224x224 (bilinear, half-pixel centers), scaled to (x / 255 - mean) / std with mean [0.485, 0.456, 0.406] and "
