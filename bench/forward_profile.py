@@ -15,8 +15,7 @@ asserted in tests.
 
 import argparse
 
-from harness import launch, playground_server
-from playwright.sync_api import sync_playwright
+from harness import playground_server, run_in_playground
 
 MEASURE = """
 import collections, statistics, time
@@ -130,14 +129,8 @@ def main():
     args = parser.parse_args()
     if args.repeats < 1:
         parser.error(f"--repeats must be >= 1 (got {args.repeats})")
-    with playground_server(args.url) as url, sync_playwright() as p:
-        browser = launch(p)
-        page = browser.new_page()
-        page.goto(f"{url}?backend=webgpu")
-        info = page.evaluate("playground.ready")
-        code = MEASURE.replace("__REPEATS__", str(args.repeats))
-        result = page.evaluate("code => playground.runPython(code)", code)
-        browser.close()
+    with playground_server(args.url) as url:
+        info, result = run_in_playground(url, MEASURE.replace("__REPEATS__", str(args.repeats)))
     adapter = info["adapter"] or {}
     steps_ms = sum(ms for _, _, ms in result["by_kernel"])
     print(

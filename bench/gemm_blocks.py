@@ -14,8 +14,7 @@ asserted in tests.
 
 import argparse
 
-from harness import launch, playground_server
-from playwright.sync_api import sync_playwright
+from harness import playground_server, run_in_playground
 
 MEASURE = """
 import time
@@ -62,15 +61,10 @@ def main():
     args = parser.parse_args()
     if args.rounds < 1:
         parser.error(f"--rounds must be >= 1 (got {args.rounds})")
-    with playground_server(args.url) as url, sync_playwright() as p:
-        browser = launch(p)
-        page = browser.new_page()
-        page.goto(f"{url}?backend=webgpu")
-        info = page.evaluate("playground.ready")
-        if info["backend"] != "webgpu":
-            raise SystemExit(f"the page runs on {info['backend']}: {info['fallback_reason']}")
-        result = page.evaluate("code => playground.runPython(code)", MEASURE.replace("__ROUNDS__", str(args.rounds)))
-        browser.close()
+    with playground_server(args.url) as url:
+        info, result = run_in_playground(url, MEASURE.replace("__ROUNDS__", str(args.rounds)))
+    if info["backend"] != "webgpu":
+        raise SystemExit(f"the page ran on {info['backend']}: {info['fallback_reason']}")
     adapter = info["adapter"] or {}
     print(f"EfficientNet-Lite0 forward on webgpu ({adapter.get('vendor', '')} {adapter.get('architecture', '')}),")
     print(f"{args.rounds} rounds in turns; the same logits under every rule: {result['same_logits']}")

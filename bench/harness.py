@@ -98,3 +98,19 @@ def launch_options():
 def launch(playwright):
     """Headless Chromium with WebGPU (SwiftShader where there is no GPU)."""
     return playwright.chromium.launch(**launch_options())
+
+
+def run_in_playground(url, code, backend="webgpu"):
+    """(the page's ready info, what `code` returned): `code` run in a playground page on `backend`, in a headless
+    Chromium of its own."""
+    from playwright.sync_api import sync_playwright
+
+    with sync_playwright() as p:
+        browser = launch(p)
+        try:
+            page = browser.new_page()
+            page.goto(f"{url}?backend={backend}")
+            info = page.evaluate("playground.ready")
+            return info, page.evaluate("code => playground.runPython(code)", code)
+        finally:
+            browser.close()
