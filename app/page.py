@@ -62,6 +62,7 @@ def page_router(
             "packages": ["numpy"],
             "bytecode": compiled.config() if compiled else None,
             "pipelines": planned.config() if (planned := pipelines.current(wheel)) else None,  # None: not made yet
+            "classifier": pipelines.classifier_url(),  # its files download while Pyodide boots (static/prefetch.js)
         }
         return JSONResponse(body, headers={"Cache-Control": "no-store", **NOSNIFF})
 

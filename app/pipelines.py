@@ -44,6 +44,10 @@ class ClassifierPipelines:
         failed = "classifier pipelines not planned ({error}); pages compile them when they classify"
         self.builds = KeyedBuilds(cache_dir, Pipelines, ".json", PLAN_TIMEOUT_S, failed)
 
+    def classifier_url(self) -> str | None:
+        """The default classifier's folder URL, None when the models folder lacks it."""
+        return f"/models/{CLASSIFIER}/" if (self.model_dir / "model.json").is_file() else None
+
     def current(self, wheel: Wheel, *, wait: bool = False) -> Pipelines | None:
         """The list for `wheel` and the model as they are now; None without the model, while it is made (in the
         background, unless `wait`), or when it cannot be (the reason is printed once)."""

@@ -87,9 +87,11 @@ def test_classify_names_the_cat_and_stays_flat_over_100_runs(gpu_page):
     }
 
     # The image never left the page: the log holds the model's downloads and nothing that carries a body.
+    origin = gpu_page.page.url.split("?")[0]
     requests = gpu_page.requests[seen:]
-    paths = [r.url.removeprefix(gpu_page.page.url.split("?")[0]) for r in requests]
-    assert any(p.startswith("models/efficientnet-lite0/shards/") for p in paths), paths  # the log sees the worker
+    paths = [r.url.removeprefix(origin) for r in requests]
+    # the log sees the worker: it asked for the shards (while the page booted, static/prefetch.js)
+    assert any(r.url.startswith(origin + "models/efficientnet-lite0/shards/") for r in gpu_page.requests)
     assert all(r.method == "GET" and r.post_data_buffer is None for r in requests), [
         (r.method, r.url) for r in requests
     ]
@@ -196,16 +198,22 @@ def test_classify_on_the_numpy_fallback_agrees_with_webgpu(gpu_page, numpy_page)
 
 
 def test_a_second_visit_takes_the_weights_from_the_browser_cache(webgpu_browser, server_url, server_log):
-    """The shards' URLs name their content and are served immutable: the browser fetches each only once."""
+    """The model's files download while the page boots (static/prefetch.js), so loading the classifier asks the
+    network for none; the shards' URLs name their content and are served immutable: the browser fetches each only
+    once."""
+    start = len(server_log())
     first = Playground(webgpu_browser, server_url)
     second = None
     try:
-        start = len(server_log())
+        booted = len(first.requests)
         assert not first.page.evaluate("playground.loadClassifier()")["cached"]
+        model_files = [r.url for r in first.requests if "/models/efficientnet-lite0/" in r.url]
+        assert len(model_files) == len(set(model_files)) == 8, model_files  # model.json, 5 shards, 2 sidecars
+        assert not [r.url for r in first.requests[booted:] if "/models/" in r.url]
         fetched = [line for line in server_log()[start:] if "/shards/" in line]
         assert len(fetched) == 5 and all('" 200' in line for line in fetched), fetched
-        second = Playground(webgpu_browser, server_url, context=first.context)  # same browser profile, new page
         start = len(server_log())
+        second = Playground(webgpu_browser, server_url, context=first.context)  # same browser profile, new page
         loaded = second.page.evaluate("playground.loadClassifier()")
         assert not loaded["cached"] and loaded["download_bytes"] > 18_000_000  # a new worker: it loaded the model
         again = server_log()[start:]

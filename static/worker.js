@@ -39,6 +39,8 @@
 
 // Each script is a request of its own: config.json is requested while startup_cache.js loads, bridge.js loads in
 // boot() while Cache Storage looks for the last visit's entries, teach_worker.js with the first Teach request.
+// prefetch.js comes first: its fetch() is the one every later fetch of this worker, Pyodide's included, goes through.
+importScripts("prefetch.js");
 const configFetch = download("config.json", "text");
 configFetch.catch(() => {}); // awaited by boot(); an early failure must not go unhandled meanwhile
 importScripts("startup_cache.js");
@@ -91,6 +93,7 @@ let snapshotToMake = null, bytecodeToPack = null, installedToPack = null;
 
 async function boot() {
   const config = await timed("config_ms", async () => JSON.parse(await configFetch));
+  if (config.classifier) self.peModelPrefetch.start(config.classifier); // its files arrive while Pyodide boots
   const indexURL = new URL(config.pyodide_index_url, self.location.href).href;
   const packages = [...new Set(["numpy", ...(config.packages || [])])];
   const wheel = download(new URL(config.engine_wheel_url, self.location.href).href, "bytes");

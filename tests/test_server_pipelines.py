@@ -59,7 +59,9 @@ def test_the_list_names_the_shaders_the_classifiers_path_compiles_and_is_served_
     served = create_app(site)
     made = planned(served)
     client = TestClient(served)
-    assert client.get("/config.json").json()["pipelines"] == {"url": made.url, "model": "/models/efficientnet-lite0/"}
+    config = client.get("/config.json").json()
+    assert config["pipelines"] == {"url": made.url, "model": "/models/efficientnet-lite0/"}
+    assert config["classifier"] == "/models/efficientnet-lite0/"  # the page downloads its files while it boots
     r = client.get(made.url)
     assert r.status_code == 200 and r.headers["cache-control"] == IMMUTABLE
     assert r.headers["content-type"] == "application/json" and r.headers["etag"] == f'"{made.sha256}"'
@@ -103,4 +105,5 @@ def test_without_the_model_or_with_a_planner_that_fails_there_is_no_list(site, c
     model.write_text(saved)
     assert planned(served) is not None
     model.unlink()
-    assert planned(served) is None and TestClient(served).get("/config.json").json()["pipelines"] is None
+    config = TestClient(served).get("/config.json").json()
+    assert planned(served) is None and config["pipelines"] is None and config["classifier"] is None
