@@ -32,6 +32,14 @@ def free_port():
         return s.getsockname()[1]
 
 
+def models_folder(scratch: Path) -> Path:
+    """The checkout's models/ when it holds the default classifier, else a folder in `scratch` it is converted into."""
+    if (REPO / "models" / "efficientnet-lite0" / "model.json").exists():
+        return REPO / "models"
+    subprocess.run([PYTHON, "-m", "app", "convert", "efficientnet-lite0", "--models", str(scratch)], check=True)
+    return scratch
+
+
 @contextlib.contextmanager
 def playground_server(url=None, needs_model=True, static=None):
     """`url` if given, else `python -m app serve` on a free port (with models/, converted first if missing; an
@@ -40,10 +48,7 @@ def playground_server(url=None, needs_model=True, static=None):
         yield url
         return
     with tempfile.TemporaryDirectory() as scratch:
-        models = REPO / "models" if needs_model else Path(scratch)
-        if needs_model and not (models / "efficientnet-lite0" / "model.json").exists():
-            models = Path(scratch)
-            subprocess.run([PYTHON, "-m", "app", "convert", "efficientnet-lite0", "--models", scratch], check=True)
+        models = models_folder(Path(scratch)) if needs_model else Path(scratch)
         port = free_port()
         command = [PYTHON, "-m", "app", "serve", "--port", str(port), "--models", str(models)]
         if static is not None:

@@ -6,9 +6,11 @@
 
 One server (app/'s `serve`) serves a copy of static/ with a bare page added (bench_bare/: a page whose worker loads the
 same Pyodide from the same indexURL, loads numpy and imports it, then posts its time), so both pages share the origin,
-the Pyodide files and their HTTP caching. Its engine wheel is built from a copy of py_engine taken at the start: the
-server rebuilds the wheel when the checkout's sources change, and a new wheel misses the bytecode and site-packages a
-first visit stored (others edit this checkout while the bench runs). Each round, for each page in turn: a fresh
+the Pyodide files and their HTTP caching. It serves the checkout's models/ (the default classifier converted first if
+missing), so our page boots as a visitor's does: compiling the classifier's pipelines and downloading its files. Its
+engine wheel is built from a copy of py_engine taken at the start: the server rebuilds the wheel when the checkout's
+sources change, and a new wheel misses the bytecode and site-packages a first visit stored (others edit this checkout
+while the bench runs). Each round, for each page in turn: a fresh
 Chromium profile (headless, WebGPU flags of bench/harness.py) opens the page (first visit), the browser closes, then
 reopens with the same profile and opens the page again (repeat visit: the HTTP cache, V8's code cache and Dawn's
 shader cache are whatever that profile kept; our page's first visit stays open until it has stored its Pyodide
@@ -30,7 +32,7 @@ import subprocess
 import tempfile
 from pathlib import Path
 
-from harness import FLAGS, PYTHON, REPO, WEBGPU, free_port, wait_until_serving
+from harness import FLAGS, PYTHON, REPO, WEBGPU, free_port, models_folder, wait_until_serving
 from playwright.sync_api import sync_playwright
 
 BOOT_TIMEOUT_MS = 300_000
@@ -88,8 +90,7 @@ serve(settings, "127.0.0.1", int(sys.argv[5]))
 @contextlib.contextmanager
 def frozen_engine_server(site: Path, scratch: Path):
     """A playground server for `site` whose engine wheel is built from py_engine as it is now; yields its URL."""
-    models = scratch / "models"
-    models.mkdir()
+    models = models_folder(scratch / "models")  # as served: the page compiles and downloads its classifier as it boots
     port = free_port()
     args = [site, models, scratch / "engine-source", scratch / "assets", port]
     quiet = {"stdout": subprocess.DEVNULL, "stderr": subprocess.DEVNULL}

@@ -1,11 +1,11 @@
-// The default classifier's files, downloaded while Pyodide boots (worker.js starts it once /config.json names the
-// model folder): model.json, its weight shards, labels.json and metadata.json. A fetch in this worker takes little
-// network time but much of this thread's and the browser's (18.8 MB of shards: 160-340 ms on 2 cores, even from the
-// HTTP cache), so the first classification used to spend about as long loading as classifying. Each file is held
-// in memory once its body has arrived, and the worker's fetch() answers the first GET of that URL with it (Pyodide's
-// pyfetch, so py_engine's loader, goes through it); later requests go to the network as before. The bytes are the
-// server's, checked as any fetched ones (the shards' sizes and sha256). A prefetch that fails holds nothing: the
-// loader's own request then meets the error and reports it.
+// The default classifier's files, downloaded while the page boots: model.json, its weight shards, labels.json and
+// metadata.json of the folder /config.json names, at low priority, from when Pyodide has booted (worker.js). A fetch
+// in this worker takes little network time but much of this thread's and the browser's (18.8 MB of shards: 160-340
+// ms on 2 cores, even from the HTTP cache), so the first classification used to spend about as long loading as
+// classifying. Each file is held in memory once its body has arrived, and the worker's fetch() answers the first GET
+// of that URL with it (Pyodide's pyfetch, so py_engine's loader, goes through it); later requests go to the network
+// as before. The bytes are the server's, checked as any fetched ones (the shards' sizes and sha256). A prefetch that
+// fails holds nothing: the loader's own request then meets the error and reports it.
 //
 // Adds self.peModelPrefetch = {start(folderURL), held()}: held() lists the URLs whose files are held or arriving.
 "use strict";
@@ -16,7 +16,7 @@
   const SIDECARS = ["labels.json", "metadata.json"];
 
   function hold(url) {
-    const file = networkFetch(url).then(
+    const file = networkFetch(url, { priority: "low" }).then(
       async (response) => ({
         body: await response.arrayBuffer(),
         init: { status: response.status, statusText: response.statusText, headers: response.headers },

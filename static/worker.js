@@ -93,7 +93,6 @@ let snapshotToMake = null, bytecodeToPack = null, installedToPack = null;
 
 async function boot() {
   const config = await timed("config_ms", async () => JSON.parse(await configFetch));
-  if (config.classifier) self.peModelPrefetch.start(config.classifier); // its files arrive while Pyodide boots
   const indexURL = new URL(config.pyodide_index_url, self.location.href).href;
   const packages = [...new Set(["numpy", ...(config.packages || [])])];
   const wheel = download(new URL(config.engine_wheel_url, self.location.href).href, "bytes");
@@ -112,6 +111,9 @@ async function boot() {
   // The classifier's shaders compile on another core while numpy loads and Python imports and starts
   // (static/bridge.js, precompile); started earlier, they would slow Pyodide's own compiles, which use every core.
   if (backendAtStart === "webgpu" && config.pipelines) self.peBridge.precompile(config.pipelines, booting);
+  // The classifier's files download while numpy loads and Python imports and starts (static/prefetch.js); started
+  // earlier, they would share a slow network with Pyodide's own files.
+  if (config.classifier) booting.then(() => self.peModelPrefetch.start(config.classifier), () => {});
   const booted = await booting;
   pyodide = booted.pyodide;
   const texts = await sources;
