@@ -10,12 +10,12 @@ the Pyodide files and their HTTP caching. It serves the checkout's models/ (the 
 missing), so our page boots as a visitor's does: compiling the classifier's pipelines and downloading its files. Its
 engine wheel is built from a copy of py_engine taken at the start: the server rebuilds the wheel when the checkout's
 sources change, and a new wheel misses the bytecode and site-packages a first visit stored (others edit this checkout
-while the bench runs). Each round, for each page in turn: a fresh
-Chromium profile (headless, WebGPU flags of bench/harness.py) opens the page (first visit), the browser closes, then
-reopens with the same profile and opens the page again (repeat visit: the HTTP cache, V8's code cache and Dawn's
-shader cache are whatever that profile kept; our page's first visit stays open until it has stored its Pyodide
-snapshot, bytecode and site-packages for the next one, playground.startupCache; its first visit restores the bytecode
-the server compiled before serving, app/bytecode.py). Times are since navigation start.
+while the bench runs). Each round, for each page in turn: a fresh Chromium profile (headless, WebGPU flags of
+bench/harness.py) opens the page (first visit), the browser closes, then reopens with the same profile and opens the
+page again (repeat visit: the HTTP cache, V8's code cache and Dawn's shader cache are whatever that profile kept; our
+page's first visit stays open until it has stored its Pyodide snapshot, bytecode and site-packages for the next one,
+playground.startupCache; its first visit restores the bytecode the server compiled before serving, app/bytecode.py).
+Times are since navigation start.
 Prints medians, the ratios ours/bare, the bytes received (response bodies as sent: gzipped where the server sends
 gzip, app/compression.py) and the worker's per-phase timings (median); writes everything to the JSON file.
 Timings are for reading, never asserted.

@@ -7,7 +7,7 @@
 // as before. The bytes are the server's, checked as any fetched ones (the shards' sizes and sha256). A prefetch that
 // fails holds nothing: the loader's own request then meets the error and reports it.
 //
-// Adds self.peModelPrefetch = {start(folderURL), held()}: held() lists the URLs whose files are held or arriving.
+// Adds self.peModelPrefetch = {start(folderURL)}.
 "use strict";
 
 (() => {
@@ -47,5 +47,5 @@
     return file.then((got) => (got ? new Response(got.body, got.init) : networkFetch(input, init)));
   };
 
-  self.peModelPrefetch = { start, held: () => [...held.keys()] };
+  self.peModelPrefetch = { start };
 })();
