@@ -28,6 +28,8 @@ from app.http_files import IMMUTABLE, REVALIDATE, content_type, file_sha256, sen
 from app.paths import check_relative, safe_file
 
 SHA256 = re.compile(r"^[0-9a-f]{64}$")
+# The page's classifier unless its visitor picks another: /models names it for the picker, /config.json for the worker.
+DEFAULT_CLASSIFIER = "efficientnet-lite0"
 # Beside the weights, what a page needs to use a model: class names and preprocessing.
 SIDECARS = ("labels.json", "metadata.json")
 
@@ -101,7 +103,8 @@ def models_router(models_dir: Path) -> APIRouter:
     def list_models() -> JSONResponse:
         found = models_dir.glob("*/model.json") if models_dir.is_dir() else []
         names = sorted(p.parent.name for p in found if safe_file(models_dir, f"{p.parent.name}/model.json"))
-        return JSONResponse({"models": names}, headers={"Cache-Control": REVALIDATE, **NOSNIFF})
+        default = DEFAULT_CLASSIFIER if DEFAULT_CLASSIFIER in names else None
+        return JSONResponse({"models": names, "default": default}, headers={"Cache-Control": REVALIDATE, **NOSNIFF})
 
     @router.api_route("/models/{name}/model.json", methods=["GET", "HEAD"])
     def model_json(name: str, request: Request):

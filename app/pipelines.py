@@ -22,9 +22,9 @@ from pathlib import Path
 from app.builds import KeyedBuilds
 from app.engine_wheel import Wheel
 from app.http_files import ContentAddressed, file_sha256
+from app.models import DEFAULT_CLASSIFIER as CLASSIFIER
 
 PLANNER = Path(__file__).with_name("plan_pipelines.py")
-CLASSIFIER = "efficientnet-lite0"  # the page's default classifier (static/playground.py, CLASSIFIER_URL)
 PLAN_TIMEOUT_S = 120  # about a second of CPU here
 
 

@@ -68,6 +68,8 @@ def test_the_exported_site_on_a_plain_static_server_boots_runs_code_and_classifi
         top = classify(page, "samples/chelsea.png")
         assert top[0]["index"] == 285, top
         assert page.page.evaluate("playground.models()") == ["efficientnet-lite0"]  # the picker's list, /models
+        # ...with the server's default chosen: the one the worker loads (/config.json's classifier)
+        assert page.page.get_by_role("combobox", name="Model").input_value() == "efficientnet-lite0"
         failed = [r.url for r in page.requests if r.failure]
         assert not failed, failed
     finally:

@@ -47,7 +47,7 @@
 //                          timings: {preprocess_ms, forward_ms, readback_ms}, backend, load, image: {original, uploaded}}
 //   loadClassifier()       Promise -> {download_ms, download_bytes, load_ms, warmup_ms, cached}: load and warm up
 //                          the classifier now (zeros and cached: true once loaded)
-//   model                  null (the server's efficientnet-lite0) or the URL of the model folder that classify() and
+//   model                  null (the server's default classifier) or the URL of the model folder that classify() and
 //                          loadClassifier() use; the Classify panel's model picker (static/model_picker.js) sets it
 //   teach                  the Teach panel (static/teach.js; transfer learning on EfficientNet-Lite0's 1280 pooled
 //                          features, in the worker): classes() -> names; addClass(name?) -> index; removeClass(i);

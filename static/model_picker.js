@@ -1,6 +1,6 @@
-// The Classify panel's model picker: lists what the server's GET /models serves ({models: [names]}) and makes the
-// chosen one the model playground.classify() and the panel use (playground.model = "/models/NAME/"); the worker loads
-// it on the next classification. With only the default model served, it is the one choice.
+// The Classify panel's model picker: lists what the server's GET /models serves ({models: [names], default}) and
+// makes the chosen one the model playground.classify() and the panel use (playground.model = "/models/NAME/"); the
+// worker loads it on the next classification. With only the default model served, it is the one choice.
 //
 // Adds to window.playground:
 //   models()   Promise -> the names the server lists
@@ -9,17 +9,17 @@
 (() => {
   const playground = window.playground;
   const select = document.getElementById("classify-model");
-  // what the worker loads when playground.model is null (static/playground.py, CLASSIFIER_URL)
-  const DEFAULT = "efficientnet-lite0";
-
-  const listed = fetch("/models", { cache: "no-cache" }).then(async (response) => {
+  // the server's default (null: none served) is the one the worker loads when playground.model is null
+  const served = fetch("/models", { cache: "no-cache" }).then(async (response) => {
     if (!response.ok) throw new Error(`/models: HTTP ${response.status}`);
-    return (await response.json()).models;
+    return response.json();
   });
+  const listed = served.then(({ models }) => models);
+  listed.catch(() => {}); // the select shows the error; models() callers get it
 
-  listed.then((names) => {
+  served.then(({ models: names, default: preferred }) => {
     select.replaceChildren(...names.map((name) => Object.assign(document.createElement("option"), { value: name, textContent: name })));
-    if (names.includes(DEFAULT)) select.value = DEFAULT;
+    if (preferred) select.value = preferred;
     choose();
     select.disabled = names.length === 0;
   }, (error) => {

@@ -70,11 +70,16 @@ def clear_namespace():
 
 # ---- image classification (the Classify panel and playground.classify) ---------------------------
 
-# the default classifier; the server lists its pipelines (app/pipelines.py, CLASSIFIER) and the model picker shows
-# it as the default (static/model_picker.js, DEFAULT)
-CLASSIFIER_URL = "/models/efficientnet-lite0/"
+# the server's default classifier folder (app/models.py, DEFAULT_CLASSIFIER): /config.json's `classifier`, which the
+# worker passes to use_default_classifier at boot; None when the server has none
+CLASSIFIER_URL = None
 TOP_K = 5
 _classifier = None
+
+
+def use_default_classifier(url):
+    global CLASSIFIER_URL
+    CLASSIFIER_URL = url
 
 
 class Classifier(ImageClassifier):
@@ -136,6 +141,11 @@ async def load_classifier(on_progress=None, url=None):
     shards, checks, folding, tensors, labels); warmup_ms: how long the compiles outlasted the load."""
     global _classifier
     url = url or (_classifier.url if _classifier is not None else CLASSIFIER_URL)
+    if url is None:
+        raise RuntimeError(
+            "the server has no default classifier (its /config.json names none): convert one there with "
+            "`python -m app convert efficientnet-lite0`, or load a model folder by its URL"
+        )
     if _classifier is not None and (_classifier.is_disposed or _classifier.is_lost or _classifier.url != url):
         _classifier.dispose()
         _classifier = None

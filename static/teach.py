@@ -23,8 +23,13 @@ NUM_FEATURES = 1280
 MIN_CLASSES, MAX_CLASSES = 2, 5
 LEARNING_RATE = 0.01
 BATCH_SIZE = 16
-# The body the features come from: the playground's classifier, named as its model folder is
-_BODY = playground.CLASSIFIER_URL.rstrip("/").rsplit("/", 1)[-1]
+
+
+def _body():
+    """The body the features come from: the playground's default classifier, named as its model folder is."""
+    return playground.CLASSIFIER_URL.rstrip("/").rsplit("/", 1)[-1]
+
+
 # What the saved head says about its input, for whoever loads it (TF.js: model.getUserDefinedMetadata()).
 INPUT_NOTE = (
     "the 1280 pooled features of EfficientNet-Lite0 (ImageNet weights, layer avg_pool): an RGB image resized to "
@@ -175,7 +180,7 @@ async def save(folder):
     with open(path) as f:
         artifacts = json.load(f)
     artifacts["userDefinedMetadata"] = {
-        "teach": {"classes": _class_names, "input": INPUT_NOTE, "body": _BODY, "layer": FEATURES_LAYER}
+        "teach": {"classes": _class_names, "input": INPUT_NOTE, "body": _body(), "layer": FEATURES_LAYER}
     }
     with open(path, "w") as f:
         json.dump(artifacts, f)

@@ -153,6 +153,7 @@ async function boot() {
   if (!stored) bytecodeToPack = bytecodeKey;
   if (!installedFiles) installedToPack = installedKey;
   if (interruptBuffer) setInterruptBuffer(interruptBuffer);
+  py.use_default_classifier(config.classifier ?? null);
   const info = await timed("engine_start_ms", async () => plain(await py.start(backendAtStart)));
   // The next boot's snapshot holds the standard-library modules this one imported, unless it was asked for them.
   const stdlib = startupCache.stdlibFromZip(pyodide);

@@ -75,7 +75,9 @@ def test_the_export_holds_the_page_pyodide_the_wheel_and_the_models_and_nothing_
         f"shards/{sha256(SHARD2)}/sub/group1-shard2of2.bin",
     ]
     assert files[f"models/tiny/shards/{sha256(SHARD2)}/sub/group1-shard2of2.bin"] == SHARD2
-    assert json.loads(files["models/index.html"]) == client.get("/models").json() == {"models": ["tiny"]}
+    assert (
+        json.loads(files["models/index.html"]) == client.get("/models").json() == {"models": ["tiny"], "default": None}
+    )
     # what the server refuses: a link out of static/, a file the Pyodide manifest does not list, a model folder
     # that leads out of the models folder, a shard model.json does not list
     assert {"link-out.txt", "pyodide/unlisted.js", "pyodide/verified.json", "models/tiny/link.bin"}.isdisjoint(files)

@@ -102,6 +102,7 @@ def test_model_list(client):
     r = client.get("/models")
     assert r.status_code == 200 and {"tiny", "broken"} <= set(r.json()["models"])
     assert "escaped" not in r.json()["models"]  # its folder is a symlink out of the models folder
+    assert r.json()["default"] is None  # the page's default classifier (efficientnet-lite0) is not served here
 
 
 # --- shards -------------------------------------------------------------------------------------
