@@ -25,6 +25,7 @@ from app.http_files import ContentAddressed, file_sha256
 from app.models import DEFAULT_CLASSIFIER as CLASSIFIER
 
 PLANNER = Path(__file__).with_name("plan_pipelines.py")
+CLASSIFIER_URL = f"/models/{CLASSIFIER}/"
 PLAN_TIMEOUT_S = 120  # about a second of CPU here
 
 
@@ -33,7 +34,7 @@ class Pipelines(ContentAddressed):
     ROUTE = "pipelines"
 
     def config(self) -> dict:
-        return {"url": self.url, "model": f"/models/{CLASSIFIER}/"}
+        return {"url": self.url, "model": CLASSIFIER_URL}
 
 
 class ClassifierPipelines:
@@ -46,7 +47,7 @@ class ClassifierPipelines:
 
     def classifier_url(self) -> str | None:
         """The default classifier's folder URL, None when the models folder lacks it."""
-        return f"/models/{CLASSIFIER}/" if (self.model_dir / "model.json").is_file() else None
+        return CLASSIFIER_URL if (self.model_dir / "model.json").is_file() else None
 
     def current(self, wheel: Wheel, *, wait: bool = False) -> Pipelines | None:
         """The list for `wheel` and the model as they are now; None without the model, while it is made (in the

@@ -31,7 +31,7 @@ import sys
 import tempfile
 from pathlib import Path
 
-from harness import REPO, launch, launch_options, playground_server
+from harness import REPO, launch, launch_options, playground_server, run_in_page
 from playwright.sync_api import Error as PlaywrightError
 from playwright.sync_api import sync_playwright
 
@@ -182,12 +182,8 @@ TFJS_MEASURE = """async ([modelUrl, wasmPath, backend, runs]) => {
 
 def run_ours(context, url, backend, code):
     """What Python `code` gives in a playground page on `backend` opened in `context`, with the page's adapter."""
-    page = context.new_page()
-    page.goto(f"{url}?backend={backend}")
-    info = page.evaluate("playground.ready")
-    if info["backend"] != backend:
-        raise SystemExit(f"the page runs on {info['backend']}, not {backend}: {info['fallback_reason']}")
-    return {**page.evaluate("code => playground.runPython(code)", code), "adapter": info["adapter"]}
+    info, result = run_in_page(context, url, code, backend)
+    return {**result, "adapter": info["adapter"]}
 
 
 def ours(browser, url, backend, runs):

@@ -105,17 +105,24 @@ def launch(playwright):
     return playwright.chromium.launch(**launch_options())
 
 
+def run_in_page(opener, url, code, backend="webgpu"):
+    """(the page's ready info, what `code` returned): `code` run in a playground page on `backend` opened by `opener`
+    (a browser or a browser context); exits when the page fell back to another backend."""
+    page = opener.new_page()
+    page.goto(f"{url}?backend={backend}")
+    info = page.evaluate("playground.ready")
+    if info["backend"] != backend:
+        raise SystemExit(f"the page runs on {info['backend']}, not {backend}: {info['fallback_reason']}")
+    return info, page.evaluate("code => playground.runPython(code)", code)
+
+
 def run_in_playground(url, code, backend="webgpu"):
-    """(the page's ready info, what `code` returned): `code` run in a playground page on `backend`, in a headless
-    Chromium of its own."""
+    """run_in_page in a headless Chromium of its own."""
     from playwright.sync_api import sync_playwright
 
     with sync_playwright() as p:
         browser = launch(p)
         try:
-            page = browser.new_page()
-            page.goto(f"{url}?backend={backend}")
-            info = page.evaluate("playground.ready")
-            return info, page.evaluate("code => playground.runPython(code)", code)
+            return run_in_page(browser, url, code, backend)
         finally:
             browser.close()
