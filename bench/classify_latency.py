@@ -21,7 +21,7 @@ Prints milliseconds and the webgpu/numpy ratio. Timings are for reading, never a
 import argparse
 import statistics
 
-from harness import launch, playground_server
+from harness import launch, open_playground, playground_server, run_python
 from playwright.sync_api import sync_playwright
 
 IMAGE = "samples/chelsea.png"
@@ -56,22 +56,13 @@ x.dispose()
 """
 
 
-def open_playground(context, url, backend):
-    page = context.new_page()
-    page.goto(f"{url}?backend={backend}")
-    info = page.evaluate("playground.ready")
-    if info["backend"] != backend:
-        raise SystemExit(f"the page runs on {info['backend']}, not {backend}: {info['fallback_reason']}")
-    return page
-
-
 def measure(browser, url, backend, runs):
     context = browser.new_context()
-    page = open_playground(context, url, backend)
+    page, _ = open_playground(context, url, backend)
     cold = page.evaluate(TIMED_CLASSIFY, IMAGE)
     warm = [page.evaluate(TIMED_CLASSIFY, IMAGE) for _ in range(runs)]
-    forward = page.evaluate("code => playground.runPython(code)", FORWARD.replace("RUNS", str(runs)))
-    cached = open_playground(context, url, backend).evaluate("playground.loadClassifier()")
+    forward = run_python(page, FORWARD.replace("RUNS", str(runs)))
+    cached = open_playground(context, url, backend)[0].evaluate("playground.loadClassifier()")
     context.close()
     load, t = cold["load"], cold["timings"]
     median = lambda key: statistics.median(r["timings"][key] for r in warm)  # noqa: E731

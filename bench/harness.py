@@ -105,15 +105,26 @@ def launch(playwright):
     return playwright.chromium.launch(**launch_options())
 
 
-def run_in_page(opener, url, code, backend="webgpu"):
-    """(the page's ready info, what `code` returned): `code` run in a playground page on `backend` opened by `opener`
-    (a browser or a browser context); exits when the page fell back to another backend."""
+def open_playground(opener, url, backend="webgpu"):
+    """(page, its ready info): a playground page on `backend` opened by `opener` (a browser or a browser context);
+    exits when the page fell back to another backend."""
     page = opener.new_page()
     page.goto(f"{url}?backend={backend}")
     info = page.evaluate("playground.ready")
     if info["backend"] != backend:
         raise SystemExit(f"the page runs on {info['backend']}, not {backend}: {info['fallback_reason']}")
-    return info, page.evaluate("code => playground.runPython(code)", code)
+    return page, info
+
+
+def run_python(page, code):
+    """What `code` returned, run in the playground `page` (`pe` and `np` predefined; its last expression)."""
+    return page.evaluate("code => playground.runPython(code)", code)
+
+
+def run_in_page(opener, url, code, backend="webgpu"):
+    """(the page's ready info, what `code` returned): `code` run in a playground page (open_playground)."""
+    page, info = open_playground(opener, url, backend)
+    return info, run_python(page, code)
 
 
 def run_in_playground(url, code, backend="webgpu"):

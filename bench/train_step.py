@@ -31,7 +31,7 @@ import argparse
 import asyncio
 import sys
 
-from harness import REPO, launch, playground_server, static_server
+from harness import REPO, launch, playground_server, run_python, static_server
 from playwright.sync_api import sync_playwright
 
 MODELS = {"mlp": "MLP 784-128-10", "cnn": "CNN 28x28x1"}
@@ -174,8 +174,7 @@ def ours_in_page(browser, url, args):
     page.goto(f"{url}?backend=webgpu")
     info = page.evaluate("playground.ready")
     adapter = info["adapter"] or {}
-    run = lambda code: page.evaluate("code => playground.runPython(code)", code)  # noqa: E731
-    run(MEASURE + "\nNone")
+    run_python(page, MEASURE + "\nNone")
     results = {}
     for backend in ("webgpu", "numpy"):
         started = page.evaluate("name => playground.setBackend(name)", backend)
@@ -185,7 +184,7 @@ def ours_in_page(browser, url, args):
         label = f"ours, page, {backend}" + (
             f" ({adapter.get('architecture') or adapter.get('vendor')})" if backend == "webgpu" else ""
         )
-        results[label] = {kind: run(f"await measure({settings_args(args, kind)})") for kind in MODELS}
+        results[label] = {kind: run_python(page, f"await measure({settings_args(args, kind)})") for kind in MODELS}
         progress(label, results[label])
     page.close()
     return results
