@@ -4,7 +4,8 @@
     .venv/bin/python bench/train_step.py --parts page,tfjs --steps 30    # leave CPython out
     .venv/bin/python bench/train_step.py --url http://127.0.0.1:8000/     # a running playground server
 
-Two models, batch 64, SGD(0.01), categorical crossentropy, synthetic data (normal x, random one-hot y):
+Two models, batch 64, SGD(0.01) (--optimizer adam: Adam(0.001)), categorical crossentropy, synthetic data (normal x,
+random one-hot y):
 an MLP 784-128-10 (relu, softmax) and a small CNN on 28x28x1 (Conv2D(8,3,relu) -> MaxPooling2D(2) ->
 Conv2D(16,3,relu) -> Flatten -> Dense(10, softmax)). For each, warm steps only, four ways, interleaved in
 --epochs rounds (so a change of load on the machine touches every way alike):
@@ -36,6 +37,7 @@ from playwright.sync_api import sync_playwright
 
 MODELS = {"mlp": "MLP 784-128-10", "cnn": "CNN 28x28x1"}
 TFJS = REPO / "bench" / "tfjs"
+OPTIMIZERS = {"sgd": "SGD(0.01)", "adam": "Adam(0.001)"}
 
 # Runs in CPython and in the page alike (`pe` and `np` predefined); `await measure(...)` gives one case's numbers.
 MEASURE = """
@@ -77,13 +79,13 @@ def per_step(fn, steps):
     return kernels / steps, (pe.stats()["uploads"] - before) / steps
 
 
-async def measure(kind, batches, warmup, steps, epochs):
+async def measure(kind, batches, warmup, steps, epochs, rule):
     rng = np.random.default_rng(0)
     n = BATCH * batches
     x = pe.tensor(rng.normal(size=(n, 784) if kind == "mlp" else (n, 28, 28, 1)).astype(np.float32))
     y = pe.tensor(np.eye(10, dtype=np.float32)[rng.integers(0, 10, n)])
     model = build(kind)
-    optimizer = pe.optimizers.SGD(learning_rate=0.01)
+    optimizer = pe.optimizers.SGD(learning_rate=0.01) if rule == "sgd" else pe.optimizers.Adam(learning_rate=0.001)
     model.compile(optimizer=optimizer, loss="categorical_crossentropy")
     loss_fn = model.training_config.losses[0]
 
@@ -146,7 +148,7 @@ async def measure(kind, batches, warmup, steps, epochs):
 
 
 def settings_args(args, kind):
-    return f"{kind!r}, {args.batches}, {args.warmup}, {args.steps}, {args.epochs}"
+    return f"{kind!r}, {args.batches}, {args.warmup}, {args.steps}, {args.epochs}, {args.optimizer!r}"
 
 
 def ours_in_cpython(args):
@@ -203,7 +205,7 @@ def tfjs_in_page(browser, args):
                 settings = {
                     "kind": kind,
                     "backend": backend,
-                    **{k: getattr(args, k) for k in ("batches", "warmup", "steps", "epochs")},
+                    **{k: getattr(args, k) for k in ("batches", "warmup", "steps", "epochs", "optimizer")},
                 }
                 cases[kind] = page.evaluate("settings => tfjsTrainStep(settings)", settings)
             extra = cases["mlp"]
@@ -230,9 +232,9 @@ def progress(label, cases):
 
 def print_table(results, args):
     print(
-        f"\nms per training step, batch 64, SGD; step: median of {max(1, args.steps // args.epochs) * args.epochs} "
-        f"steps, each synced by a readback; loop and fit: median of {args.epochs} rounds of {args.batches} steps, "
-        "one readback each"
+        f"\nms per training step, batch 64, {OPTIMIZERS[args.optimizer]}; step: median of "
+        f"{max(1, args.steps // args.epochs) * args.epochs} steps, each synced by a readback; loop and fit: median of "
+        f"{args.epochs} rounds of {args.batches} steps, one readback each"
     )
     header = "".join(f"{MODELS[k]:>43s}" for k in MODELS)
     print(f"  {'':44s}{header}")
@@ -309,6 +311,7 @@ def main():
     parser.add_argument("--epochs", type=int, default=5, help="rounds: loops and fit epochs timed per case (default 5)")
     parser.add_argument("--batches", type=int, default=8, help="batches of 64 per round and per epoch (default 8)")
     parser.add_argument("--warmup", type=int, default=3, help="steps before timing (default 3)")
+    parser.add_argument("--optimizer", choices=sorted(OPTIMIZERS), default="sgd", help="sgd (default) or adam")
     args = parser.parse_args()
     parts = set(args.parts.split(","))
     unknown = parts - {"cpython", "page", "tfjs"}

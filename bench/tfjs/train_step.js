@@ -1,7 +1,7 @@
-// TF.js's side of bench/train_step.py: the same two models, batch 64, SGD, synthetic data, timed as ours.
-// window.tfjsTrainStep({kind, backend, batches, warmup, steps, epochs}) -> {step_ms, loop_ms, fit_ms,
-// shuffled_fit_ms, leftover_tensors, simd, threads (wasm)}, or {error, ...} when TF.js cannot train that model on that backend
-// (4.22's wasm backend has no Conv2DBackpropFilter kernel):
+// TF.js's side of bench/train_step.py: the same two models, batch 64, SGD or Adam, synthetic data, timed as ours.
+// window.tfjsTrainStep({kind, backend, batches, warmup, steps, epochs, optimizer: "sgd" | "adam"}) -> {step_ms,
+// loop_ms, fit_ms, shuffled_fit_ms, leftover_tensors, simd, threads (wasm)}, or {error, ...} when TF.js cannot train
+// that model on that backend (4.22's wasm backend has no Conv2DBackpropFilter kernel):
 // interleaved in `epochs` rounds:
 //   step_ms          median of `steps` optimizer.minimize steps, each synced by reading its loss back
 //   loop_ms          median of the rounds' `batches` minimize steps with one readback at the end, per step
@@ -53,13 +53,13 @@ window.tfjsTrainStep = async (settings) => {
   }
 };
 
-async function measure({ kind, batches, warmup, steps, epochs }) {
+async function measure({ kind, batches, warmup, steps, epochs, optimizer: rule }) {
   const n = BATCH * batches;
   const shape = kind === "mlp" ? [784] : [28, 28, 1];
   const x = tf.randomNormal([n, ...shape], 0, 1, "float32", 1);
   const y = tf.tidy(() => tf.oneHot(tf.randomUniform([n], 0, 10, "int32", 2), 10).toFloat());
   const model = buildModel(kind);
-  const optimizer = tf.train.sgd(0.01);
+  const optimizer = rule === "adam" ? tf.train.adam(0.001) : tf.train.sgd(0.01);
   model.compile({ optimizer, loss: "categoricalCrossentropy" });
   const minimize = (b) => tf.tidy(() => { // batch b sliced from the data, as fit does without shuffling
     const xb = x.slice(b * BATCH, BATCH), yb = y.slice(b * BATCH, BATCH);

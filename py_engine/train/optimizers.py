@@ -24,8 +24,9 @@ from ..engine import ENGINE
 from ..errors import DisposedTensorError, DTypeError, ShapeError
 from ..fresh import fresh_tensors
 from ..layers.base import free_variable_name
-from ..ops import add, clip_by_value, div, fill, maximum, mul, scalar, sqrt, square, sub
+from ..ops import add, clip_by_value, div, fill, fusion, maximum, mul, scalar, sqrt, square
 from ..ops import sum as reduce_sum
+from ..ops.fusion import fuse_elementwise
 from ..tensor import Tensor, Variable
 from . import schedules
 
@@ -52,11 +53,63 @@ def _number(owner, name, value, low=None, high=None, high_open=False):
     return value
 
 
+# The update rules, op for op as TF.js writes them, each run as one kernel (ops.fusion: one dispatch per variable on
+# webgpu, where the ops one at a time took 2-16). Arguments: the variable, its gradient, its slots, then the
+# optimizer's _scalars in their order; they return the slots' new values, then the variable's.
+
+
+def _sgd(value, g, minus_lr, momentum):
+    return minus_lr * g + value
+
+
+def _momentum(value, g, accumulation, minus_lr, momentum):
+    new_accumulation = momentum * accumulation + g
+    return new_accumulation, minus_lr * new_accumulation + value
+
+
+def _nesterov(value, g, accumulation, minus_lr, momentum):
+    new_accumulation = momentum * accumulation + g
+    return new_accumulation, minus_lr * (g + new_accumulation * momentum) + value
+
+
+def _adam(value, g, m, v, beta_1, one_minus_beta_1, beta_2, one_minus_beta_2, epsilon, bias_1, bias_2, minus_lr):
+    new_m = m * beta_1 + g * one_minus_beta_1
+    new_v = v * beta_2 + fusion.square(g) * one_minus_beta_2
+    update = (new_m / bias_1) / (fusion.sqrt(new_v / bias_2) + epsilon)
+    return new_m, new_v, update * minus_lr + value
+
+
+def _adamw(value, g, m, v, *adam_and_decay):
+    *adam, decay = adam_and_decay
+    return _adam(value - value * decay, g, m, v, *adam)
+
+
+def _rmsprop(value, g, mean_square, moments, rho, one_minus_rho, epsilon, momentum, lr):
+    new_mean_square = mean_square * rho + fusion.square(g) * one_minus_rho
+    new_moments = moments * momentum + (g * lr) / fusion.sqrt(new_mean_square + epsilon)
+    return new_mean_square, new_moments, value - new_moments
+
+
+def _rmsprop_centered_averages(g, mean_square, mean_grad, rho, one_minus_rho, epsilon, momentum, lr):
+    return mean_square * rho + fusion.square(g) * one_minus_rho, mean_grad * rho + g * one_minus_rho
+
+
+def _rmsprop_centered_step(value, g, moments, mean_square, mean_grad, rho, one_minus_rho, epsilon, momentum, lr):
+    denominator = fusion.sqrt(mean_square - fusion.square(mean_grad) + epsilon)
+    new_moments = moments * momentum + (g * lr) / denominator
+    return new_moments, value - new_moments
+
+
+def _adagrad(value, g, accumulator, epsilon, minus_lr):
+    new_accumulator = accumulator + fusion.square(g)
+    return new_accumulator, (g / fusion.sqrt(new_accumulator + epsilon)) * minus_lr + value
+
+
 class Optimizer:
     """Base class: the common arguments, slot variables, clipping, apply_gradients, minimize and configs.
 
     A subclass sets `_SLOTS` (slot suffixes, in TF.js's getWeights order), `_FROM_CONFIG` (TF.js config key ->
-    constructor argument), `_tfjs_config()` and `_update(variable, value, gradient, lr)`.
+    constructor argument), `_tfjs_config()`, `_scalars(step, lr)` and `_update(variable, gradient, scalars)`.
     """
 
     class_name = None
@@ -145,38 +198,36 @@ class Optimizer:
         with ENGINE.scope("apply_gradients"):
             self._constants = {}
             try:
-                step = self._step_tensors()
+                scalars = self._step_scalars()
                 gradients = self._clipped([g for _, g in pairs])
                 for (variable, _), gradient in zip(pairs, gradients):
-                    self._update(variable, variable, gradient, step)
+                    self._update(variable, gradient, scalars)
             except BaseException:
                 self.iterations = iterations  # no update happened
                 raise
             finally:
                 self._constants = None
 
-    def _step_tensors(self):
-        """This update's numbers that depend on the step, {name: float32 scalar tensor}, and iterations advanced.
-        They are py_engine.fresh values: a captured training step (pe.capture) replays with each step's numbers
-        (the schedule's learning rate, Adam's bias corrections), not the recorded step's."""
-        names = []
+    def _step_scalars(self):
+        """The numbers of this update's rule (_scalars) as one float32 vector, and iterations advanced. It is a
+        py_engine.fresh value: a captured training step (pe.capture) replays with each step's numbers (the
+        schedule's learning rate, Adam's bias corrections), not the recorded step's."""
 
         def next_step():
-            numbers = self._per_step(self.iterations + 1, self.learning_rate)
-            names[:] = numbers
+            numbers = self._scalars(self.iterations + 1, self.learning_rate)
             self.iterations += 1
-            return [np.array(v, np.float32) for v in numbers.values()]
+            return [np.array(list(numbers.values()), np.float32)]
 
-        tensors = fresh_tensors(next_step)
-        return dict(zip(names, tensors))
+        return fresh_tensors(next_step)[0]
 
-    def _per_step(self, step, lr):
-        """{name: number} for update `step` (1, 2, ...) at learning rate lr; subclasses add theirs."""
-        return {"lr": lr, "minus_lr": -lr}
+    def _scalars(self, step, lr):
+        """{name: number}: the scalar arguments of the update rule, in its order, for update `step` (1, 2, ...) at
+        learning rate lr."""
+        raise NotImplementedError
 
     def _constant(self, value):
-        """value as a float32 scalar tensor, made once per apply_gradients call (it goes with the call's scope).
-        The ops get the same float32 operand a Python number gives them, so the results are the same."""
+        """value as a float32 scalar tensor, made once per apply_gradients call (it goes with the call's scope), for
+        the clipping. The ops get the same float32 operand a Python number gives them, so the results are the same."""
         key = float(value).hex()  # tells -0.0 from 0.0
         tensor = self._constants.get(key)
         if tensor is None:
@@ -274,8 +325,8 @@ class Optimizer:
             return [clip_by_value(g, -self.clipvalue, self.clipvalue) for g in gradients]
         return gradients
 
-    def _update(self, variable, value, gradient, step):
-        """Assign variable (whose current value is `value`) and its slots their new values; step: _step_tensors."""
+    def _update(self, variable, gradient, scalars):
+        """Assign variable and its slots their new values; scalars: _step_scalars."""
         raise NotImplementedError
 
     # ---- configs --------------------------------------------------------------------------
@@ -332,18 +383,17 @@ class SGD(Optimizer):
     def class_name(self):
         return "Momentum" if self.momentum > 0 else "SGD"
 
-    def _update(self, variable, value, gradient, step):
-        minus_lr = step["minus_lr"]
+    def _scalars(self, step, lr):
+        return {"minus_lr": -lr, "momentum": self.momentum}
+
+    def _update(self, variable, gradient, scalars):
         if self.momentum == 0:
-            variable.assign(add(mul(minus_lr, gradient), value))
+            (new_value,) = fuse_elementwise(_sgd, [variable, gradient], scalars)
+            variable.assign(new_value)
             return
         accumulation = self._slot(variable, "momentum")
-        m = self._constant(self.momentum)
-        new_accumulation = add(mul(m, accumulation), gradient)
-        if self.nesterov:
-            new_value = add(mul(minus_lr, add(gradient, mul(new_accumulation, m))), value)
-        else:
-            new_value = add(mul(minus_lr, new_accumulation), value)
+        rule = _nesterov if self.nesterov else _momentum
+        new_accumulation, new_value = fuse_elementwise(rule, [variable, gradient, accumulation], scalars)
         accumulation.assign(new_accumulation)
         variable.assign(new_value)
 
@@ -374,20 +424,27 @@ class Adam(Optimizer):
         self.beta_2 = _number(owner, "beta_2", beta_2, 0, 1, high_open=True)
         self.epsilon = _number(owner, "epsilon", epsilon, 0)
 
-    def _per_step(self, step, lr):
-        return {**super()._per_step(step, lr), "bias_1": 1 - self.beta_1**step, "bias_2": 1 - self.beta_2**step}
+    def _scalars(self, step, lr):
+        b1, b2 = self.beta_1, self.beta_2
+        return {
+            "beta_1": b1,
+            "one_minus_beta_1": 1 - b1,
+            "beta_2": b2,
+            "one_minus_beta_2": 1 - b2,
+            "epsilon": self.epsilon,
+            "bias_1": 1 - b1**step,
+            "bias_2": 1 - b2**step,
+            "minus_lr": -lr,
+        }
 
-    def _update(self, variable, value, gradient, step):
-        b1, b2, c = self.beta_1, self.beta_2, self._constant
+    def _update(self, variable, gradient, scalars):
         first, second = self._slot(variable, "m"), self._slot(variable, "v")
-        new_first = add(mul(first, c(b1)), mul(gradient, c(1 - b1)))
-        new_second = add(mul(second, c(b2)), mul(square(gradient), c(1 - b2)))
-        corrected_first = div(new_first, step["bias_1"])
-        corrected_second = div(new_second, step["bias_2"])
+        new_first, new_second, new_value = fuse_elementwise(self._rule, [variable, gradient, first, second], scalars)
         first.assign(new_first)
         second.assign(new_second)
-        update = div(corrected_first, add(sqrt(corrected_second), c(self.epsilon)))
-        variable.assign(add(mul(update, step["minus_lr"]), value))
+        variable.assign(new_value)
+
+    _rule = staticmethod(_adam)
 
     def _tfjs_config(self):
         return {"learningRate": self.learning_rate, "beta1": self.beta_1, "beta2": self.beta_2, "epsilon": self.epsilon}
@@ -406,12 +463,10 @@ class AdamW(Adam):
         super().__init__(learning_rate, beta_1, beta_2, epsilon, **common)
         self.weight_decay = _number("AdamW", "weight_decay", weight_decay, 0)
 
-    def _per_step(self, step, lr):
-        return {**super()._per_step(step, lr), "decay": lr * self.weight_decay}
+    def _scalars(self, step, lr):
+        return {**super()._scalars(step, lr), "decay": lr * self.weight_decay}
 
-    def _update(self, variable, value, gradient, step):
-        decayed = sub(value, mul(value, step["decay"]))
-        super()._update(variable, decayed, gradient, step)
+    _rule = staticmethod(_adamw)
 
     def _tfjs_config(self):
         return {**super()._tfjs_config(), "weightDecay": self.weight_decay}
@@ -441,22 +496,33 @@ class RMSprop(Optimizer):
         self.epsilon = _number("RMSprop", "epsilon", epsilon, 0)
         self.centered = bool(centered)
 
-    def _update(self, variable, value, gradient, step):
-        c = self._constant
-        rho, one_minus_rho, epsilon = c(self.rho), c(1 - self.rho), c(self.epsilon)
+    def _scalars(self, step, lr):
+        return {
+            "rho": self.rho,
+            "one_minus_rho": 1 - self.rho,
+            "epsilon": self.epsilon,
+            "momentum": self.momentum,
+            "lr": lr,
+        }
+
+    def _update(self, variable, gradient, scalars):
         mean_square, moments = self._slot(variable, "rms"), self._slot(variable, "momentum")
-        new_mean_square = add(mul(mean_square, rho), mul(square(gradient), one_minus_rho))
-        if self.centered:
+        if self.centered:  # one kernel would bind 10 buffers: the averages first
             mean_grad = self._slot(variable, "mg")
-            new_mean_grad = add(mul(mean_grad, rho), mul(gradient, one_minus_rho))
-            denominator = sqrt(add(sub(new_mean_square, square(new_mean_grad)), epsilon))
+            new_mean_square, new_mean_grad = fuse_elementwise(
+                _rmsprop_centered_averages, [gradient, mean_square, mean_grad], scalars
+            )
+            new_moments, new_value = fuse_elementwise(
+                _rmsprop_centered_step, [variable, gradient, moments, new_mean_square, new_mean_grad], scalars
+            )
             mean_grad.assign(new_mean_grad)
         else:
-            denominator = sqrt(add(new_mean_square, epsilon))
-        new_moments = add(mul(moments, c(self.momentum)), div(mul(gradient, step["lr"]), denominator))
+            new_mean_square, new_moments, new_value = fuse_elementwise(
+                _rmsprop, [variable, gradient, mean_square, moments], scalars
+            )
         mean_square.assign(new_mean_square)
         moments.assign(new_moments)
-        variable.assign(sub(value, new_moments))
+        variable.assign(new_value)
 
     def _tfjs_config(self):
         return {
@@ -486,12 +552,14 @@ class Adagrad(Optimizer):
         self.initial_accumulator_value = _number("Adagrad", "initial_accumulator_value", initial_accumulator_value, 0)
         self.epsilon = _number("Adagrad", "epsilon", epsilon, 0)
 
-    def _update(self, variable, value, gradient, step):
+    def _scalars(self, step, lr):
+        return {"epsilon": self.epsilon, "minus_lr": -lr}
+
+    def _update(self, variable, gradient, scalars):
         accumulator = self._slot(variable, "accumulator", self.initial_accumulator_value)
-        new_accumulator = add(accumulator, square(gradient))
+        new_accumulator, new_value = fuse_elementwise(_adagrad, [variable, gradient, accumulator], scalars)
         accumulator.assign(new_accumulator)
-        epsilon = self._constant(self.epsilon)
-        variable.assign(add(mul(div(gradient, sqrt(add(new_accumulator, epsilon))), step["minus_lr"]), value))
+        variable.assign(new_value)
 
     def _tfjs_config(self):
         config = {"learningRate": self.learning_rate, "initialAccumulatorValue": self.initial_accumulator_value}

@@ -3,7 +3,7 @@
 import numpy as np
 
 from ...dtypes import NUMPY
-from ...kernels import register_kernel
+from ...kernels import get_kernel, register_kernel
 
 
 def _sigmoid(x):
@@ -71,3 +71,17 @@ register_kernel("LeakyRelu", "numpy", lambda x, alpha: np.where(x > 0, x, x * np
 register_kernel("Select", "numpy", lambda cond, a, b: np.where(cond, a, b))
 register_kernel("Cast", "numpy", lambda x, dtype: x.astype(NUMPY[dtype]))
 register_kernel("ClipByValue", "numpy", lambda x, lo, hi: np.clip(x, lo, hi).astype(x.dtype))
+
+
+def _fused_elementwise(*arrays, program):
+    """ops.fusion's traced rule: each step by its op's own kernel, so the values are those of the ops one at a time;
+    every output has the tensors' shape (a value computed from scalars alone is broadcast to it)."""
+    values = list(arrays[: program.tensors])
+    if program.scalars:
+        values += list(arrays[program.tensors])  # float32 numbers, as a scalar tensor's element
+    for name, args in program.steps:
+        values.append(get_kernel(name, "numpy")(*(values[a] for a in args)))
+    return tuple(np.broadcast_to(values[o], arrays[0].shape) for o in program.outputs)
+
+
+register_kernel("FusedElementwise", "numpy", _fused_elementwise)

@@ -1,8 +1,9 @@
-"""Conformance cases: elementwise ops, cast, clip, where, fill, one_hot, broadcast_to."""
+"""Conformance cases: elementwise ops, cast, clip, where, fill, one_hot, broadcast_to, fused elementwise rules."""
 
 import numpy as np
 
 from ... import ops
+from ...ops import fusion
 from .case import BROADCAST_PAIRS, FLOAT_EDGES, INT_EDGES, SHAPES, Case, rand, with_edges
 
 SPECIAL = np.array([np.nan, np.inf, -np.inf, 0.0, -0.0, 1.0, -1.0, 0.5, 2.5, -2.5, 1e-7, 80.0, -80.0], np.float32)
@@ -151,7 +152,25 @@ def _cases():
     )
     cases.append(Case("broadcast_to/rank3", lambda t: ops.broadcast_to(t, (4, 3, 5)), [rand((3, 1), 24)]))
     cases.append(Case("broadcast_to/special-values", lambda t: ops.broadcast_to(t, (3, 15)), [FLOAT_EDGES]))
+    _fused_cases(cases)
     return cases
+
+
+def _every_step(x, y, s):
+    """A rule that runs every step kernel ops.fusion allows; its last output comes from the scalar alone."""
+    a = x + y * s
+    b = fusion.maximum(x - y, fusion.minimum(x, y)) / s
+    return a, fusion.sqrt(fusion.abs(-a)) + fusion.square(b), s * s
+
+
+def _fused_cases(cases):
+    """fuse_elementwise: every step kernel, several outputs, a scalar, at every size and on the edge values."""
+    fused = lambda x, y, s: fusion.fuse_elementwise(_every_step, [x, y], s)  # noqa: E731
+    for label, shape in SHAPES.items():
+        x, y = with_edges(rand(shape, 60), FLOAT_EDGES), rand(shape, 61, 0.5, 3)
+        cases.append(Case(f"fuse_elementwise/{label}", fused, [x, y, np.array([1.5], np.float32)]))
+    edges = np.resize(FLOAT_EDGES, (len(FLOAT_EDGES), len(FLOAT_EDGES)))
+    cases.append(Case("fuse_elementwise/special-values", fused, [edges, edges.T.copy(), np.array([-0.0], np.float32)]))
 
 
 def _cast_cases(cases):

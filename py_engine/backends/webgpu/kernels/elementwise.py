@@ -316,6 +316,35 @@ def _one_hot(backend, indices, depth, on_value, off_value, dtype):
     return out
 
 
+@functools.cache
+def _fused_shader(program):
+    """ops.fusion's traced rule in one shader: each step calls its op's float32 expression as a function (the same
+    arithmetic as the op's own kernel); the scalars are one vector, read by every thread."""
+    fns = []
+    for name in sorted({name for name, _ in program.steps}):
+        expr = {**UNARY, **BINARY}[name]
+        params = "a: f32, b: f32" if name in BINARY else "x: f32"
+        fns.append(
+            f"fn op_{name}({params}) -> f32 {{ return {_typed(expr[F32] if isinstance(expr, dict) else expr, F32)}; }}"
+        )
+    lines = [f"  let v{k} = in{k}[i];" for k in range(program.tensors)]
+    lines += [f"  let v{program.tensors + k} = scalars[{k}];" for k in range(program.scalars)]
+    for k, (name, args) in enumerate(program.steps, program.tensors + program.scalars):
+        lines.append(f"  let v{k} = op_{name}({', '.join(f'v{a}' for a in args)});")
+    lines += [f"  out{j}[i] = v{v};" for j, v in enumerate(program.outputs)]
+    ins = [(f"in{k}", F32) for k in range(program.tensors)] + ([("scalars", F32)] if program.scalars else [])
+    outs = [(f"out{j}", F32) for j in range(len(program.outputs))]
+    key = f"FusedElementwise:{program.describe()}"
+    return linear_program(key, "\n".join(lines), ins, outs, {}, HELPERS + "\n".join(fns) + "\n")
+
+
+def _fused_elementwise(backend, *inputs, program):
+    outs = [backend.empty(inputs[0].shape, F32) for _ in program.outputs]
+    n = outs[0].size
+    backend.dispatch(_fused_shader(program), [*inputs, *outs], {"count": n}, linear_groups(n))
+    return tuple(outs)
+
+
 def _broadcast_to(backend, x, shape):
     return run_elementwise(backend, "BroadcastTo", "x", [x], tuple(shape), x.dtype)
 
@@ -328,3 +357,4 @@ register_kernel("ClipByValue", "webgpu", _clip)
 register_kernel("Fill", "webgpu", _fill)
 register_kernel("OneHot", "webgpu", _one_hot)
 register_kernel("BroadcastTo", "webgpu", _broadcast_to)
+register_kernel("FusedElementwise", "webgpu", _fused_elementwise)
