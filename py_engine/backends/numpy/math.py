@@ -81,7 +81,10 @@ def _fused_elementwise(*arrays, program):
         values += list(arrays[program.tensors])  # float32 numbers, as a scalar tensor's element
     for name, args in program.steps:
         values.append(get_kernel(name, "numpy")(*(values[a] for a in args)))
-    return tuple(np.broadcast_to(values[o], arrays[0].shape) for o in program.outputs)
+    shape = arrays[0].shape
+    return tuple(
+        values[o] if np.shape(values[o]) == shape else np.broadcast_to(values[o], shape) for o in program.outputs
+    )
 
 
 register_kernel("FusedElementwise", "numpy", _fused_elementwise)
