@@ -1,4 +1,4 @@
-"""Elementwise numpy kernels: unary, binary, select, cast, clip."""
+"""Elementwise numpy kernels: unary, binary, select, cast, clip, and the fused rules of ops.fusion."""
 
 import numpy as np
 

@@ -1,4 +1,5 @@
-"""Elementwise WGSL kernels: unary, binary and select with NumPy broadcasting, cast, clip, fill, one_hot.
+"""Elementwise WGSL kernels: unary, binary and select with NumPy broadcasting, cast, clip, fill, one_hot, and the
+fused rules of ops.fusion (one shader per traced rule).
 
 Uniforms: the element count, the rank, the output shape and each input's strides against it (0 on broadcast
 axes), then the op's scalars by name (`u.alpha`). When every input has the output's shape the shader indexes
