@@ -1,11 +1,12 @@
 """Optimizers with Keras's names and arguments and TensorFlow.js 4.22's update rules.
 
 Each update follows tfjs-core/src/optimizers/*.ts op for op, so a model trained here follows the trajectory
-TF.js takes. One `apply_gradients` call runs in one engine scope, reads nothing back to the host
-(hyperparameters, Adam's bias corrections and schedules are Python floats), and replaces each variable's value
-with `assign`. Each constant it multiplies or adds (the learning rate, betas, epsilon...) is uploaded once per
-call, as a scalar tensor every variable's update shares, rather than once per op and variable. Slot variables ("<variable>/m", ...) are engine variables made on
-first use and counted by `pe.memory()`; `dispose()` frees them and the next update makes them again.
+TF.js takes; its rule (_adam, ...) runs as one fused kernel per variable (ops.fusion). One `apply_gradients` call
+runs in one engine scope, reads nothing back to the host (hyperparameters, Adam's bias corrections and schedules
+are Python floats), and replaces each variable's value with `assign`. The numbers the rule uses (the learning rate,
+betas, epsilon, bias corrections...) are uploaded once per call, as one vector every variable's update shares.
+Slot variables ("<variable>/m", ...) are engine variables made on first use and counted by `pe.memory()`;
+`dispose()` frees them and the next update makes them again.
 
 get_config() is TF.js's getConfig (camelCase keys) and class_name TF.js's class name, so the pair is what TF.js
 writes into model.json's trainingConfig.optimizer_config. What TF.js has no field for is added only when set
