@@ -18,7 +18,7 @@ RMSPROP = [0.9, 0.1, 1e-7, 0.5, 0.01]
 # rule -> (its tensors, those that go under a square root, its scalars)
 RULES = {
     optimizers._adam: (4, {3}, ADAM),
-    optimizers._adamw: (4, {3}, [*ADAM, 0.004]),
+    optimizers._adamw: (4, {3}, [0.004, *ADAM]),
     optimizers._rmsprop: (4, {2}, RMSPROP),
     optimizers._rmsprop_centered_averages: (3, {1}, RMSPROP),
     optimizers._rmsprop_centered_step: (5, {3}, RMSPROP),

@@ -80,8 +80,7 @@ def _adam(value, g, m, v, beta_1, one_minus_beta_1, beta_2, one_minus_beta_2, ep
     return new_m, new_v, update * minus_lr + value
 
 
-def _adamw(value, g, m, v, *adam_and_decay):
-    *adam, decay = adam_and_decay
+def _adamw(value, g, m, v, decay, *adam):
     return _adam(value - value * decay, g, m, v, *adam)
 
 
@@ -465,7 +464,7 @@ class AdamW(Adam):
         self.weight_decay = _number("AdamW", "weight_decay", weight_decay, 0)
 
     def _scalars(self, step, lr):
-        return {**super()._scalars(step, lr), "decay": lr * self.weight_decay}
+        return {"decay": lr * self.weight_decay, **super()._scalars(step, lr)}
 
     _rule = staticmethod(_adamw)
 
