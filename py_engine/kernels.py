@@ -26,6 +26,11 @@ def unregister_kernel(name, backend):
         raise KernelNotFoundError(f"cannot unregister kernel {name!r}: it is not registered for backend {backend!r}")
 
 
+def registered_on(backend):
+    """The kernel functions registered for `backend` now."""
+    return [fn for (_, b), fn in _KERNELS.items() if b == backend]
+
+
 def backends_with(name):
     return sorted(b for (k, b) in _KERNELS if k == name)
 

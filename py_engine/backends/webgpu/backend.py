@@ -13,6 +13,8 @@ device call's own errors at the call, and everything recorded in a pass is check
 
 While `recording` is set (py_engine/capture.py), the pool's buffers, the uploads and the dispatches are also
 reported to it, uploads are pinned (their buffers are not freed to the pool), and a readback raises.
+
+A built-in kernel's first run for a signature is logged, and later runs replay the log (kernel_plans.py).
 """
 
 import asyncio
@@ -25,6 +27,8 @@ from ...errors import EngineError
 from . import limits
 from .buffer_pool import BufferPool
 from .device import UNIFORM_BLOCK, UNIFORM_RING
+from .kernel_plans import DISPATCH, FREE, MAX_PLANS, SPOIL, TAKE, KernelPlan, signature
+from .kernels import BUILT_IN
 from .wgsl import ITEMSIZE_ON_GPU, MAX_RANK
 
 # Freed buffers are reused only after the work that may read them is submitted; scopes do not submit, so a
@@ -70,12 +74,24 @@ class WebGPUBackend:
         self._uniforms = bytearray(UNIFORM_RING)
         self._uniform_end = 0
         self._recorded = 0
+        self.plans = {}  # kernel signature -> KernelPlan, or None when its run cannot be replayed
+        self._log = None  # a list while a kernel's run is logged for its plan
+        self.plan_replays = 0
         self.on_cpu = on_cpu_adapter(device.info)
         self.variants = {}  # kernel family -> the variant chosen for this adapter
         self.dry_run = None  # a list while warm-up collects shaders instead of dispatching
         self.recording = None  # a capture.Recording while py_engine.capture records a function's dispatches
         self.programs = set()  # the captured programs built on this device (py_engine/capture.py)
         self.replays = 0
+
+    @property
+    def on_cpu(self):
+        return self._on_cpu
+
+    @on_cpu.setter
+    def on_cpu(self, value):  # kernels pick their variants by it: plans logged under the other value are stale
+        self._on_cpu = value
+        self.plans.clear()
 
     # ---- the engine's backend interface -----------------------------------------------------
 
@@ -89,6 +105,8 @@ class WebGPUBackend:
         return self.pool.bytes_allocated
 
     def upload(self, array):
+        if self._log is not None:
+            self._log.append((SPOIL,))
         dtype = dtypes.of_numpy(array.dtype)
         # checked before any host conversion; a recorded function's constant gets a buffer its dispatches never used
         avoid = self.recording.acquired if self.recording is not None else None
@@ -106,6 +124,8 @@ class WebGPUBackend:
         return GpuArray(buf, array.shape, dtype), nbytes
 
     def read(self, handle):
+        if self._log is not None:
+            self._log.append((SPOIL,))
         if self.recording is not None:
             self.recording.refuse_readback()
         self.flush()
@@ -113,6 +133,8 @@ class WebGPUBackend:
         return self._decode(raw, handle)
 
     async def read_async(self, handle):
+        if self._log is not None:
+            self._log.append((SPOIL,))
         if self.recording is not None:
             self.recording.refuse_readback()
         self.flush()
@@ -126,14 +148,19 @@ class WebGPUBackend:
         return np.frombuffer(raw, dtypes.NUMPY[handle.dtype]).copy()
 
     def free(self, handle):
+        self.free_buffer(handle.buffer)
+
+    def free_buffer(self, bid):
         recording = self.recording
-        if recording is not None and handle.buffer in recording.uploads:  # pinned: the program reads it later
-            recording.released_uploads.add(handle.buffer)
+        if recording is not None and bid in recording.uploads:  # pinned: the program reads it later
+            recording.released_uploads.add(bid)
             return
+        if self._log is not None:
+            self._log.append((FREE, bid))
         taken = self._taken
-        if taken is not None and handle.buffer in taken:  # a kernel's own temporary
-            self._taken_bytes -= taken.pop(handle.buffer)[1]
-        self.pool.release(handle.buffer)
+        if taken is not None and bid in taken:  # a kernel's own temporary
+            self._taken_bytes -= taken.pop(bid)[1]
+        self.pool.release(bid)
         if self.pool.pending_bytes > PENDING_LIMIT:  # freed memory waits for a submit: keep what waits bounded
             self.flush()
 
@@ -146,9 +173,19 @@ class WebGPUBackend:
             if len(t.shape) > MAX_RANK:
                 raise ValueError(f"webgpu kernels support rank <= {MAX_RANK}; got shape {t.shape}")
             args.append(h if h.shape == t.shape else GpuArray(h.buffer, t.shape, h.dtype))
+        key = plan = None
+        if fn in BUILT_IN and self.dry_run is None and self.recording is None:
+            try:
+                key = signature(fn, args, attrs)
+                plan = self.plans.get(key, False)
+            except TypeError:  # an attribute that cannot be a key (a numpy array): no plan
+                key = None
         self._kernel, self._taken, self._taken_bytes = fn, {}, 0
         try:
-            out = fn(self, *args, **attrs) if attrs else fn(self, *args)
+            if plan:
+                self.plan_replays += 1
+                return [(GpuArray(*o[:3]), o[3], o[1], o[2]) for o in plan.replay(self, args)], plan.multi
+            out = self._logged(key, fn, args, attrs) if plan is False else fn(self, *args, **(attrs or {}))
         except BaseException as e:
             self._give_back(self._taken)
             if not isinstance(e, EngineError):  # the engine's own errors name the op already
@@ -160,6 +197,23 @@ class WebGPUBackend:
             return [(o, o.size * ITEMSIZE_ON_GPU, o.shape, o.dtype) for o in out], True
         return [(out, out.size * ITEMSIZE_ON_GPU, out.shape, out.dtype)], False
 
+    def _logged(self, key, fn, args, attrs):
+        """Run a built-in kernel for a signature not seen yet, and keep its plan (None if it has none)."""
+        if len({a.buffer for a in args}) < len(args):  # inputs sharing a buffer: log no plan, ask again next time
+            return fn(self, *args, **(attrs or {}))
+        outer_variants, self.variants = self.variants, {}  # what this kernel records, to repeat on replays
+        self._log = log = []
+        try:
+            out = fn(self, *args, **(attrs or {}))
+        finally:
+            self._log = None
+            written, self.variants = self.variants, outer_variants
+            outer_variants.update(written)
+        if len(self.plans) >= MAX_PLANS:
+            self.plans.clear()
+        self.plans[key] = KernelPlan.from_log(log, args, out, written)
+        return out
+
     # ---- what kernels use -------------------------------------------------------------------
 
     def empty(self, shape, dtype):
@@ -167,7 +221,14 @@ class WebGPUBackend:
         n = 1
         for d in shape:
             n *= d
-        return GpuArray(self._take(n, shape, dtype)[0], shape, dtype)
+        bid = self._take(n, shape, dtype)[0]
+        if self._log is not None:
+            self._log.append((TAKE, bid, n, shape, dtype))
+        return GpuArray(bid, shape, dtype)
+
+    def take_buffer(self, count, shape, dtype):
+        """A buffer id for `count` elements (what `empty` takes, for a replayed plan)."""
+        return self._take(count, shape, dtype)[0]
 
     def _take(self, count, shape, dtype, op=None, avoid=None):
         """A pooled buffer for `count` elements, after the device's limits and the memory budget allow it.
@@ -238,6 +299,24 @@ class WebGPUBackend:
         self.device.dispatch(shader.key, buffer_ids, offset, workgroups)
         if self.recording is not None:
             self.recording.add(shader, buffer_ids, self._uniforms[offset : offset + nbytes], workgroups)
+        if self._log is not None:
+            self._log.append(
+                (DISPATCH, shader, buffer_ids, bytes(self._uniforms[offset : offset + nbytes]), workgroups)
+            )
+        self._submit_if_full()
+
+    def record(self, shader, buffer_ids, uniform_bytes, workgroups):
+        """Record a dispatch of a replayed plan: validated, its uniforms packed, when the plan was logged."""
+        if not self.device.has_pipeline(shader.key):  # a shader the browser rejected is forgotten, compiled again
+            self.device.compile(shader.key, shader.source, shader.n_in, shader.n_out)
+        if self._uniform_end + UNIFORM_BLOCK > UNIFORM_RING:
+            self.flush()
+        offset = self._uniform_end
+        self._uniforms[offset : offset + len(uniform_bytes)] = uniform_bytes
+        self.device.dispatch(shader.key, buffer_ids, offset, workgroups)
+        self._submit_if_full()
+
+    def _submit_if_full(self):
         self._uniform_end += UNIFORM_BLOCK
         self._recorded += 1
         if self._recorded >= self.batch_size:
@@ -283,6 +362,8 @@ class WebGPUBackend:
             "capture_programs": len(self.programs),
             "capture_bytes": sum(p.nbytes for p in self.programs),
             "capture_replays": self.replays,
+            "kernel_plans": len(self.plans),
+            "kernel_plan_replays": self.plan_replays,
             "variants": dict(self.variants),
         }
 

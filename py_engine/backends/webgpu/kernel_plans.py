@@ -1,0 +1,99 @@
+"""Kernel plans: the engine's own webgpu kernels, replayed without running their Python again.
+
+A built-in kernel is a function of its inputs' shapes and dtypes and of its attributes: given the same, it takes
+the same buffers, records the same dispatches with the same uniforms and frees the same temporaries. So the
+backend logs a kernel's first run for a signature, and later runs replay the log: take the buffers, copy each
+dispatch's packed uniforms into the ring, record the dispatch, free the temporaries. The shape arithmetic, the
+shader lookup, the uniform packing and the validation (the logged run validated the same dispatches) are skipped:
+that Python is most of what an op costs on this backend.
+
+Not logged: users' kernels (a pe.Program's plan or a Python kernel may read state the signature does not show),
+runs while warm-up collects shaders or py_engine.capture records, runs that upload or read back, and inputs that
+share a buffer (a log keeps buffer ids, so it could not tell them apart).
+"""
+
+from .wgsl import ITEMSIZE_ON_GPU
+
+TAKE, DISPATCH, FREE, SPOIL = range(4)  # log events: (TAKE, id, count, shape, dtype), (DISPATCH, shader, ids,
+# uniform bytes, workgroups), (FREE, id), (SPOIL,): the run did something a replay would not repeat
+MAX_PLANS = 4096  # signatures kept per backend; past it the cache starts again (NaN attributes never match)
+
+
+def signature(fn, args, attrs):
+    """The dict key of a kernel call: the kernel, its inputs' shapes and dtypes, its attributes."""
+    key = [fn]
+    for a in args:
+        key += (a.shape, a.dtype)
+    if attrs:
+        for name, value in attrs.items():
+            key += (name, _frozen(value))
+    return tuple(key)
+
+
+def _frozen(value):
+    """An attribute as part of a key. Lists become tuples, and numbers keep their type and sign: 1, 1.0 and True
+    are equal in Python, and so are 0.0 and -0.0, but a kernel packs them differently."""
+    kind = type(value)
+    if kind is list or kind is tuple:
+        return tuple(map(_frozen, value))
+    if kind is float:
+        return kind, repr(value)
+    return kind, value
+
+
+class KernelPlan:
+    """A logged run with its buffers as slots: the inputs first, then what the kernel took, in order."""
+
+    __slots__ = ("events", "multi", "n_slots", "outputs", "variants")
+
+    def __init__(self, events, n_slots, outputs, multi, variants):
+        self.events, self.n_slots, self.outputs, self.multi, self.variants = events, n_slots, outputs, multi, variants
+
+    @classmethod
+    def from_log(cls, log, args, out, variants):
+        """The plan of a logged run (`out`: what the kernel returned), or None when it cannot be replayed."""
+        slot_of = {a.buffer: k for k, a in enumerate(args)}
+        n_inputs = n = len(args)
+        events = []
+        for event in log:
+            kind = event[0]
+            if kind == TAKE:
+                slot_of[event[1]] = n
+                events.append((TAKE, n, *event[2:]))
+                n += 1
+            elif kind == DISPATCH:
+                bound = [slot_of.get(bid) for bid in event[2]]
+                if None in bound:  # a buffer neither passed in nor taken by the kernel
+                    return None
+                events.append((DISPATCH, event[1], bound, event[3], event[4]))
+            elif kind == FREE and slot_of.get(event[1], -1) >= n_inputs:
+                events.append((FREE, slot_of.pop(event[1])))
+            else:  # it uploaded, read back, or freed something not its own
+                return None
+        multi = type(out) is tuple
+        outputs = []
+        for o in out if multi else (out,):
+            slot = slot_of.get(o.buffer, -1)
+            if slot < n_inputs:  # an input handed back as an output would be freed twice
+                return None
+            outputs.append((slot, o.shape, o.dtype, o.size * ITEMSIZE_ON_GPU))
+        return cls(events, n, outputs, multi, variants)
+
+    def replay(self, backend, args):
+        """Do what the logged run did, on these inputs; returns the outputs as (buffer id, shape, dtype, bytes)."""
+        slots = [a.buffer for a in args]
+        slots += [None] * (self.n_slots - len(slots))
+        for event in self.events:
+            kind = event[0]
+            if kind == DISPATCH:
+                backend.record(event[1], [slots[s] for s in event[2]], event[3], event[4])
+            elif kind == TAKE:
+                slots[event[1]] = backend.take_buffer(event[2], event[3], event[4])
+            else:
+                backend.free_buffer(slots[event[1]])
+        if self.variants:
+            backend.variants.update(self.variants)
+        return [(slots[s], shape, dtype, nbytes) for s, shape, dtype, nbytes in self.outputs]
+
+
+__all__ = ["KernelPlan", "signature"]

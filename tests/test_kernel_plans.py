@@ -1,0 +1,155 @@
+"""Kernel plans (py_engine/backends/webgpu/kernel_plans.py): a built-in kernel's first run for a signature is
+logged, later runs replay it. A replay must do exactly what running the kernel would: these tests check the
+signature (what makes two calls the same), the cases that must not be replayed, and what a replay keeps."""
+
+import asyncio
+
+import numpy as np
+import pytest
+
+import py_engine as pe
+from py_engine.backends.webgpu.kernel_plans import DISPATCH, FREE, SPOIL, TAKE, KernelPlan, signature
+from py_engine.engine import ENGINE
+from py_engine.errors import ResourceExhaustedError
+
+
+@pytest.fixture
+def gpu():
+    """A webgpu backend on a new device, so its plans and counters start from zero."""
+    ENGINE.forget_backend("webgpu")
+    assert asyncio.run(pe.set_backend("webgpu")), ENGINE.fallback_reason
+    return ENGINE.backend
+
+
+def counts(gpu):
+    stats = gpu.stats()
+    return stats["kernel_plans"], stats["kernel_plan_replays"], stats["dispatches"]
+
+
+def test_the_second_call_of_a_signature_replays_the_first(gpu):
+    a, b = pe.tensor([1.0, 2.0, 3.0]), pe.tensor([10.0, 20.0, 30.0])
+    np.testing.assert_array_equal((a + b).numpy(), [11, 22, 33])
+    assert counts(gpu) == (1, 0, 1)
+    c = pe.tensor([5.0, 6.0, 7.0])
+    np.testing.assert_array_equal((c + a).numpy(), [6, 8, 10])  # new buffers, the same signature
+    assert counts(gpu) == (1, 1, 2)
+    np.testing.assert_array_equal((a + pe.tensor([1.0, 1.0])[:1]).numpy(), [2, 3, 4])  # broadcast: a new signature
+    assert counts(gpu)[:2] == (3, 1)  # the slice is a kernel too
+
+
+def test_a_replay_makes_the_same_results_as_the_kernel_on_every_shape_of_a_chain(gpu, rng):
+    x = rng.standard_normal((3, 5, 7)).astype(np.float32)
+    w = rng.standard_normal((7, 4)).astype(np.float32)
+
+    def step(t):
+        return pe.softmax(pe.relu(pe.matmul(t, pe.tensor(w)) * 0.5 - 0.1), -1).sum(axis=1)
+
+    first = pe.tidy(step, pe.tensor(x)).numpy()
+    replays = gpu.plan_replays
+    again = pe.tidy(step, pe.tensor(x)).numpy()
+    assert gpu.plan_replays > replays
+    np.testing.assert_array_equal(again, first)
+
+
+def test_attributes_are_part_of_the_signature_with_their_type_and_sign(gpu):
+    x = pe.tensor([-2.0, 3.0])
+    np.testing.assert_array_equal(pe.leaky_relu(x, 0.5).numpy(), [-1.0, 3.0])
+    np.testing.assert_array_equal(pe.leaky_relu(x, 0.25).numpy(), [-0.5, 3.0])  # not the first call's alpha
+    assert np.signbit(pe.leaky_relu(x, 0.0).numpy()[0])  # -2 * 0.0
+    assert not np.signbit(pe.leaky_relu(x, -0.0).numpy()[0])  # -2 * -0.0: equal keys would have replayed -0.0
+    assert signature(None, [], {"n": 1}) != signature(None, [], {"n": 1.0}) != signature(None, [], {"n": True})
+    assert signature(None, [], {"axes": [0, 1]}) == signature(None, [], {"axes": (0, 1)})  # one list, either form
+
+
+def test_inputs_sharing_a_buffer_replay_correctly_and_log_no_plan(gpu):
+    a = pe.tensor([1.0, 2.0])
+    np.testing.assert_array_equal((a + a).numpy(), [2.0, 4.0])
+    assert counts(gpu)[:2] == (0, 0)  # one buffer for both inputs: a log could not tell them apart
+    b = pe.tensor([5.0, 7.0])
+    np.testing.assert_array_equal((a + b).numpy(), [6.0, 9.0])
+    np.testing.assert_array_equal((b + b).numpy(), [10.0, 14.0])  # the plan binds the one buffer twice
+    assert counts(gpu)[:2] == (1, 1)
+
+
+def test_a_replay_records_the_variant_its_kernel_chose(gpu):
+    short, long = pe.ones((4, 8)), pe.ones((2, 4096))
+    short.sum(axis=1).dispose()
+    assert gpu.variants["reduce"] == "per-thread"
+    long.sum(axis=1).dispose()
+    assert gpu.variants["reduce"] == "workgroup"
+    short.sum(axis=1).dispose()  # replayed
+    assert gpu.plan_replays == 1 and gpu.variants["reduce"] == "per-thread"
+
+
+def test_a_replay_still_checks_the_memory_budget_and_gives_back_what_it_took(gpu):
+    a, b = pe.ones((1 << 16,)), pe.ones((1 << 16,))
+    (a * b).dispose()  # logged
+    pe.set_memory_budget(ENGINE.bytes_by_backend["webgpu"] + 1000)
+    try:
+        in_use, replays = gpu.pool.bytes_in_use, gpu.plan_replays
+        with pytest.raises(ResourceExhaustedError, match="Mul"):
+            a * b
+        assert gpu.plan_replays == replays + 1 and gpu.pool.bytes_in_use == in_use
+    finally:
+        pe.set_memory_budget(None)
+
+
+def test_changing_the_adapter_kind_forgets_the_plans(gpu):
+    (pe.ones((3,)) + 1.0).dispose()
+    assert gpu.plans
+    gpu.on_cpu = not gpu.on_cpu
+    assert not gpu.plans
+    gpu.on_cpu = not gpu.on_cpu
+
+
+def test_users_kernels_are_run_every_time(gpu):
+    """A pe.Program's dispatch function may read state that is not in the signature: it is never replayed."""
+    factor = [2.0]
+    scale = pe.Program(
+        "PlanScale",
+        "@compute @workgroup_size(64) fn main(@builtin(global_invocation_id) g: vec3u) {\n"
+        "  if (g.x < arrayLength(&x)) { out[g.x] = x[g.x] * params.factor; }\n}",
+        inputs=["x"],
+        uniforms={"factor": "f32"},
+        dispatch=lambda x: pe.Dispatch({"out": (x.shape, x.dtype)}, -(-x.size // 64), {"factor": factor[0]}),
+    )
+    pe.register_kernel("PlanScale", "webgpu", scale)
+    try:
+        x = pe.tensor([1.0, 2.0])
+        np.testing.assert_array_equal(pe.run_kernel("PlanScale", [x]).numpy(), [2.0, 4.0])
+        factor[0] = 3.0
+        np.testing.assert_array_equal(pe.run_kernel("PlanScale", [x]).numpy(), [3.0, 6.0])
+        assert gpu.plan_replays == 0
+    finally:
+        pe.unregister_kernel("PlanScale", "webgpu")
+
+
+def test_warm_up_and_capture_neither_log_nor_replay(gpu):
+    x = pe.tensor(np.ones(8, np.float32))  # an upload, not a kernel
+
+    def double(t):
+        return t * 2.0
+
+    asyncio.run(pe.warmup(double, x))
+    assert counts(gpu)[:2] == (0, 0)
+    captured = pe.capture(double)
+    for _ in range(3):
+        np.testing.assert_array_equal(captured(x).numpy(), np.full(8, 2.0))
+    captured.dispose()
+    assert gpu.plan_replays == 0
+
+
+class Buffer:
+    def __init__(self, bid):
+        self.buffer, self.shape, self.dtype, self.size = bid, (1,), "float32", 1
+
+
+def test_a_log_that_a_replay_could_not_repeat_makes_no_plan():
+    args, shader = [Buffer(1)], object()
+    take, out = (TAKE, 2, 1, (1,), "float32"), Buffer(2)
+    ok = [take, (DISPATCH, shader, [1, 2], b"", (1, 1, 1))]
+    assert KernelPlan.from_log(ok, args, out, {}).n_slots == 2
+    assert KernelPlan.from_log([*ok, (SPOIL,)], args, out, {}) is None  # it uploaded or read back
+    assert KernelPlan.from_log([*ok, (FREE, 1)], args, out, {}) is None  # it freed an input
+    assert KernelPlan.from_log([take, (DISPATCH, shader, [1, 9], b"", (1, 1, 1))], args, out, {}) is None
+    assert KernelPlan.from_log(ok, args, args[0], {}) is None  # it returned its input
