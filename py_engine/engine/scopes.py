@@ -7,6 +7,8 @@ its own `with scope():`, release only their own tensors, across any number of aw
 import inspect
 from contextlib import contextmanager
 from contextvars import ContextVar
+from inspect import CO_COROUTINE
+from types import FunctionType
 
 from ..tensor import Tensor
 
@@ -22,6 +24,8 @@ def iter_tensors(obj):
     """Every Tensor inside nested lists, tuples and dict values."""
     if isinstance(obj, Tensor):
         yield obj
+    elif obj is None:
+        return
     elif isinstance(obj, (list, tuple)):
         for x in obj:
             yield from iter_tensors(x)
@@ -58,9 +62,11 @@ class Scopes:
         return result
 
     def _close(self, scope, parent, result):
-        survivors = dict(scope.exports)
-        for t in iter_tensors(result):
-            survivors[t.id] = t
+        survivors = scope.exports
+        if result is not None:
+            survivors = dict(survivors)
+            for t in iter_tensors(result):
+                survivors[t.id] = t
         tracked, scope.tracked = scope.tracked, {}
         for tid, t in tracked.items():
             if tid in survivors:
@@ -87,15 +93,27 @@ class Scopes:
             self._close(scope, stack[-1] if stack else None, None)
 
     def tidy(self, fn, *args, **kwargs):
-        if inspect.iscoroutinefunction(fn):
+        # `with self.scope()` written out: a tidy per op is common, and the context manager costs as much as the op
+        if type(fn) is FunctionType and not fn.__code__.co_flags & CO_COROUTINE:
+            name = fn.__name__
+        elif inspect.iscoroutinefunction(fn):
             raise TypeError(_ASYNC_TIDY)
-        with self.scope(getattr(fn, "__name__", None)) as scope:
+        else:
+            name = getattr(fn, "__name__", None)
+        scope = Scope(name)
+        stack = SCOPES.get()
+        token = SCOPES.set((*stack, scope))
+        result = None
+        try:
             result = fn(*args, **kwargs)
-            if inspect.isawaitable(result):
+            if not isinstance(result, Tensor) and inspect.isawaitable(result):
                 if inspect.iscoroutine(result):
                     result.close()
+                result = None
                 raise TypeError(_ASYNC_TIDY)
-            scope.export(result)
+        finally:
+            SCOPES.reset(token)
+            self._close(scope, stack[-1] if stack else None, result)
         return result
 
     def keep(self, obj):
