@@ -50,12 +50,13 @@ class GpuArray:
 
     __slots__ = ("buffer", "dtype", "shape", "size")
 
-    def __init__(self, buffer, shape, dtype):
+    def __init__(self, buffer, shape, dtype, size=None):
         self.buffer, self.shape, self.dtype = buffer, shape, dtype
-        n = 1
-        for d in shape:
-            n *= d
-        self.size = n
+        if size is None:
+            size = 1
+            for d in shape:
+                size *= d
+        self.size = size
 
 
 class WebGPUBackend:
@@ -184,7 +185,11 @@ class WebGPUBackend:
         try:
             if plan:
                 self.plan_replays += 1
-                return [(GpuArray(*o[:3]), o[3], o[1], o[2]) for o in plan.replay(self, args)], plan.multi
+                slots = plan.replay(self, args)
+                return [
+                    (GpuArray(slots[s], shape, dtype, size), nbytes, shape, dtype)
+                    for s, shape, dtype, size, nbytes in plan.outputs
+                ], plan.multi
             out = self._logged(key, fn, args, attrs) if plan is False else fn(self, *args, **(attrs or {}))
         except BaseException as e:
             self._give_back(self._taken)
@@ -303,7 +308,10 @@ class WebGPUBackend:
             self._log.append(
                 (DISPATCH, shader, buffer_ids, bytes(self._uniforms[offset : offset + nbytes]), workgroups)
             )
-        self._submit_if_full()
+        self._uniform_end += UNIFORM_BLOCK
+        self._recorded += 1
+        if self._recorded >= self.batch_size:
+            self.flush()
 
     def record(self, shader, buffer_ids, uniform_bytes, workgroups):
         """Record a dispatch of a replayed plan: validated, its uniforms packed, when the plan was logged."""
@@ -314,9 +322,6 @@ class WebGPUBackend:
         offset = self._uniform_end
         self._uniforms[offset : offset + len(uniform_bytes)] = uniform_bytes
         self.device.dispatch(shader.key, buffer_ids, offset, workgroups)
-        self._submit_if_full()
-
-    def _submit_if_full(self):
         self._uniform_end += UNIFORM_BLOCK
         self._recorded += 1
         if self._recorded >= self.batch_size:

@@ -76,11 +76,11 @@ class KernelPlan:
             slot = slot_of.get(o.buffer, -1)
             if slot < n_inputs:  # an input handed back as an output would be freed twice
                 return None
-            outputs.append((slot, o.shape, o.dtype, o.size * ITEMSIZE_ON_GPU))
+            outputs.append((slot, o.shape, o.dtype, o.size, o.size * ITEMSIZE_ON_GPU))
         return cls(events, n, outputs, multi, variants)
 
     def replay(self, backend, args):
-        """Do what the logged run did, on these inputs; returns the outputs as (buffer id, shape, dtype, bytes)."""
+        """Do what the logged run did, on these inputs; returns every slot's buffer id (`outputs` name theirs)."""
         slots = [a.buffer for a in args]
         slots += [None] * (self.n_slots - len(slots))
         for event in self.events:
@@ -93,7 +93,7 @@ class KernelPlan:
                 backend.free_buffer(slots[event[1]])
         if self.variants:
             backend.variants.update(self.variants)
-        return [(slots[s], shape, dtype, nbytes) for s, shape, dtype, nbytes in self.outputs]
+        return slots
 
 
 __all__ = ["KernelPlan", "signature"]
