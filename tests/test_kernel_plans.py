@@ -51,6 +51,20 @@ def test_a_replay_makes_the_same_results_as_the_kernel_on_every_shape_of_a_chain
     np.testing.assert_array_equal(again, first)
 
 
+def test_a_replay_takes_and_frees_the_kernels_temporaries_as_it_did(gpu, rng):
+    x = pe.tensor(rng.uniform(0, 1, (2, 100_000)).astype(np.float32))  # long rows: partial sums, then their sum
+    want = x.numpy().astype(np.float64).sum(axis=1)
+    in_use = gpu.pool.bytes_in_use
+    runs = []
+    for _ in range(2):
+        before = counts(gpu)
+        with pe.scope():
+            np.testing.assert_allclose(x.sum(axis=1).numpy(), want, rtol=1e-5)
+        runs.append(tuple(now - then for now, then in zip(counts(gpu), before)))
+        assert gpu.pool.bytes_in_use == in_use
+    assert runs == [(1, 0, 2), (0, 1, 2)]  # logged, then replayed: two dispatches each time
+
+
 def test_attributes_are_part_of_the_signature_with_their_type_and_sign(gpu):
     x = pe.tensor([-2.0, 3.0])
     np.testing.assert_array_equal(pe.leaky_relu(x, 0.5).numpy(), [-1.0, 3.0])
