@@ -157,8 +157,13 @@ class BridgeDevice:
 
     # ---- dispatch and submit ----------------------------------------------------------------
 
-    def dispatch(self, key, buffer_ids, uniform_offset, workgroups):
-        self._call("record commands", self._dispatch, self._pipelines[key], uniform_offset, *workgroups, *buffer_ids)
+    def dispatch(self, key, buffer_ids, uniform_offset, workgroups):  # `_call` written out: this is the per-op call
+        if self.lost:
+            raise self._lost_error("record commands")
+        try:
+            self._dispatch(self._pipelines[key], uniform_offset, *workgroups, *buffer_ids)
+        except JsException as e:
+            raise self._js_error("record commands", e) from e
 
     def flush(self, uniform_bytes=b""):
         address, nbytes, keep = _address(uniform_bytes)
