@@ -2,6 +2,7 @@
 
     .venv/bin/python bench/op_overhead.py            # numpy backend
     .venv/bin/python bench/op_overhead.py webgpu     # webgpu backend (wgpu-py): the cost of recording a dispatch
+    .venv/bin/python bench/op_overhead.py plan       # webgpu backend on a PlanDevice: its Python alone, no GPU work
 
 Prints microseconds per op (best of several repeats) and the engine's overhead over numpy.
 Timings are for reading, never asserted in tests.
@@ -14,6 +15,9 @@ import timeit
 import numpy as np
 
 import py_engine as pe
+from py_engine.backends.webgpu import WebGPUBackend
+from py_engine.backends.webgpu.plan_device import PlanDevice
+from py_engine.engine import ENGINE
 
 
 def best_us(fn, number=20000, repeat=7):
@@ -22,6 +26,10 @@ def best_us(fn, number=20000, repeat=7):
 
 def main():
     backend = sys.argv[1] if len(sys.argv) > 1 else "numpy"
+    if backend == "plan":  # a device that runs nothing, standing for a CPU adapter (SwiftShader's kernel variants)
+        device = PlanDevice("cpu")
+        ENGINE.register_backend("webgpu", lambda: WebGPUBackend(device))
+        backend = "webgpu"
     assert asyncio.run(pe.set_backend(backend)), pe.backend_info()["fallback_reason"]
     a_np, b_np = np.ones(4, np.float32), np.full(4, 2.0, np.float32)
     a, b = pe.tensor(a_np), pe.tensor(b_np)
