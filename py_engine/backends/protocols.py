@@ -60,6 +60,11 @@ class Backend(Protocol):
         submits and pipeline compiles (pe.stats())."""
         ...
 
+    def host_scalar(self, array):
+        """(handle, nbytes) for a one-element array made for an op's Python-number operand, kept on the host until a
+        kernel needs it in a buffer; None to have it uploaded (what a backend without such handles does)."""
+        return None
+
     def flush(self):
         """Submit queued work (nothing to do on a backend that works synchronously)."""
 

@@ -73,6 +73,15 @@ class Engine(BackendRegistry, BufferAccounting, Scopes, Variables, Profiler, Lea
             handle, nbytes = backend.upload(array)
         return self.make_tensor(self._new_buffer(backend, handle, nbytes), array.shape, dtype)
 
+    def from_number(self, array, dtype):
+        """A tensor of a one-element array made for an op's Python-number operand: the backend may keep it on the
+        host (backend.host_scalar), else it is uploaded."""
+        backend = self.active()
+        made = backend.host_scalar(array)
+        if made is None:
+            return self.from_numpy(array, dtype)
+        return self.make_tensor(self._new_buffer(backend, *made), array.shape, dtype)
+
     def view(self, x, shape):
         """A tensor of another shape sharing x's buffer (reshape, expand_dims, squeeze, flatten)."""
         out = self.make_tensor(x._live_buffer(), shape, x.dtype)

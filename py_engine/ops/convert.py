@@ -54,14 +54,21 @@ def binary_operands(op, a, b):
         return a, b, []
     temps = []
     if isinstance(a, Tensor) and isinstance(b, numbers.Number):
-        b = as_temporary(b, op, temps, _number_dtype(b, a.dtype))
+        b = _number_temporary(b, op, temps, _number_dtype(b, a.dtype))
     elif isinstance(b, Tensor) and isinstance(a, numbers.Number):
-        a = as_temporary(a, op, temps, _number_dtype(a, b.dtype))
+        a = _number_temporary(a, op, temps, _number_dtype(a, b.dtype))
     a, b = as_temporary(a, op, temps), as_temporary(b, op, temps)
     if a.dtype != b.dtype:
         dt = dtypes.upcast(a.dtype, b.dtype)
         a, b = as_temporary(a, op, temps, dt), as_temporary(b, op, temps, dt)
     return a, b, temps
+
+
+def _number_temporary(x, op, temps, dtype):
+    """A Python number as a one-element tensor for one op (on a GPU backend it may stay on the host: a uniform)."""
+    t = ENGINE.from_number(*host_array(x, dtype, op))
+    temps.append(t)
+    return t
 
 
 def as_temporary(x, op, temps, dtype=None):

@@ -15,6 +15,10 @@ While `recording` is set (py_engine/capture.py), the pool's buffers, the uploads
 reported to it, uploads are pinned (their buffers are not freed to the pool), and a readback raises.
 
 A built-in kernel's first run for a signature is logged, and later runs replay the log (kernel_plans.py).
+
+An op's Python-number operand (`x * 2.0`) stays on the host as a `HostScalar`: the elementwise kernels read its value
+as a uniform, and it is uploaded only if another kernel needs it in a buffer (as TF.js's WebGL backend passes
+one-element tensors as uniforms). An upload costs a device call and a pooled buffer; a uniform costs nothing.
 """
 
 import asyncio
@@ -28,7 +32,7 @@ from . import limits
 from .buffer_pool import BufferPool
 from .device import UNIFORM_BLOCK, UNIFORM_RING
 from .kernel_plans import DISPATCH, FREE, MAX_PLANS, SPOIL, TAKE, KernelPlan, signature
-from .kernels import BUILT_IN
+from .kernels import BUILT_IN, TAKES_HOST_SCALARS
 from .wgsl import ITEMSIZE_ON_GPU, MAX_RANK
 
 # Freed buffers are reused only after the work that may read them is submitted; scopes do not submit, so a
@@ -49,6 +53,7 @@ class GpuArray:
     """What a kernel sees of a tensor: a buffer id with a shape and dtype."""
 
     __slots__ = ("buffer", "dtype", "shape", "size")
+    value = None  # a HostScalar's number
 
     def __init__(self, buffer, shape, dtype, size=None):
         self.buffer, self.shape, self.dtype = buffer, shape, dtype
@@ -57,6 +62,23 @@ class GpuArray:
             for d in shape:
                 size *= d
         self.size = size
+
+    def view(self, shape):
+        return GpuArray(self.buffer, shape, self.dtype)
+
+
+class HostScalar(GpuArray):
+    """A one-element operand known on the host: `value` is its number as a uniform holds it (bool as 0/1), and
+    `buffer` stays None until a kernel that cannot take a uniform needs it uploaded."""
+
+    __slots__ = ("value",)
+
+    def __init__(self, value, shape, dtype, buffer=None):
+        super().__init__(buffer, shape, dtype, 1)
+        self.value = value
+
+    def view(self, shape):
+        return HostScalar(self.value, shape, self.dtype, self.buffer)
 
 
 class WebGPUBackend:
@@ -124,11 +146,28 @@ class WebGPUBackend:
             self.recording.uploads.add(buf)
         return GpuArray(buf, array.shape, dtype), nbytes
 
+    def host_scalar(self, array):
+        """A handle for a one-element array that stays on the host (module docstring), or None while a function is
+        recorded: a captured program keeps its constants in buffers."""
+        if self.recording is not None:
+            return None
+        value = array.item()
+        return HostScalar(int(value) if type(value) is bool else value, array.shape, dtypes.of_numpy(array.dtype)), (
+            ITEMSIZE_ON_GPU
+        )
+
+    def _upload_host_scalar(self, handle):
+        """Give a HostScalar the buffer a kernel needs; the tensors sharing it share the upload."""
+        array = np.full(handle.shape, handle.value, dtypes.NUMPY[handle.dtype])
+        handle.buffer = self.upload(array)[0].buffer
+
     def read(self, handle):
         if self._log is not None:
             self._log.append((SPOIL,))
         if self.recording is not None:
             self.recording.refuse_readback()
+        if handle.value is not None:
+            return np.full(1, handle.value, dtypes.NUMPY[handle.dtype])
         self.flush()
         raw = self.device.read_buffer(handle.buffer, handle.size * ITEMSIZE_ON_GPU)
         return self._decode(raw, handle)
@@ -138,6 +177,8 @@ class WebGPUBackend:
             self._log.append((SPOIL,))
         if self.recording is not None:
             self.recording.refuse_readback()
+        if handle.value is not None:
+            return np.full(1, handle.value, dtypes.NUMPY[handle.dtype])
         self.flush()
         raw = await self.device.read_buffer_async(handle.buffer, handle.size * ITEMSIZE_ON_GPU)
         return self._decode(raw, handle)
@@ -149,7 +190,8 @@ class WebGPUBackend:
         return np.frombuffer(raw, dtypes.NUMPY[handle.dtype]).copy()
 
     def free(self, handle):
-        self.free_buffer(handle.buffer)
+        if handle.buffer is not None:  # None: a HostScalar never uploaded
+            self.free_buffer(handle.buffer)
 
     def free_buffer(self, bid):
         recording = self.recording
@@ -169,11 +211,14 @@ class WebGPUBackend:
         args = []
         for t in inputs:
             h = t._buf.handle
-            if type(h) is not GpuArray:  # warm-up: a tensor still on the host; kernels read only its shape
+            if type(h) is HostScalar:
+                if h.buffer is None and fn not in TAKES_HOST_SCALARS and self.dry_run is None:
+                    self._upload_host_scalar(h)
+            elif type(h) is not GpuArray:  # warm-up: a tensor still on the host; kernels read only its shape
                 h = GpuArray(None, t.shape, t.dtype)
             if len(t.shape) > MAX_RANK:
                 raise ValueError(f"webgpu kernels support rank <= {MAX_RANK}; got shape {t.shape}")
-            args.append(h if h.shape == t.shape else GpuArray(h.buffer, t.shape, h.dtype))
+            args.append(h if h.shape == t.shape else h.view(t.shape))
         key = plan = None
         if fn in BUILT_IN and self.dry_run is None and self.recording is None:
             try:
@@ -355,6 +400,8 @@ class WebGPUBackend:
         return len(new)
 
     def native_buffer(self, handle):
+        if handle.buffer is None:
+            self._upload_host_scalar(handle)
         return self.device.native_buffer(handle.buffer)
 
     def stats(self):
@@ -384,4 +431,4 @@ class WebGPUBackend:
         return self.device.lost
 
 
-__all__ = ["GpuArray", "WebGPUBackend"]
+__all__ = ["GpuArray", "HostScalar", "WebGPUBackend"]

@@ -20,10 +20,13 @@ MAX_PLANS = 4096  # signatures kept per backend; past it the cache starts again 
 
 
 def signature(fn, args, attrs):
-    """The dict key of a kernel call: the kernel, its inputs' shapes and dtypes, its attributes."""
+    """The dict key of a kernel call: the kernel, its inputs' shapes and dtypes (and host scalars' values), its
+    attributes."""
     key = [fn]
     for a in args:
         key += (a.shape, a.dtype)
+        if a.value is not None:  # a HostScalar: its number is packed into the uniforms
+            key.append(_frozen(a.value))
     if attrs:
         for name, value in attrs.items():
             key += (name, _frozen(value))

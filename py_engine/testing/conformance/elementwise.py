@@ -103,6 +103,8 @@ def _cases():
         for label, (sa, sb) in BROADCAST_PAIRS.items():
             cases.append(Case(f"{name}/bool-{label}", fn, [rand(sa, 10, dtype=bool), rand(sb, 11, dtype=bool)]))
 
+    _number_operand_cases(cases, specials)
+
     cond, a, b = rand((2, 3, 4), 14, dtype=bool), rand((3, 1), 15), rand((4,), 16)
     cases.append(Case("where/broadcast3", ops.where, [cond, a, b]))
     cases.append(
@@ -171,6 +173,25 @@ def _fused_cases(cases):
         cases.append(Case(f"fuse_elementwise/{label}", fused, [x, y, np.array([1.5], np.float32)]))
     edges = np.resize(FLOAT_EDGES, (len(FLOAT_EDGES), len(FLOAT_EDGES)))
     cases.append(Case("fuse_elementwise/special-values", fused, [edges, edges.T.copy(), np.array([-0.0], np.float32)]))
+
+
+def _number_operand_cases(cases, specials):
+    """A Python number as either operand (`x * 2.0`, `1 - x`): on webgpu it is a uniform, not an uploaded tensor."""
+    for name in [*BINARY, *COMPARE]:
+        fn = getattr(ops, name)
+        for number in [2.0, -0.0, 0.5, float("nan"), float("inf"), -3.0]:
+            right, left = (lambda t, n=number, f=fn: f(t, n)), (lambda t, n=number, f=fn: f(n, t))
+            cases.append(Case(f"{name}/number-{number}-right", right, [specials], rtol=1e-4, atol=1e-6))
+            cases.append(Case(f"{name}/number-{number}-left", left, [specials], rtol=1e-4, atol=1e-6))
+        ints = rand((3, 5), 35, -9, 9, np.int32)
+        cases.append(Case(f"{name}/number-int", lambda t, f=fn: f(t, 3), [ints]))
+        cases.append(Case(f"{name}/number-int-left", lambda t, f=fn: f(-4, t), [ints]))
+    mask = rand((4, 3), 36, dtype=bool)
+    for name in ["logical_and", "logical_or", "equal", "not_equal"]:
+        fn = getattr(ops, name)
+        cases.append(Case(f"{name}/number-bool", lambda t, f=fn: (f(t, True), f(False, t)), [mask]))
+    cases.append(Case("where/numbers", lambda c, x: ops.where(c, x, 0.0), [mask, rand((4, 3), 37)]))
+    cases.append(Case("mul/number-upcast", lambda t: t * 1.5, [rand((4,), 38, -9, 9, np.int32)]))
 
 
 def _cast_cases(cases):

@@ -3,12 +3,13 @@ fused rules of ops.fusion (one shader per traced rule).
 
 Uniforms: the element count, the rank, the output shape and each input's strides against it (0 on broadcast
 axes), then the op's scalars by name (`u.alpha`). When every input has the output's shape the shader indexes
-directly, skipping the index arithmetic (and the shape uniforms).
+directly, skipping the index arithmetic (and the shape uniforms). An input that is a host scalar (the backend's
+HostScalar: `x * 2.0`'s 2.0) is a uniform too, `u.value<k>`, not a binding.
 """
 
 import functools
 
-from ....kernels import register_kernel
+from ....kernels import get_kernel, register_kernel
 from ..program import linear_program
 from ..wgsl import ELEMENT, MAX_RANK, broadcast_strides, linear_groups
 
@@ -137,10 +138,10 @@ COMPARE = {
 LOGICAL = {"LogicalAnd": "select(0u, 1u, a != 0u && b != 0u)", "LogicalOr": "select(0u, 1u, a != 0u || b != 0u)"}
 
 
-def _offsets(n_inputs):
-    """WGSL computing each input's element offset o0, o1, ... from the flat output index i."""
-    decls = "\n".join(f"  var o{k} = 0u;" for k in range(n_inputs))
-    adds = "\n".join(f"    o{k} = o{k} + c * u_strides{k}(d);" for k in range(n_inputs))
+def _offsets(inputs):
+    """WGSL computing the element offset o<k> of each input k in `inputs` from the flat output index i."""
+    decls = "\n".join(f"  var o{k} = 0u;" for k in inputs)
+    adds = "\n".join(f"    o{k} = o{k} + c * u_strides{k}(d);" for k in inputs)
     return f"""{decls}
   var rest = i;
   for (var step = 0u; step < u.rank; step = step + 1u) {{
@@ -153,19 +154,24 @@ def _offsets(n_inputs):
 
 
 @functools.cache
-def elementwise_shader(name, expr, names, in_dtypes, out_dtype, direct, scalars=()):
+def elementwise_shader(name, expr, names, in_dtypes, out_dtype, direct, scalars=(), held=()):
     """One output element per thread: out[i] = expr, the inputs bound to `names` at their broadcast offsets;
-    scalars: (name, WGSL type) of the uniforms expr reads as u.name."""
-    ins = [(f"in{k}", dt) for k, dt in enumerate(in_dtypes)]
-    loads = "\n".join(f"  let {n} = in{k}[{'i' if direct else f'o{k}'}];" for k, n in enumerate(names))
-    body = f"""{"" if direct else _offsets(len(in_dtypes))}
+    scalars: (name, WGSL type) of the uniforms expr reads as u.name; held: the inputs read from u.value<k>."""
+    bound = [k for k in range(len(in_dtypes)) if k not in held]
+    ins = [(f"in{k}", in_dtypes[k]) for k in bound]
+    loads = "\n".join(
+        f"  let {n} = u.value{k};" if k in held else f"  let {n} = in{k}[{'i' if direct else f'o{k}'}];"
+        for k, n in enumerate(names)
+    )
+    body = f"""{"" if direct else _offsets(bound)}
 {loads}
   out[i] = {expr};"""
     uniforms = {} if direct else {"rank": "u32", "shape": f"u32[{MAX_RANK}]"}
-    uniforms |= {f"strides{k}": f"u32[{MAX_RANK}]" for k in range(len(in_dtypes)) if not direct}
+    uniforms |= {f"strides{k}": f"u32[{MAX_RANK}]" for k in bound if not direct}
+    uniforms |= {f"value{k}": SCALAR_TYPE[in_dtypes[k]] for k in held}
     uniforms |= dict(scalars)
     # the scalars' types are in the key: one expr with an f32 or an i32 uniform is two different shaders
-    typed = "".join(f":{n}={t}" for n, t in scalars)
+    typed = "".join(f":{n}={t}" for n, t in scalars) + "".join(f":value{k}" for k in held)
     key = f"{name}:{expr}:{','.join(in_dtypes)}->{out_dtype}:{'direct' if direct else 'strided'}{typed}"
     return linear_program(key, body, ins, [("out", out_dtype)], uniforms, HELPERS)
 
@@ -178,16 +184,22 @@ def run_elementwise(backend, name, expr, inputs, out_shape, out_dtype, scalars=N
     follows the Python value: float -> f32, int -> i32)."""
     out = backend.empty(out_shape, out_dtype)
     scalars = scalars or {}
-    direct = all(x.shape == out_shape for x in inputs)
+    held = tuple(k for k, x in enumerate(inputs) if x.value is not None)
+    bound = [x for x in inputs if x.value is None] if held else inputs
+    direct = all(x.shape == out_shape for x in bound)
     types = tuple((k, "f32" if isinstance(v, float) else "i32") for k, v in scalars.items())
     shader = elementwise_shader(
-        name, expr, _NAMES[len(inputs)], tuple(x.dtype for x in inputs), out_dtype, direct, types
+        name, expr, _NAMES[len(inputs)], tuple(x.dtype for x in inputs), out_dtype, direct, types, held
     )
     uniforms = {"count": out.size, **scalars}
+    for k in held:
+        uniforms[f"value{k}"] = inputs[k].value
     if not direct:
         uniforms |= {"rank": len(out_shape), "shape": out_shape}
-        uniforms |= {f"strides{k}": broadcast_strides(x.shape, out_shape) for k, x in enumerate(inputs)}
-    backend.dispatch(shader, [*inputs, out], uniforms, linear_groups(out.size))
+        uniforms |= {
+            f"strides{k}": broadcast_strides(x.shape, out_shape) for k, x in enumerate(inputs) if x.value is None
+        }
+    backend.dispatch(shader, [*bound, out], uniforms, linear_groups(out.size))
     return out
 
 
@@ -359,3 +371,21 @@ register_kernel("Fill", "webgpu", _fill)
 register_kernel("OneHot", "webgpu", _one_hot)
 register_kernel("BroadcastTo", "webgpu", _broadcast_to)
 register_kernel("FusedElementwise", "webgpu", _fused_elementwise)
+
+# the kernels that hand every input to run_elementwise, which reads a host scalar as a uniform: the backend uploads
+# one only for the others
+TAKES_HOST_SCALARS = frozenset(
+    get_kernel(name, "webgpu")
+    for name in (
+        *UNARY,
+        *BINARY,
+        *COMPARE,
+        *LOGICAL,
+        "IsNan",
+        "LeakyRelu",
+        "Select",
+        "Cast",
+        "ClipByValue",
+        "BroadcastTo",
+    )
+)
