@@ -76,15 +76,16 @@ def test_numbers_with_another_value_replay_another_plan(gpu):
     assert gpu.plan_replays == 2  # 2.0 and -0.0, each seen before
 
 
-def test_a_recorded_function_keeps_its_numbers_in_buffers(gpu):
+def test_a_recorded_function_keeps_its_numbers_in_its_uniforms(gpu):
     def scale(t):
         return t * 2.0 + 1.0
 
     captured = pe.capture(scale)
     x = pe.tensor([1.0, 2.0])
-    for _ in range(3):
-        assert captured(x).numpy().tolist() == [3.0, 5.0]
-    assert gpu.stats()["capture_replays"] == 2
+    before = gpu.stats()["uploads"]
+    for k in range(3):
+        assert captured(x + k).numpy().tolist() == [3.0 + 2 * k, 5.0 + 2 * k]
+    assert gpu.stats()["capture_replays"] == 2 and gpu.stats()["uploads"] == before
     captured.dispose()
 
 

@@ -147,10 +147,9 @@ class WebGPUBackend:
         return GpuArray(buf, array.shape, dtype), nbytes
 
     def host_scalar(self, array):
-        """A handle for a one-element array that stays on the host (module docstring), or None while a function is
-        recorded: a captured program keeps its constants in buffers."""
-        if self.recording is not None:
-            return None
+        """A handle for a one-element array that stays on the host (module docstring). While py_engine.capture
+        records, its value goes into the recorded uniforms: a Python number in the function is a constant of every
+        replay, as an uploaded one would be (what changes per replay is a py_engine.fresh value, a buffer)."""
         value = array.item()
         return HostScalar(int(value) if type(value) is bool else value, array.shape, dtypes.of_numpy(array.dtype)), (
             ITEMSIZE_ON_GPU
