@@ -32,6 +32,15 @@ def each_backend(request):
 
 
 @pytest.fixture
+def gpu():
+    """A webgpu backend on a new device, so its counters, pipelines and kernel plans start from zero (a module may
+    define its own `gpu`)."""
+    ENGINE.forget_backend("webgpu")
+    assert asyncio.run(pe.set_backend("webgpu")), ENGINE.fallback_reason
+    return ENGINE.backend
+
+
+@pytest.fixture
 def rng():
     return np.random.default_rng(0)
 

@@ -8,18 +8,9 @@ import numpy as np
 import pytest
 
 import py_engine as pe
-from py_engine.engine import ENGINE
 from tests.test_models import conv_net, images
 
 RUNS = 5
-
-
-@pytest.fixture
-def gpu():
-    """A webgpu backend on a new device, so its counters start from zero."""
-    ENGINE.forget_backend("webgpu")
-    assert asyncio.run(pe.set_backend("webgpu")), ENGINE.fallback_reason
-    return ENGINE.backend
 
 
 class CountingDevice:

@@ -3,25 +3,15 @@ losses and weights as running every op from Python (bit for bit: the same kernel
 numbers that change per step (a schedule's learning rate, Adam's bias corrections, dropout's draws) are
 py_engine.fresh values made anew per replay; a hand-written training step captures the same way."""
 
-import asyncio
 import itertools
 
 import numpy as np
 import pytest
 
 import py_engine as pe
-from py_engine.engine import ENGINE
 from py_engine.fresh import fresh_tensors
 
 L = pe.layers
-
-
-@pytest.fixture
-def gpu():
-    """A webgpu backend on a new device, so its counters start from zero."""
-    ENGINE.forget_backend("webgpu")
-    assert asyncio.run(pe.set_backend("webgpu")), ENGINE.fallback_reason
-    return ENGINE.backend
 
 
 def blobs(n, seed):

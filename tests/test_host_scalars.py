@@ -1,8 +1,6 @@
 """An op's Python-number operand on webgpu (`x * 2.0`): a HostScalar read as a uniform by the elementwise kernels,
 uploaded only for a kernel that needs a buffer (py_engine/backends/webgpu/backend.py)."""
 
-import asyncio
-
 import numpy as np
 import pytest
 
@@ -13,13 +11,6 @@ from py_engine.testing.conformance.elementwise import BINARY, COMPARE
 
 SPECIALS = np.array([np.nan, np.inf, -np.inf, 0.0, -0.0, 1.0, -1.0, 2.0, -3.0, 0.5, 1e-30], np.float32)
 NUMBERS = [2.0, -0.0, 0.0, 0.5, float("nan"), float("inf"), -3.0, 1e-30]
-
-
-@pytest.fixture
-def gpu():
-    ENGINE.forget_backend("webgpu")
-    assert asyncio.run(pe.set_backend("webgpu")), ENGINE.fallback_reason
-    return ENGINE.backend
 
 
 def test_a_number_operand_is_not_uploaded(gpu):

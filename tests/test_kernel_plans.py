@@ -13,14 +13,6 @@ from py_engine.engine import ENGINE
 from py_engine.errors import ResourceExhaustedError
 
 
-@pytest.fixture
-def gpu():
-    """A webgpu backend on a new device, so its plans and counters start from zero."""
-    ENGINE.forget_backend("webgpu")
-    assert asyncio.run(pe.set_backend("webgpu")), ENGINE.fallback_reason
-    return ENGINE.backend
-
-
 def counts(gpu):
     stats = gpu.stats()
     return stats["kernel_plans"], stats["kernel_plan_replays"], stats["dispatches"]

@@ -9,15 +9,6 @@ import pytest
 import py_engine as pe
 from py_engine.backends.webgpu.backend import PENDING_LIMIT
 from py_engine.backends.webgpu.buffer_pool import size_class
-from py_engine.engine import ENGINE
-
-
-@pytest.fixture
-def gpu():
-    """A webgpu backend on a new device, so pipeline and buffer counts start from zero."""
-    ENGINE.forget_backend("webgpu")
-    assert asyncio.run(pe.set_backend("webgpu")), ENGINE.fallback_reason
-    return ENGINE.backend
 
 
 def program(x):
