@@ -16,7 +16,8 @@ from .wgsl import ITEMSIZE_ON_GPU
 
 TAKE, DISPATCH, FREE, SPOIL = range(4)  # log events: (TAKE, id, count, shape, dtype), (DISPATCH, shader, ids,
 # uniform bytes, workgroups), (FREE, id), (SPOIL,): the run did something a replay would not repeat
-MAX_PLANS = 4096  # signatures kept per backend; past it the cache starts again (NaN attributes never match)
+MAX_PLANS = 4096  # signatures kept per backend; past it the cache starts again (`x * lr` with a new lr each step
+# logs a plan per value)
 
 
 def signature(fn, args, attrs):
@@ -34,7 +35,7 @@ def signature(fn, args, attrs):
 
 
 def _frozen(value):
-    """An attribute as part of a key. Lists become tuples, and numbers keep their type and sign: 1, 1.0 and True
+    """An attribute or a host scalar's value as part of a key. Lists become tuples, and numbers keep their type and sign: 1, 1.0 and True
     are equal in Python, and so are 0.0 and -0.0, but a kernel packs them differently."""
     kind = type(value)
     if kind is list or kind is tuple:
