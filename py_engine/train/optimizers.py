@@ -25,7 +25,7 @@ from ..engine import ENGINE
 from ..errors import DisposedTensorError, DTypeError, ShapeError
 from ..fresh import fresh_tensors
 from ..layers.base import free_variable_name
-from ..ops import add, clip_by_value, div, fill, fusion, maximum, mul, scalar, sqrt, square
+from ..ops import add, clip_by_value, div, fill, fusion, maximum, mul, sqrt, square
 from ..ops import sum as reduce_sum
 from ..ops.fusion import fuse_elementwise
 from ..tensor import Tensor, Variable
@@ -130,7 +130,6 @@ class Optimizer:
         self.name = owner.lower() if name is None else str(name)
         self.iterations = 0  # updates applied so far; a schedule is evaluated at this step
         self._slots = {}  # variable id -> (variable, {slot suffix: slot variable})
-        self._constants = None  # during apply_gradients: {float.hex(): scalar tensor}
 
     # ---- learning rate --------------------------------------------------------------------
 
@@ -196,7 +195,6 @@ class Optimizer:
         self._drop_slots_of_disposed_variables()
         iterations = self.iterations
         with ENGINE.scope("apply_gradients"):
-            self._constants = {}
             try:
                 scalars = self._step_scalars()
                 gradients = self._clipped([g for _, g in pairs])
@@ -205,8 +203,6 @@ class Optimizer:
             except BaseException:
                 self.iterations = iterations  # no update happened
                 raise
-            finally:
-                self._constants = None
 
     def _step_scalars(self):
         """The numbers of this update's rule (_scalars) as one float32 vector, and iterations advanced. It is a
@@ -224,15 +220,6 @@ class Optimizer:
         """{name: number}: the scalar arguments of the update rule, in its order, for update `step` (1, 2, ...) at
         learning rate lr."""
         raise NotImplementedError
-
-    def _constant(self, value):
-        """value as a float32 scalar tensor, made once per apply_gradients call (it goes with the call's scope), for
-        the clipping. The ops get the same float32 operand a Python number gives them, so the results are the same."""
-        key = float(value).hex()  # tells -0.0 from 0.0
-        tensor = self._constants.get(key)
-        if tensor is None:
-            tensor = self._constants[key] = scalar(float(value), "float32")
-        return tensor
 
     def minimize(self, loss_fn, var_list=None, return_cost=False):
         """TF.js's minimize: the gradients of loss_fn() for var_list (default every trainable variable it uses),
@@ -310,12 +297,13 @@ class Optimizer:
 
     def _clipped(self, gradients):
         """Keras's clipping, on the device: each gradient to L2 norm <= clipnorm, all of them together to
-        global norm <= global_clipnorm, or each element into [-clipvalue, clipvalue]."""
+        global norm <= global_clipnorm, or each element into [-clipvalue, clipvalue]. The bounds are Python numbers:
+        on webgpu an op reads one as a uniform, with no upload."""
         if self.clipnorm is not None:
-            c = self._constant(self.clipnorm)
+            c = self.clipnorm
             return [div(mul(g, c), maximum(sqrt(reduce_sum(square(g))), c)) for g in gradients]
         if self.global_clipnorm is not None and gradients:
-            c = self._constant(self.global_clipnorm)
+            c = self.global_clipnorm
             total = reduce_sum(square(gradients[0]))
             for g in gradients[1:]:
                 total = add(total, reduce_sum(square(g)))
