@@ -12,8 +12,8 @@ Python; a replay spends one device call. How a recording becomes a program:
 - fn runs in a scope of its own, so every intermediate is freed when it returns. The buffers the recorded
   dispatches use that are then free in the pool are taken out of it: the program owns them (reuse among them
   within the recording is fine, the replay keeps the order). Uploads made during fn (constants; a Python-number
-  operand is not one, it is a uniform of its dispatch) are pinned: never reused while recording, never given to a buffer the recording used before, and
-  kept by the program, so their bytes stay valid for every replay.
+  operand is not one, it is a uniform of its dispatch) are pinned: never reused while recording, never given to a
+  buffer the recording used before, and kept by the program, so their bytes stay valid for every replay.
 - The caller's input buffers and the returned tensors' buffers stay the caller's: in the program they are
   replaced by buffers of its own, which each replay fills by copying the new inputs in and empties by copying
   the outputs into fresh pool buffers (tensors the caller owns, in the current scope like any op's result).
