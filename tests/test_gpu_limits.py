@@ -262,6 +262,19 @@ def test_out_of_memory_gives_the_pools_unused_buffers_back_and_tries_once_more(g
     assert gpu.pool.bytes_allocated == gpu.pool.bytes_in_use  # the spare buffers went back to the device
 
 
+def test_a_replayed_kernel_plan_out_of_memory_also_empties_the_pool_and_tries_once_more(gpu, monkeypatch):
+    a, b = pe.ones((20_000,)), pe.ones((20_000,)) * 2.0
+    first = a * b  # logged, and kept: the replay's output needs a new buffer
+    pe.tidy(lambda: [pe.ones((5000,)) + 1.0, pe.ones((9000,))])  # freed into the pool
+    gpu.flush()
+    replays = gpu.plan_replays
+    attempts = inject_out_of_memory(monkeypatch, gpu.device, times=1)
+    second = a * b
+    assert gpu.plan_replays == replays + 1 and len(attempts) == 2
+    assert second.numpy()[-1] == first.numpy()[-1] == 2.0
+    assert gpu.pool.bytes_allocated == gpu.pool.bytes_in_use  # the spare buffers went back to the device
+
+
 def test_out_of_memory_twice_is_a_clear_error_that_allocates_nothing(gpu, monkeypatch):
     x = pe.ones((100,))
     before = counters(gpu)

@@ -87,7 +87,7 @@ def test_a_replay_records_the_variant_its_kernel_chose(gpu):
     assert gpu.plan_replays == 1 and gpu.variants["reduce"] == "per-thread"
 
 
-def test_a_replay_still_checks_the_memory_budget_and_gives_back_what_it_took(gpu):
+def test_a_plan_over_the_memory_budget_runs_its_kernel_which_names_the_op_and_gives_back_what_it_took(gpu):
     a, b = pe.ones((1 << 16,)), pe.ones((1 << 16,))
     (a * b).dispose()  # logged
     pe.set_memory_budget(ENGINE.bytes_by_backend["webgpu"] + 1000)
@@ -95,7 +95,7 @@ def test_a_replay_still_checks_the_memory_budget_and_gives_back_what_it_took(gpu
         in_use, replays = gpu.pool.bytes_in_use, gpu.plan_replays
         with pytest.raises(ResourceExhaustedError, match="Mul"):
             a * b
-        assert gpu.plan_replays == replays + 1 and gpu.pool.bytes_in_use == in_use
+        assert gpu.plan_replays == replays and gpu.pool.bytes_in_use == in_use
     finally:
         pe.set_memory_budget(None)
 

@@ -13,7 +13,7 @@ from dataclasses import dataclass
 import numpy as np
 
 from ..errors import BackendError, DeviceLostError, DisposedTensorError
-from ..kernels import get_kernel
+from ..kernels import _KERNELS, get_kernel
 from ..tensor import Tensor, Variable
 from .accounting import BufferAccounting
 from .leaks import LeakFinder, user_site
@@ -156,7 +156,7 @@ class Engine(BackendRegistry, BufferAccounting, Scopes, Variables, Profiler, Lea
     def run_kernel(self, name, inputs, attrs=None):
         """Run kernel `name` on the active backend. Returns a tensor, or a tuple for multi-output kernels."""
         backend = PINNED.get() or self.backend or self.active()
-        fn = get_kernel(name, backend.name)
+        fn = _KERNELS.get((name, backend.name)) or get_kernel(name, backend.name)  # get_kernel raises what is missing
         for t in inputs:
             buf = t._buf
             if buf is None:

@@ -31,6 +31,7 @@ from ...errors import EngineError
 from . import limits
 from .buffer_pool import BufferPool
 from .device import UNIFORM_BLOCK, UNIFORM_RING
+from .gpu_array import GpuArray, HostScalar
 from .kernel_plans import DISPATCH, FREE, MAX_PLANS, SPOIL, TAKE, KernelPlan, signature
 from .kernels import BUILT_IN, TAKES_HOST_SCALARS
 from .wgsl import ITEMSIZE_ON_GPU, MAX_RANK
@@ -47,38 +48,6 @@ def on_cpu_adapter(info):
     it compiles at boot; e2e/test_precompile.py checks that the two agree."""
     kind = f"{info.get('adapter_type', '')} {info.get('architecture', '')}".lower()
     return "cpu" in kind or "swiftshader" in kind
-
-
-class GpuArray:
-    """What a kernel sees of a tensor: a buffer id with a shape and dtype."""
-
-    __slots__ = ("buffer", "dtype", "shape", "size")
-    value = None  # a HostScalar's number
-
-    def __init__(self, buffer, shape, dtype, size=None):
-        self.buffer, self.shape, self.dtype = buffer, shape, dtype
-        if size is None:
-            size = 1
-            for d in shape:
-                size *= d
-        self.size = size
-
-    def view(self, shape):
-        return GpuArray(self.buffer, shape, self.dtype)
-
-
-class HostScalar(GpuArray):
-    """A one-element operand known on the host: `value` is its number as a uniform holds it (bool as 0/1), and
-    `buffer` stays None until a kernel that cannot take a uniform needs it uploaded."""
-
-    __slots__ = ("value",)
-
-    def __init__(self, value, shape, dtype, buffer=None):
-        super().__init__(buffer, shape, dtype, 1)
-        self.value = value
-
-    def view(self, shape):
-        return HostScalar(self.value, shape, self.dtype, self.buffer)
 
 
 class WebGPUBackend:
@@ -209,31 +178,27 @@ class WebGPUBackend:
     def run(self, fn, inputs, attrs):
         args = []
         for t in inputs:
-            h = t._buf.handle
-            if type(h) is HostScalar:
-                if h.buffer is None and fn not in TAKES_HOST_SCALARS and self.dry_run is None:
-                    self._upload_host_scalar(h)
-            elif type(h) is not GpuArray:  # warm-up: a tensor still on the host; kernels read only its shape
-                h = GpuArray(None, t.shape, t.dtype)
-            if len(t.shape) > MAX_RANK:
-                raise ValueError(f"webgpu kernels support rank <= {MAX_RANK}; got shape {t.shape}")
-            args.append(h if h.shape == t.shape else h.view(t.shape))
+            h, shape = t._buf.handle, t.shape
+            if type(h) is not GpuArray:
+                h = self._operand(fn, h, t)
+            if len(shape) > MAX_RANK:
+                raise ValueError(f"webgpu kernels support rank <= {MAX_RANK}; got shape {shape}")
+            args.append(h if h.shape == shape else h.view(shape))
         key = plan = None
+        self._kernel, self._taken, self._taken_bytes = fn, {}, 0
         if fn in BUILT_IN and self.dry_run is None and self.recording is None:
             try:
                 key = signature(fn, args, attrs)
                 plan = self.plans.get(key, False)
             except TypeError:  # an attribute that cannot be a key (a numpy array): no plan
                 key = None
-        self._kernel, self._taken, self._taken_bytes = fn, {}, 0
+            budget = ENGINE.memory_budget
+            if plan and budget is not None and self._in_use() + plan.take_bytes > budget:
+                plan = None  # the kernel itself runs, and names what does not fit
         try:
             if plan:
                 self.plan_replays += 1
-                slots = plan.replay(self, args)
-                return [
-                    (GpuArray(slots[s], shape, dtype, size), nbytes, shape, dtype)
-                    for s, shape, dtype, size, nbytes in plan.outputs
-                ], plan.multi
+                return plan.replay(self, args), plan.multi
             out = self._logged(key, fn, args, attrs) if plan is False else fn(self, *args, **(attrs or {}))
         except BaseException as e:
             self._give_back(self._taken)
@@ -245,6 +210,14 @@ class WebGPUBackend:
         if type(out) is tuple:
             return [(o, o.size * ITEMSIZE_ON_GPU, o.shape, o.dtype) for o in out], True
         return [(out, out.size * ITEMSIZE_ON_GPU, out.shape, out.dtype)], False
+
+    def _operand(self, fn, handle, t):
+        """What kernel `fn` gets for a handle that is not a plain GpuArray."""
+        if type(handle) is HostScalar:
+            if handle.buffer is None and fn not in TAKES_HOST_SCALARS and self.dry_run is None:
+                self._upload_host_scalar(handle)
+            return handle
+        return GpuArray(None, t.shape, t.dtype)  # warm-up: a tensor still on the host; kernels read only its shape
 
     def _logged(self, key, fn, args, attrs):
         """Run a built-in kernel for a signature not seen yet, and keep its plan (None if it has none)."""
@@ -275,9 +248,13 @@ class WebGPUBackend:
             self._log.append((TAKE, bid, n, shape, dtype))
         return GpuArray(bid, shape, dtype)
 
-    def take_buffer(self, count, shape, dtype):
-        """A buffer id for `count` elements (what `empty` takes, for a replayed plan)."""
-        return self._take(count, shape, dtype)[0]
+    def acquire_once_more(self, nbytes, shape, dtype, op=None, avoid=None):
+        """After the device ran out of memory: give the pool's unused buffers back and ask the pool once more."""
+        self.release_pool()
+        try:
+            return self.pool.acquire(nbytes, avoid)
+        except MemoryError as e:
+            raise limits.out_of_memory(op or self._op_name(), shape, dtype, nbytes, e) from e
 
     def _take(self, count, shape, dtype, op=None, avoid=None):
         """A pooled buffer for `count` elements, after the device's limits and the memory budget allow it.
@@ -288,23 +265,23 @@ class WebGPUBackend:
         nbytes = count * ITEMSIZE_ON_GPU
         budget = ENGINE.memory_budget
         if budget is not None:
-            in_use = ENGINE.bytes_by_backend.get(self.name, 0) + self._taken_bytes
+            in_use = self._in_use()
             if in_use + nbytes > budget:
                 raise limits.over_budget(op or self._op_name(), shape, dtype, nbytes, budget, in_use)
         try:
             bid, created = self.pool.acquire(nbytes, avoid)
-        except MemoryError:  # the device is out of memory: give the pool's unused buffers back, try once more
-            self.release_pool()
-            try:
-                bid, created = self.pool.acquire(nbytes, avoid)
-            except MemoryError as e:
-                raise limits.out_of_memory(op or self._op_name(), shape, dtype, nbytes, e) from e
+        except MemoryError:
+            bid, created = self.acquire_once_more(nbytes, shape, dtype, op, avoid)
         if self.recording is not None:
             self.recording.acquired.add(bid)
         if self._taken is not None:
             self._taken[bid] = (created, nbytes)
             self._taken_bytes += nbytes
         return bid, created
+
+    def _in_use(self):
+        """GPU bytes held now: by tensors, and by the running kernel."""
+        return ENGINE.bytes_by_backend.get(self.name, 0) + self._taken_bytes
 
     def _give_back(self, taken):
         """Return buffers an op took before it failed: the pool's own to the pool, new ones to the device."""

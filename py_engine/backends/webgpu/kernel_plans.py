@@ -12,6 +12,7 @@ runs while warm-up collects shaders or py_engine.capture records, runs that uplo
 share a buffer (a log keeps buffer ids, so it could not tell them apart).
 """
 
+from .gpu_array import GpuArray
 from .wgsl import ITEMSIZE_ON_GPU
 
 TAKE, DISPATCH, FREE, SPOIL = range(4)  # log events: (TAKE, id, count, shape, dtype), (DISPATCH, shader, ids,
@@ -48,10 +49,14 @@ def _frozen(value):
 class KernelPlan:
     """A logged run with its buffers as slots: the inputs first, then what the kernel took, in order."""
 
-    __slots__ = ("events", "multi", "n_slots", "outputs", "variants")
+    __slots__ = ("events", "multi", "n_inputs", "n_slots", "outputs", "replay", "take_bytes", "variants")
 
-    def __init__(self, events, n_slots, outputs, multi, variants):
-        self.events, self.n_slots, self.outputs, self.multi, self.variants = events, n_slots, outputs, multi, variants
+    def __init__(self, events, n_inputs, n_slots, outputs, multi, variants):
+        self.events, self.n_inputs, self.n_slots, self.outputs = events, n_inputs, n_slots, outputs
+        self.multi, self.variants = multi, variants
+        self.replay = self._first_replay  # replay(backend, args): do what the logged run did, on these inputs;
+        # returns the outputs as backend.run does. The first replay writes the plan out as a function (_compiled).
+        self.take_bytes = sum(e[2] for e in events if e[0] == TAKE) * ITEMSIZE_ON_GPU  # what a replay may hold at once
 
     @classmethod
     def from_log(cls, log, args, out, variants):
@@ -81,23 +86,57 @@ class KernelPlan:
             if slot < n_inputs:  # an input handed back as an output would be freed twice
                 return None
             outputs.append((slot, o.shape, o.dtype, o.size, o.size * ITEMSIZE_ON_GPU))
-        return cls(events, n, outputs, multi, variants)
+        return cls(events, n_inputs, n, outputs, multi, variants)
 
-    def replay(self, backend, args):
-        """Do what the logged run did, on these inputs; returns every slot's buffer id (`outputs` name theirs)."""
-        slots = [a.buffer for a in args]
-        slots += [None] * (self.n_slots - len(slots))
+    def _first_replay(self, backend, args):
+        self.replay = self._compiled()
+        return self.replay(backend, args)
+
+    def _compiled(self):
+        """The plan as Python source, one line per event: a replay then runs no loop over events and builds no list
+        of slots, which was half of what it cost. Made on the first replay, so that a plan never replayed (`x * lr`
+        with a new lr each step) costs no compile.
+
+        The logged run passed the device's limits with these sizes, and the caller checked the memory budget for
+        `take_bytes`, so a take goes straight to the pool."""
+        constants = {"GpuArray": GpuArray}
+
+        def constant(value):
+            name = f"c{len(constants)}"
+            constants[name] = value
+            return name
+
+        lines = ["def replay(backend, args):", "    pool, taken = backend.pool, backend._taken"]
+        lines += [f"    s{k} = args[{k}].buffer" for k in range(self.n_inputs)]
         for event in self.events:
             kind = event[0]
-            if kind == DISPATCH:
-                backend.record(event[1], [slots[s] for s in event[2]], event[3], event[4])
-            elif kind == TAKE:
-                slots[event[1]] = backend.take_buffer(event[2], event[3], event[4])
+            if kind == TAKE:
+                _, slot, count, shape, dtype = event
+                nbytes = count * ITEMSIZE_ON_GPU
+                lines += [
+                    "    try:",
+                    f"        s{slot}, made = pool.acquire({nbytes})",
+                    "    except MemoryError:",
+                    f"        s{slot}, made = backend.acquire_once_more({nbytes}, {constant(shape)}, {dtype!r})",
+                    f"    taken[s{slot}] = (made, {nbytes})",
+                ]
+            elif kind == DISPATCH:
+                _, shader, bound, uniforms, workgroups = event
+                ids = "".join(f"s{k}, " for k in bound)
+                lines.append(
+                    f"    backend.record({constant(shader)}, ({ids}), {constant(uniforms)}, {constant(workgroups)})"
+                )
             else:
-                backend.free_buffer(slots[event[1]])
+                lines.append(f"    backend.free_buffer(s{event[1]})")
         if self.variants:
-            backend.variants.update(self.variants)
-        return slots
+            lines.append(f"    backend.variants.update({constant(self.variants)})")
+        outputs = "".join(
+            f"(GpuArray(s{slot}, {constant(shape)}, {dtype!r}, {size}), {nbytes}, {constant(shape)}, {dtype!r}), "
+            for slot, shape, dtype, size, nbytes in self.outputs
+        )
+        lines.append(f"    return [{outputs}]")
+        exec("\n".join(lines), constants)  # the source holds only names made above and numbers of the plan
+        return constants["replay"]
 
 
 __all__ = ["KernelPlan", "signature"]
