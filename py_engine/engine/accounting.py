@@ -47,13 +47,14 @@ class BufferAccounting:
     def _unref(self, buf):
         buf.refs -= 1
         if buf.refs == 0:
-            buf.backend.free(buf.handle)
+            backend, nbytes = buf.backend, buf.nbytes
+            backend.free(buf.handle)
             buf.handle = None
             self.num_data_buffers -= 1
-            self.num_bytes -= buf.nbytes
-            self.bytes_by_backend[buf.backend.name] -= buf.nbytes
-            if buf.backend is not self.backend:
-                self._release_if_idle(buf.backend)
+            self.num_bytes -= nbytes
+            self.bytes_by_backend[backend.name] -= nbytes
+            if backend is not self.backend:
+                self._release_if_idle(backend)
 
     def _move(self, buf, backend):
         """Copy a buffer to `backend` (the tensor was made before a backend switch)."""

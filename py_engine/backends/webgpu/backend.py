@@ -334,20 +334,6 @@ class WebGPUBackend:
         if self._recorded >= self.batch_size:
             self.flush()
 
-    def record(self, shader, buffer_ids, uniform_bytes, workgroups):
-        """Record a dispatch of a replayed plan: validated, its uniforms packed, when the plan was logged."""
-        if not self.device.has_pipeline(shader.key):  # a shader the browser rejected is forgotten, compiled again
-            self.device.compile(shader.key, shader.source, shader.n_in, shader.n_out)
-        if self._uniform_end + UNIFORM_BLOCK > UNIFORM_RING:
-            self.flush()
-        offset = self._uniform_end
-        self._uniforms[offset : offset + len(uniform_bytes)] = uniform_bytes
-        self.device.dispatch(shader.key, buffer_ids, offset, workgroups)
-        self._uniform_end += UNIFORM_BLOCK
-        self._recorded += 1
-        if self._recorded >= self.batch_size:
-            self.flush()
-
     def _validate(self, shader, arrays, workgroups):
         if len(arrays) != shader.n_in + shader.n_out:
             raise ValueError(f"{shader.key}: {len(arrays)} buffers for {shader.n_in} inputs and {shader.n_out} outputs")

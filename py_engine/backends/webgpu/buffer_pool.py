@@ -38,10 +38,22 @@ class BufferPool:
 
         Raises what the device raises (MemoryError when it is out of memory) with the counters unchanged.
         """
+        return self.acquire_class(self.class_of(nbytes), avoid)
+
+    def class_of(self, nbytes):
+        """The size class of a request of nbytes: what the pool hands out for it."""
         cls = size_class(nbytes)
         if cls > self.max_bytes:  # nbytes itself fits (the caller checked): a class of its own, in whole words
             cls = -(-nbytes // 4) * 4
+        return cls
+
+    def acquire_class(self, cls, avoid=None):
+        """acquire() for a size class known already (a replayed kernel plan's)."""
         ids = self.free.get(cls)
+        if ids and not avoid:  # the usual case, written out: the class's last freed buffer
+            self.reused += 1
+            self.bytes_in_use += cls
+            return ids.pop(), False
         at = len(ids) - 1 if ids else -1
         if avoid:
             while at >= 0 and ids[at] in avoid:

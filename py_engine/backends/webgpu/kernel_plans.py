@@ -12,6 +12,7 @@ runs while warm-up collects shaders or py_engine.capture records, runs that uplo
 share a buffer (a log keeps buffer ids, so it could not tell them apart).
 """
 
+from .device import UNIFORM_BLOCK, UNIFORM_RING
 from .gpu_array import GpuArray
 from .wgsl import ITEMSIZE_ON_GPU
 
@@ -89,25 +90,28 @@ class KernelPlan:
         return cls(events, n_inputs, n, outputs, multi, variants)
 
     def _first_replay(self, backend, args):
-        self.replay = self._compiled()
+        self.replay = self._compiled(backend.pool)
         return self.replay(backend, args)
 
-    def _compiled(self):
+    def _compiled(self, pool):
         """The plan as Python source, one line per event: a replay then runs no loop over events and builds no list
         of slots, which was half of what it cost. Made on the first replay, so that a plan never replayed (`x * lr`
         with a new lr each step) costs no compile.
 
         The logged run passed the device's limits with these sizes, and the caller checked the memory budget for
         `take_bytes`, so a take goes straight to the pool."""
-        constants = {"GpuArray": GpuArray}
+        constants = {"GpuArray": GpuArray, "BLOCK": UNIFORM_BLOCK, "RING": UNIFORM_RING}
 
         def constant(value):
             name = f"c{len(constants)}"
             constants[name] = value
             return name
 
-        lines = ["def replay(backend, args):", "    pool, taken = backend.pool, backend._taken"]
-        lines += [f"    s{k} = args[{k}].buffer" for k in range(self.n_inputs)]
+        lines = [
+            "def replay(backend, args):",
+            "    pool, taken, device = backend.pool, backend._taken, backend.device",
+            *(f"    s{k} = args[{k}].buffer" for k in range(self.n_inputs)),
+        ]
         for event in self.events:
             kind = event[0]
             if kind == TAKE:
@@ -115,17 +119,27 @@ class KernelPlan:
                 nbytes = count * ITEMSIZE_ON_GPU
                 lines += [
                     "    try:",
-                    f"        s{slot}, made = pool.acquire({nbytes})",
+                    f"        s{slot}, made = pool.acquire_class({pool.class_of(nbytes)})",
                     "    except MemoryError:",
                     f"        s{slot}, made = backend.acquire_once_more({nbytes}, {constant(shape)}, {dtype!r})",
                     f"    taken[s{slot}] = (made, {nbytes})",
                 ]
-            elif kind == DISPATCH:
+            elif kind == DISPATCH:  # what backend.dispatch does after its checks, with the uniforms packed already
                 _, shader, bound, uniforms, workgroups = event
-                ids = "".join(f"s{k}, " for k in bound)
-                lines.append(
-                    f"    backend.record({constant(shader)}, ({ids}), {constant(uniforms)}, {constant(workgroups)})"
-                )
+                key = constant(shader.key)
+                lines += [
+                    f"    if not device.has_pipeline({key}):  # a shader the browser rejected is forgotten",
+                    f"        device.compile({key}, {constant(shader.source)}, {shader.n_in}, {shader.n_out})",
+                    "    if backend._uniform_end + BLOCK > RING:",
+                    "        backend.flush()",
+                    "    offset = backend._uniform_end",
+                    f"    backend._uniforms[offset : offset + {len(uniforms)}] = {constant(uniforms)}",
+                    f"    device.dispatch({key}, ({''.join(f's{k}, ' for k in bound)}), offset, {constant(workgroups)})",
+                    "    backend._uniform_end = offset + BLOCK",
+                    "    backend._recorded += 1",
+                    "    if backend._recorded >= backend.batch_size:",
+                    "        backend.flush()",
+                ]
             else:
                 lines.append(f"    backend.free_buffer(s{event[1]})")
         if self.variants:
