@@ -60,6 +60,19 @@ def test_a_kernel_that_needs_a_buffer_gets_the_number_uploaded_once(gpu):
     # (the autouse fixture checks that disposing every tensor gives the uploaded buffer back)
 
 
+def test_a_replayed_kernel_that_binds_a_number_uploads_each_new_one(gpu):
+    column = pe.tensor([[1.0], [2.0]])
+
+    def scaled():  # a new number tensor each call: its own HostScalar, not uploaded yet
+        s = ENGINE.from_number(np.array(4.0, np.float32), "float32")
+        return pe.matmul(column, pe.reshape(s, (1, 1)))
+
+    np.testing.assert_array_equal(pe.tidy(scaled).numpy(), [[4.0], [8.0]])  # logged
+    replays, uploads = gpu.plan_replays, gpu.stats()["uploads"]
+    np.testing.assert_array_equal(pe.tidy(scaled).numpy(), [[4.0], [8.0]])
+    assert gpu.plan_replays == replays + 1 and gpu.stats()["uploads"] == uploads + 1
+
+
 def test_numbers_with_another_value_replay_another_plan(gpu):
     x = pe.tensor([1.0, 2.0])
     assert [(x * n).numpy().tolist() for n in (2.0, 3.0, 2.0, -0.0)] == [[2, 4], [3, 6], [2, 4], [-0.0, -0.0]]

@@ -8,6 +8,7 @@ import numpy as np
 import pytest
 
 import py_engine as pe
+from py_engine.backends.webgpu.gpu_array import GpuArray
 from py_engine.backends.webgpu.kernel_plans import DISPATCH, FREE, SPOIL, TAKE, KernelPlan, signature
 from py_engine.engine import ENGINE
 from py_engine.errors import ResourceExhaustedError
@@ -145,14 +146,13 @@ def test_warm_up_and_capture_neither_log_nor_replay(gpu):
     assert gpu.plan_replays == 0
 
 
-class Buffer:
-    def __init__(self, bid):
-        self.buffer, self.shape, self.dtype, self.size = bid, (1,), "float32", 1
+def array(bid):  # what a kernel gets for a tensor
+    return GpuArray(bid, (1,), "float32")
 
 
 def test_a_log_that_a_replay_could_not_repeat_makes_no_plan():
-    args, shader = [Buffer(1)], object()
-    take, out = (TAKE, 2, 1, (1,), "float32"), Buffer(2)
+    args, shader = [array(1)], object()
+    take, out = (TAKE, 2, 1, (1,), "float32"), array(2)
     ok = [take, (DISPATCH, shader, [1, 2], b"", (1, 1, 1))]
     assert KernelPlan.from_log(ok, args, out, {}).n_slots == 2
     assert KernelPlan.from_log([*ok, (SPOIL,)], args, out, {}) is None  # it uploaded or read back

@@ -176,6 +176,19 @@ class WebGPUBackend:
             self.flush()
 
     def run(self, fn, inputs, attrs):
+        key = plan = None
+        if fn in BUILT_IN and self.dry_run is None and self.recording is None:
+            try:
+                key = signature(fn, inputs, attrs)
+            except TypeError:  # an attribute that cannot be a key (a numpy array): no plan
+                pass
+            else:
+                plan = self.plans.get(key, False)
+            if plan:
+                budget = ENGINE.memory_budget
+                if budget is None or self._in_use() + plan.take_bytes <= budget:
+                    return self._replay(fn, plan, inputs)
+                plan = None  # the kernel itself runs, and names what does not fit
         args = []
         for t in inputs:
             h, shape = t._buf.handle, t.shape
@@ -184,32 +197,41 @@ class WebGPUBackend:
             if len(shape) > MAX_RANK:
                 raise ValueError(f"webgpu kernels support rank <= {MAX_RANK}; got shape {shape}")
             args.append(h if h.shape == shape else h.view(shape))
-        key = plan = None
-        self._kernel, self._taken, self._taken_bytes = fn, {}, 0
-        if fn in BUILT_IN and self.dry_run is None and self.recording is None:
-            try:
-                key = signature(fn, args, attrs)
-                plan = self.plans.get(key, False)
-            except TypeError:  # an attribute that cannot be a key (a numpy array): no plan
-                key = None
-            budget = ENGINE.memory_budget
-            if plan and budget is not None and self._in_use() + plan.take_bytes > budget:
-                plan = None  # the kernel itself runs, and names what does not fit
+        self._kernel, self._taken = fn, {}
         try:
-            if plan:
-                self.plan_replays += 1
-                return plan.replay(self, args), plan.multi
             out = self._logged(key, fn, args, attrs) if plan is False else fn(self, *args, **(attrs or {}))
         except BaseException as e:
-            self._give_back(self._taken)
-            if not isinstance(e, EngineError):  # the engine's own errors name the op already
-                e.add_note(f"(raised by the webgpu kernel {self.kernel_name(fn)!r})")
+            self._failed(fn, e)
             raise
         finally:
             self._kernel = self._taken = None
+            self._taken_bytes = 0
         if type(out) is tuple:
             return [(o, o.size * ITEMSIZE_ON_GPU, o.shape, o.dtype) for o in out], True
         return [(out, out.size * ITEMSIZE_ON_GPU, out.shape, out.dtype)], False
+
+    def _replay(self, fn, plan, inputs):
+        """Run a kernel by its plan: no shapes checked, no arrays made for its inputs (the logged run had the same)."""
+        for k in plan.buffered_scalars:  # host scalars the kernel binds as buffers: this call's need their upload
+            handle = inputs[k]._buf.handle
+            if handle.buffer is None:
+                self._upload_host_scalar(handle)
+        self._kernel, self._taken = fn, {}
+        try:
+            self.plan_replays += 1
+            return plan.replay(self, inputs), plan.multi
+        except BaseException as e:
+            self._failed(fn, e)
+            raise
+        finally:
+            self._kernel = self._taken = None
+            self._taken_bytes = 0
+
+    def _failed(self, fn, error):
+        """A kernel raised: give back what it took, and name it in the error."""
+        self._give_back(self._taken)
+        if not isinstance(error, EngineError):  # the engine's own errors name the op already
+            error.add_note(f"(raised by the webgpu kernel {self.kernel_name(fn)!r})")
 
     def _operand(self, fn, handle, t):
         """What kernel `fn` gets for a handle that is not a plain GpuArray."""

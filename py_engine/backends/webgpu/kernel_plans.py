@@ -22,14 +22,15 @@ MAX_PLANS = 4096  # signatures kept per backend; past it the cache starts again 
 # logs a plan per value)
 
 
-def signature(fn, args, attrs):
-    """The dict key of a kernel call: the kernel, its inputs' shapes and dtypes (and host scalars' values), its
-    attributes."""
+def signature(fn, inputs, attrs):
+    """The dict key of a kernel call on these tensors: the kernel, its inputs' shapes and dtypes (and host scalars'
+    values), its attributes."""
     key = [fn]
-    for a in args:
-        key += (a.shape, a.dtype)
-        if a.value is not None:  # a HostScalar: its number is packed into the uniforms
-            key.append(_frozen(a.value))
+    for t in inputs:
+        key += (t.shape, t.dtype)
+        value = t._buf.handle.value
+        if value is not None:  # a HostScalar: its number is packed into the uniforms
+            key.append(_frozen(value))
     if attrs:
         for name, value in attrs.items():
             key += (name, _frozen(value))
@@ -50,12 +51,22 @@ def _frozen(value):
 class KernelPlan:
     """A logged run with its buffers as slots: the inputs first, then what the kernel took, in order."""
 
-    __slots__ = ("events", "multi", "n_inputs", "n_slots", "outputs", "replay", "take_bytes", "variants")
+    __slots__ = (
+        "buffered_scalars",
+        "events",
+        "multi",
+        "n_inputs",
+        "n_slots",
+        "outputs",
+        "replay",
+        "take_bytes",
+        "variants",
+    )
 
-    def __init__(self, events, n_inputs, n_slots, outputs, multi, variants):
+    def __init__(self, events, n_inputs, n_slots, outputs, multi, variants, buffered_scalars):
         self.events, self.n_inputs, self.n_slots, self.outputs = events, n_inputs, n_slots, outputs
-        self.multi, self.variants = multi, variants
-        self.replay = self._first_replay  # replay(backend, args): do what the logged run did, on these inputs;
+        self.multi, self.variants, self.buffered_scalars = multi, variants, buffered_scalars
+        self.replay = self._first_replay  # replay(backend, inputs): do what the logged run did, on these tensors;
         # returns the outputs as backend.run does. The first replay writes the plan out as a function (_compiled).
         self.take_bytes = sum(e[2] for e in events if e[0] == TAKE) * ITEMSIZE_ON_GPU  # what a replay may hold at once
 
@@ -87,11 +98,13 @@ class KernelPlan:
             if slot < n_inputs:  # an input handed back as an output would be freed twice
                 return None
             outputs.append((slot, o.shape, o.dtype, o.size, o.size * ITEMSIZE_ON_GPU))
-        return cls(events, n_inputs, n, outputs, multi, variants)
+        bound = {k for event in events if event[0] == DISPATCH for k in event[2]}
+        buffered_scalars = tuple(k for k, a in enumerate(args) if a.value is not None and k in bound)
+        return cls(events, n_inputs, n, outputs, multi, variants, buffered_scalars)
 
-    def _first_replay(self, backend, args):
+    def _first_replay(self, backend, inputs):
         self.replay = self._compiled(backend.pool)
-        return self.replay(backend, args)
+        return self.replay(backend, inputs)
 
     def _compiled(self, pool):
         """The plan as Python source, one line per event: a replay then runs no loop over events and builds no list
@@ -108,9 +121,9 @@ class KernelPlan:
             return name
 
         lines = [
-            "def replay(backend, args):",
+            "def replay(backend, inputs):",
             "    pool, taken, device = backend.pool, backend._taken, backend.device",
-            *(f"    s{k} = args[{k}].buffer" for k in range(self.n_inputs)),
+            *(f"    s{k} = inputs[{k}]._buf.handle.buffer" for k in range(self.n_inputs)),
         ]
         for event in self.events:
             kind = event[0]
