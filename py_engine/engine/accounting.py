@@ -1,5 +1,6 @@
 """Data buffers and the memory counters: every byte a tensor holds is counted when made and when freed."""
 
+import collections
 from dataclasses import dataclass, field
 
 
@@ -33,13 +34,13 @@ class BufferAccounting:
         self.num_data_buffers = 0
         self.num_bytes = 0
         self.peak_bytes = 0
-        self.bytes_by_backend = {}
+        self.bytes_by_backend = collections.defaultdict(int)  # backend name -> bytes its live tensors hold
         self.memory_budget = None  # GPU bytes allowed (set_memory_budget)
 
     def _new_buffer(self, backend, handle, nbytes):
         self.num_data_buffers += 1
         self.num_bytes += nbytes
-        self.bytes_by_backend[backend.name] = self.bytes_by_backend.get(backend.name, 0) + nbytes
+        self.bytes_by_backend[backend.name] += nbytes
         if self.num_bytes > self.peak_bytes:
             self.peak_bytes = self.num_bytes
         return DataBuffer(backend, handle, nbytes)
@@ -64,7 +65,7 @@ class BufferAccounting:
         old.free(buf.handle)
         self._release_if_idle(old)
         self.bytes_by_backend[old.name] -= buf.nbytes
-        self.bytes_by_backend[backend.name] = self.bytes_by_backend.get(backend.name, 0) + nbytes
+        self.bytes_by_backend[backend.name] += nbytes
         self.num_bytes += nbytes - buf.nbytes
         buf.backend, buf.handle, buf.nbytes = backend, handle, nbytes
 

@@ -170,9 +170,11 @@ class Engine(BackendRegistry, BufferAccounting, Scopes, Variables, Profiler, Lea
         except DeviceLostError as e:
             self._device_lost(backend, e)
             raise
-        outs = tuple(
-            [self.make_tensor(self._new_buffer(backend, h, n), shape, dtype) for h, n, shape, dtype in results]
-        )
+        if multi:
+            outs = tuple([self.make_tensor(self._new_buffer(backend, h, n), s, d) for h, n, s, d in results])
+        else:
+            handle, nbytes, shape, dtype = results[0]
+            outs = (self.make_tensor(self._new_buffer(backend, handle, nbytes), shape, dtype),)
         tape = TAPE.get()
         if tape is not None:
             tape.record(name, attrs, inputs, outs)

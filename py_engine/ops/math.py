@@ -143,6 +143,9 @@ def _binary(op, kernel, allowed=NUMERIC, result=None, doc=""):
     """result=F32 makes integer operands float first (true division)."""
 
     def fn(a, b):
+        plain = type(a) is Tensor and type(b) is Tensor and a.dtype == b.dtype and a.shape == b.shape
+        if plain and a.dtype in allowed and (result is None or a.dtype == result):  # nothing to convert or check
+            return ENGINE.run_kernel(kernel, (a, b))
         a, b, temps = binary_operands(op, a, b)
         try:
             if result == F32 and a.dtype != F32:

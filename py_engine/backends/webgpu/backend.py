@@ -62,10 +62,11 @@ class WebGPUBackend:
         self._kernel = None  # the kernel function running now (its name goes into errors)
         self._taken = None  # while a kernel runs: buffer id -> (created for it, bytes) of what it took and kept
         self._taken_bytes = 0
+        if not 1 <= batch_size <= UNIFORM_RING // UNIFORM_BLOCK:  # so a batch's uniforms always fit the ring
+            raise ValueError(f"batch_size must be in [1, {UNIFORM_RING // UNIFORM_BLOCK}], got {batch_size}")
         self.batch_size = batch_size
         self._uniforms = bytearray(UNIFORM_RING)
-        self._uniform_end = 0
-        self._recorded = 0
+        self._recorded = 0  # dispatches recorded since the last submit; each has the next block of the ring
         self.plans = {}  # kernel signature -> KernelPlan, or None when its run cannot be replayed
         self._log = None  # a list while a kernel's run is logged for its plan
         self.plan_replays = 0
@@ -339,9 +340,7 @@ class WebGPUBackend:
         self._validate(shader, arrays, workgroups)
         if not self.device.has_pipeline(shader.key):
             self.device.compile(shader.key, shader.source, shader.n_in, shader.n_out)
-        if self._uniform_end + UNIFORM_BLOCK > UNIFORM_RING:
-            self.flush()
-        offset = self._uniform_end
+        offset = self._recorded * UNIFORM_BLOCK
         nbytes = shader.uniforms.pack_into(self._uniforms, offset, uniforms)
         buffer_ids = [a.buffer for a in arrays]
         self.device.dispatch(shader.key, buffer_ids, offset, workgroups)
@@ -351,7 +350,6 @@ class WebGPUBackend:
             self._log.append(
                 (DISPATCH, shader, buffer_ids, bytes(self._uniforms[offset : offset + nbytes]), workgroups)
             )
-        self._uniform_end += UNIFORM_BLOCK
         self._recorded += 1
         if self._recorded >= self.batch_size:
             self.flush()
@@ -372,8 +370,8 @@ class WebGPUBackend:
     def flush(self):
         """Submit every recorded dispatch in one command buffer."""
         if self._recorded:
-            self.device.flush(memoryview(self._uniforms)[: self._uniform_end])
-            self._uniform_end = self._recorded = 0
+            self.device.flush(memoryview(self._uniforms)[: self._recorded * UNIFORM_BLOCK])
+            self._recorded = 0
         self.pool.submitted()
 
     async def warmup(self, shaders):

@@ -12,7 +12,7 @@ runs while warm-up collects shaders or py_engine.capture records, runs that uplo
 share a buffer (a log keeps buffer ids, so it could not tell them apart).
 """
 
-from .device import UNIFORM_BLOCK, UNIFORM_RING
+from .device import UNIFORM_BLOCK
 from .gpu_array import GpuArray
 from .wgsl import ITEMSIZE_ON_GPU
 
@@ -113,7 +113,7 @@ class KernelPlan:
 
         The logged run passed the device's limits with these sizes, and the caller checked the memory budget for
         `take_bytes`, so a take goes straight to the pool."""
-        constants = {"GpuArray": GpuArray, "BLOCK": UNIFORM_BLOCK, "RING": UNIFORM_RING}
+        constants = {"GpuArray": GpuArray, "BLOCK": UNIFORM_BLOCK}
 
         def constant(value):
             name = f"c{len(constants)}"
@@ -143,14 +143,12 @@ class KernelPlan:
                 lines += [
                     f"    if not device.has_pipeline({key}):  # a shader the browser rejected is forgotten",
                     f"        device.compile({key}, {constant(shader.source)}, {shader.n_in}, {shader.n_out})",
-                    "    if backend._uniform_end + BLOCK > RING:",
-                    "        backend.flush()",
-                    "    offset = backend._uniform_end",
+                    "    recorded = backend._recorded",
+                    "    offset = recorded * BLOCK",
                     f"    backend._uniforms[offset : offset + {len(uniforms)}] = {constant(uniforms)}",
                     f"    device.dispatch({key}, ({''.join(f's{k}, ' for k in bound)}), offset, {constant(workgroups)})",
-                    "    backend._uniform_end = offset + BLOCK",
-                    "    backend._recorded += 1",
-                    "    if backend._recorded >= backend.batch_size:",
+                    "    backend._recorded = recorded + 1",
+                    "    if recorded + 1 >= backend.batch_size:",
                     "        backend.flush()",
                 ]
             else:
