@@ -3,12 +3,17 @@
     .venv/bin/python bench/op_overhead.py            # numpy backend
     .venv/bin/python bench/op_overhead.py webgpu     # webgpu backend (wgpu-py): the cost of recording a dispatch
     .venv/bin/python bench/op_overhead.py plan       # webgpu backend on a PlanDevice: its Python alone, no GPU work
+    .venv/bin/python bench/op_overhead.py plan --bytecodes   # Python bytecodes run per op, by function
 
 Prints microseconds per op (best of several repeats) and the engine's overhead over numpy.
-Timings are for reading, never asserted in tests.
+Timings are for reading, never asserted in tests. --bytecodes counts instead of timing (sys.settrace with
+opcode events): the same count on every run and machine, so two versions of the engine compare exactly
+(`PYTHONPATH=<other checkout>` from another folder runs the other one); what a bytecode costs is the
+interpreter's business (about 20 ns in the page's Pyodide, less in CPython).
 """
 
 import asyncio
+import collections
 import sys
 import timeit
 
@@ -24,8 +29,31 @@ def best_us(fn, number=20000, repeat=7):
     return min(timeit.repeat(fn, number=number, repeat=repeat)) / number * 1e6
 
 
+def bytecodes_per_op(fn, runs=64):
+    """(total, {function: count}) of Python bytecodes one call of fn runs, averaged over `runs` warm calls."""
+    for _ in range(100):  # plans logged, pools filled
+        fn()
+    counts = collections.Counter()
+
+    def trace(frame, event, arg):
+        frame.f_trace_opcodes = True
+        if event == "opcode":
+            code = frame.f_code
+            counts[f"{code.co_filename.rpartition('py_engine/')[2]}:{code.co_name}"] += 1
+        return trace
+
+    sys.settrace(trace)
+    try:
+        for _ in range(runs):
+            fn()
+    finally:
+        sys.settrace(None)
+    return sum(counts.values()) / runs, {name: n / runs for name, n in counts.most_common(12)}
+
+
 def main():
-    backend = sys.argv[1] if len(sys.argv) > 1 else "numpy"
+    args = [a for a in sys.argv[1:] if not a.startswith("--")]
+    backend = args[0] if args else "numpy"
     if backend == "plan":  # a device that runs nothing, standing for a CPU adapter (SwiftShader's kernel variants)
         device = PlanDevice("cpu")
         ENGINE.register_backend("webgpu", lambda: WebGPUBackend(device))
@@ -33,6 +61,21 @@ def main():
     assert asyncio.run(pe.set_backend(backend)), pe.backend_info()["fallback_reason"]
     a_np, b_np = np.ones(4, np.float32), np.full(4, 2.0, np.float32)
     a, b = pe.tensor(a_np), pe.tensor(b_np)
+
+    if "--bytecodes" in sys.argv:
+        cases = {
+            "a + b, then dispose": lambda: (a + b).dispose(),
+            "a * 2.0": lambda: (a * 2.0).dispose(),
+            "relu(a)": lambda: pe.relu(a).dispose(),
+            "tidy(lambda: a + b)": lambda: pe.tidy(lambda: a + b).dispose(),
+        }
+        print(f"backend {pe.get_backend()}, float32[4]: Python bytecodes per op")
+        for name, fn in cases.items():
+            total, top = bytecodes_per_op(fn)
+            print(f"\n{name:24s} {total:7.1f}")
+            for where, n in top.items():
+                print(f"    {n:7.1f}  {where}")
+        return
 
     numpy_add = best_us(lambda: np.add(a_np, b_np))
     engine_add = best_us(lambda: (a + b).dispose())

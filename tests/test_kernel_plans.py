@@ -30,6 +30,19 @@ def test_the_second_call_of_a_signature_replays_the_first(gpu):
     assert counts(gpu)[:2] == (3, 1)  # the slice is a kernel too
 
 
+def test_a_plan_is_written_out_as_a_function_on_its_first_replay_only(gpu):
+    """Writing a plan out costs a compile: a plan never replayed (`x * lr`, lr new each step) must not pay it."""
+    a, b = pe.tensor([1.0, 2.0]), pe.tensor([3.0, 4.0])
+    (a * b).dispose()
+    (plan,) = gpu.plans.values()
+    assert plan.replay.__func__ is KernelPlan._first_replay
+    np.testing.assert_array_equal((a * b).numpy(), [3.0, 8.0])
+    written = plan.replay
+    assert getattr(written, "__func__", None) is None  # the function written out
+    np.testing.assert_array_equal((b * a).numpy(), [3.0, 8.0])
+    assert plan.replay is written and gpu.plan_replays == 2
+
+
 def test_a_replay_makes_the_same_results_as_the_kernel_on_every_shape_of_a_chain(gpu, rng):
     x = rng.standard_normal((3, 5, 7)).astype(np.float32)
     w = rng.standard_normal((7, 4)).astype(np.float32)
