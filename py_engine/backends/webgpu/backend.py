@@ -3,7 +3,7 @@
 Kernels are Python functions `fn(backend, *inputs, **attrs)` whose inputs are `GpuArray`s; they
 allocate outputs with `backend.empty` and record work with `backend.dispatch`. Nothing here waits
 for the GPU except `read`: dispatches are recorded into one command encoder and submitted in
-batches (on readback, every `batch_size` dispatches, when the uniform ring is full, or on `flush`).
+batches (on readback, every `batch_size` dispatches, or on `flush`; a batch's uniforms fit the ring).
 
 Memory cannot be poisoned: every allocation is checked against the device's limits and the memory
 budget before the pool gives anything (limits.py), a kernel that raises gives back every buffer it

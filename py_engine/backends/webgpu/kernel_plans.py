@@ -5,7 +5,8 @@ the same buffers, records the same dispatches with the same uniforms and frees t
 backend logs a kernel's first run for a signature, and later runs replay the log: take the buffers, copy each
 dispatch's packed uniforms into the ring, record the dispatch, free the temporaries. The shape arithmetic, the
 shader lookup, the uniform packing and the validation (the logged run validated the same dispatches) are skipped:
-that Python is most of what an op costs on this backend.
+that Python is most of what an op costs on this backend. A plan's first replay writes it out as a Python function,
+so later ones run no loop over its events.
 
 Not logged: users' kernels (a pe.Program's plan or a Python kernel may read state the signature does not show),
 runs while warm-up collects shaders or py_engine.capture records, runs that upload or read back, and inputs that
