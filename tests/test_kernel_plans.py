@@ -167,7 +167,7 @@ def test_a_log_that_a_replay_could_not_repeat_makes_no_plan():
     args, shader = [array(1)], object()
     take, out = (TAKE, 2, 1, (1,), "float32"), array(2)
     ok = [take, (DISPATCH, shader, [1, 2], b"", (1, 1, 1))]
-    assert KernelPlan.from_log(ok, args, out, {}).n_slots == 2
+    assert KernelPlan.from_log(ok, args, out, {}).outputs == [(1, (1,), "float32", 1, 4)]  # what it took, slot 1
     assert KernelPlan.from_log([*ok, (SPOIL,)], args, out, {}) is None  # it uploaded or read back
     assert KernelPlan.from_log([*ok, (FREE, 1)], args, out, {}) is None  # it freed an input
     assert KernelPlan.from_log([take, (DISPATCH, shader, [1, 9], b"", (1, 1, 1))], args, out, {}) is None

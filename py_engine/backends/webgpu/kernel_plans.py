@@ -57,15 +57,14 @@ class KernelPlan:
         "events",
         "multi",
         "n_inputs",
-        "n_slots",
         "outputs",
         "replay",
         "take_bytes",
         "variants",
     )
 
-    def __init__(self, events, n_inputs, n_slots, outputs, multi, variants, buffered_scalars):
-        self.events, self.n_inputs, self.n_slots, self.outputs = events, n_inputs, n_slots, outputs
+    def __init__(self, events, n_inputs, outputs, multi, variants, buffered_scalars):
+        self.events, self.n_inputs, self.outputs = events, n_inputs, outputs
         self.multi, self.variants, self.buffered_scalars = multi, variants, buffered_scalars
         self.replay = self._first_replay  # replay(backend, inputs): do what the logged run did, on these tensors;
         # returns the outputs as backend.run does. The first replay writes the plan out as a function (_compiled).
@@ -101,7 +100,7 @@ class KernelPlan:
             outputs.append((slot, o.shape, o.dtype, o.size, o.size * ITEMSIZE_ON_GPU))
         bound = {k for event in events if event[0] == DISPATCH for k in event[2]}
         buffered_scalars = tuple(k for k, a in enumerate(args) if a.value is not None and k in bound)
-        return cls(events, n_inputs, n, outputs, multi, variants, buffered_scalars)
+        return cls(events, n_inputs, outputs, multi, variants, buffered_scalars)
 
     def _first_replay(self, backend, inputs):
         self.replay = self._compiled(backend.pool)
@@ -156,11 +155,11 @@ class KernelPlan:
                 lines.append(f"    backend.free_buffer(s{event[1]})")
         if self.variants:
             lines.append(f"    backend.variants.update({constant(self.variants)})")
-        outputs = "".join(
-            f"(GpuArray(s{slot}, {constant(shape)}, {dtype!r}, {size}), {nbytes}, {constant(shape)}, {dtype!r}), "
-            for slot, shape, dtype, size, nbytes in self.outputs
-        )
-        lines.append(f"    return [{outputs}]")
+        outputs = []
+        for slot, shape, dtype, size, nbytes in self.outputs:
+            name = constant(shape)
+            outputs.append(f"(GpuArray(s{slot}, {name}, {dtype!r}, {size}), {nbytes}, {name}, {dtype!r})")
+        lines.append(f"    return [{', '.join(outputs)}]")
         exec("\n".join(lines), constants)  # the source holds only names made above and numbers of the plan
         return constants["replay"]
 

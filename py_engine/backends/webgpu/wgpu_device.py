@@ -296,7 +296,10 @@ class WgpuDevice:
     def destroy(self):
         """Lose the device on purpose (tests of device loss)."""
         self._mark_lost("the device was destroyed")
-        self.device.destroy()
+        poll_thread = getattr(self.device, "_poller", None)  # wgpu-py's thread that polls this device
+        self.device.destroy()  # stops that thread, but waits at most 1 s for a poll it is in
+        if poll_thread is not None:  # wait the poll out: one still running while the next device is made aborts
+            poll_thread.join(timeout=30)  # the process on the OpenGL backend (see _DEVICES)
 
     def _mark_lost(self, reason):
         self.lost = self.lost or reason
