@@ -8,6 +8,7 @@ import numpy as np
 import pytest
 
 import py_engine as pe
+from py_engine.backends.webgpu import kernel_plans
 from py_engine.backends.webgpu.gpu_array import GpuArray
 from py_engine.backends.webgpu.kernel_plans import DISPATCH, FREE, SPOIL, TAKE, KernelPlan, signature
 from py_engine.engine import ENGINE
@@ -41,6 +42,19 @@ def test_a_plan_is_written_out_as_a_function_on_its_first_replay_only(gpu):
     assert getattr(written, "__func__", None) is None  # the function written out
     np.testing.assert_array_equal((b * a).numpy(), [3.0, 8.0])
     assert plan.replay is written and gpu.plan_replays == 2
+
+
+def test_plans_of_one_structure_share_one_compiled_factory(gpu, monkeypatch):
+    """Compiling costs ~1 ms in the page: the binary ops on every shape are one structure, compiled once."""
+    monkeypatch.setattr(kernel_plans, "_FACTORIES", {})
+    compiled = []
+    for n in (1, 5, 300):
+        a, b = pe.ones((n,)), pe.ones((n,)) * 3.0  # the second fill replays the first
+        for op, want in ((pe.add, 4.0), (pe.mul, 3.0), (pe.maximum, 3.0)):  # one structure
+            for _ in range(2):  # logged, then replayed
+                assert op(a, b).numpy()[-1] == want
+        compiled.append(len(kernel_plans._FACTORIES))
+    assert gpu.plan_replays >= 9 and compiled == [2, 2, 2]  # the fill's, the binary ops'; none per shape or op
 
 
 def test_a_replay_makes_the_same_results_as_the_kernel_on_every_shape_of_a_chain(gpu, rng):
