@@ -125,10 +125,12 @@ class WebGPUBackend:
             ITEMSIZE_ON_GPU
         )
 
-    def _upload_host_scalar(self, handle):
-        """Give a HostScalar the buffer a kernel needs; the tensors sharing it share the upload."""
-        array = np.full(handle.shape, handle.value, dtypes.NUMPY[handle.dtype])
-        handle.buffer = self.upload(array)[0].buffer
+    def _uploaded(self, handle):
+        """The handle, with a buffer: a HostScalar gets one uploaded on first need, shared by the tensors sharing it."""
+        if handle.buffer is None:
+            array = np.full(handle.shape, handle.value, dtypes.NUMPY[handle.dtype])
+            handle.buffer = self.upload(array)[0].buffer
+        return handle
 
     def read(self, handle):
         if self._log is not None:
@@ -185,21 +187,26 @@ class WebGPUBackend:
                 pass
             else:
                 plan = self.plans.get(key, False)
-            if plan:
-                budget = ENGINE.memory_budget
-                if budget is None or self._in_use() + plan.take_bytes <= budget:
-                    return self._replay(fn, plan, inputs)
+            budget = ENGINE.memory_budget
+            if plan and budget is not None and self._in_use() + plan.take_bytes > budget:
                 plan = None  # the kernel itself runs, and names what does not fit
-        args = []
-        for t in inputs:
-            h, shape = t._buf.handle, t.shape
-            if type(h) is not GpuArray:
-                h = self._operand(fn, h, t)
-            if len(shape) > MAX_RANK:
-                raise ValueError(f"webgpu kernels support rank <= {MAX_RANK}; got shape {shape}")
-            args.append(h if h.shape == shape else h.view(shape))
+        if plan:  # replayed on the tensors: no shapes checked, no arrays made (the logged run had the same)
+            for k in plan.buffered_scalars:  # host scalars the kernel binds as buffers: this call's need theirs
+                self._uploaded(inputs[k]._buf.handle)
+        else:
+            args = []
+            for t in inputs:
+                h, shape = t._buf.handle, t.shape
+                if type(h) is not GpuArray:
+                    h = self._operand(fn, h, t)
+                if len(shape) > MAX_RANK:
+                    raise ValueError(f"webgpu kernels support rank <= {MAX_RANK}; got shape {shape}")
+                args.append(h if h.shape == shape else h.view(shape))
         self._kernel, self._taken = fn, {}
         try:
+            if plan:
+                self.plan_replays += 1
+                return plan.replay(self, inputs), plan.multi
             out = self._logged(key, fn, args, attrs) if plan is False else fn(self, *args, **(attrs or {}))
         except BaseException as e:
             self._failed(fn, e)
@@ -211,23 +218,6 @@ class WebGPUBackend:
             return [(o, o.size * ITEMSIZE_ON_GPU, o.shape, o.dtype) for o in out], True
         return [(out, out.size * ITEMSIZE_ON_GPU, out.shape, out.dtype)], False
 
-    def _replay(self, fn, plan, inputs):
-        """Run a kernel by its plan: no shapes checked, no arrays made for its inputs (the logged run had the same)."""
-        for k in plan.buffered_scalars:  # host scalars the kernel binds as buffers: this call's need their upload
-            handle = inputs[k]._buf.handle
-            if handle.buffer is None:
-                self._upload_host_scalar(handle)
-        self._kernel, self._taken = fn, {}
-        try:
-            self.plan_replays += 1
-            return plan.replay(self, inputs), plan.multi
-        except BaseException as e:
-            self._failed(fn, e)
-            raise
-        finally:
-            self._kernel = self._taken = None
-            self._taken_bytes = 0
-
     def _failed(self, fn, error):
         """A kernel raised: give back what it took, and name it in the error."""
         self._give_back(self._taken)
@@ -237,8 +227,8 @@ class WebGPUBackend:
     def _operand(self, fn, handle, t):
         """What kernel `fn` gets for a handle that is not a plain GpuArray."""
         if type(handle) is HostScalar:
-            if handle.buffer is None and fn not in TAKES_HOST_SCALARS and self.dry_run is None:
-                self._upload_host_scalar(handle)
+            if fn not in TAKES_HOST_SCALARS and self.dry_run is None:
+                self._uploaded(handle)
             return handle
         return GpuArray(None, t.shape, t.dtype)  # warm-up: a tensor still on the host; kernels read only its shape
 
@@ -382,9 +372,7 @@ class WebGPUBackend:
         return len(new)
 
     def native_buffer(self, handle):
-        if handle.buffer is None:
-            self._upload_host_scalar(handle)
-        return self.device.native_buffer(handle.buffer)
+        return self.device.native_buffer(self._uploaded(handle).buffer)
 
     def stats(self):
         return {
