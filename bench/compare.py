@@ -31,7 +31,7 @@ import sys
 import tempfile
 from pathlib import Path
 
-from harness import REPO, launch, launch_options, playground_server, run_in_page
+from harness import MULTIPLY_ADDS, REPO, launch, launch_options, playground_server, run_in_page
 from playwright.sync_api import Error as PlaywrightError
 from playwright.sync_api import sync_playwright
 
@@ -48,25 +48,12 @@ TFJS_SCRIPTS += ["tfjs-backend-wasm/dist/tf-backend-wasm.min.js"]
 TFJS_WASM = "tfjs-backend-wasm/dist/"
 
 # Runs in the playground page (`pe` and `np` predefined); its last expression is the result.
-OURS = """
-import math, statistics, time
+OURS = (
+    MULTIPLY_ADDS
+    + """
+import statistics, time
 import playground
 from py_engine.engine import ENGINE
-
-
-
-def multiply_adds(kernels):
-    # out elements x the terms each sums: a convolution's kh*kw*cin, a depthwise one's kh*kw, a matmul's k
-    total = 0
-    for k in kernels:
-        out = math.prod(k.output_shapes[0])
-        if k.name in ("Conv2D", "FusedConv2D"):
-            total += out * math.prod(k.input_shapes[1][:3])
-        elif k.name in ("DepthwiseConv2D", "FusedDepthwiseConv2D"):
-            total += out * math.prod(k.input_shapes[1][:2])
-        elif k.name in ("MatMul", "BatchMatMul"):
-            total += out * k.input_shapes[0][-1]
-    return total
 
 
 async def timed(forward, x):
@@ -142,6 +129,7 @@ if gpu:
     result["matmul_gflops"] = dict([await matmul_gflops(not backend.on_cpu)]) | here
 result
 """
+)
 
 TFJS_MEASURE = """async ([modelUrl, wasmPath, backend, runs]) => {
   if (backend === "wasm") tf.wasm.setWasmPaths(wasmPath);

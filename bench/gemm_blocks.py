@@ -4,29 +4,28 @@
 
 In headless Chromium on webgpu (a CPU adapter, so the register-blocked GEMM runs: SwiftShader on these machines), the
 page loads the model as forward_profile.py does and captures its forward pass once per rule of
-py_engine/backends/webgpu/kernels/linalg.py's register_block: the engine's own, 16x4 blocks everywhere (the rule
-before 7x8 blocks) and 7x8 everywhere; one row under FEW_ROWS rows in all three. A block is part of its shader's key,
+py_engine/backends/webgpu/kernels/linalg.py's register_block: the engine's own (7x8) and 16x4 blocks (the rule
+before 7x8 blocks); one row under FEW_ROWS rows in both. A block is part of its shader's key,
 so each block compiles a pipeline of its own. Then --rounds rounds run each captured forward pass once, in
-turns, so a change of load on the machine touches all alike. Prints each rule's fastest and median time and, per
-round, its time over the engine rule's; checks that all give the same logits. Timings are for reading, never
-asserted in tests.
+turns with a 1024^3 matmul (the roofline, as bench/compare.py sets it), so a change of load on the machine touches
+all alike. Prints each rule's fastest and median time and, per round, its time over the engine rule's, the engine's
+fastest forward pass over the model's multiply-adds at the fastest matmul's rate; checks that all give the same
+logits. Timings are for reading, never asserted in tests.
 """
 
 import argparse
 
-from harness import playground_server, run_in_playground
+from harness import MULTIPLY_ADDS, playground_server, run_in_playground
 
-MEASURE = """
+MEASURE = (
+    MULTIPLY_ADDS
+    + """
 import time
 import numpy as np
 from py_engine.backends.webgpu.kernels import linalg
 
 engine_rule = linalg.register_block
-RULES = {
-    "engine": engine_rule,
-    "16x4": lambda rows, cols: linalg.ONE_ROW if rows < linalg.FEW_ROWS else linalg.NARROW,
-    "7x8": lambda rows, cols: linalg.ONE_ROW if rows < linalg.FEW_ROWS else linalg.WIDE,
-}
+RULES = {"engine": engine_rule, "16x4": lambda rows: linalg.ONE_ROW if rows < linalg.FEW_ROWS else (16, 4)}
 model = await pe.load_layers_model("/models/efficientnet-lite0/model.json")
 model.fold_batch_norms(release_unfolded=True)
 x = pe.tensor(np.random.default_rng(0).standard_normal((1, 224, 224, 3)).astype(np.float32))
@@ -39,19 +38,29 @@ try:
             logits[name] = forwards[name](x).numpy()
 finally:
     linalg.register_block = engine_rule
-times = {name: [] for name in RULES}
+a, b = pe.ones((1024, 1024)), pe.ones((1024, 1024))
+with pe.scope():
+    pe.matmul(a, b).reshape(-1)[:1].numpy()  # compiles its pipeline
+times, matmul = {name: [] for name in RULES}, []
 for _ in range(__ROUNDS__):
     for name, forward in forwards.items():
         start = time.perf_counter()
         with pe.scope():
             await forward(x).data()
         times[name].append((time.perf_counter() - start) * 1e3)
+    start = time.perf_counter()
+    with pe.scope():
+        await pe.matmul(a, b).reshape(-1)[:1].data()
+    matmul.append(time.perf_counter() - start)
 for forward in forwards.values():
     forward.dispose()
-model.dispose(); x.dispose()
+with pe.scope():
+    macs = multiply_adds(pe.profile(model.predict, x).kernels)
+model.dispose(); pe.dispose([x, a, b])
 same = all(np.allclose(logits["engine"], other, rtol=1e-4, atol=1e-5) for other in logits.values())
-{"times": times, "same_logits": bool(same)}
+{"times": times, "same_logits": bool(same), "gflops": 2 * 1024**3 / min(matmul) / 1e9, "multiply_adds": macs}
 """
+)
 
 
 def main():
@@ -73,6 +82,12 @@ def main():
             f"  {name:7s} min {min(times):6.0f} ms  median {sorted(times)[len(times) // 2]:6.0f} ms  "
             f"over the engine's, per round: {' '.join(f'{r:.2f}' for r in ratios)}"
         )
+    roof_ms = 2 * result["multiply_adds"] / result["gflops"] / 1e6
+    print(
+        f"roofline: the 1024^3 matmul at {result['gflops']:.2f} GFLOP/s would do the model's "
+        f"{result['multiply_adds'] / 1e6:.0f}M multiply-adds in {roof_ms:.0f} ms; the engine's fastest forward pass "
+        f"is {min(engine) / roof_ms:.2f}x that"
+    )
     if not result["same_logits"]:
         raise SystemExit("the rules gave different logits")
 

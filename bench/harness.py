@@ -24,6 +24,24 @@ FLAGS = [
     "--no-first-run",
 ]
 WEBGPU = "--enable-unsafe-webgpu"  # WebGPU without a GPU: SwiftShader
+# Page code (prepended to a benchmark's): the multiply-adds of profiled kernels, which the matmul roofline is set by
+MULTIPLY_ADDS = """
+import math
+
+
+def multiply_adds(kernels):
+    # out elements x the terms each sums: a convolution's kh*kw*cin, a depthwise one's kh*kw, a matmul's k
+    total = 0
+    for k in kernels:
+        out = math.prod(k.output_shapes[0])
+        if k.name in ("Conv2D", "FusedConv2D"):
+            total += out * math.prod(k.input_shapes[1][:3])
+        elif k.name in ("DepthwiseConv2D", "FusedDepthwiseConv2D"):
+            total += out * math.prod(k.input_shapes[1][:2])
+        elif k.name in ("MatMul", "BatchMatMul"):
+            total += out * k.input_shapes[0][-1]
+    return total
+"""
 
 
 def free_port():

@@ -169,19 +169,22 @@ def test_few_rows_take_one_row_blocks(gpu, rng, pixels, on_cpu):
         gpu.on_cpu = saved
 
 
-@pytest.mark.parametrize(
-    "rows, cols, block",
-    [(5, 16, "16x4"), (33, 17, "7x8"), (50, 24, "7x8"), (71, 9, "16x4"), (13, 130, "7x8"), (4, 1000, "7x8")],
-)
-def test_register_blocks_follow_the_shape_of_c(gpu, rng, rows, cols, block):
-    # 7x8 blocks where C has more than 16 columns, 16x4 where fewer; rows and columns off the blocks' edges
+@pytest.mark.parametrize("rows, cols", [(5, 16), (33, 17), (50, 24), (71, 9), (13, 130), (4, 1000), (49, 40)])
+def test_register_blocked_threads_are_numbered_along_the_rows_of_c(gpu, rng, rows, cols, monkeypatch):
+    # 7x8 blocks, numbered along C's block-rows 32 threads to a workgroup, so a C narrower than a tile leaves no lane
+    # idle but in the last workgroup; rows and columns off the blocks' edges
     a, b = rng.uniform(-1, 1, (2, rows, 45)).astype(np.float32), rng.uniform(-1, 1, (45, cols)).astype(np.float32)
     x, f = a[0].reshape(1, rows, 1, 45), b.reshape(1, 1, 45, cols)
+    grids = []
+    dispatch = gpu.dispatch
+    monkeypatch.setattr(gpu, "dispatch", lambda shader, *args: grids.append(args[-1]) or dispatch(shader, *args))
     saved, gpu.on_cpu = gpu.on_cpu, True
     try:
         keys = shader_keys(gpu, lambda: pe.matmul(pe.tensor(a), pe.tensor(b)))
         keys |= shader_keys(gpu, lambda: pe.conv2d(pe.tensor(x), pe.tensor(f)))
-        assert {k.split(":")[4] for k in keys} == {f"block{block}"}, keys
+        assert {k.split(":")[4] for k in keys} == {"block7x8"}, keys
+        threads = -(-rows // 7) * -(-cols // 8)
+        assert [list(g) for g in grids] == [[-(-threads // 32), 1, 2], [-(-threads // 32), 1, 1]]
         got, want = on_both(pe.matmul, a, b)
         np.testing.assert_allclose(got, want, rtol=1e-5, atol=1e-5)
         got, want = on_both(pe.conv2d, x, f)

@@ -113,13 +113,10 @@ def _gemm(backend, problem, a, b, out, shape, steps, geometry, split=False, epil
     """out = the implicit GEMM `problem` of a and b; steps: (S, T, A's t stride, B's t stride, B's column stride);
     values: the epilogue's uniforms."""
     chosen = variant(backend, "conv")
-    shader, tiles = gemm_for(problem, F32, chosen, shape, epilogue=epilogue)
-    (rows, cols), (tile_rows, tile_cols) = shape, tiles
-    splits, chunk = (
-        _splits(steps[0], steps[1], -(-rows // tile_rows) * -(-cols // tile_cols)) if split else (1, steps[0])
-    )
+    shader, groups = gemm_for(problem, F32, chosen, shape, epilogue=epilogue)
+    splits, chunk = _splits(steps[0], steps[1], groups[0] * groups[1]) if split else (1, steps[0])
     target = out if splits == 1 else backend.empty((splits, *out.shape), F32)
-    run_gemm(backend, shader, tiles, a, b, target, shape, steps, splits, chunk, geometry | (values or {}), extra)
+    run_gemm(backend, shader, groups, a, b, target, shape, steps, splits, chunk, geometry | (values or {}), extra)
     return out if splits == 1 else sum_partials(backend, target, splits, out)
 
 

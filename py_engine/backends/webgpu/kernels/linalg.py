@@ -18,12 +18,15 @@ An `Epilogue` (program.py) changes what is computed: the sums of column n start 
 C[at] = epilogue(sum), reading bindings of its own after B (a fused convolution's bias and activation).
 
 Variants (backend.on_cpu picks one; backend.variants["matmul"] records it):
-- "register-blocked": 8x8 threads, each accumulating a block of rows x columns in registers, no workgroup
-  memory. On CPU adapters barriers cost more than shared memory saves (docs/platform_facts.md: 3.2 vs 1.7 GFLOP/s).
-  The block follows C's shape (register_block): 7x8 where C has more than 16 columns, 16x4 where it has fewer (8
-  wide blocks would leave lanes idle there), one row under FEW_ROWS rows (a Dense layer on one vector: a taller block
-  would compute rows for nothing). Wide blocks load 15 values per 56 multiply-adds against 20 per 64, and 7 rows
-  divide the 7x7, 14x14, ... pixel grids of 224x224 inputs, where 16-row blocks computed 64 rows for 49.
+- "register-blocked": each thread accumulates a block of rows x columns in registers, no workgroup memory. On CPU
+  adapters barriers cost more than shared memory saves (docs/platform_facts.md: 3.2 vs 1.7 GFLOP/s). Blocks are 7x8
+  (one row under FEW_ROWS rows: a Dense layer on one vector, where a taller block would compute rows for nothing):
+  they load 15 values per 56 multiply-adds, and 7 rows divide the 7x7, 14x14, ... pixel grids of 224x224 inputs.
+  The threads are numbered along C's block-rows, THREADS to a workgroup, not laid out as a 2-D tile: SwiftShader runs
+  4 consecutive threads as the lanes of one SIMD group and each workgroup on one core (google/swiftshader,
+  ComputeProgram::run), so a tile wider than C left lanes idle (8x8 tiles of 7x8 blocks ran 64 columns for
+  EfficientNet-Lite0's 16-, 24- and 40-column layers: numbered, those take 0.65-0.8x their time) and a small C had
+  fewer workgroups than cores.
 - "tiled": 16x16 threads stage 64x16 tiles of A and 16x64 tiles of B in workgroup memory; each thread
   accumulates 4x4 outputs. What real GPUs want.
 """
@@ -38,7 +41,8 @@ from ..wgsl import ELEMENT, MAX_GROUPS, MAX_RANK, broadcast_strides, linear_grou
 F32 = "float32"
 REGISTER, TILED = "register-blocked", "tiled"
 # register-blocked: (rows, columns) of the block a thread computes; columns a multiple of 4 (vec4 accumulators)
-WIDE, NARROW, ONE_ROW = (7, 8), (16, 4), (1, 4)
+WIDE, ONE_ROW = (7, 8), (1, 4)
+THREADS = 32  # register-blocked: threads per workgroup
 # EfficientNet-Lite0's head (1280 -> 1000 on one pixel) took 10.6 ms in 16-row blocks, 3.0 in 1-row ones (SwiftShader)
 FEW_ROWS = 4
 # The uniforms of every GEMM: C's shape, segments and steps, A's and B's strides, the workgroup grid's base
@@ -110,28 +114,26 @@ def _a_load(dtype, row, t, bounded):
     return f"select({ELEMENT[dtype]}(0), A[u32(select(0, {index}, {ok}))], {ok})"
 
 
-def register_block(rows, cols):
-    """(rows, columns) of the block a register-blocked thread computes for a C of rows x cols."""
-    if rows < FEW_ROWS:
-        return ONE_ROW
-    # SwiftShader runs 4 adjacent threads of a row as the lanes of one SIMD group: at 16 columns or fewer, wide
-    # blocks would leave half of them idle
-    return NARROW if cols <= 2 * WIDE[1] else WIDE
+def register_block(rows):
+    """(rows, columns) of the block a register-blocked thread computes for a C of `rows` rows."""
+    return ONE_ROW if rows < FEW_ROWS else WIDE
 
 
 def _register_main(dtype, bounded, epilogue, block):
-    """8x8 threads; thread (x, y) owns `block` = (height, width) outputs from row y * height and column x * width
-    of its workgroup's tile."""
+    """THREADS threads a workgroup; thread t of C's ceil(N / width) per block-row owns `block` = (height, width)
+    outputs from row t / that * height and column t % that * width."""
     vec = f"vec4<{ELEMENT[dtype]}>"
     height, width = block
     groups = width // 4
     lines = [
-        "@compute @workgroup_size(8, 8)",
+        f"@compute @workgroup_size({THREADS})",
         "fn main(@builtin(workgroup_id) wg: vec3<u32>, @builtin(local_invocation_id) lid: vec3<u32>) {",
         "  let M = u.rows; let N = u.cols; let T = u.steps;",
-        f"  let row0 = ((wg.y + u.y_base) * 8u + lid.y) * {height}u;",
-        f"  let col0 = ((wg.x + u.x_base) * 8u + lid.x) * {width}u;",
-        "  if (row0 >= M || col0 >= N) { return; }",
+        f"  let per_row = (N + {width - 1}u) / {width}u;",
+        f"  let thread = (wg.x + u.x_base) * {THREADS}u + lid.x;",
+        f"  let row0 = thread / per_row * {height}u;",
+        f"  let col0 = thread % per_row * {width}u;",
+        "  if (row0 >= M) { return; }",
         "  let slab = slab_of(wg.z + u.z_base);",
     ]
     # rows and columns past the edge are clamped (loads stay in bounds) and never written; rows after the first
@@ -277,23 +279,25 @@ def gemm_shader(problem, dtype, variant, bounded=True, epilogue=None, block=WIDE
 
 
 def gemm_for(problem, dtype, variant, shape, bounded=True, epilogue=None):
-    """(shader, tile) of the GEMM `problem` for a C of `shape` (rows, columns); tile: the (rows, columns) of C that
-    one workgroup computes."""
+    """(shader, groups) of the GEMM `problem` for a C of `shape` (rows, columns); groups: the (x, y) workgroups that
+    cover C (one slab)."""
+    rows, cols = shape
     if variant != REGISTER:
-        return gemm_shader(problem, dtype, variant, bounded, epilogue), (64, 64)
-    block = register_block(*shape)
-    return gemm_shader(problem, dtype, variant, bounded, epilogue, block), (8 * block[0], 8 * block[1])
+        return gemm_shader(problem, dtype, variant, bounded, epilogue), (-(-cols // 64), -(-rows // 64))
+    block = register_block(rows)
+    threads = -(-rows // block[0]) * -(-cols // block[1])
+    return gemm_shader(problem, dtype, variant, bounded, epilogue, block), (-(-threads // THREADS), 1)
 
 
-def run_gemm(backend, shader, tiles, a, b, c, shape, steps, slabs, chunk=1, problem=None, extra=()):
-    """Dispatch `shader` over C's (rows, columns) = `shape` for `slabs` slabs, a workgroup per `tiles` (gemm_for());
-    `extra`: the epilogue's inputs.
+def run_gemm(backend, shader, groups, a, b, c, shape, steps, slabs, chunk=1, problem=None, extra=()):
+    """Dispatch `shader` over C's (rows, columns) = `shape` for `slabs` slabs in the (x, y) workgroups `groups`
+    (gemm_for()); `extra`: the epilogue's inputs.
 
     steps: (S, T, A's t stride, B's t stride, B's column stride); problem: {name: value} of the problem's uniforms.
     Workgroup grids wider than 65535 in a dimension go out as several dispatches with base offsets.
     """
-    (rows, cols), (tile_rows, tile_cols) = shape, tiles
-    counts = (-(-cols // tile_cols), -(-rows // tile_rows), slabs)
+    rows, cols = shape
+    counts = (*groups, slabs)
     segments, step_count, a_t, b_t, b_n = steps
     uniforms = {"rows": rows, "cols": cols, "segments": segments, "steps": step_count, "a_t": a_t, "b_t": b_t}
     uniforms |= {"b_n": b_n, "chunk": chunk, **(problem or {})}
@@ -327,14 +331,14 @@ def _batch_matmul(backend, a, b, transpose_a, transpose_b):
     batch = tuple(max(x, y) if min(x, y) else 0 for x, y in zip(batch_a, batch_b))
     out = backend.empty((*batch, m, n), a.dtype)
     chosen = variant(backend, "matmul")
-    shader, tiles = gemm_for(MATMUL, a.dtype, chosen, (m, n), bounded=False)
+    shader, groups = gemm_for(MATMUL, a.dtype, chosen, (m, n), bounded=False)
     a_t, a_m = (m, 1) if transpose_a else (1, k)
     b_t, b_n = (1, k) if transpose_b else (n, 1)
     problem = {"a_m": a_m, "rank": rank, "batch": batch}
     problem["batch_a"] = [s * m * k for s in broadcast_strides(batch_a, batch)]
     problem["batch_b"] = [s * k * n for s in broadcast_strides(batch_b, batch)]
     slabs = out.size // (m * n) if out.size else 0
-    run_gemm(backend, shader, tiles, a, b, out, (m, n), (1, k, a_t, b_t, b_n), slabs, problem=problem)
+    run_gemm(backend, shader, groups, a, b, out, (m, n), (1, k, a_t, b_t, b_n), slabs, problem=problem)
     return out
 
 
