@@ -120,8 +120,8 @@ def register_block(rows):
 
 
 def _register_main(dtype, bounded, epilogue, block):
-    """THREADS threads a workgroup; thread t of C's ceil(N / width) per block-row owns `block` = (height, width)
-    outputs from row t / that * height and column t % that * width."""
+    """THREADS threads to a workgroup, numbered along C's block-rows: with p = ceil(N / width) threads to a block-row,
+    thread t owns `block` = (height, width) outputs from row t / p * height and column t % p * width."""
     vec = f"vec4<{ELEMENT[dtype]}>"
     height, width = block
     groups = width // 4
