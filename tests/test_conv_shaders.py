@@ -148,7 +148,7 @@ def test_conv2d_filter_row_segments_match_numpy(gpu, rng, label, on_cpu):
 @pytest.mark.parametrize("pixels", [1, 3, 4])
 def test_few_rows_take_one_row_blocks(gpu, rng, pixels, on_cpu):
     # a Dense layer on one vector as a 1x1 convolution over one pixel (EfficientNet's head), a batched matmul
-    # whose matrices have one row: one row per register-blocked thread below 4 rows, 16 from 4 on
+    # whose matrices have one row: one row per register-blocked thread below 4 rows, 7 from 4 on
     x = rng.uniform(-3, 3, (pixels, 1, 1, 70)).astype(np.float32)
     f = rng.uniform(-1, 1, (1, 1, 70, 37)).astype(np.float32)
     bias = rng.uniform(-1, 1, 37).astype(np.float32)
@@ -171,8 +171,8 @@ def test_few_rows_take_one_row_blocks(gpu, rng, pixels, on_cpu):
 
 @pytest.mark.parametrize("rows, cols", [(5, 16), (33, 17), (50, 24), (71, 9), (13, 130), (4, 1000), (49, 40)])
 def test_register_blocked_threads_are_numbered_along_the_rows_of_c(gpu, rng, rows, cols, monkeypatch):
-    # 7x8 blocks, numbered along C's block-rows 32 threads to a workgroup, so a C narrower than a tile leaves no lane
-    # idle but in the last workgroup; rows and columns off the blocks' edges
+    # 7x8 blocks, numbered along C's block-rows 32 threads to a workgroup, so however narrow C is, no lane is idle
+    # but in the last workgroup; rows and columns off the blocks' edges
     a, b = rng.uniform(-1, 1, (2, rows, 45)).astype(np.float32), rng.uniform(-1, 1, (45, cols)).astype(np.float32)
     x, f = a[0].reshape(1, rows, 1, 45), b.reshape(1, 1, 45, cols)
     grids = []
