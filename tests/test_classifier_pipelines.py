@@ -9,7 +9,7 @@ from py_engine.engine import ENGINE
 from py_engine.image_classifier import ImageClassifier
 
 
-def test_the_classifiers_whole_path_compiles_ten_pipelines_in_warm_up(efficientnet_lite0):
+def test_the_classifiers_whole_path_compiles_twelve_pipelines_in_warm_up(efficientnet_lite0):
     ENGINE.forget_backend("webgpu")  # a new device: no pipeline compiled yet
     assert asyncio.run(pe.set_backend("webgpu")), ENGINE.fallback_reason
     start = pe.stats()
@@ -26,15 +26,16 @@ def test_the_classifiers_whole_path_compiles_ten_pipelines_in_warm_up(efficientn
     with pe.scope():
         pe.dispose(path(packed))
     keys, backend.dry_run = {s.key for s in backend.dry_run}, None
-    # the convolutions (1x1, 3x3, linear or relu6, the normalization) share one GEMM of 7x8 blocks, but the Dense
-    # head on one pixel takes one-row blocks; the depthwise ones take
-    # three row shaders (stride 1 unrolled for 3- and 5-wide filters, stride 2); then the pixels' unpacking, cast and
-    # resize, the residual add and global pooling. The pipelines more than one GEMM and one depthwise shader pay
-    # for themselves: docs/platform_facts.md
-    gemms = sorted(k for k in keys if k.startswith(("Gemm:", "DepthwiseConv2d:")))
-    assert [k.split(":")[4] for k in gemms if k.startswith("Gemm:")] == ["block1x4", "block7x8"], gemms
-    assert len(gemms) == 5, gemms
-    assert len(keys) == 10, sorted(keys)
+    # the 1x1 convolutions run as matmuls (7x8 blocks, relu6 or linear and the bias as a uniform-chosen epilogue),
+    # the Dense head on one pixel in one-row blocks; the first convolution (3x3) as an implicit GEMM; the depthwise
+    # ones in strips, a shader per filter and stride (3x3 and 5x5, strides 1 and 2); then the pixels' unpacking,
+    # cast and resize, the residual add and global pooling. The pipelines more than one GEMM and one depthwise
+    # shader pay for themselves: docs/platform_facts.md
+    gemms = sorted(k.split(":")[1] + ":" + k.split(":")[4] for k in keys if k.startswith("Gemm:"))
+    assert gemms == ["conv2d:block7x8", "matmul:block1x4", "matmul:block7x8"], sorted(keys)
+    depthwise = sorted(k.split(":")[2] for k in keys if k.startswith("DepthwiseConv2d:strips"))
+    assert depthwise == ["3x3/1x1", "3x3/2x2", "5x5/1x1", "5x5/2x2"], sorted(keys)
+    assert len(keys) == 12, sorted(keys)
 
     before = pe.stats()
     new = asyncio.run(pe.warmup(path, packed))

@@ -42,33 +42,48 @@ def on_both(fn, *arrays):
     return results
 
 
-# (x shape, filter (h, w), strides, padding): output widths below, at and past a thread's run of 8 (or 4) outputs
-ROW_GEOMETRIES = {
+# (x shape, filter (h, w), strides, padding): output widths below, at and past a thread's 2 columns (strips) or run of
+# 8 (or 4) outputs (rows); strips: output heights past a strip's, strips ending early, several images
+DEPTHWISE_GEOMETRIES = {
     "s1-same-3x3-width-9": ((2, 5, 9, 8), (3, 3), 1, "same"),
     "s1-valid-5x5-width-3": ((1, 7, 7, 4), (5, 5), 1, "valid"),
     "s1-same-1x1": ((1, 3, 8, 4), (1, 1), 1, "same"),
     "s1-wide-filter": ((2, 4, 3, 12), (2, 5), 1, "same"),  # the filter is wider than the image
-    "s1-9-wide": ((1, 4, 12, 4), (3, 9), 1, "same"),  # too wide to unroll: the rolling window at stride 1
+    "s1-tall-strips": ((2, 37, 5, 4), (3, 3), 1, "same"),  # 5 strips of 8 rows, the last of 5
+    "s1-2x4-valid": ((1, 20, 7, 4), (2, 4), 1, "valid"),
     "s2-same-3x3-odd": ((2, 11, 13, 8), (3, 3), 2, "same"),
     "s2-same-5x5-even": ((1, 12, 16, 20), (5, 5), 2, "same"),
+    "s2-tall-5x5-strips": ((2, 41, 6, 8), (5, 5), 2, "same"),
     "s2-valid": ((1, 9, 10, 4), (3, 3), 2, "valid"),
     "s2-explicit-pad": ((1, 8, 9, 4), (3, 3), 2, ((2, 0), (1, 3))),
-    "uneven-strides": ((2, 9, 17, 8), (3, 5), (3, 1), "same"),
+    "s2-1x1": ((1, 9, 9, 4), (1, 1), 2, "same"),  # an input row of each step reaches no output
+    "uneven-strides-1x2": ((1, 10, 11, 4), (3, 3), (1, 2), "same"),
+    "uneven-strides-2x1": ((1, 19, 6, 4), (5, 3), (2, 1), ((1, 3), (0, 2))),
+    # rows: larger strides and filters
+    "s1-9-wide": ((1, 4, 12, 4), (3, 9), 1, "same"),  # too wide to unroll: the rolling window at stride 1
+    "s1-7x7": ((1, 9, 10, 4), (7, 7), 1, "same"),
+    "uneven-strides-3x1": ((2, 9, 17, 8), (3, 5), (3, 1), "same"),
     "s3": ((1, 7, 20, 4), (3, 3), 3, "same"),
 }
 
 
-@pytest.mark.parametrize("label", ROW_GEOMETRIES)
-def test_depthwise_row_shader_matches_numpy(gpu, rng, label):
-    x_shape, window, strides, padding = ROW_GEOMETRIES[label]
+def depthwise_key(window, strides):
+    """The shader a depthwise convolution of this filter window and strides runs (multiplier 1, channels in fours)."""
+    sh, sw = (strides, strides) if isinstance(strides, int) else strides
+    if window[0] * window[1] <= 25 and max(sh, sw) <= 2:  # strips down the output rows
+        return f"DepthwiseConv2d:strips2:{window[0]}x{window[1]}/{sh}x{sw}"
+    unrolled = sw == 1 and window[1] <= 7  # the filter row unrolled; else a rolling window of columns
+    return f"DepthwiseConv2d:rows{max(1, 8 // sw)}:" + (f"kw{window[1]}" if unrolled else f"sw{sw}")
+
+
+@pytest.mark.parametrize("label", DEPTHWISE_GEOMETRIES)
+def test_depthwise_strip_and_row_shaders_match_numpy(gpu, rng, label):
+    x_shape, window, strides, padding = DEPTHWISE_GEOMETRIES[label]
     x = rng.uniform(-3, 3, x_shape).astype(np.float32)
     f = rng.uniform(-1, 1, (*window, x_shape[-1], 1)).astype(np.float32)
     bias = rng.uniform(-1, 1, x_shape[-1]).astype(np.float32)
-    stride_w = strides if isinstance(strides, int) else strides[1]
-    unrolled = stride_w == 1 and window[1] <= 7  # the filter row unrolled; else a rolling window of columns
-    shape = f"kw{window[1]}" if unrolled else f"sw{stride_w}"
     keys = shader_keys(gpu, lambda: pe.depthwise_conv2d(pe.tensor(x), pe.tensor(f), strides, padding))
-    assert keys == {f"DepthwiseConv2d:rows{max(1, 8 // stride_w)}:{shape}"}
+    assert keys == {depthwise_key(window, strides)}
     got, want = on_both(lambda x, f: pe.depthwise_conv2d(x, f, strides, padding), x, f)
     np.testing.assert_allclose(got, want, rtol=1e-5, atol=1e-5)
     for k, activation in enumerate(ACTIVATIONS):  # the fused kernel: sums start from the bias, then the activation
@@ -87,7 +102,7 @@ def test_depthwise_row_shader_matches_numpy(gpu, rng, label):
     [(6, 1, 1, "DepthwiseConv2d:x1"), (4, 2, 1, "DepthwiseConv2d:x1"), (8, 1, 2, "DepthwiseConv2d:x4")],
     ids=["channels-not-in-fours", "multiplier-2", "dilated"],
 )
-def test_depthwise_shapes_the_row_shader_leaves_to_the_others(gpu, rng, channels, mult, dilations, key):
+def test_depthwise_shapes_the_strip_and_row_shaders_leave_to_the_others(gpu, rng, channels, mult, dilations, key):
     x = rng.uniform(-3, 3, (2, 9, 10, channels)).astype(np.float32)
     f = rng.uniform(-1, 1, (3, 3, channels, mult)).astype(np.float32)
     bias = rng.uniform(-1, 1, channels * mult).astype(np.float32)
@@ -101,7 +116,7 @@ def test_depthwise_shapes_the_row_shader_leaves_to_the_others(gpu, rng, channels
     np.testing.assert_allclose(got, want, rtol=1e-5, atol=1e-5)
 
 
-def test_depthwise_row_shader_keeps_nan_and_clips_infinities(gpu):
+def test_depthwise_strip_shader_keeps_nan_and_clips_infinities(gpu):
     x = np.ones((1, 3, 10, 4), np.float32)
     x[0, 1, 4, 0], x[0, 1, 2, 1], x[0, 0, 9, 2] = np.nan, np.inf, -np.inf
     f = np.full((3, 3, 4, 1), 0.5, np.float32)
@@ -119,6 +134,8 @@ CONV_GEOMETRIES = {
     "filter-wider-than-image": ((2, 6, 3, 4), (3, 5), 1, "same", 1),
     "height-dilated": ((1, 11, 9, 4), (3, 3), 1, "same", (2, 1)),
     "width-dilated": ((1, 9, 11, 4), (3, 3), (1, 2), "same", (1, 2)),  # one tap a segment
+    "1x1": ((2, 5, 7, 6), (1, 1), 1, "valid", 1),  # a matmul (linalg.pointwise)
+    "1x1-s2": ((1, 9, 8, 6), (1, 1), 2, "same", 1),
 }
 
 
@@ -131,6 +148,9 @@ def test_conv2d_filter_row_segments_match_numpy(gpu, rng, label, on_cpu):
     bias = rng.uniform(-1, 1, 7).astype(np.float32)
     saved, gpu.on_cpu = gpu.on_cpu, on_cpu
     try:
+        keys = shader_keys(gpu, lambda: pe.conv2d(pe.tensor(x), pe.tensor(f), strides, padding, dilations))
+        pointwise = window == (1, 1) and strides == 1  # no padding: "same" pads nothing for a 1x1 filter
+        assert {k.split(":")[1] for k in keys} == {"matmul" if pointwise else "conv2d"}, keys
         got, want = on_both(lambda x, f: pe.conv2d(x, f, strides, padding, dilations), x, f)
         np.testing.assert_allclose(got, want, rtol=1e-5, atol=1e-5)
         for activation in RELU_LIKE:
@@ -174,20 +194,20 @@ def test_register_blocked_threads_are_numbered_along_the_rows_of_c(gpu, rng, row
     # 7x8 blocks, numbered along C's block-rows 32 threads to a workgroup, so however narrow C is, no lane is idle
     # but in the last workgroup; rows and columns off the blocks' edges
     a, b = rng.uniform(-1, 1, (2, rows, 45)).astype(np.float32), rng.uniform(-1, 1, (45, cols)).astype(np.float32)
-    x, f = a[0].reshape(1, rows, 1, 45), b.reshape(1, 1, 45, cols)
+    x, f = a.reshape(1, rows, 2, 45), b.reshape(1, 1, 45, cols)  # at stride (1, 2) an implicit GEMM of `rows` rows
     grids = []
     dispatch = gpu.dispatch
     monkeypatch.setattr(gpu, "dispatch", lambda shader, *args: grids.append(args[-1]) or dispatch(shader, *args))
     saved, gpu.on_cpu = gpu.on_cpu, True
     try:
         keys = shader_keys(gpu, lambda: pe.matmul(pe.tensor(a), pe.tensor(b)))
-        keys |= shader_keys(gpu, lambda: pe.conv2d(pe.tensor(x), pe.tensor(f)))
-        assert {k.split(":")[4] for k in keys} == {"block7x8"}, keys
+        keys |= shader_keys(gpu, lambda: pe.conv2d(pe.tensor(x), pe.tensor(f), (1, 2)))
+        assert {k.split(":")[1] + ":" + k.split(":")[4] for k in keys} == {"matmul:block7x8", "conv2d:block7x8"}
         threads = -(-rows // 7) * -(-cols // 8)
         assert [list(g) for g in grids] == [[-(-threads // 32), 1, 2], [-(-threads // 32), 1, 1]]
         got, want = on_both(pe.matmul, a, b)
         np.testing.assert_allclose(got, want, rtol=1e-5, atol=1e-5)
-        got, want = on_both(pe.conv2d, x, f)
+        got, want = on_both(lambda x, f: pe.conv2d(x, f, (1, 2)), x, f)
         np.testing.assert_allclose(got, want, rtol=1e-5, atol=1e-5)
     finally:
         gpu.on_cpu = saved

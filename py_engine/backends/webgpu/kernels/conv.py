@@ -5,16 +5,18 @@ same two variants (recorded as backend.variants["conv"]); patches are gathered b
 - Conv2D: rows = output pixels (n, oh, ow), columns = output channels, one segment per filter row i of
   kw * C steps (its taps' input channels, adjacent in NHWC when the width dilation is 1; else one segment per
   tap (i, j) of C steps): the taps' input pixels, zeros where they fall in the padding. EfficientNet's first
-  convolution (3x3 over 3 channels) runs 3 segments of 9 steps rather than 9 of 3.
+  convolution (3x3 over 3 channels) runs 3 segments of 9 steps rather than 9 of 3. A 1x1 convolution at stride 1
+  without padding is a matmul of the pixels by the filter and runs as one (linalg.pointwise).
 - Conv2DBackpropInput: rows = input pixels, columns = input channels, segments = taps, steps = output
   channels; a tap reaches the output pixel (h + top - i*dh) / sh only where that divides exactly.
 - Conv2DBackpropFilter: rows = filter entries (i, j, c), columns = output channels, segments = rows (n, oh)
   of dy, steps = ow. The reduction is long and the output small, so it is split into slices whose
   partial sums a second dispatch adds up.
-Depthwise convolutions do little work per loaded value, so they run direct, looping over the taps: with
-multiplier 1, channels in fours and no dilation (MobileNet/EfficientNet blocks) a thread computes a run of
-adjacent outputs of one row for 4 channels, keeping the input columns they share in registers; otherwise one
-thread per output (four adjacent channels per thread when they can). The filter gradient is split the same way
+Depthwise convolutions do little work per loaded value, so they run direct, each thread reusing what it loads:
+with multiplier 1, channels in fours and no dilation (MobileNet/EfficientNet blocks) a thread does 4 channels of
+a strip of output rows, 2 columns wide, walking down the input rows (filters up to 5x5, strides up to 2), or of a
+run of adjacent outputs along one row (larger filters and strides); otherwise one thread per output (four adjacent
+channels per thread when they can). The filter gradient is split the same way
 as the GEMM's, over the pixels.
 """
 
@@ -24,7 +26,7 @@ from ....kernels import register_kernel
 from ....windows import window_output_hw
 from ..program import linear_program
 from ..wgsl import linear_groups
-from .linalg import F32, SPLIT_SLAB, Problem, gemm_for, run_gemm, sum_partials, variant
+from .linalg import F32, SPLIT_SLAB, Problem, gemm_for, pointwise, run_gemm, sum_partials, variant
 
 # The geometry every conv shader reads as u.h, u.w, ... (i32: the index math mixes in negative offsets).
 GEOMETRY = ("h", "w", "c", "oh", "ow", "o", "kh", "kw", "sh", "sw", "dh", "dw", "top", "left", "mult", "seg_taps")
@@ -130,6 +132,9 @@ def conv2d(backend, x, weights, strides, pad, dilations, epilogue=None, extra=()
     geometry = _geometry(x.shape, out.shape, weights.shape, strides, pad, dilations, seg_taps=seg_taps)
     steps = (kh * kw // seg_taps, seg_taps * c, 1, o, 1)
     shape = (n * oh * ow, o)
+    if kh == kw == 1 and tuple(strides) == (1, 1) and not any(pad[0] + pad[1]):
+        pixels, filter_ = x.view((shape[0], c)), weights.view((c, o))
+        return pointwise(backend, pixels, filter_, out, "conv", epilogue, extra, values)
     return _gemm(
         backend, CONV2D, x, weights, out, shape, steps, geometry, epilogue=epilogue, extra=extra, values=values
     )
@@ -195,8 +200,8 @@ DEPTHWISE4 = """  let quads = u.c / 4;
   let o = pixel * u.c + c;
 """
 
-# Multiplier 1, channels in fours, no dilation (MobileNet/EfficientNet blocks): a thread computes `pixels` adjacent
-# outputs of one row for 4 channels. Along a filter row the outputs' inputs overlap, so the thread loads each input
+# Multiplier 1, channels in fours, no dilation, filters or strides larger than the strips below take: a thread
+# computes `pixels` adjacent outputs of one row for 4 channels. Along a filter row the outputs' inputs overlap, so the thread loads each input
 # column once per filter row and each of the row's weights once: where one output per thread loads an input and a
 # weight per tap, SwiftShader turns every storage load into a per-lane gather, so loads are what depthwise layers
 # pay for (docs/platform_facts.md). At stride 1 the filter width is part of the shader and the row is unrolled
@@ -272,6 +277,66 @@ def _depthwise_rows(stride, kw, epilogue):
     return "\n".join(lines), pixels
 
 
+# Strips (multiplier 1, channels in fours, no dilation): a filter row's weights are reused along the row and, in
+# a strip, every input row's columns are reused by all the output rows they reach, where a row run loads each input
+# row again for each of them. EfficientNet-Lite0's depthwise layers took 0.48x their time as row runs (62 -> 30 ms
+# of its forward pass, SwiftShader on a 2-core Xeon); 2 columns beat 4 (0.97x) and 8 (more registers spilled).
+# Filter and stride are part of the shader, its body unrolled over the taps: 4 pipelines for EfficientNet.
+STRIP_OUTPUTS = 2  # adjacent output columns per strip thread
+STRIP_TAPS = 25  # filters up to this many taps (5x5)...
+STRIP_MAX_STRIDE = 2  # ...at strides up to this run as strips
+STRIP_THREADS = 1024  # split the rows into strips until about this many threads run
+STRIP_MIN_ROWS = 8  # ...but keep strips at least this tall (the kh - 1 rows above a strip are loaded again)
+
+
+def _depthwise_strips(kh, kw, sh, sw, epilogue):
+    """The strip shader's body: a thread computes STRIP_OUTPUTS adjacent columns of u.strip_rows output rows for 4
+    channels, walking down the input rows sh at a time. Each input row's columns are loaded once and added into every
+    output row its taps reach (ceil(kh / sh) accumulator rows, rolled up one per step), the filter in registers."""
+    pixels, width, rolled = STRIP_OUTPUTS, (STRIP_OUTPUTS - 1) * sw + kw, -(-kh // sh)
+    start = ", ".join(f"epilogue_start(u32(c + {k}))" for k in range(4))
+    lines = [
+        "  let quads = u.c / 4;",
+        "  let c = i32(i) % quads * 4;",
+        "  let run = i32(i) / quads;",
+        "  let strip = run / u.runs;  // (image, strip)",
+        f"  let ox = run % u.runs * {pixels};",
+        "  let image = strip / u.strips;",
+        "  let oy0 = strip % u.strips * u.strip_rows;",
+        "  let rows = min(u.strip_rows, u.oh - oy0);",
+        f"  let x0 = ox * {sw} - u.left;",
+        f"  let start = vec4<f32>({start});",
+        *(f"  let f{ki}_{kj} = dw_weights(({ki} * {kw} + {kj}) * u.c + c);" for ki in range(kh) for kj in range(kw)),
+        *(f"  var acc{k}_{p} = start;" for k in range(rolled) for p in range(pixels)),
+        f"  for (var s = 0; s < rows + {rolled - 1}; s = s + 1) {{  // acc(k): output row oy0 + s - {rolled - 1} + k",
+    ]
+    for j in range(sh):  # input row (oy0 + s) * sh + j reaches acc(k) with filter row j + sh * (rolled - 1 - k)
+        lines += [
+            f"    let y{j} = (oy0 + s) * {sh} - u.top + {j};",
+            f"    let inside{j} = (y{j} >= 0) & (y{j} < u.h);",
+            f"    let at{j} = (image * u.h + select(0, y{j}, inside{j})) * u.w;",
+            *(f"    let w{j}_{x} = dw_column(at{j}, x0 + {x}, inside{j}, c);" for x in range(width)),
+        ]
+        for k in range(rolled):
+            ki = j + sh * (rolled - 1 - k)
+            if ki >= kh:
+                continue
+            for p in range(pixels):
+                taps = " + ".join(f"w{j}_{p * sw + kj} * f{ki}_{kj}" for kj in range(kw))
+                lines.append(f"    acc{k}_{p} = acc{k}_{p} + {taps};")
+    lines.append(f"    if (s >= {rolled - 1}) {{")
+    lines.append(f"      let o = ((image * u.oh + oy0 + s - {rolled - 1}) * u.ow + ox) * u.c + c;")
+    for p in range(pixels):
+        lines.append(f"      if (ox + {p} < u.ow) {{")
+        lines += [f"        out[o + {p} * u.c + {k}] = {_stored(f'acc0_{p}[{k}]', epilogue)};" for k in range(4)]
+        lines.append("      }")
+    lines.append("    }")
+    lines += [f"    acc{k}_{p} = acc{k + 1}_{p};" for k in range(rolled - 1) for p in range(pixels)]
+    lines += [f"    acc{rolled - 1}_{p} = start;" for p in range(pixels)]
+    lines.append("  }")
+    return "\n".join(lines)
+
+
 def _stored(value, epilogue):
     return f"epilogue({value})" if epilogue else value
 
@@ -280,15 +345,22 @@ NO_EPILOGUE = "fn epilogue_start(channel: u32) -> f32 { return 0.0; }\n"  # plai
 
 
 @functools.cache
-def depthwise_shader(channels, mult, width, strides, dilations, epilogue=None):
-    """(the depthwise shader for this filter (`width` taps wide) and geometry, storing through `epilogue` if any;
-    the output elements each thread writes; whether they are a run along one image row, 4 channels each)."""
-    helpers, extra_uniforms, along_row = "", (), False
-    if mult == 1 and channels % 4 == 0 and dilations == (1, 1):
+def depthwise_shader(channels, mult, height, width, strides, dilations, epilogue=None):
+    """(the depthwise shader for this filter (`height` x `width` taps) and geometry, storing through `epilogue` if
+    any; the output elements each thread writes; its layout: "strips", "rows" or None (a thread per `lanes`
+    elements))."""
+    helpers, extra_uniforms, layout = "", (), None
+    strips = height * width <= STRIP_TAPS and max(strides) <= STRIP_MAX_STRIDE
+    if strips and mult == 1 and channels % 4 == 0 and dilations == (1, 1):
+        body = _depthwise_strips(height, width, *strides, epilogue)
+        name, lanes = f"strips{STRIP_OUTPUTS}:{height}x{width}/{strides[0]}x{strides[1]}", 4
+        helpers, layout = ROW_HELPERS, "strips"
+        extra_uniforms = (("runs", "i32"), ("strips", "i32"), ("strip_rows", "i32"))
+    elif mult == 1 and channels % 4 == 0 and dilations == (1, 1):
         kw = width if strides[1] == 1 and width <= UNROLLED_WIDTHS else None
         body, pixels = _depthwise_rows(strides[1], kw, epilogue)
         name, lanes = f"rows{pixels}:" + (f"kw{kw}" if kw else f"sw{strides[1]}"), 4 * pixels
-        helpers, extra_uniforms, along_row = ROW_HELPERS, (("runs", "i32"),), True
+        helpers, extra_uniforms, layout = ROW_HELPERS, (("runs", "i32"),), "rows"
     elif mult == 1 and channels % 4 == 0:
         body, name, lanes = DEPTHWISE4, "x4", 4
         body += f"  for (var k = 0; k < 4; k = k + 1) {{ out[o + k] = {_stored('acc[k]', epilogue)}; }}"
@@ -299,7 +371,7 @@ def depthwise_shader(channels, mult, width, strides, dilations, epilogue=None):
     inputs = [("X", F32), ("F", F32), *(epilogue.inputs if epilogue else ())]
     helpers += epilogue.wgsl if epilogue else NO_EPILOGUE
     uniforms = dict(GEOMETRY_UNIFORMS + extra_uniforms + (epilogue.uniforms if epilogue else ()))
-    return linear_program(key, body, inputs, [("out", F32)], uniforms, helpers), lanes, along_row
+    return linear_program(key, body, inputs, [("out", F32)], uniforms, helpers), lanes, layout
 
 
 DEPTHWISE_BACKPROP_INPUT = """  let c = i32(i) % u.c;
@@ -358,9 +430,17 @@ def depthwise(backend, x, weights, strides, pad, dilations, epilogue=None, extra
     (n, h, w, c), (kh, kw, _, mult) = x.shape, weights.shape
     oh, ow = window_output_hw((h, w), (kh, kw), strides, pad, dilations)
     out = backend.empty((n, oh, ow, c * mult), F32)
-    shader, lanes, along_row = depthwise_shader(c, mult, kw, tuple(strides), tuple(dilations), epilogue)
+    shader, lanes, layout = depthwise_shader(c, mult, kh, kw, tuple(strides), tuple(dilations), epilogue)
     uniforms = _geometry(x.shape, out.shape, weights.shape, strides, pad, dilations, mult)
-    if along_row:  # a thread per run of outputs along a row, per 4 channels
+    if layout == "strips":  # a thread per STRIP_OUTPUTS columns of a strip of rows, per 4 channels
+        runs = -(-ow // STRIP_OUTPUTS)
+        per_strip = n * runs * (c // 4)
+        strips = max(1, min(-(-STRIP_THREADS // max(per_strip, 1)), oh // STRIP_MIN_ROWS))
+        strip_rows = max(1, -(-oh // strips))
+        strips = -(-oh // strip_rows)
+        uniforms |= {"runs": runs, "strips": strips, "strip_rows": strip_rows}
+        threads = per_strip * strips
+    elif layout == "rows":  # a thread per run of outputs along a row, per 4 channels
         runs = -(-ow // (lanes // 4))
         uniforms["runs"] = runs
         threads = n * oh * runs * (c // 4)

@@ -272,6 +272,7 @@ def gemm_shader(problem, dtype, variant, bounded=True, epilogue=None, block=WIDE
     else:
         main = _tiled_main(dtype, epilogue)
     key += f":{epilogue.name}" if epilogue else ""
+    key += "" if bounded else ":unbounded"
     inputs = [("A", dtype), ("B", dtype), *(epilogue.inputs if epilogue else ())]
     helpers = SLAB + problem.hooks + (epilogue.wgsl if epilogue else "")
     uniforms = dict(GEMM_UNIFORMS + problem.uniforms + (epilogue.uniforms if epilogue else ()))
@@ -320,6 +321,18 @@ def sum_partials(backend, partials, splits, out):
     """out = the sum of `splits` consecutive slices of `partials` (each out.size long); frees `partials`."""
     backend.dispatch(_sum_shader(), [partials, out], {"count": out.size, "splits": splits}, linear_groups(out.size))
     backend.free(partials)
+    return out
+
+
+def pointwise(backend, a, b, out, family, epilogue=None, extra=(), values=None):
+    """out[m, n] = a[m, k] @ b[k, n], both row-major, on the matmul problem: a 1x1 convolution at stride 1 without
+    padding is one, and the matmul's hooks neither bound A's loads nor divide (CPU adapters divide per lane).
+    Stored through `epilogue` (reading the inputs `extra` and the uniforms `values`) if given; the variant is
+    recorded under `family`."""
+    (m, k), n = a.shape, b.shape[-1]
+    shader, groups = gemm_for(MATMUL, F32, variant(backend, family), (m, n), bounded=False, epilogue=epilogue)
+    problem = {"a_m": k, "rank": 0, "batch": (), "batch_a": (), "batch_b": (), **(values or {})}
+    run_gemm(backend, shader, groups, a, b, out, (m, n), (1, k, 1, n, 1), 1, problem=problem, extra=extra)
     return out
 
 
