@@ -26,13 +26,13 @@ def test_the_classifiers_whole_path_compiles_twelve_pipelines_in_warm_up(efficie
     with pe.scope():
         pe.dispose(path(packed))
     keys, backend.dry_run = {s.key for s in backend.dry_run}, None
-    # the 1x1 convolutions run as matmuls (7x8 blocks, relu6 or linear and the bias as a uniform-chosen epilogue),
+    # the 1x1 convolutions run as matmuls (14x16 blocks, relu6 or linear and the bias as a uniform-chosen epilogue),
     # the Dense head on one pixel in one-row blocks; the first convolution (3x3) as an implicit GEMM; the depthwise
     # ones in strips, a shader per filter and stride (3x3 and 5x5, strides 1 and 2); then the pixels' unpacking,
     # cast and resize, the residual add and global pooling. The pipelines more than one GEMM and one depthwise
     # shader pay for themselves: docs/platform_facts.md
     gemms = sorted(k.split(":")[1] + ":" + k.split(":")[4] for k in keys if k.startswith("Gemm:"))
-    assert gemms == ["conv2d:block7x8", "matmul:block1x4", "matmul:block7x8"], sorted(keys)
+    assert gemms == ["conv2d:block14x16", "matmul:block14x16", "matmul:block1x4"], sorted(keys)
     depthwise = sorted(k.split(":")[2] for k in keys if k.startswith("DepthwiseConv2d:strips"))
     assert depthwise == ["3x3/1x1", "3x3/2x2", "5x5/1x1", "5x5/2x2"], sorted(keys)
     assert len(keys) == 12, sorted(keys)

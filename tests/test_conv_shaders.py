@@ -168,7 +168,7 @@ def test_conv2d_filter_row_segments_match_numpy(gpu, rng, label, on_cpu):
 @pytest.mark.parametrize("pixels", [1, 3, 4])
 def test_few_rows_take_one_row_blocks(gpu, rng, pixels, on_cpu):
     # a Dense layer on one vector as a 1x1 convolution over one pixel (EfficientNet's head), a batched matmul
-    # whose matrices have one row: one row per register-blocked thread below 4 rows, 7 from 4 on
+    # whose matrices have one row: one row per register-blocked thread below 4 rows, 14 from 4 on
     x = rng.uniform(-3, 3, (pixels, 1, 1, 70)).astype(np.float32)
     f = rng.uniform(-1, 1, (1, 1, 70, 37)).astype(np.float32)
     bias = rng.uniform(-1, 1, 37).astype(np.float32)
@@ -191,7 +191,7 @@ def test_few_rows_take_one_row_blocks(gpu, rng, pixels, on_cpu):
 
 @pytest.mark.parametrize("rows, cols", [(5, 16), (33, 17), (50, 24), (71, 9), (13, 130), (4, 1000), (49, 40)])
 def test_register_blocked_threads_are_numbered_along_the_rows_of_c(gpu, rng, rows, cols, monkeypatch):
-    # 7x8 blocks, numbered along C's block-rows 32 threads to a workgroup, so however narrow C is, no lane is idle
+    # 14x16 blocks, numbered along C's block-rows 8 threads to a workgroup, so however narrow C is, no lane is idle
     # but in the last workgroup; rows and columns off the blocks' edges
     a, b = rng.uniform(-1, 1, (2, rows, 45)).astype(np.float32), rng.uniform(-1, 1, (45, cols)).astype(np.float32)
     x, f = a.reshape(1, rows, 2, 45), b.reshape(1, 1, 45, cols)  # at stride (1, 2) an implicit GEMM of `rows` rows
@@ -202,9 +202,9 @@ def test_register_blocked_threads_are_numbered_along_the_rows_of_c(gpu, rng, row
     try:
         keys = shader_keys(gpu, lambda: pe.matmul(pe.tensor(a), pe.tensor(b)))
         keys |= shader_keys(gpu, lambda: pe.conv2d(pe.tensor(x), pe.tensor(f), (1, 2)))
-        assert {k.split(":")[1] + ":" + k.split(":")[4] for k in keys} == {"matmul:block7x8", "conv2d:block7x8"}
-        threads = -(-rows // 7) * -(-cols // 8)
-        assert [list(g) for g in grids] == [[-(-threads // 32), 1, 2], [-(-threads // 32), 1, 1]]
+        assert {k.split(":")[1] + ":" + k.split(":")[4] for k in keys} == {"matmul:block14x16", "conv2d:block14x16"}
+        threads = -(-rows // 14) * -(-cols // 16)
+        assert [list(g) for g in grids] == [[-(-threads // 8), 1, 2], [-(-threads // 8), 1, 1]]
         got, want = on_both(pe.matmul, a, b)
         np.testing.assert_allclose(got, want, rtol=1e-5, atol=1e-5)
         got, want = on_both(lambda x, f: pe.conv2d(x, f, (1, 2)), x, f)

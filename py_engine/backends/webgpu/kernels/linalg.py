@@ -19,14 +19,18 @@ C[at] = epilogue(sum), reading bindings of its own after B (a fused convolution'
 
 Variants (backend.on_cpu picks one; backend.variants["matmul"] records it):
 - "register-blocked": each thread accumulates a block of rows x columns in registers, no workgroup memory. On CPU
-  adapters barriers cost more than shared memory saves (docs/platform_facts.md: 3.2 vs 1.7 GFLOP/s). Blocks are 7x8
-  (one row under FEW_ROWS rows: a Dense layer on one vector, where a taller block would compute rows for nothing):
-  they load 15 values per 56 multiply-adds, and 7 rows divide the 7x7, 14x14, ... pixel grids of 224x224 inputs.
+  adapters barriers cost more than shared memory saves (docs/platform_facts.md: 3.2 vs 1.7 GFLOP/s). Blocks are
+  14x16 (one row under FEW_ROWS rows: a Dense layer on one vector, where a taller block would compute rows for
+  nothing): they load 30 values per 224 multiply-adds (7x8 blocks: 15 per 56), and 14 rows divide the 14x14, 28x28,
+  ... pixel grids of 224x224 inputs. SwiftShader turns every load into per-lane scalar loads, so loads per
+  multiply-add are what a block trades against the registers it spills (on a Xeon 14x16 ran the 1024^3 matmul 1.4x
+  and EfficientNet-Lite0's forward pass 1.2x as fast as 7x8; 21x16 and 14x24 fell back below 7x8).
   The threads are numbered along C's block-rows, THREADS to a workgroup, not laid out as a 2-D tile: SwiftShader runs
   4 consecutive threads as the lanes of one SIMD group and each workgroup on one core (google/swiftshader,
   ComputeProgram::run), so a tile wider than C left lanes idle (8x8 tiles of 7x8 blocks ran 64 columns for
-  EfficientNet-Lite0's 16-, 24- and 40-column layers: numbered, those take 0.65-0.8x their time) and a small C had
-  fewer workgroups than cores.
+  EfficientNet-Lite0's 16-, 24- and 40-column layers: numbered, those take 0.65-0.8x their time), and workgroups of
+  8 threads share a small C's few threads among the cores (a 7x7 layer's 48 threads are 6 workgroups, not 2 of 32
+  and 16).
 - "tiled": 16x16 threads stage 64x16 tiles of A and 16x64 tiles of B in workgroup memory; each thread
   accumulates 4x4 outputs. What real GPUs want.
 """
@@ -41,8 +45,8 @@ from ..wgsl import ELEMENT, MAX_GROUPS, MAX_RANK, broadcast_strides, linear_grou
 F32 = "float32"
 REGISTER, TILED = "register-blocked", "tiled"
 # register-blocked: (rows, columns) of the block a thread computes; columns a multiple of 4 (vec4 accumulators)
-WIDE, ONE_ROW = (7, 8), (1, 4)
-THREADS = 32  # register-blocked: threads per workgroup
+WIDE, ONE_ROW = (14, 16), (1, 4)
+THREADS = 8  # register-blocked: threads per workgroup
 # EfficientNet-Lite0's head (1280 -> 1000 on one pixel) took 10.6 ms in 16-row blocks, 3.0 in 1-row ones (SwiftShader)
 FEW_ROWS = 4
 # The uniforms of every GEMM: C's shape, segments and steps, A's and B's strides, the workgroup grid's base
