@@ -67,23 +67,32 @@ DEPTHWISE_GEOMETRIES = {
 }
 
 
-def depthwise_key(window, strides):
+def depthwise_key(window, strides, on_cpu):
     """The shader a depthwise convolution of this filter window and strides runs (multiplier 1, channels in fours)."""
     sh, sw = (strides, strides) if isinstance(strides, int) else strides
-    if window[0] * window[1] <= 25 and max(sh, sw) <= 2:  # strips down the output rows
+    if on_cpu and window[0] * window[1] <= 25 and max(sh, sw) <= 2:  # strips down the output rows (CPU adapters)
         return f"DepthwiseConv2d:strips2:{window[0]}x{window[1]}/{sh}x{sw}"
     unrolled = sw == 1 and window[1] <= 7  # the filter row unrolled; else a rolling window of columns
     return f"DepthwiseConv2d:rows{max(1, 8 // sw)}:" + (f"kw{window[1]}" if unrolled else f"sw{sw}")
 
 
+@pytest.mark.parametrize("on_cpu", [True, False], ids=["cpu-adapter", "gpu-adapter"])
 @pytest.mark.parametrize("label", DEPTHWISE_GEOMETRIES)
-def test_depthwise_strip_and_row_shaders_match_numpy(gpu, rng, label):
+def test_depthwise_strip_and_row_shaders_match_numpy(gpu, rng, label, on_cpu):
     x_shape, window, strides, padding = DEPTHWISE_GEOMETRIES[label]
     x = rng.uniform(-3, 3, x_shape).astype(np.float32)
     f = rng.uniform(-1, 1, (*window, x_shape[-1], 1)).astype(np.float32)
     bias = rng.uniform(-1, 1, x_shape[-1]).astype(np.float32)
-    keys = shader_keys(gpu, lambda: pe.depthwise_conv2d(pe.tensor(x), pe.tensor(f), strides, padding))
-    assert keys == {depthwise_key(window, strides)}
+    saved, gpu.on_cpu = gpu.on_cpu, on_cpu
+    try:
+        keys = shader_keys(gpu, lambda: pe.depthwise_conv2d(pe.tensor(x), pe.tensor(f), strides, padding))
+        assert keys == {depthwise_key(window, strides, on_cpu)}
+        check_depthwise(x, f, bias, strides, padding)
+    finally:
+        gpu.on_cpu = saved
+
+
+def check_depthwise(x, f, bias, strides, padding):
     got, want = on_both(lambda x, f: pe.depthwise_conv2d(x, f, strides, padding), x, f)
     np.testing.assert_allclose(got, want, rtol=1e-5, atol=1e-5)
     for k, activation in enumerate(ACTIVATIONS):  # the fused kernel: sums start from the bias, then the activation

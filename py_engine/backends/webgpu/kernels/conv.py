@@ -14,8 +14,9 @@ same two variants (recorded as backend.variants["conv"]); patches are gathered b
   partial sums a second dispatch adds up.
 Depthwise convolutions do little work per loaded value, so they run direct, each thread reusing what it loads:
 with multiplier 1, channels in fours and no dilation (MobileNet/EfficientNet blocks) a thread does 4 channels of
-a strip of output rows, 2 columns wide, walking down the input rows (filters up to 5x5, strides up to 2), or of a
-run of adjacent outputs along one row (larger filters and strides); otherwise one thread per output (four adjacent
+a strip of output rows, 2 columns wide, walking down the input rows (on CPU adapters, filters up to 5x5 at strides
+up to 2), or of a run of adjacent outputs along one row (on GPUs, which want more threads, and for larger filters
+and strides); otherwise one thread per output (four adjacent
 channels per thread when they can). The filter gradient is split the same way
 as the GEMM's, over the pixels.
 """
@@ -281,7 +282,8 @@ def _depthwise_rows(stride, kw, epilogue):
 # a strip, every input row's columns are reused by all the output rows they reach, where a row run loads each input
 # row again for each of them. EfficientNet-Lite0's depthwise layers took 0.48x their time as row runs (62 -> 30 ms
 # of its forward pass, SwiftShader on a 2-core Xeon); 2 columns beat 4 (0.97x) and 8 (more registers spilled).
-# Filter and stride are part of the shader, its body unrolled over the taps: 4 pipelines for EfficientNet.
+# Filter and stride are part of the shader, its body unrolled over the taps: 4 pipelines for EfficientNet. About 1024
+# threads are what 2-16 CPU cores want; a GPU keeps the row runs (a thread per run: tens of thousands).
 STRIP_OUTPUTS = 2  # adjacent output columns per strip thread
 STRIP_TAPS = 25  # filters up to this many taps (5x5)...
 STRIP_MAX_STRIDE = 2  # ...at strides up to this run as strips
@@ -345,12 +347,12 @@ NO_EPILOGUE = "fn epilogue_start(channel: u32) -> f32 { return 0.0; }\n"  # plai
 
 
 @functools.cache
-def depthwise_shader(channels, mult, height, width, strides, dilations, epilogue=None):
+def depthwise_shader(channels, mult, height, width, strides, dilations, epilogue=None, on_cpu=True):
     """(the depthwise shader for this filter (`height` x `width` taps) and geometry, storing through `epilogue` if
     any; the output elements each thread writes; its layout: "strips", "rows" or None (a thread per `lanes`
-    elements))."""
+    elements)). Strips are for CPU adapters: a GPU wants far more threads than a strip's ~1024."""
     helpers, extra_uniforms, layout = "", (), None
-    strips = height * width <= STRIP_TAPS and max(strides) <= STRIP_MAX_STRIDE
+    strips = on_cpu and height * width <= STRIP_TAPS and max(strides) <= STRIP_MAX_STRIDE
     if strips and mult == 1 and channels % 4 == 0 and dilations == (1, 1):
         body = _depthwise_strips(height, width, *strides, epilogue)
         name, lanes = f"strips{STRIP_OUTPUTS}:{height}x{width}/{strides[0]}x{strides[1]}", 4
@@ -430,7 +432,8 @@ def depthwise(backend, x, weights, strides, pad, dilations, epilogue=None, extra
     (n, h, w, c), (kh, kw, _, mult) = x.shape, weights.shape
     oh, ow = window_output_hw((h, w), (kh, kw), strides, pad, dilations)
     out = backend.empty((n, oh, ow, c * mult), F32)
-    shader, lanes, layout = depthwise_shader(c, mult, kh, kw, tuple(strides), tuple(dilations), epilogue)
+    geometry = (c, mult, kh, kw, tuple(strides), tuple(dilations))
+    shader, lanes, layout = depthwise_shader(*geometry, epilogue, backend.on_cpu)
     uniforms = _geometry(x.shape, out.shape, weights.shape, strides, pad, dilations, mult)
     if layout == "strips":  # a thread per STRIP_OUTPUTS columns of a strip of rows, per 4 channels
         runs = -(-ow // STRIP_OUTPUTS)
