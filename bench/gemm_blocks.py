@@ -4,8 +4,8 @@
 
 In headless Chromium on webgpu (a CPU adapter, so the register-blocked GEMM runs: SwiftShader on these machines), the
 page loads the model as forward_profile.py does and captures its forward pass once per rule of
-py_engine/backends/webgpu/kernels/linalg.py's register_block: the engine's own (14x16) and 7x8 blocks (the rule
-before 14x16 blocks); one row under FEW_ROWS rows in both. A block is part of its shader's key,
+py_engine/backends/webgpu/kernels/linalg.py's register_block: the engine's own (14x16, 7x8 for a convolution that tests
+its padding) and 7x8 blocks everywhere (the rule before 14x16 blocks); one row under FEW_ROWS rows in both. A block is part of its shader's key,
 so each block compiles a pipeline of its own. Then --rounds rounds run each captured forward pass once, in
 turns with a 1024^3 matmul (the roofline, as bench/compare.py sets it), so a change of load on the machine touches
 all alike. Prints each rule's fastest and median time and, per round, its time over the engine rule's, the engine's
@@ -25,7 +25,7 @@ import numpy as np
 from py_engine.backends.webgpu.kernels import linalg
 
 engine_rule = linalg.register_block
-RULES = {"engine": engine_rule, "7x8": lambda rows: linalg.ONE_ROW if rows < linalg.FEW_ROWS else (7, 8)}
+RULES = {"engine": engine_rule, "7x8": lambda rows, bounded: linalg.ONE_ROW if rows < linalg.FEW_ROWS else (7, 8)}
 model = await pe.load_layers_model("/models/efficientnet-lite0/model.json")
 model.fold_batch_norms(release_unfolded=True)
 x = pe.tensor(np.random.default_rng(0).standard_normal((1, 224, 224, 3)).astype(np.float32))

@@ -42,8 +42,8 @@ def on_both(fn, *arrays):
     return results
 
 
-# (x shape, filter (h, w), strides, padding): output widths below, at and past a thread's 2 columns (strips) or run of
-# 8 (or 4) outputs (rows); strips: output heights past a strip's, strips ending early, several images
+# (x shape, filter (h, w), strides, padding): output widths below, at and past a thread's 2 columns (strips, stride 1)
+# or run of 8 (or 4) outputs (rows); strips: output heights past a strip's, strips ending early, several images
 DEPTHWISE_GEOMETRIES = {
     "s1-same-3x3-width-9": ((2, 5, 9, 8), (3, 3), 1, "same"),
     "s1-valid-5x5-width-3": ((1, 7, 7, 4), (5, 5), 1, "valid"),
@@ -70,8 +70,8 @@ DEPTHWISE_GEOMETRIES = {
 def depthwise_key(window, strides, on_cpu):
     """The shader a depthwise convolution of this filter window and strides runs (multiplier 1, channels in fours)."""
     sh, sw = (strides, strides) if isinstance(strides, int) else strides
-    if on_cpu and window[0] * window[1] <= 25 and max(sh, sw) <= 2:  # strips down the output rows (CPU adapters)
-        return f"DepthwiseConv2d:strips2:{window[0]}x{window[1]}/{sh}x{sw}"
+    if on_cpu and window[0] * window[1] <= 25 and (sh, sw) == (1, 1):  # strips down the output rows (CPU adapters)
+        return f"DepthwiseConv2d:strips2:{window[0]}x{window[1]}"
     unrolled = sw == 1 and window[1] <= 7  # the filter row unrolled; else a rolling window of columns
     return f"DepthwiseConv2d:rows{max(1, 8 // sw)}:" + (f"kw{window[1]}" if unrolled else f"sw{sw}")
 
@@ -200,8 +200,9 @@ def test_few_rows_take_one_row_blocks(gpu, rng, pixels, on_cpu):
 
 @pytest.mark.parametrize("rows, cols", [(5, 16), (33, 17), (50, 24), (71, 9), (13, 130), (4, 1000), (49, 40)])
 def test_register_blocked_threads_are_numbered_along_the_rows_of_c(gpu, rng, rows, cols, monkeypatch):
-    # 14x16 blocks, numbered along C's block-rows 8 threads to a workgroup, so however narrow C is, no lane is idle
-    # but in the last workgroup; rows and columns off the blocks' edges
+    # blocks of 14x16 (7x8 where A's loads test the padding: an implicit convolution), numbered along C's block-rows
+    # 8 threads to a workgroup, so however narrow C is, no lane is idle but in the last workgroup; rows and columns
+    # off the blocks' edges
     a, b = rng.uniform(-1, 1, (2, rows, 45)).astype(np.float32), rng.uniform(-1, 1, (45, cols)).astype(np.float32)
     x, f = a.reshape(1, rows, 2, 45), b.reshape(1, 1, 45, cols)  # at stride (1, 2) an implicit GEMM of `rows` rows
     grids = []
@@ -211,9 +212,9 @@ def test_register_blocked_threads_are_numbered_along_the_rows_of_c(gpu, rng, row
     try:
         keys = shader_keys(gpu, lambda: pe.matmul(pe.tensor(a), pe.tensor(b)))
         keys |= shader_keys(gpu, lambda: pe.conv2d(pe.tensor(x), pe.tensor(f), (1, 2)))
-        assert {k.split(":")[1] + ":" + k.split(":")[4] for k in keys} == {"matmul:block14x16", "conv2d:block14x16"}
-        threads = -(-rows // 14) * -(-cols // 16)
-        assert [list(g) for g in grids] == [[-(-threads // 8), 1, 2], [-(-threads // 8), 1, 1]]
+        assert {k.split(":")[1] + ":" + k.split(":")[4] for k in keys} == {"matmul:block14x16", "conv2d:block7x8"}
+        matmul, conv = -(-rows // 14) * -(-cols // 16), -(-rows // 7) * -(-cols // 8)
+        assert [list(g) for g in grids] == [[-(-matmul // 8), 1, 2], [-(-conv // 8), 1, 1]]
         got, want = on_both(pe.matmul, a, b)
         np.testing.assert_allclose(got, want, rtol=1e-5, atol=1e-5)
         got, want = on_both(lambda x, f: pe.conv2d(x, f, (1, 2)), x, f)

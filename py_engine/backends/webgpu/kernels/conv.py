@@ -14,9 +14,9 @@ same two variants (recorded as backend.variants["conv"]); patches are gathered b
   partial sums a second dispatch adds up.
 Depthwise convolutions do little work per loaded value, so they run direct, each thread reusing what it loads:
 with multiplier 1, channels in fours and no dilation (MobileNet/EfficientNet blocks) a thread does 4 channels of
-a strip of output rows, 2 columns wide, walking down the input rows (on CPU adapters, filters up to 5x5 at strides
-up to 2), or of a run of adjacent outputs along one row (on GPUs, which want more threads, and for larger filters
-and strides); otherwise one thread per output (four adjacent
+a strip of output rows, 2 columns wide, walking down the input rows (on CPU adapters, filters up to 5x5 at stride
+1), or of a run of adjacent outputs along one row (on GPUs, which want more threads, and for larger filters and
+strides); otherwise one thread per output (four adjacent
 channels per thread when they can). The filter gradient is split the same way
 as the GEMM's, over the pixels.
 """
@@ -278,24 +278,25 @@ def _depthwise_rows(stride, kw, epilogue):
     return "\n".join(lines), pixels
 
 
-# Strips (multiplier 1, channels in fours, no dilation): a filter row's weights are reused along the row and, in
-# a strip, every input row's columns are reused by all the output rows they reach, where a row run loads each input
-# row again for each of them. EfficientNet-Lite0's depthwise layers took 0.48x their time as row runs (62 -> 30 ms
-# of its forward pass, SwiftShader on a 2-core Xeon); 2 columns beat 4 (0.97x) and 8 (more registers spilled).
-# Filter and stride are part of the shader, its body unrolled over the taps: 4 pipelines for EfficientNet. About 1024
-# threads are what 2-16 CPU cores want; a GPU keeps the row runs (a thread per run: tens of thousands).
+# Strips (multiplier 1, channels in fours, no dilation, stride 1): a filter row's weights are reused along the row
+# and, in a strip, every input row's columns are reused by all the output rows they reach, where a row run loads each
+# input row again for each of them. EfficientNet-Lite0's stride-1 depthwise layers took 0.44x their time as row runs
+# (46 -> 20 ms of its forward pass, SwiftShader on a 2-core Xeon); 2 columns beat 4 (0.97x) and 8 (more registers
+# spilled). The filter is part of the shader, its body unrolled over the taps: 2 pipelines for EfficientNet, of
+# 75 and 155 ms. Strips at stride 2 saved another 5 ms a forward pass but compiled in 290 ms where the stride-2 row
+# shader takes 80 (docs/platform_facts.md). About 1024 threads are what 2-16 CPU cores want; a GPU keeps the row runs
+# (a thread per run: tens of thousands).
 STRIP_OUTPUTS = 2  # adjacent output columns per strip thread
-STRIP_TAPS = 25  # filters up to this many taps (5x5)...
-STRIP_MAX_STRIDE = 2  # ...at strides up to this run as strips
+STRIP_TAPS = 25  # filters up to this many taps (5x5) at stride 1 run as strips
 STRIP_THREADS = 1024  # split the rows into strips until about this many threads run
 STRIP_MIN_ROWS = 8  # ...but keep strips at least this tall (the kh - 1 rows above a strip are loaded again)
 
 
-def _depthwise_strips(kh, kw, sh, sw, epilogue):
-    """The strip shader's body: a thread computes STRIP_OUTPUTS adjacent columns of u.strip_rows output rows for 4
-    channels, walking down the input rows sh at a time. Each input row's columns are loaded once and added into every
-    output row its taps reach (ceil(kh / sh) accumulator rows, rolled up one per step), the filter in registers."""
-    pixels, width, rolled = STRIP_OUTPUTS, (STRIP_OUTPUTS - 1) * sw + kw, -(-kh // sh)
+def _depthwise_strips(kh, kw, epilogue):
+    """The strip shader's body (stride 1): a thread computes STRIP_OUTPUTS adjacent columns of u.strip_rows output
+    rows for 4 channels, walking down the input rows. Each input row's columns are loaded once and added into the kh
+    output rows they reach (kh accumulator rows, rolled up one per input row), the filter held in registers."""
+    pixels, width = STRIP_OUTPUTS, STRIP_OUTPUTS + kw - 1
     start = ", ".join(f"epilogue_start(u32(c + {k}))" for k in range(4))
     lines = [
         "  let quads = u.c / 4;",
@@ -306,35 +307,29 @@ def _depthwise_strips(kh, kw, sh, sw, epilogue):
         "  let image = strip / u.strips;",
         "  let oy0 = strip % u.strips * u.strip_rows;",
         "  let rows = min(u.strip_rows, u.oh - oy0);",
-        f"  let x0 = ox * {sw} - u.left;",
+        "  let x0 = ox - u.left;",
         f"  let start = vec4<f32>({start});",
         *(f"  let f{ki}_{kj} = dw_weights(({ki} * {kw} + {kj}) * u.c + c);" for ki in range(kh) for kj in range(kw)),
-        *(f"  var acc{k}_{p} = start;" for k in range(rolled) for p in range(pixels)),
-        f"  for (var s = 0; s < rows + {rolled - 1}; s = s + 1) {{  // acc(k): output row oy0 + s - {rolled - 1} + k",
+        *(f"  var acc{k}_{p} = start;" for k in range(kh) for p in range(pixels)),
+        f"  for (var r = 0; r < rows + {kh - 1}; r = r + 1) {{  // acc(k): output row oy0 + r - {kh - 1} + k",
+        "    let y = oy0 + r - u.top;",
+        "    let inside = (y >= 0) & (y < u.h);",
+        "    let at = (image * u.h + select(0, y, inside)) * u.w;",
+        *(f"    let w{x} = dw_column(at, x0 + {x}, inside, c);" for x in range(width)),
     ]
-    for j in range(sh):  # input row (oy0 + s) * sh + j reaches acc(k) with filter row j + sh * (rolled - 1 - k)
-        lines += [
-            f"    let y{j} = (oy0 + s) * {sh} - u.top + {j};",
-            f"    let inside{j} = (y{j} >= 0) & (y{j} < u.h);",
-            f"    let at{j} = (image * u.h + select(0, y{j}, inside{j})) * u.w;",
-            *(f"    let w{j}_{x} = dw_column(at{j}, x0 + {x}, inside{j}, c);" for x in range(width)),
-        ]
-        for k in range(rolled):
-            ki = j + sh * (rolled - 1 - k)
-            if ki >= kh:
-                continue
-            for p in range(pixels):
-                taps = " + ".join(f"w{j}_{p * sw + kj} * f{ki}_{kj}" for kj in range(kw))
-                lines.append(f"    acc{k}_{p} = acc{k}_{p} + {taps};")
-    lines.append(f"    if (s >= {rolled - 1}) {{")
-    lines.append(f"      let o = ((image * u.oh + oy0 + s - {rolled - 1}) * u.ow + ox) * u.c + c;")
+    for k in range(kh):  # input row oy0 + r - top reaches acc(k) through filter row kh - 1 - k
+        for p in range(pixels):
+            taps = " + ".join(f"w{p + kj} * f{kh - 1 - k}_{kj}" for kj in range(kw))
+            lines.append(f"    acc{k}_{p} = acc{k}_{p} + {taps};")
+    lines.append(f"    if (r >= {kh - 1}) {{  // acc(0) is complete")
+    lines.append(f"      let o = ((image * u.oh + oy0 + r - {kh - 1}) * u.ow + ox) * u.c + c;")
     for p in range(pixels):
         lines.append(f"      if (ox + {p} < u.ow) {{")
         lines += [f"        out[o + {p} * u.c + {k}] = {_stored(f'acc0_{p}[{k}]', epilogue)};" for k in range(4)]
         lines.append("      }")
     lines.append("    }")
-    lines += [f"    acc{k}_{p} = acc{k + 1}_{p};" for k in range(rolled - 1) for p in range(pixels)]
-    lines += [f"    acc{rolled - 1}_{p} = start;" for p in range(pixels)]
+    lines += [f"    acc{k}_{p} = acc{k + 1}_{p};" for k in range(kh - 1) for p in range(pixels)]
+    lines += [f"    acc{kh - 1}_{p} = start;" for p in range(pixels)]
     lines.append("  }")
     return "\n".join(lines)
 
@@ -352,10 +347,9 @@ def depthwise_shader(channels, mult, height, width, strides, dilations, epilogue
     any; the output elements each thread writes; its layout: "strips", "rows" or None (a thread per `lanes`
     elements)). Strips are for CPU adapters: a GPU wants far more threads than a strip's ~1024."""
     helpers, extra_uniforms, layout = "", (), None
-    strips = on_cpu and height * width <= STRIP_TAPS and max(strides) <= STRIP_MAX_STRIDE
+    strips = on_cpu and height * width <= STRIP_TAPS and strides == (1, 1)
     if strips and mult == 1 and channels % 4 == 0 and dilations == (1, 1):
-        body = _depthwise_strips(height, width, *strides, epilogue)
-        name, lanes = f"strips{STRIP_OUTPUTS}:{height}x{width}/{strides[0]}x{strides[1]}", 4
+        body, name, lanes = _depthwise_strips(height, width, epilogue), f"strips{STRIP_OUTPUTS}:{height}x{width}", 4
         helpers, layout = ROW_HELPERS, "strips"
         extra_uniforms = (("runs", "i32"), ("strips", "i32"), ("strip_rows", "i32"))
     elif mult == 1 and channels % 4 == 0 and dilations == (1, 1):
