@@ -16,9 +16,8 @@ Depthwise convolutions do little work per loaded value, so they run direct, each
 with multiplier 1, channels in fours and no dilation (MobileNet/EfficientNet blocks) a thread does 4 channels of
 a strip of output rows, 2 columns wide, walking down the input rows (on CPU adapters, filters up to 5x5 at stride
 1), or of a run of adjacent outputs along one row (on GPUs, which want more threads, and for larger filters and
-strides); otherwise one thread per output (four adjacent
-channels per thread when they can). The filter gradient is split the same way
-as the GEMM's, over the pixels.
+strides); otherwise one thread per output (four adjacent channels per thread when they can). The filter gradient
+is split the same way as the GEMM's, over the pixels.
 """
 
 import functools
@@ -201,11 +200,11 @@ DEPTHWISE4 = """  let quads = u.c / 4;
   let o = pixel * u.c + c;
 """
 
-# Multiplier 1, channels in fours, no dilation, filters or strides larger than the strips below take: a thread
-# computes `pixels` adjacent outputs of one row for 4 channels. Along a filter row the outputs' inputs overlap, so the thread loads each input
-# column once per filter row and each of the row's weights once: where one output per thread loads an input and a
-# weight per tap, SwiftShader turns every storage load into a per-lane gather, so loads are what depthwise layers
-# pay for (docs/platform_facts.md). At stride 1 the filter width is part of the shader and the row is unrolled
+# Multiplier 1, channels in fours, no dilation, on GPUs (and on CPU adapters the filters and strides the strips below
+# do not take): a thread computes `pixels` adjacent outputs of one row for 4 channels. Along a filter row the
+# outputs' inputs overlap, so the thread loads each input column once per filter row and each of the row's weights
+# once: where one output per thread loads an input and a weight per tap, SwiftShader turns every storage load into a
+# per-lane gather, so loads are what depthwise layers pay for (docs/platform_facts.md). At stride 1 the filter width is part of the shader and the row is unrolled
 # (columns and weights in registers: 0.8x the time of the rolling window below, EfficientNet's 3- and 5-wide filters
 # a pipeline each); at other strides a rolling window of (pixels - 1) * stride + 1 columns moves one column per tap
 # through a loop over the width, the stride part of the shader (it places the outputs in the window). 8 outputs at
