@@ -218,6 +218,13 @@ fn dw_column(row: i32, x: i32, row_inside: bool, c: i32) -> vec4<f32> {  // 4 ch
 fn dw_weights(at: i32) -> vec4<f32> { return vec4<f32>(F[at], F[at + 1], F[at + 2], F[at + 3]); }
 """
 UNROLLED_WIDTHS = 7  # stride-1 filters up to this wide are unrolled
+# How a row or strip thread starts: its 4 channels (c ..), its run of outputs, the sums' start (the epilogue's).
+QUAD_START = [
+    "  let quads = u.c / 4;",
+    "  let c = i32(i) % quads * 4;",
+    "  let run = i32(i) / quads;",
+    "  let start = vec4<f32>(" + ", ".join(f"epilogue_start(u32(c + {k}))" for k in range(4)) + ");",
+]
 
 
 def _row_outputs(stride):
@@ -251,16 +258,12 @@ def _rolling_row(pixels, stride):
 def _depthwise_rows(stride, kw, epilogue):
     """The row shader's body and its outputs per thread; kw: the filter width if unrolled (stride 1), else None."""
     pixels = _row_outputs(stride)
-    start = ", ".join(f"epilogue_start(u32(c + {k}))" for k in range(4))
     lines = [
-        "  let quads = u.c / 4;",
-        "  let c = i32(i) % quads * 4;",
-        "  let run = i32(i) / quads;",
+        *QUAD_START,
         "  let row = run / u.runs;  // (image, output row)",
         f"  let ox = run % u.runs * {pixels};",
         "  let image = row / u.oh * u.h;",
         f"  let x0 = ox * {stride} - u.left;",
-        f"  let start = vec4<f32>({start});",
         *(f"  var acc{p} = start;" for p in range(pixels)),
         "  for (var ki = 0; ki < u.kh; ki = ki + 1) {",
         "    let y = row % u.oh * u.sh - u.top + ki;",
@@ -296,18 +299,14 @@ def _depthwise_strips(kh, kw, epilogue):
     rows for 4 channels, walking down the input rows. Each input row's columns are loaded once and added into the kh
     output rows they reach (kh accumulator rows, rolled up one per input row), the filter held in registers."""
     pixels, width = STRIP_OUTPUTS, STRIP_OUTPUTS + kw - 1
-    start = ", ".join(f"epilogue_start(u32(c + {k}))" for k in range(4))
     lines = [
-        "  let quads = u.c / 4;",
-        "  let c = i32(i) % quads * 4;",
-        "  let run = i32(i) / quads;",
+        *QUAD_START,
         "  let strip = run / u.runs;  // (image, strip)",
         f"  let ox = run % u.runs * {pixels};",
         "  let image = strip / u.strips;",
         "  let oy0 = strip % u.strips * u.strip_rows;",
         "  let rows = min(u.strip_rows, u.oh - oy0);",
         "  let x0 = ox - u.left;",
-        f"  let start = vec4<f32>({start});",
         *(f"  let f{ki}_{kj} = dw_weights(({ki} * {kw} + {kj}) * u.c + c);" for ki in range(kh) for kj in range(kw)),
         *(f"  var acc{k}_{p} = start;" for k in range(kh) for p in range(pixels)),
         f"  for (var r = 0; r < rows + {kh - 1}; r = r + 1) {{  // acc(k): output row oy0 + r - {kh - 1} + k",
