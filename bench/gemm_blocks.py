@@ -4,13 +4,13 @@
 
 In headless Chromium on webgpu (a CPU adapter, so the register-blocked GEMM runs: SwiftShader on these machines), the
 page loads the model as forward_profile.py does and captures its forward pass once per rule of
-py_engine/backends/webgpu/kernels/linalg.py's register_block: the engine's own (14x16, 7x8 for a convolution that tests
-its padding) and 7x8 blocks everywhere (the rule before 14x16 blocks); one row under FEW_ROWS rows in both. A block is part of its shader's key,
-so each block compiles a pipeline of its own. Then --rounds rounds run each captured forward pass once, in
-turns with a 1024^3 matmul (the roofline, as bench/compare.py sets it), so a change of load on the machine touches
-all alike. Prints each rule's fastest and median time and, per round, its time over the engine rule's, the engine's
-fastest forward pass over the model's multiply-adds at the fastest matmul's rate; checks that all give the same
-logits. Timings are for reading, never asserted in tests.
+py_engine/backends/webgpu/kernels/linalg.py's register_block: the engine's own (14x16, 7x8 for a convolution that
+tests its padding) and 7x8 blocks everywhere (the rule before 14x16 blocks); one row under FEW_ROWS rows in both. A
+block is part of its shader's key, so each block compiles a pipeline of its own. Then --rounds rounds run each
+captured forward pass once, in turns with a 1024^3 matmul (the roofline, as bench/compare.py sets it), so a change of
+load on the machine touches all alike. Prints each rule's fastest and median time and, per round, its time over the
+engine rule's, the engine's fastest forward pass over the model's multiply-adds at the fastest matmul's rate; checks
+that all give the same logits. Timings are for reading, never asserted in tests.
 """
 
 import argparse

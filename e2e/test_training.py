@@ -28,9 +28,8 @@ result
 def test_fit_in_the_page_learns_with_flat_counts_and_reports_progress_while_it_runs(gpu_page):
     assert gpu_page.backend == "webgpu", gpu_page.info["fallback_reason"]
     page = gpu_page.page
-    page.evaluate(
-        "window.__beats = 0; window.__since = performance.now(); window.__beat = setInterval(() => window.__beats++, 20)"
-    )
+    page.evaluate("window.__beats = 0; window.__since = performance.now()")
+    page.evaluate("window.__beat = setInterval(() => window.__beats++, 20)")
     page.evaluate(
         "code => { playground.runPython(code).then(r => (window.__done = {r}), e => (window.__done = {e: e.message})) }",
         TRAIN.replace("EPOCHS", "12"),

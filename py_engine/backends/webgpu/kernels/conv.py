@@ -128,13 +128,13 @@ def conv2d(backend, x, weights, strides, pad, dilations, epilogue=None, extra=()
     (n, h, w, c), (kh, kw, _, o) = x.shape, weights.shape
     oh, ow = window_output_hw((h, w), (kh, kw), strides, pad, dilations)
     out = backend.empty((n, oh, ow, o), F32)
+    if kh == kw == 1 and tuple(strides) == (1, 1) and not any(pad[0] + pad[1]):
+        pixels, filter_ = x.view((n * oh * ow, c)), weights.view((c, o))
+        return pointwise(backend, pixels, filter_, out, "conv", epilogue, extra, values)
     seg_taps = kw if dilations[1] == 1 else 1  # a filter row's taps read adjacent pixels: one segment
     geometry = _geometry(x.shape, out.shape, weights.shape, strides, pad, dilations, seg_taps=seg_taps)
     steps = (kh * kw // seg_taps, seg_taps * c, 1, o, 1)
     shape = (n * oh * ow, o)
-    if kh == kw == 1 and tuple(strides) == (1, 1) and not any(pad[0] + pad[1]):
-        pixels, filter_ = x.view((shape[0], c)), weights.view((c, o))
-        return pointwise(backend, pixels, filter_, out, "conv", epilogue, extra, values)
     return _gemm(
         backend, CONV2D, x, weights, out, shape, steps, geometry, epilogue=epilogue, extra=extra, values=values
     )
@@ -204,11 +204,12 @@ DEPTHWISE4 = """  let quads = u.c / 4;
 # do not take): a thread computes `pixels` adjacent outputs of one row for 4 channels. Along a filter row the
 # outputs' inputs overlap, so the thread loads each input column once per filter row and each of the row's weights
 # once: where one output per thread loads an input and a weight per tap, SwiftShader turns every storage load into a
-# per-lane gather, so loads are what depthwise layers pay for (docs/platform_facts.md). At stride 1 the filter width is part of the shader and the row is unrolled
-# (columns and weights in registers: 0.8x the time of the rolling window below, EfficientNet's 3- and 5-wide filters
-# a pipeline each); at other strides a rolling window of (pixels - 1) * stride + 1 columns moves one column per tap
-# through a loop over the width, the stride part of the shader (it places the outputs in the window). 8 outputs at
-# stride 1, 4 at stride 2 keep the columns in registers to 12 or fewer.
+# per-lane gather, so loads are what depthwise layers pay for (docs/platform_facts.md). At stride 1 the filter width
+# is part of the shader and the row is unrolled (columns and weights in registers: 0.8x the time of the rolling
+# window below, EfficientNet's 3- and 5-wide filters a pipeline each); at other strides a rolling window of
+# (pixels - 1) * stride + 1 columns moves one column per tap through a loop over the width, the stride part of the
+# shader (it places the outputs in the window). 8 outputs at stride 1, 4 at stride 2 keep the columns in registers to
+# 12 or fewer.
 ROW_HELPERS = """
 fn dw_column(row: i32, x: i32, row_inside: bool, c: i32) -> vec4<f32> {  // 4 channels at column x, 0 outside
   let inside = row_inside & (x >= 0) & (x < u.w);
@@ -424,8 +425,8 @@ def depthwise(backend, x, weights, strides, pad, dilations, epilogue=None, extra
     (n, h, w, c), (kh, kw, _, mult) = x.shape, weights.shape
     oh, ow = window_output_hw((h, w), (kh, kw), strides, pad, dilations)
     out = backend.empty((n, oh, ow, c * mult), F32)
-    geometry = (c, mult, kh, kw, tuple(strides), tuple(dilations))
-    shader, lanes, layout = depthwise_shader(*geometry, epilogue, backend.on_cpu)
+    filter_ = (c, mult, kh, kw)
+    shader, lanes, layout = depthwise_shader(*filter_, tuple(strides), tuple(dilations), epilogue, backend.on_cpu)
     uniforms = _geometry(x.shape, out.shape, weights.shape, strides, pad, dilations, mult)
     if layout == "strips":  # a thread per STRIP_OUTPUTS columns of a strip of rows, per 4 channels
         runs = -(-ow // STRIP_OUTPUTS)

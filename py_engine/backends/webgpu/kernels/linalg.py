@@ -23,9 +23,9 @@ Variants (backend.on_cpu picks one; backend.variants["matmul"] records it):
   14x16 (one row under FEW_ROWS rows: a Dense layer on one vector, where a taller block would compute rows for
   nothing; 7x8 where A's loads test their range, which makes taller blocks' code dear to compile): they load 30
   values per 224 multiply-adds (7x8 blocks: 15 per 56), and 14 rows divide the 14x14, 28x28, ... pixel grids of
-  224x224 inputs. SwiftShader turns every load into per-lane scalar loads, so loads per
-  multiply-add are what a block trades against the registers it spills (on a Xeon 14x16 ran the 1024^3 matmul 1.4x
-  and EfficientNet-Lite0's forward pass 1.2x as fast as 7x8; 21x16 and 14x24 fell back below 7x8).
+  224x224 inputs. SwiftShader turns every load into per-lane scalar loads, so loads per multiply-add are what a
+  block trades against the registers it spills (on a Xeon 14x16 ran the 1024^3 matmul 1.4x and EfficientNet-Lite0's
+  forward pass 1.2x as fast as 7x8; 21x16 and 14x24 fell back below 7x8).
   The threads are numbered along C's block-rows, THREADS to a workgroup, not laid out as a 2-D tile: SwiftShader runs
   4 consecutive threads as the lanes of one SIMD group and each workgroup on one core (google/swiftshader,
   ComputeProgram::run), so a tile wider than C left lanes idle (8x8 tiles of 7x8 blocks ran 64 columns for
