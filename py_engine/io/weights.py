@@ -98,14 +98,19 @@ def verify(group, shards, need, digests=None):
 
 
 def unpack(group, shards):
-    """{weight name: array} from a group's (verified) shards."""
-    data = b"".join(shards)
-    arrays, offset = {}, 0
+    """{weight name: array} from a group's (verified) shards: each weight a fresh array of its own, copied once from
+    the shard(s) holding it (one copy for 18.8 MB of weights, not a joined copy of every shard and then another)."""
+    arrays, pieces, k, at = {}, [np.frombuffer(s, np.uint8) for s in shards], 0, 0  # at: the offset in shard k
     for spec in group["weights"]:
-        dtype, shape = DTYPES[spec.get("dtype", "float32")], spec["shape"]
-        count = math.prod(shape)
-        arrays[spec["name"]] = np.frombuffer(data, dtype, count, offset).reshape(shape)
-        offset += count * dtype.itemsize
+        out = np.empty(spec["shape"], DTYPES[spec.get("dtype", "float32")])
+        dest, filled = out.reshape(-1).view(np.uint8), 0
+        while filled < dest.size:  # a weight may span shards
+            while at == pieces[k].size:
+                k, at = k + 1, 0
+            n = min(dest.size - filled, pieces[k].size - at)
+            dest[filled : filled + n] = pieces[k][at : at + n]
+            filled, at = filled + n, at + n
+        arrays[spec["name"]] = out
     return arrays
 
 
