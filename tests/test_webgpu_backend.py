@@ -64,6 +64,21 @@ def test_a_freed_buffer_is_not_reused_before_the_work_reading_it_is_submitted(gp
     assert y.tolist() == [6.0] * 64 and z.tolist() == [-1.0] * 64
 
 
+def test_a_kernel_output_reuses_a_buffer_freed_before_the_submit_an_upload_does_not(gpu):
+    x = pe.tensor(np.full(64, 3.0, np.float32))
+    gpu.flush()
+    y = x * 2.0
+    z = y + 1.0  # reads y: recorded, not submitted
+    freed = y._buf.handle.buffer
+    y.dispose()
+    upload = pe.tensor(np.full(64, -1.0, np.float32))
+    created = pe.stats()["buffers_created"]
+    w = z * 3.0  # recorded after z's dispatch, so it may overwrite y's buffer
+    assert upload._buf.handle.buffer != freed and w._buf.handle.buffer == freed
+    assert pe.stats()["buffers_created"] == created and pe.stats()["recorded_unsubmitted"] > 0
+    assert z.tolist() == [7.0] * 64 and w.tolist() == [21.0] * 64 and upload.tolist() == [-1.0] * 64
+
+
 def test_a_scope_costs_no_submit_and_freed_memory_waiting_for_one_stays_bounded(gpu):
     x = pe.ones((16,))
     before = pe.stats()

@@ -103,7 +103,7 @@ class WebGPUBackend:
         dtype = dtypes.of_numpy(array.dtype)
         # checked before any host conversion; a recorded function's constant gets a buffer its dispatches never used
         avoid = self.recording.acquired if self.recording is not None else None
-        buf, created = self._take(array.size, array.shape, dtype, avoid=avoid)
+        buf, created = self._take(array.size, array.shape, dtype, avoid=avoid, upload=True)
         nbytes = array.size * ITEMSIZE_ON_GPU
         if nbytes:
             host = array.astype(np.uint32) if dtype == dtypes.bool_ else array
@@ -261,18 +261,19 @@ class WebGPUBackend:
             self._log.append((TAKE, bid, n, shape, dtype))
         return GpuArray(bid, shape, dtype)
 
-    def acquire_once_more(self, nbytes, shape, dtype, op=None, avoid=None):
+    def acquire_once_more(self, nbytes, shape, dtype, op=None, avoid=None, upload=False):
         """After the device ran out of memory: give the pool's unused buffers back and ask the pool once more."""
         self.release_pool()
         try:
-            return self.pool.acquire(nbytes, avoid)
+            return self.pool.acquire(nbytes, avoid, upload)
         except MemoryError as e:
             raise limits.out_of_memory(op or self._op_name(), shape, dtype, nbytes, e) from e
 
-    def _take(self, count, shape, dtype, op=None, avoid=None):
+    def _take(self, count, shape, dtype, op=None, avoid=None, upload=False):
         """A pooled buffer for `count` elements, after the device's limits and the memory budget allow it.
 
-        `op` names what asks in errors (default: the running kernel, or an upload); `avoid`: buffer ids not to reuse."""
+        `op` names what asks in errors (default: the running kernel, or an upload); `avoid`: buffer ids not to reuse;
+        `upload`: for a queue write (buffer_pool.py)."""
         if not self.limits.fits(count):
             raise self.limits.too_large(op or self._op_name(), shape, dtype, count)
         nbytes = count * ITEMSIZE_ON_GPU
@@ -282,9 +283,9 @@ class WebGPUBackend:
             if in_use + nbytes > budget:
                 raise limits.over_budget(op or self._op_name(), shape, dtype, nbytes, budget, in_use)
         try:
-            bid, created = self.pool.acquire(nbytes, avoid)
+            bid, created = self.pool.acquire(nbytes, avoid, upload)
         except MemoryError:
-            bid, created = self.acquire_once_more(nbytes, shape, dtype, op, avoid)
+            bid, created = self.acquire_once_more(nbytes, shape, dtype, op, avoid, upload)
         if self.recording is not None:
             self.recording.acquired.add(bid)
         if self._taken is not None:
