@@ -100,18 +100,26 @@ def verify(group, shards, need, digests=None):
 def unpack(group, shards):
     """{weight name: array} from a group's (verified) shards: each weight a fresh array of its own, copied once from
     the shard(s) holding it (one copy for 18.8 MB of weights, not a joined copy of every shard and then another)."""
-    arrays, pieces, k, at = {}, [np.frombuffer(s, np.uint8) for s in shards], 0, 0  # at: the offset in shard k
+    arrays, k, at = {}, 0, 0  # at: the offset in shard k
     for spec in group["weights"]:
         out = np.empty(spec["shape"], DTYPES[spec.get("dtype", "float32")])
         dest, filled = out.reshape(-1).view(np.uint8), 0
         while filled < dest.size:  # a weight may span shards
-            while at == pieces[k].size:
+            while at == len(shards[k]):
                 k, at = k + 1, 0
-            n = min(dest.size - filled, pieces[k].size - at)
-            dest[filled : filled + n] = pieces[k][at : at + n]
+            n = min(dest.size - filled, len(shards[k]) - at)
+            _copy(shards[k], at, dest[filled : filled + n])
             filled, at = filled + n, at + n
         arrays[spec["name"]] = out
     return arrays
+
+
+def _copy(shard, start, dest):
+    """Bytes [start, start + dest.size) of a shard (bytes, or a body still in the browser's memory) into `dest`."""
+    if hasattr(shard, "copy_into"):
+        shard.copy_into(dest, start)
+    else:
+        dest[:] = np.frombuffer(shard, np.uint8, dest.size, start)
 
 
 def zeros(group):
