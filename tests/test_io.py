@@ -371,11 +371,35 @@ def test_browser_branch_fetches_relative_urls_with_pyfetch(saved, monkeypatch):
             self.data = data if self.ok else b'{"error": "no such file", "status": 404}'  # as app/ answers
             self.status, self.status_text = (200, "OK") if self.ok else (404, "Not Found")
 
+            # the JS Response: its body's stream gives the bytes in two chunks (one when short), Uint8Arrays' proxies
+            half = len(self.data) // 2
+            chunks = [self.data[:half], self.data[half:]] if half else [self.data]
+            parts = [types.SimpleNamespace(done=False, value=Uint8Array(c)) for c in chunks]
+            parts.append(types.SimpleNamespace(done=True, value=None))
+
+            async def read():
+                return parts.pop(0)
+
+            self.js_response = types.SimpleNamespace(
+                body=types.SimpleNamespace(getReader=lambda: types.SimpleNamespace(read=read))
+            )
+
         async def bytes(self):
             return self.data
 
-        async def buffer(self):  # a JS ArrayBuffer's proxy
-            return types.SimpleNamespace(to_bytes=lambda: self.data)
+    class Uint8Array:  # what the loader uses of one: its length, set() to join chunks, to_bytes()
+        def __init__(self, data):
+            self.data, self.length = bytearray(data), len(data)
+
+        @classmethod
+        def new(cls, length):
+            return cls(bytes(length))
+
+        def set(self, chunk, at):
+            self.data[at : at + chunk.length] = chunk.data
+
+        def to_bytes(self):
+            return bytes(self.data)
 
     async def pyfetch(url):
         requested.append(url)
@@ -387,7 +411,9 @@ def test_browser_branch_fetches_relative_urls_with_pyfetch(saved, monkeypatch):
     monkeypatch.setitem(sys.modules, "pyodide", types.ModuleType("pyodide"))
     monkeypatch.setitem(sys.modules, "pyodide.http", http_module)
     # a page served over plain HTTP from another host has no WebCrypto: the shards are hashed with hashlib
-    monkeypatch.setitem(sys.modules, "js", types.ModuleType("js"))
+    js = types.ModuleType("js")
+    js.Uint8Array = Uint8Array
+    monkeypatch.setitem(sys.modules, "js", js)
     monkeypatch.setattr(fetch, "IN_BROWSER", True)
     loaded = load("models/convnet")
     assert requested == ["models/convnet/model.json"] + [f"models/convnet/group1-shard{k}of3.bin" for k in (1, 2, 3)]
