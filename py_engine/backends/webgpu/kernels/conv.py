@@ -346,17 +346,18 @@ def depthwise_shader(channels, mult, height, width, strides, dilations, epilogue
     any; the output elements each thread writes; its layout: "strips", "rows" or None (a thread per `lanes`
     elements)). Strips are for CPU adapters: a GPU wants far more threads than a strip's ~1024."""
     helpers, extra_uniforms, layout = "", (), None
-    strips = on_cpu and height * width <= STRIP_TAPS and strides == (1, 1)
-    if strips and mult == 1 and channels % 4 == 0 and dilations == (1, 1):
+    quads = mult == 1 and channels % 4 == 0  # a thread can take 4 adjacent channels
+    reuses = quads and dilations == (1, 1)  # ... and the inputs its adjacent outputs share
+    if reuses and on_cpu and height * width <= STRIP_TAPS and strides == (1, 1):
         body, name, lanes = _depthwise_strips(height, width, epilogue), f"strips{STRIP_OUTPUTS}:{height}x{width}", 4
         helpers, layout = ROW_HELPERS, "strips"
         extra_uniforms = (("runs", "i32"), ("strips", "i32"), ("strip_rows", "i32"))
-    elif mult == 1 and channels % 4 == 0 and dilations == (1, 1):
+    elif reuses:
         kw = width if strides[1] == 1 and width <= UNROLLED_WIDTHS else None
         body, pixels = _depthwise_rows(strides[1], kw, epilogue)
         name, lanes = f"rows{pixels}:" + (f"kw{kw}" if kw else f"sw{strides[1]}"), 4 * pixels
         helpers, extra_uniforms, layout = ROW_HELPERS, (("runs", "i32"),), "rows"
-    elif mult == 1 and channels % 4 == 0:
+    elif quads:
         body, name, lanes = DEPTHWISE4, "x4", 4
         body += f"  for (var k = 0; k < 4; k = k + 1) {{ out[o + k] = {_stored('acc[k]', epilogue)}; }}"
     else:
