@@ -1,5 +1,6 @@
 """The WGSL program layer (backends/webgpu/program.py): named uniforms laid out and packed as WGSL reads them,
-named bindings, and the errors for a field missing, undeclared or out of range."""
+named bindings, the errors for a field missing, undeclared or out of range, and only the functions a shader
+calls."""
 
 import asyncio
 import struct
@@ -8,8 +9,9 @@ import numpy as np
 import pytest
 
 import py_engine as pe
+from py_engine.backends.webgpu.kernels.elementwise import HELPERS
 from py_engine.backends.webgpu.program import Uniforms, linear_program
-from py_engine.backends.webgpu.wgsl import linear_groups
+from py_engine.backends.webgpu.wgsl import drop_unused_functions, linear_groups
 from py_engine.engine import ENGINE
 
 
@@ -145,3 +147,23 @@ def test_fused_convolutions_store_through_their_epilogue_on_every_template(gpu, 
         pe.dispose([*tensors, *(t for pair in pairs for t in pair)])
     finally:
         gpu.on_cpu = saved
+
+
+def test_a_program_keeps_the_functions_its_main_calls_and_drops_the_rest_with_their_comments():
+    source = linear_program(
+        "Pow:test", "  out[i] = pow_f(x[i], 2.0);", [("x", "float32")], [("out", "float32")], {}, HELPERS
+    ).source
+    defined = {line.split("(")[0][3:] for line in source.splitlines() if line.startswith("fn ")}
+    # pow_f and what it calls, directly (is_nan, nan, is_inf) or through them (f32_from_bits); main
+    assert defined == {"pow_f", "is_nan", "nan", "is_inf", "f32_from_bits", "main"}
+    assert "numpy's (C99's) pow" in source  # a kept function keeps its comment
+    assert "divmod" not in source and "log_safe" not in source  # a dropped one loses it too
+
+
+def test_dropping_unused_functions_counts_no_brace_in_a_comment_and_leaves_source_without_main_as_it_is():
+    source = "fn a() -> f32 { return 1.0; }  // a { b\nfn b() -> f32 { return a(); }\nfn c() {}\nfn main() { b(); }\n"
+    assert (
+        drop_unused_functions(source)
+        == "fn a() -> f32 { return 1.0; }  // a { b\nfn b() -> f32 { return a(); }\nfn main() { b(); }\n"
+    )
+    assert drop_unused_functions("fn helper() {}\n", entry="main") == "fn helper() {}\n"

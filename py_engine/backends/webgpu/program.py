@@ -18,7 +18,7 @@ import struct
 from dataclasses import dataclass
 
 from .device import UNIFORM_BLOCK
-from .wgsl import BASICS, Shader, bindings, linear_main
+from .wgsl import BASICS, Shader, bindings, drop_unused_functions, linear_main
 
 # a scalar, an array of n scalars ("u32[8]"), or (pe.Program's forms) vecN<T> and array<vec4<T>, N>
 _TYPE = re.compile(
@@ -173,9 +173,10 @@ class Epilogue:
 
 def program(key, code, inputs=(), outputs=(), uniforms=None, helpers=""):
     """A Shader named `key`: wgsl.BASICS, the uniforms ({name: type}), the bindings ([(name, dtype)], inputs
-    read-only at 1.., outputs read-write after them), `helpers` (WGSL functions), then `code`."""
+    read-only at 1.., outputs read-write after them), `helpers` (WGSL functions), then `code`; the functions of
+    BASICS and `helpers` that its `fn main` never calls are left out."""
     layout = Uniforms(key, uniforms or {})
-    source = BASICS + layout.declare() + bindings(inputs, outputs) + "\n" + helpers + code
+    source = drop_unused_functions(BASICS + layout.declare() + bindings(inputs, outputs) + "\n" + helpers + code)
     return Shader(key, source, len(inputs), len(outputs), layout)
 
 
