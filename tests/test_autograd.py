@@ -198,3 +198,19 @@ def test_comparing_with_none_falls_back_to_identity():
     t = pe.tensor([1.0])
     assert t != None  # noqa: E711 - the point of the test
     assert t in [None, t]
+
+
+@pytest.mark.parametrize(
+    ("forward", "derivative"),
+    [
+        (pe.relu, "ActivationGrad"),
+        (pe.relu6, "ActivationGrad"),
+        (pe.tanh, "ActivationGrad"),
+        (lambda t: pe.clip_by_value(t, -0.5, 0.5), "ClipByValueGrad"),
+    ],
+)
+def test_an_activation_or_a_clip_takes_one_kernel_backward(forward, derivative):
+    # written in ops, relu's derivative was a compare, a cast and a multiply; clip's two compares, an and, a select
+    x, dy = pe.tensor([-1.0, 0.25, 2.0, 7.0]), pe.tensor([1.0, 2.0, 3.0, 4.0])
+    kernels = [k.name for k in pe.ENGINE.profile(pe.grad(forward), x, dy=dy).kernels]
+    assert kernels[1:] == [derivative], kernels  # the forward op, then its derivative

@@ -11,7 +11,7 @@ from ..engine import ENGINE
 from ..errors import ShapeError
 from ..ops.check import int_tuple, rank_is
 from ..ops.convert import release
-from ..ops.math import cast, exp, logical_and, where
+from ..ops.math import activation_grad
 from ..ops.nn import _window_attrs, batched, float_input
 from ..ops.reduce import sum as reduce_sum
 
@@ -61,27 +61,11 @@ def fused_depthwise_conv2d(x, filter, bias=None, activation="linear", strides=1,
     )
 
 
-def _activation_grad(activation, dy, y):
-    """dy through the activation, from its output y (every fused activation's derivative is a function of y)."""
-    if activation == "linear":
-        return dy
-    if activation == "relu":
-        return dy * cast(y > 0, "float32")
-    if activation == "relu6":
-        return dy * cast(logical_and(y > 0, y < 6), "float32")
-    if activation == "sigmoid":
-        return dy * y * (1.0 - y)
-    if activation == "tanh":
-        return dy * (1.0 - y * y)
-    if activation == "elu":
-        return where(y > 0, dy, dy * (y + 1.0))
-    return dy * (1.0 - exp(-y))  # softplus: sigmoid(x) = 1 - exp(-softplus(x))
-
-
 def _fused_gradient(conv_kernel):
     def gradient(dy, ins, outs, attrs):
         x, w = ins[:2]
-        dz = _activation_grad(attrs["activation"], dy, outs[0])
+        # every fused activation's derivative is a function of its output
+        dz = dy if attrs["activation"] == "linear" else activation_grad(dy, outs[0], attrs["activation"])
         conv = {"strides": attrs["strides"], "pad": attrs["pad"], "dilations": attrs["dilations"]}
 
         # each only when needed (the tape calls them): the first layer's input, the data, needs no gradient

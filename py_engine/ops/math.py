@@ -139,6 +139,38 @@ def clip_by_value(x, clip_value_min, clip_value_max):
     return run("ClipByValue", (x,), {"lo": lo, "hi": hi}, temps)
 
 
+# The activations whose derivative activation_grad computes from their output y, as one kernel.
+GRAD_FROM_OUTPUT = ("relu", "relu6", "sigmoid", "tanh", "elu", "softplus")
+
+
+def activation_grad(dy, y, activation):
+    """dy through `activation`, from its float32 output y of dy's shape: one "ActivationGrad" kernel where the
+    derivative written in ops (relu's dy * cast(y > 0): a compare, a cast and a multiply) takes a dispatch, an
+    intermediate buffer and, in a first training step, a pipeline each. What the gradient rules (relu, sigmoid...)
+    and the fused convolutions' backward pass use; not differentiable itself."""
+    if activation not in GRAD_FROM_OUTPUT:
+        raise ValueError(
+            f"activation_grad: activation must be one of {', '.join(GRAD_FROM_OUTPUT)}; got {activation!r}"
+        )
+    if dy.dtype != F32 or y.dtype != F32 or dy.shape != y.shape:
+        raise ValueError(
+            f"activation_grad: dy and y must be float32 tensors of one shape, got {dy.dtype} {dy.shape} and "
+            f"{y.dtype} {y.shape}"
+        )
+    return ENGINE.run_kernel("ActivationGrad", (dy, y), {"activation": activation})
+
+
+def clip_by_value_grad(dy, x, lo, hi):
+    """dy where lo <= x <= hi, else 0 (NaN x included): clip_by_value's gradient as one "ClipByValueGrad" kernel
+    (written in ops it took four: two compares, a logical and and a select). x and dy float32, of one shape."""
+    if dy.dtype != F32 or x.dtype != F32 or dy.shape != x.shape:
+        raise ValueError(
+            f"clip_by_value_grad: dy and x must be float32 tensors of one shape, got {dy.dtype} {dy.shape} and "
+            f"{x.dtype} {x.shape}"
+        )
+    return ENGINE.run_kernel("ClipByValueGrad", (dy, x), {"lo": float(lo), "hi": float(hi)})
+
+
 def _binary(op, kernel, allowed=NUMERIC, result=None, doc=""):
     """result=F32 makes integer operands float first (true division)."""
 

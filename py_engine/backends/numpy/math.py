@@ -73,6 +73,20 @@ register_kernel("Cast", "numpy", lambda x, dtype: x.astype(NUMPY[dtype]))
 register_kernel("ClipByValue", "numpy", lambda x, lo, hi: np.clip(x, lo, hi).astype(x.dtype))
 
 
+# ops.math.activation_grad: the derivative written in ops, step by step in float32 as those ops compute it
+_ONE = np.float32(1)
+_ACTIVATION_GRAD = {
+    "relu": lambda dy, y: dy * (y > 0).astype(np.float32),
+    "relu6": lambda dy, y: dy * ((y > 0) & (y < 6)).astype(np.float32),
+    "sigmoid": lambda dy, y: dy * y * (_ONE - y),
+    "tanh": lambda dy, y: dy * (_ONE - y * y),
+    "elu": lambda dy, y: np.where(y > 0, dy, dy * (y + _ONE)),
+    "softplus": lambda dy, y: dy * (_ONE - np.exp(-y)),
+}
+register_kernel("ActivationGrad", "numpy", lambda dy, y, activation: _ACTIVATION_GRAD[activation](dy, y))
+register_kernel("ClipByValueGrad", "numpy", lambda dy, x, lo, hi: np.where((x >= lo) & (x <= hi), dy, np.float32(0)))
+
+
 def _fused_elementwise(*arrays, program):
     """ops.fusion's traced rule: each step by its op's own kernel, so the values are those of the ops one at a time;
     every output has the tensors' shape (a value computed from scalars alone is broadcast to it)."""

@@ -1,14 +1,11 @@
 """Gradients of the ops in py_engine/ops/math.py."""
 
-from ... import dtypes
 from ...kernels import register_gradient
 from ..creation import zeros_like
-from ..math import cast, cos, floor, log, logical_and, neg, sigmoid, sign, sin, where
+from ..math import activation_grad, clip_by_value_grad, cos, floor, log, neg, sigmoid, sign, sin, where
 from ..math import pow as power
 from ..reduce import sum as reduce_sum
 from ..shape import reshape
-
-F32 = dtypes.float32
 
 
 def unbroadcast(g, shape):
@@ -37,11 +34,12 @@ _G = {
     "Rsqrt": lambda dy, x, y: dy * y / x * -0.5,
     "Square": lambda dy, x, y: dy * x * 2.0,
     "Reciprocal": lambda dy, x, y: -dy * y * y,
-    "Relu": lambda dy, x, y: dy * cast(x > 0, F32),
-    "Relu6": lambda dy, x, y: dy * cast(logical_and(x > 0, x < 6), F32),
-    "Elu": lambda dy, x, y: where(x > 0, dy, dy * (y + 1.0)),
-    "Sigmoid": lambda dy, x, y: dy * y * (1.0 - y),
-    "Tanh": lambda dy, x, y: dy * (1.0 - y * y),
+    # from the output y, as one kernel: y > 0 where x > 0, 0 < y < 6 where 0 < x < 6
+    "Relu": lambda dy, x, y: activation_grad(dy, y, "relu"),
+    "Relu6": lambda dy, x, y: activation_grad(dy, y, "relu6"),
+    "Elu": lambda dy, x, y: activation_grad(dy, y, "elu"),
+    "Sigmoid": lambda dy, x, y: activation_grad(dy, y, "sigmoid"),
+    "Tanh": lambda dy, x, y: activation_grad(dy, y, "tanh"),
     "Softplus": lambda dy, x, y: dy * sigmoid(x),
     "Sin": lambda dy, x, y: dy * cos(x),
     "Cos": lambda dy, x, y: -dy * sin(x),
@@ -51,10 +49,7 @@ for _name, _g in _G.items():
 
 register_gradient("LeakyRelu", lambda dy, ins, outs, attrs: where(ins[0] > 0, dy, dy * attrs["alpha"]))
 register_gradient("Cast", lambda dy, ins, outs, attrs: dy)
-register_gradient(
-    "ClipByValue",
-    lambda dy, ins, outs, attrs: where(logical_and(ins[0] >= attrs["lo"], ins[0] <= attrs["hi"]), dy, 0.0),
-)
+register_gradient("ClipByValue", lambda dy, ins, outs, attrs: clip_by_value_grad(dy, ins[0], attrs["lo"], attrs["hi"]))
 
 
 def _binary_gradient(kernel):

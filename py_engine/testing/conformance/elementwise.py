@@ -1,8 +1,10 @@
-"""Conformance cases: elementwise ops, cast, clip, where, fill, one_hot, broadcast_to, fused elementwise rules."""
+"""Conformance cases: elementwise ops, cast, clip, where, fill, one_hot, broadcast_to, fused elementwise rules, and
+the activations' and clip's gradients (ActivationGrad, ClipByValueGrad)."""
 
 import numpy as np
 
 from ... import ops
+from ...autograd import grads
 from ...ops import fusion
 from .case import BROADCAST_PAIRS, FLOAT_EDGES, INT_EDGES, SHAPES, Case, rand, with_edges
 
@@ -125,6 +127,7 @@ def _cases():
         x = with_edges(rand(shape, 20), FLOAT_EDGES)
         cases.append(Case(f"clip_by_value/{label}", lambda t: ops.clip_by_value(t, -0.5, 1.25), [x]))
         cases.append(Case(f"leaky_relu/{label}", lambda t: ops.leaky_relu(t, 0.1), [x]))
+    _gradient_cases(cases)
     cases.append(Case("leaky_relu/alpha-above-one", lambda t: ops.leaky_relu(t, 1.5), [FLOAT_EDGES]))
     cases.append(Case("leaky_relu/alpha-zero", lambda t: ops.leaky_relu(t, 0.0), [FLOAT_EDGES]))
     cases.append(Case("fill/float", lambda: ops.fill((3, 70), 2.5)))
@@ -173,6 +176,20 @@ def _fused_cases(cases):
         cases.append(Case(f"fuse_elementwise/{label}", fused, [x, y, np.array([1.5], np.float32)]))
     edges = np.resize(FLOAT_EDGES, (len(FLOAT_EDGES), len(FLOAT_EDGES)))
     cases.append(Case("fuse_elementwise/special-values", fused, [edges, edges.T.copy(), np.array([-0.0], np.float32)]))
+
+
+def _gradient_cases(cases):
+    """d/dx of sum(f(x) * w), where w gives every element its own dy: edge values (NaN, the infinities, signed zeros,
+    relu6's 0 and 6, clip's bounds) in x, and in dy too (NaN * 0 stays NaN, as the derivative written in ops gives)."""
+    x = with_edges(rand((5, 70), 40, -8, 8), np.concatenate([FLOAT_EDGES, [6.0, -0.5, 1.25]]).astype(np.float32))
+    w = with_edges(rand((5, 70), 41), FLOAT_EDGES, 1)
+    for name, op in [(name, getattr(ops, name)) for name in ("relu", "relu6", "elu", "sigmoid", "tanh")]:
+        fn = grads(lambda t, w, op=op: (op(t) * w).sum())
+        # computed from the activation's output: its own error (forward cases: rtol 2e-5) grows in 1 - y * y
+        close = {} if name.startswith("relu") else {"rtol": 1e-4, "atol": 1e-4}
+        cases.append(Case(f"{name}/grad", lambda t, w, fn=fn: fn(t, w)[0], [x, w], **close))
+    clip = grads(lambda t, w: (ops.clip_by_value(t, -0.5, 1.25) * w).sum())
+    cases.append(Case("clip_by_value/grad", lambda t, w: clip(t, w)[0], [x, w]))
 
 
 def _number_operand_cases(cases, specials):

@@ -301,6 +301,26 @@ def _clip(backend, x, lo, hi):
     )
 
 
+# ops.math.activation_grad in dy (a) and the activation's output y (b); a compare is false for NaN, as Greater's
+ACTIVATION_GRAD = {
+    "relu": "a * select(0.0, 1.0, b > 0.0 && !is_nan(b))",
+    "relu6": "a * select(0.0, 1.0, b > 0.0 && b < 6.0 && !is_nan(b))",
+    "sigmoid": "a * b * (1.0 - b)",
+    "tanh": "a * (1.0 - b * b)",
+    "elu": "select(a * (b + 1.0), a, b > 0.0 && !is_nan(b))",
+    "softplus": "a * (1.0 - exp_safe(-b))",
+}
+
+
+def _activation_grad(backend, dy, y, activation):
+    return run_elementwise(backend, "ActivationGrad", ACTIVATION_GRAD[activation], [dy, y], dy.shape, F32)
+
+
+def _clip_grad(backend, dy, x, lo, hi):
+    expr = "select(0.0, a, b >= u.lo && b <= u.hi && !is_nan(b))"
+    return run_elementwise(backend, "ClipByValueGrad", expr, [dy, x], dy.shape, F32, {"lo": lo, "hi": hi})
+
+
 @functools.cache
 def _fill_shader(dtype):
     return linear_program(f"Fill:{dtype}", "  out[i] = u.value;", [], [("out", dtype)], {"value": SCALAR_TYPE[dtype]})
@@ -367,6 +387,8 @@ register_kernel("LeakyRelu", "webgpu", _leaky_relu)
 register_kernel("Select", "webgpu", _select)
 register_kernel("Cast", "webgpu", _cast)
 register_kernel("ClipByValue", "webgpu", _clip)
+register_kernel("ActivationGrad", "webgpu", _activation_grad)
+register_kernel("ClipByValueGrad", "webgpu", _clip_grad)
 register_kernel("Fill", "webgpu", _fill)
 register_kernel("OneHot", "webgpu", _one_hot)
 register_kernel("BroadcastTo", "webgpu", _broadcast_to)
