@@ -167,3 +167,17 @@ def test_dropping_unused_functions_counts_no_brace_in_a_comment_and_leaves_sourc
         == "fn a() -> f32 { return 1.0; }  // a { b\nfn b() -> f32 { return a(); }\nfn main() { b(); }\n"
     )
     assert drop_unused_functions("fn helper() {}\n", entry="main") == "fn helper() {}\n"
+
+
+def test_a_pipeline_the_device_has_is_dispatched_without_making_its_source(gpu):
+    # the page compiles the classifier's pipelines while it boots: its first classification need not write their WGSL
+    def double():
+        return linear_program("TestDouble", "  out[i] = f32(i) * 2.0;", outputs=[("out", "float32")])
+
+    first, again = double(), double()
+    for shader in (first, again):
+        out = gpu.empty((4,), "float32")
+        gpu.dispatch(shader, [out], {"count": 4}, linear_groups(4))
+        assert gpu.read(out).tolist() == [0.0, 2.0, 4.0, 6.0]
+        gpu.free(out)
+    assert "fn main" in first.source and callable(again._source)  # the second was never compiled, nor written

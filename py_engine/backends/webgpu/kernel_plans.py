@@ -127,7 +127,7 @@ class KernelPlan:
             elif kind == DISPATCH:
                 _, shader, bound, uniforms, workgroups = event
                 structure.append((DISPATCH, tuple(bound)))
-                values += (shader.key, shader.source, shader.n_in, shader.n_out, len(uniforms), uniforms, workgroups)
+                values += (shader.key, shader, shader.n_in, shader.n_out, len(uniforms), uniforms, workgroups)
             else:
                 structure.append(event)
         if self.variants:
@@ -168,10 +168,10 @@ def _factory(structure, n_values):
                 f"        taken[s{slot}] = (made, {nbytes})",
             ]
         elif step[0] == DISPATCH:  # what backend.dispatch does after its checks, with the uniforms packed already
-            key, source, n_in, n_out, length, uniforms, workgroups = (next(names) for _ in range(7))
+            key, shader, n_in, n_out, length, uniforms, workgroups = (next(names) for _ in range(7))
             lines += [
                 f"        if not device.has_pipeline({key}):  # a shader the browser rejected is forgotten",
-                f"            device.compile({key}, {source}, {n_in}, {n_out})",
+                f"            device.compile({key}, {shader}.source, {n_in}, {n_out})",
                 "        recorded = backend._recorded",
                 "        offset = recorded * BLOCK",
                 f"        backend._uniforms[offset : offset + {length}] = {uniforms}",

@@ -174,9 +174,14 @@ class Epilogue:
 def program(key, code, inputs=(), outputs=(), uniforms=None, helpers=""):
     """A Shader named `key`: wgsl.BASICS, the uniforms ({name: type}), the bindings ([(name, dtype)], inputs
     read-only at 1.., outputs read-write after them), `helpers` (WGSL functions), then `code`; the functions of
-    BASICS and `helpers` that its `fn main` never calls are left out."""
+    BASICS and `helpers` that its `fn main` never calls are left out. The source is put together when first asked for
+    (Shader.source): in the page 0.3 ms for an elementwise shader, 1.3 ms for the 14x16 GEMM, which a pipeline
+    compiled ahead never needs."""
     layout = Uniforms(key, uniforms or {})
-    source = drop_unused_functions(BASICS + layout.declare() + bindings(inputs, outputs) + "\n" + helpers + code)
+
+    def source():
+        return drop_unused_functions(BASICS + layout.declare() + bindings(inputs, outputs) + "\n" + helpers + code)
+
     return Shader(key, source, len(inputs), len(outputs), layout)
 
 

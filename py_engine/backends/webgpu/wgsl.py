@@ -27,12 +27,19 @@ fn log_safe(x: f32) -> f32 {
 
 class Shader:
     """A compute shader and the shape of its bindings; `key` names it in the pipeline cache; `uniforms`
-    (program.Uniforms) packs its uniform values."""
+    (program.Uniforms) packs its uniform values. `source` is its WGSL, or a function making it: made on first use,
+    since a pipeline the device has already (the page compiles the classifier's while it boots) never needs it."""
 
-    __slots__ = ("key", "n_in", "n_out", "source", "uniforms")
+    __slots__ = ("_source", "key", "n_in", "n_out", "uniforms")
 
     def __init__(self, key, source, n_in, n_out, uniforms):
-        self.key, self.source, self.n_in, self.n_out, self.uniforms = key, source, n_in, n_out, uniforms
+        self.key, self._source, self.n_in, self.n_out, self.uniforms = key, source, n_in, n_out, uniforms
+
+    @property
+    def source(self):
+        if callable(self._source):
+            self._source = self._source()
+        return self._source
 
 
 def bindings(inputs, outputs):
