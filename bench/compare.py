@@ -40,6 +40,7 @@ from harness import (
     playground_server,
     run_in_page,
     run_python,
+    wait_until_stored,
 )
 from playwright.sync_api import Error as PlaywrightError
 from playwright.sync_api import sync_playwright
@@ -205,7 +206,7 @@ def ours_repeat_visit(playwright, url, runs):
         try:
             page, _ = open_playground(context, url)
             run_python(page, FIRST_VISIT)
-            page.wait_for_function("() => playground.startupCache !== undefined", timeout=STORED_TIMEOUT_MS)
+            wait_until_stored(page, STORED_TIMEOUT_MS)
         finally:
             context.close()
         context = playwright.chromium.launch_persistent_context(profile, **launch_options())

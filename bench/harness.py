@@ -139,6 +139,13 @@ def run_python(page, code):
     return page.evaluate("code => playground.runPython(code)", code)
 
 
+def wait_until_stored(page, timeout_ms):
+    """What the playground `page` stored for its next boot (`playground.startupCache`), once it has: it stores what
+    its boot missed once it has been idle for a while, the Pyodide snapshot in a worker of its own."""
+    page.wait_for_function("() => playground.startupCache !== undefined", timeout=timeout_ms)
+    return page.evaluate("playground.startupCache")
+
+
 def run_in_page(opener, url, code, backend="webgpu"):
     """(the page's ready info, what `code` returned): `code` run in a playground page (open_playground)."""
     page, info = open_playground(opener, url, backend)

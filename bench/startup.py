@@ -32,7 +32,7 @@ import subprocess
 import tempfile
 from pathlib import Path
 
-from harness import FLAGS, PYTHON, REPO, WEBGPU, free_port, models_folder, wait_until_serving
+from harness import FLAGS, PYTHON, REPO, WEBGPU, free_port, models_folder, wait_until_serving, wait_until_stored
 from playwright.sync_api import sync_playwright
 
 BOOT_TIMEOUT_MS = 300_000
@@ -137,8 +137,7 @@ def visit(playwright, profile: Path, url: str, bare: bool) -> dict:
             cached = (info.get("bytecode_cached_files"), info.get("installed_cached_files"))
             if 0 in cached or info.get("pyodide_from_snapshot") is False:
                 # the page stays open until it has stored what its boot found missing from the cache
-                page.wait_for_function("() => playground.startupCache !== undefined", timeout=BOOT_TIMEOUT_MS)
-                info["stored"] = page.evaluate("playground.startupCache")
+                info["stored"] = wait_until_stored(page, BOOT_TIMEOUT_MS)
         info["received_bytes"] = sum(r.sizes()["responseBodySize"] for r in finished)
         return info
     finally:
