@@ -152,23 +152,24 @@ def activation_grad(dy, y, activation):
         raise ValueError(
             f"activation_grad: activation must be one of {', '.join(GRAD_FROM_OUTPUT)}; got {activation!r}"
         )
-    if dy.dtype != F32 or y.dtype != F32 or dy.shape != y.shape:
-        raise ValueError(
-            f"activation_grad: dy and y must be float32 tensors of one shape, got {dy.dtype} {dy.shape} and "
-            f"{y.dtype} {y.shape}"
-        )
+    _gradient_operands("activation_grad", dy, y, "y")
     return ENGINE.run_kernel("ActivationGrad", (dy, y), {"activation": activation})
 
 
 def clip_by_value_grad(dy, x, lo, hi):
     """dy where lo <= x <= hi, else 0 (NaN x included): clip_by_value's gradient as one "ClipByValueGrad" kernel
     (written in ops it took four: two compares, a logical and and a select). x and dy float32, of one shape."""
-    if dy.dtype != F32 or x.dtype != F32 or dy.shape != x.shape:
-        raise ValueError(
-            f"clip_by_value_grad: dy and x must be float32 tensors of one shape, got {dy.dtype} {dy.shape} and "
-            f"{x.dtype} {x.shape}"
-        )
+    _gradient_operands("clip_by_value_grad", dy, x, "x")
     return ENGINE.run_kernel("ClipByValueGrad", (dy, x), {"lo": float(lo), "hi": float(hi)})
+
+
+def _gradient_operands(op, dy, value, name):
+    """A derivative kernel's operands: dy and the op's input or output `name`, float32 tensors of one shape."""
+    if dy.dtype != F32 or value.dtype != F32 or dy.shape != value.shape:
+        raise ValueError(
+            f"{op}: dy and {name} must be float32 tensors of one shape, got {dy.dtype} {dy.shape} and "
+            f"{value.dtype} {value.shape}"
+        )
 
 
 def _binary(op, kernel, allowed=NUMERIC, result=None, doc=""):
