@@ -5,6 +5,7 @@ files numpy and the engine installed)."""
 
 import _imp
 import json
+import time
 import urllib.request
 import zipfile
 
@@ -75,6 +76,41 @@ ANOTHER_NUMPY = """async () => {
         await cache.put(key, new Response(entry, { headers: { "X-Content-SHA256": digest } }));
     }
 }"""
+# numpy's wasm modules loaded so far (static/startup_cache.js loads those the last boot's imports needed), and whether
+# numpy.random is imported; evaluated in the page's worker, so that it is no request (the worker imports numpy.random
+# once no request has run for 3 s)
+NUMPY_LOADED = """[Object.keys(pyodide._module.LDSO.loadedLibsByName).filter((lib) => lib.startsWith("/lib/python3.12/site-packages/numpy/"))
+   .map((lib) => lib.split("/").pop().split(".")[0]).sort(),
+   pyodide.runPython("import sys; 'numpy.random' in sys.modules")]"""
+# Marks the stored bytecode as compiled by another Pyodide (its key does not hold the version: the entry does)
+ANOTHER_PYODIDE = """async () => {
+    const cache = await caches.open("py-bytecode-v1");
+    for (const key of await cache.keys()) {
+        const response = await cache.match(key);
+        const headers = new Headers(response.headers);
+        headers.set("X-Pyodide-Version", "0.0.0");
+        await cache.put(key, new Response(await response.arrayBuffer(), { headers }));
+    }
+}"""
+
+
+def poll(check, timeout_s):
+    """Whether check() became true within timeout_s."""
+    deadline = time.monotonic() + timeout_s
+    while not check():
+        if time.monotonic() > deadline:
+            return False
+        time.sleep(0.2)
+    return True
+
+
+def numpy_random_waits_for_idle(page):
+    """A boot from stored site-packages loads only the wasm modules of numpy's boot imports; numpy.random's 9 wait for
+    its import, which the worker makes once idle."""
+    worker = next(w for w in page.page.workers if "/worker.js" in w.url)
+    assert worker.evaluate(NUMPY_LOADED) == [["_multiarray_tests", "_multiarray_umath", "_umath_linalg"], False]
+    assert poll(lambda: worker.evaluate(NUMPY_LOADED)[1], timeout_s=20), worker.evaluate(NUMPY_LOADED)
+    assert "_mt19937" in worker.evaluate(NUMPY_LOADED)[0]
 
 
 def stored(page):
@@ -111,6 +147,8 @@ def test_a_first_visit_installs_without_micropip_and_later_ones_boot_from_its_sn
         assert not [url for url in fetched if "micropip" in url or "packaging" in url], fetched
         assert len([url for url in fetched if "/engine/" in url]) == 1, fetched
         assert len([url for url in fetched if "/bytecode/" in url]) == 1, fetched
+        # numpy's wheel, downloaded while Pyodide booted and handed to loadPackage (static/prefetch.js): once
+        assert len([url for url in fetched if "/numpy-" in url]) == 1, fetched
         # the runtime and the bytecode came as the server's gzip copies (app/compression.py), decoded by the browser
         for part in ("/pyodide/pyodide.asm.wasm", "/pyodide/pyodide.asm.js", "/bytecode/"):
             encodings = [r.response().headers.get("content-encoding") for r in first.requests if part in r.url]
@@ -130,9 +168,13 @@ def test_a_first_visit_installs_without_micropip_and_later_ones_boot_from_its_sn
         assert kept["bytecode_files"] > 100 and kept["snapshot_bytes"] > 10_000_000, kept
         assert kept["installed_files"] > 300, kept
 
-        later = [Playground(webgpu_browser, server_url, context) for _ in range(2)]
+        later = []
         draws = []
-        for page in later:
+        for _ in range(2):
+            page = Playground(webgpu_browser, server_url, context)
+            later.append(page)
+            if len(later) == 1:
+                numpy_random_waits_for_idle(page)
             assert page.info["backend"] == "webgpu" and page.info["pyodide_from_snapshot"] is True
             assert page.info["bytecode_cached_files"] == kept["bytecode_files"]
             assert page.info["bytecode_served_files"] == 0 and not [r for r in page.requests if "/bytecode/" in r.url]
@@ -148,10 +190,12 @@ def test_a_first_visit_installs_without_micropip_and_later_ones_boot_from_its_sn
         assert draws[0][0] != draws[1][0] and draws[0][1] != draws[1][1]
 
         later[-1].page.evaluate(ANOTHER_NUMPY)
+        later[-1].page.evaluate(ANOTHER_PYODIDE)
         stale = Playground(webgpu_browser, server_url, context)
         assert stale.info["installed_cached_files"] == 0  # numpy's wheel is not the one the files came from
+        assert stale.info["bytecode_cached_files"] == 0  # nor is this Pyodide the one that compiled the bytecode
         assert stale.run(IMPORTED)["numpy"] == NUMPY_WORKS
-        assert stored(stale) == {"installed_files": kept["installed_files"]}
+        assert stored(stale) == {key: kept[key] for key in ("installed_files", "bytecode_files")}
     finally:
         context.close()
 

@@ -1,33 +1,37 @@
-// The default classifier's files, downloaded while the page boots: model.json, its weight shards, labels.json and
-// metadata.json of the folder /config.json names, at low priority, from when Pyodide has booted (worker.js). A fetch
-// in this worker takes little network time but much of this thread's and the browser's (18.8 MB of shards: 160-340
-// ms on 2 cores, even from the HTTP cache), so the first classification used to spend about as long loading as
-// classifying. Each file is held in memory once its body has arrived, and the worker's fetch() answers the first GET
-// of that URL with it (Pyodide's pyfetch, so py_engine's loader, goes through it); later requests go to the network
-// as before. The bytes are the server's, checked as any fetched ones (the shards' sizes and sha256). A prefetch that
-// fails holds nothing: the loader's own request then meets the error and reports it.
+// Files the worker will ask for, downloaded while the page boots and held in memory until it does: the worker's
+// fetch() answers the first GET of a held URL with the held bytes (Pyodide's pyfetch, so py_engine's loader, and
+// Pyodide's own loadPackage go through it); later requests go to the network as before. The bytes are the server's,
+// checked as any fetched ones. A prefetch that fails holds nothing: the worker's own request then meets the error.
 //
-// Adds self.peModelPrefetch = {start(folderURL)}.
+// - The default classifier's files: model.json, its weight shards, labels.json and metadata.json of the folder
+//   /config.json names, at low priority, from when Pyodide has booted (worker.js). A fetch in this worker takes little
+//   network time but much of this thread's and the browser's (18.8 MB of shards: 160-340 ms on 2 cores, even from the
+//   HTTP cache), so the first classification used to spend about as long loading as classifying.
+// - On a visit with no stored site-packages, the packages' wheels (numpy's: 3 MB), from the start of Pyodide's boot:
+//   loadPackage asked for them only once Pyodide had booted, and waited 100-140 ms for the download here.
+//   They are requested with the integrity Pyodide's lock file gives them, as loadPackage requests them.
+//
+// Adds self.pePrefetch = {model(folderURL), packages(indexURL, names)}.
 "use strict";
 
 (() => {
   const networkFetch = self.fetch.bind(self);
-  const held = new Map(); // absolute URL -> Promise<{body, init} | null> (null: the prefetch failed)
+  const held = new Map(); // absolute URL -> {integrity, file: Promise<{body, init} | null>} (null: the prefetch failed)
   const SIDECARS = ["labels.json", "metadata.json"];
 
-  function hold(url) {
-    const file = networkFetch(url, { priority: "low" }).then(
+  function hold(url, integrity) {
+    const file = networkFetch(url, { priority: "low", ...(integrity && { integrity }) }).then(
       async (response) => ({
         body: await response.arrayBuffer(),
         init: { status: response.status, statusText: response.statusText, headers: response.headers },
       }),
       () => null,
     ).catch(() => null); // a body cut short
-    held.set(url, file);
+    held.set(url, { integrity, file });
     return file;
   }
 
-  function start(folder) {
+  function model(folder) {
     const base = new URL(folder, self.location.href);
     const modelURL = new URL("model.json", base).href;
     SIDECARS.forEach((name) => hold(new URL(name, base).href));
@@ -37,6 +41,24 @@
         for (const path of group.paths || []) hold(new URL(path, modelURL).href);
       }
     }).catch(() => {}); // not a model.json: the loader says so when it reads it
+  }
+
+  // The wheels of `names` and of the packages they depend on, as Pyodide's lock file at `indexURL` names them.
+  async function packages(indexURL, names) {
+    try {
+      const lock = (await (await networkFetch(new URL("pyodide-lock.json", indexURL).href)).json()).packages;
+      const todo = [...names], seen = new Set();
+      while (todo.length) {
+        const name = todo.pop();
+        if (seen.has(name) || !lock[name]) continue; // loadPackage reports a package the lock file lacks
+        seen.add(name);
+        todo.push(...(lock[name].depends || []));
+        const digest = lock[name].sha256.match(/../g).map((byte) => String.fromCharCode(parseInt(byte, 16)));
+        hold(new URL(lock[name].file_name, indexURL).href, `sha256-${btoa(digest.join(""))}`);
+      }
+    } catch (error) {
+      console.warn("the packages could not be prefetched; loadPackage downloads them:", error);
+    }
   }
 
   // The held bytes as a stream of one chunk: a reader of the body (py_engine's loader) gets the held bytes themselves,
@@ -52,12 +74,16 @@
   }
 
   self.fetch = (input, init) => {
-    const url = typeof input === "string" ? new URL(input, self.location.href).href : null;
-    const file = url === null ? undefined : held.get(url);
-    if (file === undefined || (init?.method && init.method.toUpperCase() !== "GET")) return networkFetch(input, init);
+    const url = typeof input === "string" || input instanceof URL ? new URL(input, self.location.href).href : null;
+    const entry = url === null ? undefined : held.get(url);
+    const get = !init?.method || init.method.toUpperCase() === "GET";
+    // a request for other bytes than the held ones (another integrity) goes to the network
+    if (entry === undefined || !get || (init?.integrity && init.integrity !== entry.integrity)) {
+      return networkFetch(input, init);
+    }
     held.delete(url);
-    return file.then((got) => (got ? new Response(oneChunk(got.body), got.init) : networkFetch(input, init)));
+    return entry.file.then((got) => (got ? new Response(oneChunk(got.body), got.init) : networkFetch(input, init)));
   };
 
-  self.peModelPrefetch = { start };
+  self.pePrefetch = { model, packages };
 })();

@@ -17,14 +17,19 @@
 //   wheels carry only .py files and its file system starts empty, so each visit would compile numpy, py_engine and
 //   the page's modules from source again (about 3x the import itself). The .pyc files the imports wrote are stored
 //   marked "unchecked hash-based" (PEP 552: used without comparing them with their source, whose mtime is the time
-//   of each visit's unpacking), under a key that hashes everything they were compiled from (the worker passes the
-//   Pyodide version and URL, the engine wheel's content-addressed URL, the packages and the module texts), so a
-//   changed source gives a new key and a stale .pyc is never used.
+//   of each visit's unpacking), under a key that hashes everything they were compiled from (the worker passes
+//   Pyodide's URL, the engine wheel's content-addressed URL, the packages and the module texts), so a changed source
+//   gives a new key and a stale .pyc is never used. The key does not hold Pyodide's version, which only a booted
+//   Pyodide knows, so that the entry is read while Pyodide boots; the entry records it (VERSION_HEADER) and
+//   compiledBy checks it after the boot.
 // - The files the boot installed into site-packages (numpy, by Pyodide's loadPackage, and the engine wheel), with
-//   the dynamic libraries loadPackage loaded and the packages it recorded. loadPackage fetched numpy's wheel (a
-//   request after Pyodide's boot), unzipped its 12 MB in Python and loaded its 19 wasm modules: with the engine
-//   wheel's unpacking, 400-900 ms of a repeat visit here; writing the stored files takes ~15 ms and the wasm modules
-//   load as loadPackage loads them (Pyodide's own loadDynlib, ~55 ms). The key hashes Pyodide's URL, the package
+//   the packages loadPackage recorded. loadPackage fetched numpy's wheel (a request after Pyodide's boot), unzipped
+//   its 12 MB in Python and loaded its 19 wasm modules: with the engine wheel's unpacking, 400-900 ms of a repeat
+//   visit here; writing the stored files takes ~15 ms. Of the wasm modules, those whose extension modules were
+//   imported by the time the entry was packed (3 of numpy's: the boot's and the engine's imports need them) load as
+//   loadPackage loads them (Pyodide's own loadDynlib, off this thread); the others (numpy.random's, numpy.fft's,
+//   numpy's tests) stay files that Python's import loads when first imported (a worker may compile wasm
+//   synchronously), which saved 45-70 ms of a repeat visit. The key hashes Pyodide's URL, the package
 //   names and the engine wheel's URL; the entry records the Pyodide version and each package's sha256 from Pyodide's
 //   lock file, checked after the boot, so another numpy or Pyodide misses. Only packages of Pyodide's lock file that
 //   install into site-packages are stored this way (a shared library installs elsewhere); the page loads numpy alone.
@@ -41,6 +46,7 @@ self.startupCache = (() => {
   const DIGEST_HEADER = "X-Content-SHA256";
   const SNAPSHOT_MAGIC = 1886286592;
   const PRELOADED_HEADER = "X-Preloaded-Modules"; // the snapshot's standard-library modules, space-separated
+  const VERSION_HEADER = "X-Pyodide-Version"; // the Pyodide whose Python compiled a bytecode entry
   const WASM_PAGE = 65536;
   // Pyodide's purelib path starts with "//", which names the same folder but not as the prefix of module paths.
   const SITE_PACKAGES = "import sysconfig; '/' + sysconfig.get_path('purelib').lstrip('/')";
@@ -55,6 +61,10 @@ import sys, zipimport
   // After files were written under sys.path: the import system's folder listings and importlib.metadata's caches
   // are stale. (importlib.invalidate_caches(), what loadPackage calls, also rereads the standard library's zip
   // directory: 50-65 ms here.)
+  // The files of the extension modules imported so far (wasm modules, each loaded as a dynamic library).
+  const IMPORTED_EXTENSIONS = `
+import sys
+[file for module in list(sys.modules.values()) if (file := getattr(module, "__file__", None) or "").endswith(".so")]`;
   const FORGET_LISTINGS = `
 import importlib.machinery, importlib.metadata, sys
 for finder in list(sys.path_importer_cache.values()):
@@ -266,9 +276,16 @@ del _precompiled_stdlib`;
     return keyURL("bytecode", parts);
   }
 
-  // The stored bytecode of `key` (an archive whose index is its files), or null; read while the boot goes on.
+  // The stored bytecode of `key` (an archive whose index is its files), or null; read while Pyodide boots.
   function readBytecode(key) {
     return read(BYTECODE_CACHE, key, { verified: true });
+  }
+
+  // readBytecode's entry if Pyodide `version` compiled it, else null (then it is compiled and stored again).
+  function compiledBy(entry, version) {
+    if (!entry || entry.headers.get(VERSION_HEADER) === version) return entry;
+    console.warn(`the stored bytecode is of Pyodide ${entry.headers.get(VERSION_HEADER)}, not ${version}; compiling`);
+    return null;
   }
 
   // A first visit's bytecode from the server (config.json's `bytecode`: compiled ahead by the Pyodide it serves, as
@@ -310,7 +327,8 @@ del _precompiled_stdlib`;
       pack.destroy();
     }
     const files = JSON.parse(new TextDecoder().decode(index));
-    return { cacheName: BYTECODE_CACHE, key, bytes: archive(files, [bytes]), what: "bytecode_files", count: files.length };
+    const headers = { [VERSION_HEADER]: pyodide.version };
+    return { cacheName: BYTECODE_CACHE, key, bytes: archive(files, [bytes]), headers, what: "bytecode_files", count: files.length };
   }
 
   function installedKey(parts) {
@@ -323,7 +341,7 @@ del _precompiled_stdlib`;
   }
 
   // What loadPackage would do for the packages of readInstalled's entry (`entryRead`), from the stored files: writes
-  // them, loads their dynamic libraries and records the packages as loaded. How many files; 0 when there is no
+  // them, loads the dynamic libraries the last boot's imports needed and records the packages as loaded. How many files; 0 when there is no
   // entry, or it is for another Pyodide or another wheel of a package (then loadPackage and the engine wheel do it).
   async function restoreInstalled(pyodide, entryRead) {
     const entry = await entryRead;
@@ -374,11 +392,15 @@ del _precompiled_stdlib`;
       }
     };
     walk(sitePackages);
+    const extensions = pyodide.runPython(IMPORTED_EXTENSIONS);
+    const imported = new Set(extensions.toJs());
+    extensions.destroy();
     const index = {
       pyodide: pyodide.version,
       packages,
-      // the wasm modules loaded from site-packages (by path; Pyodide also records each under its file name)
-      dynlibs: Object.keys(pyodide._module.LDSO.loadedLibsByName).filter((lib) => lib.startsWith(`${sitePackages}/`)),
+      // the wasm modules loaded from site-packages (by path; Pyodide also records each under its file name) that
+      // imported extension modules need
+      dynlibs: Object.keys(pyodide._module.LDSO.loadedLibsByName).filter((lib) => lib.startsWith(`${sitePackages}/`) && imported.has(lib)),
       // where loadPackage looks for the libraries those depend on (a package's vendored .libs folder)
       lib_dirs: Object.values(packages).map(({ file_name }) => `${sitePackages}/${file_name.split("-")[0]}.libs`),
       files,
@@ -403,6 +425,6 @@ del _precompiled_stdlib`;
 
   return {
     SITE_PACKAGES, findSnapshot, bootPyodide, stdlibFromZip, makeSnapshot, bytecodeKey, readBytecode,
-    fetchServedBytecode, restoreBytecode, packBytecode, installedKey, readInstalled, restoreInstalled, packInstalled, store,
+    compiledBy, fetchServedBytecode, restoreBytecode, packBytecode, installedKey, readInstalled, restoreInstalled, packInstalled, store,
   };
 })();

@@ -101,8 +101,14 @@ async function boot() {
   const snapshot = startupCache.findSnapshot(indexURL); // Cache Storage looks while pyodide.js loads
   const installedKey = await startupCache.installedKey([indexURL, packages, config.engine_wheel_url]);
   const installed = startupCache.readInstalled(installedKey);
-  // nothing stored (a first visit): the server's bytecode (app/bytecode.py) downloads while Pyodide boots
+  // The last visit's bytecode is read while Pyodide boots too (its entry names the Pyodide that compiled it).
+  const bytecodeKey = sources.then((texts) => startupCache.bytecodeKey([indexURL, config.engine_wheel_url, config.packages, texts]));
+  const bytecode = bytecodeKey.then((key) => startupCache.readBytecode(key));
+  bytecode.catch(() => {}); // the sources' failure, awaited below
+  // Nothing stored (a first visit): the server's bytecode (app/bytecode.py) and the packages' wheels download while
+  // Pyodide boots (static/prefetch.js holds the wheels until loadPackage asks for them).
   const servedEarly = installed.then((found) => (found ? undefined : startupCache.fetchServedBytecode(config.bytecode)));
+  installed.then((found) => found || self.pePrefetch.packages(indexURL, packages));
   importScripts("bridge.js");
   const booting = timed("pyodide_boot_ms", () => {
     importScripts(indexURL + "pyodide.js");
@@ -113,15 +119,13 @@ async function boot() {
   if (backendAtStart === "webgpu" && config.pipelines) self.peBridge.precompile(config.pipelines, booting);
   // The classifier's files download while numpy loads and Python imports and starts (static/prefetch.js); started
   // earlier, they would share a slow network with Pyodide's own files.
-  if (config.classifier) booting.then(() => self.peModelPrefetch.start(config.classifier), () => {});
+  if (config.classifier) booting.then(() => self.pePrefetch.model(config.classifier), () => {});
   const booted = await booting;
   pyodide = booted.pyodide;
   const texts = await sources;
-  const bytecodeKey = await startupCache.bytecodeKey([pyodide.version, indexURL, config.engine_wheel_url, config.packages, texts]);
-  const bytecode = startupCache.readBytecode(bytecodeKey);
   // None stored: the server's (fetched only now when site-packages were stored), unless it is for another Pyodide.
   // In place before loadPackage, which imports standard-library modules it holds.
-  const stored = await bytecode;
+  const stored = startupCache.compiledBy(await bytecode, pyodide.version);
   const bytecodeFiles = await timed("bytecode_restore_ms", async () => {
     let entry = stored;
     if (!stored && config.bytecode?.pyodide_version === pyodide.version) {
@@ -150,7 +154,7 @@ async function boot() {
     py = pyodide.pyimport("playground");
     runner = pyodide.pyimport("playground_run");
   });
-  if (!stored) bytecodeToPack = bytecodeKey;
+  if (!stored) bytecodeToPack = await bytecodeKey;
   if (!installedFiles) installedToPack = installedKey;
   if (interruptBuffer) setInterruptBuffer(interruptBuffer);
   py.use_default_classifier(config.classifier ?? null);
@@ -178,6 +182,16 @@ async function boot() {
 // source), so it runs right after "ready", before any request, and the bytecode packed next holds it.
 function importEngineHalf() {
   pyodide.runPython("import py_engine.browser, py_engine.io.load, py_engine.models");
+}
+
+// A boot from stored site-packages leaves numpy.random's 9 wasm modules to its first import (startup_cache.js), which
+// a new model's first weights make: about 115 ms of synchronous compiles. Made once no request has run for IDLE_MS.
+function importRandomModules() {
+  try {
+    pyodide.runPython("import numpy.random");
+  } catch (error) {
+    console.warn("numpy.random could not be imported ahead:", error);
+  }
 }
 
 // After "ready": what the next boot can take from the cache; the page hears what was stored.
@@ -331,6 +345,7 @@ const booted = boot().then(
     post({ event: "ready", info });
     importEngineHalf();
     storeForNextBoot();
+    if (info.installed_cached_files) whenIdle().then(importRandomModules);
   },
   (error) => {
     bootError = (error && error.message) || String(error);
