@@ -99,8 +99,12 @@ async function boot() {
   const sources = Promise.all(PYTHON_MODULES.map((name) => download(name, "text")));
   wheel.catch(() => {}); sources.catch(() => {}); // awaited below; an early failure must not go unhandled meanwhile
   const snapshot = startupCache.findSnapshot(indexURL); // Cache Storage looks while pyodide.js loads
-  const installedKey = await startupCache.installedKey([indexURL, packages, config.engine_wheel_url]);
-  const installed = startupCache.readInstalled(installedKey);
+  const booting = timed("pyodide_boot_ms", () => {
+    importScripts(indexURL + "pyodide.js");
+    return startupCache.bootPyodide(indexURL, snapshot);
+  });
+  const installedKey = startupCache.installedKey([indexURL, packages, config.engine_wheel_url]);
+  const installed = installedKey.then((key) => startupCache.readInstalled(key));
   // The last visit's bytecode is read while Pyodide boots too (its entry names the Pyodide that compiled it).
   const bytecodeKey = sources.then((texts) => startupCache.bytecodeKey([indexURL, config.engine_wheel_url, config.packages, texts]));
   const bytecode = bytecodeKey.then((key) => startupCache.readBytecode(key));
@@ -110,10 +114,6 @@ async function boot() {
   const servedEarly = installed.then((found) => (found ? undefined : startupCache.fetchServedBytecode(config.bytecode)));
   installed.then((found) => found || self.pePrefetch.packages(indexURL, packages));
   importScripts("bridge.js");
-  const booting = timed("pyodide_boot_ms", () => {
-    importScripts(indexURL + "pyodide.js");
-    return startupCache.bootPyodide(indexURL, snapshot);
-  });
   // The classifier's shaders compile on another core while numpy loads and Python imports and starts
   // (static/bridge.js, precompile); started earlier, they would slow Pyodide's own compiles, which use every core.
   if (backendAtStart === "webgpu" && config.pipelines) self.peBridge.precompile(config.pipelines, booting);
@@ -155,7 +155,7 @@ async function boot() {
     runner = pyodide.pyimport("playground_run");
   });
   if (!stored) bytecodeToPack = await bytecodeKey;
-  if (!installedFiles) installedToPack = installedKey;
+  if (!installedFiles) installedToPack = await installedKey;
   if (interruptBuffer) setInterruptBuffer(interruptBuffer);
   py.use_default_classifier(config.classifier ?? null);
   const info = await timed("engine_start_ms", async () => plain(await py.start(backendAtStart)));
