@@ -106,7 +106,8 @@ async function boot() {
   const installedKey = startupCache.installedKey([indexURL, packages, config.engine_wheel_url]);
   const installed = installedKey.then((key) => startupCache.readInstalled(key));
   // The last visit's bytecode is read while Pyodide boots too (its entry names the Pyodide that compiled it).
-  const bytecodeKey = sources.then((texts) => startupCache.bytecodeKey([indexURL, config.engine_wheel_url, config.packages, texts]));
+  const bytecodeKey = sources.then((texts) =>
+    startupCache.bytecodeKey([indexURL, config.engine_wheel_url, config.packages, texts]));
   const bytecode = bytecodeKey.then((key) => startupCache.readBytecode(key));
   bytecode.catch(() => {}); // the sources' failure, awaited below
   // Nothing stored (a first visit): the server's bytecode (app/bytecode.py) and the packages' wheels download while
