@@ -147,8 +147,14 @@ def test_a_first_visit_installs_without_micropip_and_later_ones_boot_from_its_sn
         assert not [url for url in fetched if "micropip" in url or "packaging" in url], fetched
         assert len([url for url in fetched if "/engine/" in url]) == 1, fetched
         assert len([url for url in fetched if "/bytecode/" in url]) == 1, fetched
-        # numpy's wheel, downloaded while Pyodide booted and handed to loadPackage (static/prefetch.js): once
+        # numpy's wheel, downloaded while Pyodide booted and handed to loadPackage (static/prefetch.js), and the lock
+        # file, read by the prefetch and Pyodide's boot: once each
         assert len([url for url in fetched if "/numpy-" in url]) == 1, fetched
+        assert len([url for url in fetched if url.endswith("/pyodide-lock.json")]) == 1, fetched
+        # ...asked for before Pyodide had booted (the classifier's files download from then on)
+        wheel_at = next(i for i, url in enumerate(fetched) if "/numpy-" in url)
+        assert wheel_at < next(i for i, url in enumerate(fetched) if url.endswith("/model.json")), fetched
+        assert not [line for line in first.console if "could not be prefetched" in line], first.console
         # the runtime and the bytecode came as the server's gzip copies (app/compression.py), decoded by the browser
         for part in ("/pyodide/pyodide.asm.wasm", "/pyodide/pyodide.asm.js", "/bytecode/"):
             encodings = [r.response().headers.get("content-encoding") for r in first.requests if part in r.url]

@@ -7,20 +7,22 @@
 //   /config.json names, at low priority, from when Pyodide has booted (worker.js). A fetch in this worker takes little
 //   network time but much of this thread's and the browser's (18.8 MB of shards: 160-340 ms on 2 cores, even from the
 //   HTTP cache), so the first classification used to spend about as long loading as classifying.
+// - Pyodide's lock file, from before Pyodide's boot, which requests it; packages() reads it too.
 // - On a visit with no stored site-packages, the packages' wheels (numpy's: 3 MB), from the start of Pyodide's boot:
 //   loadPackage asked for them only once Pyodide had booted, and waited 100-140 ms for the download here.
 //   They are requested with the integrity Pyodide's lock file gives them, as loadPackage requests them.
 //
-// Adds self.pePrefetch = {model(folderURL), packages(indexURL, names)}.
+// Adds self.pePrefetch = {model(folderURL), lockFile(indexURL), packages(indexURL, names)}.
 "use strict";
 
 (() => {
   const networkFetch = self.fetch.bind(self);
   const held = new Map(); // absolute URL -> {integrity, file: Promise<{body, init} | null>} (null: the prefetch failed)
   const SIDECARS = ["labels.json", "metadata.json"];
+  let locked = null; // Promise of the lock file's packages, or null when it could not be read
 
-  function hold(url, integrity) {
-    const file = networkFetch(url, { priority: "low", ...(integrity && { integrity }) }).then(
+  function hold(url, { integrity, priority = "low" } = {}) {
+    const file = networkFetch(url, { priority, ...(integrity && { integrity }) }).then(
       async (response) => ({
         body: await response.arrayBuffer(),
         init: { status: response.status, statusText: response.statusText, headers: response.headers },
@@ -43,10 +45,19 @@
     }).catch(() => {}); // not a model.json: the loader says so when it reads it
   }
 
-  // The wheels of `names` and of the packages they depend on, as Pyodide's lock file at `indexURL` names them.
+  function lockFile(indexURL) {
+    const file = hold(new URL("pyodide-lock.json", indexURL).href, { priority: "auto" }); // the boot waits for it
+    // parsed before Pyodide's request reads the held bytes (reactions run in the order they were added)
+    const parse = (got) => JSON.parse(new TextDecoder().decode(got.body)).packages;
+    locked = file.then((got) => (got?.init.status === 200 ? parse(got) : null));
+    locked.catch(() => {}); // not JSON: packages() says so, Pyodide's boot fails on it
+  }
+
+  // The wheels of `names` and of the packages they depend on, as the lock file (lockFile) names them.
   async function packages(indexURL, names) {
     try {
-      const lock = (await (await networkFetch(new URL("pyodide-lock.json", indexURL).href)).json()).packages;
+      const lock = await locked;
+      if (!lock) throw new Error("pyodide-lock.json could not be fetched");
       const todo = [...names], seen = new Set();
       while (todo.length) {
         const name = todo.pop();
@@ -54,7 +65,7 @@
         seen.add(name);
         todo.push(...(lock[name].depends || []));
         const digest = lock[name].sha256.match(/../g).map((byte) => String.fromCharCode(parseInt(byte, 16)));
-        hold(new URL(lock[name].file_name, indexURL).href, `sha256-${btoa(digest.join(""))}`);
+        hold(new URL(lock[name].file_name, indexURL).href, { integrity: `sha256-${btoa(digest.join(""))}` });
       }
     } catch (error) {
       console.warn("the packages could not be prefetched; loadPackage downloads them:", error);
@@ -85,5 +96,5 @@
     return entry.file.then((got) => (got ? new Response(oneChunk(got.body), got.init) : networkFetch(input, init)));
   };
 
-  self.pePrefetch = { model, packages };
+  self.pePrefetch = { model, lockFile, packages };
 })();

@@ -99,6 +99,7 @@ async function boot() {
   const sources = Promise.all(PYTHON_MODULES.map((name) => download(name, "text")));
   wheel.catch(() => {}); sources.catch(() => {}); // awaited below; an early failure must not go unhandled meanwhile
   const snapshot = startupCache.findSnapshot(indexURL); // Cache Storage looks while pyodide.js loads
+  self.pePrefetch.lockFile(indexURL); // one request for Pyodide's boot and the wheels' prefetch
   const booting = timed("pyodide_boot_ms", () => {
     importScripts(indexURL + "pyodide.js");
     return startupCache.bootPyodide(indexURL, snapshot);
