@@ -1,6 +1,7 @@
 """The webgpu convolution shaders' paths at their edges, against the numpy backend: the depthwise row shader (a run
 of outputs of one row per thread, a window of input columns per stride), the depthwise fallbacks it leaves to
-(channels not in fours, a multiplier, dilation), and Conv2D's GEMM with a filter row per segment."""
+(channels not in fours, a multiplier, dilation), and Conv2D's GEMM with a filter row per segment or, on CPU
+adapters, the matmul of its patches."""
 
 import asyncio
 
@@ -8,6 +9,7 @@ import numpy as np
 import pytest
 
 import py_engine as pe
+from py_engine.backends.webgpu.kernels import conv as conv_kernels
 from py_engine.engine import ENGINE
 from py_engine.layers.fused import ACTIVATIONS
 
@@ -173,6 +175,41 @@ def test_conv2d_filter_row_segments_match_numpy(gpu, rng, label, on_cpu):
         gpu.on_cpu = saved
 
 
+@pytest.mark.parametrize("label", [label for label in CONV_GEOMETRIES if not label.startswith("1x1")])
+def test_conv2d_into_32_channels_or_more_is_the_matmul_of_its_patches_on_a_cpu_adapter(gpu, rng, label, monkeypatch):
+    x_shape, window, strides, padding, dilations = CONV_GEOMETRIES[label]
+    x = rng.uniform(-3, 3, x_shape).astype(np.float32)
+    f = rng.uniform(-1, 1, (*window, x_shape[-1], 37)).astype(np.float32)  # 37 columns: a partial block of 16
+    bias = rng.uniform(-1, 1, 37).astype(np.float32)
+
+    def conv(x, f):
+        return pe.conv2d(x, f, strides, padding, dilations)
+
+    saved, gpu.on_cpu = gpu.on_cpu, True
+    try:
+        keys = shader_keys(gpu, lambda: conv(pe.tensor(x), pe.tensor(f)))
+        assert sorted(":".join(k.split(":")[:2]) for k in keys) == ["Gemm:matmul", "Patches"]
+        got, want = on_both(conv, x, f)
+        np.testing.assert_allclose(got, want, rtol=1e-5, atol=1e-5)
+        for activation in ACTIVATIONS:
+
+            def fused(x, f, b, activation=activation):
+                return pe.fused_conv2d(x, f, b, activation, strides, padding, dilations)
+
+            got, want = on_both(fused, x, f, bias)
+            np.testing.assert_allclose(got, want, rtol=1e-5, atol=1e-5, err_msg=activation)
+        # fewer output channels, or more patches than the limit, or a GPU: the implicit GEMM
+        narrow = rng.uniform(-1, 1, (*window, x_shape[-1], 31)).astype(np.float32)
+        assert {k.split(":")[1] for k in shader_keys(gpu, lambda: conv(pe.tensor(x), pe.tensor(narrow)))} == {"conv2d"}
+        monkeypatch.setattr(conv_kernels, "PATCHES_LIMIT", x.size * window[0] * window[1] // 16)
+        assert {k.split(":")[1] for k in shader_keys(gpu, lambda: conv(pe.tensor(x), pe.tensor(f)))} == {"conv2d"}
+        monkeypatch.undo()
+        gpu.on_cpu = False
+        assert {k.split(":")[1] for k in shader_keys(gpu, lambda: conv(pe.tensor(x), pe.tensor(f)))} == {"conv2d"}
+    finally:
+        gpu.on_cpu = saved
+
+
 @pytest.mark.parametrize("on_cpu", [True, False], ids=["register-blocked", "tiled"])
 @pytest.mark.parametrize("pixels", [1, 3, 4])
 def test_few_rows_take_one_row_blocks(gpu, rng, pixels, on_cpu):
@@ -208,6 +245,7 @@ def test_register_blocked_threads_are_numbered_along_the_rows_of_c(gpu, rng, row
     grids = []
     dispatch = gpu.dispatch
     monkeypatch.setattr(gpu, "dispatch", lambda shader, *args: grids.append(args[-1]) or dispatch(shader, *args))
+    monkeypatch.setattr(conv_kernels, "PATCHES_MIN_OUT", cols + 1)  # the implicit GEMM, not the patches' matmul
     saved, gpu.on_cpu = gpu.on_cpu, True
     try:
         keys = shader_keys(gpu, lambda: pe.matmul(pe.tensor(a), pe.tensor(b)))

@@ -6,7 +6,10 @@ same two variants (recorded as backend.variants["conv"]); patches are gathered b
   kw * C steps (its taps' input channels, adjacent in NHWC when the width dilation is 1; else one segment per
   tap (i, j) of C steps): the taps' input pixels, zeros where they fall in the padding. EfficientNet's first
   convolution (3x3 over 3 channels) runs 3 segments of 9 steps rather than 9 of 3. A 1x1 convolution at stride 1
-  without padding is a matmul of the pixels by the filter and runs as one (linalg.pointwise).
+  without padding is a matmul of the pixels by the filter and runs as one (linalg.pointwise). On CPU adapters a
+  convolution into PATCHES_MIN_OUT channels or more copies its patches (one row of kh x kw x C per output pixel,
+  zeros in the padding) and runs as their matmul: the matmul's 14x16 blocks load no padding tests, and the copy
+  costs one load and store per patch value, shared by every output channel.
 - Conv2DBackpropInput: rows = input pixels, columns = input channels, segments = taps, steps = output
   channels; a tap reaches the output pixel (h + top - i*dh) / sh only where that divides exactly.
 - Conv2DBackpropFilter: rows = filter entries (i, j, c), columns = output channels, segments = rows (n, oh)
@@ -93,6 +96,10 @@ BACKPROP_INPUT = Problem("conv2d-backprop-input", SPLIT_SLAB + BACKPROP_INPUT_HO
 BACKPROP_FILTER = Problem("conv2d-backprop-filter", SPLIT_SLAB + BACKPROP_FILTER_HOOKS, GEOMETRY_UNIFORMS)
 SPLIT_TARGET_GROUPS = 64  # split a long reduction until about this many workgroups run...
 SPLIT_MIN_STEPS = 1024  # ...but keep at least this many reduction steps in each slice
+# On CPU adapters a convolution into at least PATCHES_MIN_OUT channels whose patches hold at most PATCHES_LIMIT values
+# runs as the matmul of its patches (SwiftShader: 0.77-0.91x the implicit GEMM's time at 32-64 channels, 1.0-2.3x
+# at 8-32, where the copy is shared by too few columns)
+PATCHES_MIN_OUT, PATCHES_LIMIT = 32, 1 << 22
 
 
 def _geometry(x_shape, y_shape, filter_shape, strides, pad, dilations, mult=1, seg_taps=1):
@@ -131,6 +138,8 @@ def conv2d(backend, x, weights, strides, pad, dilations, epilogue=None, extra=()
     if kh == kw == 1 and tuple(strides) == (1, 1) and not any(pad[0] + pad[1]):
         pixels, filter_ = x.view((n * oh * ow, c)), weights.view((c, o))
         return pointwise(backend, pixels, filter_, out, "conv", epilogue, extra, values)
+    if backend.on_cpu and o >= PATCHES_MIN_OUT and n * oh * ow * kh * kw * c <= PATCHES_LIMIT:
+        return _conv2d_by_patches(backend, x, weights, out, strides, pad, dilations, epilogue, extra, values)
     seg_taps = kw if dilations[1] == 1 else 1  # a filter row's taps read adjacent pixels: one segment
     geometry = _geometry(x.shape, out.shape, weights.shape, strides, pad, dilations, seg_taps=seg_taps)
     steps = (kh * kw // seg_taps, seg_taps * c, 1, o, 1)
@@ -138,6 +147,42 @@ def conv2d(backend, x, weights, strides, pad, dilations, epilogue=None, extra=()
     return _gemm(
         backend, CONV2D, x, weights, out, shape, steps, geometry, epilogue=epilogue, extra=extra, values=values
     )
+
+
+@functools.cache
+def _patches_shader():
+    """One thread per output pixel copies its kh x kw x C window (zeros in the padding) into its row of patches."""
+    body = """  let m = i32(i);
+  let r = m % (u.oh * u.ow);
+  let image = m / (u.oh * u.ow) * u.h;
+  let y0 = r / u.ow * u.sh - u.top;
+  let x0 = r % u.ow * u.sw - u.left;
+  var at = i * u32(u.kh * u.kw * u.c);
+  for (var ki = 0; ki < u.kh; ki = ki + 1) {
+    let y = y0 + ki * u.dh;
+    for (var kj = 0; kj < u.kw; kj = kj + 1) {
+      let x = x0 + kj * u.dw;
+      let inside = (y >= 0) & (y < u.h) & (x >= 0) & (x < u.w);
+      let source = select(0, ((image + y) * u.w + x) * u.c, inside);
+      for (var k = 0; k < u.c; k = k + 1) {
+        patches[at] = select(0.0, X[source + k], inside);
+        at = at + 1u;
+      }
+    }
+  }"""
+    return linear_program("Patches", body, [("X", F32)], [("patches", F32)], dict(GEOMETRY_UNIFORMS))
+
+
+def _conv2d_by_patches(backend, x, weights, out, strides, pad, dilations, epilogue, extra, values):
+    """Conv2D as a matmul of its patches (one row of kh x kw x C per output pixel) by the filter."""
+    (n, oh, ow, o), (kh, kw, c, _) = out.shape, weights.shape
+    pixels = n * oh * ow
+    patches = backend.empty((pixels, kh * kw * c), F32)
+    geometry = _geometry(x.shape, out.shape, weights.shape, strides, pad, dilations)
+    backend.dispatch(_patches_shader(), [x, patches], {"count": pixels, **geometry}, linear_groups(pixels))
+    pointwise(backend, patches, weights.view((kh * kw * c, o)), out.view((pixels, o)), "conv", epilogue, extra, values)
+    backend.free(patches)
+    return out
 
 
 def _conv2d_backprop_input(backend, dy, weights, strides, pad, dilations, input_shape):
