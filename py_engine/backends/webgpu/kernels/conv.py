@@ -97,8 +97,8 @@ BACKPROP_FILTER = Problem("conv2d-backprop-filter", SPLIT_SLAB + BACKPROP_FILTER
 SPLIT_TARGET_GROUPS = 64  # split a long reduction until about this many workgroups run...
 SPLIT_MIN_STEPS = 1024  # ...but keep at least this many reduction steps in each slice
 # On CPU adapters a convolution into at least PATCHES_MIN_OUT channels whose patches hold at most PATCHES_LIMIT values
-# runs as the matmul of its patches (SwiftShader: 0.77-0.91x the implicit GEMM's time at 32-64 channels, 1.0-2.3x
-# at 8-32, where the copy is shared by too few columns)
+# runs as the matmul of its patches (SwiftShader: 0.77-0.92x the implicit GEMM's time into 32-64 channels, 1.17-2.3x
+# into 8-16, where the copy is shared by too few columns)
 PATCHES_MIN_OUT, PATCHES_LIMIT = 32, 1 << 22
 
 
