@@ -162,17 +162,22 @@ def test_conv2d_filter_row_segments_match_numpy(gpu, rng, label, on_cpu):
         keys = shader_keys(gpu, lambda: pe.conv2d(pe.tensor(x), pe.tensor(f), strides, padding, dilations))
         pointwise = window == (1, 1) and strides == 1  # no padding: "same" pads nothing for a 1x1 filter
         assert {k.split(":")[1] for k in keys} == {"matmul" if pointwise else "conv2d"}, keys
-        got, want = on_both(lambda x, f: pe.conv2d(x, f, strides, padding, dilations), x, f)
-        np.testing.assert_allclose(got, want, rtol=1e-5, atol=1e-5)
-        for activation in RELU_LIKE:
-
-            def fused(x, f, b, activation=activation):
-                return pe.fused_conv2d(x, f, b, activation, strides, padding, dilations)
-
-            got, want = on_both(fused, x, f, bias)
-            np.testing.assert_allclose(got, want, rtol=1e-5, atol=1e-5, err_msg=activation)
+        check_conv(x, f, bias, strides, padding, dilations, RELU_LIKE)
     finally:
         gpu.on_cpu = saved
+
+
+def check_conv(x, f, bias, strides, padding, dilations, activations):
+    """conv2d, then fused_conv2d with the bias and each of `activations`, on webgpu against numpy."""
+    got, want = on_both(lambda x, f: pe.conv2d(x, f, strides, padding, dilations), x, f)
+    np.testing.assert_allclose(got, want, rtol=1e-5, atol=1e-5)
+    for activation in activations:
+
+        def fused(x, f, b, activation=activation):
+            return pe.fused_conv2d(x, f, b, activation, strides, padding, dilations)
+
+        got, want = on_both(fused, x, f, bias)
+        np.testing.assert_allclose(got, want, rtol=1e-5, atol=1e-5, err_msg=activation)
 
 
 @pytest.mark.parametrize("label", [label for label in CONV_GEOMETRIES if not label.startswith("1x1")])
@@ -182,30 +187,22 @@ def test_conv2d_into_32_channels_or_more_is_the_matmul_of_its_patches_on_a_cpu_a
     f = rng.uniform(-1, 1, (*window, x_shape[-1], 37)).astype(np.float32)  # 37 columns: a partial block of 16
     bias = rng.uniform(-1, 1, 37).astype(np.float32)
 
-    def conv(x, f):
-        return pe.conv2d(x, f, strides, padding, dilations)
+    def kinds(filter_):  # the shaders' kinds ("Gemm:matmul", "Patches", ...) of a conv2d by filter_
+        keys = shader_keys(gpu, lambda: pe.conv2d(pe.tensor(x), pe.tensor(filter_), strides, padding, dilations))
+        return sorted(":".join(k.split(":")[:2]) for k in keys)
 
     saved, gpu.on_cpu = gpu.on_cpu, True
     try:
-        keys = shader_keys(gpu, lambda: conv(pe.tensor(x), pe.tensor(f)))
-        assert sorted(":".join(k.split(":")[:2]) for k in keys) == ["Gemm:matmul", "Patches"]
-        got, want = on_both(conv, x, f)
-        np.testing.assert_allclose(got, want, rtol=1e-5, atol=1e-5)
-        for activation in ACTIVATIONS:
-
-            def fused(x, f, b, activation=activation):
-                return pe.fused_conv2d(x, f, b, activation, strides, padding, dilations)
-
-            got, want = on_both(fused, x, f, bias)
-            np.testing.assert_allclose(got, want, rtol=1e-5, atol=1e-5, err_msg=activation)
+        assert kinds(f) == ["Gemm:matmul", "Patches"]
+        check_conv(x, f, bias, strides, padding, dilations, ACTIVATIONS)
         # fewer output channels, or more patches than the limit, or a GPU: the implicit GEMM
         narrow = rng.uniform(-1, 1, (*window, x_shape[-1], 31)).astype(np.float32)
-        assert {k.split(":")[1] for k in shader_keys(gpu, lambda: conv(pe.tensor(x), pe.tensor(narrow)))} == {"conv2d"}
+        assert kinds(narrow) == ["Gemm:conv2d"]
         monkeypatch.setattr(conv_kernels, "PATCHES_LIMIT", x.size * window[0] * window[1] // 16)
-        assert {k.split(":")[1] for k in shader_keys(gpu, lambda: conv(pe.tensor(x), pe.tensor(f)))} == {"conv2d"}
+        assert kinds(f) == ["Gemm:conv2d"]
         monkeypatch.undo()
         gpu.on_cpu = False
-        assert {k.split(":")[1] for k in shader_keys(gpu, lambda: conv(pe.tensor(x), pe.tensor(f)))} == {"conv2d"}
+        assert kinds(f) == ["Gemm:conv2d"]
     finally:
         gpu.on_cpu = saved
 
