@@ -15,9 +15,11 @@ asserted in tests.
 
 import argparse
 
-from harness import playground_server, run_in_playground
+from harness import FASTEST_REPLAY, playground_server, run_in_playground
 
-MEASURE = """
+MEASURE = (
+    FASTEST_REPLAY
+    + """
 import collections, statistics, time
 model = await pe.load_layers_model("/models/efficientnet-lite0/model.json")
 model.fold_batch_norms(release_unfolded=True)
@@ -54,28 +56,10 @@ def labels(kernels, inputs):
 
 
 def step_ms(fn, inputs, mask):
-    # the fastest of REPLAYS replays of REPEATS runs of the step on its real input, each synced by one readback
-    tensors = list(inputs) if isinstance(inputs, list) else [inputs]
-
-    def repeated(*xs):
-        arg = list(xs) if isinstance(inputs, list) else xs[0]
-        y = fn(arg, *mask)
-        for _ in range(REPEATS - 1):
-            y.dispose()
-            y = fn(arg, *mask)
-        return y
-
-    replay = pe.capture(repeated)
-    with pe.scope():
-        replay(*tensors).reshape(-1)[:1].numpy()  # records
-    best = float("inf")
-    for _ in range(REPLAYS):
-        with pe.scope():
-            start = time.perf_counter()
-            replay(*tensors).reshape(-1)[:1].numpy()  # a synchronous readback (JSPI)
-            best = min(best, (time.perf_counter() - start) * 1e3 / REPEATS)
-    replay.dispose()
-    return best
+    # the fastest of REPLAYS replays of REPEATS runs of the step on its real input (a tensor or a list of them)
+    if isinstance(inputs, list):
+        return fastest_replay_ms(lambda *xs: fn(list(xs), *mask), *inputs, runs=REPEATS, replays=REPLAYS)
+    return fastest_replay_ms(lambda x: fn(x, *mask), inputs, runs=REPEATS, replays=REPLAYS)
 
 
 by_kernel = collections.defaultdict(lambda: [0, 0.0])
@@ -113,6 +97,7 @@ def table(groups):
 
 {"forward_ms": forward_ms, "by_kernel": table(by_kernel), "by_shape": table(by_shape)}
 """
+)
 
 
 def print_table(rows, total, width):

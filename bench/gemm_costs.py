@@ -16,10 +16,11 @@ per-lane scatter. Timings are for reading, never asserted in tests.
 
 import argparse
 
-from harness import MULTIPLY_ADDS, playground_server, run_in_playground
+from harness import FASTEST_REPLAY, MULTIPLY_ADDS, playground_server, run_in_playground
 
 MEASURE = (
     MULTIPLY_ADDS
+    + FASTEST_REPLAY
     + """
 import math, statistics, time
 
@@ -50,34 +51,13 @@ pe.register_kernel(
 )
 
 
-def fastest_ms(fn, *inputs, runs=5, replays=3):
-    def repeated(*xs):
-        y = fn(*xs)
-        for _ in range(runs - 1):
-            y.dispose()
-            y = fn(*xs)
-        return y
-
-    replay = pe.capture(repeated)
-    with pe.scope():
-        replay(*inputs).reshape(-1)[:1].numpy()  # records
-    best = float("inf")
-    for _ in range(replays):
-        with pe.scope():
-            start = time.perf_counter()
-            replay(*inputs).reshape(-1)[:1].numpy()
-            best = min(best, (time.perf_counter() - start) * 1e3 / runs)
-    replay.dispose()
-    return best
-
-
 matmul_ms = {}
 for k in STEPS:
     a, b = pe.ones((ROWS, k)), pe.ones((k, COLS))
-    matmul_ms[k] = fastest_ms(pe.matmul, a, b)
+    matmul_ms[k] = fastest_replay_ms(pe.matmul, a, b)
     pe.dispose([a, b])
 x = pe.zeros((ROWS, COLS))
-store_ms = fastest_ms(lambda t: pe.run_kernel("BenchStores", [t]), x)
+store_ms = fastest_replay_ms(lambda t: pe.run_kernel("BenchStores", [t]), x)
 x.dispose()
 
 model = await pe.load_layers_model("/models/efficientnet-lite0/model.json")
