@@ -10,8 +10,8 @@ In headless Chromium on webgpu, one page times (captured, 5 runs per replay, the
 - the store floor: a shader whose threads each store 16 adjacent float32 outputs and do nothing else;
 - EfficientNet-Lite0's forward pass (captured, as the classifier runs it) and its 1x1 convolutions' outputs and
   multiply-adds (pe.profile), so the line predicts their time.
-A roofline that counts multiply-adds alone cannot see the intercept: on a CPU adapter (SwiftShader) every store is a
-per-lane scatter. Timings are for reading, never asserted in tests.
+A roofline that counts multiply-adds alone cannot see the intercept (on SwiftShader most of it stays when the GEMM
+stores nothing: docs/platform_facts.md). Timings are for reading, never asserted in tests.
 """
 
 import argparse
