@@ -15,6 +15,7 @@ stores nothing: docs/platform_facts.md). Timings are for reading, never asserted
 """
 
 import argparse
+import statistics
 
 from harness import FASTEST_REPLAY, MULTIPLY_ADDS, playground_server, run_in_playground
 
@@ -88,15 +89,6 @@ pointwise = [k for k in kernels if k.name == "FusedConv2D" and tuple(k.input_sha
 )
 
 
-def line(points):
-    """(intercept, slope) of the least-squares line through (x, y) points."""
-    n = len(points)
-    mean_x = sum(x for x, _ in points) / n
-    mean_y = sum(y for _, y in points) / n
-    slope = sum((x - mean_x) * (y - mean_y) for x, y in points) / sum((x - mean_x) ** 2 for x, _ in points)
-    return mean_y - slope * mean_x, slope
-
-
 def main():
     parser = argparse.ArgumentParser(description=__doc__, formatter_class=argparse.RawDescriptionHelpFormatter)
     parser.add_argument("--url", help="a running playground server (default: start python -m app serve)")
@@ -111,7 +103,7 @@ def main():
     adapter = info["adapter"] or {}
     outputs = args.rows * args.cols
     points = [(int(k), ms) for k, ms in r["matmul_ms"].items()]
-    intercept, slope = line(points)
+    slope, intercept = statistics.linear_regression(*zip(*points))
     per_output_ns = intercept * 1e6 / outputs
     store_ns = r["store_ms"] * 1e6 / outputs
     rate = outputs / slope / 1e6  # G multiply-adds/s: a step of K is one multiply-add per output
