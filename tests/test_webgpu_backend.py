@@ -9,6 +9,7 @@ import pytest
 import py_engine as pe
 from py_engine.backends.webgpu.backend import PENDING_LIMIT
 from py_engine.backends.webgpu.buffer_pool import size_class
+from py_engine.backends.webgpu.kernels.elementwise import run_elementwise
 
 
 def program(x):
@@ -27,6 +28,7 @@ def test_the_same_program_compiles_each_pipeline_once(gpu):
 
 def test_dispatches_are_batched_into_few_submits(gpu):
     x = pe.ones((1000,))
+    (x + 1.0).dispose()  # its shader compiled: a compile submits what was recorded before it (below)
     before = pe.stats()
     y = x
     for _ in range(100):
@@ -35,6 +37,23 @@ def test_dispatches_are_batched_into_few_submits(gpu):
     after = pe.stats()
     assert after["dispatches"] - before["dispatches"] == 100
     assert after["submits"] - before["submits"] == 2  # one at 64 recorded dispatches, one for the readback
+
+
+def test_a_dispatch_that_compiles_submits_the_work_recorded_before_it(gpu):
+    """The GPU runs the recorded work while the shader compiles (in the page: while a compile started ahead of the
+    engine finishes), so a first call streams through its layers as their shaders come."""
+    x = pe.ones((16,))
+    (x + 1.0).dispose()
+    gpu.flush()
+    y = x + 1.0  # its shader is known: recorded, not submitted
+    before = pe.stats()
+    assert before["recorded_unsubmitted"] == 1
+    z = run_elementwise(gpu, "CompileSubmitProbe", "x * 3.0", [x._buf.handle], (16,), "float32")
+    after = pe.stats()
+    assert after["pipeline_compiles"] == before["pipeline_compiles"] + 1
+    assert after["submits"] == before["submits"] + 1 and after["recorded_unsubmitted"] == 1  # the probe's dispatch
+    assert y.tolist() == [2.0] * 16 and gpu.read(z).tolist() == [3.0] * 16
+    gpu.free(z)
 
 
 def test_repeated_work_creates_no_new_gpu_buffers(gpu):
@@ -81,6 +100,7 @@ def test_a_kernel_output_reuses_a_buffer_freed_before_the_submit_an_upload_does_
 
 def test_a_scope_costs_no_submit_and_freed_memory_waiting_for_one_stays_bounded(gpu):
     x = pe.ones((16,))
+    (x + 1.0).dispose()  # its shader compiled (a compile submits)
     before = pe.stats()
     for _ in range(10):
         pe.tidy(lambda: x + 1.0).dispose()

@@ -3,7 +3,8 @@
 Kernels are Python functions `fn(backend, *inputs, **attrs)` whose inputs are `GpuArray`s; they
 allocate outputs with `backend.empty` and record work with `backend.dispatch`. Nothing here waits
 for the GPU except `read`: dispatches are recorded into one command encoder and submitted in
-batches (on readback, every `batch_size` dispatches, or on `flush`; a batch's uniforms fit the ring).
+batches (on readback, every `batch_size` dispatches, before a dispatch whose shader must compile, or on
+`flush`; a batch's uniforms fit the ring).
 
 Memory cannot be poisoned: every allocation is checked against the device's limits and the memory
 budget before the pool gives anything (limits.py), a kernel that raises gives back every buffer it
@@ -330,6 +331,9 @@ class WebGPUBackend:
             return
         self._validate(shader, arrays, workgroups)
         if not self.device.has_pipeline(shader.key):
+            # the GPU runs what is recorded while the compiler works (in a page, while a compile started
+            # ahead finishes): a first call then streams through its layers as their shaders come
+            self.flush()
             self.device.compile(shader.key, shader.source, shader.n_in, shader.n_out)
         offset = self._recorded * UNIFORM_BLOCK
         nbytes = shader.uniforms.pack_into(self._uniforms, offset, uniforms)
