@@ -5,6 +5,7 @@ import pytest
 
 import py_engine as pe
 from py_engine import DTypeError, ShapeError
+from py_engine.backends.numpy.linalg import matmul as numpy_matmul
 from tests.gradcheck import check_gradients
 
 MODES = [(False, False), (False, True), (True, False), (True, True)]
@@ -132,3 +133,22 @@ def test_matmul_gradient_of_a_product_with_itself():
     x = np.array([[1.0, 2.0], [0.5, -1.0]], np.float32)
     check_gradients(lambda x: x @ x, x)
     check_gradients(lambda x: pe.matmul(x, x, transpose_a=True), x)
+
+
+@pytest.mark.parametrize(
+    ("a_shape", "b_shape"),
+    [((64, 784), (784, 128)), ((3, 1, 40, 128), (2, 128, 96)), ((1, 100), (100, 64)), ((64, 95), (95, 64))],
+)
+def test_numpy_products_without_blas_are_matmuls(a_shape, b_shape, rng):
+    """Pyodide's numpy has no BLAS: the numpy backend's large products go through einsum there (its rows-of-b loop)."""
+    a = rng.normal(size=a_shape).astype(np.float32)
+    b = rng.normal(size=b_shape).astype(np.float32)
+    a.reshape(-1)[:3] = [np.nan, np.inf, -np.inf]
+    want = np.matmul(a, b)
+    for rhs in (
+        b,
+        np.ascontiguousarray(np.swapaxes(b, -1, -2)).swapaxes(-1, -2),
+    ):  # row-major b, then a transposed view
+        got = numpy_matmul(a, rhs, blas=False)
+        assert got.dtype == np.float32 and got.shape == want.shape
+        np.testing.assert_allclose(got, want, rtol=1e-5, atol=1e-4)

@@ -8,6 +8,7 @@ from numpy.lib.stride_tricks import sliding_window_view
 
 from ...kernels import register_kernel
 from ...windows import window_output_hw
+from .linalg import matmul
 
 _BLOCK = 1 << 22  # im2col elements per matmul: bounds the extra memory a big convolution needs
 
@@ -63,7 +64,7 @@ def _conv2d(x, weights, strides, pad, dilations):
     for block in blocks:
         cols = windows[block]
         rows = int(np.prod(cols.shape[:-3]))
-        out[block] = (cols.reshape(rows, k) @ matrix).reshape(cols.shape[:-3] + (o,))
+        out[block] = matmul(cols.reshape(rows, k), matrix).reshape(cols.shape[:-3] + (o,))
     return out
 
 
@@ -83,7 +84,7 @@ def _conv2d_backprop_filter(x, dy, strides, pad, dilations, filter_shape):
     dy_rows = dy.reshape(-1, o)
     df = np.empty(filter_shape, np.float32)
     for i, j, index in _taps(filter_shape[:2], strides, dilations, dy.shape[1:3]):
-        df[i, j] = padded[index].reshape(dy_rows.shape[0], c).T @ dy_rows  # -1 cannot be inferred when c == 0
+        df[i, j] = matmul(padded[index].reshape(dy_rows.shape[0], c).T, dy_rows)  # -1 cannot be inferred when c == 0
     return df
 
 
