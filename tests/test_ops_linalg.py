@@ -137,7 +137,13 @@ def test_matmul_gradient_of_a_product_with_itself():
 
 @pytest.mark.parametrize(
     ("a_shape", "b_shape"),
-    [((64, 784), (784, 128)), ((3, 1, 40, 128), (2, 128, 96)), ((1, 100), (100, 64)), ((64, 95), (95, 64))],
+    [
+        ((64, 784), (784, 128)),
+        ((3, 1, 40, 128), (2, 128, 96)),
+        ((1, 100), (100, 64)),
+        ((300, 16), (16, 96)),
+        ((64, 95), (95, 64)),
+    ],
 )
 def test_numpy_products_without_blas_are_matmuls(a_shape, b_shape, rng):
     """Pyodide's numpy has no BLAS: the numpy backend's large products go through einsum there (its rows-of-b loop)."""
