@@ -146,15 +146,14 @@ def test_matmul_gradient_of_a_product_with_itself():
     ],
 )
 def test_numpy_products_without_blas_are_matmuls(a_shape, b_shape, rng):
-    """Pyodide's numpy has no BLAS: the numpy backend's large products go through einsum there (its rows-of-b loop)."""
+    """Pyodide's numpy has no BLAS, so the numpy backend's large products run through einsum there: they equal
+    matmul's, NaN and inf included, on a row-major b and on a transposed view (which keeps matmul)."""
     a = rng.normal(size=a_shape).astype(np.float32)
     b = rng.normal(size=b_shape).astype(np.float32)
     a.reshape(-1)[:3] = [np.nan, np.inf, -np.inf]
     want = np.matmul(a, b)
-    for rhs in (
-        b,
-        np.ascontiguousarray(np.swapaxes(b, -1, -2)).swapaxes(-1, -2),
-    ):  # row-major b, then a transposed view
+    transposed_view = np.ascontiguousarray(np.swapaxes(b, -1, -2)).swapaxes(-1, -2)
+    for rhs in (b, transposed_view):
         got = numpy_matmul(a, rhs, blas=False)
         assert got.dtype == np.float32 and got.shape == want.shape
         np.testing.assert_allclose(got, want, rtol=1e-5, atol=1e-4)

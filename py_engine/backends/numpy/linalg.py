@@ -12,6 +12,7 @@ HAS_BLAS = bool(np.__config__.CONFIG["Build Dependencies"]["blas"].get("found"))
 
 
 def _rows_pay(k, n):
+    """Whether einsum's loop beats matmul's on a k x n right-hand side (without BLAS)."""
     return n >= 96 or (n >= 64 and k >= 96)
 
 
