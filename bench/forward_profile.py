@@ -15,30 +15,19 @@ asserted in tests.
 
 import argparse
 
-from harness import FASTEST_REPLAY, playground_server, run_in_playground
+from harness import CAPTURED_FORWARD, FASTEST_REPLAY, playground_server, run_in_playground
 
 MEASURE = (
     FASTEST_REPLAY
+    + CAPTURED_FORWARD
     + """
-import collections, statistics, time
+import collections
 model = await pe.load_layers_model("/models/efficientnet-lite0/model.json")
 model.fold_batch_norms(release_unfolded=True)
 x = pe.zeros((1, 224, 224, 3))
 REPEATS, REPLAYS = __REPEATS__, 3
 
-
-async def timed(fn):
-    start = time.perf_counter()
-    y = fn(x)
-    await y.data()
-    y.dispose()
-    return (time.perf_counter() - start) * 1e3
-
-
-forward = pe.capture(model.predict)
-await timed(forward)  # records
-forward_ms = statistics.median([await timed(forward) for _ in range(7)])
-forward.dispose()
+forward_ms = await captured_forward_ms(model, x)
 
 
 def labels(kernels, inputs):

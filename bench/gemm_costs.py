@@ -17,13 +17,14 @@ stores nothing: docs/platform_facts.md). Timings are for reading, never asserted
 import argparse
 import statistics
 
-from harness import FASTEST_REPLAY, MULTIPLY_ADDS, playground_server, run_in_playground
+from harness import CAPTURED_FORWARD, FASTEST_REPLAY, MULTIPLY_ADDS, playground_server, run_in_playground
 
 MEASURE = (
     MULTIPLY_ADDS
     + FASTEST_REPLAY
+    + CAPTURED_FORWARD
     + """
-import math, statistics, time
+import math
 
 ROWS, COLS, STEPS = __ROWS__, __COLS__, (16, 32, 64, 128, 256)
 STORES = 16  # adjacent outputs a thread of the store floor writes
@@ -64,22 +65,14 @@ x.dispose()
 model = await pe.load_layers_model("/models/efficientnet-lite0/model.json")
 model.fold_batch_norms(release_unfolded=True)
 image = pe.zeros((1, 224, 224, 3))
-forward = pe.capture(model.predict)
-forward(image).dispose()  # records
-forward_runs = []
-for _ in range(7):
-    with pe.scope():
-        start = time.perf_counter()
-        await forward(image).data()
-        forward_runs.append((time.perf_counter() - start) * 1e3)
-forward.dispose()
+forward_ms = await captured_forward_ms(model, image)
 with pe.scope():
     kernels = pe.profile(model.predict, image).kernels
 pointwise = [k for k in kernels if k.name == "FusedConv2D" and tuple(k.input_shapes[1][:2]) == (1, 1)]
 {
     "matmul_ms": matmul_ms,
     "store_ms": store_ms,
-    "forward_ms": statistics.median(forward_runs),
+    "forward_ms": forward_ms,
     "multiply_adds": multiply_adds(kernels),
     "pointwise_outputs": sum(math.prod(k.output_shapes[0]) for k in pointwise),
     "pointwise_multiply_adds": multiply_adds(pointwise),
