@@ -9,10 +9,9 @@ the convolutions' own backprop kernels, so models built from layers stay differe
 from ..autograd import register_gradient
 from ..engine import ENGINE
 from ..errors import ShapeError
-from ..ops.check import int_tuple, rank_is
 from ..ops.convert import release
 from ..ops.math import activation_grad
-from ..ops.nn import _window_attrs, batched, float_input
+from ..ops.nn import batched, conv_inputs, float_input
 from ..ops.reduce import sum as reduce_sum
 
 # Elementwise activations a fused kernel applies to each output (each backend maps "relu" to its Relu, ...).
@@ -25,15 +24,7 @@ def _fused(op, kernel, depthwise, x, w, bias, activation, strides, padding, dila
     layout = "h, w, in, multiplier" if depthwise else "h, w, in, out"
     temps = []
     try:
-        x, w = float_input(op, x, temps), float_input(op, w, temps, "filter")
-        rank_is(op, x, (3, 4))
-        rank_is(op, w, 4, "filter")
-        if w.shape[2] != x.shape[-1]:
-            raise ShapeError(
-                f"{op}: filter {w.shape} ({layout}) has {w.shape[2]} input channels but x {x.shape} has {x.shape[-1]}"
-            )
-        if min(w.shape[:2]) < 1:
-            raise ShapeError(f"{op}: filter {w.shape} ({layout}) has an empty height or width")
+        x, w, attrs = conv_inputs(op, layout, x, w, strides, padding, dilations, temps)
         weights = [w]
         if bias is not None:
             bias = float_input(op, bias, temps, "bias")
@@ -41,9 +32,7 @@ def _fused(op, kernel, depthwise, x, w, bias, activation, strides, padding, dila
             if bias.shape != (channels,):
                 raise ShapeError(f"{op}: bias has shape {bias.shape}; expected ({channels},), one per output channel")
             weights.append(bias)
-        dilations = int_tuple(op, dilations, 2, "dilations")
-        strides, pad = _window_attrs(op, x, w.shape[:2], strides, padding, dilations)
-        attrs = {"strides": strides, "pad": pad, "dilations": dilations, "activation": activation}
+        attrs["activation"] = activation
         return batched(x, lambda batch: ENGINE.run_kernel(kernel, (batch, *weights), attrs))
     finally:
         release(temps)

@@ -106,22 +106,29 @@ def _window_attrs(op, x, window, strides, padding, dilations=(1, 1), what="filte
     return strides, pad
 
 
+def conv_inputs(op, layout, x, filter, strides, padding, dilations, temps):
+    """(x, filter, attrs) of a convolution kernel, checked: float tensors (conversions appended to temps), x
+    [N, H, W, C] or [H, W, C], a filter whose third axis matches C (layout names its axes in errors), and the
+    strides, pad and dilations of a window that leaves an output."""
+    x, filter = float_input(op, x, temps), float_input(op, filter, temps, "filter")
+    rank_is(op, x, (3, 4))
+    rank_is(op, filter, 4, "filter")
+    if filter.shape[2] != x.shape[-1]:
+        raise ShapeError(
+            f"{op}: filter {filter.shape} ({layout}) has {filter.shape[2]} input channels but x {x.shape} "
+            f"has {x.shape[-1]}"
+        )
+    if min(filter.shape[:2]) < 1:
+        raise ShapeError(f"{op}: filter {filter.shape} ({layout}) has an empty height or width")
+    dilations = int_tuple(op, dilations, 2, "dilations")
+    strides, pad = _window_attrs(op, x, filter.shape[:2], strides, padding, dilations)
+    return x, filter, {"strides": strides, "pad": pad, "dilations": dilations}
+
+
 def _conv(op, kernel, layout, x, filter, strides, padding, dilations):
     temps = []
     try:
-        x, filter = float_input(op, x, temps), float_input(op, filter, temps, "filter")
-        rank_is(op, x, (3, 4))
-        rank_is(op, filter, 4, "filter")
-        if filter.shape[2] != x.shape[-1]:
-            raise ShapeError(
-                f"{op}: filter {filter.shape} ({layout}) has {filter.shape[2]} input channels but x {x.shape} "
-                f"has {x.shape[-1]}"
-            )
-        if min(filter.shape[:2]) < 1:
-            raise ShapeError(f"{op}: filter {filter.shape} ({layout}) has an empty height or width")
-        dilations = int_tuple(op, dilations, 2, "dilations")
-        strides, pad = _window_attrs(op, x, filter.shape[:2], strides, padding, dilations)
-        attrs = {"strides": strides, "pad": pad, "dilations": dilations}
+        x, filter, attrs = conv_inputs(op, layout, x, filter, strides, padding, dilations, temps)
         return batched(x, lambda batch: ENGINE.run_kernel(kernel, (batch, filter), attrs))
     finally:
         release(temps)

@@ -134,17 +134,20 @@ class WebGPUBackend:
         return handle
 
     def read(self, handle):
-        if self._log is not None:
-            self._log.append((SPOIL,))
-        if self.recording is not None:
-            self.recording.refuse_readback()
-        if handle.value is not None:
-            return np.full(1, handle.value, dtypes.NUMPY[handle.dtype])
-        self.flush()
+        if (host := self._before_read(handle)) is not None:
+            return host
         raw = self.device.read_buffer(handle.buffer, handle.size * ITEMSIZE_ON_GPU)
         return self._decode(raw, handle)
 
     async def read_async(self, handle):
+        if (host := self._before_read(handle)) is not None:
+            return host
+        raw = await self.device.read_buffer_async(handle.buffer, handle.size * ITEMSIZE_ON_GPU)
+        return self._decode(raw, handle)
+
+    def _before_read(self, handle):
+        """A readback's bookkeeping: the values when they are on the host (a HostScalar's), else None, and the
+        recorded work submitted so that the buffer holds them."""
         if self._log is not None:
             self._log.append((SPOIL,))
         if self.recording is not None:
@@ -152,8 +155,7 @@ class WebGPUBackend:
         if handle.value is not None:
             return np.full(1, handle.value, dtypes.NUMPY[handle.dtype])
         self.flush()
-        raw = await self.device.read_buffer_async(handle.buffer, handle.size * ITEMSIZE_ON_GPU)
-        return self._decode(raw, handle)
+        return None
 
     @staticmethod
     def _decode(raw, handle):

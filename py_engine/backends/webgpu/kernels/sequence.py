@@ -151,8 +151,32 @@ fn sequence_length(b: u32, lid: u32) -> u32 {
 """
 )
 
+# the head of every CRF kernel's main: workgroup b takes sequence b, of `count` steps of k tags from `base` on
+CRF_MAIN = """
+@compute @workgroup_size(64)
+fn main(@builtin(workgroup_id) wid: vec3<u32>, @builtin(num_workgroups) nw: vec3<u32>,
+        @builtin(local_invocation_index) lid: u32) {
+  let b = wid.x + wid.y * nw.x;
+  if (b >= params.batch) { return; }
+  let steps = params.steps;
+  let k = params.num_tags;
+  let count = sequence_length(b, lid);
+  let base = b * steps * k;"""
+
+LOG_PARTITION = """
+// the log partition: logsumexp over the k alphas of the last step, from `last`
+fn log_partition(last: u32, k: u32) -> f32 {
+  var m = neg_inf();
+  for (var i = 0u; i < k; i = i + 1u) { m = max_nan(m, alphas[last + i]); }
+  var total = 0.0;
+  for (var i = 0u; i < k; i = i + 1u) { total = total + exp_nan(alphas[last + i] - m); }
+  return m + log(total);
+}
+"""
+
 CRF_FORWARD = (
     CRF_COMMON
+    + LOG_PARTITION
     + """
 // log(sum over i of exp(alphas[prev + i] + transitions[i, j])), -inf (not NaN) when every term is -inf
 fn step_logsumexp(prev: u32, j: u32, k: u32) -> f32 {
@@ -163,16 +187,9 @@ fn step_logsumexp(prev: u32, j: u32, k: u32) -> f32 {
   for (var i = 0u; i < k; i = i + 1u) { total = total + exp_nan(alphas[prev + i] + transitions[i * k + j] - m); }
   return m + log(total);
 }
-
-@compute @workgroup_size(64)
-fn main(@builtin(workgroup_id) wid: vec3<u32>, @builtin(num_workgroups) nw: vec3<u32>,
-        @builtin(local_invocation_index) lid: u32) {
-  let b = wid.x + wid.y * nw.x;
-  if (b >= params.batch) { return; }
-  let steps = params.steps;
-  let k = params.num_tags;
-  let count = sequence_length(b, lid);
-  let base = b * steps * k;
+"""
+    + CRF_MAIN
+    + """
   for (var i = count * k + lid; i < steps * k; i = i + 64u) { alphas[base + i] = 0.0; }
   if (count > 0u) {
     for (var j = lid; j < k; j = j + 64u) { alphas[base + j] = emissions[base + j]; }
@@ -198,13 +215,9 @@ fn main(@builtin(workgroup_id) wid: vec3<u32>, @builtin(num_workgroups) nw: vec3
     if (t > 0u) { gold = gold + transitions[previous * k + tag]; }
     previous = tag;
   }
-  // minus the log partition: logsumexp over the last step's alphas
+  // minus the log partition
   let last = base + (count - 1u) * k;
-  var m = neg_inf();
-  for (var i = 0u; i < k; i = i + 1u) { m = max_nan(m, alphas[last + i]); }
-  var total = 0.0;
-  for (var i = 0u; i < k; i = i + 1u) { total = total + exp_nan(alphas[last + i] - m); }
-  loglik[b] = gold - (m + log(total));
+  loglik[b] = gold - log_partition(last, k);
 }
 """
 )
@@ -212,6 +225,7 @@ fn main(@builtin(workgroup_id) wid: vec3<u32>, @builtin(num_workgroups) nw: vec3
 # unary holds the betas (log-probabilities of the rest of the sequence) until each step's marginals replace them
 CRF_MARGINALS = (
     CRF_COMMON
+    + LOG_PARTITION
     + """
 // log(sum over j of exp(transitions[i, j] + emissions[b, t + 1, j] + beta[t + 1, j])), betas at `next`
 fn beta_logsumexp(i: u32, next: u32, k: u32) -> f32 {
@@ -224,16 +238,9 @@ fn beta_logsumexp(i: u32, next: u32, k: u32) -> f32 {
   }
   return m + log(total);
 }
-
-@compute @workgroup_size(64)
-fn main(@builtin(workgroup_id) wid: vec3<u32>, @builtin(num_workgroups) nw: vec3<u32>,
-        @builtin(local_invocation_index) lid: u32) {
-  let b = wid.x + wid.y * nw.x;
-  if (b >= params.batch) { return; }
-  let steps = params.steps;
-  let k = params.num_tags;
-  let count = sequence_length(b, lid);
-  let base = b * steps * k;
+"""
+    + CRF_MAIN
+    + """
   let pair_base = b * k * k;
   for (var j = lid; j < k; j = j + 64u) {
     for (var i = 0u; i < k; i = i + 1u) { pairwise[pair_base + i * k + j] = 0.0; }
@@ -241,11 +248,7 @@ fn main(@builtin(workgroup_id) wid: vec3<u32>, @builtin(num_workgroups) nw: vec3
   for (var i = count * k + lid; i < steps * k; i = i + 64u) { unary[base + i] = 0.0; }
   if (count == 0u) { return; }
   let last = base + (count - 1u) * k;
-  var m = neg_inf();
-  for (var i = 0u; i < k; i = i + 1u) { m = max_nan(m, alphas[last + i]); }
-  var total = 0.0;
-  for (var i = 0u; i < k; i = i + 1u) { total = total + exp_nan(alphas[last + i] - m); }
-  let log_z = m + log(total);
+  let log_z = log_partition(last, k);
   for (var j = lid; j < k; j = j + 64u) { unary[last + j] = 0.0; }  // beta at the last step
   storageBarrier();
   for (var t = count - 1u; t > 0u; t = t - 1u) {  // the transition from step t - 1 to step t
@@ -269,16 +272,8 @@ fn main(@builtin(workgroup_id) wid: vec3<u32>, @builtin(num_workgroups) nw: vec3
 
 CRF_DECODE = (
     CRF_COMMON
+    + CRF_MAIN
     + """
-@compute @workgroup_size(64)
-fn main(@builtin(workgroup_id) wid: vec3<u32>, @builtin(num_workgroups) nw: vec3<u32>,
-        @builtin(local_invocation_index) lid: u32) {
-  let b = wid.x + wid.y * nw.x;
-  if (b >= params.batch) { return; }
-  let steps = params.steps;
-  let k = params.num_tags;
-  let count = sequence_length(b, lid);
-  let base = b * steps * k;
   for (var i = count * k + lid; i < steps * k; i = i + 64u) {
     lattice[base + i] = 0.0;
     backpointers[base + i] = 0;
