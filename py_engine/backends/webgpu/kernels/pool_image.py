@@ -123,12 +123,17 @@ def _pool_grad_shader(kind):
     return _pool_shader(f"PoolGrad:{kind}", body, ins)
 
 
-def _max_pool(backend, x, ksize, strides, pad):
-    out_hw = window_output_hw(x.shape[1:3], ksize, strides, pad)
-    out = backend.empty((x.shape[0], *out_hw, x.shape[3]), F32)
-    uniforms = _pool_uniforms(out.size, x.shape, out_hw, ksize, strides, pad)
-    backend.dispatch(_max_pool_shader(), [x, out], uniforms, linear_groups(out.size))
-    return out
+def _pool(shader):
+    """MaxPool's or AvgPool's kernel: one thread per output, its window read by `shader()`."""
+
+    def pool(backend, x, ksize, strides, pad):
+        out_hw = window_output_hw(x.shape[1:3], ksize, strides, pad)
+        out = backend.empty((x.shape[0], *out_hw, x.shape[3]), F32)
+        uniforms = _pool_uniforms(out.size, x.shape, out_hw, ksize, strides, pad)
+        backend.dispatch(shader(), [x, out], uniforms, linear_groups(out.size))
+        return out
+
+    return pool
 
 
 def _max_pool_grad(backend, dy, x, y, ksize, strides, pad):
@@ -158,14 +163,6 @@ def _avg_pool_shader():
     return _pool_shader("AvgPool", body, [("x", F32)])
 
 
-def _avg_pool(backend, x, ksize, strides, pad):
-    out_hw = window_output_hw(x.shape[1:3], ksize, strides, pad)
-    out = backend.empty((x.shape[0], *out_hw, x.shape[3]), F32)
-    uniforms = _pool_uniforms(out.size, x.shape, out_hw, ksize, strides, pad)
-    backend.dispatch(_avg_pool_shader(), [x, out], uniforms, linear_groups(out.size))
-    return out
-
-
 def _avg_pool_grad(backend, dy, ksize, strides, pad, input_shape):
     dx = backend.empty(input_shape, F32)
     uniforms = _pool_uniforms(dx.size, input_shape, dy.shape[1:3], ksize, strides, pad)
@@ -173,9 +170,9 @@ def _avg_pool_grad(backend, dy, ksize, strides, pad, input_shape):
     return dx
 
 
-register_kernel("MaxPool", "webgpu", _max_pool)
+register_kernel("MaxPool", "webgpu", _pool(_max_pool_shader))
 register_kernel("MaxPoolGrad", "webgpu", _max_pool_grad)
-register_kernel("AvgPool", "webgpu", _avg_pool)
+register_kernel("AvgPool", "webgpu", _pool(_avg_pool_shader))
 register_kernel("AvgPoolGrad", "webgpu", _avg_pool_grad)
 
 # ---- resizing ---------------------------------------------------------------------------------------
