@@ -10,6 +10,7 @@ from importlib import import_module as _import_module
 from . import dtypes
 from .autograd import custom_grad, grad, grads, register_gradient, value_and_grad, value_and_grads, variable_grads
 from .backends.numpy import NumpyBackend
+from .backends.wasm import WasmBackend
 from .backends.webgpu import create_backend as create_webgpu_backend
 from .backends.webgpu.user_program import Dispatch, Program
 from .capture import CaptureError, capture
@@ -39,6 +40,7 @@ float32, int32, bool_ = dtypes.float32, dtypes.int32, dtypes.bool_
 
 ENGINE.register_backend("numpy", NumpyBackend, priority=1)
 ENGINE.register_backend("webgpu", create_webgpu_backend, priority=2)
+ENGINE.register_backend("wasm", WasmBackend, priority=1)
 
 # The engine's methods, as module functions (pe.tidy, pe.memory, ...).
 register_backend = ENGINE.register_backend

@@ -31,12 +31,18 @@ def registered_on(backend):
     return [fn for (_, b), fn in _KERNELS.items() if b == backend]
 
 
+def names_on(backend):
+    """The kernel names registered for `backend` now."""
+    return {k for (k, b) in _KERNELS if b == backend}
+
+
 def backends_with(name):
     return sorted(b for (k, b) in _KERNELS if k == name)
 
 
-def get_kernel(name, backend):
-    fn = _KERNELS.get((name, backend))
+def get_kernel(name, backend, fallback=None):
+    """The kernel `name` of `backend`, else of `fallback` (a backend that runs another's kernels on its buffers)."""
+    fn = _KERNELS.get((name, backend)) or (fallback and _KERNELS.get((name, fallback)))
     if fn is None:
         others = backends_with(name)
         where = f"it is registered for: {', '.join(others)}" if others else "no backend has it"

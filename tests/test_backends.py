@@ -16,6 +16,7 @@ class FakeGpuBackend(NumpyBackend):
 
     name = "fakegpu"
     is_gpu = True
+    host_arrays = False  # it stands for a GPU: a move copies
 
     @property
     def uploads(self):

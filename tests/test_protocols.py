@@ -89,6 +89,7 @@ def test_every_backend_implements_the_backend_protocol(each_backend):
 def test_a_backend_missing_a_member_or_renaming_a_parameter_fails_the_check():
     class Incomplete:
         name, is_gpu, lost, dry_run = "incomplete", False, None, None
+        host_arrays, kernel_fallback = False, None
 
         def upload(self, values):  # renamed parameter
             return values

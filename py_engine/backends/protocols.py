@@ -22,6 +22,8 @@ class Backend(Protocol):
     is_gpu: bool  # its bytes count as GPU memory in pe.memory() and it has the GPU-only members below
     lost: object = None  # None, or why its device was lost: the engine then starts it afresh on next use
     dry_run: object = None  # a list while pe.warmup() collects shaders instead of dispatching (GPU backends)
+    host_arrays: bool = False  # handles are read-only numpy arrays in this process: such backends share tensors as is
+    kernel_fallback: object = None  # a backend whose kernels run where this one has none (same handles), or None
 
     def upload(self, array):
         """(handle, nbytes) of a new buffer holding a copy of `array` (a numpy array of an engine dtype)."""

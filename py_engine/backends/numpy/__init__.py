@@ -34,6 +34,7 @@ def own(out):
 class NumpyBackend(Backend):
     name = "numpy"
     is_gpu = False
+    host_arrays = True
 
     def __init__(self):
         # What crosses the engine's boundary, counted as on a GPU backend (tests assert readbacks per epoch).

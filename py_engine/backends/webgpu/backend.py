@@ -54,6 +54,8 @@ def on_cpu_adapter(info):
 class WebGPUBackend:
     name = "webgpu"
     is_gpu = True
+    host_arrays = False
+    kernel_fallback = None  # every kernel is its own (a missing one is an error that says where it exists)
 
     def __init__(self, device, batch_size=64):
         self.device = device

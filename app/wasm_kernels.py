@@ -1,0 +1,155 @@
+"""The wasm backend's SIMD module: built from py_engine/backends/wasm/kernels.c with the pinned Zig from PyPI, and
+checked to be safe to run on Pyodide's own memory.
+
+The module shares its heap with the Python interpreter, so it must bring nothing of its own into that memory: no
+data segments (they would be copied over whatever lives at their addresses), no globals (a shadow-stack pointer is
+one: a stack frame in memory would be written at an address nobody allocated), and no imports but the memory. The
+build refuses a module that has any. The built file is committed beside its source (the engine wheel carries it);
+tests/test_wasm_build.py rebuilds it and checks that the bytes are the same, so the committed module is always the
+one its source and the pinned compiler make. `build` also compiles it in Node, which proves that no code refers to a
+global (the module has none to refer to).
+
+.venv/bin/python -m app build-wasm        # rebuild py_engine/backends/wasm/kernels.wasm after editing kernels.c
+"""
+
+import subprocess
+import sys
+import tempfile
+from pathlib import Path
+
+SOURCE = Path(__file__).resolve().parent.parent / "py_engine" / "backends" / "wasm" / "kernels.c"
+MODULE = SOURCE.with_suffix(".wasm")
+ZIG_VERSION = "0.17.0"  # pinned in pyproject.toml's dev extra (PyPI ziglang)
+FLAGS = [
+    "-target", "wasm32-freestanding",
+    "-mcpu=generic+simd128",  # 128-bit SIMD; every browser with WebAssembly SIMD (Chrome 91+) runs it
+    "-O3", "-nostdlib", "-s", "-Wall", "-Werror",
+    "-Wl,--no-entry",  # a library of kernels: each exported by export_name, nothing else (not the stack pointer)
+    "-Wl,--import-memory",  # Pyodide's memory, so numpy arrays are read and written in place
+    "-Wl,-z,stack-size=0",  # no shadow stack: a kernel that would need one fails check() instead
+]  # fmt: skip
+
+# WebAssembly binary format: section ids, and the import kind of a memory
+_IMPORT, _GLOBAL, _EXPORT, _START, _DATA, _DATA_COUNT = 2, 6, 7, 8, 11, 12
+_MEMORY_KIND = 2
+
+
+class UnsafeModuleError(ValueError):
+    """The module would write into the interpreter's memory on its own, or imports more than the memory."""
+
+
+def _uleb(data, at):
+    value = shift = 0
+    while True:
+        byte = data[at]
+        at += 1
+        value |= (byte & 0x7F) << shift
+        shift += 7
+        if byte < 0x80:
+            return value, at
+
+
+def _name(data, at):
+    size, at = _uleb(data, at)
+    return data[at : at + size].decode(), at + size
+
+
+def sections(data: bytes) -> dict:
+    """{section id: payload bytes} of a WebAssembly module (custom sections, id 0, are left out)."""
+    if data[:8] != b"\0asm\1\0\0\0":
+        raise UnsafeModuleError("not a WebAssembly module (version 1)")
+    found, at = {}, 8
+    while at < len(data):
+        sid = data[at]
+        size, at = _uleb(data, at + 1)
+        if sid:
+            found[sid] = data[at : at + size]
+        at += size
+    return found
+
+
+def exports(data: bytes) -> list[str]:
+    """The names the module exports."""
+    payload = sections(data).get(_EXPORT, b"")
+    names, at = [], 0
+    if payload:
+        count, at = _uleb(payload, 0)
+        for _ in range(count):
+            name, at = _name(payload, at)
+            _, at = _uleb(payload, at + 1)  # kind byte, then index
+            names.append(name)
+    return names
+
+
+def without_unused_stack_pointer(data: bytes) -> bytes:
+    """The module without its global section. wasm-ld always defines a `__stack_pointer` global, even when no code
+    uses it (stack-size=0, and no kernel needs a frame in memory). Dropping the section keeps a module that uses it
+    from validating at all, so a kernel that would need a shadow stack fails the build (validate) instead of
+    writing at an address nobody allocated."""
+    out, at = bytearray(data[:8]), 8
+    while at < len(data):
+        sid = data[at]
+        size, start = _uleb(data, at + 1)
+        if sid != _GLOBAL:
+            out += data[at : start + size]
+        at = start + size
+    return bytes(out)
+
+
+def validate(data: bytes) -> None:
+    """Compile the module in Node (as a browser will); SystemExit with V8's message if it is not valid."""
+    import shutil
+
+    node = shutil.which("node")
+    if node is None:
+        raise SystemExit("building the wasm kernels needs Node.js to validate the module")
+    script = "new WebAssembly.Module(require('fs').readFileSync(0))"
+    done = subprocess.run([node, "-e", script], input=data, capture_output=True)
+    if done.returncode:
+        raise SystemExit(f"the built module does not validate (a kernel uses the shadow stack?):\n{done.stderr.decode()}")
+
+
+def check(data: bytes) -> None:
+    """Raise UnsafeModuleError unless the module's only import is env.memory and it has no globals, data or start."""
+    found = sections(data)
+    for sid, what in ((_GLOBAL, "globals"), (_DATA, "data segments"), (_DATA_COUNT, "data segments")):
+        if found.get(sid, b"\0")[0] != 0:
+            raise UnsafeModuleError(f"the module has {what}: it would write into the interpreter's memory on its own")
+    if _START in found:
+        raise UnsafeModuleError("the module has a start function; it must do nothing until a kernel is called")
+    payload = found.get(_IMPORT, b"\0")
+    count, at = _uleb(payload, 0)
+    imports = []
+    for _ in range(count):
+        module, at = _name(payload, at)
+        field, at = _name(payload, at)
+        kind = payload[at]
+        imports.append((module, field, kind))
+        if kind == _MEMORY_KIND:  # limits: flags, min, [max]
+            flags, at = _uleb(payload, at + 1)
+            _, at = _uleb(payload, at)
+            if flags & 1:
+                _, at = _uleb(payload, at)
+        else:
+            break  # anything else is refused below
+    if imports != [("env", "memory", _MEMORY_KIND)]:
+        raise UnsafeModuleError(f"the module must import env.memory and nothing else; it imports {imports}")
+
+
+def build(out: Path = MODULE) -> bytes:
+    """Compile kernels.c to `out` with the pinned Zig, check it, and return its bytes."""
+    try:
+        import ziglang  # noqa: F401 - only to say what is missing
+    except ImportError:
+        raise SystemExit(f"building the wasm kernels needs PyPI ziglang=={ZIG_VERSION}: pip install -e '.[dev]'") from None
+    with tempfile.TemporaryDirectory() as tmp:
+        target = Path(tmp) / "kernels.wasm"
+        command = [sys.executable, "-m", "ziglang", "cc", *FLAGS, "-o", str(target), str(SOURCE)]
+        done = subprocess.run(command, capture_output=True, text=True, cwd=SOURCE.parent)
+        if done.returncode:
+            raise SystemExit(f"zig cc failed:\n{done.stderr}")
+        data = without_unused_stack_pointer(target.read_bytes())
+    check(data)
+    validate(data)
+    Path(out).write_bytes(data)
+    return data

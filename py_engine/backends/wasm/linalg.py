@@ -1,0 +1,69 @@
+"""Matrix products on the SIMD module: the GEMM every product, convolution and their gradients run on."""
+
+import math
+
+import numpy as np
+
+from ...kernels import register_kernel
+from ..numpy.linalg import _batch_matmul as numpy_batch_matmul
+from . import native
+from .native import F32, address
+
+# the epilogue a GEMM or a convolution applies itself (kernels.c ACT_*)
+ACTIVATIONS = {"linear": 0, "relu": 1, "relu6": 2}
+
+
+def pack(b, k, n, transposed=False):
+    """B (k x n; stored n x k when `transposed`) packed into the GEMM's 8-column panels."""
+    packed = np.empty(-(-n // 8) * 8 * k, F32)
+    sbk, sbj = (1, k) if transposed else (n, 1)
+    native.exports.pack_b(address(b, k * n), k, n, sbk, sbj, address(packed, packed.size))
+    return packed
+
+
+def gemm(a, packed, m, n, k, c, *, transposed_a=False, bias=None, activation=0, accumulate=False):
+    """c[m, n] = activation(A @ B + bias) (or c += A @ B): A is `a` (m x k; stored k x m when `transposed_a`), B
+    `packed` by pack(); c a C-contiguous float32 array of m * n elements, written in place."""
+    sai, sak = (1, m) if transposed_a else (k, 1)
+    target = address(c, m * n)
+    native.exports.gemm(
+        address(a, m * k),
+        sai,
+        sak,
+        address(packed, -(-n // 8) * 8 * k),
+        target,
+        n,
+        m,
+        n,
+        k,
+        address(bias, n) if bias is not None else 0,
+        target if accumulate else 0,
+        activation,
+    )
+    return c
+
+
+def _batch_matmul(a, b, transpose_a, transpose_b):
+    """a @ b with batch dimensions broadcast; native for float32 when each side's batch is the whole batch or one."""
+    if a.dtype != F32 or b.dtype != F32 or 0 in a.shape or 0 in b.shape:
+        return numpy_batch_matmul(a, b, transpose_a, transpose_b)
+    a, b = native.f32(a), native.f32(b)
+    (ar, ac), (br, bc) = a.shape[-2:], b.shape[-2:]
+    m, k = (ac, ar) if transpose_a else (ar, ac)
+    n = br if transpose_b else bc
+    batch = np.broadcast_shapes(a.shape[:-2], b.shape[:-2])
+    count, a_count, b_count = math.prod(batch), math.prod(a.shape[:-2]), math.prod(b.shape[:-2])
+    out = native.out((*batch, m, n))
+    if b_count == 1 and not transpose_a:  # a's batch folds into its rows: one GEMM, B packed once
+        return gemm(a, pack(b, k, n, transpose_b), a_count * m, n, k, out)
+    if a_count not in (1, count) or b_count not in (1, count):
+        return numpy_batch_matmul(a, b, transpose_a, transpose_b)
+    a3, b3, o3 = a.reshape(a_count, ar, ac), b.reshape(b_count, br, bc), out.reshape(count, m, n)
+    packed = pack(b3[0], k, n, transpose_b) if b_count == 1 else None
+    for i in range(count):
+        bp = packed if packed is not None else pack(b3[i], k, n, transpose_b)
+        gemm(a3[i if a_count > 1 else 0], bp, m, n, k, o3[i], transposed_a=transpose_a)
+    return out
+
+
+register_kernel("BatchMatMul", "wasm", _batch_matmul)

@@ -1,0 +1,125 @@
+"""Elementwise kernels on the SIMD module: binary ops with a scalar or a repeated trailing block (a bias), unary ops,
+the activations' gradients, and ops.fusion's programs (the optimizers' update rules) in one pass.
+
+Small arrays run the numpy kernels: below SMALL elements the checks and the call cost more than the loop saves.
+Every native op computes what numpy's does, bit for bit (IEEE add, subtract, multiply, divide, sqrt, min, max).
+"""
+
+import math
+
+import numpy as np
+
+from ...kernels import register_kernel
+from ..numpy.math import _ACTIVATION_GRAD, _BINARY, _UNARY, _fused_elementwise
+from . import native
+from .native import F32, address
+
+SMALL = 4096
+
+# kernels.c's op codes
+BINARY = {"Add": 0, "Sub": 1, "Mul": 2, "RealDiv": 3, "Maximum": 4, "Minimum": 5, "SquaredDifference": 8}
+ACTIVATION_GRAD = {"relu": 6, "relu6": 7}
+UNARY = {"Relu": 0, "Relu6": 1, "Neg": 2, "Abs": 3, "Sqrt": 4, "Square": 5}
+FUSED = {"Add": 0, "Sub": 1, "Mul": 2, "RealDiv": 3, "Maximum": 4, "Minimum": 5, "Neg": 6, "Sqrt": 7, "Square": 8, "Abs": 9}
+
+
+def _repeats(shape, out_shape, n):
+    """How many elements an operand of `shape` holds as the module reads it: n, 1, or its size when it is a trailing
+    block of the output repeated (a bias); None for any other broadcast."""
+    size = math.prod(shape)
+    if size in (n, 1):
+        return size
+    core = tuple(shape[next((i for i, d in enumerate(shape) if d != 1), len(shape)) :])
+    return size if core == tuple(out_shape[len(out_shape) - len(core) :]) else None
+
+
+def _run_binary(code, a, b):
+    """The module's binary op, or None where it does not apply (the caller runs numpy's)."""
+    if a.dtype != F32 or b.dtype != F32:
+        return None
+    out_shape = np.broadcast_shapes(a.shape, b.shape)
+    n = math.prod(out_shape)
+    if n < SMALL:
+        return None
+    na, nb = _repeats(a.shape, out_shape, n), _repeats(b.shape, out_shape, n)
+    if na is None or nb is None or (na not in (1, n) and nb not in (1, n)):
+        return None
+    a, b = native.f32(a), native.f32(b)
+    y = native.out(out_shape)
+    native.exports.binary(code, address(a, na), na, address(b, nb), nb, address(y, n), n)
+    return y
+
+
+def _binary(name):
+    code, fallback = BINARY[name], _BINARY[name]
+
+    def kernel(a, b):
+        y = _run_binary(code, a, b)
+        return fallback(a, b) if y is None else y
+
+    return kernel
+
+
+def _unary(name):
+    code, fallback = UNARY[name], _UNARY[name]
+
+    def kernel(x):
+        if x.dtype != F32 or x.size < SMALL:
+            return fallback(x)
+        x = native.f32(x)
+        y = native.out(x.shape)
+        native.exports.unary(code, address(x, x.size), address(y, y.size), x.size)
+        return y
+
+    return kernel
+
+
+def _activation_grad(dy, y, activation):
+    code = ACTIVATION_GRAD.get(activation)
+    out = _run_binary(code, dy, y) if code is not None and dy.shape == y.shape else None
+    return _ACTIVATION_GRAD[activation](dy, y) if out is None else out
+
+
+_programs = {}  # fusion Program -> (int32 steps, int32 outputs), or None when a step has no native op
+
+
+def _compiled(program):
+    if program not in _programs:
+        steps = []
+        for name, args in program.steps:
+            if name not in FUSED:
+                _programs[program] = None
+                return None
+            steps += [FUSED[name], args[0], args[-1]]
+        _programs[program] = (native.ints(steps), native.ints(program.outputs))
+    return _programs[program]
+
+
+def _fused(*arrays, program):
+    tensors = arrays[: program.tensors]
+    compiled = _compiled(program)
+    shape = tensors[0].shape
+    if compiled is None or tensors[0].size < SMALL or any(t.dtype != F32 or t.shape != shape for t in tensors):
+        return _fused_elementwise(*arrays, program=program)
+    steps, outputs = compiled
+    n = tensors[0].size
+    tensors = [native.f32(t) for t in tensors]
+    scalars = native.f32(arrays[program.tensors]) if program.scalars else native.out(1)
+    results = [native.out(shape) for _ in program.outputs]
+    pointers = np.array([address(a, n) for a in tensors + results], np.uint32)
+    values = program.tensors + program.scalars + len(program.steps)
+    scratch = native.out(values * 64)  # kernels.c CHUNK
+    native.exports.fused_elementwise(
+        address(steps, steps.size, native.I32), len(program.steps), address(pointers, pointers.size, pointers.dtype),
+        program.tensors, address(scalars, program.scalars), program.scalars, address(outputs, outputs.size, native.I32),
+        len(outputs), address(scratch, scratch.size), n,
+    )  # fmt: skip
+    return tuple(results)
+
+
+for _name in BINARY:
+    register_kernel(_name, "wasm", _binary(_name))
+for _name in UNARY:
+    register_kernel(_name, "wasm", _unary(_name))
+register_kernel("ActivationGrad", "wasm", _activation_grad)
+register_kernel("FusedElementwise", "wasm", _fused)

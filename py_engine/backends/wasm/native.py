@@ -1,0 +1,87 @@
+"""The SIMD module (kernels.wasm, built from kernels.c) instantiated on Pyodide's own memory, and the checks every
+call into it passes first.
+
+The module reads and writes numpy arrays where they are: an array's address in the interpreter's memory is a
+pointer the module can use. So nothing is copied, and nothing may be wrong: each wrapper hands the module only
+addresses of C-contiguous float32 (or int32) arrays whose sizes it has checked against what the kernel will touch,
+and output and scratch arrays it allocated itself. The module keeps no views of the memory, so the memory may grow
+between calls (and does, as numpy allocates).
+"""
+
+from importlib import resources
+from types import SimpleNamespace
+
+import numpy as np
+
+F32 = np.dtype(np.float32)
+I32 = np.dtype(np.int32)
+exports = None  # the module's exports once the backend has started (one module per interpreter: one memory)
+
+
+class Unavailable(RuntimeError):
+    """The module cannot run here (not in Pyodide, no SIMD, a private API moved); the message says why."""
+
+
+def module_bytes():
+    return resources.files(__package__).joinpath("kernels.wasm").read_bytes()
+
+
+def instantiate(data):
+    """The module's exports, on the memory of the Pyodide this code runs in (private API, pinned Pyodide 0.27)."""
+    try:
+        import js
+        import pyodide_js
+        from pyodide.ffi import to_js
+    except ImportError:
+        raise Unavailable(
+            "the wasm backend runs where Pyodide runs (the page, or Node); in CPython use 'numpy' or 'webgpu'"
+        ) from None
+    resolve = getattr(pyodide_js._module, "resolveGlobalSymbol", None)
+    if resolve is None:
+        raise Unavailable("this Pyodide does not expose its WebAssembly memory (Module.resolveGlobalSymbol)")
+    memory = resolve("memory").sym
+    if memory is None or not memory.buffer.byteLength:
+        raise Unavailable("this Pyodide's WebAssembly memory was not found (resolveGlobalSymbol('memory'))")
+    try:
+        compiled = js.WebAssembly.Module.new(to_js(data))
+    except Exception as e:  # a browser without WebAssembly SIMD rejects the module here
+        raise Unavailable(f"the SIMD module did not compile here ({e}); does this browser have WebAssembly SIMD?") from e
+    env = js.Object.new()
+    env.memory = memory
+    imports = js.Object.new()
+    imports.env = env
+    instance = js.WebAssembly.Instance.new(compiled, imports)
+    # each export looked up once: a JS attribute lookup per call would cost more than the call (about 1 us)
+    return SimpleNamespace(**{name: getattr(instance.exports, name) for name in js.Object.keys(instance.exports)})
+
+
+# ---- what the wrappers pass -------------------------------------------------------------------------------------
+
+
+def address(array, size, dtype=F32):
+    """The address of `array`'s first element, after checking that the module may read or write `size` elements of
+    `dtype` there: the array has that dtype, is C-contiguous and holds at least `size` elements."""
+    if array.dtype != dtype or not array.flags.c_contiguous:
+        raise ValueError(f"wasm kernel: expected a C-contiguous {dtype} array, got {array.dtype} {array.strides}")
+    if array.size < size:
+        raise ValueError(f"wasm kernel: the array has {array.size} elements, the kernel would touch {size}")
+    return array.__array_interface__["data"][0] if size else 0
+
+
+def f32(array):
+    """`array` as a C-contiguous float32 array (the same array when it already is one)."""
+    return array if array.dtype == F32 and array.flags.c_contiguous else np.ascontiguousarray(array, F32)
+
+
+def out(shape):
+    """A new float32 array for a kernel's output."""
+    return np.empty(shape, F32)
+
+
+def zeros(shape):
+    return np.zeros(shape, F32)
+
+
+def ints(values):
+    """An int32 array of small parameters (a convolution's shape), passed by address."""
+    return np.array(values, I32)

@@ -1,0 +1,204 @@
+"""Convolutions, depthwise convolutions and pooling on the SIMD module, forward and backward (NHWC, HWIO).
+
+A convolution is a GEMM over its patches (a 1x1 one over the image itself); the module builds the patches a block of
+rows at a time in a scratch array, so a big convolution needs little extra memory. Depthwise convolutions with a
+channel multiplier other than 1 run the numpy backend's kernels.
+"""
+
+from ...kernels import register_kernel
+from ...windows import window_output_hw
+from ..numpy import fused as numpy_fused
+from ..numpy import nn as numpy_nn
+from ..numpy.math import _UNARY
+from . import native
+from .linalg import ACTIVATIONS, gemm, pack
+from .native import F32, I32, address
+
+SCRATCH = 1 << 16  # floats of patches per block (256 KiB: stays in L2 while the GEMM reads it)
+
+
+def _geometry(x_shape, window, strides, pad, dilations=(1, 1)):
+    """(int32 shape block kernels.c reads, output height, width): H, W, C, OH, OW, KH, KW, strides, dilations, top, left."""
+    _, h, w, c = x_shape
+    oh, ow = window_output_hw((h, w), window, strides, pad, dilations)
+    return native.ints([h, w, c, oh, ow, *window, *strides, *dilations, pad[0][0], pad[1][0]]), oh, ow
+
+
+def _block(rows, k):
+    return max(4, min(rows, SCRATCH // max(k, 1)))
+
+
+def _is_plain_1x1(w_shape, strides, pad, dilations):
+    return w_shape[:2] == (1, 1) and tuple(strides) == (1, 1) and pad == ((0, 0), (0, 0))
+
+
+def _activate(y, activation):
+    """The epilogue the module applies itself, or linear there and the numpy kernel's activation here."""
+    code = ACTIVATIONS.get(activation)
+    return (code, None) if code is not None else (0, _UNARY[activation.capitalize()])
+
+
+# ---- conv2d ------------------------------------------------------------------------------------------------------
+
+
+def _conv2d(x, weights, strides, pad, dilations, bias=None, activation="linear"):
+    kh, kw, c, o = weights.shape
+    if x.dtype != F32 or weights.dtype != F32 or 0 in x.shape or 0 in weights.shape:
+        return numpy_fused._fused_conv2d(x, weights, *([bias] if bias is not None else []), strides=strides, pad=pad,
+                                         dilations=dilations, activation=activation)  # fmt: skip
+    x, weights = native.f32(x), native.f32(weights)
+    bias = native.f32(bias) if bias is not None else None
+    shape, oh, ow = _geometry(x.shape, (kh, kw), strides, pad, dilations)
+    rows, k = x.shape[0] * oh * ow, kh * kw * c
+    y = native.out((x.shape[0], oh, ow, o))
+    if rows <= 0:
+        return y
+    code, after = _activate(y, activation)
+    packed = pack(weights, k, o)
+    if _is_plain_1x1(weights.shape, strides, pad, dilations):
+        gemm(x, packed, rows, o, k, y, bias=bias, activation=code)
+    else:
+        block = _block(rows, k)
+        scratch = native.out(block * k)
+        native.exports.conv2d(
+            address(x, x.size), address(shape, 13, I32), rows, address(packed, packed.size), o,
+            address(bias, o) if bias is not None else 0, code, address(y, y.size), address(scratch, scratch.size), block,
+        )  # fmt: skip
+    return after(y) if after else y
+
+
+def _conv2d_backprop_filter(x, dy, strides, pad, dilations, filter_shape):
+    kh, kw, c, o = filter_shape
+    if x.dtype != F32 or dy.dtype != F32 or 0 in x.shape or 0 in dy.shape or 0 in filter_shape:
+        return numpy_nn._conv2d_backprop_filter(x, dy, strides, pad, dilations, filter_shape)
+    x, dy = native.f32(x), native.f32(dy)
+    shape, oh, ow = _geometry(x.shape, (kh, kw), strides, pad, dilations)
+    rows, k = dy.shape[0] * oh * ow, kh * kw * c
+    dw = native.zeros(filter_shape)
+    block = _block(rows, k)
+    scratch, packed = native.out(block * k), native.out(block * -(-o // 8) * 8)
+    native.exports.conv2d_filter_grad(
+        address(x, x.size), address(shape, 13, I32), rows, address(dy, rows * o), o, address(dw, dw.size),
+        address(scratch, scratch.size), address(packed, packed.size), block,
+    )  # fmt: skip
+    return dw
+
+
+def _conv2d_backprop_input(dy, weights, strides, pad, dilations, input_shape):
+    kh, kw, c, o = weights.shape
+    if dy.dtype != F32 or weights.dtype != F32 or 0 in dy.shape or 0 in weights.shape or 0 in input_shape:
+        return numpy_nn._conv2d_backprop_input(dy, weights, strides, pad, dilations, input_shape)
+    dy, weights = native.f32(dy), native.f32(weights)
+    shape, oh, ow = _geometry(input_shape, (kh, kw), strides, pad, dilations)
+    rows, k = dy.shape[0] * oh * ow, kh * kw * c
+    transposed = pack(weights, o, k, transposed=True)  # W^T: o x k
+    dx = native.zeros(input_shape)
+    if _is_plain_1x1(weights.shape, strides, pad, dilations):
+        return gemm(dy, transposed, rows, k, o, dx)
+    block = _block(rows, k)
+    scratch = native.out(block * k)
+    native.exports.conv2d_input_grad(
+        address(dy, rows * o), address(shape, 13, I32), rows, address(transposed, transposed.size), o,
+        address(dx, dx.size), address(scratch, scratch.size), block,
+    )  # fmt: skip
+    return dx
+
+
+# ---- depthwise conv2d (multiplier 1) ---------------------------------------------------------------------------
+
+
+def _depthwise(x, weights, strides, pad, dilations, bias=None, activation="linear"):
+    kh, kw, c, m = weights.shape
+    if m != 1 or x.dtype != F32 or weights.dtype != F32 or 0 in x.shape or 0 in weights.shape:
+        return numpy_fused._fused_depthwise(x, weights, *([bias] if bias is not None else []), strides=strides,
+                                            pad=pad, dilations=dilations, activation=activation)  # fmt: skip
+    x, weights = native.f32(x), native.f32(weights)
+    bias = native.f32(bias) if bias is not None else None
+    shape, oh, ow = _geometry(x.shape, (kh, kw), strides, pad, dilations)
+    y = native.out((x.shape[0], max(oh, 0), max(ow, 0), c))
+    if y.size == 0:
+        return y
+    code, after = _activate(y, activation)
+    native.exports.depthwise(
+        address(x, x.size), x.shape[0], address(shape, 13, I32), address(weights, weights.size),
+        address(bias, c) if bias is not None else 0, code, address(y, y.size),
+    )  # fmt: skip
+    return after(y) if after else y
+
+
+def _depthwise_backprop_input(dy, weights, strides, pad, dilations, input_shape):
+    kh, kw, c, m = weights.shape
+    if m != 1 or dy.dtype != F32 or weights.dtype != F32 or 0 in dy.shape or 0 in input_shape:
+        return numpy_nn._depthwise_backprop_input(dy, weights, strides, pad, dilations, input_shape)
+    dy, weights = native.f32(dy), native.f32(weights)
+    shape, _, _ = _geometry(input_shape, (kh, kw), strides, pad, dilations)
+    dx = native.zeros(input_shape)
+    native.exports.depthwise_input_grad(
+        address(dy, dy.size), dy.shape[0], address(shape, 13, I32), address(weights, weights.size), address(dx, dx.size)
+    )
+    return dx
+
+
+def _depthwise_backprop_filter(x, dy, strides, pad, dilations, filter_shape):
+    kh, kw, c, m = filter_shape
+    if m != 1 or x.dtype != F32 or dy.dtype != F32 or 0 in x.shape or 0 in dy.shape:
+        return numpy_nn._depthwise_backprop_filter(x, dy, strides, pad, dilations, filter_shape)
+    x, dy = native.f32(x), native.f32(dy)
+    shape, _, _ = _geometry(x.shape, (kh, kw), strides, pad, dilations)
+    dw = native.zeros(filter_shape)
+    native.exports.depthwise_filter_grad(
+        address(x, x.size), address(dy, dy.size), x.shape[0], address(shape, 13, I32), address(dw, dw.size)
+    )
+    return dw
+
+
+# ---- pooling -----------------------------------------------------------------------------------------------------
+
+
+def _pool(average):
+    fallback = numpy_nn._avg_pool if average else numpy_nn._max_pool
+
+    def kernel(x, ksize, strides, pad):
+        if x.dtype != F32 or 0 in x.shape:
+            return fallback(x, ksize, strides, pad)
+        x = native.f32(x)
+        shape, oh, ow = _geometry(x.shape, ksize, strides, pad)
+        y = native.out((x.shape[0], max(oh, 0), max(ow, 0), x.shape[3]))
+        if y.size:
+            native.exports.pool(address(x, x.size), x.shape[0], address(shape, 13, I32), int(average), address(y, y.size))
+        return y
+
+    return kernel
+
+
+def _max_pool_grad(dy, x, y, ksize, strides, pad):
+    if F32 != dy.dtype or x.dtype != F32 or y.dtype != F32 or 0 in x.shape:
+        return numpy_nn._max_pool_grad(dy, x, y, ksize, strides, pad)
+    dy, x, y = native.f32(dy), native.f32(x), native.f32(y)
+    shape, _, _ = _geometry(x.shape, ksize, strides, pad)
+    dx = native.zeros(x.shape)
+    native.exports.max_pool_grad(
+        address(dy, dy.size), address(x, x.size), address(y, y.size), x.shape[0], address(shape, 13, I32), address(dx, dx.size)
+    )
+    return dx
+
+
+def _fused_conv2d(x, weights, *bias, strides, pad, dilations, activation):
+    return _conv2d(x, weights, strides, pad, dilations, bias[0] if bias else None, activation)
+
+
+def _fused_depthwise(x, weights, *bias, strides, pad, dilations, activation):
+    return _depthwise(x, weights, strides, pad, dilations, bias[0] if bias else None, activation)
+
+
+register_kernel("Conv2D", "wasm", _conv2d)
+register_kernel("FusedConv2D", "wasm", _fused_conv2d)
+register_kernel("Conv2DBackpropInput", "wasm", _conv2d_backprop_input)
+register_kernel("Conv2DBackpropFilter", "wasm", _conv2d_backprop_filter)
+register_kernel("DepthwiseConv2dNative", "wasm", _depthwise)
+register_kernel("FusedDepthwiseConv2D", "wasm", _fused_depthwise)
+register_kernel("DepthwiseConv2dNativeBackpropInput", "wasm", _depthwise_backprop_input)
+register_kernel("DepthwiseConv2dNativeBackpropFilter", "wasm", _depthwise_backprop_filter)
+register_kernel("MaxPool", "wasm", _pool(average=False))
+register_kernel("AvgPool", "wasm", _pool(average=True))
+register_kernel("MaxPoolGrad", "wasm", _max_pool_grad)

@@ -1,0 +1,33 @@
+// Runs Python in the served Pyodide under Node, for tests of what only runs there (the wasm backend) without a
+// browser: node run.mjs PYODIDE_DIR ENGINE_WHEEL, then one JSON request a line on stdin ({"code": "..."}); each
+// answer is one JSON line on stdout: {"value": <the last expression, as JSON>} or {"error": "<traceback>"}.
+// Python's own output goes to stderr, so it cannot break the protocol.
+import fs from "node:fs";
+import path from "node:path";
+import readline from "node:readline";
+import { pathToFileURL } from "node:url";
+
+const [pyodideDir, wheel] = process.argv.slice(2);
+const { loadPyodide } = await import(pathToFileURL(path.join(pyodideDir, "pyodide.mjs")).href);
+const say = (line) => process.stderr.write(line + "\n");
+const pyodide = await loadPyodide({ indexURL: pyodideDir + "/", stdout: say, stderr: say });
+await pyodide.loadPackage("numpy", { messageCallback: () => {}, errorCallback: say });
+const site = pyodide.runPython("import sysconfig; sysconfig.get_path('purelib')");
+pyodide.unpackArchive(new Uint8Array(fs.readFileSync(wheel)), "zip", { extractDir: site });
+await pyodide.runPythonAsync("import json, py_engine as pe, numpy as np");
+process.stdout.write(JSON.stringify({ ready: true }) + "\n");
+
+for await (const line of readline.createInterface({ input: process.stdin })) {
+  let answer;
+  try {
+    const { code } = JSON.parse(line);
+    pyodide.globals.set("_request", code);
+    const text = await pyodide.runPythonAsync(
+      "from pyodide.code import eval_code_async\njson.dumps(await eval_code_async(_request, globals()))",
+    );
+    answer = { value: JSON.parse(text) };
+  } catch (error) {
+    answer = { error: String(error.message || error) };
+  }
+  process.stdout.write(JSON.stringify(answer) + "\n");
+}
