@@ -106,7 +106,9 @@ def validate(data: bytes) -> None:
     script = "new WebAssembly.Module(require('fs').readFileSync(0))"
     done = subprocess.run([node, "-e", script], input=data, capture_output=True)
     if done.returncode:
-        raise SystemExit(f"the built module does not validate (a kernel uses the shadow stack?):\n{done.stderr.decode()}")
+        raise SystemExit(
+            f"the built module does not validate (a kernel uses the shadow stack?):\n{done.stderr.decode()}"
+        )
 
 
 def check(data: bytes) -> None:
@@ -141,7 +143,9 @@ def build(out: Path = MODULE) -> bytes:
     try:
         import ziglang  # noqa: F401 - only to say what is missing
     except ImportError:
-        raise SystemExit(f"building the wasm kernels needs PyPI ziglang=={ZIG_VERSION}: pip install -e '.[dev]'") from None
+        raise SystemExit(
+            f"building the wasm kernels needs PyPI ziglang=={ZIG_VERSION}: pip install -e '.[dev]'"
+        ) from None
     with tempfile.TemporaryDirectory() as tmp:
         target = Path(tmp) / "kernels.wasm"
         command = [sys.executable, "-m", "ziglang", "cc", *FLAGS, "-o", str(target), str(SOURCE)]

@@ -60,7 +60,8 @@ class BufferAccounting:
     def _move(self, buf, backend):
         """Copy a buffer to `backend` (the tensor was made before a backend switch)."""
         old = buf.backend
-        if getattr(old, "host_arrays", False) and getattr(backend, "host_arrays", False):  # the same numpy array serves both: nothing to copy
+        # backends whose handles are numpy arrays (numpy, wasm) share the same array: nothing to copy
+        if getattr(old, "host_arrays", False) and getattr(backend, "host_arrays", False):
             handle, nbytes = buf.handle, buf.nbytes
         else:
             handle, nbytes = backend.upload(old.read(buf.handle))

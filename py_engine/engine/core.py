@@ -156,7 +156,7 @@ class Engine(BackendRegistry, BufferAccounting, Scopes, Variables, Profiler, Lea
     def run_kernel(self, name, inputs, attrs=None):
         """Run kernel `name` on the active backend. Returns a tensor, or a tuple for multi-output kernels."""
         backend = PINNED.get() or self.backend or self.active()
-        fn = _KERNELS.get((name, backend.name)) or get_kernel(name, backend.name, getattr(backend, "kernel_fallback", None))
+        fn = _KERNELS.get((name, backend.name)) or get_kernel(name, backend.name, getattr(backend, "kernel_fallback", None))  # fmt: skip
         for t in inputs:
             buf = t._buf
             if buf is None:

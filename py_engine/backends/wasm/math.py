@@ -20,7 +20,18 @@ SMALL = 4096
 BINARY = {"Add": 0, "Sub": 1, "Mul": 2, "RealDiv": 3, "Maximum": 4, "Minimum": 5, "SquaredDifference": 8}
 ACTIVATION_GRAD = {"relu": 6, "relu6": 7}
 UNARY = {"Relu": 0, "Relu6": 1, "Neg": 2, "Abs": 3, "Sqrt": 4, "Square": 5}
-FUSED = {"Add": 0, "Sub": 1, "Mul": 2, "RealDiv": 3, "Maximum": 4, "Minimum": 5, "Neg": 6, "Sqrt": 7, "Square": 8, "Abs": 9}
+FUSED = {
+    "Add": 0,
+    "Sub": 1,
+    "Mul": 2,
+    "RealDiv": 3,
+    "Maximum": 4,
+    "Minimum": 5,
+    "Neg": 6,
+    "Sqrt": 7,
+    "Square": 8,
+    "Abs": 9,
+}
 
 
 def _repeats(shape, out_shape, n):

@@ -45,7 +45,9 @@ def instantiate(data):
     try:
         compiled = js.WebAssembly.Module.new(to_js(data))
     except Exception as e:  # a browser without WebAssembly SIMD rejects the module here
-        raise Unavailable(f"the SIMD module did not compile here ({e}); does this browser have WebAssembly SIMD?") from e
+        raise Unavailable(
+            f"the SIMD module did not compile here ({e}); does this browser have WebAssembly SIMD?"
+        ) from e
     env = js.Object.new()
     env.memory = memory
     imports = js.Object.new()

@@ -127,7 +127,7 @@ def _depthwise(x, weights, strides, pad, dilations, bias=None, activation="linea
 
 
 def _depthwise_backprop_input(dy, weights, strides, pad, dilations, input_shape):
-    kh, kw, c, m = weights.shape
+    kh, kw, _, m = weights.shape
     if m != 1 or dy.dtype != F32 or weights.dtype != F32 or 0 in dy.shape or 0 in input_shape:
         return numpy_nn._depthwise_backprop_input(dy, weights, strides, pad, dilations, input_shape)
     dy, weights = native.f32(dy), native.f32(weights)
@@ -140,7 +140,7 @@ def _depthwise_backprop_input(dy, weights, strides, pad, dilations, input_shape)
 
 
 def _depthwise_backprop_filter(x, dy, strides, pad, dilations, filter_shape):
-    kh, kw, c, m = filter_shape
+    kh, kw, _, m = filter_shape
     if m != 1 or x.dtype != F32 or dy.dtype != F32 or 0 in x.shape or 0 in dy.shape:
         return numpy_nn._depthwise_backprop_filter(x, dy, strides, pad, dilations, filter_shape)
     x, dy = native.f32(x), native.f32(dy)
@@ -165,20 +165,27 @@ def _pool(average):
         shape, oh, ow = _geometry(x.shape, ksize, strides, pad)
         y = native.out((x.shape[0], max(oh, 0), max(ow, 0), x.shape[3]))
         if y.size:
-            native.exports.pool(address(x, x.size), x.shape[0], address(shape, 13, I32), int(average), address(y, y.size))
+            native.exports.pool(
+                address(x, x.size), x.shape[0], address(shape, 13, I32), int(average), address(y, y.size)
+            )
         return y
 
     return kernel
 
 
 def _max_pool_grad(dy, x, y, ksize, strides, pad):
-    if F32 != dy.dtype or x.dtype != F32 or y.dtype != F32 or 0 in x.shape:
+    if dy.dtype != F32 or x.dtype != F32 or y.dtype != F32 or 0 in x.shape:
         return numpy_nn._max_pool_grad(dy, x, y, ksize, strides, pad)
     dy, x, y = native.f32(dy), native.f32(x), native.f32(y)
     shape, _, _ = _geometry(x.shape, ksize, strides, pad)
     dx = native.zeros(x.shape)
     native.exports.max_pool_grad(
-        address(dy, dy.size), address(x, x.size), address(y, y.size), x.shape[0], address(shape, 13, I32), address(dx, dx.size)
+        address(dy, dy.size),
+        address(x, x.size),
+        address(y, y.size),
+        x.shape[0],
+        address(shape, 13, I32),
+        address(dx, dx.size),
     )
     return dx
 
