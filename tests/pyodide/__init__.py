@@ -12,12 +12,12 @@ RUNNER = Path(__file__).with_name("run.mjs")
 class NodePyodide:
     """One Pyodide process with numpy and the engine wheel; run(code) returns its last expression (JSON values)."""
 
-    def __init__(self, pyodide_dir: Path, wheel: Path):
+    def __init__(self, pyodide_dir: Path, wheel: Path, node_flags: tuple[str, ...] = ()):
         node = shutil.which("node")
         if node is None:
             raise RuntimeError("these tests run Pyodide in Node.js: install nodejs (scripts/setup-system.sh does)")
         self.process = subprocess.Popen(
-            [node, str(RUNNER), str(pyodide_dir), str(wheel)],
+            [node, *node_flags, str(RUNNER), str(pyodide_dir), str(wheel)],
             stdin=subprocess.PIPE,
             stdout=subprocess.PIPE,
             text=True,
@@ -40,10 +40,13 @@ class NodePyodide:
     def close(self):
         self.process.stdin.close()
         self.process.wait(timeout=30)
+        self.process.stdout.close()
 
 
-def start_node_pyodide() -> NodePyodide:
-    """Pyodide in Node with the current engine wheel (the local Pyodide is fetched and verified when missing)."""
+def start_node_pyodide(node_flags: tuple[str, ...] = ()) -> NodePyodide:
+    """Pyodide in Node with the current engine wheel (the local Pyodide is fetched and verified when missing).
+
+    node_flags go to node itself (e.g. "--no-liftoff" to time V8's optimized code only)."""
     from app.assets import ensure_pyodide
     from app.engine_wheel import EngineWheel
     from app.settings import Settings
@@ -51,4 +54,4 @@ def start_node_pyodide() -> NodePyodide:
     settings = Settings()
     folder = ensure_pyodide(settings.assets_dir)
     wheel = EngineWheel(settings.engine_source, settings.assets_dir / "engine").current()
-    return NodePyodide(folder, wheel.path)
+    return NodePyodide(folder, wheel.path, node_flags)

@@ -75,22 +75,32 @@ INLINE void gemm_tile(const f32 *a, int sai, int sak, const f32 *panel, f32 *c, 
   f32x4 c00 = wasm_f32x4_splat(0.0f), c01 = c00, c10 = c00, c11 = c00, c20 = c00, c21 = c00, c30 = c00, c31 = c00;
   const f32 *a0 = a, *a1 = a + (rows > 1 ? sai : 0), *a2 = a + (rows > 2 ? 2 * sai : 0),
             *a3 = a + (rows > 3 ? 3 * sai : 0);
-  for (int k = 0; k < K; k++) {
-    f32x4 b0 = wasm_v128_load(panel + k * 8), b1 = wasm_v128_load(panel + k * 8 + 4);
-    long o = (long)k * sak;
-    f32x4 x = wasm_v128_load32_splat(a0 + o);
-    c00 = wasm_f32x4_add(c00, wasm_f32x4_mul(x, b0));
-    c01 = wasm_f32x4_add(c01, wasm_f32x4_mul(x, b1));
-    x = wasm_v128_load32_splat(a1 + o);
-    c10 = wasm_f32x4_add(c10, wasm_f32x4_mul(x, b0));
-    c11 = wasm_f32x4_add(c11, wasm_f32x4_mul(x, b1));
-    x = wasm_v128_load32_splat(a2 + o);
-    c20 = wasm_f32x4_add(c20, wasm_f32x4_mul(x, b0));
-    c21 = wasm_f32x4_add(c21, wasm_f32x4_mul(x, b1));
-    x = wasm_v128_load32_splat(a3 + o);
-    c30 = wasm_f32x4_add(c30, wasm_f32x4_mul(x, b0));
-    c31 = wasm_f32x4_add(c31, wasm_f32x4_mul(x, b1));
+  // One k: B's row of the panel times each row's A element. `ka` and `kb` are constant offsets, so an unrolled
+  // run of steps needs no address arithmetic (wasm has no scaled-index addressing).
+#define STEP(ka, kb)                                                                               \
+  {                                                                                                \
+    f32x4 b0 = wasm_v128_load(panel + (kb) * 8), b1 = wasm_v128_load(panel + (kb) * 8 + 4);         \
+    f32x4 x = wasm_v128_load32_splat(a0 + (ka));                                                   \
+    c00 = wasm_f32x4_add(c00, wasm_f32x4_mul(x, b0));                                              \
+    c01 = wasm_f32x4_add(c01, wasm_f32x4_mul(x, b1));                                              \
+    x = wasm_v128_load32_splat(a1 + (ka));                                                         \
+    c10 = wasm_f32x4_add(c10, wasm_f32x4_mul(x, b0));                                              \
+    c11 = wasm_f32x4_add(c11, wasm_f32x4_mul(x, b1));                                              \
+    x = wasm_v128_load32_splat(a2 + (ka));                                                         \
+    c20 = wasm_f32x4_add(c20, wasm_f32x4_mul(x, b0));                                              \
+    c21 = wasm_f32x4_add(c21, wasm_f32x4_mul(x, b1));                                              \
+    x = wasm_v128_load32_splat(a3 + (ka));                                                         \
+    c30 = wasm_f32x4_add(c30, wasm_f32x4_mul(x, b0));                                              \
+    c31 = wasm_f32x4_add(c31, wasm_f32x4_mul(x, b1));                                              \
   }
+  int k = 0;
+  if (sak == 1) {  // rows of A contiguous: four steps per iteration
+    for (; k + 4 <= K; k += 4, a0 += 4, a1 += 4, a2 += 4, a3 += 4, panel += 32) {
+      STEP(0, 0) STEP(1, 1) STEP(2, 2) STEP(3, 3)
+    }
+  }
+  for (; k < K; k++, a0 += sak, a1 += sak, a2 += sak, a3 += sak, panel += 8) STEP(0, 0)
+#undef STEP
   int n0 = cols < 4 ? cols : 4, n1 = cols - 4;
   f32x4 bias0 = wasm_f32x4_splat(0.0f), bias1 = bias0;
   if (bias) {
@@ -229,17 +239,52 @@ INLINE int end_tap(int origin, int dilation, int k, int size) {
   return e < k ? e : k;
 }
 
+// Four neighbouring outputs of one row and 4 channels at a time, where their windows lie inside the image's width:
+// each filter tap is loaded once for the four. ow0: the first of them; x points at the channels' first input row.
+INLINE void depthwise_four(const f32 *image, const f32 *w, int W, int C, int KW, int sw, int dw, int ih0, int dh,
+                           int kh0, int kh1, int iw0, f32x4 bias, int act, f32 *dst) {
+  f32x4 a0 = bias, a1 = bias, a2 = bias, a3 = bias;
+  long step = (long)sw * C;
+  for (int kh = kh0; kh < kh1; kh++) {
+    const f32 *xrow = image + ((long)(ih0 + kh * dh) * W + iw0) * C;
+    const f32 *wrow = w + (long)kh * KW * C;
+    for (int kw = 0; kw < KW; kw++) {
+      f32x4 f = wasm_v128_load(wrow + kw * C);
+      const f32 *p = xrow + (long)kw * dw * C;
+      a0 = wasm_f32x4_add(a0, wasm_f32x4_mul(wasm_v128_load(p), f));
+      a1 = wasm_f32x4_add(a1, wasm_f32x4_mul(wasm_v128_load(p + step), f));
+      a2 = wasm_f32x4_add(a2, wasm_f32x4_mul(wasm_v128_load(p + 2 * step), f));
+      a3 = wasm_f32x4_add(a3, wasm_f32x4_mul(wasm_v128_load(p + 3 * step), f));
+    }
+  }
+  wasm_v128_store(dst, activate(a0, act));
+  wasm_v128_store(dst + C, activate(a1, act));
+  wasm_v128_store(dst + 2 * C, activate(a2, act));
+  wasm_v128_store(dst + 3 * C, activate(a3, act));
+}
+
 // out[N, OH, OW, C] = act(depthwise(x, w) + bias); s as conv2d's (C = channels).
 EXPORT(depthwise)(const f32 *x, int N, const int *s, const f32 *w, const f32 *bias, int act, f32 *out) {
   int H = s[0], W = s[1], C = s[2], OH = s[3], OW = s[4], KH = s[5], KW = s[6];
   int sh = s[7], sw = s[8], dh = s[9], dw = s[10], pt = s[11], pl = s[12];
+  // outputs whose whole window row lies inside the width: ow in [inner0, inner1)
+  int inner0 = (pl + sw - 1) / sw, inner1 = (W - 1 - (KW - 1) * dw + pl) / sw + 1;
+  if (inner1 > OW) inner1 = OW;
+  if (C % 4 || inner1 < inner0) inner0 = inner1 = 0;
   for (int n = 0; n < N; n++) {
     const f32 *image = x + (long)n * H * W * C;
     for (int oh = 0; oh < OH; oh++) {
       int ih0 = oh * sh - pt, kh0 = first_tap(ih0, dh), kh1 = end_tap(ih0, dh, KH, H);
-      for (int ow = 0; ow < OW; ow++) {
-        int iw0 = ow * sw - pl, kw0 = first_tap(iw0, dw), kw1 = end_tap(iw0, dw, KW, W);
-        f32 *dst = out + (((long)n * OH + oh) * OW + ow) * C;
+      f32 *row = out + ((long)n * OH + oh) * OW * C;
+      int ow = inner0;
+      for (; ow + 4 <= inner1; ow += 4)
+        for (int c = 0; c < C; c += 4)
+          depthwise_four(image + c, w + c, W, C, KW, sw, dw, ih0, dh, kh0, kh1, ow * sw - pl,
+                         bias ? wasm_v128_load(bias + c) : wasm_f32x4_splat(0.0f), act, row + (long)ow * C + c);
+      for (int o = 0; o < OW; o++) {
+        if (o >= inner0 && o < ow) continue;  // done four at a time above
+        int iw0 = o * sw - pl, kw0 = first_tap(iw0, dw), kw1 = end_tap(iw0, dw, KW, W);
+        f32 *dst = row + (long)o * C;
         for (int c = 0; c < C; c += 4) {
           int lanes = C - c < 4 ? C - c : 4;
           f32x4 acc = bias ? load_partial(bias + c, lanes) : wasm_f32x4_splat(0.0f);

@@ -1,0 +1,325 @@
+"""The wasm backend, where it runs: Pyodide in Node with the served Pyodide and the engine wheel (tests/pyodide).
+
+The conformance suite, the list of native and fallback kernels, the self-test's fallback, memory growth between
+calls, training a CNN, and property-based differential tests against numpy and webgpu in CPython.
+"""
+
+import asyncio
+
+import numpy as np
+import pytest
+from hypothesis import HealthCheck, given, settings
+from hypothesis import strategies as st
+
+import py_engine as pe
+from py_engine.backends.wasm import native
+
+from .pyodide import start_node_pyodide
+
+
+@pytest.fixture(scope="module")
+def node():
+    pyodide = start_node_pyodide()
+    pyodide.run(DIFFERENTIAL)
+    yield pyodide
+    pyodide.close()
+
+
+def test_conformance_suite_passes_on_wasm(node):
+    report = node.run(
+        """
+        from py_engine.testing.conformance import all_cases, run_suite
+        report = await run_suite("wasm")
+        {**report, "total": len(all_cases()), "info": pe.backend_info() if await pe.set_backend("wasm") else None}
+        """
+    )
+    assert report["info"]["name"] == "wasm", report["info"]
+    assert report["failed"] == {}, str(report["failed"])[:5000]
+    assert report["passed"] == report["total"] > 1000
+
+
+def test_conformance_suite_passes_with_every_elementwise_op_native(node):
+    """Below math.SMALL elements the elementwise kernels run numpy's; the suite's arrays are small, so run it again
+    with the threshold at zero to check the module's elementwise paths on every case."""
+    report = node.run(
+        """
+        from py_engine.backends.wasm import math as wasm_math
+        from py_engine.testing.conformance import run_suite
+        wasm_math.SMALL = 0
+        try:
+            report = await run_suite("wasm")
+        finally:
+            wasm_math.SMALL = 4096
+        report
+        """
+    )
+    assert report["failed"] == {}, str(report["failed"])[:5000]
+
+
+# What runs natively is where the time goes in a forward pass and a training step; the rest runs numpy's kernels
+# on the same arrays. A kernel moving between the lists is a deliberate change: update this list with it.
+NATIVE = {
+    "Abs", "ActivationGrad", "Add", "AvgPool", "BatchMatMul", "Conv2D", "Conv2DBackpropFilter",
+    "Conv2DBackpropInput", "DepthwiseConv2dNative", "DepthwiseConv2dNativeBackpropFilter",
+    "DepthwiseConv2dNativeBackpropInput", "FusedConv2D", "FusedDepthwiseConv2D", "FusedElementwise", "MaxPool",
+    "MaxPoolGrad", "Maximum", "Minimum", "Mul", "Neg", "RealDiv", "Relu", "Relu6", "Sqrt", "Square",
+    "SquaredDifference", "Sub",
+}  # fmt: skip
+
+
+def test_backend_info_lists_each_kernel_as_native_or_fallback(node):
+    info = node.run('await pe.set_backend("wasm") and pe.backend_info()')
+    native_kernels, fallback = set(info["native_kernels"]), set(info["fallback_kernels"])
+    print(f"wasm: {len(native_kernels)} native kernels, {len(fallback)} on numpy's: {sorted(fallback)}")
+    assert native_kernels == NATIVE
+    assert not native_kernels & fallback and len(fallback) > 50
+    assert info["fallback_reason"] is None and 10_000 < info["module_bytes"] < 64_000
+
+
+def test_a_module_that_fails_its_self_test_falls_back_to_numpy_with_the_reason(node):
+    """A module that compiles but computes wrong answers (here: a GEMM that drops the last term of each inner
+    product) must not be used."""
+    outcome = node.run(
+        """
+        from types import SimpleNamespace
+        from py_engine.backends.wasm import native
+        from py_engine.engine import ENGINE
+
+        def wrong(data):
+            good = real(data)
+            def gemm(a, sai, sak, bp, c, ldc, m, n, k, *rest):
+                good.gemm(a, sai, sak, bp, c, ldc, m, n, max(k - 1, 0), *rest)
+            return SimpleNamespace(**{**vars(good), "gemm": gemm})
+
+        ENGINE.forget_backend("wasm")
+        native.instantiate, real = wrong, native.instantiate
+        try:
+            result = [await pe.set_backend("wasm"), pe.backend_info()["name"], pe.backend_info()["fallback_reason"]]
+        finally:
+            native.instantiate = real
+            ENGINE.forget_backend("wasm")
+        result + [await pe.set_backend("wasm")]
+        """
+    )
+    assert outcome[:2] == [False, "numpy"]
+    assert "self-test failed" in outcome[2] and "BatchMatMul" in outcome[2], outcome[2]
+    assert outcome[3] is True, "a good module starts again after the bad one"
+
+
+def test_a_corrupt_module_falls_back_to_numpy_with_the_reason(node):
+    reason = node.run(
+        """
+        from py_engine.backends.wasm import native
+        from py_engine.engine import ENGINE
+        ENGINE.forget_backend("wasm")
+        native.module_bytes, real = (lambda: real() [:-9]), native.module_bytes
+        try:
+            result = [await pe.set_backend("wasm"), pe.backend_info()["fallback_reason"]]
+        finally:
+            native.module_bytes = real
+            ENGINE.forget_backend("wasm")
+        result
+        """
+    )
+    assert reason[0] is False and "did not compile" in reason[1], reason
+
+
+def test_kernels_stay_right_when_the_memory_grows_between_calls(node):
+    """numpy's allocations grow the interpreter's memory; the module keeps no view of it, so nothing goes stale."""
+    ok = node.run(
+        """
+        import pyodide_js
+        await pe.set_backend("wasm")
+        rng = np.random.default_rng(1)
+        a, b = rng.standard_normal((64, 70), np.float32), rng.standard_normal((70, 33), np.float32)
+        before = pe.matmul(a, b).numpy()
+        memory = pyodide_js._module.resolveGlobalSymbol("memory").sym
+        size = memory.buffer.byteLength
+        ballast = np.ones(size, np.uint8)  # as large as the whole memory: it must grow
+        grew = memory.buffer.byteLength > size
+        after = pe.matmul(a, b).numpy()
+        del ballast
+        [grew, bool(np.array_equal(before, after)), bool(np.allclose(after, a @ b, rtol=1e-4, atol=1e-4))]
+        """
+    )
+    assert ok == [True, True, True]
+
+
+def test_fit_trains_a_cnn_on_wasm_as_on_numpy_with_a_flat_tensor_count(node):
+    """TF.js-wasm has no Conv2DBackpropFilter; here the whole step runs natively, gives numpy's history, and the
+    tensor count stays flat per epoch."""
+    runs = node.run(
+        """
+        async def train(backend):
+            await pe.set_backend(backend)
+            pe.set_seed(0)
+            rng = np.random.default_rng(0)
+            x = rng.standard_normal((64, 12, 12, 3)).astype(np.float32)
+            y = np.eye(3, dtype=np.float32)[x.mean(axis=(1, 2)).argmax(axis=1)]  # the channel with the largest mean
+            model = pe.Sequential([
+                pe.layers.Conv2D(8, 3, activation="relu", input_shape=(12, 12, 3)),
+                pe.layers.DepthwiseConv2D(3, padding="same", activation="relu"),
+                pe.layers.MaxPooling2D(2),
+                pe.layers.Flatten(),
+                pe.layers.Dense(3, activation="softmax"),
+            ])
+            model.compile(optimizer=pe.optimizers.SGD(0.2), loss="categorical_crossentropy")
+            counts = []
+            count = pe.callbacks.LambdaCallback(on_epoch_end=lambda epoch, logs: counts.append(pe.memory().num_tensors))
+            history = model.fit(x, y, epochs=8, batch_size=16, shuffle=False, verbose=0, callbacks=[count])
+            return [history.history["loss"], counts, pe.get_backend()]
+        [await train("numpy"), await train("wasm")]
+        """
+    )
+    (want, _, _), (losses, counts, backend) = runs
+    assert backend == "wasm"
+    assert losses[-1] < 0.5 * losses[0], losses
+    assert np.allclose(losses, want, rtol=1e-3), f"wasm {losses} against numpy {want}"
+    assert len(set(counts)) == 1, f"tensor count grew during fit: {counts}"
+
+
+def test_the_backend_explains_why_it_cannot_start_in_cpython():
+    assert asyncio.run(pe.set_backend("wasm")) is False
+    assert "runs where Pyodide runs" in pe.backend_info()["fallback_reason"]
+    assert pe.get_backend() == "numpy"
+
+
+def test_the_pointer_checks_refuse_what_the_module_must_not_touch():
+    a = np.zeros((4, 6), np.float32)
+    assert native.address(a, 24) == a.__array_interface__["data"][0]
+    with pytest.raises(ValueError, match="C-contiguous float32"):
+        native.address(a[:, ::2], 12)
+    with pytest.raises(ValueError, match="C-contiguous float32"):
+        native.address(a.astype(np.float64), 24)
+    with pytest.raises(ValueError, match="would touch 25"):
+        native.address(a, 25)
+    with pytest.raises(ValueError, match="int32"):
+        native.address(a, 24, native.I32)
+
+
+# ---- differential tests: wasm (in Node) against numpy and webgpu (in CPython) on random shapes --------------------
+
+# Defined in both interpreters: one op (and its gradients against a random dy) on the active backend.
+DIFFERENTIAL = """
+def evaluate(spec):
+    import numpy as np, py_engine as pe
+    inputs = [pe.tensor(np.array(values, np.float32).reshape(shape)) for shape, values in spec["inputs"]]
+    op = getattr(pe, spec["op"])
+    f = lambda *xs: op(*xs, **spec["kwargs"])
+    y = f(*inputs)
+    dy = pe.tensor(np.array(spec["dy"], np.float32).reshape(y.shape)) if spec["dy"] is not None else None
+    grads = pe.grads(f)(*inputs, dy=dy) if dy is not None else []
+    result = [t.numpy().ravel().tolist() for t in [y, *grads]]
+    pe.dispose([*inputs, y, *grads, *([dy] if dy is not None else [])])
+    return result
+"""
+reference = {}
+exec(DIFFERENTIAL, reference)  # our own source, run in both interpreters
+
+
+def _spec(op, seed, shapes, kwargs, out_shape_of, grad=True):
+    rng = np.random.default_rng(seed)
+    inputs = [rng.standard_normal(shape).astype(np.float32) for shape in shapes]
+    spec = {"op": op, "kwargs": kwargs, "inputs": [[list(a.shape), a.ravel().tolist()] for a in inputs], "dy": None}
+    if grad:
+        spec["dy"] = rng.standard_normal(out_shape_of(*inputs)).astype(np.float32).ravel().tolist()
+    return spec
+
+
+def _agree(node, spec, backends=("numpy", "webgpu")):
+    got = node.run(f'await pe.set_backend("wasm") and evaluate({spec!r})')
+    for backend in backends:
+        assert asyncio.run(pe.set_backend(backend)), pe.backend_info()["fallback_reason"]
+        want = reference["evaluate"](spec)
+        for i, (g, w) in enumerate(zip(got, want, strict=True)):
+            g, w = np.array(g), np.array(w)
+            scale = max(1.0, float(np.abs(w).max(initial=0)))
+            assert np.allclose(g, w, rtol=1e-3, atol=1e-4 * scale), (
+                f"{spec['op']} {spec['kwargs']} output {i}: wasm differs from {backend} by {np.abs(g - w).max()}"
+            )
+
+
+FAST = settings(max_examples=25, deadline=None, suppress_health_check=[HealthCheck.too_slow])
+sizes, small = st.integers(1, 13), st.integers(1, 5)
+paddings = st.sampled_from(["same", "valid", 1, [[0, 2], [1, 0]]])
+activations = st.sampled_from(["linear", "relu", "relu6", "sigmoid"])
+
+
+def _conv_out(x, w, strides, padding, dilations, channels):
+    (n, h, wd, _), (kh, kw) = x.shape, w.shape[:2]
+    sh, sw = (strides, strides) if isinstance(strides, int) else strides
+    ekh, ekw = (kh - 1) * dilations + 1, (kw - 1) * dilations + 1
+    if padding == "same":
+        return (n, -(-h // sh), -(-wd // sw), channels)
+    pads = [[padding] * 2] * 2 if isinstance(padding, int) else ([[0, 0]] * 2 if padding == "valid" else padding)
+    return (n, (h + sum(pads[0]) - ekh) // sh + 1, (wd + sum(pads[1]) - ekw) // sw + 1, channels)
+
+
+@FAST
+@given(
+    n=st.integers(1, 2), h=sizes, w=sizes, c=small, out=st.integers(1, 11), k=st.sampled_from([1, 2, 3, 5]),
+    strides=st.sampled_from([1, 2, (2, 1)]), dilation=st.sampled_from([1, 2]), padding=paddings,
+    activation=activations, seed=st.integers(0, 2**16),
+)  # fmt: skip
+def test_fused_conv2d_and_its_gradients_agree(node, n, h, w, c, out, k, strides, dilation, padding, activation, seed):
+    if dilation > 1 and strides != 1:
+        return  # TF.js allows dilation or strides, not both
+    kwargs = {"activation": activation, "strides": strides, "padding": padding, "dilations": dilation}
+    shape = _conv_out(np.empty((n, h, w, c)), np.empty((k, k)), strides, padding, dilation, out)
+    if min(shape) < 1:
+        return
+    spec = _spec("fused_conv2d", seed, [(n, h, w, c), (k, k, c, out), (out,)], kwargs, lambda *_: shape)
+    _agree(node, spec)
+
+
+@FAST
+@given(
+    h=sizes, w=sizes, c=st.integers(1, 19), k=st.sampled_from([3, 5]), strides=st.sampled_from([1, 2]),
+    padding=paddings, activation=activations, seed=st.integers(0, 2**16),
+)  # fmt: skip
+def test_fused_depthwise_conv2d_and_its_gradients_agree(node, h, w, c, k, strides, padding, activation, seed):
+    kwargs = {"activation": activation, "strides": strides, "padding": padding}
+    shape = _conv_out(np.empty((1, h, w, c)), np.empty((k, k)), strides, padding, 1, c)
+    if min(shape) < 1:
+        return
+    spec = _spec("fused_depthwise_conv2d", seed, [(1, h, w, c), (k, k, c, 1), (c,)], kwargs, lambda *_: shape)
+    _agree(node, spec)
+
+
+@FAST
+@given(
+    batch=st.sampled_from([(), (3,), (2, 1)]), m=st.integers(1, 37), k=st.integers(1, 41), n=st.integers(1, 37),
+    transpose_a=st.booleans(), transpose_b=st.booleans(), seed=st.integers(0, 2**16),
+)  # fmt: skip
+def test_matmul_and_its_gradients_agree(node, batch, m, k, n, transpose_a, transpose_b, seed):
+    a = (*batch, k, m) if transpose_a else (*batch, m, k)
+    b = (*batch, n, k) if transpose_b else (*batch, k, n)
+    kwargs = {"transpose_a": transpose_a, "transpose_b": transpose_b}
+    _agree(node, _spec("matmul", seed, [a, b], kwargs, lambda *_: (*batch, m, n)))
+
+
+@FAST
+@given(
+    op=st.sampled_from(["max_pool", "avg_pool"]), h=sizes, w=sizes, c=st.integers(1, 9),
+    size=st.sampled_from([2, 3, (3, 2)]), strides=st.sampled_from([1, 2, (1, 3)]),
+    padding=st.sampled_from(["same", "valid"]), seed=st.integers(0, 2**16),
+)  # fmt: skip
+def test_pooling_and_its_gradients_agree(node, op, h, w, c, size, strides, padding, seed):
+    kh, kw = (size, size) if isinstance(size, int) else size
+    sh, sw = (strides, strides) if isinstance(strides, int) else strides
+    if padding == "valid" and (h < kh or w < kw):
+        return
+    shape = (2, -(-h // sh), -(-w // sw), c) if padding == "same" else (2, (h - kh) // sh + 1, (w - kw) // sw + 1, c)
+    kwargs = {"filter_size": size, "strides": strides, "padding": padding}
+    _agree(node, _spec(op, seed, [(2, h, w, c)], kwargs, lambda *_: shape))
+
+
+@FAST
+@given(
+    op=st.sampled_from(["add", "sub", "mul", "div", "maximum", "minimum", "squared_difference"]),
+    shape=st.sampled_from([(70, 65), (4097,), (3, 1500)]), other=st.sampled_from(["same", "scalar", "row"]),
+    seed=st.integers(0, 2**16),
+)  # fmt: skip
+def test_binary_ops_agree_on_arrays_large_enough_to_run_natively(node, op, shape, other, seed):
+    b = {"same": shape, "scalar": (), "row": shape[-1:]}[other]
+    _agree(node, _spec(op, seed, [shape, b], {}, lambda *_: shape, grad=False), backends=("numpy",))
