@@ -138,8 +138,8 @@ def check(data: bytes) -> None:
         raise UnsafeModuleError(f"the module must import env.memory and nothing else; it imports {imports}")
 
 
-def build(out: Path = MODULE) -> bytes:
-    """Compile kernels.c to `out` with the pinned Zig, check it, and return its bytes."""
+def build(out: Path = MODULE, source: Path = SOURCE) -> bytes:
+    """Compile `source` (kernels.c) to `out` with the pinned Zig, check it, and return its bytes."""
     try:
         import ziglang  # noqa: F401 - only to say what is missing
     except ImportError:
@@ -148,8 +148,8 @@ def build(out: Path = MODULE) -> bytes:
         ) from None
     with tempfile.TemporaryDirectory() as tmp:
         target = Path(tmp) / "kernels.wasm"
-        command = [sys.executable, "-m", "ziglang", "cc", *FLAGS, "-o", str(target), str(SOURCE)]
-        done = subprocess.run(command, capture_output=True, text=True, cwd=SOURCE.parent)
+        command = [sys.executable, "-m", "ziglang", "cc", *FLAGS, "-o", str(target), str(source)]
+        done = subprocess.run(command, capture_output=True, text=True, cwd=source.parent)
         if done.returncode:
             raise SystemExit(f"zig cc failed:\n{done.stderr}")
         data = without_unused_stack_pointer(target.read_bytes())

@@ -1,0 +1,66 @@
+"""The wasm backend's module: rebuilt from source with the pinned Zig it is the committed file, byte for byte, and
+the build refuses a module that could write into the interpreter's memory on its own."""
+
+import pytest
+
+from app import wasm_kernels
+from app.wasm_kernels import UnsafeModuleError, check, exports, sections
+
+HEADER = b"\0asm\1\0\0\0"
+MEMORY_IMPORT = b"\x02\x0f\x01\x03env\x06memory\x02\x00\x01"  # the import section: env.memory, one page or more
+
+
+def section(sid, payload):
+    assert len(payload) < 128
+    return bytes([sid, len(payload)]) + payload
+
+
+def test_rebuilding_the_module_gives_the_committed_bytes(tmp_path):
+    rebuilt = wasm_kernels.build(tmp_path / "kernels.wasm")
+    assert rebuilt == wasm_kernels.MODULE.read_bytes(), (
+        "kernels.wasm is not what kernels.c builds to: run .venv/bin/python -m app build-wasm and commit both"
+    )
+
+
+def test_the_committed_module_imports_only_the_memory_and_exports_the_kernels():
+    data = wasm_kernels.MODULE.read_bytes()
+    check(data)
+    assert set(exports(data)) >= {"gemm", "pack_b", "conv2d", "depthwise", "pool", "binary", "fused_elementwise"}
+    assert 6 not in sections(data) and 11 not in sections(data), "no globals, no data"
+
+
+def test_a_module_with_only_the_memory_import_passes():
+    check(HEADER + MEMORY_IMPORT)
+
+
+@pytest.mark.parametrize(
+    ("extra", "refusal"),
+    [
+        (section(6, b"\x01\x7f\x01\x41\x00\x0b"), "has globals"),  # one mutable i32 (a shadow-stack pointer)
+        (section(11, b"\x01\x00\x41\x00\x0b\x01x"), "has data segments"),  # one byte written at address 0
+    ],
+)
+def test_a_module_with_globals_or_data_is_refused(extra, refusal):
+    with pytest.raises(UnsafeModuleError, match=refusal):
+        check(HEADER + MEMORY_IMPORT + extra)
+
+
+def test_a_module_importing_more_than_the_memory_is_refused():
+    imports = section(2, b"\x02\x03env\x06memory\x02\x00\x01\x03env\x04seed\x03\x7f\x00")  # and an i32 global
+    with pytest.raises(UnsafeModuleError, match="nothing else"):
+        check(HEADER + imports)
+    with pytest.raises(UnsafeModuleError, match="not a WebAssembly module"):
+        check(b"\0asm\2\0\0\0")
+
+
+def test_a_kernel_that_needs_a_stack_frame_in_memory_fails_the_build(tmp_path):
+    """Its code would use the shadow-stack pointer, which the build drops: the module no longer validates."""
+    source = tmp_path / "escapes.c"
+    source.write_text(
+        "void keep(float *p);\n"
+        '__attribute__((export_name("sum"))) float sum(int n) {\n'
+        "  float v[64]; keep(v); float s = 0; for (int i = 0; i < n && i < 64; i++) s += v[i]; return s; }\n"
+        "__attribute__((noinline)) void keep(float *p) { for (int i = 0; i < 64; i++) p[i] = i; }\n"
+    )
+    with pytest.raises(SystemExit, match="does not validate"):
+        wasm_kernels.build(tmp_path / "escapes.wasm", source)
