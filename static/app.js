@@ -2,8 +2,10 @@
 // run controls and the Classify panel.
 //
 // window.playground (for the devtools console and the e2e tests; every call goes to the worker):
-//   ready                  Promise -> {backend: "webgpu"|"numpy", adapter: {vendor, architecture, device,
-//                          description, adapter_type} | null, fallback_reason: str|null, details: pe.backend_info(),
+//   ready                  Promise -> {backend: "webgpu"|"wasm"|"numpy", adapter: {vendor, architecture, device,
+//                          description, adapter_type} | null, fallback_reason: str|null, default_reason: str|null
+//                          (why the page started on wasm: no WebGPU, or WebGPU on the CPU; null on a GPU or when
+//                          the address named the backend, ?backend=webgpu|wasm|numpy), details: pe.backend_info(),
 //                          backend_start_ms, warmup_ms, pyodide_version, pyodide_from_snapshot (booted from the
 //                          last visit's memory snapshot), bytecode_cached_files (.pyc files taken from the cache; 0 on
 //                          a first visit; see static/startup_cache.js),
@@ -266,6 +268,7 @@
     if (info.ready_ms !== undefined) parts.push(`ready in ${ms(info.ready_ms)}`);
     let text = parts.join(" · ");
     if (info.fallback_reason) text += ` — running on numpy because ${info.fallback_reason}`;
+    else if (info.default_reason) text += ` — ${info.default_reason}. Switch in the Backend menu.`;
     setStatus(text, "ready");
     ui.backend.value = info.backend;
     if (info.backend === "webgpu") ui.notice.hidden = true;
@@ -486,8 +489,9 @@
       row.textContent = `${label} (${index}): ${(probability * 100).toFixed(1)}%`;
       return row;
     }));
-    // On a GPU, forward only records the dispatches; the readback waits for the GPU to run them.
-    const readback = backend === "numpy" ? "readback" : "readback (with the GPU's work)";
+    // On a GPU, forward only records the dispatches; the readback waits for the GPU to run them. numpy and wasm
+    // compute on the host in forward: their readback is a copy.
+    const readback = backend === "webgpu" ? "readback (with the GPU's work)" : "readback";
     let text = `${backend}: preprocess ${ms(t.preprocess_ms)} · forward ${ms(t.forward_ms)} · ${readback} ${ms(t.readback_ms)}`;
     const { original: o, uploaded: u } = image;
     if (o.width !== u.width) text = `${o.width}x${o.height} shrunk to ${u.width}x${u.height} · ` + text;

@@ -22,9 +22,11 @@
     return "navigator.gpu is missing: this browser has no WebGPU";
   }
 
+  const requestAdapter = () => navigator.gpu.requestAdapter({ powerPreference: "high-performance" });
+
   async function open() {
     if (!self.navigator || !navigator.gpu) throw new Error(noGpuReason());
-    const adapter = await navigator.gpu.requestAdapter({ powerPreference: "high-performance" });
+    const adapter = await requestAdapter();
     if (!adapter) {
       throw new Error("navigator.gpu.requestAdapter() found no WebGPU adapter (no usable GPU, or WebGPU is "
         + "disabled; headless Chromium without a GPU needs --enable-unsafe-webgpu)");
@@ -38,6 +40,31 @@
     }
     const device = await adapter.requestDevice({ requiredLimits });
     return makeDevice(adapter, device);
+  }
+
+  function adapterInfo(adapter) {
+    const ai = adapter.info || {};
+    const fallback = ai.isFallbackAdapter || adapter.isFallbackAdapter; // older browsers: on the adapter itself
+    return {
+      vendor: ai.vendor || "", architecture: ai.architecture || "", device: ai.device || "",
+      description: ai.description || "", adapter_type: fallback ? "CPU (fallback adapter)" : "",
+    };
+  }
+
+  // The backend a page starts on when its address names none, and why when it is not webgpu: webgpu on a GPU; wasm
+  // (our SIMD kernels on the CPU) without WebGPU, or where WebGPU itself runs on the CPU (SwiftShader, a fallback
+  // adapter): there those kernels are faster.
+  async function preferredBackend() {
+    const wasm = (why, gain) => ({ backend: "wasm", reason: `${why}; our SIMD kernels ${gain}` });
+    if (!self.navigator || !navigator.gpu) return wasm(noGpuReason(), "run faster than numpy");
+    const adapter = await requestAdapter().catch(() => null);
+    if (!adapter) return wasm("WebGPU found no adapter here (no usable GPU, or it is off)", "run faster than numpy");
+    const info = adapterInfo(adapter);
+    if (info.architecture.toLowerCase().includes("swiftshader")) {
+      return wasm("WebGPU here is SwiftShader, a CPU renderer", "are faster");
+    }
+    if (onCpuAdapter(info)) return wasm("WebGPU here is a fallback adapter on the CPU", "are faster");
+    return { backend: "webgpu", reason: null };
   }
 
   function makeDevice(adapter, device) {
@@ -70,11 +97,8 @@
       if (errors.length < 8) errors.push(event.error.message);
     });
 
-    const ai = adapter.info || {};
     const info = {
-      vendor: ai.vendor || "", architecture: ai.architecture || "", device: ai.device || "",
-      description: ai.description || "", adapter_type: ai.isFallbackAdapter ? "CPU (fallback adapter)" : "",
-      backend_type: "WebGPU", runtime: "browser WebGPU: " + navigator.userAgent,
+      ...adapterInfo(adapter), backend_type: "WebGPU", runtime: "browser WebGPU: " + navigator.userAgent,
     };
     const limits = {};
     for (const name in device.limits) limits[name] = device.limits[name];
@@ -412,6 +436,7 @@
     precompile,
     precompiled: () => ({ ...precompiled }),
     onCpuAdapter,
+    preferredBackend,
     heap: () => { throw new Error("peBridge.heap is not set: the host sets it to Pyodide's HEAPU8"); },
     onLost: (fn) => { hostLostListeners.push(fn); }, // the host's notice of any device loss
   };

@@ -1,8 +1,8 @@
 // The Teach panel (like Teachable Machine): the user names 2 to 5 classes, gives each a few images (files, drops or
 // the bundled samples), and the page trains a small head on EfficientNet-Lite0's pooled features, in the worker, on
-// the GPU (static/teach_worker.js, static/teach.py). Then it classifies new images with the user's classes; the head
-// downloads as a TF.js layers model (model.json + its .bin shard) and loads back. The images never leave the page:
-// only their pixels go to the worker.
+// the page's backend (static/teach_worker.js, static/teach.py). Then it classifies new images with the user's
+// classes; the head downloads as a TF.js layers model (model.json + its .bin shard) and loads back. The images never
+// leave the page: only their pixels go to the worker.
 //
 // app.js calls window.createTeachPanel({host, request, decodeImage}) and exposes what it returns as
 // window.playground.teach (the API is listed in app.js's header).
@@ -43,7 +43,7 @@ window.createTeachPanel = ({ host, request, decodeImage }) => {
     el("p", {
       className: "hint",
       textContent: `Name ${MIN_CLASSES} to ${MAX_CLASSES} classes and give each a few images: EfficientNet-Lite0 ` +
-        "turns each into 1280 features on the GPU, and a small head learns your classes from them. Your images stay in this page.",
+        "turns each into 1280 features, and a small head learns your classes from them. Your images stay in this page.",
     }),
     list,
     el("div", { className: "teach-row" }, addClassButton),

@@ -1,8 +1,8 @@
 """The Teach panel's Python side (static/teach.js drives it through static/teach_worker.js): transfer learning.
 
 Each example image goes through the classifier's preprocessing and EfficientNet-Lite0's frozen body up to its
-"avg_pool" layer (1280 pooled features), on the GPU; only those features are kept, on the host. Training fits a
-small head, Dense(num_classes, softmax) on the features, with Adam. The head saves in the TF.js layers format
+"avg_pool" layer (1280 pooled features), on the page's backend; only those features are kept, on the host. Training
+fits a small head, Dense(num_classes, softmax) on the features, with Adam. The head saves in the TF.js layers format
 (model.json + its .bin shard), with the class names and what its input is in model.json's userDefinedMetadata, and
 loads back from such files.
 

@@ -14,7 +14,9 @@
 //                   | {id, op: "teach", action, ...}  the Teach panel (static/teach_worker.js lists the actions)
 //   worker -> page  {id, ok: true, value} | {id, ok: false, error}    one reply per request
 //                   {event: "status", text}       boot progress
-//                   {event: "ready", info}         engine started (backend, adapter, fallback_reason, timings,
+//                   {event: "ready", info}         engine started (backend, adapter, fallback_reason,
+//                                                  default_reason (why the page started on a backend other than
+//                                                  webgpu; null on a GPU or when ?backend= named it), timings,
 //                                                  pyodide_from_snapshot, bytecode_cached_files,
 //                                                  bytecode_served_files (a first visit's, app/bytecode.py),
 //                                                  installed_cached_files, stdlib_compiled: the standard-library
@@ -45,7 +47,7 @@ const configFetch = download("config.json", "text");
 configFetch.catch(() => {}); // awaited by boot(); an early failure must not go unhandled meanwhile
 importScripts("startup_cache.js");
 
-const backendAtStart = new URL(self.location.href).searchParams.get("backend") || "webgpu";
+const backendRequested = new URL(self.location.href).searchParams.get("backend"); // ?backend=NAME, else the page picks
 const PYTHON_MODULES = ["playground.py", "playground_run.py", "playground_display.py", "teach.py"];
 const timings = {};
 let pyodide = null, py = null, runner = null, bootError = null;
@@ -116,9 +118,15 @@ async function boot() {
   const servedEarly = installed.then((found) => (found ? undefined : startupCache.fetchServedBytecode(config.bytecode)));
   installed.then((found) => found || self.pePrefetch.packages(indexURL, packages));
   importScripts("bridge.js");
+  // The backend: the one the address names, else webgpu on a GPU and wasm on a CPU (static/bridge.js).
+  const choice = backendRequested ? Promise.resolve({ backend: backendRequested, reason: null })
+    : self.peBridge.preferredBackend();
   // The classifier's shaders compile on another core while numpy loads and Python imports and starts
   // (static/bridge.js, precompile); started earlier, they would slow Pyodide's own compiles, which use every core.
-  if (backendAtStart === "webgpu" && config.pipelines) self.peBridge.precompile(config.pipelines, booting);
+  // Called before the engine starts (it awaits `choice` below), so the engine takes the device that compiles them.
+  choice.then(({ backend }) => {
+    if (backend === "webgpu" && config.pipelines) self.peBridge.precompile(config.pipelines, booting);
+  });
   // The classifier's files download while numpy loads and Python imports and starts (static/prefetch.js); started
   // earlier, they would share a slow network with Pyodide's own files.
   if (config.classifier) booting.then(() => self.pePrefetch.model(config.classifier), () => {});
@@ -160,7 +168,8 @@ async function boot() {
   if (!installedFiles) installedToPack = await installedKey;
   if (interruptBuffer) setInterruptBuffer(interruptBuffer);
   py.use_default_classifier(config.classifier ?? null);
-  const info = await timed("engine_start_ms", async () => plain(await py.start(backendAtStart)));
+  const { backend, reason } = await choice;
+  const info = await timed("engine_start_ms", async () => plain(await py.start(backend)));
   // The next boot's snapshot holds the standard-library modules this one imported, unless it was asked for them.
   const stdlib = startupCache.stdlibFromZip(pyodide);
   if (!booted.fromSnapshot || stdlib.some((name) => !booted.preloaded.includes(name))) {
@@ -168,6 +177,7 @@ async function boot() {
   }
   return {
     ...info,
+    default_reason: reason,
     pyodide_version: pyodide.version,
     pyodide_from_snapshot: booted.fromSnapshot,
     bytecode_cached_files: stored ? bytecodeFiles : 0,
