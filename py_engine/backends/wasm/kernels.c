@@ -75,31 +75,32 @@ INLINE void gemm_tile(const f32 *a, int sai, int sak, const f32 *panel, f32 *c, 
   f32x4 c00 = wasm_f32x4_splat(0.0f), c01 = c00, c10 = c00, c11 = c00, c20 = c00, c21 = c00, c30 = c00, c31 = c00;
   const f32 *a0 = a, *a1 = a + (rows > 1 ? sai : 0), *a2 = a + (rows > 2 ? 2 * sai : 0),
             *a3 = a + (rows > 3 ? 3 * sai : 0);
-  // One k: B's row of the panel times each row's A element. `ka` and `kb` are constant offsets, so an unrolled
-  // run of steps needs no address arithmetic (wasm has no scaled-index addressing).
-#define STEP(ka, kb)                                                                               \
-  {                                                                                                \
-    f32x4 b0 = wasm_v128_load(panel + (kb) * 8), b1 = wasm_v128_load(panel + (kb) * 8 + 4);         \
-    f32x4 x = wasm_v128_load32_splat(a0 + (ka));                                                   \
-    c00 = wasm_f32x4_add(c00, wasm_f32x4_mul(x, b0));                                              \
-    c01 = wasm_f32x4_add(c01, wasm_f32x4_mul(x, b1));                                              \
-    x = wasm_v128_load32_splat(a1 + (ka));                                                         \
-    c10 = wasm_f32x4_add(c10, wasm_f32x4_mul(x, b0));                                              \
-    c11 = wasm_f32x4_add(c11, wasm_f32x4_mul(x, b1));                                              \
-    x = wasm_v128_load32_splat(a2 + (ka));                                                         \
-    c20 = wasm_f32x4_add(c20, wasm_f32x4_mul(x, b0));                                              \
-    c21 = wasm_f32x4_add(c21, wasm_f32x4_mul(x, b1));                                              \
-    x = wasm_v128_load32_splat(a3 + (ka));                                                         \
-    c30 = wasm_f32x4_add(c30, wasm_f32x4_mul(x, b0));                                              \
-    c31 = wasm_f32x4_add(c31, wasm_f32x4_mul(x, b1));                                              \
+  // One k: the panel's row of B times each row's element of A. With A's rows contiguous the loads are indexed by
+  // k (no pointer per row to step), which keeps the loop to its 16 SIMD operations and 6 loads in V8's code.
+#define STEP(x0, x1, x2, x3, b)                                                               \
+  {                                                                                           \
+    f32x4 b0 = wasm_v128_load(b), b1 = wasm_v128_load((b) + 4);                               \
+    f32x4 x = wasm_v128_load32_splat(x0);                                                     \
+    c00 = wasm_f32x4_add(c00, wasm_f32x4_mul(x, b0));                                         \
+    c01 = wasm_f32x4_add(c01, wasm_f32x4_mul(x, b1));                                         \
+    x = wasm_v128_load32_splat(x1);                                                           \
+    c10 = wasm_f32x4_add(c10, wasm_f32x4_mul(x, b0));                                         \
+    c11 = wasm_f32x4_add(c11, wasm_f32x4_mul(x, b1));                                         \
+    x = wasm_v128_load32_splat(x2);                                                           \
+    c20 = wasm_f32x4_add(c20, wasm_f32x4_mul(x, b0));                                         \
+    c21 = wasm_f32x4_add(c21, wasm_f32x4_mul(x, b1));                                         \
+    x = wasm_v128_load32_splat(x3);                                                           \
+    c30 = wasm_f32x4_add(c30, wasm_f32x4_mul(x, b0));                                         \
+    c31 = wasm_f32x4_add(c31, wasm_f32x4_mul(x, b1));                                         \
   }
-  int k = 0;
-  if (sak == 1) {  // rows of A contiguous: four steps per iteration
-    for (; k + 4 <= K; k += 4, a0 += 4, a1 += 4, a2 += 4, a3 += 4, panel += 32) {
-      STEP(0, 0) STEP(1, 1) STEP(2, 2) STEP(3, 3)
-    }
+  // LLVM's own unrolling keeps eight B vectors live at once, more registers than x86 has: V8 then spills.
+  if (sak == 1) {
+#pragma clang loop unroll(disable)
+    for (int k = 0; k < K; k++) STEP(a0 + k, a1 + k, a2 + k, a3 + k, panel + 8 * k)
+  } else {
+#pragma clang loop unroll(disable)
+    for (int k = 0; k < K; k++, a0 += sak, a1 += sak, a2 += sak, a3 += sak) STEP(a0, a1, a2, a3, panel + 8 * k)
   }
-  for (; k < K; k++, a0 += sak, a1 += sak, a2 += sak, a3 += sak, panel += 8) STEP(0, 0)
 #undef STEP
   int n0 = cols < 4 ? cols : 4, n1 = cols - 4;
   f32x4 bias0 = wasm_f32x4_splat(0.0f), bias1 = bias0;
