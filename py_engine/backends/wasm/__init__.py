@@ -45,7 +45,10 @@ class WasmBackend(NumpyBackend):
 
 def _self_test():
     """Compare a product, a convolution, a depthwise convolution and an add with numpy on shapes that are not
-    multiples of the tiles; BackendError naming the first that differs."""
+    multiples of the tiles; BackendError naming the first that differs.
+
+    The shapes are large enough (a few ms in all) that V8 also compiles these kernels' optimized code now, in the
+    background, rather than running the first classification's layers on its baseline compiler's."""
     from ..numpy import fused as numpy_fused
     from ..numpy.linalg import matmul
     from .linalg import _batch_matmul
@@ -53,9 +56,9 @@ def _self_test():
     from .nn import _fused_conv2d, _fused_depthwise
 
     rng = np.random.default_rng(0)
-    a, b = rng.standard_normal((5, 11), np.float32), rng.standard_normal((11, 13), np.float32)
-    x = rng.standard_normal((1, 7, 6, 5), np.float32)
-    w, dw = rng.standard_normal((3, 3, 5, 9), np.float32), rng.standard_normal((3, 3, 5, 1), np.float32)
+    a, b = rng.standard_normal((125, 91), np.float32), rng.standard_normal((91, 67), np.float32)
+    x = rng.standard_normal((1, 29, 30, 16), np.float32)
+    w, dw = rng.standard_normal((3, 3, 16, 9), np.float32), rng.standard_normal((3, 3, 16, 1), np.float32)
     bias, u = rng.standard_normal(9, np.float32), rng.standard_normal(SMALL + 3, np.float32)
     conv = {"strides": (2, 1), "pad": ((1, 1), (0, 1)), "dilations": (1, 1), "activation": "relu6"}
     checks = {
