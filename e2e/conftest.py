@@ -3,10 +3,13 @@
 - The server is `python -m app serve` run by the repo's .venv on a free port, killed by PID at the
   end (with E2E_BASE_URL=http://127.0.0.1:PORT/ the tests use a server that is already running).
 - The browser is $CHROMIUM_PATH, else /usr/bin/chromium, headless. With --enable-unsafe-webgpu it
-  has WebGPU even without a GPU (SwiftShader); without the flag it has no adapter, and the page
-  must fall back to numpy. Playwright's own browser download is never used.
+  has WebGPU even without a GPU (SwiftShader); without the flag it has no adapter. Playwright's own
+  browser download is never used.
+- On SwiftShader (a CPU renderer) or without an adapter the page starts on wasm, so the pages that
+  test WebGPU ask for it by address (WEBGPU); without an adapter, asked for webgpu, the page must
+  fall back to numpy (`numpy_page`).
 - Pages are shared per browser for the whole session (a boot takes seconds); after each test the
-  `gpu_page`/`numpy_page` fixtures dispose what the test left and restore the page's backend.
+  `gpu_page`/`numpy_page`/`wasm_page` fixtures dispose what the test left and restore the page's backend.
 """
 
 import contextlib
@@ -35,6 +38,7 @@ QUIET_FLAGS = [
 ]
 SERVER_START_S = 600  # the first start fetches and verifies the Pyodide assets
 BOOT_TIMEOUT_MS = 180_000  # Pyodide + numpy + the engine wheel, on 2 shared cores
+WEBGPU = "?backend=webgpu"  # a page on WebGPU, where by itself it would start on wasm (SwiftShader, no GPU)
 RUN_TIMEOUT_S = 120
 
 
@@ -203,7 +207,7 @@ class Playground:
 
 @pytest.fixture(scope="session")
 def _gpu_page(webgpu_browser, server_url):
-    page = Playground(webgpu_browser, server_url)
+    page = Playground(webgpu_browser, server_url + WEBGPU)
     # a page that silently fell back to numpy would pass the webgpu tests without running any WGSL
     assert page.backend == "webgpu", f"the page of the browser with WebGPU runs on {page.backend}: {page.info}"
     yield page
@@ -212,7 +216,16 @@ def _gpu_page(webgpu_browser, server_url):
 
 @pytest.fixture(scope="session")
 def _numpy_page(plain_browser, server_url):
-    page = Playground(plain_browser, server_url)
+    page = Playground(plain_browser, server_url + WEBGPU)
+    yield page
+    page.close()
+
+
+@pytest.fixture(scope="session")
+def _wasm_page(webgpu_browser, server_url):
+    page = Playground(webgpu_browser, server_url)
+    # SwiftShader is a CPU renderer: the page starts on our SIMD kernels by itself
+    assert page.backend == "wasm", f"the page on SwiftShader runs on {page.backend}: {page.info}"
     yield page
     page.close()
 
@@ -226,15 +239,24 @@ def gpu_page(_gpu_page):
 
 @pytest.fixture
 def numpy_page(_numpy_page):
-    """The shared page of the browser without WebGPU (it falls back to numpy)."""
+    """The shared page of the browser without WebGPU, asked for webgpu (it falls back to numpy)."""
     yield _numpy_page
     _numpy_page.reset()
 
 
-@pytest.fixture(params=["webgpu", "no-webgpu"])
+@pytest.fixture
+def wasm_page(_wasm_page):
+    """The shared page of the browser with WebGPU as it starts by itself: on wasm, as WebGPU is SwiftShader."""
+    yield _wasm_page
+    _wasm_page.reset()
+
+
+@pytest.fixture(params=["webgpu", "no-webgpu", "wasm"])
 def any_page(request):
-    """Each shared page in turn: tests of the memory model must pass on both backends."""
-    page = request.getfixturevalue("_gpu_page" if request.param == "webgpu" else "_numpy_page")
+    """Each shared page in turn: tests of the memory model must pass on every backend."""
+    page = request.getfixturevalue(
+        {"webgpu": "_gpu_page", "no-webgpu": "_numpy_page", "wasm": "_wasm_page"}[request.param]
+    )
     yield page
     page.reset()
 
@@ -251,7 +273,7 @@ def fresh_gpu_page(webgpu_browser, server_url):
     """A page of its own, for tests that need a backend nothing ran on yet but its start check; the classifier's
     pipelines, which the page compiles while it boots (static/bridge.js, precompile), are compiled, so that nothing
     compiles in the background while the test counts."""
-    page = Playground(webgpu_browser, server_url)
+    page = Playground(webgpu_browser, server_url + WEBGPU)
     page.run(PRECOMPILED)
     yield page
     page.close()

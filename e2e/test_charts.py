@@ -3,7 +3,7 @@ counts and GPU bytes), pe.browser.plot draws a chart, and the memory timeline sa
 chart bundle loads under the page's CSP (no violation reported)."""
 
 import pytest
-from conftest import Playground
+from conftest import WEBGPU, Playground
 from playwright.sync_api import expect
 
 FIT = """
@@ -22,7 +22,7 @@ history.history
 
 @pytest.fixture(scope="module")
 def page(webgpu_browser, server_url):
-    playground = Playground(webgpu_browser, server_url)
+    playground = Playground(webgpu_browser, server_url + WEBGPU)  # GPU bytes are charted too
     assert playground.page.evaluate("playground.chartsReady"), playground.console
     yield playground
     playground.close()

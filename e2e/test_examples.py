@@ -7,7 +7,7 @@ import json
 import re
 
 import pytest
-from conftest import Playground
+from conftest import WEBGPU, Playground
 from playwright.sync_api import expect
 
 RUN_MS = 300_000
@@ -28,7 +28,7 @@ EXAMPLES = [
 @pytest.fixture(scope="module")
 def page(webgpu_browser, server_url):
     """A page of its own on webgpu (the gallery changes its editor and namespace)."""
-    playground = Playground(webgpu_browser, server_url)
+    playground = Playground(webgpu_browser, server_url + WEBGPU)
     assert playground.backend == "webgpu", playground.info
     yield playground
     playground.close()
@@ -141,9 +141,10 @@ def test_data_to_gpu(page):
 
 def test_switching_backends_and_warming_up(page):
     result, _ = run_example(page, "Switch backends and warm up")
-    assert result["numpy"]["warmup_compiled"] == 0
+    assert result["numpy"]["warmup_compiled"] == result["wasm"]["warmup_compiled"] == 0
     assert result["webgpu"]["compiled_by_the_run"] == 0, result  # warm-up compiled what the run needed
     assert abs(result["numpy"]["sum"] - result["webgpu"]["sum"]) < 1e-2
+    assert abs(result["numpy"]["sum"] - result["wasm"]["sum"]) < 1e-2
     assert page.run("pe.get_backend()") == "webgpu"  # back where the page was
 
 

@@ -1,4 +1,4 @@
-"""The memory model in the page, on webgpu and on the numpy fallback (a browser without WebGPU).
+"""The memory model in the page, on webgpu, on the numpy fallback (a browser without WebGPU) and on wasm.
 
 Counts come from the engine (num_tensors, num_data_buffers, num_bytes_in_gpu) and must return
 exactly to the baseline after tidy and scopes, also across awaits and concurrent asyncio tasks.

@@ -7,15 +7,16 @@ import time
 
 import numpy as np
 import pytest
-from conftest import BOOT_TIMEOUT_MS, Playground
+from conftest import BOOT_TIMEOUT_MS, WEBGPU, Playground
 
 RUN_MS = 120_000
 
 
 @pytest.fixture(scope="module")
 def ui(webgpu_browser, server_url):
-    """A page of its own (its editor, Output log and localStorage change here), on webgpu."""
-    page = Playground(webgpu_browser, server_url)
+    """A page of its own (its editor, Output log and localStorage change here), on webgpu (its readbacks await the
+    GPU)."""
+    page = Playground(webgpu_browser, server_url + WEBGPU)
     assert page.backend == "webgpu", page.info
     yield page
     page.close()

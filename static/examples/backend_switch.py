@@ -1,5 +1,5 @@
-# Switch backends and warm up: the same code on numpy and on webgpu. pe.warmup compiles the GPU pipelines a
-# function needs ahead of time, so its first real run compiles none (the counter stays put).
+# Switch backends and warm up: the same code on numpy, on wasm (our SIMD kernels) and on webgpu. pe.warmup compiles
+# the GPU pipelines a function needs ahead of time, so its first real run compiles none (the counter stays put).
 import time
 
 
@@ -9,13 +9,13 @@ def step(x, w):
 
 original = pe.get_backend()
 result = {}
-for backend in ["numpy", "webgpu"]:
+for backend in ["numpy", "wasm", "webgpu"]:
     if not await pe.set_backend(backend):
         print(f"{backend} is not available here:", pe.backend_info()["fallback_reason"])
         continue
     with pe.scope():
         x, w = pe.random_normal((64, 128), seed=1), pe.random_normal((128, 32), seed=2)
-        compiled = await pe.warmup(step, x, w)  # 0 on numpy: nothing to compile
+        compiled = await pe.warmup(step, x, w)  # 0 on numpy and wasm: nothing to compile
         before = pe.stats().get("pipeline_compiles", 0)
         began = time.perf_counter()
         values = await step(x, w).data()

@@ -1,0 +1,128 @@
+"""The wasm backend in the page, as a person meets it: on this machine's SwiftShader (WebGPU on the CPU) the page
+starts on our SIMD kernels by itself and its status line says why; the conformance suite passes there; a sample
+classified on wasm gets numpy's top 5 (switched through the Backend menu); fit keeps its tensor count flat; a module
+the browser cannot compile leaves the page on numpy with the reason in the status line."""
+
+import json
+import re
+
+from playwright.sync_api import expect
+from test_classify import CATS, CLASSIFY_TIMEOUT_MS
+from test_training import TRAIN
+
+SWITCH_TIMEOUT_MS = 60_000
+EPOCHS = 6
+
+
+def status(page):
+    """The page's status line, where a person reads it: the status in the page's header."""
+    return page.get_by_role("banner").get_by_role("status")
+
+
+def backend_menu(page):
+    return page.get_by_role("combobox", name="Backend")
+
+
+def switch(page, name):
+    """Pick `name` in the Backend menu; returns the status line once the page has switched (to it, or to numpy)."""
+    backend_menu(page).select_option(name)
+    expect(backend_menu(page)).to_be_enabled(timeout=SWITCH_TIMEOUT_MS)
+    expect(status(page)).to_have_text(re.compile(r"^Backend: "))
+    return status(page).inner_text()
+
+
+def test_on_swiftshader_the_page_starts_on_wasm_and_says_why(wasm_page):
+    page, info = wasm_page.page, wasm_page.info
+    assert info["backend"] == "wasm" and info["adapter"] is None and info["fallback_reason"] is None, info
+    assert info["details"]["native_kernels"] and info["details"]["module_bytes"] > 0
+    line = status(page).inner_text()
+    assert line.startswith("Backend: wasm · "), line
+    assert line.endswith(
+        " — WebGPU here is SwiftShader, a CPU renderer; our SIMD kernels are faster. Switch in the Backend menu."
+    ), line
+    assert backend_menu(page).input_value() == "wasm"
+    assert backend_menu(page).get_by_role("option").all_inner_texts() == ["webgpu", "wasm", "numpy"]
+    # no WebGPU work at boot: the classifier's pipelines were neither listed nor compiled ahead
+    assert not [r.url for r in wasm_page.requests if "/pipelines/" in r.url]
+    assert wasm_page.run("import js; js.peBridge.precompiled().to_py()")["listed"] == 0
+    # the SIMD module compiled under the page's CSP ('wasm-unsafe-eval', which Pyodide needs anyway)
+    assert not [line for line in wasm_page.console if "Content Security Policy" in line], wasm_page.console
+
+
+def test_the_conformance_suite_passes_on_wasm_in_the_page(wasm_page):
+    report = wasm_page.run(
+        """
+        import time
+        from py_engine.testing.conformance import all_cases, run_suite
+        started = time.perf_counter()
+        report = await run_suite("wasm")
+        {**report, "total": len(all_cases()), "seconds": time.perf_counter() - started, "backend": pe.get_backend()}
+        """,
+        timeout_s=600,
+    )
+    print(f"wasm conformance in the page: {report['passed']}/{report['total']} passed in {report['seconds']:.0f} s")
+    assert report["total"] > 1000 and report["backend"] == "wasm"
+    assert report["failed"] == {}, json.dumps(report["failed"], indent=1)[:20000]
+    assert report["passed"] == report["total"]
+
+
+def test_a_sample_classified_on_wasm_gets_numpys_top_5(wasm_page):
+    page = wasm_page.page
+    panel = page.get_by_role("region", name="Classify an image")
+
+    def classify_the_cat(backend):
+        panel.get_by_role("button", name="Cat (PNG)").click()
+        timing = panel.get_by_text(re.compile(rf"^{backend}: preprocess "))
+        expect(timing).to_be_visible(timeout=CLASSIFY_TIMEOUT_MS)
+        rows = panel.get_by_role("list").get_by_role("listitem").all_inner_texts()
+        top = page.evaluate("playground.lastClassification.top")
+        return [re.sub(r": [\d.]+%$", "", row) for row in rows], top, timing.inner_text()
+
+    rows, on_wasm, timing = classify_the_cat("wasm")
+    assert on_wasm[0]["index"] in CATS and len(rows) == 5, rows
+    # wasm computes in forward and reads back from the host, as numpy does: no GPU work waits in the readback
+    assert " · readback " in timing and "GPU" not in timing, timing
+    assert switch(page, "numpy").startswith("Backend: numpy")
+    rows_on_numpy, on_numpy, _ = classify_the_cat("numpy")
+    assert rows == rows_on_numpy
+    assert max(abs(a["probability"] - b["probability"]) for a, b in zip(on_wasm, on_numpy)) < 1e-3
+    assert switch(page, "wasm").startswith("Backend: wasm")
+
+
+def test_fit_on_wasm_learns_with_a_flat_tensor_count(wasm_page):
+    result = wasm_page.run(TRAIN.replace("EPOCHS", str(EPOCHS)))
+    assert result["backend"] == "wasm"
+    loss = result["history"]["loss"]
+    assert loss[-1] < 0.5 * loss[0], loss
+    events = [e for e in wasm_page.page.evaluate("playground.events('training')") if e["kind"] == "epoch"][-EPOCHS:]
+    assert [e["epoch"] for e in events] == list(range(EPOCHS))
+    tensors = [e["memory"]["num_tensors"] for e in events]
+    assert len(set(tensors[1:])) == 1, tensors
+    assert result["after"] == result["before"] + result["slots"]  # the optimizer's slots, nothing else
+    assert result["disposed"] == result["before"] - result["weights"]
+
+
+def test_a_module_that_does_not_compile_leaves_numpy_with_the_reason_in_the_status_line(wasm_page):
+    """The module ships in the engine wheel; cut short, it is what a browser that cannot compile it sees."""
+    page = wasm_page.page
+    switch(page, "numpy")
+    wasm_page.run(
+        """
+        from py_engine.backends.wasm import native
+        pe.ENGINE.forget_backend("wasm")  # the next start reads the module again
+        real_module_bytes = native.module_bytes
+        native.module_bytes = lambda: real_module_bytes()[:-9]
+        """
+    )
+    try:
+        line = switch(page, "wasm")
+        assert line.startswith("Backend: numpy · "), line
+        assert " — running on numpy because backend 'wasm' could not start: " in line, line
+        assert "did not compile" in line, line
+        assert backend_menu(page).input_value() == "numpy"
+        started, reason = wasm_page.run('[await pe.set_backend("wasm"), pe.backend_info()["fallback_reason"]]')
+        assert started is False and "did not compile" in reason, reason
+    finally:
+        wasm_page.run("native.module_bytes = real_module_bytes")
+    line = switch(page, "wasm")
+    assert line.startswith("Backend: wasm · ") and "numpy" not in line, line
