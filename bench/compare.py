@@ -4,14 +4,17 @@
     .venv/bin/python bench/compare.py --runs 20 --out /tmp/compare.json --url http://127.0.0.1:8000/
 
 Batch 1, a [1, 224, 224, 3] input of zeros, the forward pass to the top-5 (softmax and top-k included):
-- ours, in the playground page (?backend=webgpu, then numpy; Pyodide in the worker), through the page's classifier:
-  load (model.json, shards, checks), warm-up (batch-norm folding and pipeline compiles: the page's), first run
-  (it records the captured forward pass), then the median of --runs warm runs, captured (pe.capture: one bridge
+- ours, in the playground page (?backend=webgpu, then wasm, then numpy; Pyodide in the worker), through the page's
+  classifier: load (model.json, shards, checks), warm-up (batch-norm folding and pipeline compiles: the page's), first
+  run (it records the captured forward pass), then the median of --runs warm runs, captured (pe.capture: one bridge
   call per run, as the page classifies) and uncaptured (an op at a time);
 - TF.js (npm, pinned bench-only in bench/tfjs/, `npm ci --prefix bench/tfjs --ignore-scripts` first) on webgpu,
-  wasm and cpu, in a blank page of the playground server's origin: tf.loadLayersModel of OUR converted model from
-  the server's /models, so both run the same weights; warm-up is a first predict (its shaders
-  compile there), then a first run and the median of --runs warm runs;
+  wasm (its SIMD build, one thread), wasm threaded (its threaded SIMD build, one thread per logical core: TF.js would
+  take half of navigator.hardwareConcurrency, so that page reports twice the cores it has) and cpu, in a blank page of
+  the playground server's origin, cross-origin isolated as the playground page is (its COOP/COEP headers; only then
+  has TF.js's wasm backend threads): tf.loadLayersModel of OUR converted model from the server's /models, so both
+  run the same weights; warm-up is a first predict (its shaders compile there), then a first run and the median of
+  --runs warm runs;
 - the roofline: a 1024x1024x1024 float32 matmul in the same page on the same adapter, through the page's bridge
   (pe.matmul's WGSL GEMM, both variants: register-blocked and tiled; the best counts), in GFLOP/s and as the time
   EfficientNet-Lite0's multiply-adds (counted from the forward pass's kernels) would take at that rate. The variant
@@ -56,6 +59,16 @@ TFJS_FILES = "tfjs-compare/"  # + a path under bench/tfjs/node_modules/@tensorfl
 TFJS_SCRIPTS = ["tfjs/dist/tf.min.js", "tfjs-backend-webgpu/dist/tf-backend-webgpu.min.js"]
 TFJS_SCRIPTS += ["tfjs-backend-wasm/dist/tf-backend-wasm.min.js"]
 TFJS_WASM = "tfjs-backend-wasm/dist/"
+# The playground server's headers (app/page.py): TF.js's page is cross-origin isolated as ours is, which gives it
+# SharedArrayBuffer and so its wasm backend's threads
+ISOLATED = {"Cross-Origin-Opener-Policy": "same-origin", "Cross-Origin-Embedder-Policy": "require-corp"}
+# label: (TF.js backend, whether its wasm backend may use threads)
+TFJS_PARTS = {
+    "TF.js webgpu": ("webgpu", False),
+    "TF.js wasm": ("wasm", False),
+    "TF.js wasm threaded": ("wasm", True),
+    "TF.js cpu": ("cpu", False),
+}
 
 # Runs in the playground page (`pe` and `np` predefined); its last expression is the result.
 OURS = (
@@ -141,8 +154,13 @@ result
 """
 )
 
-TFJS_MEASURE = """async ([modelUrl, wasmPath, backend, runs]) => {
-  if (backend === "wasm") tf.wasm.setWasmPaths(wasmPath);
+TFJS_MEASURE = """async ([modelUrl, wasmPath, backend, threaded, runs]) => {
+  if (backend === "wasm") {
+    tf.wasm.setWasmPaths(wasmPath);
+    // in an isolated page TF.js takes its threaded build; unthreaded, its SIMD build (one thread)
+    if (threaded) tf.wasm.setThreadsCount(window.logicalCores);
+    else tf.env().set("WASM_HAS_MULTITHREAD_SUPPORT", false);
+  }
   if (!(await tf.setBackend(backend))) throw new Error(`TF.js could not start its ${backend} backend`);
   await tf.ready();
   const timed = async (model, x) => {  // ms from predict to the top-5 read back, and the top-1 class
@@ -173,7 +191,8 @@ TFJS_MEASURE = """async ([modelUrl, wasmPath, backend, runs]) => {
     load_ms, warmup_ms, first_ms, cold_ms, top1, runs, version: tf.version.tfjs,
     warm_ms: warm.length % 2 ? warm[mid] : (warm[mid - 1] + warm[mid]) / 2,
     ...(backend === "wasm" ? { simd: await env.getAsync("WASM_HAS_SIMD_SUPPORT"),
-                              threads: await env.getAsync("WASM_HAS_MULTITHREAD_SUPPORT") } : {}),
+                              threads: await env.getAsync("WASM_HAS_MULTITHREAD_SUPPORT"),
+                              threads_count: tf.wasm.getThreadsCount() } : {}),
   };
 }"""
 
@@ -219,18 +238,32 @@ def ours_repeat_visit(playwright, url, runs):
 STORED_TIMEOUT_MS = 120_000  # idle 3 s, then a Pyodide snapshot made in a worker of its own
 
 
-def tfjs(browser, url, backend, runs):
+# TF.js's wasm backend caps its threads at half of navigator.hardwareConcurrency (it takes two logical cores for one
+# physical core), at most 8: the threaded run's page reports twice the logical cores it has and asks for one thread
+# per logical core (on 2 cores TF.js would run 1 thread).
+ALL_CORES = """
+window.logicalCores = navigator.hardwareConcurrency;
+Object.defineProperty(Navigator.prototype, "hardwareConcurrency", { get: () => 2 * window.logicalCores });
+"""
+
+
+def tfjs(browser, url, backend, threaded, runs):
     context = browser.new_context()
     try:
         page = context.new_page()
-        page.route(url + TFJS_PAGE, lambda route: route.fulfill(content_type="text/html", body="<!doctype html>"))
+        if threaded:
+            page.add_init_script(ALL_CORES)
+        page.route(
+            url + TFJS_PAGE,
+            lambda route: route.fulfill(content_type="text/html", headers=ISOLATED, body="<!doctype html>"),
+        )
         page.route(
             url + TFJS_FILES + "**", lambda route: route.fulfill(path=TFJS / route.request.url[len(url + TFJS_FILES) :])
         )
         page.goto(url + TFJS_PAGE)
         for script in TFJS_SCRIPTS:
             page.add_script_tag(path=TFJS / script)
-        return page.evaluate(TFJS_MEASURE, [url + MODEL_JSON, url + TFJS_FILES + TFJS_WASM, backend, runs])
+        return page.evaluate(TFJS_MEASURE, [url + MODEL_JSON, url + TFJS_FILES + TFJS_WASM, backend, threaded, runs])
     finally:
         context.close()
 
@@ -238,20 +271,20 @@ def tfjs(browser, url, backend, runs):
 def measure(playwright, browser, url, args):
     """(machine, results, failures): a TF.js backend that cannot run this model here is a failure, not the end."""
     results, failures = {}, {}
-    for backend in ("webgpu", "numpy"):
+    for backend in ("webgpu", "wasm", "numpy"):
         results[f"ours {backend}"] = ours(browser, url, backend, args.runs)
         progress(f"ours {backend}", results[f"ours {backend}"])
     results[REPEAT] = ours_repeat_visit(playwright, url, args.runs)
     progress(REPEAT, results[REPEAT])
-    for backend in ("webgpu", "wasm", "cpu"):
+    for label, (backend, threaded) in TFJS_PARTS.items():
         runs = args.cpu_runs if backend == "cpu" else args.runs
         try:
-            results[f"TF.js {backend}"] = tfjs(browser, url, backend, runs)
+            results[label] = tfjs(browser, url, backend, threaded, runs)
         except PlaywrightError as error:
-            failures[f"TF.js {backend}"] = error.message.splitlines()[0]
-            print(f"TF.js {backend}: failed: {failures[f'TF.js {backend}']}", file=sys.stderr, flush=True)
+            failures[label] = error.message.splitlines()[0]
+            print(f"{label}: failed: {failures[label]}", file=sys.stderr, flush=True)
             continue
-        progress(f"TF.js {backend}", results[f"TF.js {backend}"])
+        progress(label, results[label])
     machine = {"chromium": browser.version, "cpu_cores": os.cpu_count(), "adapter": results["ours webgpu"]["adapter"]}
     for r in results.values():
         r.pop("adapter", None)
@@ -274,6 +307,8 @@ def ratios(results):
     roof_ms = roofline(results)[2]
     pairs = [
         ("ours webgpu", "TF.js webgpu"),
+        ("ours wasm", "TF.js wasm"),
+        ("ours wasm", "TF.js wasm threaded"),
         ("ours numpy", "TF.js wasm"),
         ("ours numpy", "TF.js cpu"),
     ]
@@ -308,6 +343,8 @@ def print_report(machine, results, ratio_lines):
     for label, r in results.items():
         cells = "".join(f"{r[k]:9.0f}" for k in ("warm_ms", "load_ms", "warmup_ms", "first_ms", "cold_ms"))
         extra = f"   uncaptured {r['warm_uncaptured_ms']:.0f}" if "warm_uncaptured_ms" in r else ""
+        if "threads_count" in r:  # TF.js's wasm backend: which build ran
+            extra += f"   SIMD {r['simd']}, threads {r['threads_count']}"
         print(f"  {label:{width}s}{cells}{extra}   n={r['runs']}")
     gpu = results["ours webgpu"]
     variant, _, roof_ms = roofline(results)
