@@ -4,8 +4,9 @@ from their own response): what Pyodide needs and nothing else. Each source, and 
 - default-src 'none': start from nothing; every kind of load below is opened on purpose.
 - script-src 'self': the page's external scripts, the worker script, and pyodide.js / pyodide.asm.js,
   which the worker loads from /pyodide/. No 'unsafe-inline': the page has no inline scripts.
-  'wasm-unsafe-eval': WebAssembly.compile/instantiate of pyodide.asm.wasm and of the compiled
-  extension modules in package wheels (numpy's .so files); it allows wasm only, not JS eval.
+  'wasm-unsafe-eval': WebAssembly.compile/instantiate of pyodide.asm.wasm, of the compiled
+  extension modules in package wheels (numpy's .so files) and of the wasm backend's SIMD kernels
+  (py_engine/backends/wasm/kernels.wasm, from the engine wheel); it allows wasm only, not JS eval.
   Pyodide 0.27.7 needs no 'unsafe-eval' (checked in headless Chromium: boot, loadPackage numpy,
   the engine wheel unpacked, import py_engine, a memory snapshot restored, with no violation reported).
   With a CDN configured, its origin too, for pyodide.js and pyodide.asm.js.

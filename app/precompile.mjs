@@ -38,6 +38,10 @@ sys.path.insert(0, "/home/pyodide")
 # found every standard-library module it imported in the archive)
 import playground, playground_run
 import py_engine.browser, py_engine.io.load, py_engine.models
+# ...and what starting the wasm backend imports (reading its module from the wheel, its self-test), which the page
+# starts on without WebGPU or on WebGPU on the CPU (static/bridge.js, preferredBackend)
+from py_engine.backends.wasm import WasmBackend
+WasmBackend()
 
 SITE = ${JSON.stringify(site)}
 sources = {str(f.locate()) for f in importlib.metadata.files("py_engine") if f.suffix == ".py"}
