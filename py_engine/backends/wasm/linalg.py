@@ -9,6 +9,8 @@ from ..numpy.linalg import _batch_matmul as numpy_batch_matmul
 from . import native
 from .native import F32, address
 
+# below this many multiply-adds (about) numpy's product is quicker than packing B and calling the module
+SMALL_PRODUCT = 16384
 # the epilogue a GEMM or a convolution applies itself (kernels.c ACT_*)
 ACTIVATIONS = {"linear": 0, "relu": 1, "relu6": 2}
 
@@ -45,12 +47,12 @@ def gemm(a, packed, m, n, k, c, *, transposed_a=False, bias=None, activation=0, 
 
 def _batch_matmul(a, b, transpose_a, transpose_b):
     """a @ b with batch dimensions broadcast; native for float32 when each side's batch is the whole batch or one."""
-    if a.dtype != F32 or b.dtype != F32 or 0 in a.shape or 0 in b.shape:
+    n = b.shape[-2] if transpose_b else b.shape[-1]
+    if a.dtype != F32 or b.dtype != F32 or a.size * n < SMALL_PRODUCT or 0 in b.shape:
         return numpy_batch_matmul(a, b, transpose_a, transpose_b)
     a, b = native.f32(a), native.f32(b)
     (ar, ac), (br, bc) = a.shape[-2:], b.shape[-2:]
     m, k = (ac, ar) if transpose_a else (ar, ac)
-    n = br if transpose_b else bc
     batch = np.broadcast_shapes(a.shape[:-2], b.shape[:-2])
     count, a_count, b_count = math.prod(batch), math.prod(a.shape[:-2]), math.prod(b.shape[:-2])
     out = native.out((*batch, m, n))
