@@ -489,13 +489,18 @@
       row.textContent = `${label} (${index}): ${(probability * 100).toFixed(1)}%`;
       return row;
     }));
-    // On a GPU, forward only records the dispatches; the readback waits for the GPU to run them. numpy and wasm
-    // compute on the host in forward: their readback is a copy.
-    const readback = backend === "webgpu" ? "readback (with the GPU's work)" : "readback";
+    // On a GPU, forward only records the dispatches; the readback waits for the GPU to run them, and loading the
+    // model waits for its pipelines' compiles (the warm-up). numpy and wasm compute on the host in forward: their
+    // readback is a copy, and they compile nothing.
+    const onGpu = backend === "webgpu";
+    const readback = onGpu ? "readback (with the GPU's work)" : "readback";
     let text = `${backend}: preprocess ${ms(t.preprocess_ms)} · forward ${ms(t.forward_ms)} · ${readback} ${ms(t.readback_ms)}`;
     const { original: o, uploaded: u } = image;
     if (o.width !== u.width) text = `${o.width}x${o.height} shrunk to ${u.width}x${u.height} · ` + text;
-    if (load && !load.cached) text += ` · model loaded in ${ms(load.load_ms)} (weights downloaded in ${ms(load.download_ms)}), warm-up ${ms(load.warmup_ms)}`;
+    if (load && !load.cached) {
+      text += ` · model loaded in ${ms(load.load_ms)} (weights downloaded in ${ms(load.download_ms)})`;
+      if (onGpu) text += `, warm-up ${ms(load.warmup_ms)}`;
+    }
     ui.classify.status.textContent = text;
   }
 
