@@ -1,7 +1,7 @@
 """Make the README's picture of the playground: docs/playground.png.
 
 Starts the real server (as the e2e tests do, with the converted EfficientNet-Lite0), opens the page in headless
-Chromium with WebGPU, runs the gallery's training example (its live charts) and its leaking one, lists the live
+Chromium with WebGPU (on a machine without a GPU that is SwiftShader, so the page starts on wasm), runs the gallery's training example (its live charts) and its leaking one, lists the live
 tensors in the Memory lab, runs an example in the editor, classifies the cat sample, and saves the whole page.
 
     .venv/bin/python scripts/screenshot.py [--out docs/playground.png] [--url http://127.0.0.1:8000/]
