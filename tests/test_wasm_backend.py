@@ -75,8 +75,8 @@ NATIVE = {
     "Abs", "ActivationGrad", "Add", "AvgPool", "BatchMatMul", "Conv2D", "Conv2DBackpropFilter",
     "Conv2DBackpropInput", "DepthwiseConv2dNative", "DepthwiseConv2dNativeBackpropFilter",
     "DepthwiseConv2dNativeBackpropInput", "FusedConv2D", "FusedDepthwiseConv2D", "FusedElementwise", "MaxPool",
-    "MaxPoolGrad", "Maximum", "Minimum", "Mul", "Neg", "RealDiv", "Relu", "Relu6", "Sqrt", "Square",
-    "SquaredDifference", "Sub",
+    "MaxPoolGrad", "Maximum", "Mean", "Minimum", "Mul", "Neg", "RealDiv", "Relu", "Relu6", "Sqrt", "Square",
+    "SquaredDifference", "Sub", "Sum",
 }  # fmt: skip
 
 
@@ -342,3 +342,15 @@ def test_binary_ops_with_a_scalar_or_a_bias_agree(node, op, shape, other, seed):
     shape = tuple(shape)
     b = {"same": shape, "scalar": (), "row": shape[-1:]}[other]
     _agree(node, _spec(op, seed, [shape, b], {}, lambda *_: shape, grad=False), backends=("numpy",))
+
+
+@FAST
+@given(
+    op=st.sampled_from(["sum", "mean"]), shape=st.lists(st.integers(1, 9), min_size=1, max_size=4),
+    data=st.data(), keepdims=st.booleans(), seed=st.integers(0, 2**16),
+)  # fmt: skip
+def test_sums_and_means_agree(node, op, shape, data, keepdims, seed):
+    axes = sorted(data.draw(st.sets(st.integers(0, len(shape) - 1), min_size=1)))
+    kept = [1 if i in axes else d for i, d in enumerate(shape) if keepdims or i not in axes]
+    kwargs = {"axis": axes, "keepdims": keepdims}
+    _agree(node, _spec(op, seed, [tuple(shape)], kwargs, lambda *_: tuple(kept)), backends=("numpy",))

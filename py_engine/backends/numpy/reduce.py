@@ -40,9 +40,13 @@ def _top_k(x, k):
     return np.take_along_axis(x, indices, -1), indices.astype(np.int32)
 
 
+def _sum(x, axis, keepdims):
+    return np.add.reduce(x, axis, _acc(x), keepdims=keepdims)
+
+
 # ufunc.reduce, not np.sum & co (here and above): their NaN/overflow warnings would come from numpy's own modules,
 # which the backend's warning filter (for its kernel modules) does not cover.
-register_kernel("Sum", "numpy", lambda x, axis, keepdims: np.add.reduce(x, axis, _acc(x), keepdims=keepdims))
+register_kernel("Sum", "numpy", _sum)
 register_kernel("Prod", "numpy", lambda x, axis, keepdims: np.multiply.reduce(x, axis, _acc(x), keepdims=keepdims))
 register_kernel("Mean", "numpy", _mean)
 register_kernel("Max", "numpy", lambda x, axis, keepdims: np.maximum.reduce(x, axis, keepdims=keepdims))

@@ -73,4 +73,4 @@ def _self_test():
             raise BackendError(f"the wasm kernels' self-test failed: {name} differs from numpy; running on numpy")
 
 
-from . import linalg, math, nn  # noqa: E402,F401 - registers the kernels
+from . import linalg, math, nn, reduce  # noqa: E402,F401 - registers the kernels

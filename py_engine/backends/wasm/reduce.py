@@ -1,0 +1,52 @@
+"""Sums and means over an array's leading axes on the SIMD module: a bias's gradient (dy summed over batch and
+pixels) and a global average pool. Other reductions, and small arrays, run the numpy backend's kernels."""
+
+import math
+
+import numpy as np
+
+from ...kernels import register_kernel
+from ..numpy.reduce import _mean, _sum
+from . import native
+from .math import SMALL
+from .native import F32, address
+
+
+def _leading(x, axis):
+    """(rows, columns) when `axis` (sorted) reduces x's leading axes (axes of length 1 before them count as leading)
+    and not its last, so x is a [rows, columns] matrix summed down its columns; None otherwise. (Along its last axis
+    numpy sums pairwise, in another order.)"""
+    if x.dtype != F32 or x.size < SMALL or not axis:
+        return None
+    first, last = axis[0], axis[-1]
+    if last == x.ndim - 1 or list(axis) != list(range(first, last + 1)) or any(d != 1 for d in x.shape[:first]):
+        return None
+    rows = math.prod(x.shape[: last + 1])
+    return rows, x.size // rows
+
+
+def _sum_rows(x, axis, keepdims, divide=False):
+    """The sum (or mean) down x's leading axes on the module; None where it does not apply."""
+    leading = _leading(x, axis)
+    if leading is None:
+        return None
+    rows, columns = leading
+    x, out = native.f32(x), native.out(columns)
+    native.exports.sum_rows(address(x, x.size), rows, columns, address(out, columns))
+    if divide:
+        out /= np.float32(rows)
+    return out.reshape([1 if i in axis else d for i, d in enumerate(x.shape) if keepdims or i not in axis])
+
+
+def _sum_kernel(x, axis, keepdims):
+    out = _sum_rows(x, axis, keepdims)
+    return _sum(x, axis, keepdims) if out is None else out
+
+
+def _mean_kernel(x, axis, keepdims):
+    out = _sum_rows(x, axis, keepdims, divide=True)
+    return _mean(x, axis, keepdims) if out is None else out
+
+
+register_kernel("Sum", "wasm", _sum_kernel)
+register_kernel("Mean", "wasm", _mean_kernel)
