@@ -182,6 +182,14 @@ def open_playground(opener, url, backend="webgpu"):
     return page, info
 
 
+def open_settled_playground(opener, url, backend, timeout_ms=120_000):
+    """open_playground, returned once the page has stored what its next boot takes (wait_until_stored): a first
+    visit makes its Pyodide snapshot in a worker of its own once idle, which would take a core from what is timed."""
+    page, info = open_playground(opener, url, backend)
+    wait_until_stored(page, timeout_ms)
+    return page, info
+
+
 def run_python(page, code):
     """What `code` returned, run in the playground `page` (`pe` and `np` predefined; its last expression)."""
     return page.evaluate("code => playground.runPython(code)", code)
