@@ -152,22 +152,56 @@ EXPORT(gemm)(const f32 *a, int sai, int sak, const f32 *bp, f32 *c, int ldc, int
 // Output pixel r (of n*OH*OW, row-major) gets row r of the patch matrix: its window's pixels in the filter's
 // (kh, kw, c) order, zeros where the window leaves the image.
 
-INLINE void patch_row(const f32 *x, const int *s, int r, f32 *row) {
-  int H = s[0], W = s[1], C = s[2], OH = s[3], OW = s[4], KH = s[5], KW = s[6];
-  int ow = r % OW, t = r / OW, oh = t % OH, n = t / OH;
-  const f32 *image = x + (long)n * H * W * C;
-  for (int kh = 0; kh < KH; kh++) {
-    int ih = oh * s[7] - s[11] + kh * s[9];
-    for (int kw = 0; kw < KW; kw++) {
-      int iw = ow * s[8] - s[12] + kw * s[10];
-      f32 *dst = row + (kh * KW + kw) * C;
-      if (ih < 0 || ih >= H || iw < 0 || iw >= W) {
-        for (int c = 0; c < C; c++) dst[c] = 0.0f;
-      } else {
-        const f32 *src = image + ((long)ih * W + iw) * C;
-        int c = 0;
-        for (; c + 4 <= C; c += 4) wasm_v128_store(dst + c, wasm_v128_load(src + c));
-        for (; c < C; c++) dst[c] = src[c];
+// An output pixel's place (image n, row oh, column ow), stepped along the rows in order: no division per pixel.
+typedef struct {
+  int n, oh, ow;
+} pixel;
+
+INLINE pixel pixel_of(const int *s, int r) {
+  int OH = s[3], OW = s[4];
+  pixel p = {r / OW / OH, r / OW % OH, r % OW};
+  return p;
+}
+
+INLINE void next_pixel(const int *s, pixel *p) {
+  if (++p->ow == s[4]) {
+    p->ow = 0;
+    if (++p->oh == s[3]) p->oh = 0, p->n++;
+  }
+}
+
+INLINE void copy(f32 *dst, const f32 *src, int n) {
+  int c = 0;
+  for (; c + 4 <= n; c += 4) wasm_v128_store(dst + c, wasm_v128_load(src + c));
+  for (; c < n; c++) dst[c] = src[c];
+}
+
+INLINE void add_into(f32 *dst, const f32 *src, int n) {
+  int c = 0;
+  for (; c + 4 <= n; c += 4) wasm_v128_store(dst + c, wasm_f32x4_add(wasm_v128_load(dst + c), wasm_v128_load(src + c)));
+  for (; c < n; c++) dst[c] += src[c];
+}
+
+INLINE void patch_row(const f32 *x, const int *s, pixel p, f32 *row) {
+  int H = s[0], W = s[1], C = s[2], KH = s[5], KW = s[6], dw = s[10];
+  int iw0 = p.ow * s[8] - s[12];
+  // without dilation, a window row inside the image is KW * C contiguous floats: one copy, not KW (C may be 1)
+  int whole = dw == 1 && iw0 >= 0 && iw0 + KW <= W;
+  const f32 *image = x + (long)p.n * H * W * C;
+  for (int kh = 0; kh < KH; kh++, row += KW * C) {
+    int ih = p.oh * s[7] - s[11] + kh * s[9];
+    if (ih < 0 || ih >= H) {
+      for (int c = 0; c < KW * C; c++) row[c] = 0.0f;
+    } else if (whole) {
+      copy(row, image + ((long)ih * W + iw0) * C, KW * C);
+    } else {
+      for (int kw = 0; kw < KW; kw++) {
+        int iw = iw0 + kw * dw;
+        if (iw < 0 || iw >= W) {
+          for (int c = 0; c < C; c++) row[kw * C + c] = 0.0f;
+        } else {
+          copy(row + kw * C, image + ((long)ih * W + iw) * C, C);
+        }
       }
     }
   }
@@ -180,7 +214,8 @@ EXPORT(conv2d)(const f32 *x, const int *s, int rows, const f32 *wp, int O, const
   int K = s[5] * s[6] * s[2];
   for (int r0 = 0; r0 < rows; r0 += block) {
     int n = rows - r0 < block ? rows - r0 : block;
-    for (int r = 0; r < n; r++) patch_row(x, s, r0 + r, scratch + (long)r * K);
+    pixel p = pixel_of(s, r0);
+    for (int r = 0; r < n; r++, next_pixel(s, &p)) patch_row(x, s, p, scratch + (long)r * K);
     gemm(scratch, K, 1, wp, out + (long)r0 * O, O, n, O, K, bias, 0, act);
   }
 }
@@ -192,7 +227,8 @@ EXPORT(conv2d_filter_grad)(const f32 *x, const int *s, int rows, const f32 *dy, 
   int K = s[5] * s[6] * s[2];
   for (int r0 = 0; r0 < rows; r0 += block) {
     int n = rows - r0 < block ? rows - r0 : block;
-    for (int r = 0; r < n; r++) patch_row(x, s, r0 + r, scratch + (long)r * K);
+    pixel p = pixel_of(s, r0);
+    for (int r = 0; r < n; r++, next_pixel(s, &p)) patch_row(x, s, p, scratch + (long)r * K);
     pack_b(dy + (long)r0 * O, n, O, O, 1, packed);
     gemm(scratch, 1, K, packed, dw, O, K, O, n, 0, dw, ACT_LINEAR);
   }
@@ -202,27 +238,26 @@ EXPORT(conv2d_filter_grad)(const f32 *x, const int *s, int rows, const f32 *dy, 
 // wtp: W^T packed (pack_b with sbk = 1, sbj = O).
 EXPORT(conv2d_input_grad)(const f32 *dy, const int *s, int rows, const f32 *wtp, int O, f32 *dx, f32 *scratch,
                               int block) {
-  int H = s[0], W = s[1], C = s[2], OH = s[3], OW = s[4], KH = s[5], KW = s[6];
+  int H = s[0], W = s[1], C = s[2], KH = s[5], KW = s[6], dw = s[10];
   int K = KH * KW * C;
   for (int r0 = 0; r0 < rows; r0 += block) {
     int n = rows - r0 < block ? rows - r0 : block;
     gemm(dy + (long)r0 * O, O, 1, wtp, scratch, K, n, K, O, 0, 0, ACT_LINEAR);
-    for (int r = 0; r < n; r++) {
-      int rr = r0 + r, ow = rr % OW, t = rr / OW, oh = t % OH, b = t / OH;
-      f32 *image = dx + (long)b * H * W * C;
+    pixel p = pixel_of(s, r0);
+    for (int r = 0; r < n; r++, next_pixel(s, &p)) {
+      int iw0 = p.ow * s[8] - s[12], whole = dw == 1 && iw0 >= 0 && iw0 + KW <= W;  // as in patch_row
+      f32 *image = dx + (long)p.n * H * W * C;
       const f32 *row = scratch + (long)r * K;
-      for (int kh = 0; kh < KH; kh++) {
-        int ih = oh * s[7] - s[11] + kh * s[9];
+      for (int kh = 0; kh < KH; kh++, row += KW * C) {
+        int ih = p.oh * s[7] - s[11] + kh * s[9];
         if (ih < 0 || ih >= H) continue;
+        if (whole) {
+          add_into(image + ((long)ih * W + iw0) * C, row, KW * C);
+          continue;
+        }
         for (int kw = 0; kw < KW; kw++) {
-          int iw = ow * s[8] - s[12] + kw * s[10];
-          if (iw < 0 || iw >= W) continue;
-          f32 *dst = image + ((long)ih * W + iw) * C;
-          const f32 *src = row + (kh * KW + kw) * C;
-          int c = 0;
-          for (; c + 4 <= C; c += 4)
-            wasm_v128_store(dst + c, wasm_f32x4_add(wasm_v128_load(dst + c), wasm_v128_load(src + c)));
-          for (; c < C; c++) dst[c] += src[c];
+          int iw = iw0 + kw * dw;
+          if (iw >= 0 && iw < W) add_into(image + ((long)ih * W + iw) * C, row + kw * C, C);
         }
       }
     }
