@@ -75,7 +75,7 @@ NATIVE = {
     "Abs", "ActivationGrad", "Add", "AvgPool", "BatchMatMul", "Conv2D", "Conv2DBackpropFilter",
     "Conv2DBackpropInput", "DepthwiseConv2dNative", "DepthwiseConv2dNativeBackpropFilter",
     "DepthwiseConv2dNativeBackpropInput", "FusedConv2D", "FusedDepthwiseConv2D", "FusedElementwise", "MaxPool",
-    "MaxPoolGrad", "Maximum", "Mean", "Minimum", "Mul", "Neg", "RealDiv", "Relu", "Relu6", "Sqrt", "Square",
+    "MaxPoolGrad", "Maximum", "Mean", "Minimum", "Mul", "Neg", "RealDiv", "Relu", "Relu6", "Sigmoid", "Sqrt", "Square",
     "SquaredDifference", "Sub", "Sum",
 }  # fmt: skip
 
@@ -354,3 +354,15 @@ def test_sums_and_means_agree(node, op, shape, data, keepdims, seed):
     kept = [1 if i in axes else d for i, d in enumerate(shape) if keepdims or i not in axes]
     kwargs = {"axis": axes, "keepdims": keepdims}
     _agree(node, _spec(op, seed, [tuple(shape)], kwargs, lambda *_: tuple(kept)), backends=("numpy",))
+
+
+@FAST
+@given(
+    op=st.sampled_from(["sigmoid", "relu", "relu6", "neg", "abs", "square"]),
+    shape=st.lists(st.integers(1, 23), min_size=1, max_size=3), scale=st.sampled_from([1.0, 30.0]),
+    seed=st.integers(0, 2**16),
+)  # fmt: skip
+def test_unary_ops_and_their_gradients_agree(node, op, shape, scale, seed):
+    spec = _spec(op, seed, [tuple(shape)], {}, lambda *_: tuple(shape))
+    spec["inputs"][0][1] = [v * scale for v in spec["inputs"][0][1]]  # sigmoid's tails: e^-x over and under 1
+    _agree(node, spec, backends=("numpy",))

@@ -19,7 +19,7 @@ SMALL = 4096
 # kernels.c's op codes
 BINARY = {"Add": 0, "Sub": 1, "Mul": 2, "RealDiv": 3, "Maximum": 4, "Minimum": 5, "SquaredDifference": 8}
 ACTIVATION_GRAD = {"relu": 6, "relu6": 7}
-UNARY = {"Relu": 0, "Relu6": 1, "Neg": 2, "Abs": 3, "Sqrt": 4, "Square": 5}
+UNARY = {"Relu": 0, "Relu6": 1, "Neg": 2, "Abs": 3, "Sqrt": 4, "Square": 5, "Sigmoid": 6}
 FUSED = {
     "Add": 0,
     "Sub": 1,

@@ -12,6 +12,7 @@ from ..numpy import nn as numpy_nn
 from ..numpy.math import _UNARY
 from . import native
 from .linalg import ACTIVATIONS, gemm, pack
+from .math import UNARY, _unary
 from .native import F32, I32, address
 
 SCRATCH = 1 << 16  # floats of patches per block (256 KiB: stays in L2 while the GEMM reads it)
@@ -33,9 +34,13 @@ def _is_plain_1x1(w_shape, strides, pad, dilations):
 
 
 def _activate(y, activation):
-    """The epilogue the module applies itself, or linear there and the numpy kernel's activation here."""
+    """The epilogue the module applies itself, or linear there and the activation's kernel after it (the module's
+    unary kernel where it has one, as for sigmoid, else numpy's)."""
     code = ACTIVATIONS.get(activation)
-    return (code, None) if code is not None else (0, _UNARY[activation.capitalize()])
+    if code is not None:
+        return code, None
+    name = activation.capitalize()
+    return 0, _unary(name) if name in UNARY else _UNARY[name]
 
 
 # ---- conv2d ------------------------------------------------------------------------------------------------------
