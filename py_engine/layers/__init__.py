@@ -8,6 +8,7 @@ from .attention import MultiHeadAttention
 from .base import CLASSES, Layer, SymbolicTensor, WeightSource
 from .bidirectional import Bidirectional
 from .convolutional import Conv2D, DepthwiseConv2D, ZeroPadding2D
+from .convolutional_variants import Conv1D, Conv2DTranspose, SeparableConv2D
 from .core import Activation, Dense, Dropout, Flatten, ReLU, Reshape, Softmax
 from .crf import CRF
 from .embedding import Embedding
@@ -43,7 +44,9 @@ __all__ = [
     "BatchNormalization",
     "Bidirectional",
     "Concatenate",
+    "Conv1D",
     "Conv2D",
+    "Conv2DTranspose",
     "Dense",
     "DepthwiseConv2D",
     "Dropout",
@@ -60,6 +63,7 @@ __all__ = [
     "PositionEmbedding",
     "ReLU",
     "Reshape",
+    "SeparableConv2D",
     "SimpleRNN",
     "SinePositionEncoding",
     "Softmax",

@@ -1,0 +1,69 @@
+// node tests/tfjs/save_layer_models.mjs OUTDIR NAME...
+// Builds the named models (MODELS below) with the real TensorFlow.js (pure JS, cpu backend), one per layer family
+// of issue 39 (Conv1D, Conv2DTranspose, SeparableConv2D, ...), gives every weight a seeded value, and writes one
+// folder per model into OUTDIR, each holding:
+// - model.json and model.weights.bin, laid out as tf.io.browserDownloads writes them (one shard, './' path);
+// - io.json: {"cases": [{"input": {shape, data}, "outputs": [{shape, data}]}]}, TF.js's predictions on inputs of
+//   several shapes (where the model leaves a dimension free) and seeds.
+import fs from 'node:fs';
+import path from 'node:path';
+import tf from '@tensorflow/tfjs';
+import {writeModel} from './write_model.mjs';
+
+const [outDir, ...names] = process.argv.slice(2);
+if (!outDir || names.length === 0) throw new Error('usage: node save_layer_models.mjs OUTDIR NAME...');
+await tf.setBackend('cpu');
+const L = tf.layers;
+
+const normal = (shape, seed) => tf.randomNormal(shape, 0, 1, 'float32', seed);
+
+// name -> () => [model, [input, ...]]
+const MODELS = {
+  conv1d() {
+    const x = tf.input({shape: [null, 3], name: 'x'});
+    const a = L.conv1d({filters: 4, kernelSize: 3, padding: 'same', activation: 'relu', name: 'same'}).apply(x);
+    const b = L.conv1d({filters: 5, kernelSize: 2, dilationRate: 2, name: 'dilated'}).apply(a);
+    const c = L.conv1d({filters: 2, kernelSize: 3, strides: 2, activation: 'tanh', useBias: false, name: 'strided'})
+      .apply(b);
+    return [tf.model({inputs: x, outputs: [b, c], name: 'conv1d'}), [normal([2, 9, 3], 1), normal([3, 12, 3], 2)]];
+  },
+  conv2d_transpose() {
+    const x = tf.input({shape: [null, null, 3], name: 'x'});
+    const a = L.conv2dTranspose({filters: 4, kernelSize: 3, strides: 2, padding: 'same', activation: 'relu', name: 'up'})
+      .apply(x);
+    const b = L.conv2dTranspose({filters: 2, kernelSize: [2, 3], strides: [1, 2], name: 'valid'}).apply(a);
+    const c = L.conv2dTranspose({filters: 3, kernelSize: 1, strides: 3, useBias: false, activation: 'sigmoid',
+      name: 'sparse'}).apply(b);
+    return [tf.model({inputs: x, outputs: [a, c], name: 'conv2d_transpose'}),
+      [normal([2, 4, 5, 3], 1), normal([1, 3, 3, 3], 2)]];
+  },
+  separable_conv2d() {
+    const x = tf.input({shape: [null, null, 3], name: 'x'});
+    const a = L.separableConv2d({filters: 4, kernelSize: 3, padding: 'same', depthMultiplier: 2, activation: 'relu',
+      name: 'sep'}).apply(x);
+    const b = L.separableConv2d({filters: 2, kernelSize: [3, 2], strides: 2, useBias: false, name: 'strided'})
+      .apply(a);
+    const c = L.separableConv2d({filters: 3, kernelSize: 2, dilationRate: 2, activation: 'tanh', name: 'dilated'})
+      .apply(a);
+    return [tf.model({inputs: x, outputs: [b, c], name: 'separable_conv2d'}),
+      [normal([2, 7, 6, 3], 1), normal([1, 9, 8, 3], 2)]];
+  },
+};
+
+async function arrayOf(t) {
+  return {shape: t.shape, data: Array.from(await t.data())};
+}
+
+for (const name of names) {
+  if (!MODELS[name]) throw new Error(`unknown model ${name}; known: ${Object.keys(MODELS).join(', ')}`);
+  const [model, inputs] = MODELS[name]();
+  model.setWeights(model.weights.map((w, seed) => tf.randomUniform(w.shape, -0.6, 0.6, 'float32', seed + 1)));
+  const folder = path.join(outDir, name);
+  await writeModel(model, folder);
+  const cases = [];
+  for (const input of inputs) {
+    const outputs = [model.predict(input)].flat();
+    cases.push({input: await arrayOf(input), outputs: await Promise.all(outputs.map(arrayOf))});
+  }
+  fs.writeFileSync(path.join(folder, 'io.json'), JSON.stringify({cases}));
+}
