@@ -24,7 +24,9 @@
 //   run()                  Promise -> {ok, ms}: runs the editor's code as the Run button does: the Output log is
 //                          cleared, shows what the code prints while it runs, then its last value (tensors as a
 //                          table with shape, dtype and statistics) or its traceback (the line is marked in the editor)
-//   running                the id of the run in progress (runPython or run), else null
+//   idle()                 Promise, resolved once no code runs and the Run button's last result is shown
+//   running                the id of the run in progress (runPython or run), else null; each change fires the DOM
+//                          event "playground:run" with {running} as `detail`
 //   setCode(text)          puts `text` in the editor as the user's code (kept across reloads); the Examples gallery
 //                          (static/examples.js) uses it
 //   stop()                 Promise -> true if a run was asked to stop: KeyboardInterrupt in the running Python, within
@@ -84,7 +86,7 @@
       file: $("classify-file"), drop: $("classify-drop"), preview: $("classify-preview"), progress: $("classify-progress"),
       status: $("classify-status"), results: $("classify-results"), samples: document.querySelectorAll("[data-sample]"),
     },
-    status: $("status"), notice: $("notice"), editor: $("editor"), code: $("code"), run: $("run"), stop: $("stop"),
+    status: $("status"), boot: $("boot-progress"), notice: $("notice"), editor: $("editor"), code: $("code"), run: $("run"), stop: $("stop"),
     share: $("share"), clear: $("clear-namespace"), restart: $("restart"), runState: $("run-state"),
     backend: $("backend"), memory: {
       tensors: $("mem-tensors"), buffers: $("mem-buffers"), bytes: $("mem-bytes"), gpu: $("mem-gpu"), pool: $("mem-pool"),
@@ -111,12 +113,14 @@
   const MAX_POSTED = 2000;
 
   let settleReady;
+  let restartedAt = null; // when Restart was pressed, while the new runtime boots
 
   const playground = {
     ready: null,
     startupCache: undefined,
     runPython: (code) => request("run", { code: String(code) }),
     run: () => runFromUI(),
+    idle: () => idle(),
     running: null,
     stop: () => stop(),
     restart: () => restart(),
@@ -179,11 +183,14 @@
       return;
     }
     switch (m.event) {
-      case "status": setStatus(m.text, ""); break;
+      case "status": showBootProgress(m); break;
       case "ready": {
         const { time_origin: workerOrigin, ...rest } = m.info;
         const info = { ...rest, ready_ms: performance.now() };
         info.timings = { worker_start_ms: workerOrigin - performance.timeOrigin, ...rest.timings };
+        if (restartedAt !== null) info.restart_ms = performance.now() - restartedAt;
+        restartedAt = null;
+        ui.boot.hidden = true;
         showInfo(info);
         playground.state = "ready";
         settleReady.resolve(info);
@@ -195,6 +202,7 @@
       case "run":
         playground.running = m.running ? m.run : null;
         setRuntimeControls();
+        window.dispatchEvent(new CustomEvent("playground:run", { detail: { running: playground.running } }));
         break;
       case "output": output.print(m.chunks, m.dropped); break;
       case "memory":
@@ -207,12 +215,7 @@
         if (m.name === "training") showTraining(m.data);
         window.dispatchEvent(new CustomEvent("playground:" + m.name, { detail: m.data }));
         break;
-      case "classifier-progress":
-        ui.classify.progress.hidden = false;
-        ui.classify.progress.max = m.total || 1;
-        ui.classify.progress.value = m.loaded;
-        ui.classify.status.textContent = `Loading EfficientNet-Lite0: ${bytes(m.loaded)} of ${bytes(m.total)}`;
-        break;
+      case "classifier-progress": showClassifierProgress(m); break;
       case "device-lost":
         playground.onDeviceLost = m.reason;
         ui.notice.textContent = `The GPU device was lost (${m.reason}). New work runs on numpy; switch back to webgpu to get a new device.`;
@@ -224,8 +227,11 @@
   // Run is offered while the runtime is ready and nothing runs; Stop while something runs.
   function setRuntimeControls() {
     const ready = playground.state === "ready";
+    const stopHadFocus = document.activeElement === ui.stop;
     ui.run.disabled = !ready || playground.running !== null;
     ui.stop.disabled = playground.running === null;
+    // a disabled button loses focus to the page's body: a keyboard user who pressed Stop continues from Run
+    if (stopHadFocus && ui.stop.disabled && !ui.run.disabled) ui.run.focus();
     ui.clear.disabled = ui.backend.disabled = !ready;
     ui.restart.disabled = playground.state === "starting";
   }
@@ -239,12 +245,16 @@
   }
 
   function restart() {
+    restartedAt = performance.now();
     worker.terminate();
     for (const { reject } of waiting.values()) reject(new Error("the Python runtime was restarted"));
     waiting.clear();
     output.note("Restarting the Python runtime: names, tensors and the classifier are gone.");
     setStatus("Restarting the Python runtime...", "");
+    clearMemory();
     startWorker();
+    // the new runtime's memory (nothing but the engine's own), and its counters for the Memory lab
+    playground.ready.then(() => request("memory")).catch(() => {});
     return playground.ready;
   }
 
@@ -259,13 +269,15 @@
     ui.status.className = "status " + kind;
   }
 
-  const ms = (x) => (x >= 1000 ? (x / 1000).toFixed(1) + " s" : Math.round(x) + " ms");
+  // 999.6 ms rounds to "1.0 s", not "1000 ms"
+  const ms = (x) => (Math.round(x) >= 1000 ? (x / 1000).toFixed(1) + " s" : Math.round(x) + " ms");
 
   function showInfo(info) {
     const parts = [`Backend: ${info.backend}`];
     if (info.adapter) parts.push(`adapter: ${[info.adapter.vendor, info.adapter.architecture, info.adapter.description].filter(Boolean).join(" ") || "unknown"}`);
     if (info.warmup_ms !== undefined) parts.push(`warm-up: ${ms(info.warmup_ms)}`);
-    if (info.ready_ms !== undefined) parts.push(`ready in ${ms(info.ready_ms)}`);
+    if (info.restart_ms !== undefined) parts.push(`restarted in ${ms(info.restart_ms)}`);
+    else if (info.ready_ms !== undefined) parts.push(`ready in ${ms(info.ready_ms)}`);
     let text = parts.join(" · ");
     if (info.fallback_reason) text += ` — running on numpy because ${info.fallback_reason}`;
     else if (info.default_reason) text += ` — ${info.default_reason}. Switch in the Backend menu.`;
@@ -275,6 +287,40 @@
   }
 
   const bytes = (n) => (n < 1024 ? n + " B" : n < 1 << 20 ? (n / 1024).toFixed(1) + " KiB" : (n / (1 << 20)).toFixed(1) + " MiB");
+
+  // The Memory panel and the lab's counters of a runtime that is gone, until the new one reports.
+  function clearMemory() {
+    playground.lastMemory = null;
+    for (const value of Object.values(ui.memory)) value.textContent = "-";
+    $("training-status").hidden = true;
+    window.dispatchEvent(new CustomEvent("playground:memory-reset"));
+  }
+
+  // The boot's phases in order (worker.js's timed() names); a boot from the cache skips some.
+  const BOOT_PHASES = ["config", "pyodide boot", "bytecode restore", "installed restore", "packages", "engine install",
+    "import", "engine start"];
+
+  function showBootProgress({ text, phase, downloaded }) {
+    const step = BOOT_PHASES.indexOf(phase);
+    ui.boot.hidden = false;
+    ui.boot.max = BOOT_PHASES.length;
+    if (step >= 0) ui.boot.value = step;
+    let line = `Starting the Python runtime: ${text}`;
+    if (downloaded) line += ` (${bytes(downloaded)} downloaded)`;
+    setStatus(line, "");
+  }
+
+  // The classifier's weights download for Classify or for Teach: the bar shows while they do, the line says when
+  // they are in (the Teach panel reports its own work).
+  function showClassifierProgress({ loaded, total }) {
+    const done = loaded >= total;
+    ui.classify.progress.hidden = done;
+    ui.classify.progress.max = total || 1;
+    ui.classify.progress.value = loaded;
+    ui.classify.status.className = "status";
+    ui.classify.status.textContent = done ? `EfficientNet-Lite0 downloaded (${bytes(total)}).`
+      : `Loading EfficientNet-Lite0: ${bytes(loaded)} of ${bytes(total)}`;
+  }
 
   function showMemory(m) {
     playground.lastMemory = m;
@@ -386,9 +432,25 @@
   // ---- running the editor's code ----------------------------------------------------------------------------
 
   let ticker = null;
+  let shown = null; // the Run button's run until its result is shown (a little after the worker says it ended)
 
-  async function runFromUI() {
-    if (playground.state !== "ready" || playground.running !== null) return { ok: false, ms: 0 };
+  // Resolves once no code runs and the Run button's last result is shown.
+  async function idle() {
+    for (;;) {
+      if (shown) await shown;
+      else if (playground.running !== null) await new Promise((resolve) => window.addEventListener("playground:run", resolve, { once: true }));
+      else return;
+    }
+  }
+
+  function runFromUI() {
+    if (playground.state !== "ready" || playground.running !== null || shown) return Promise.resolve({ ok: false, ms: 0 });
+    const run = runAndShow();
+    shown = run.finally(() => { shown = null; });
+    return run;
+  }
+
+  async function runAndShow() {
     output.clear();
     editor.markError(null);
     const start = performance.now();
@@ -520,6 +582,7 @@
     } catch (error) {
       console.error(error);
       ui.classify.progress.hidden = true;
+      ui.classify.preview.hidden = true; // not a broken-image icon
       ui.classify.status.className = "status failed";
       ui.classify.status.textContent = "Could not classify the image: " + lastLine(error.message);
     }

@@ -3,7 +3,9 @@
 //
 // Adds to window.playground:
 //   examples()          Promise -> the gallery's index
-//   runExample(title)   Promise -> {ok, ms} of the run (like run()); rejects for an unknown title
+//   runExample(title)   Promise -> {ok, ms} of the run (like run()); rejects for an unknown title. During a run the
+//                       example is queued (the "Example queue" status says so) and runs when that run ends; a later
+//                       example replaces a queued one, whose promise then gives {ok: false, replaced: true}
 "use strict";
 
 (() => {
@@ -16,6 +18,11 @@
     return response.json();
   });
 
+  const queueStatus = document.getElementById("examples-queue");
+  let queued = null; // the title of the example waiting for the run in progress to end
+
+  // An example asked for during a run waits for it to end (the editor keeps the running code meanwhile); a later
+  // request replaces a waiting one. Stop ends the run, and the example then runs.
   async function runExample(title) {
     const example = (await index).find((e) => e.title === title);
     if (!example) throw new Error(`no example titled ${JSON.stringify(title)}`);
@@ -23,6 +30,17 @@
     if (!response.ok) throw new Error(`examples/${example.file}: HTTP ${response.status}`);
     const code = await response.text();
     await playground.ready;
+    if (playground.running !== null) {
+      const replaced = queued !== null && queued !== title ? ` instead of "${queued}"` : "";
+      queued = title;
+      queueStatus.textContent = `"${title}" is queued${replaced}: it runs when the current run ends. Press Stop to end that run now.`;
+      await playground.idle();
+      if (queued !== title) return { ok: false, ms: 0, replaced: true };
+      queued = null;
+      queueStatus.textContent = `Running "${title}", queued during the last run.`;
+    } else {
+      queueStatus.textContent = "";
+    }
     playground.setCode(code);
     return playground.run();
   }

@@ -77,6 +77,11 @@
     ui.stats.replaceChildren(...rows.flatMap(([label, value]) => [cell("dt", label), cell("dd", value)]));
   }
 
+  // Restart: the tensors listed lived in the runtime that is gone
+  window.addEventListener("playground:memory-reset", () => {
+    ui.leaks.hidden = true;
+    ui.summary.textContent = "";
+  });
   ui.find.addEventListener("click", () => findLeaks().catch((error) => console.error(error)));
   window.addEventListener("playground:memory", (event) => { if (event.detail.stats) showStats(event.detail.stats); });
   playground.findLeaks = findLeaks;

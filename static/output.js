@@ -3,7 +3,8 @@
 // window.createOutputLog(element) -> {clear(), print(chunks, dropped), value(node), error(error), note(text, kind)}
 //   print    [{stream: "stdout"|"stderr", text}] as the worker batches them; dropped: lines the worker left out
 //   value    a display tree from static/playground_display.py (describe): tensors as a table with their shape, dtype
-//            and statistics, strings and summaries as text, containers item by item
+//            and statistics, strings and summaries as text, containers item by item; None shows nothing (as in a
+//            notebook: a last line print() returns it)
 //   error    {type, message, traceback, line} from static/playground_run.py: the traceback as text
 // Everything is built with textContent (no HTML from Python reaches the page). The log keeps its last MAX_CHARS
 // characters of printed text: a loop that prints forever cannot grow the page without bound.
@@ -190,6 +191,7 @@ window.createOutputLog = (element) => {
     },
     print,
     value(node) {
+      if (node.kind === "none") return drawPrinted(); // a last line such as print() gives None: nothing to add
       const box = el("div", "result");
       box.append(render(node));
       append(box);

@@ -65,6 +65,8 @@ window.createTeachPanel = ({ host, request, decodeImage }) => {
     status.className = failed ? "status failed" : "status";
   }
 
+  const plural = (n, word) => `${n} ${word}${n === 1 ? "" : word.endsWith("s") ? "es" : "s"}`;
+
   // The last line of a Python traceback is the exception and its message.
   const lastLine = (text) => text.trim().split("\n").pop();
 
@@ -98,7 +100,7 @@ window.createTeachPanel = ({ host, request, decodeImage }) => {
       });
       remove.addEventListener("click", () => removeClass(i).catch(() => {}));
       const row = el("li", { className: "teach-class", attrs: { "aria-label": `Class ${n}` } },
-        el("div", { className: "teach-row" }, name, el("span", { className: "teach-count", textContent: `${c.thumbs.length} image${c.thumbs.length === 1 ? "" : "s"}` }), remove),
+        el("div", { className: "teach-row" }, name, el("span", { className: "teach-count", textContent: plural(c.thumbs.length, "image") }), remove),
         el("div", { className: "teach-row drop" }, file, el("span", { textContent: "or a sample:" }), ...samples),
         el("div", { className: "teach-thumbs" }, ...c.thumbs.map((src) => el("img", { src, alt: "" }))));
       row.addEventListener("dragover", (event) => { event.preventDefault(); row.classList.add("over"); });
@@ -135,7 +137,7 @@ window.createTeachPanel = ({ host, request, decodeImage }) => {
       say(`Adding an image to ${classes[classIndex].name}...`);
       await guarded("Could not add the image", () => addExample(classIndex, image)).catch(() => {});
     }
-    if (!status.classList.contains("failed")) say(`${total()} images in ${classes.length} classes.`);
+    if (!status.classList.contains("failed")) say(`${plural(total(), "image")} in ${plural(classes.length, "class")}.`);
   }
 
   const total = () => classes.reduce((sum, c) => sum + c.thumbs.length, 0);
@@ -197,7 +199,7 @@ window.createTeachPanel = ({ host, request, decodeImage }) => {
     try {
       const result = await guarded("Could not train", () => request("teach", { action: "train", classes: names, epochs: count }));
       const { loss, accuracy } = result.history;
-      say(`Trained on ${result.examples} images for ${loss.length} epochs: loss ${loss.at(-1).toFixed(4)}, ` +
+      say(`Trained on ${plural(result.examples, "image")} for ${plural(loss.length, "epoch")}: loss ${loss.at(-1).toFixed(4)}, ` +
         `accuracy ${accuracy.at(-1).toFixed(3)}. Classify an image below, or download the model.`);
       downloadButton.disabled = false;
       return result;
@@ -219,6 +221,7 @@ window.createTeachPanel = ({ host, request, decodeImage }) => {
     tryPreview.hidden = false;
     results.replaceChildren();
     const top = await guarded("Could not classify the image", () => predict(image)).catch(() => null);
+    tryPreview.hidden = !top; // a file that is no image shows the message, not a broken-image icon
     if (!top) return;
     results.replaceChildren(...top.map(({ label, probability }) => el("li", { textContent: `${label}: ${(probability * 100).toFixed(1)}%` })));
     say(`Classified with your classes: ${top[0].label}.`);

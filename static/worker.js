@@ -13,7 +13,9 @@
 //                                         model: a model folder's URL, or null for the one loaded (else the default)
 //                   | {id, op: "teach", action, ...}  the Teach panel (static/teach_worker.js lists the actions)
 //   worker -> page  {id, ok: true, value} | {id, ok: false, error}    one reply per request
-//                   {event: "status", text}       boot progress
+//                   {event: "status", text, phase, downloaded}  boot progress: the phase (as worker.js's
+//                                                  timed() names it, without _ms) and the bytes the boot took from
+//                                                  the network so far (0 when all came from the browser's caches)
 //                   {event: "ready", info}         engine started (backend, adapter, fallback_reason,
 //                                                  default_reason (why the page started on a backend other than
 //                                                  webgpu; null on a GPU or when ?backend= named it), timings,
@@ -69,8 +71,22 @@ function plain(value) {
   return value === undefined ? null : value;
 }
 
+// The bytes this worker took from the network (a response from the HTTP cache transfers none), for the boot's
+// progress line: the Resource Timing entries of its fetches (all same-origin, so their sizes are visible).
+function downloadedBytes() {
+  return performance.getEntriesByType("resource").reduce((sum, entry) => sum + (entry.transferSize || 0), 0);
+}
+
+let bootPhase = null;
+function postBootStatus() {
+  if (bootPhase === null) return;
+  const phase = bootPhase.replace(/_ms$/, "").replaceAll("_", " ");
+  post({ event: "status", text: phase + "...", phase, downloaded: downloadedBytes() });
+}
+
 async function timed(name, work) {
-  post({ event: "status", text: name.replace(/_ms$/, "").replaceAll("_", " ") + "..." });
+  bootPhase = name;
+  postBootStatus();
   const start = performance.now();
   const result = await work();
   timings[name] = performance.now() - start;
@@ -352,7 +368,9 @@ async function handle(message) {
   }
 }
 
-const booted = boot().then(
+performance.setResourceTimingBufferSize(1000); // the boot's fetches (250 by default) must all count
+const bootTicker = setInterval(postBootStatus, 250); // the bytes grow within a phase (numpy's wheels, the snapshot)
+const booted = boot().finally(() => clearInterval(bootTicker)).then(
   (info) => {
     post({ event: "ready", info });
     importEngineHalf();

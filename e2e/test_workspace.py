@@ -1,0 +1,171 @@
+"""The page as a place to work, through accessible roles and names: the boot's progress bar, Classify after the model
+came in through Teach, a failed upload, plurals and durations, a last-line print(), the error mark, focus after Stop,
+an example asked for during a run, Restart and the Memory panel."""
+
+import re
+import time
+
+import pytest
+from conftest import BOOT_TIMEOUT_MS
+
+RUN_MS = 120_000
+
+# Every text the status line shows and whether the boot's progress bar shows with it, from the page's first parse
+# (an init script runs through the DevTools protocol, which the page's CSP does not govern).
+RECORD_STATUS = """
+document.addEventListener("DOMContentLoaded", () => {
+  window.statusSeen = [];
+  const status = document.getElementById("status"), bar = document.getElementById("boot-progress");
+  const note = () => window.statusSeen.push({text: status.textContent, bar: !bar.hidden, value: bar.value});
+  new MutationObserver(note).observe(status, {childList: true, characterData: true, subtree: true});
+  note();
+});
+"""
+
+
+@pytest.fixture(scope="module")
+def page(webgpu_browser, server_url):
+    """A page of its own (Restart, its Output log and its editor change here), as it starts by itself (wasm)."""
+    context = webgpu_browser.new_context()
+    context.add_init_script(RECORD_STATUS)
+    page = context.new_page()
+    page.goto(server_url)
+    page.wait_for_function("() => window.playground && playground.state === 'ready'", timeout=BOOT_TIMEOUT_MS)
+    page.wait_for_function("() => document.querySelector('#editor').shadowRoot")  # CodeMirror has loaded
+    yield page
+    context.close()
+
+
+def button(page, name):
+    return page.get_by_role("button", name=name, exact=True)
+
+
+def run_state(page):
+    return page.get_by_role("status", name="Run state")
+
+
+def type_and_run(page, lines):
+    """Replace the editor's code by typing `lines`, run it with Ctrl+Enter; the Output log's text once it ended."""
+    box = page.get_by_role("textbox", name="Python code")
+    box.click()
+    page.keyboard.press("Control+A")
+    page.keyboard.press("Delete")
+    page.keyboard.type("\n".join(lines))
+    run_state(page).evaluate("line => { line.textContent = '' }")
+    page.keyboard.press("Control+Enter")
+    page.wait_for_function("() => /Done in|after/.test(document.querySelector('#run-state').textContent)", timeout=RUN_MS)
+    return page.get_by_role("log", name="Output").inner_text()
+
+
+def test_the_boot_shows_a_progress_bar_with_its_phase_and_the_bytes_downloaded(page):
+    seen = page.evaluate("window.statusSeen")
+    booting = [s for s in seen if s["text"].startswith("Starting the Python runtime:")]
+    assert booting and all(s["bar"] for s in booting), seen
+    phases = [s["text"].split(":")[1].split("...")[0].strip() for s in booting]
+    assert "pyodide boot" in phases and phases[-1] == "engine start", phases
+    assert [s["value"] for s in booting] == sorted(s["value"] for s in booting)  # the bar only moves forward
+    # a first visit: the browser's cache is empty, the boot downloads Pyodide and numpy (megabytes)
+    downloaded = [re.search(r"\(([\d.]+) (KiB|MiB) downloaded\)", s["text"]) for s in booting]
+    assert any(m and m.group(2) == "MiB" for m in downloaded), phases
+    assert not page.get_by_role("progressbar", name="Starting the Python runtime").is_visible()
+    assert re.search(r"Backend: wasm .* ready in [\d.]+ s", page.get_by_role("status").first.inner_text())
+
+
+def test_a_last_line_print_shows_only_what_it_prints_and_durations_read_in_seconds_from_one(page):
+    text = type_and_run(page, ['print("hello")'])
+    assert text == "hello"
+    state = run_state(page).inner_text()
+    assert re.fullmatch(r"Done in (\d{1,3} ms|\d+\.\d s)", state), state
+    text = type_and_run(page, ["import time", "time.sleep(1.05)", "2 + 2"])
+    assert text.strip() == "4" and re.fullmatch(r"Done in 1\.\d s", run_state(page).inner_text())
+
+
+def test_the_error_mark_clears_when_the_code_is_edited(page):
+    marks = "() => document.querySelector('#editor').shadowRoot.querySelectorAll('.cm-error-line').length"
+    text = type_and_run(page, ["x = 1", "y = x / 0", "y"])
+    assert "ZeroDivisionError" in text and page.evaluate(marks) == 1
+    page.keyboard.press("ArrowUp")
+    page.keyboard.type(" ")
+    assert page.evaluate(marks) == 0
+
+
+def test_stop_by_keyboard_leaves_the_focus_on_run(page):
+    box = page.get_by_role("textbox", name="Python code")
+    box.click()
+    page.keyboard.press("Control+A")
+    page.keyboard.type("import asyncio\nawait asyncio.sleep(60)")
+    page.keyboard.press("Control+Enter")
+    stop = button(page, "Stop")
+    page.wait_for_function("() => playground.running !== null")
+    stop.focus()
+    page.keyboard.press("Enter")
+    page.wait_for_function("() => playground.running === null", timeout=10_000)
+    assert "KeyboardInterrupt" in page.get_by_role("log", name="Output").inner_text()
+    assert button(page, "Run").evaluate("b => b === document.activeElement")
+
+
+def test_an_example_clicked_during_a_run_is_queued_and_says_so(page):
+    box = page.get_by_role("textbox", name="Python code")
+    box.click()
+    page.keyboard.press("Control+A")
+    page.keyboard.type("import asyncio\nprint('waiting')\nawait asyncio.sleep(60)")
+    page.keyboard.press("Control+Enter")
+    page.wait_for_function("() => playground.running !== null")
+    examples = page.get_by_role("region", name="Examples")
+    examples.get_by_role("button", name="Tidy vs a leak").click()
+    queue = page.get_by_role("status", name="Example queue")
+    queue.filter(has_text="queued").wait_for()
+    assert queue.inner_text() == (
+        '"Tidy vs a leak" is queued: it runs when the current run ends. Press Stop to end that run now.'
+    )
+    assert "asyncio.sleep(60)" in box.inner_text()  # the running code stays in the editor meanwhile
+    button(page, "Stop").click()
+    page.wait_for_function("() => /pe.tidy/.test(document.querySelector('#editor').shadowRoot.textContent)")
+    page.wait_for_function("() => /Done in/.test(document.querySelector('#run-state').textContent)", timeout=RUN_MS)
+    assert queue.inner_text() == 'Running "Tidy vs a leak", queued during the last run.'
+    log = page.get_by_role("log", name="Output").inner_text()
+    assert "waiting" not in log and "KeyboardInterrupt" not in log and "tensors" in log, log
+
+
+def test_a_file_that_is_no_image_gives_a_message_and_no_broken_image(page, tmp_path):
+    fake = tmp_path / "holiday.png"
+    fake.write_text("not a picture")
+    page.get_by_label(re.compile("Drop an image here")).set_input_files(str(fake))
+    status = page.locator("#classify-status")
+    page.wait_for_function("() => /Could not classify/.test(document.querySelector('#classify-status').textContent)")
+    assert "holiday.png" in status.inner_text() and "PNG, JPEG or WebP" in status.inner_text()
+    assert not page.get_by_role("img", name="The image being classified").is_visible()
+
+
+def test_classify_works_after_the_model_came_in_through_teach(page):
+    teach = page.get_by_role("region", name="Teach")
+    teach.get_by_role("button", name="Add the Cat sample to class 1").click()
+    teach_status = teach.get_by_role("status", name="Teach status")
+    teach_status.filter(has_text="in 2 classes").wait_for(timeout=RUN_MS)
+    assert teach_status.inner_text() == "1 image in 2 classes."
+    assert teach.get_by_role("listitem", name="Class 1").get_by_text("1 image", exact=True).is_visible()
+    classify = page.get_by_role("region", name="Classify an image")
+    assert not classify.get_by_role("progressbar").is_visible()
+    assert "Loading" not in classify.inner_text()
+    classify.get_by_role("button", name="Cat (PNG)").click()
+    page.wait_for_function("() => document.querySelectorAll('#classify-results li').length === 5", timeout=RUN_MS)
+    assert "cat" in classify.get_by_role("listitem").first.inner_text()
+    assert not classify.get_by_role("progressbar").is_visible()
+
+
+def test_restart_resets_the_memory_panel_and_times_itself(page):
+    type_and_run(page, ["kept = [pe.ones((1000,)) for _ in range(40)]", "len(kept)"])
+    memory = page.get_by_role("complementary", name="Memory")
+    tensors = memory.get_by_role("definition").first
+    before = int(tensors.inner_text())
+    assert before >= 40
+    start = time.monotonic()
+    button(page, "Restart").click()
+    page.wait_for_function("() => playground.state === 'ready'", timeout=BOOT_TIMEOUT_MS)
+    took = time.monotonic() - start
+    page.wait_for_function(f"() => /^\\d+$/.test(document.querySelector('#mem-tensors').textContent)")
+    assert int(tensors.inner_text()) <= before - 40
+    status = page.get_by_role("status").first.inner_text()
+    restarted = float(re.search(r"restarted in ([\d.]+) s", status).group(1))
+    assert restarted <= took + 0.5, (status, took)
+    assert "ready in" not in status
