@@ -53,7 +53,9 @@ def type_and_run(page, lines):
     page.keyboard.type("\n".join(lines))
     run_state(page).evaluate("line => { line.textContent = '' }")
     page.keyboard.press("Control+Enter")
-    page.wait_for_function("() => /Done in|after/.test(document.querySelector('#run-state').textContent)", timeout=RUN_MS)
+    page.wait_for_function(
+        "() => /Done in|after/.test(document.querySelector('#run-state').textContent)", timeout=RUN_MS
+    )
     return page.get_by_role("log", name="Output").inner_text()
 
 
@@ -163,7 +165,7 @@ def test_restart_resets_the_memory_panel_and_times_itself(page):
     button(page, "Restart").click()
     page.wait_for_function("() => playground.state === 'ready'", timeout=BOOT_TIMEOUT_MS)
     took = time.monotonic() - start
-    page.wait_for_function(f"() => /^\\d+$/.test(document.querySelector('#mem-tensors').textContent)")
+    page.wait_for_function("() => /^\\d+$/.test(document.querySelector('#mem-tensors').textContent)")
     assert int(tensors.inner_text()) <= before - 40
     status = page.get_by_role("status").first.inner_text()
     restarted = float(re.search(r"restarted in ([\d.]+) s", status).group(1))
