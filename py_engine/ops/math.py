@@ -10,6 +10,7 @@ __all__ = [
     "div",
     "elu",
     "equal",
+    "erf",
     "exp",
     "floor",
     "floor_div",
@@ -103,6 +104,7 @@ elu = _unary("elu", "Elu", to_float=True, doc="x if x > 0 else exp(x) - 1")
 sigmoid = _unary("sigmoid", "Sigmoid", to_float=True)
 tanh = _unary("tanh", "Tanh", to_float=True)
 softplus = _unary("softplus", "Softplus", to_float=True, doc="log(1 + exp(x))")
+erf = _unary("erf", "Erf", to_float=True, doc="the error function, 2 / sqrt(pi) * integral of exp(-t^2) from 0 to x")
 sin = _unary("sin", "Sin", to_float=True)
 cos = _unary("cos", "Cos", to_float=True)
 floor = _unary("floor", "Floor", to_float=True)

@@ -1,8 +1,10 @@
 """Gradients of the ops in py_engine/ops/math.py."""
 
+import math
+
 from ...kernels import register_gradient
 from ..creation import zeros_like
-from ..math import activation_grad, clip_by_value_grad, cos, floor, log, neg, sigmoid, sign, sin, where
+from ..math import activation_grad, clip_by_value_grad, cos, exp, floor, log, neg, sigmoid, sign, sin, square, where
 from ..math import pow as power
 from ..reduce import sum as reduce_sum
 from ..shape import reshape
@@ -24,6 +26,7 @@ def _zeros(dy, inputs, outputs, attrs):
 for _name in ("Floor", "Ceil", "Round", "Sign", "FloorDiv"):
     register_gradient(_name, _zeros)
 
+_TWO_OVER_SQRT_PI = 2 / math.sqrt(math.pi)
 _G = {
     "Neg": lambda dy, x, y: neg(dy),
     "Abs": lambda dy, x, y: dy * sign(x),
@@ -41,6 +44,7 @@ _G = {
     "Sigmoid": lambda dy, x, y: activation_grad(dy, y, "sigmoid"),
     "Tanh": lambda dy, x, y: activation_grad(dy, y, "tanh"),
     "Softplus": lambda dy, x, y: dy * sigmoid(x),
+    "Erf": lambda dy, x, y: dy * exp(neg(square(x))) * _TWO_OVER_SQRT_PI,
     "Sin": lambda dy, x, y: dy * cos(x),
     "Cos": lambda dy, x, y: -dy * sin(x),
 }

@@ -27,6 +27,7 @@ UNARY = {
     "sigmoid": ((-10, 10), False),
     "tanh": ((-10, 10), False),
     "softplus": ((-10, 10), False),
+    "erf": ((-5, 5), False),
     "sin": ((-4, 4), False),
     "cos": ((-4, 4), False),
     "floor": ((-3, 3), False),

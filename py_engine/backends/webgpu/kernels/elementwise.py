@@ -10,6 +10,7 @@ HostScalar: `x * 2.0`'s 2.0) is a uniform too, `u.value<k>`, not a binding.
 import functools
 
 from ....kernels import get_kernel, register_kernel
+from ...numpy.math import ERF_ALPHA, ERF_BETA
 from ..program import linear_program
 from ..wgsl import ELEMENT, MAX_RANK, broadcast_strides, linear_groups
 
@@ -26,6 +27,16 @@ fn log1p_(x: f32) -> f32 {
   return log(v) * x / (v - 1.0);
 }
 fn sigmoid_(x: f32) -> f32 { let e = exp_safe(-abs(x)); return select(e / (1.0 + e), 1.0 / (1.0 + e), x >= 0.0); }
+// the numpy kernel's erf: the same rational function on [-4, 4], evaluated in the same order
+fn erf_(v: f32) -> f32 {
+  let x = clamp(v, -4.0, 4.0);
+  let x2 = x * x;
+  var p = ALPHA0;
+  P_STEPS
+  var q = BETA0;
+  Q_STEPS
+  return x * p / q;
+}
 // numpy's (C99's) pow on every special value: pow(1, NaN) = 1, pow(-1, inf) = 1, pow(-0, -3) = -inf, ...
 fn pow_f(a: f32, b: f32) -> f32 {
   if (b == 0.0 || a == 1.0) { return 1.0; }
@@ -90,6 +101,13 @@ fn divmod_(a: f32, b: f32) -> vec2<f32> {
 }
 """
 
+HELPERS = (
+    HELPERS.replace("ALPHA0", f"{ERF_ALPHA[0]!r}")
+    .replace("P_STEPS", " ".join(f"p = p * x2 + {a!r};" for a in ERF_ALPHA[1:]))
+    .replace("BETA0", f"{ERF_BETA[0]!r}")
+    .replace("Q_STEPS", " ".join(f"q = q * x2 + {b!r};" for b in ERF_BETA[1:]))
+)
+
 # Expressions in x (unary) or a, b (binary); T is the element type. NaN propagates as in numpy.
 UNARY = {
     "Neg": "-x",
@@ -107,6 +125,7 @@ UNARY = {
     "Sigmoid": "sigmoid_(x)",
     "Tanh": "select(tanh(clamp(x, -15.0, 15.0)), x, IS_NAN(x))",
     "Softplus": "select(max(x, 0.0) + log1p_(exp(-abs(x))), x, IS_NAN(x))",
+    "Erf": "select(erf_(x), x, IS_NAN(x))",
     "Sin": "sin(x)",
     "Cos": "cos(x)",
     "Floor": "floor(x)",
