@@ -4,6 +4,7 @@ Layers compute on tensors when called on tensors, and build a functional model's
 the symbolic tensors that `Input(shape=...)` starts.
 """
 
+from .advanced_activations import ELU, LeakyReLU, PReLU, ThresholdedReLU
 from .attention import MultiHeadAttention
 from .base import CLASSES, Layer, SymbolicTensor, WeightSource
 from .bidirectional import Bidirectional
@@ -16,12 +17,16 @@ from .fused import fused_conv2d, fused_depthwise_conv2d
 from .global_pooling1d import GlobalAveragePooling1D
 from .input_layer import Input, InputLayer
 from .layer_normalization import LayerNormalization
-from .merge import Add, Concatenate
+from .merge import Add, Average, Concatenate, Dot, Maximum, Minimum, Multiply
+from .noise import AlphaDropout, GaussianDropout, GaussianNoise, SpatialDropout1D
 from .normalization import BatchNormalization
 from .pooling import AveragePooling2D, GlobalAveragePooling2D, MaxPooling2D
+from .pooling1d import AveragePooling1D, GlobalMaxPooling1D, GlobalMaxPooling2D, MaxPooling1D
 from .position import PositionEmbedding, SinePositionEncoding, TokenAndPositionEmbedding
+from .preprocessing import CategoryEncoding, CenterCrop, RandomHeight, RandomWidth, Rescaling, Resizing
 from .recurrent import GRU, LSTM, SimpleRNN
 from .recurrent_ops import gru_sequence, lstm_sequence, simple_rnn_sequence
+from .reshaping import Cropping2D, Masking, Permute, RepeatVector, UpSampling2D
 from .transformer import TransformerEncoder
 
 
@@ -36,40 +41,68 @@ def deserialize(entry):
 __all__ = [
     "CLASSES",
     "CRF",
+    "ELU",
     "GRU",
     "LSTM",
     "Activation",
     "Add",
+    "AlphaDropout",
+    "Average",
+    "AveragePooling1D",
     "AveragePooling2D",
     "BatchNormalization",
     "Bidirectional",
+    "CategoryEncoding",
+    "CenterCrop",
     "Concatenate",
     "Conv1D",
     "Conv2D",
     "Conv2DTranspose",
+    "Cropping2D",
     "Dense",
     "DepthwiseConv2D",
+    "Dot",
     "Dropout",
     "Embedding",
     "Flatten",
+    "GaussianDropout",
+    "GaussianNoise",
     "GlobalAveragePooling1D",
     "GlobalAveragePooling2D",
+    "GlobalMaxPooling1D",
+    "GlobalMaxPooling2D",
     "Input",
     "InputLayer",
     "Layer",
     "LayerNormalization",
+    "LeakyReLU",
+    "Masking",
+    "MaxPooling1D",
     "MaxPooling2D",
+    "Maximum",
+    "Minimum",
     "MultiHeadAttention",
+    "Multiply",
+    "PReLU",
+    "Permute",
     "PositionEmbedding",
+    "RandomHeight",
+    "RandomWidth",
     "ReLU",
+    "RepeatVector",
+    "Rescaling",
     "Reshape",
+    "Resizing",
     "SeparableConv2D",
     "SimpleRNN",
     "SinePositionEncoding",
     "Softmax",
+    "SpatialDropout1D",
     "SymbolicTensor",
+    "ThresholdedReLU",
     "TokenAndPositionEmbedding",
     "TransformerEncoder",
+    "UpSampling2D",
     "WeightSource",
     "ZeroPadding2D",
     "deserialize",

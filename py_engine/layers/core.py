@@ -130,9 +130,12 @@ class Softmax(Layer):
 
     def __init__(self, axis=-1, **kwargs):
         super().__init__(**kwargs)
-        self.axis = axis[0] if isinstance(axis, (list, tuple)) and len(axis) == 1 else axis
+        axis = list(axis) if isinstance(axis, (list, tuple)) else axis
+        self.axis = axis[0] if isinstance(axis, list) and len(axis) == 1 else axis
 
     def call(self, x, training=False):
+        if isinstance(self.axis, list):  # over several axes at once, as TF.js: exp(x - logsumexp(x, axes))
+            return ops.exp(x - ops.logsumexp(x, self.axis, keepdims=True))
         return ops.softmax(x, self.axis)
 
     def layer_config(self):
