@@ -64,7 +64,8 @@ _SELU_SCALE = 1.0507009873554804934193349852946
 @register
 class AlphaDropout(Layer):
     """Dropout for SELU networks: dropped values become SELU's negative saturation, then an affine map restores
-    the mean and variance. noise_shape (with the batch axis) shares one draw along its size-1 axes."""
+    the mean and variance. noise_shape (with the batch axis) shares one draw along its size-1 axes. Follows Keras
+    where TF.js 4.22 has a sign error (its dropped values get the positive saturation, which shifts the mean)."""
 
     supports_masking = True
 
@@ -81,7 +82,8 @@ class AlphaDropout(Layer):
         alpha_p = -_SELU_ALPHA * _SELU_SCALE
         a = ((1 - self.rate) * (1 + self.rate * alpha_p**2)) ** -0.5
         b = -a * alpha_p * self.rate
-        return (x * kept + (kept - 1.0) * alpha_p) * a + b
+        # Dropped values become alpha_p, as in Keras (TF.js 4.22 multiplies by kept - 1 and sets them to -alpha_p)
+        return (x * kept + (1.0 - kept) * alpha_p) * a + b
 
     def layer_config(self):
         return {"rate": self.rate, "noise_shape": self.noise_shape, "seed": self.seed}
