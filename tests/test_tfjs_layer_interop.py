@@ -20,7 +20,7 @@ from tests.tfjs_node import run_tfjs
 
 TOLERANCE = 1e-5
 L = pe.layers
-MODELS = ["conv1d", "conv2d_transpose", "separable_conv2d"]
+MODELS = ["conv1d", "conv2d_transpose", "separable_conv2d", "rnn_cells", "time_distributed"]
 
 
 def array(entry):
@@ -50,12 +50,13 @@ def test_a_model_saved_by_tfjs_predicts_here_what_it_predicts_in_tfjs(saved_by_t
     model = asyncio.run(pe.load_layers_model(saved_by_tfjs / name))
     try:
         for k, case in enumerate(cases):
-            outputs = model(pe.tensor(array(case["input"])))
+            inputs = [pe.tensor(array(entry)) for entry in case["inputs"]]
+            outputs = model(inputs if len(inputs) > 1 else inputs[0])
             outputs = outputs if isinstance(outputs, list) else [outputs]
             assert len(outputs) == len(case["outputs"])
             for j, (got, want) in enumerate(zip(outputs, case["outputs"])):
                 assert_close(got, array(want), f"{name} input {k} output {j}")
-            pe.dispose(outputs)
+            pe.dispose([inputs, outputs])
     finally:
         model.dispose()
 
@@ -96,7 +97,30 @@ def separable_conv2d_here():
     return pe.Model(x, [b, c], name="separable_conv2d_here"), np.random.default_rng(3).normal(size=(2, 8, 7, 3))
 
 
-@pytest.mark.parametrize("build", [conv1d_here, conv2d_transpose_here, separable_conv2d_here])
+IDS = np.array([[3, 1, 4, 1, 5, 9], [6, 5, 3, 0, 0, 0], [0, 2, 7, 0, 1, 8], [11, 0, 0, 0, 0, 0]])
+
+
+def rnn_cells_here():
+    ids = L.Input(shape=(6,), name="ids")
+    x = L.Embedding(12, 4, mask_zero=True, name="emb")(ids)
+    cells = [L.LSTMCell(3, recurrent_activation="hard_sigmoid"), L.GRUCell(2), L.SimpleRNNCell(3, activation="relu")]
+    stacked = L.RNN(cells, return_sequences=True, return_state=True, name="stack")(x)
+    single = L.RNN(L.SimpleRNNCell(2), go_backwards=True, name="single")(stacked[0])
+    return pe.Model(ids, [*stacked, single], name="rnn_cells_here"), IDS
+
+
+def time_distributed_here():
+    ids = L.Input(shape=(6,), name="ids")
+    x = L.Embedding(12, 4, mask_zero=True, name="emb")(ids)
+    dense = L.TimeDistributed(L.Dense(3, activation="sigmoid", name="inner"), name="td")(x)
+    seq = L.LSTM(2, return_sequences=True, name="lstm")(dense)  # the mask passes through TimeDistributed
+    out = L.TimeDistributed(L.Dense(1), name="td_out")(seq)
+    return pe.Model(ids, [dense, out], name="time_distributed_here"), IDS
+
+
+@pytest.mark.parametrize(
+    "build", [conv1d_here, conv2d_transpose_here, separable_conv2d_here, rnn_cells_here, time_distributed_here]
+)
 def test_a_model_saved_here_predicts_in_tfjs_what_it_predicts_here(tmp_path, build):
     model, x = build()
     x = x.astype(np.float32)
@@ -111,6 +135,33 @@ def test_a_model_saved_here_predicts_in_tfjs_what_it_predicts_here(tmp_path, bui
         pe.dispose(ours)
     finally:
         model.dispose()
+
+
+def test_rnn_with_one_cell_computes_what_its_layer_computes():
+    x = pe.tensor(np.random.default_rng(0).normal(size=(2, 5, 3)).astype(np.float32))
+    for layer, cell in [(L.LSTM(4), L.LSTMCell(4)), (L.GRU(3), L.GRUCell(3)), (L.SimpleRNN(2), L.SimpleRNNCell(2))]:
+        expected = layer(x)
+        rnn = L.RNN(cell)
+        rnn(x).dispose()
+        rnn.set_weights(layer.get_weights())
+        np.testing.assert_array_equal(rnn(x).numpy(), expected.numpy())
+        # one step of the cell on its own: [output, *states] from [x, *states]
+        zeros = [pe.zeros((2, cell.units)) for _ in range(cell.state_count)]
+        step = cell([x[:, 0], *zeros])
+        np.testing.assert_allclose(step[0].numpy(), L.RNN(cell)(x[:, :1]).numpy(), atol=1e-6)
+        pe.dispose([expected, step, zeros])
+        layer.dispose()
+        rnn.dispose()
+    x.dispose()
+
+
+def test_rnn_refuses_what_it_cannot_run():
+    with pytest.raises(TypeError, match="a cell must be"):
+        L.RNN(L.Dense(2))
+    with pytest.raises(TypeError, match="return_sequences is an RNN argument"):
+        L.LSTMCell(2, return_sequences=True)
+    with pytest.raises(ValueError, match="stateful"):
+        L.RNN(L.GRUCell(2), stateful=True)
 
 
 def test_conv1d_causal_padding_sees_only_the_past():
@@ -143,18 +194,20 @@ def test_conv2d_transpose_refuses_an_output_that_does_not_convolve_back_to_its_i
         conv2d_transpose(np.zeros((1, 3, 3, 2)), np.zeros((3, 3, 4, 2)), (9, 9), 2, "same")
 
 
-def with_weights(layer, names):
-    """f(x, *weights) calling layer with the given tensors as its weights (for finite differences)."""
+def with_weights(layer, names, owner=None):
+    """f(x, *weights) calling layer with the given tensors as its weights (those of `owner`, a wrapped layer, if
+    given), for finite differences."""
+    owner = owner or layer
 
     def f(x, *weights):
-        originals = [getattr(layer, n) for n in names]
+        originals = [getattr(owner, n) for n in names]
         for n, w in zip(names, weights):
-            setattr(layer, n, w)
+            setattr(owner, n, w)
         try:
             return layer.call(x)
         finally:
             for n, w in zip(names, originals):
-                setattr(layer, n, w)
+                setattr(owner, n, w)
 
     return f
 
@@ -187,16 +240,54 @@ def test_gradients_match_finite_differences(make, x_shape, names):
     layer.dispose()
 
 
+def test_stacked_cells_gradients_match_finite_differences():
+    layer = L.RNN([L.LSTMCell(2), L.GRUCell(2), L.SimpleRNNCell(2)], return_sequences=True)
+    rng = np.random.default_rng(0)
+    x = rng.normal(size=(2, 3, 2)).astype(np.float32)
+    layer(pe.tensor(x)).dispose()
+    names = ["kernel", "recurrent_kernel", "bias"]
+    weights = [rng.uniform(-1, 1, w.shape).astype(np.float32) for w in layer.weights]
+
+    def run(x, *ws):
+        originals = [[getattr(c, n) for n in names] for c in layer.cells]
+        for k, cell in enumerate(layer.cells):
+            for n, w in zip(names, ws[3 * k : 3 * k + 3]):
+                setattr(cell, n, w)
+        try:
+            return layer.call(x)
+        finally:
+            for cell, values in zip(layer.cells, originals):
+                for n, w in zip(names, values):
+                    setattr(cell, n, w)
+
+    check_gradients(run, x, *weights)
+    layer.dispose()
+
+
+def test_time_distributed_gradients_match_finite_differences():
+    layer = L.TimeDistributed(L.Conv2D(2, 2, activation="tanh"))
+    rng = np.random.default_rng(0)
+    x = rng.normal(size=(2, 3, 3, 3, 2)).astype(np.float32)
+    layer(pe.tensor(x)).dispose()
+    weights = [rng.uniform(-1, 1, w.shape).astype(np.float32) for w in layer.weights]
+    check_gradients(with_weights(layer, ["kernel", "bias"], owner=layer.layer), x, *weights)
+    layer.dispose()
+
+
 @pytest.mark.usefixtures("each_backend")
 def test_layers_on_each_backend_match_numpy_gradients_included():
     """Each layer's output and input/weight gradients on this backend equal numpy's."""
     rng = np.random.default_rng(5)
+    rnn = L.RNN(L.LSTMCell(5), return_sequences=True, go_backwards=True)
+    distributed = L.TimeDistributed(L.Conv2D(3, 2, activation="tanh"))
     layers = [
-        (L.Conv1D(3, 3, padding="causal", activation="relu"), (2, 7, 4)),
-        (L.Conv2DTranspose(3, 3, strides=2, padding="valid"), (2, 4, 5, 3)),
-        (L.SeparableConv2D(4, 3, strides=2, padding="same", depth_multiplier=2), (2, 9, 8, 3)),
+        (L.Conv1D(3, 3, padding="causal", activation="relu"), (2, 7, 4), None),
+        (L.Conv2DTranspose(3, 3, strides=2, padding="valid"), (2, 4, 5, 3), None),
+        (L.SeparableConv2D(4, 3, strides=2, padding="same", depth_multiplier=2), (2, 9, 8, 3), None),
+        (rnn, (3, 6, 4), rnn.cell),
+        (distributed, (2, 3, 5, 4, 2), distributed.layer),
     ]
-    for layer, shape in layers:
+    for layer, shape, owner in layers:
         x_host = rng.normal(size=shape).astype(np.float32)
         layer(pe.tensor(x_host)).dispose()
         weights_host = [w.numpy() for w in layer.weights]
@@ -206,7 +297,7 @@ def test_layers_on_each_backend_match_numpy_gradients_included():
             x = pe.tensor(x_host)
             weights = [pe.tensor(w) for w in weights_host]
             names = [name.rsplit("/", 1)[1] for name in layer.weight_names]
-            f = with_weights(layer, names)
+            f = with_weights(layer, names, owner)
             value = f(x, *weights)
             gradients = pe.grads(lambda *ts, f=f: (f(*ts) * f(*ts)).sum())(x, *weights)
             results[backend] = [value.numpy()] + [g.numpy() for g in gradients]

@@ -25,9 +25,11 @@ from .pooling1d import AveragePooling1D, GlobalMaxPooling1D, GlobalMaxPooling2D,
 from .position import PositionEmbedding, SinePositionEncoding, TokenAndPositionEmbedding
 from .preprocessing import CategoryEncoding, CenterCrop, RandomHeight, RandomWidth, Rescaling, Resizing
 from .recurrent import GRU, LSTM, SimpleRNN
+from .recurrent_cells import RNN, GRUCell, LSTMCell, SimpleRNNCell, StackedRNNCells
 from .recurrent_ops import gru_sequence, lstm_sequence, simple_rnn_sequence
 from .reshaping import Cropping2D, Masking, Permute, RepeatVector, UpSampling2D
 from .transformer import TransformerEncoder
+from .wrappers import TimeDistributed
 
 
 def deserialize(entry):
@@ -44,6 +46,7 @@ __all__ = [
     "ELU",
     "GRU",
     "LSTM",
+    "RNN",
     "Activation",
     "Add",
     "AlphaDropout",
@@ -65,6 +68,7 @@ __all__ = [
     "Dropout",
     "Embedding",
     "Flatten",
+    "GRUCell",
     "GaussianDropout",
     "GaussianNoise",
     "GlobalAveragePooling1D",
@@ -73,6 +77,7 @@ __all__ = [
     "GlobalMaxPooling2D",
     "Input",
     "InputLayer",
+    "LSTMCell",
     "Layer",
     "LayerNormalization",
     "LeakyReLU",
@@ -95,11 +100,14 @@ __all__ = [
     "Resizing",
     "SeparableConv2D",
     "SimpleRNN",
+    "SimpleRNNCell",
     "SinePositionEncoding",
     "Softmax",
     "SpatialDropout1D",
+    "StackedRNNCells",
     "SymbolicTensor",
     "ThresholdedReLU",
+    "TimeDistributed",
     "TokenAndPositionEmbedding",
     "TransformerEncoder",
     "UpSampling2D",

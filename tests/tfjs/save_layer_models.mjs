@@ -3,7 +3,7 @@
 // of issue 39 (Conv1D, Conv2DTranspose, SeparableConv2D, ...), gives every weight a seeded value, and writes one
 // folder per model into OUTDIR, each holding:
 // - model.json and model.weights.bin, laid out as tf.io.browserDownloads writes them (one shard, './' path);
-// - io.json: {"cases": [{"input": {shape, data}, "outputs": [{shape, data}]}]}, TF.js's predictions on inputs of
+// - io.json: {"cases": [{"inputs": [{shape, data}], "outputs": [{shape, data}]}]}, TF.js's predictions on inputs of
 //   several shapes (where the model leaves a dimension free) and seeds.
 import fs from 'node:fs';
 import path from 'node:path';
@@ -48,6 +48,34 @@ const MODELS = {
     return [tf.model({inputs: x, outputs: [b, c], name: 'separable_conv2d'}),
       [normal([2, 7, 6, 3], 1), normal([1, 9, 8, 3], 2)]];
   },
+  rnn_cells() {
+    // padded ids (0 = padding): lengths 6, 3, 1, a pre-padded row, a gap in the middle, so masks decide outputs
+    const ids = tf.input({shape: [6], name: 'ids'});
+    const x = L.embedding({inputDim: 10, outputDim: 4, maskZero: true, name: 'emb'}).apply(ids);
+    const stacked = L.rnn({cell: [L.lstmCell({units: 3, name: 'c0'}), L.gruCell({units: 4, name: 'c1'}),
+      L.simpleRNNCell({units: 2, activation: 'relu', name: 'c2'})], returnSequences: true, returnState: true,
+    name: 'stack'}).apply(x);
+    const single = L.rnn({cell: L.gruCell({units: 3, recurrentActivation: 'sigmoid'}), goBackwards: true,
+      name: 'single'}).apply(stacked[0]);
+    const lstm = L.rnn({cell: L.lstmCell({units: 2, unitForgetBias: true}), returnState: true, name: 'lstm'})
+      .apply(x);
+    return [tf.model({inputs: ids, outputs: [...stacked, single, ...lstm], name: 'rnn_cells'}),
+      [tf.tensor([[3, 1, 4, 1, 5, 9], [6, 5, 3, 0, 0, 0], [8, 0, 0, 0, 0, 0], [0, 0, 7, 2, 9, 4], [2, 7, 0, 0, 1, 8]]),
+        tf.tensor([[1, 2, 3, 4, 5, 6], [0, 9, 0, 9, 0, 9]])]];
+  },
+  time_distributed() {
+    const ids = tf.input({shape: [5], name: 'ids'});
+    const x = L.embedding({inputDim: 10, outputDim: 4, maskZero: true, name: 'emb'}).apply(ids);
+    const dense = L.timeDistributed({layer: L.dense({units: 3, activation: 'tanh', name: 'inner'}), name: 'td'})
+      .apply(x);
+    const last = L.lstm({units: 2, name: 'lstm'}).apply(dense);  // the mask passes through TimeDistributed
+    const frames = tf.input({shape: [3, 6, 5, 2], name: 'frames'});
+    const conv = L.timeDistributed({layer: L.conv2d({filters: 3, kernelSize: 3, activation: 'relu'}),
+      name: 'td_conv'}).apply(frames);
+    const pooled = L.timeDistributed({layer: L.flatten(), name: 'td_flat'}).apply(conv);
+    return [tf.model({inputs: [ids, frames], outputs: [dense, last, pooled], name: 'time_distributed'}),
+      [[tf.tensor([[3, 1, 4, 0, 0], [0, 0, 7, 2, 9], [2, 7, 0, 1, 8]]), normal([3, 3, 6, 5, 2], 1)]]];
+  },
 };
 
 async function arrayOf(t) {
@@ -63,7 +91,7 @@ for (const name of names) {
   const cases = [];
   for (const input of inputs) {
     const outputs = [model.predict(input)].flat();
-    cases.push({input: await arrayOf(input), outputs: await Promise.all(outputs.map(arrayOf))});
+    cases.push({inputs: await Promise.all([input].flat().map(arrayOf)), outputs: await Promise.all(outputs.map(arrayOf))});
   }
   fs.writeFileSync(path.join(folder, 'io.json'), JSON.stringify({cases}));
 }
