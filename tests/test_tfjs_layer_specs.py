@@ -175,8 +175,9 @@ SPECS = {
             layer("GlobalMaxPooling1D", [0]),
             layer("GlobalMaxPooling2D", [1]),
             layer("GlobalMaxPooling2D", [1], data_format="channels_first"),
+            layer("GlobalAveragePooling2D", [1], data_format="channels_first"),
         ],
-        [2, 3, 4, 5, 6, 7, 8],
+        [2, 3, 4, 5, 6, 7, 8, 9],
     ),
 }
 

@@ -282,6 +282,8 @@ def test_pooling_over_time(rng):
     np.testing.assert_array_equal(run(L.GlobalMaxPooling2D(), img), img.max((1, 2)))
     np.testing.assert_array_equal(run(L.GlobalMaxPooling2D(data_format="channels_first"), img), img.max((2, 3)))
     assert run(L.GlobalMaxPooling2D(keepdims=True), img).shape == (2, 1, 1, 3)
+    average = run(L.GlobalAveragePooling2D(data_format="channels_first"), img)
+    np.testing.assert_allclose(average, img.mean((2, 3)), rtol=1e-5)
 
 
 def every_new_layer():
@@ -315,6 +317,7 @@ def every_new_layer():
         L.AveragePooling1D(),
         L.GlobalMaxPooling1D(),
         L.GlobalMaxPooling2D(data_format="channels_first"),
+        L.GlobalAveragePooling2D(data_format="channels_first", keepdims=True),
     ]
 
 

@@ -4,6 +4,7 @@ from .. import ops
 from ..errors import ShapeError
 from .base import Layer, channels_last, pair, register
 from .convolutional import padding_mode, window_output_shape
+from .reshaping import data_format_of
 
 
 class _Pool2D(Layer):
@@ -48,19 +49,25 @@ class MaxPooling2D(_Pool2D):
 
 @register
 class GlobalAveragePooling2D(Layer):
+    """The mean over each image's rows and columns, of NHWC (channels_last) or NCHW (channels_first) inputs."""
+
     aliases = ("GlobalAvgPool2D",)
 
     def __init__(self, data_format=None, keepdims=False, **kwargs):
         super().__init__(**kwargs)
-        channels_last(data_format, self.name)
-        self.data_format, self.keepdims = "channels_last", bool(keepdims)
+        self.data_format, self.keepdims = data_format_of(data_format, self.name), bool(keepdims)
 
     def compute_output_shape(self, input_shape):
         if len(input_shape) != 4:
             raise ShapeError(f"{self.name} (GlobalAveragePooling2D): expects rank-4 (NHWC) inputs, got {input_shape}")
-        return (input_shape[0], 1, 1, input_shape[3]) if self.keepdims else (input_shape[0], input_shape[3])
+        axes = (2, 3) if self.data_format == "channels_first" else (1, 2)
+        if self.keepdims:
+            return tuple(1 if k in axes else d for k, d in enumerate(input_shape))
+        return tuple(d for k, d in enumerate(input_shape) if k not in axes)
 
     def call(self, x, training=False):
+        if self.data_format == "channels_first":
+            return ops.mean(x, [2, 3], keepdims=self.keepdims)
         return ops.global_avg_pool(x, keepdims=self.keepdims)
 
     def layer_config(self):
