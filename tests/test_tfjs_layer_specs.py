@@ -259,3 +259,30 @@ def test_models_saved_here_predict_in_tfjs_what_they_predict_here(tmp_path):
     finally:
         for model in models.values():
             model.dispose()
+
+
+# Layers TF.js 4.22 can only call on a tensor (inside a model their output shape loses the batch axis, or the call
+# fails): (class name, config, input)
+APPLIED = [
+    ("Resizing", {"height": 7, "width": 3}, data((2, 4, 6, 3), 30)),
+    ("Resizing", {"height": 3, "width": 8, "interpolation": "nearest"}, data((2, 5, 4, 2), 31)),
+    ("Resizing", {"height": 9, "width": 9}, data((1, 2, 3, 1), 32)),
+    ("CenterCrop", {"height": 9, "width": 5}, data((2, 4, 3, 2), 33)),  # larger: the whole image is resized
+    ("CenterCrop", {"height": 5, "width": 2}, data((2, 4, 6, 2), 34)),  # taller: resized too
+]
+
+
+@pytest.mark.usefixtures("each_backend")
+def test_layers_tfjs_only_calls_on_tensors_compute_here_what_they_compute_there(tmp_path):
+    specs = [
+        {"class_name": c, "config": config, "input": {"shape": list(x.shape), "data": x.ravel().tolist()}}
+        for c, config, x in APPLIED
+    ]
+    (tmp_path / "applied.json").write_text(json.dumps(specs))
+    run_tfjs("layer_specs.mjs", "apply", tmp_path / "applied.json", tmp_path / "outputs.json")
+    theirs = [array(e) for e in json.loads((tmp_path / "outputs.json").read_text())]
+    for (class_name, config, x), want in zip(APPLIED, theirs):
+        t = pe.tensor(x)
+        out = pe.layers.deserialize({"class_name": class_name, "config": config})(t)
+        assert max_diffs(out, [want])[0] <= TOLERANCE, (class_name, config, max_diffs(out, [want]))
+        pe.dispose([t, out])

@@ -9,6 +9,10 @@
 // node tests/tfjs/layer_specs.mjs predict DIR
 //   For each DIR/<model>/ holding model.json (+ shards) and inputs.json ([{shape, data}], one per model input):
 //   loads the model as TF.js loads a saved one, predicts, and writes outputs.json ([{shape, data}] per output).
+// node tests/tfjs/layer_specs.mjs apply SPECS_JSON OUT_JSON
+//   For layers TF.js cannot run inside a model (Resizing; CenterCrop onto a larger size): SPECS_JSON is
+//   [{class_name, config, input: {shape, data}}]; each layer is called on its input tensor, and OUT_JSON gets
+//   [{shape, data}], one per spec.
 import fs from 'node:fs';
 import path from 'node:path';
 import tf from '@tensorflow/tfjs';
@@ -32,14 +36,18 @@ function tsConfig(value, key) {
 const tensorOf = (entry) => tf.tensor(entry.data, entry.shape);
 const entryOf = async (t) => ({shape: t.shape, data: Array.from(await t.data())});
 
+const layerClasses = tf.serialization.SerializationMap.getMap().classNameMap;
+function layerOf(className, config) {
+  if (!(className in layerClasses)) throw new Error(`TF.js has no layer class ${className}`);
+  const [cls] = layerClasses[className];
+  return new cls(tsConfig(config));
+}
+
 async function build(specsJson, outDir) {
-  const layerClasses = tf.serialization.SerializationMap.getMap().classNameMap;
   for (const spec of JSON.parse(fs.readFileSync(specsJson, 'utf8'))) {
     const nodes = spec.inputs.map((input) => tf.input({shape: input.shape, name: input.name}));
     for (const {class_name: className, config, inbound} of spec.layers) {
-      if (!(className in layerClasses)) throw new Error(`TF.js has no layer class ${className}`);
-      const [cls] = layerClasses[className];
-      const layer = new cls(tsConfig(config));
+      const layer = layerOf(className, config);
       const inputs = inbound.map((k) => nodes[k]);
       nodes.push(layer.apply(inputs.length === 1 ? inputs[0] : inputs));
     }
@@ -70,6 +78,13 @@ async function predict(dir) {
   }
 }
 
+async function apply(specsJson, outJson) {
+  const outputs = JSON.parse(fs.readFileSync(specsJson, 'utf8'))
+    .map(({class_name: className, config, input}) => layerOf(className, config).apply(tensorOf(input)));
+  fs.writeFileSync(outJson, JSON.stringify(await Promise.all(outputs.map(entryOf))));
+}
+
 if (mode === 'build' && args.length === 2) await build(...args);
 else if (mode === 'predict' && args.length === 1) await predict(...args);
-else throw new Error('usage: node layer_specs.mjs build SPECS_JSON OUTDIR | predict DIR');
+else if (mode === 'apply' && args.length === 2) await apply(...args);
+else throw new Error('usage: node layer_specs.mjs build SPECS_JSON OUTDIR | predict DIR | apply SPECS_JSON OUT_JSON');
