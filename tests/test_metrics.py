@@ -207,8 +207,8 @@ def test_functions_and_losses_as_metrics():
 
 
 def test_unknown_metrics_are_refused():
-    with pytest.raises(ValueError, match=r"unknown metric 'precision'; known metrics: .*accuracy.*binary_accuracy"):
-        metrics.get("precision")
+    with pytest.raises(ValueError, match=r"unknown metric 'f1_score'; known metrics: .*accuracy.*binary_accuracy"):
+        metrics.get("f1_score")
     with pytest.raises(TypeError, match="expected a metric name or a function"):
         metrics.get(None)
 

@@ -5,6 +5,7 @@ import json
 from ..engine import ENGINE
 from ..layers import CLASSES, WeightSource
 from ..models import model_from_config, unknown_layer_classes
+from ..train import constraints
 from . import weights
 from .errors import ModelLoadError
 from .fetch import Location
@@ -62,6 +63,8 @@ async def _load(location, on_progress, with_weights):
                 f"the weights manifest has {len(unused)} weight(s) the model's topology does not use: "
                 f"{', '.join(map(repr, unused[:10]))}{' ...' if len(unused) > 10 else ''}"
             )
+        if with_weights:  # as TF.js's loader: it sets each weight through LayerVariable.write, which applies it
+            constraints.apply(constraints.constrained(model, strict=False))
         if artifacts.get("trainingConfig"):
             compile_from_tfjs(model, artifacts["trainingConfig"])
         return model

@@ -164,6 +164,20 @@ class WeightAccess:
             v.assign(a)
 
 
+def _serialized_extra(extra):
+    """The extra config keys, each regularizer and constraint (a name, config or object) as the config model.json
+    holds (py_engine/train/regularizers.py, constraints.py: they apply in training)."""
+    from ..train import constraints, regularizers
+
+    out = dict(extra)
+    for key, value in extra.items():
+        if key.endswith("_regularizer"):
+            out[key] = regularizers.serialize(value)
+        elif key.endswith("_constraint"):
+            out[key] = constraints.serialize(value)
+    return out
+
+
 @functools.cache
 def _call_takes_mask(cls):
     return "mask" in inspect.signature(cls.call).parameters
@@ -196,7 +210,7 @@ class Layer(WeightAccess):
             batch_input_shape = (batch_size, *input_shape)
         self.batch_input_shape = None if batch_input_shape is None else shape_tuple(batch_input_shape, "input shape")
         self.built = False
-        self._extra = extra
+        self._extra = _serialized_extra(extra)
         self._weights = []  # (name in the layer, variable)
         self._nodes = []
 

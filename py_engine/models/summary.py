@@ -34,4 +34,25 @@ def summary_text(model):
         f"Non-trainable params: {total - trainable:,}",
         rule,
     ]
+    training = _regularizers_and_constraints(model)
+    if training:
+        lines += ["Regularizers and constraints:", *training, rule]
     return "\n".join(lines)
+
+
+def _regularizers_and_constraints(model):
+    """One line per layer (or layer inside one) with a regularizer or constraint: "  dense (Dense): kernel_regularizer
+    L1L2(l1=0, l2=0.01), kernel_constraint MaxNorm(max_value=2.0, axis=0)"."""
+    from ..train import constraints, regularizers
+
+    lines = []
+    for top in model.layers:
+        for layer in (top, *regularizers.sublayers(top)):
+            items = [
+                f"{key} {(regularizers if key.endswith('_regularizer') else constraints).describe(value)}"
+                for key, value in getattr(layer, "_extra", {}).items()
+                if value is not None and key.endswith(("_regularizer", "_constraint"))
+            ]
+            if items:
+                lines.append(f"  {layer.name} ({layer.class_name}): {', '.join(items)}")
+    return lines

@@ -16,10 +16,12 @@ from ..engine import ENGINE
 from ..errors import ShapeError, TrainingError
 from ..tensor import Tensor
 from ..train import callbacks as callbacks_module
+from ..train import constraints as constraints_module
 from ..train import losses as losses_module
 from ..train import metrics as metrics_module
 from ..train import optimizers as optimizers_module
-from ..train.regularizers import penalties
+from ..train.regularizers import activity_penalty, activity_regularized, penalties
+from .execution import execute, layer_steps
 
 
 class TrainingConfig:
@@ -39,19 +41,37 @@ class TrainingConfig:
         self.log_names = self.loss_names + [name for _, name, _ in self.metrics]
         self.metric_identifiers = metrics
         self.penalties = penalties(model)
+        self.activity = activity_regularized(model)  # [(symbolic output, regularizer)]
+        self.constraints = constraints_module.constrained(model)  # [(variable, constraint)]
 
     def to_tfjs(self):
         """model.json's trainingConfig, as TF.js writes it (snake_case loss names; TF.js compiles the model it loads),
         or None when a loss or metric is a Python object no loader could rebuild from a name (a custom function, a
-        CRF layer's loss): the model is then saved uncompiled."""
+        CRF layer's loss): the model is then saved uncompiled. Metrics are written under the names TF.js's compile
+        knows ("mean_absolute_percentage_error" as "mape"); one TF.js has no name for ("recall", "r2_score", ...)
+        is left out, since TF.js refuses to load a model whose trainingConfig names it."""
         if any(obj.tfjs_name is None for obj in self.losses) or not _named(self.metric_identifiers):
             return None
         loss = [obj.name for obj in self.losses]
         return {
             "loss": loss[0] if len(loss) == 1 else loss,
-            "metrics": self.metric_identifiers,
+            "metrics": _tfjs_metrics(self.metric_identifiers),
             "optimizer_config": self.optimizer.to_json_config(),
         }
+
+
+def _tfjs_metrics(metrics):
+    """The metric names as TF.js's compile takes them, without those it does not know (a dict stays per output)."""
+    if metrics is None:
+        return None
+
+    def names(entries):
+        items = entries if isinstance(entries, (list, tuple)) else [entries]
+        return [name for name in map(metrics_module.tfjs_name, items) if name is not None]
+
+    if isinstance(metrics, dict):
+        return {key: names(value) for key, value in metrics.items()}
+    return names(metrics)
 
 
 def _named(metrics):
@@ -148,14 +168,26 @@ class Trainable:
 
     # ---- one batch -----------------------------------------------------------------------------
 
+    def _forward(self, xb, training, extra_symbols):
+        """(outputs, values of extra_symbols): the model's outputs, and those of other layers in its graph (what an
+        activity regularizer reads) from the same pass."""
+        if not extra_symbols:
+            outputs = self(xb if len(xb) > 1 else xb[0], training=training)
+            return (outputs if isinstance(outputs, list) else [outputs]), []
+        symbols = [*self.outputs, *extra_symbols]
+        values = ENGINE.tidy(lambda: execute(layer_steps(self.nodes, training), self.inputs, list(xb), symbols))
+        return values[: len(self.outputs)], values[len(self.outputs) :]
+
     def _batch_values(self, xb, yb, training):
-        """(total loss, [per-output losses when several, metrics...]): scalars; the metrics are not recorded."""
+        """(total loss, [per-output losses when several, metrics...]): scalars; the metrics are not recorded. The
+        total adds the regularizers' penalties (weights, then activities) to the losses."""
         config = self._training_config
-        outputs = self(xb if len(xb) > 1 else xb[0], training=training)
-        outputs = outputs if isinstance(outputs, list) else [outputs]
+        outputs, activities = self._forward(xb, training, [s for s, _ in config.activity])
         losses = [loss(t, out) for loss, t, out in zip(config.losses, yb, outputs)]
         total = losses[0]
-        for term in losses[1:] + [penalty() for penalty in config.penalties]:
+        weight_penalties = [penalty() for penalty in config.penalties]
+        activity_penalties = [activity_penalty(r, a) for (_, r), a in zip(config.activity, activities)]
+        for term in losses[1:] + weight_penalties + activity_penalties:
             total = total + term
         with stop_recording():
             values = (losses if len(losses) > 1 else []) + [
@@ -178,6 +210,9 @@ class Trainable:
         try:
             loss, grads = variable_grads(loss_fn, trainable)
             self.optimizer.apply_gradients(grads)
+            if self._training_config.constraints:  # after every update, as Keras (TF.js's fit never applies them)
+                ids = {v.id for v in trainable}
+                constraints_module.apply([(v, c) for v, c in self._training_config.constraints if v.id in ids])
             return ops.stack([loss, *values])
         finally:
             ENGINE.dispose(values)

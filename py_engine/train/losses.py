@@ -171,8 +171,86 @@ def sparse_categorical_crossentropy(y_true, y_pred, from_logits=False):
     return ENGINE.tidy(run)
 
 
-mse = mean_squared_error
-mae = mean_absolute_error
+@_elementwise
+def mean_absolute_percentage_error(y_true, y_pred):
+    """100 * mean(|(y_true - y_pred) / max(|y_true|, EPSILON)|) over the last axis."""
+    scale = ops.maximum(ops.abs(y_true), EPSILON)
+    return ops.mul(ops.mean(ops.abs(ops.div(ops.sub(y_true, y_pred), scale)), -1), 100.0)
+
+
+@_elementwise
+def mean_squared_logarithmic_error(y_true, y_pred):
+    """mean((log(1 + max(y_pred, EPSILON)) - log(1 + max(y_true, EPSILON)))^2) over the last axis."""
+    first = ops.log(ops.add(ops.maximum(y_pred, EPSILON), 1.0))
+    second = ops.log(ops.add(ops.maximum(y_true, EPSILON), 1.0))
+    return ops.mean(ops.square(ops.sub(first, second)), -1)
+
+
+@_elementwise
+def hinge(y_true, y_pred):
+    """mean(max(0, 1 - y_true * y_pred)) over the last axis, labels -1 or 1. As TF.js: 0/1 labels are taken as they
+    are (Keras 2+ turns them into -1/1 first)."""
+    return ops.mean(ops.maximum(ops.sub(1.0, ops.mul(y_true, y_pred)), 0.0), -1)
+
+
+@_elementwise
+def squared_hinge(y_true, y_pred):
+    """mean(max(0, 1 - y_true * y_pred)^2) over the last axis (labels as hinge's)."""
+    return ops.mean(ops.square(ops.maximum(ops.sub(1.0, ops.mul(y_true, y_pred)), 0.0)), -1)
+
+
+@_elementwise
+def categorical_hinge(y_true, y_pred):
+    """max(0, 1 + max((1 - y_true) * y_pred) - sum(y_true * y_pred)), the maximum and sum over the last axis (one-hot
+    labels)."""
+    positive = ops.sum(ops.mul(y_true, y_pred), -1)
+    negative = ops.max(ops.mul(ops.sub(1.0, y_true), y_pred), -1)
+    return ops.maximum(ops.add(ops.sub(negative, positive), 1.0), 0.0)
+
+
+_LOG_2 = float(np.log(2.0))
+
+
+@_elementwise
+def log_cosh(y_true, y_pred):
+    """mean(log(cosh(d))) over the last axis, d = y_pred - y_true, computed as d + softplus(-2 d) - log(2), which
+    does not overflow."""
+    d = ops.sub(y_pred, y_true)
+    return ops.mean(ops.sub(ops.add(d, ops.softplus(ops.mul(d, -2.0))), _LOG_2), -1)
+
+
+@_elementwise
+def kullback_leibler_divergence(y_true, y_pred):
+    """sum(y_true * log(clip(y_true, EPSILON, 1) / clip(y_pred, EPSILON, 1))) over the last axis."""
+    ratio = ops.div(ops.clip_by_value(y_true, EPSILON, 1.0), ops.clip_by_value(y_pred, EPSILON, 1.0))
+    return ops.sum(ops.mul(y_true, ops.log(ratio)), -1)
+
+
+@_elementwise
+def poisson(y_true, y_pred):
+    """mean(y_pred - y_true * log(y_pred + EPSILON)) over the last axis."""
+    return ops.mean(ops.sub(y_pred, ops.mul(y_true, ops.log(ops.add(y_pred, EPSILON)))), -1)
+
+
+def _l2_normalize(x):
+    """x / sqrt(max(sum(x^2), EPSILON)) over the last axis (TF.js's l2Normalize)."""
+    return ops.div(x, ops.sqrt(ops.maximum(ops.sum(ops.square(x), -1, keepdims=True), EPSILON)))
+
+
+@_elementwise
+def cosine_proximity(y_true, y_pred):
+    """-sum(l2_normalize(y_true) * l2_normalize(y_pred)) over the last axis: -1 for the same direction (TF.js's
+    cosineProximity; Keras 3's CosineSimilarity loss, with TF.js's EPSILON in the normalization)."""
+    return ops.neg(ops.sum(ops.mul(_l2_normalize(y_true), _l2_normalize(y_pred)), -1))
+
+
+mse = MSE = mean_squared_error
+mae = MAE = mean_absolute_error
+mape = MAPE = mean_absolute_percentage_error
+msle = MSLE = mean_squared_logarithmic_error
+kld = KLD = kl_divergence = kullback_leibler_divergence
+logcosh = log_cosh
+cosine = cosine_proximity
 
 
 # ---- Loss objects ---------------------------------------------------------------------------
@@ -242,6 +320,69 @@ class MeanAbsoluteError(_SameShapeLoss):
 
     def per_example(self, y_true, y_pred):
         return mean_absolute_error(y_true, y_pred)
+
+
+class MeanAbsolutePercentageError(_SameShapeLoss):
+    name, tfjs_name = "mean_absolute_percentage_error", "meanAbsolutePercentageError"
+
+    def per_example(self, y_true, y_pred):
+        return mean_absolute_percentage_error(y_true, y_pred)
+
+
+class MeanSquaredLogarithmicError(_SameShapeLoss):
+    name, tfjs_name = "mean_squared_logarithmic_error", "meanSquaredLogarithmicError"
+
+    def per_example(self, y_true, y_pred):
+        return mean_squared_logarithmic_error(y_true, y_pred)
+
+
+class Hinge(_SameShapeLoss):
+    name, tfjs_name = "hinge", "hinge"
+
+    def per_example(self, y_true, y_pred):
+        return hinge(y_true, y_pred)
+
+
+class SquaredHinge(_SameShapeLoss):
+    name, tfjs_name = "squared_hinge", "squaredHinge"
+
+    def per_example(self, y_true, y_pred):
+        return squared_hinge(y_true, y_pred)
+
+
+class CategoricalHinge(_SameShapeLoss):
+    name, tfjs_name = "categorical_hinge", "categoricalHinge"
+
+    def per_example(self, y_true, y_pred):
+        return categorical_hinge(y_true, y_pred)
+
+
+class LogCosh(_SameShapeLoss):
+    name, tfjs_name = "logcosh", "logcosh"  # TF.js's and Keras 2's name (Keras 3: log_cosh, accepted too)
+
+    def per_example(self, y_true, y_pred):
+        return log_cosh(y_true, y_pred)
+
+
+class KLDivergence(_SameShapeLoss):
+    name, tfjs_name = "kullback_leibler_divergence", "kullbackLeiblerDivergence"
+
+    def per_example(self, y_true, y_pred):
+        return kullback_leibler_divergence(y_true, y_pred)
+
+
+class Poisson(_SameShapeLoss):
+    name, tfjs_name = "poisson", "poisson"
+
+    def per_example(self, y_true, y_pred):
+        return poisson(y_true, y_pred)
+
+
+class CosineProximity(_SameShapeLoss):
+    name, tfjs_name = "cosine_proximity", "cosineProximity"
+
+    def per_example(self, y_true, y_pred):
+        return cosine_proximity(y_true, y_pred)
 
 
 class Huber(_SameShapeLoss):
@@ -365,12 +506,40 @@ class LossFunction(Loss):
 LOSS_CLASSES = (
     MeanSquaredError,
     MeanAbsoluteError,
+    MeanAbsolutePercentageError,
+    MeanSquaredLogarithmicError,
+    Hinge,
+    SquaredHinge,
+    CategoricalHinge,
+    LogCosh,
+    KLDivergence,
+    Poisson,
+    CosineProximity,
     Huber,
     BinaryCrossentropy,
     CategoricalCrossentropy,
     SparseCategoricalCrossentropy,
 )
-_BY_NAME = {"mse": MeanSquaredError, "mae": MeanAbsoluteError}
+# TF.js's and Keras's short names and aliases (TF.js's compile takes the long camelCase ones; its losses module and
+# Keras also know these).
+_BY_NAME = {
+    "mse": MeanSquaredError,
+    "MSE": MeanSquaredError,
+    "mae": MeanAbsoluteError,
+    "MAE": MeanAbsoluteError,
+    "mape": MeanAbsolutePercentageError,
+    "MAPE": MeanAbsolutePercentageError,
+    "msle": MeanSquaredLogarithmicError,
+    "MSLE": MeanSquaredLogarithmicError,
+    "kld": KLDivergence,
+    "KLD": KLDivergence,
+    "kl_divergence": KLDivergence,
+    "KLDivergence": KLDivergence,
+    "log_cosh": LogCosh,
+    "cosine": CosineProximity,
+    "cosine_similarity": CosineProximity,
+    "CosineSimilarity": CosineProximity,
+}
 for _cls in LOSS_CLASSES:
     _BY_NAME[_cls.name] = _BY_NAME[_cls.__name__] = _cls
     if _cls.tfjs_name:
@@ -378,6 +547,15 @@ for _cls in LOSS_CLASSES:
 _BY_FUNCTION = {
     mean_squared_error: MeanSquaredError,
     mean_absolute_error: MeanAbsoluteError,
+    mean_absolute_percentage_error: MeanAbsolutePercentageError,
+    mean_squared_logarithmic_error: MeanSquaredLogarithmicError,
+    hinge: Hinge,
+    squared_hinge: SquaredHinge,
+    categorical_hinge: CategoricalHinge,
+    log_cosh: LogCosh,
+    kullback_leibler_divergence: KLDivergence,
+    poisson: Poisson,
+    cosine_proximity: CosineProximity,
     huber: Huber,
     binary_crossentropy: BinaryCrossentropy,
     categorical_crossentropy: CategoricalCrossentropy,

@@ -15,12 +15,21 @@ from . import losses
 from .losses import (
     binary_crossentropy,
     categorical_crossentropy,
+    categorical_hinge,
+    cosine_proximity,
+    hinge,
     huber,
+    kullback_leibler_divergence,
+    log_cosh,
     mae,
     mean_absolute_error,
+    mean_absolute_percentage_error,
     mean_squared_error,
+    mean_squared_logarithmic_error,
     mse,
+    poisson,
     sparse_categorical_crossentropy,
+    squared_hinge,
 )
 
 F32, I32, BOOL = dtypes.float32, dtypes.int32, dtypes.bool_
@@ -30,15 +39,28 @@ __all__ = [
     "binary_crossentropy",
     "categorical_accuracy",
     "categorical_crossentropy",
+    "categorical_hinge",
+    "cosine_proximity",
     "get",
+    "hinge",
     "huber",
+    "kullback_leibler_divergence",
+    "log_cosh",
     "mae",
     "mean_absolute_error",
+    "mean_absolute_percentage_error",
     "mean_squared_error",
+    "mean_squared_logarithmic_error",
     "mse",
+    "poisson",
+    "precision",
+    "r2_score",
+    "recall",
     "sparse_categorical_accuracy",
     "sparse_categorical_crossentropy",
     "sparse_top_k_categorical_accuracy",
+    "squared_hinge",
+    "tfjs_name",
     "top_k_categorical_accuracy",
 ]
 
@@ -152,6 +174,52 @@ def sparse_top_k_categorical_accuracy(y_true, y_pred, k=5):
     return ENGINE.tidy(run)
 
 
+def _count(labels, predictions, want_label, want_prediction):
+    """How many elements have label want_label and prediction want_prediction (exact equality), as float32."""
+    both = ops.logical_and(ops.equal(labels, want_label), ops.equal(predictions, want_prediction))
+    return ops.cast(ops.sum(ops.cast(both, I32)), F32)
+
+
+def _ratio(metric, y_true, y_pred, other_label, other_prediction):
+    def run():
+        t, p = _tensor(y_true, F32), _tensor(y_pred, F32)
+        _same_shape(metric, t, p)
+        tp = _count(t, p, 1.0, 1.0)
+        denominator = ops.add(tp, _count(t, p, other_label, other_prediction))
+        return ops.where(ops.greater(denominator, 0.0), ops.div(tp, ops.maximum(denominator, 1.0)), 0.0)
+
+    return ENGINE.tidy(run)
+
+
+def precision(y_true, y_pred):
+    """TF.js's precision: tp / (tp + fp) over the whole batch, 0 when there is no positive prediction; a scalar,
+    which fit averages over the batches weighted by their sizes. As TF.js documents, y_true and y_pred hold 0/1
+    values: a prediction counts as positive where it equals 1 and as negative where it equals 0, so probabilities
+    must be thresholded first (a 0.7 counts as neither). Keras's Precision thresholds at 0.5 and counts over the
+    epoch."""
+    return _ratio("precision", y_true, y_pred, 0.0, 1.0)
+
+
+def recall(y_true, y_pred):
+    """TF.js's recall: tp / (tp + fn) over the whole batch, 0 when there is no positive label; 0/1 values as
+    precision's."""
+    return _ratio("recall", y_true, y_pred, 1.0, 0.0)
+
+
+def r2_score(y_true, y_pred):
+    """TF.js's r2Score: 1 - sum((y_true - y_pred)^2) / sum((y_true - mean(y_true))^2), sums and mean over every
+    element of the batch; a scalar (NaN or -inf when y_true is constant, as TF.js)."""
+
+    def run():
+        t, p = _tensor(y_true, F32), _tensor(y_pred, F32)
+        _same_shape("r2_score", t, p)
+        residuals = ops.sum(ops.square(ops.sub(t, p)))
+        total = ops.sum(ops.square(ops.sub(t, ops.mean(t))))
+        return ops.sub(1.0, ops.div(residuals, total))
+
+    return ENGINE.tidy(run)
+
+
 # ---- get -----------------------------------------------------------------------------------
 
 # Keras name, TF.js name, function
@@ -165,6 +233,22 @@ _NAMES = (
     ("mse", "MSE", mse),
     ("mean_absolute_error", "meanAbsoluteError", mean_absolute_error),
     ("mae", "MAE", mae),
+    ("mean_absolute_percentage_error", "meanAbsolutePercentageError", mean_absolute_percentage_error),
+    ("mape", "MAPE", mean_absolute_percentage_error),
+    ("mean_squared_logarithmic_error", "meanSquaredLogarithmicError", mean_squared_logarithmic_error),
+    ("msle", "MSLE", mean_squared_logarithmic_error),
+    ("cosine_proximity", "cosineProximity", cosine_proximity),
+    ("cosine", "cosine", cosine_proximity),
+    ("precision", "precision", precision),
+    ("recall", "recall", recall),
+    ("r2_score", "r2Score", r2_score),
+    ("hinge", "hinge", hinge),
+    ("squared_hinge", "squaredHinge", squared_hinge),
+    ("categorical_hinge", "categoricalHinge", categorical_hinge),
+    ("logcosh", "log_cosh", log_cosh),
+    ("kullback_leibler_divergence", "kullbackLeiblerDivergence", kullback_leibler_divergence),
+    ("kld", "KLD", kullback_leibler_divergence),
+    ("poisson", "poisson", poisson),
     ("huber", "huber", huber),
     ("binary_crossentropy", "binaryCrossentropy", binary_crossentropy),
     ("categorical_crossentropy", "categoricalCrossentropy", categorical_crossentropy),
@@ -173,6 +257,48 @@ _NAMES = (
 _BY_NAME = {name: fn for keras_name, tfjs_name, fn in _NAMES for name in (keras_name, tfjs_name)}
 _ACCURACY = ("accuracy", "acc")
 _CROSSENTROPY = ("crossentropy", "ce")
+
+
+# The metric names TF.js's compile resolves (tfjs-layers metrics.ts's metricsMap, and "accuracy", "acc",
+# "crossentropy", "ce"), which are what a model.json's trainingConfig may name; others make TF.js refuse the file.
+TFJS_COMPILE_NAMES = (
+    "binaryAccuracy",
+    "categoricalAccuracy",
+    "precision",
+    "categoricalCrossentropy",
+    "sparseCategoricalCrossentropy",
+    "mse",
+    "MSE",
+    "mae",
+    "MAE",
+    "mape",
+    "MAPE",
+    "cosine",
+    *_ACCURACY,
+    *_CROSSENTROPY,
+)
+# A function -> the name TF.js's compile knows it by, where that is not its own name camel-cased
+_TFJS_ALIAS = {
+    mean_squared_error: "mse",
+    mean_absolute_error: "mae",
+    mean_absolute_percentage_error: "mape",
+    cosine_proximity: "cosine",
+}
+
+
+def _camel(name):
+    """TF.js's toCamelCase, which its loader applies to a trainingConfig's metric names."""
+    head, *rest = name.split("_")
+    return name if not rest else head + "".join(part[:1].upper() + part[1:] for part in rest)
+
+
+def tfjs_name(identifier):
+    """The name TF.js's compile resolves to the same metric as `identifier` (a name), or None when it has none."""
+    if not isinstance(identifier, str):
+        return None
+    if _camel(identifier) in TFJS_COMPILE_NAMES:
+        return identifier
+    return _TFJS_ALIAS.get(_BY_NAME.get(identifier))
 
 
 def _named(fn, name, **kwargs):

@@ -100,6 +100,19 @@ def _rmsprop_centered_step(value, g, moments, mean_square, mean_grad, rho, one_m
     return new_moments, value - new_moments
 
 
+def _adadelta(value, g, accumulated_grad, accumulated_update, rho, one_minus_rho, epsilon, minus_lr):
+    new_accumulated_grad = accumulated_grad * rho + fusion.square(g) * one_minus_rho
+    update = fusion.sqrt(accumulated_update + epsilon) / fusion.sqrt(new_accumulated_grad + epsilon) * g
+    new_accumulated_update = accumulated_update * rho + fusion.square(update) * one_minus_rho
+    return new_accumulated_grad, new_accumulated_update, update * minus_lr + value
+
+
+def _adamax(value, g, m, u, beta_1, one_minus_beta_1, beta_2, epsilon, step_size):
+    new_m = m * beta_1 + g * one_minus_beta_1
+    new_u = fusion.maximum(u * beta_2, fusion.abs(g))
+    return new_m, new_u, step_size * (new_m / (new_u + epsilon)) + value
+
+
 def _adagrad(value, g, accumulator, epsilon, minus_lr):
     new_accumulator = accumulator + fusion.square(g)
     return new_accumulator, (g / fusion.sqrt(new_accumulator + epsilon)) * minus_lr + value
@@ -556,22 +569,120 @@ class Adagrad(Optimizer):
         return config
 
 
-# Class names, any case: TF.js's ("SGD", "Momentum", "Adam", "RMSProp", "Adagrad"), Keras's and ours ("AdamW").
-_CLASSES = {"sgd": SGD, "momentum": SGD, "adam": Adam, "adamw": AdamW, "rmsprop": RMSprop, "adagrad": Adagrad}
+class Adadelta(Optimizer):
+    """Keras's Adadelta: acc_g = rho * acc_g + (1 - rho) * g^2; update = sqrt(acc_u + eps) / sqrt(acc_g + eps) * g;
+    acc_u = rho * acc_u + (1 - rho) * update^2; value -= lr * update. TF.js 4.22's AdadeltaOptimizer divides by the
+    square root of the accumulator from before this step's gradient (acc_g's old value) instead: its first update is
+    lr * sqrt(eps) / sqrt(eps) * g = lr * g whatever rho and epsilon are, and every later one lags a step. That is a
+    bug; this is Keras's (and the paper's) rule, so a model trained here follows Keras, not TF.js. The class name,
+    config ({learningRate, rho, epsilon}) and slots ("<variable>/accum_grad", "<variable>/accum_var") are TF.js's.
+    Keras's defaults (learning_rate 0.001, rho 0.95, epsilon 1e-7); get("adadelta") gives TF.js's compile default,
+    learning rate 1."""
 
-# A name alone gives what TF.js's getOptimizer gives for it (Adagrad's learning rate is 0.01 there).
+    class_name = "Adadelta"
+    _SLOTS = ("accum_grad", "accum_var")
+    _FROM_CONFIG: ClassVar[dict] = {"learningRate": "learning_rate", "rho": "rho", "epsilon": "epsilon"}
+
+    def __init__(self, learning_rate=0.001, rho=0.95, epsilon=DEFAULT_EPSILON, **common):
+        super().__init__(learning_rate, **common)
+        self.rho = _number("Adadelta", "rho", rho, 0, 1)
+        self.epsilon = _number("Adadelta", "epsilon", epsilon, 0)
+
+    def _scalars(self, step, lr):
+        return {"rho": self.rho, "one_minus_rho": 1 - self.rho, "epsilon": self.epsilon, "minus_lr": -lr}
+
+    def _update(self, variable, gradient, scalars):
+        accumulated_grad, accumulated_update = self._slot(variable, "accum_grad"), self._slot(variable, "accum_var")
+        new_grad, new_update, new_value = fuse_elementwise(
+            _adadelta, [variable, gradient, accumulated_grad, accumulated_update], scalars
+        )
+        accumulated_grad.assign(new_grad)
+        accumulated_update.assign(new_update)
+        variable.assign(new_value)
+
+    def _tfjs_config(self):
+        return {"learningRate": self.learning_rate, "rho": self.rho, "epsilon": self.epsilon}
+
+
+class Adamax(Optimizer):
+    """TF.js's AdamaxOptimizer (Keras's rule, plus TF.js's decay): m = b1*m + (1-b1)*g; u = max(b2*u, |g|);
+    value -= lr_t / (1 - b1^t) * m / (u + eps), with lr_t = lr / (1 + decay * (t - 1)) at step t = iterations + 1.
+    Defaults are TF.js's (tf.train.adamax: learning rate 0.002, b1 0.9, b2 0.999, epsilon 1e-7, decay 0); slots
+    "<variable>/m" and "<variable>/v"."""
+
+    class_name = "Adamax"
+    _SLOTS = ("m", "v")
+    _FROM_CONFIG: ClassVar[dict] = {
+        "learningRate": "learning_rate",
+        "beta1": "beta_1",
+        "beta2": "beta_2",
+        "epsilon": "epsilon",
+        "decay": "decay",
+    }
+
+    def __init__(self, learning_rate=0.002, beta_1=0.9, beta_2=0.999, epsilon=DEFAULT_EPSILON, decay=0.0, **common):
+        super().__init__(learning_rate, **common)
+        self.beta_1 = _number("Adamax", "beta_1", beta_1, 0, 1, high_open=True)
+        self.beta_2 = _number("Adamax", "beta_2", beta_2, 0, 1)
+        self.epsilon = _number("Adamax", "epsilon", epsilon, 0)
+        self.decay = _number("Adamax", "decay", decay, 0)
+
+    def _scalars(self, step, lr):
+        lr_t = lr / (1 + self.decay * (step - 1))
+        return {
+            "beta_1": self.beta_1,
+            "one_minus_beta_1": 1 - self.beta_1,
+            "beta_2": self.beta_2,
+            "epsilon": self.epsilon,
+            "step_size": -lr_t / (1 - self.beta_1**step),
+        }
+
+    def _update(self, variable, gradient, scalars):
+        first, norm = self._slot(variable, "m"), self._slot(variable, "v")
+        new_first, new_norm, new_value = fuse_elementwise(_adamax, [variable, gradient, first, norm], scalars)
+        first.assign(new_first)
+        norm.assign(new_norm)
+        variable.assign(new_value)
+
+    def _tfjs_config(self):
+        return {
+            "learningRate": self.learning_rate,
+            "beta1": self.beta_1,
+            "beta2": self.beta_2,
+            "epsilon": self.epsilon,
+            "decay": self.decay,
+        }
+
+
+# Class names, any case: TF.js's ("SGD", "Momentum", "Adam", "RMSProp", "Adagrad", "Adadelta", "Adamax"), Keras's and
+# ours ("AdamW").
+_CLASSES = {
+    "sgd": SGD,
+    "momentum": SGD,
+    "adam": Adam,
+    "adamw": AdamW,
+    "rmsprop": RMSprop,
+    "adagrad": Adagrad,
+    "adadelta": Adadelta,
+    "adamax": Adamax,
+}
+
+# A name alone gives what TF.js's getOptimizer gives for it (Adagrad's learning rate is 0.01 there, Adadelta's 1,
+# Adamax's 0.002).
 _BY_NAME = {
     "sgd": lambda: SGD(learning_rate=0.01),
     "adam": Adam,
     "adamw": AdamW,
     "rmsprop": RMSprop,
     "adagrad": lambda: Adagrad(learning_rate=0.01),
+    "adadelta": lambda: Adadelta(learning_rate=1.0),
+    "adamax": Adamax,
 }
 
 
 def get(identifier):
     """An optimizer from an optimizer (returned as is), a name ("sgd", "adam", "adamw", "rmsprop", "adagrad",
-    any case) or a serialization {"class_name": ..., "config": {...}} as TF.js writes it."""
+    "adadelta", "adamax", any case) or a serialization {"class_name": ..., "config": {...}} as TF.js writes it."""
     if isinstance(identifier, Optimizer):
         return identifier
     if isinstance(identifier, str):
