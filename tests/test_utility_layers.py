@@ -333,3 +333,45 @@ def test_tfjs_style_config_values_are_accepted():
     assert L.UpSampling2D(data_format="channelsFirst").data_format == "channels_first"
     assert L.CategoryEncoding(3, output_mode="oneHot").output_mode == "one_hot"
     assert L.MaxPooling1D(pool_size=[3], strides=[2]).get_config()["pool_size"] == [3]
+
+
+# (layer, input shapes): each layer's gradients with respect to its inputs, by finite differences
+DIFFERENTIABLE = [
+    (L.RepeatVector(3), [(2, 3)]),
+    (L.Permute([2, 3, 1]), [(2, 2, 3, 2)]),
+    (L.Masking(mask_value=0.0), [(2, 3, 2)]),
+    (L.Multiply(), [(2, 3), (2, 2, 3)]),
+    (L.Average(), [(2, 3), (2, 3), (2, 3)]),
+    (L.Maximum(), [(2, 4), (2, 4)]),
+    (L.Minimum(), [(2, 4), (2, 4)]),
+    (L.Dot([2, 2], normalize=True), [(2, 2, 3), (2, 3, 3)]),
+    (L.Dot([1, 1]), [(2, 3), (2, 3, 2)]),
+    (L.LeakyReLU(0.2), [(2, 5)]),
+    (L.ELU(alpha=0.7), [(2, 5)]),
+    (L.ThresholdedReLU(0.25), [(2, 5)]),
+    (L.Softmax(axis=[1, 2]), [(2, 2, 3)]),
+    (L.Rescaling(0.5, offset=0.1), [(1, 2, 2, 1)]),
+    (L.Cropping2D(((1, 0), (0, 2))), [(1, 3, 4, 2)]),
+    (L.UpSampling2D((2, 1), interpolation="bilinear"), [(1, 2, 3, 2)]),
+    (L.UpSampling2D((1, 2), data_format="channels_first"), [(1, 2, 2, 3)]),
+    (L.CenterCrop(2, 3), [(1, 4, 4, 2)]),
+    (L.Resizing(3, 2), [(1, 2, 3, 1)]),
+    (L.MaxPooling1D(2, strides=1), [(2, 4, 2)]),
+    (L.AveragePooling1D(3, padding="same"), [(2, 4, 2)]),
+    (L.GlobalMaxPooling1D(), [(2, 3, 2)]),
+    (L.GlobalMaxPooling2D(data_format="channels_first"), [(1, 2, 2, 3)]),
+    (L.GlobalAveragePooling2D(data_format="channels_first"), [(1, 2, 2, 3)]),
+]
+
+
+@pytest.mark.parametrize(("layer", "shapes"), DIFFERENTIABLE, ids=lambda v: getattr(v, "class_name", ""))
+def test_gradients_through_the_layers(layer, shapes):
+    rng = np.random.default_rng(5)
+    # Inputs away from the kinks (0 for the ReLUs, theta for ThresholdedReLU) and without ties for the maxima
+    arrays = [rng.choice([-1, 1], size=s) * rng.uniform(0.4, 1.6, size=s) for s in shapes]
+    layer._ensure_built([(None, *s[1:]) for s in shapes] if layer.takes_list else (None, *shapes[0][1:]))
+
+    def call(*xs):
+        return layer.call(list(xs) if layer.takes_list else xs[0])
+
+    check_gradients(call, *arrays)
