@@ -157,6 +157,11 @@ def plain_browser(playwright):
     browser.close()
 
 
+def show_panel(page, name):
+    """Click the tab of the panel `name` (Examples, Charts, Memory lab, Classify, Teach): one panel shows at a time."""
+    page.get_by_role("tablist", name="Panels").get_by_role("tab", name=name, exact=True).click()
+
+
 class Playground:
     """A page of the playground, driven through window.playground."""
 

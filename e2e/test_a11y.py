@@ -1,6 +1,6 @@
 """Accessibility: axe-core (npm, pinned test-only in web/package.json; web/build.sh installs it) scans the page after
-boot, with an example run, its charts drawn, the Memory lab's leak table shown and a classification made: no
-serious or critical violation.
+boot, then with an example run, its charts drawn, the Memory lab's leak table shown, a Teach sample added and a
+classification made, on every panel at 1440x900 and 390x844: no serious or critical violation.
 
 The page's CSP forbids inline scripts, so axe is not added as a <script> element: Playwright's init scripts run
 through the DevTools protocol, which the CSP does not govern."""
@@ -8,7 +8,7 @@ through the DevTools protocol, which the CSP does not govern."""
 from pathlib import Path
 
 import pytest
-from conftest import BOOT_TIMEOUT_MS
+from conftest import BOOT_TIMEOUT_MS, show_panel
 
 AXE = Path(__file__).resolve().parent.parent / "web" / "node_modules" / "axe-core" / "axe.min.js"
 
@@ -36,18 +36,31 @@ def serious(page):
     ]
 
 
+PANELS = ["Examples", "Charts", "Memory lab", "Classify", "Teach"]
+VIEWPORTS = [{"width": 1440, "height": 900}, {"width": 390, "height": 844}]
+
+
 def test_the_page_has_no_serious_or_critical_axe_violations(page):
     assert page.evaluate("typeof axe.run") == "function"
     assert serious(page) == []  # right after boot
-    page.get_by_role("region", name="Examples").get_by_role(
-        "button", name="Train a classifier with live charts"
-    ).click()
+    show_panel(page, "Examples")
+    examples = page.get_by_role("region", name="Examples")
+    examples.get_by_role("button", name="Train a classifier with live charts").click()
     page.wait_for_function("() => /Done in/.test(document.querySelector('#run-state').textContent)", timeout=300_000)
-    page.get_by_role("region", name="Examples").get_by_role("button", name="Tidy vs a leak").click()
+    examples.get_by_role("button", name="Tidy vs a leak").click()
     page.wait_for_function("() => playground.running === null && playground.charts().plots.length > 0")
+    show_panel(page, "Memory lab")
     page.get_by_role("region", name="Memory lab").get_by_role("button", name="Find leaks").click()
     page.get_by_role("table", name="Live tensors (pe.leaks())").wait_for()
+    show_panel(page, "Teach")
+    page.get_by_role("button", name="Add the Cat sample to class 1").click()
+    page.get_by_role("listitem", name="Class 1").get_by_text("1 image", exact=True).wait_for(timeout=300_000)
+    show_panel(page, "Classify")
     page.get_by_role("button", name="Cat (PNG)").click()
     page.wait_for_function("() => document.querySelectorAll('#classify-results li').length === 5", timeout=300_000)
-    assert page.get_by_role("region", name="Charts").is_visible()
-    assert serious(page) == []
+    # every panel, on a laptop's screen and on a phone's
+    for viewport in VIEWPORTS:
+        page.set_viewport_size(viewport)
+        for name in PANELS:
+            show_panel(page, name)
+            assert serious(page) == [], (viewport, name)

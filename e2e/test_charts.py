@@ -3,7 +3,7 @@ counts and GPU bytes), pe.browser.plot draws a chart, and the memory timeline sa
 chart bundle loads under the page's CSP (no violation reported)."""
 
 import pytest
-from conftest import WEBGPU, Playground
+from conftest import WEBGPU, Playground, show_panel
 from playwright.sync_api import expect
 
 FIT = """
@@ -29,6 +29,7 @@ def page(webgpu_browser, server_url):
 
 
 def figure(page, name):
+    show_panel(page.page, "Charts")
     return page.page.get_by_role("region", name="Charts").get_by_role("figure", name=name)
 
 
@@ -90,6 +91,7 @@ def test_the_memory_timeline_samples_every_snapshot(page):
     last = page.memory()  # this request's snapshot arrives after its answer
     page.page.wait_for_function("n => playground.charts().timeline.tensors.at(-1) === n", arg=last["num_tensors"])
     assert page.page.evaluate("playground.charts().timeline.gpu_bytes.at(-1)") == last["num_bytes_in_gpu"]
+    show_panel(page.page, "Memory lab")
     timeline = page.page.get_by_role("region", name="Memory lab").get_by_role("figure", name="Memory over the session")
     expect(timeline.locator("canvas")).to_have_count(1)
     page.run("pe.dispose(kept)")

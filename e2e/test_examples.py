@@ -7,7 +7,7 @@ import json
 import re
 
 import pytest
-from conftest import WEBGPU, Playground
+from conftest import WEBGPU, Playground, show_panel
 from playwright.sync_api import expect
 
 RUN_MS = 300_000
@@ -39,6 +39,7 @@ def run_example(playground, title):
     page = playground.page
     state = page.get_by_role("status", name="Run state")
     state.evaluate("line => { line.textContent = '' }")
+    show_panel(page, "Examples")
     page.get_by_role("region", name="Examples").get_by_role("button", name=title, exact=True).click()
     page.wait_for_function(
         "() => /Done in|after/.test(document.querySelector('#run-state').textContent)", timeout=RUN_MS
@@ -51,6 +52,7 @@ def run_example(playground, title):
 
 
 def test_the_gallery_lists_every_example_with_its_description(page):
+    show_panel(page.page, "Examples")
     region = page.page.get_by_role("region", name="Examples")
     region.get_by_role("button").first.wait_for()
     assert [b.text_content() for b in region.get_by_role("button").all()] == EXAMPLES
@@ -68,6 +70,7 @@ def test_tidy_vs_a_leak_then_the_memory_lab_names_the_leaking_line_and_shows_the
     assert plot["title"] == "New tensors per step" and plot["series"]["with tidy"] == [0] * 30
     assert plot["series"]["without tidy"] == list(range(3, 91, 3))
 
+    show_panel(page.page, "Memory lab")
     lab = page.page.get_by_role("region", name="Memory lab")
     lab.get_by_role("button", name="Find leaks").click()
     table = lab.get_by_role("table", name="Live tensors (pe.leaks())")
@@ -112,6 +115,7 @@ def test_training_a_classifier_charts_each_batch_and_epoch_with_flat_counts(page
     assert loss[-1] < loss[0] and round(loss[-1], 3) == result["loss"], (loss, result)
     assert len(set(training["memory"]["tensors"][1:])) == 1, training["memory"]  # LeakMonitor passed too
     assert len(training["batch"]["x"]) == 8 * 5  # 144 training rows in batches of 32
+    show_panel(page.page, "Charts")
     charts = page.page.get_by_role("region", name="Charts")
     expect(charts.get_by_role("figure", name="Training: loss and metrics per epoch")).to_be_visible()
 

@@ -15,7 +15,7 @@ from http.server import SimpleHTTPRequestHandler, ThreadingHTTPServer
 from typing import ClassVar
 
 import pytest
-from conftest import REPO, WEBGPU, Playground, free_port, python
+from conftest import REPO, WEBGPU, Playground, free_port, python, show_panel
 from test_classify import classify
 
 SERVER_START_S = 60
@@ -69,6 +69,7 @@ def test_the_exported_site_on_a_plain_static_server_boots_runs_code_and_classifi
         assert top[0]["index"] == 285, top
         assert page.page.evaluate("playground.models()") == ["efficientnet-lite0"]  # the picker's list, /models
         # ...with the server's default chosen: the one the worker loads (/config.json's classifier)
+        show_panel(page.page, "Classify")
         assert page.page.get_by_role("combobox", name="Model").input_value() == "efficientnet-lite0"
         failed = [r.url for r in page.requests if r.failure]
         assert not failed, failed

@@ -9,6 +9,7 @@ import json
 from concurrent.futures import ThreadPoolExecutor
 
 import numpy as np
+from conftest import show_panel
 from playwright.sync_api import expect
 
 import py_engine as pe
@@ -96,6 +97,7 @@ def tfjs_predict(folder, features, tmp_path):
 
 def test_teach_trains_on_samples_and_drawings_and_the_download_loads_back_everywhere(gpu_page, tmp_path):
     page, seen = gpu_page.page, len(gpu_page.requests)
+    show_panel(page, "Teach")
     teach = page.get_by_role("region", name="Teach")
     teach.get_by_role("textbox", name="Class 1 name").fill("photo")
     teach.get_by_role("textbox", name="Class 2 name").fill("drawing")

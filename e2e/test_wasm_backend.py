@@ -6,6 +6,7 @@ the browser cannot compile leaves the page on numpy with the reason in the statu
 import json
 import re
 
+from conftest import show_panel
 from playwright.sync_api import expect
 from test_classify import CATS, CLASSIFY_TIMEOUT_MS
 from test_training import TRAIN
@@ -68,6 +69,7 @@ def test_the_conformance_suite_passes_on_wasm_in_the_page(wasm_page):
 
 def test_a_sample_classified_on_wasm_gets_numpys_top_5(wasm_page):
     page = wasm_page.page
+    show_panel(page, "Classify")
     panel = page.get_by_role("region", name="Classify an image")
 
     def classify_the_cat(backend):

@@ -6,7 +6,7 @@ import re
 import time
 
 import pytest
-from conftest import BOOT_TIMEOUT_MS
+from conftest import BOOT_TIMEOUT_MS, show_panel
 
 RUN_MS = 120_000
 
@@ -113,6 +113,7 @@ def test_an_example_clicked_during_a_run_is_queued_and_says_so(page):
     page.keyboard.type("import asyncio\nprint('waiting')\nawait asyncio.sleep(60)")
     page.keyboard.press("Control+Enter")
     page.wait_for_function("() => playground.running !== null")
+    show_panel(page, "Examples")
     examples = page.get_by_role("region", name="Examples")
     examples.get_by_role("button", name="Tidy vs a leak").click()
     queue = page.get_by_role("status", name="Example queue")
@@ -132,6 +133,7 @@ def test_an_example_clicked_during_a_run_is_queued_and_says_so(page):
 def test_a_file_that_is_no_image_gives_a_message_and_no_broken_image(page, tmp_path):
     fake = tmp_path / "holiday.png"
     fake.write_text("not a picture")
+    show_panel(page, "Classify")
     page.get_by_label(re.compile("Drop an image here")).set_input_files(str(fake))
     status = page.locator("#classify-status")
     page.wait_for_function("() => /Could not classify/.test(document.querySelector('#classify-status').textContent)")
@@ -140,12 +142,14 @@ def test_a_file_that_is_no_image_gives_a_message_and_no_broken_image(page, tmp_p
 
 
 def test_classify_works_after_the_model_came_in_through_teach(page):
+    show_panel(page, "Teach")
     teach = page.get_by_role("region", name="Teach")
     teach.get_by_role("button", name="Add the Cat sample to class 1").click()
     teach_status = teach.get_by_role("status", name="Teach status")
     teach_status.filter(has_text="in 2 classes").wait_for(timeout=RUN_MS)
     assert teach_status.inner_text() == "1 image in 2 classes."
     assert teach.get_by_role("listitem", name="Class 1").get_by_text("1 image", exact=True).is_visible()
+    show_panel(page, "Classify")
     classify = page.get_by_role("region", name="Classify an image")
     assert not classify.get_by_role("progressbar").is_visible()
     assert "Loading" not in classify.inner_text()
@@ -171,3 +175,74 @@ def test_restart_resets_the_memory_panel_and_times_itself(page):
     restarted = float(re.search(r"restarted in ([\d.]+) s", status).group(1))
     assert restarted <= took + 0.5, (status, took)
     assert "ready in" not in status
+
+
+# each tab and the name of the region it shows
+PANELS = {
+    "Examples": "Examples",
+    "Charts": "Charts",
+    "Memory lab": "Memory lab",
+    "Classify": "Classify an image",
+    "Teach": "Teach",
+}
+
+
+def box(locator):
+    b = locator.bounding_box()
+    return b["x"], b["y"], b["x"] + b["width"], b["y"] + b["height"]
+
+
+def test_the_code_and_its_output_sit_side_by_side_and_the_panels_are_tabs_the_address_remembers(page):
+    page.set_viewport_size({"width": 1440, "height": 900})
+    code = box(page.get_by_role("textbox", name="Python code"))
+    out = box(page.get_by_role("log", name="Output"))
+    assert out[0] >= code[2] and out[1] < code[3], (code, out)  # right of the code, on the same rows
+    tabs = page.get_by_role("tablist", name="Panels").get_by_role("tab")
+    assert tabs.all_inner_texts() == list(PANELS)
+    for tab, region in PANELS.items():
+        show_panel(page, tab)
+        assert page.get_by_role("tab", name=tab).get_attribute("aria-selected") == "true"
+        shown = [name for name in PANELS.values() if page.get_by_role("region", name=name, exact=True).is_visible()]
+        assert shown == [region]
+        assert f"panel={tab.lower().replace(' ', '-')}" in page.url
+    page.get_by_role("tab", name="Teach").focus()
+    page.keyboard.press("ArrowLeft")
+    assert page.get_by_role("region", name="Classify an image").is_visible()
+    assert page.get_by_role("tab", name="Classify").evaluate("t => t === document.activeElement")
+    page.reload()
+    page.wait_for_function("() => window.playground && playground.state === 'ready'", timeout=BOOT_TIMEOUT_MS)
+    assert page.get_by_role("tab", name="Classify").get_attribute("aria-selected") == "true"
+    assert page.get_by_role("region", name="Classify an image").is_visible()
+
+
+def test_an_example_shows_its_code_and_its_output_together(page):
+    page.set_viewport_size({"width": 1440, "height": 900})
+    show_panel(page, "Examples")
+    button = page.get_by_role("region", name="Examples").get_by_role("button", name="Variables outlive scopes")
+    button.scroll_into_view_if_needed()
+    page.mouse.wheel(0, 2000)  # the user scrolled down to the gallery
+    run_state(page).evaluate("line => { line.textContent = '' }")
+    button.click()
+    page.wait_for_function("() => /Done in/.test(document.querySelector('#run-state').textContent)", timeout=RUN_MS)
+    for part in (page.get_by_role("textbox", name="Python code"), page.get_by_role("log", name="Output")):
+        top, bottom = box(part)[1], box(part)[3]
+        assert 0 <= top < 900 and bottom > 0, (part, top, bottom)  # both on screen
+    assert page.get_by_role("log", name="Output").inner_text().strip()
+
+
+def test_on_a_phone_nothing_overflows_and_every_control_is_at_least_32_px_tall(page):
+    page.set_viewport_size({"width": 390, "height": 844})
+    type_and_run(page, ["print('x' * 600)", "print(' '.join(['word'] * 200))", "pe.ones((3, 40))"])
+    sizes = """() => [...document.querySelectorAll('button, select, input, [role="tab"]')]
+        .filter((e) => e.checkVisibility() && e.getClientRects().length)
+        .map((e) => [e.getAttribute('aria-label') || e.textContent.trim() || e.id || e.type,
+                     e.getBoundingClientRect().height])"""
+    for tab in PANELS:
+        show_panel(page, tab)
+        if tab == "Memory lab":  # the leak table: four columns of sites, counts, bytes and shapes
+            page.get_by_role("button", name="Find leaks").click()
+            page.get_by_role("table", name="Live tensors (pe.leaks())").wait_for()
+        assert page.evaluate("document.documentElement.scrollWidth") <= 390, tab
+        small = [(name, h) for name, h in page.evaluate(sizes) if h < 32]
+        assert not small, (tab, small)
+    page.set_viewport_size({"width": 1440, "height": 900})

@@ -1,10 +1,12 @@
 """Make the README's picture of the playground: docs/playground.png.
 
 Starts the real server (as the e2e tests do, with the converted EfficientNet-Lite0), opens the page in headless
-Chromium with WebGPU (on a machine without a GPU that is SwiftShader, so the page starts on wasm), runs the gallery's training example (its live charts) and its leaking one, lists the live
-tensors in the Memory lab, runs an example in the editor, classifies the cat sample, and saves the whole page.
+Chromium with WebGPU (on a machine without a GPU that is SwiftShader, so the page starts on wasm), runs the gallery's
+training example (its live charts) and its leaking one, lists the live tensors in the Memory lab, gives Teach two
+samples, classifies the cat sample, runs an example in the editor, and saves the first screen at 1440x900 with the
+Examples panel. With --panels DIR it also saves each panel (the whole page) at 1440x900 and 390x844 in DIR.
 
-    .venv/bin/python scripts/screenshot.py [--out docs/playground.png] [--url http://127.0.0.1:8000/]
+    .venv/bin/python scripts/screenshot.py [--out docs/playground.png] [--panels DIR] [--url http://127.0.0.1:8000/]
 
 With --url it uses a server that is already running (scripts/run.sh) instead of starting one. Needs what the e2e
 tests need: the system Chromium and the editor bundle (web/build.sh; scripts/run.sh and scripts/test.sh build it).
@@ -48,35 +50,65 @@ def own_server():
             yield url
 
 
-def screenshot(url, out):
+PANELS = ["Examples", "Charts", "Memory lab", "Classify", "Teach"]
+VIEWPORTS = {"wide": {"width": 1440, "height": 900}, "phone": {"width": 390, "height": 844}}
+
+
+def show_panel(page, name):
+    page.get_by_role("tablist", name="Panels").get_by_role("tab", name=name, exact=True).click()
+
+
+def fill_the_page(page):
+    """Charts drawn, the leak table listed, code run in the editor, the cat classified, Teach given samples."""
+    show_panel(page, "Examples")
+    page.get_by_role("region", name="Examples").get_by_role(
+        "button", name="Train a classifier with live charts"
+    ).click()
+    page.wait_for_function("() => /Done in/.test(document.querySelector('#run-state').textContent)", timeout=300_000)
+    page.get_by_role("region", name="Examples").get_by_role("button", name="Tidy vs a leak").click()
+    page.wait_for_function("() => playground.running === null && playground.charts().plots.length > 0")
+    show_panel(page, "Memory lab")
+    page.get_by_role("region", name="Memory lab").get_by_role("button", name="Find leaks").click()
+    page.get_by_role("table", name="Live tensors (pe.leaks())").wait_for()
+    show_panel(page, "Teach")
+    teach = page.get_by_role("region", name="Teach")
+    for n, sample in ((1, "Cat"), (2, "Rocket")):
+        teach.get_by_role("button", name=f"Add the {sample} sample to class {n}").click()
+        teach.get_by_role("listitem", name=f"Class {n}").get_by_text("1 image", exact=True).wait_for(timeout=300_000)
+    show_panel(page, "Classify")
+    page.get_by_role("button", name="Cat (PNG)").click()
+    page.wait_for_function("() => document.querySelectorAll('#classify-results li').length === 5", timeout=300_000)
+    page.get_by_role("textbox", name="Python code").click()
+    page.keyboard.press("Control+A")
+    page.keyboard.insert_text(EXAMPLE)
+    page.keyboard.press("Control+Enter")
+    page.wait_for_function("() => /Done in/.test(document.querySelector('#run-state').textContent)")
+    page.get_by_role("textbox", name="Python code").blur()
+
+
+def screenshot(url, out, panels_dir=None):
     with sync_playwright() as p:
         browser = launch(p, webgpu=True)
-        page = browser.new_context(viewport={"width": 1180, "height": 900}).new_page()
+        page = browser.new_context(viewport=VIEWPORTS["wide"]).new_page()
         page.goto(url)
         page.wait_for_function(
             "() => window.playground && playground.state === 'ready' && document.querySelector('#editor').shadowRoot",
             timeout=BOOT_TIMEOUT_MS,
         )
-        page.get_by_role("region", name="Examples").get_by_role(
-            "button", name="Train a classifier with live charts"
-        ).click()
-        page.wait_for_function(
-            "() => /Done in/.test(document.querySelector('#run-state').textContent)", timeout=300_000
-        )
-        page.get_by_role("region", name="Examples").get_by_role("button", name="Tidy vs a leak").click()
-        page.wait_for_function("() => playground.running === null && playground.charts().plots.length > 0")
-        page.get_by_role("region", name="Memory lab").get_by_role("button", name="Find leaks").click()
-        page.get_by_role("table", name="Live tensors (pe.leaks())").wait_for()
-        page.get_by_role("textbox", name="Python code").click()
-        page.keyboard.press("Control+A")
-        page.keyboard.insert_text(EXAMPLE)
-        page.keyboard.press("Control+Enter")
-        page.wait_for_function("() => /Done in/.test(document.querySelector('#run-state').textContent)")
-        page.get_by_role("button", name="Cat (PNG)").click()
-        page.wait_for_function("() => document.querySelectorAll('#classify-results li').length === 5", timeout=300_000)
-        page.get_by_role("textbox", name="Python code").blur()
+        fill_the_page(page)
+        show_panel(page, "Examples")
+        page.evaluate("window.scrollTo(0, 0)")
         out.parent.mkdir(parents=True, exist_ok=True)
-        page.screenshot(path=str(out), full_page=True)
+        page.screenshot(path=str(out))
+        if panels_dir:
+            panels_dir.mkdir(parents=True, exist_ok=True)
+            for size, viewport in VIEWPORTS.items():
+                page.set_viewport_size(viewport)
+                for name in PANELS:
+                    show_panel(page, name)
+                    file = panels_dir / f"{size}-{name.lower().replace(' ', '-')}.png"
+                    page.screenshot(path=str(file), full_page=True)
+                    print(f"wrote {file}")
         browser.close()
 
 
@@ -84,9 +116,10 @@ def main():
     parser = argparse.ArgumentParser(description=__doc__.splitlines()[0])
     parser.add_argument("--out", type=Path, default=REPO / "docs" / "playground.png")
     parser.add_argument("--url", help="a playground server that is already running")
+    parser.add_argument("--panels", type=Path, help="also save every panel at 1440x900 and 390x844 in this folder")
     args = parser.parse_args()
     with contextlib.nullcontext(args.url) if args.url else own_server() as url:
-        screenshot(url, args.out)
+        screenshot(url, args.out, args.panels)
     print(f"wrote {args.out}")
 
 

@@ -13,7 +13,7 @@
 
 (() => {
   const playground = window.playground;
-  const panel = document.getElementById("charts");
+  const empty = document.getElementById("charts-empty"); // the Charts panel's line while nothing is charted
   const trainingHost = document.getElementById("charts-training");
   const plotsHost = document.getElementById("charts-plots");
   const timelineHost = document.getElementById("memory-timeline");
@@ -137,7 +137,7 @@
         rightBytes: true,
       }, timeline.t_s.map((t) => t - t0), [timeline.tensors, timeline.bytes, timeline.gpu_bytes]);
     }
-    panel.hidden = !training && !plots.length;
+    empty.hidden = Boolean(training || plots.length);
     if (training) {
       const names = Object.keys(training.epoch.series);
       draw("epochs", trainingHost, {

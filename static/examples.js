@@ -42,6 +42,9 @@
       queueStatus.textContent = "";
     }
     playground.setCode(code);
+    // the example's code and its output together: they sit side by side, or the output under the code on a phone
+    const editor = document.querySelector("main .editor");
+    if (editor.getBoundingClientRect().top < 0) editor.scrollIntoView({ block: "start" });
     return playground.run();
   }
 

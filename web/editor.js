@@ -5,7 +5,8 @@
 //             document but as constructed style sheets to a shadow root, and the page's CSP allows no inline styles.
 //   label/id  the accessible name and the id of the editing element (role textbox)
 //   onRun     called for Ctrl+Enter / Cmd+Enter; onChange(code) after each edit by the user
-// Colours come from the page's CSS variables (--fg, --bg, --hl-*), which reach into the shadow root.
+// Colours come from the page's CSS variables (--fg, --bg, --hl-*), which reach into the shadow root, and so does the
+// page's choice of the editor's height (--editor-min-height, --editor-max-height).
 import { EditorView } from "codemirror";
 import { closeBrackets, closeBracketsKeymap } from "@codemirror/autocomplete";
 import { defaultKeymap, history, historyKeymap, indentWithTab } from "@codemirror/commands";
@@ -35,7 +36,7 @@ const theme = EditorView.theme({
     fontSize: "13px" },
   "&.cm-focused": { outline: "2px solid var(--accent)", outlineOffset: "-1px" },
   ".cm-scroller": { fontFamily: "ui-monospace, SFMono-Regular, Menlo, monospace", lineHeight: "1.45",
-    minHeight: "12rem", maxHeight: "28rem", overflow: "auto" },
+    minHeight: "var(--editor-min-height, 12rem)", maxHeight: "var(--editor-max-height, 28rem)", overflow: "auto" },
   ".cm-content": { caretColor: "var(--fg)" },
   ".cm-cursor": { borderLeftColor: "var(--fg)" },
   ".cm-gutters": { backgroundColor: "var(--panel)", color: "var(--muted)", borderRight: "1px solid var(--line)" },
