@@ -20,7 +20,16 @@ from tests.tfjs_node import run_tfjs
 
 TOLERANCE = 1e-5
 L = pe.layers
-MODELS = ["conv1d", "conv2d_transpose", "separable_conv2d", "rnn_cells", "time_distributed"]
+MODELS = [
+    "conv1d",
+    "conv2d_transpose",
+    "separable_conv2d",
+    "rnn_cells",
+    "time_distributed",
+    "conv3d",
+    "conv3d_transpose",
+    "pooling3d",
+]
 
 
 def array(entry):
@@ -118,8 +127,41 @@ def time_distributed_here():
     return pe.Model(ids, [dense, out], name="time_distributed_here"), IDS
 
 
+def conv3d_here():
+    x = L.Input(shape=(5, 4, 6, 2), name="x")
+    a = L.Conv3D(3, (2, 3, 3), padding="same", activation="softplus", name="same")(x)
+    b = L.Conv3D(2, 2, strides=(1, 2, 2), dilation_rate=1, name="strided")(a)
+    c = L.Conv3D(2, (3, 1, 2), dilation_rate=(2, 1, 1), use_bias=False, name="dilated")(a)
+    return pe.Model(x, [b, c], name="conv3d_here"), np.random.default_rng(4).normal(size=(2, 5, 4, 6, 2))
+
+
+def conv3d_transpose_here():
+    x = L.Input(shape=(3, 2, 4, 2), name="x")
+    a = L.Conv3DTranspose(3, (3, 2, 2), strides=(2, 1, 2), padding="same", activation="tanh", name="same")(x)
+    b = L.Conv3DTranspose(2, 2, strides=3, name="sparse")(a)
+    return pe.Model(x, [a, b], name="conv3d_transpose_here"), np.random.default_rng(5).normal(size=(2, 3, 2, 4, 2))
+
+
+def pooling3d_here():
+    x = L.Input(shape=(5, 6, 4, 2), name="x")
+    a = L.MaxPooling3D((2, 3, 2), strides=(1, 2, 2), padding="same", name="max")(x)
+    b = L.AveragePooling3D(3, strides=(2, 1, 1), padding="same", name="avg")(x)
+    c = L.AveragePooling3D((1, 2, 2), name="avg_valid")(a)
+    return pe.Model(x, [a, b, c], name="pooling3d_here"), np.random.default_rng(6).normal(size=(2, 5, 6, 4, 2))
+
+
 @pytest.mark.parametrize(
-    "build", [conv1d_here, conv2d_transpose_here, separable_conv2d_here, rnn_cells_here, time_distributed_here]
+    "build",
+    [
+        conv1d_here,
+        conv2d_transpose_here,
+        separable_conv2d_here,
+        rnn_cells_here,
+        time_distributed_here,
+        conv3d_here,
+        conv3d_transpose_here,
+        pooling3d_here,
+    ],
 )
 def test_a_model_saved_here_predicts_in_tfjs_what_it_predicts_here(tmp_path, build):
     model, x = build()
@@ -228,6 +270,12 @@ def with_weights(layer, names, owner=None):
             (1, 4, 3, 2),
             ["depthwise_kernel", "pointwise_kernel", "bias"],
         ),
+        (lambda: L.Conv3D(2, (2, 2, 1), strides=(2, 1, 1), padding="same"), (1, 3, 3, 2, 2), ["kernel", "bias"]),
+        (lambda: L.Conv3D(1, 2, dilation_rate=(2, 1, 1), activation="tanh"), (1, 4, 3, 3, 2), ["kernel", "bias"]),
+        (lambda: L.Conv3DTranspose(2, 2, strides=(2, 1, 2), padding="same"), (1, 2, 2, 2, 2), ["kernel", "bias"]),
+        (lambda: L.Conv3DTranspose(1, (3, 1, 2), strides=(2, 2, 1)), (1, 2, 2, 1, 2), ["kernel", "bias"]),
+        (lambda: L.MaxPooling3D(2, strides=1, padding="same"), (1, 3, 3, 2, 2), []),
+        (lambda: L.AveragePooling3D((3, 2, 2), strides=(2, 1, 2), padding="same"), (1, 4, 3, 3, 2), []),
     ],
 )
 def test_gradients_match_finite_differences(make, x_shape, names):
@@ -286,6 +334,10 @@ def test_layers_on_each_backend_match_numpy_gradients_included():
         (L.SeparableConv2D(4, 3, strides=2, padding="same", depth_multiplier=2), (2, 9, 8, 3), None),
         (rnn, (3, 6, 4), rnn.cell),
         (distributed, (2, 3, 5, 4, 2), distributed.layer),
+        (L.Conv3D(3, 3, strides=(2, 1, 1), padding="same", activation="relu"), (2, 5, 4, 6, 3), None),
+        (L.Conv3DTranspose(2, (2, 3, 2), strides=2, padding="valid"), (2, 3, 4, 2, 3), None),
+        (L.MaxPooling3D((2, 3, 2), strides=(2, 1, 2), padding="same"), (2, 5, 6, 5, 3), None),
+        (L.AveragePooling3D(3, strides=2, padding="same"), (2, 5, 6, 5, 3), None),
     ]
     for layer, shape, owner in layers:
         x_host = rng.normal(size=shape).astype(np.float32)

@@ -9,6 +9,7 @@ from .attention import MultiHeadAttention
 from .base import CLASSES, Layer, SymbolicTensor, WeightSource
 from .bidirectional import Bidirectional
 from .convolutional import Conv2D, DepthwiseConv2D, ZeroPadding2D
+from .convolutional3d import AveragePooling3D, Conv3D, Conv3DTranspose, MaxPooling3D
 from .convolutional_variants import Conv1D, Conv2DTranspose, SeparableConv2D
 from .core import Activation, Dense, Dropout, Flatten, ReLU, Reshape, Softmax
 from .crf import CRF
@@ -53,6 +54,7 @@ __all__ = [
     "Average",
     "AveragePooling1D",
     "AveragePooling2D",
+    "AveragePooling3D",
     "BatchNormalization",
     "Bidirectional",
     "CategoryEncoding",
@@ -61,6 +63,8 @@ __all__ = [
     "Conv1D",
     "Conv2D",
     "Conv2DTranspose",
+    "Conv3D",
+    "Conv3DTranspose",
     "Cropping2D",
     "Dense",
     "DepthwiseConv2D",
@@ -84,6 +88,7 @@ __all__ = [
     "Masking",
     "MaxPooling1D",
     "MaxPooling2D",
+    "MaxPooling3D",
     "Maximum",
     "Minimum",
     "MultiHeadAttention",

@@ -76,6 +76,34 @@ const MODELS = {
     return [tf.model({inputs: [ids, frames], outputs: [dense, last, pooled], name: 'time_distributed'}),
       [[tf.tensor([[3, 1, 4, 0, 0], [0, 0, 7, 2, 9], [2, 7, 0, 1, 8]]), normal([3, 3, 6, 5, 2], 1)]]];
   },
+  conv3d() {
+    const x = tf.input({shape: [null, null, null, 2], name: 'x'});
+    const a = L.conv3d({filters: 3, kernelSize: 3, padding: 'same', activation: 'relu', name: 'same'}).apply(x);
+    const b = L.conv3d({filters: 2, kernelSize: [2, 3, 2], strides: [2, 1, 2], name: 'strided'}).apply(a);
+    const c = L.conv3d({filters: 2, kernelSize: 2, dilationRate: 2, useBias: false, activation: 'tanh',
+      name: 'dilated'}).apply(a);
+    return [tf.model({inputs: x, outputs: [b, c], name: 'conv3d'}),
+      [normal([2, 5, 6, 5, 2], 1), normal([1, 6, 5, 7, 2], 2)]];
+  },
+  conv3d_transpose() {
+    const x = tf.input({shape: [null, null, null, 2], name: 'x'});
+    const a = L.conv3dTranspose({filters: 3, kernelSize: 3, strides: 2, padding: 'same', activation: 'relu',
+      name: 'same'}).apply(x);
+    const b = L.conv3dTranspose({filters: 2, kernelSize: [2, 3, 1], strides: [1, 2, 3], name: 'valid'}).apply(a);
+    const c = L.conv3dTranspose({filters: 2, kernelSize: [1, 2, 2], strides: 3, useBias: false, name: 'sparse'})
+      .apply(x);
+    return [tf.model({inputs: x, outputs: [b, c], name: 'conv3d_transpose'}),
+      [normal([2, 3, 2, 3, 2], 1), normal([1, 2, 3, 2, 2], 2)]];
+  },
+  pooling3d() {
+    const x = tf.input({shape: [null, null, null, 3], name: 'x'});
+    const a = L.maxPooling3d({poolSize: 2, name: 'max'}).apply(x);
+    const b = L.maxPooling3d({poolSize: [3, 2, 3], strides: [2, 1, 2], padding: 'same', name: 'max_same'}).apply(x);
+    const c = L.averagePooling3d({poolSize: [2, 3, 2], strides: 1, name: 'avg'}).apply(x);
+    const d = L.averagePooling3d({poolSize: 3, strides: [2, 2, 1], padding: 'same', name: 'avg_same'}).apply(x);
+    return [tf.model({inputs: x, outputs: [a, b, c, d], name: 'pooling3d'}),
+      [normal([2, 5, 6, 7, 3], 1), normal([1, 4, 4, 5, 3], 2)]];
+  },
 };
 
 async function arrayOf(t) {

@@ -1,0 +1,306 @@
+"""Conv3D, Conv3DTranspose, MaxPooling3D and AveragePooling3D over [batch, depth, height, width, channels], as
+TensorFlow.js 4.22 runs and saves them (kernels [d, h, w, in, filters], and [d, h, w, filters, in] for the transpose).
+
+Each is the 2-D op it generalizes, run once per tap of the window along depth, on the depth slices that tap meets
+(frames [batch * out depth, height, width, channels]), and summed (convolutions, average pools) or maxed (max pools)
+across taps, so every backend runs them on its 2-D kernels, with their gradients, and no shader of its own. Padding
+along depth is TensorFlow's (the extra slice at the end); an average counts only real (unpadded) values, and a
+maximum's gradient goes to the first maximum in (depth, row, column) order, as TensorFlow's 3-D kernels.
+"""
+
+import numpy as np
+
+from .. import ops
+from ..errors import ShapeError
+from ..tensor import Tensor
+from . import activations, initializers
+from .base import Layer, channels_last, register
+from .convolutional import conv_output_length, padding_mode
+from .convolutional_variants import conv2d_transpose, deconv_length
+
+
+def triple(value, what, layer):
+    """An int, or three ints, as three positive ints (kernel sizes, strides, pool sizes)."""
+    values = (value,) * 3 if isinstance(value, int) else tuple(value) if isinstance(value, (list, tuple)) else ()
+    if len(values) == 1:
+        values *= 3
+    if len(values) != 3 or not all(isinstance(v, int) and not isinstance(v, bool) and v > 0 for v in values):
+        raise ValueError(f"{layer}: {what} must be a positive int or three of them, got {value!r}")
+    return values
+
+
+def depth_padding(size, extent, stride, padding):
+    """(front, back) along depth: none for "valid"; TensorFlow's "same" (the odd slice at the back)."""
+    if padding == "valid":
+        return 0, 0
+    total = max((-(-size // stride) - 1) * stride + extent - size, 0)
+    return total // 2, total - total // 2
+
+
+def _pad_depth(x, front, back, value=0.0):
+    if not (front or back):
+        return x
+    return ops.pad(x, [(0, 0), (front, back), (0, 0), (0, 0), (0, 0)], value)
+
+
+def _depth_taps(x, window, stride, dilation, padding, value=0.0):
+    """(out depth, [frames per tap]): each tap's depth slices as [batch * out depth, height, width, channels]."""
+    batch, depth, height, width, channels = x.shape
+    extent = (window - 1) * dilation + 1
+    front, back = depth_padding(depth, extent, stride, padding)
+    padded = _pad_depth(x, front, back, value)
+    out_depth = (depth + front + back - extent) // stride + 1
+    if out_depth <= 0:
+        raise ShapeError(f"a window of {window} along depth leaves no output for inputs of shape {x.shape}")
+    frames = []
+    for i in range(window):
+        start = i * dilation
+        slices = padded[:, start : start + (out_depth - 1) * stride + 1 : stride]
+        frames.append(ops.reshape(slices, (batch * out_depth, height, width, channels)))
+    return out_depth, frames
+
+
+def _check_rank5(op, x):
+    if not isinstance(x, Tensor):
+        raise TypeError(f"{op}: x must be a Tensor (pe.tensor(...)), got {type(x).__name__}")
+    if x.rank != 5:
+        raise ShapeError(f"{op}: x must be [batch, depth, height, width, channels], got shape {x.shape}")
+
+
+def conv3d(x, filter, strides=1, padding="valid", dilations=1):  # noqa: A002
+    """3-D convolution of x [N, D, H, W, C] with filter [d, h, w, C, out]; padding "same" or "valid"."""
+    _check_rank5("conv3d", x)
+    strides, dilations = triple(strides, "strides", "conv3d"), triple(dilations, "dilations", "conv3d")
+    if filter.rank != 5 or filter.shape[3] != x.shape[4]:
+        raise ShapeError(f"conv3d: filter must be [d, h, w, {x.shape[4]}, out] for x {x.shape}, got {filter.shape}")
+    out_depth, frames = _depth_taps(x, filter.shape[0], strides[0], dilations[0], padding)
+    total = None
+    for i, frame in enumerate(frames):
+        y = ops.conv2d(frame, filter[i], strides[1:], padding, dilations[1:])
+        total = y if total is None else total + y
+    return ops.reshape(total, (x.shape[0], out_depth, *total.shape[1:]))
+
+
+def conv3d_transpose(x, filter, output_dhw, strides=1, padding="valid"):  # noqa: A002
+    """The transposed 3-D convolution of x [N, D, H, W, in] with filter [d, h, w, out, in] (TF.js's
+    conv3dTranspose): the gradient of conv3d(y, filter) with respect to y [N, *output_dhw, out]."""
+    _check_rank5("conv3d_transpose", x)
+    strides = triple(strides, "strides", "conv3d_transpose")
+    batch, depth, height, width, channels = x.shape
+    window, stride, out_depth = filter.shape[0], strides[0], output_dhw[0]
+    if conv_output_length(out_depth, window, padding, stride) != depth:
+        raise ShapeError(
+            f"conv3d_transpose: an output depth of {out_depth} with stride {stride} and padding {padding!r} convolves "
+            f"back to {conv_output_length(out_depth, window, padding, stride)}, not x's {depth}"
+        )
+    front = depth_padding(out_depth, window, stride, padding)[0]
+    length = max((depth - 1) * stride + window, front + out_depth)
+    frames = ops.reshape(x, (batch * depth, height, width, channels))
+    total = None
+    for i in range(window):
+        z = conv2d_transpose(frames, filter[i], output_dhw[1:], strides[1:], padding)
+        z = ops.reshape(z, (batch, depth, 1, *z.shape[1:]))
+        if stride > 1:  # frame d lands on depth d * stride + i: zeros in between
+            z = ops.concat([z, ops.zeros((batch, depth, stride - 1, *z.shape[3:]))], axis=2)
+        z = ops.reshape(z, (batch, depth * stride, *z.shape[3:]))
+        z = _pad_depth(z, i, max(length - i - depth * stride, 0))[:, :length]
+        total = z if total is None else total + z
+    return total[:, front : front + out_depth]
+
+
+def max_pool3d(x, pool_size, strides, padding="valid"):
+    """The maximum of each window of x [N, D, H, W, C]; padding "same" or "valid" never takes part."""
+    _check_rank5("max_pool3d", x)
+    pool_size, strides = triple(pool_size, "pool_size", "max_pool3d"), triple(strides, "strides", "max_pool3d")
+    out_depth, frames = _depth_taps(x, pool_size[0], strides[0], 1, padding, float("-inf"))
+    total = None
+    for frame in frames:  # ties go to the earlier tap (maximum's gradient), as TensorFlow's first maximum
+        y = ops.max_pool(frame, pool_size[1:], strides[1:], padding)
+        total = y if total is None else ops.maximum(total, y)
+    return ops.reshape(total, (x.shape[0], out_depth, *total.shape[1:]))
+
+
+def avg_pool3d(x, pool_size, strides, padding="valid"):
+    """The mean of each window of x [N, D, H, W, C] over its real (unpadded) values."""
+    _check_rank5("avg_pool3d", x)
+    pool_size, strides = triple(pool_size, "pool_size", "avg_pool3d"), triple(strides, "strides", "avg_pool3d")
+    depth = x.shape[1]
+    out_depth, frames = _depth_taps(x, pool_size[0], strides[0], 1, padding)
+    total = None
+    for frame in frames:
+        y = ops.avg_pool(frame, pool_size[1:], strides[1:], padding)
+        total = y if total is None else total + y
+    front = depth_padding(depth, pool_size[0], strides[0], padding)[0]
+    starts = np.arange(out_depth) * strides[0] - front
+    counts = np.minimum(starts + pool_size[0], depth) - np.maximum(starts, 0)  # real slices in each window
+    total = ops.reshape(total, (x.shape[0], out_depth, *total.shape[1:]))
+    return total / counts.reshape(1, out_depth, 1, 1, 1).astype(np.float32)
+
+
+def _check_input(layer, input_shape):
+    if len(input_shape) != 5:
+        raise ShapeError(
+            f"{layer.name} ({layer.class_name}): expects inputs [batch, depth, height, width, channels], got shape "
+            f"{tuple(input_shape)}"
+        )
+
+
+class _Conv3DBase(Layer):
+    def __init__(
+        self,
+        filters,
+        kernel_size,
+        strides=(1, 1, 1),
+        padding="valid",
+        data_format=None,
+        activation=None,
+        use_bias=True,
+        kernel_initializer="glorot_uniform",
+        bias_initializer="zeros",
+        **kwargs,
+    ):
+        super().__init__(**kwargs)
+        channels_last(data_format, self.name)
+        if not isinstance(filters, int) or isinstance(filters, bool) or filters <= 0:
+            raise ValueError(f"{self.name} ({self.class_name}): filters must be a positive int, got {filters!r}")
+        self.filters = filters
+        self.kernel_size = triple(kernel_size, "kernel_size", self.name)
+        self.strides = triple(strides, "strides", self.name)
+        self.padding = padding_mode(padding, self.name)
+        self.data_format = "channels_last"
+        self.activation = activations.normalize(activation, self.name)
+        self.use_bias = bool(use_bias)
+        self.kernel_initializer = initializers.serialize(kernel_initializer)
+        self.bias_initializer = initializers.serialize(bias_initializer)
+        self.kernel = self.bias = None
+
+    def build(self, input_shape):
+        _check_input(self, input_shape)
+        if input_shape[-1] is None:
+            raise ShapeError(f"{self.name} ({self.class_name}): the inputs' channels must be known")
+        self.kernel = self.add_weight("kernel", self.kernel_shape(input_shape[-1]), self.kernel_initializer)
+        if self.use_bias:
+            self.bias = self.add_weight("bias", (self.filters,), self.bias_initializer)
+
+    def finish(self, y):
+        if self.bias is not None:
+            y = y + self.bias
+        return activations.apply(self.activation, y)
+
+    def layer_config(self):
+        return {
+            "filters": self.filters,
+            "kernel_size": list(self.kernel_size),
+            "strides": list(self.strides),
+            "padding": self.padding,
+            "data_format": self.data_format,
+            "activation": self.activation,
+            "use_bias": self.use_bias,
+            "kernel_initializer": self.kernel_initializer,
+            "bias_initializer": self.bias_initializer,
+        }
+
+
+@register
+class Conv3D(_Conv3DBase):
+    aliases = ("Convolution3D",)
+
+    def __init__(self, filters, kernel_size, dilation_rate=(1, 1, 1), **kwargs):
+        super().__init__(filters, kernel_size, **kwargs)
+        self.dilation_rate = triple(dilation_rate, "dilation_rate", self.name)
+
+    def kernel_shape(self, channels):
+        return (*self.kernel_size, channels, self.filters)
+
+    def compute_output_shape(self, input_shape):
+        _check_input(self, input_shape)
+        if input_shape[-1] not in (None, self.kernel.shape[3]):
+            raise ShapeError(f"{self.name} (Conv3D): built for {self.kernel.shape[3]} channels, got {input_shape}")
+        sizes = [
+            conv_output_length(n, k, self.padding, s, d)
+            for n, k, s, d in zip(input_shape[1:4], self.kernel_size, self.strides, self.dilation_rate)
+        ]
+        if any(n is not None and n <= 0 for n in sizes):
+            raise ShapeError(f"{self.name} (Conv3D): the window leaves no output for inputs of shape {input_shape}")
+        return (input_shape[0], *sizes, self.filters)
+
+    def call(self, x, training=False):
+        return self.finish(conv3d(x, self.kernel, self.strides, self.padding, self.dilation_rate))
+
+    def layer_config(self):
+        return {**super().layer_config(), "dilation_rate": list(self.dilation_rate)}
+
+
+@register
+class Conv3DTranspose(_Conv3DBase):
+    aliases = ("Convolution3DTranspose",)
+
+    def __init__(self, filters, kernel_size, dilation_rate=(1, 1, 1), output_padding=None, **kwargs):
+        super().__init__(filters, kernel_size, **kwargs)
+        if triple(dilation_rate, "dilation_rate", self.name) != (1, 1, 1):
+            raise ValueError(f"{self.name} (Conv3DTranspose): dilation_rate must be 1 (TF.js runs no other)")
+        if output_padding is not None:
+            raise ValueError(f"{self.name} (Conv3DTranspose): output_padding is not supported (TF.js has none)")
+
+    def kernel_shape(self, channels):
+        return (*self.kernel_size, self.filters, channels)
+
+    def compute_output_shape(self, input_shape):
+        _check_input(self, input_shape)
+        if input_shape[-1] not in (None, self.kernel.shape[4]):
+            raise ShapeError(
+                f"{self.name} (Conv3DTranspose): built for {self.kernel.shape[4]} channels, got {input_shape}"
+            )
+        sizes = [deconv_length(*args, self.padding) for args in zip(input_shape[1:4], self.strides, self.kernel_size)]
+        return (input_shape[0], *sizes, self.filters)
+
+    def call(self, x, training=False):
+        dhw = self.compute_output_shape(x.shape)[1:4]
+        return self.finish(conv3d_transpose(x, self.kernel, dhw, self.strides, self.padding))
+
+
+class _Pooling3D(Layer):
+    pool = None
+
+    def __init__(self, pool_size=(2, 2, 2), strides=None, padding="valid", data_format=None, **kwargs):
+        super().__init__(**kwargs)
+        channels_last(data_format, self.name)
+        self.pool_size = triple(pool_size, "pool_size", self.name)
+        self.strides = self.pool_size if strides is None else triple(strides, "strides", self.name)
+        self.padding = padding_mode(padding, self.name)
+        self.data_format = "channels_last"
+
+    def compute_output_shape(self, input_shape):
+        _check_input(self, input_shape)
+        sizes = [
+            conv_output_length(n, k, self.padding, s) for n, k, s in zip(input_shape[1:4], self.pool_size, self.strides)
+        ]
+        if any(n is not None and n <= 0 for n in sizes):
+            raise ShapeError(
+                f"{self.name} ({self.class_name}): a {self.pool_size} window leaves no output for inputs of shape "
+                f"{tuple(input_shape)}"
+            )
+        return (input_shape[0], *sizes, input_shape[4])
+
+    def call(self, x, training=False):
+        return type(self).pool(x, self.pool_size, self.strides, self.padding)
+
+    def layer_config(self):
+        return {
+            "pool_size": list(self.pool_size),
+            "padding": self.padding,
+            "strides": list(self.strides),
+            "data_format": self.data_format,
+        }
+
+
+@register
+class MaxPooling3D(_Pooling3D):
+    aliases = ("MaxPool3D",)
+    pool = staticmethod(max_pool3d)
+
+
+@register
+class AveragePooling3D(_Pooling3D):
+    aliases = ("AvgPool3D",)
+    pool = staticmethod(avg_pool3d)
