@@ -62,8 +62,15 @@ SPECS = {
             layer("LSTM", [6], units=2),
             layer("GaussianNoise", [2], stddev=0.5),  # 8: passes the mask on
             layer("GRU", [8], units=2, return_sequences=True),
+            layer("Dense", [2], units=3),  # 10: [batch, 5, 3], with the steps' mask
+            layer("Concatenate", [10, 2]),  # 11: the AND of the masks
+            layer("SimpleRNN", [11], units=2, return_sequences=True),
+            layer("Concatenate", [2, 10], axis=1),  # 13: along time, the masks follow each other
+            layer("LSTM", [13], units=2, return_sequences=True),
+            layer("Concatenate", [2, 0]),  # 15: one input unmasked
+            layer("GRU", [15], units=2, return_sequences=True),
         ],
-        [2, 3, 5, 7, 9],
+        [2, 3, 5, 7, 9, 12, 14, 16],
     ),
     "elementwise_merges": (
         {"a": data((3, 3), 7), "b": data((3, 3), 8), "c": data((3, 4, 3), 9), "d": data((3, 2, 4, 1), 10)},

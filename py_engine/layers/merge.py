@@ -2,7 +2,8 @@
 
 The elementwise ones broadcast as TF.js does: an input of lower rank gets size-1 axes after its batch axis, so
 [batch, 3] and [batch, 4, 3] merge to [batch, 4, 3]. They pass masks on: the output's mask is the AND of the
-inputs' masks (as Keras; TF.js 4.22's Merge.computeMask keeps only the first input's mask, a loop-bound bug).
+inputs' masks, as in Keras. (TF.js 4.22's Merge.computeMask skips the last input's mask, a loop-bound bug, and gives
+the result an extra leading axis, so there an RNN after a masked Add or Multiply fails.)
 """
 
 import functools
@@ -79,6 +80,8 @@ class Minimum(_Elementwise):
 
 @register
 class Concatenate(_Merge):
+    supports_masking = True
+
     def __init__(self, axis=-1, **kwargs):
         super().__init__(**kwargs)
         self.axis = axis
@@ -102,6 +105,22 @@ class Concatenate(_Merge):
 
     def call(self, inputs, training=False):
         return ops.concat(list(inputs), self.axis)
+
+    def compute_mask(self, inputs, mask=None):
+        """As TF.js: the masks (all True for an input without one), given a last axis of 1 and concatenated like the
+        inputs; a step is kept where every part of it is. With axis=-1 that is the AND of the masks; along time,
+        the masks follow each other."""
+        if mask is None or all(m is None for m in mask):
+            return None
+        parts = [
+            ops.ones((*x.shape[:-1], 1))
+            if m is None
+            else ops.expand_dims(ops.cast(m, "float32"), -1)
+            if m.ndim < x.ndim
+            else ops.cast(m, "float32")
+            for x, m in zip(inputs, mask)
+        ]
+        return ops.greater(ops.min(ops.concat(parts, self.axis), -1), 0.5)
 
     def layer_config(self):
         return {"axis": self.axis}
