@@ -14,7 +14,7 @@ from .backends.wasm import WasmBackend
 from .backends.webgpu import create_backend as create_webgpu_backend
 from .backends.webgpu.user_program import Dispatch, Program
 from .capture import CaptureError, capture
-from .custom_kernels import run_kernel
+from .custom_kernels import register_kernel, run_kernel
 from .engine import ENGINE, LeakSite, MemoryInfo, ProfileInfo
 from .errors import (
     BackendError,
@@ -31,7 +31,7 @@ from .errors import (
     TrainingError,
 )
 from .inspection import TensorStats, inspect
-from .kernels import register_kernel, unregister_kernel
+from .kernels import unregister_kernel
 from .ops import *  # noqa: F403
 from .ops import __all__ as _ops_all
 from .tensor import Tensor, Variable

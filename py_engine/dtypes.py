@@ -2,6 +2,8 @@
 
 import numpy as np
 
+from .errors import DTypeError
+
 float32, int32, bool_ = "float32", "int32", "bool"
 DTYPES = (float32, int32, bool_)
 NUMPY = {float32: np.dtype(np.float32), int32: np.dtype(np.int32), bool_: np.dtype(np.bool_)}
@@ -11,22 +13,35 @@ _BY_KIND = {"f": float32, "i": int32, "u": int32, "b": bool_}
 
 
 def normalize(dtype, op="tensor"):
-    """Accept 'float32', np.float32, np.dtype, float, int, bool; return one of DTYPES."""
+    """Accept 'float32', 'int32', 'bool', their numpy dtypes, float, int, bool and None; return one of DTYPES.
+
+    Any other dtype (float64, float16, int64, uint8, ...) is refused, as TensorFlow.js refuses it ("Unknown data
+    type"): a tensor asked for in float64 and silently made float32 would compute in a precision nobody asked for.
+    Values are another matter: numpy float64 and int64 arrays given as data are stored as float32 and int32, as
+    TF.js stores JavaScript's float64 numbers as float32.
+    """
     if dtype in _RANK:
         return dtype
-    if dtype is float:
+    if dtype is float or dtype is None:  # None: the default, as TF.js's undefined
         return float32
     if dtype is int:
         return int32
     if dtype is bool:
         return bool_
     try:
-        kind = np.dtype(dtype).kind
+        np_dtype = np.dtype(dtype)
     except TypeError:
-        kind = None
-    if kind in _BY_KIND:
-        return _BY_KIND[kind]
-    raise TypeError(f"{op}: unsupported dtype {dtype!r}; use one of {', '.join(DTYPES)}")
+        np_dtype = None
+    for name, supported in NUMPY.items():
+        if np_dtype == supported:
+            return name
+    shown = np_dtype.name if np_dtype is not None and not isinstance(dtype, str) else dtype
+    closest = _BY_KIND.get(np_dtype.kind, float32) if np_dtype is not None else float32
+    raise DTypeError(
+        f"{op}: unsupported dtype {shown!r}; a tensor is float32, int32 or bool, as in TensorFlow.js (which has no "
+        f"float64, float16 or int64 either): pass dtype={closest!r} (numpy float64 or int64 data given without a "
+        "dtype is stored as float32 or int32)"
+    )
 
 
 def of_numpy(np_dtype):

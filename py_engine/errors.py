@@ -1,4 +1,36 @@
-"""Errors the engine raises. Each message names the op, what it got, and what it expected."""
+"""Errors the engine raises (each message names the op, what it got, and what it expected), and its warnings."""
+
+import os
+import sys
+import warnings
+
+_PACKAGE_DIR = os.path.dirname(os.path.abspath(__file__)) + os.sep
+
+
+def user_frame():
+    """The innermost frame outside py_engine: the user's line that led here (None if there is none)."""
+    frame = sys._getframe(1)
+    while frame is not None and frame.f_code.co_filename.startswith(_PACKAGE_DIR):
+        frame = frame.f_back
+    return frame
+
+
+def call_site(frame):
+    """(file, line, module) of a frame, to attribute a warning to it later without keeping the frame alive."""
+    return frame.f_code.co_filename, frame.f_lineno, frame.f_globals.get("__name__", "<unknown>")
+
+
+def warn_at_user_line(message, category=UserWarning, site=None):
+    """warnings.warn attributed to the user's line (`site`, else the innermost frame outside py_engine), however
+    deep in the engine the cause was found; shown each time unless warnings filters say otherwise."""
+    if site is None:
+        frame = user_frame()
+        if frame is None:
+            warnings.warn(message, category, stacklevel=2)
+            return
+        site = call_site(frame)
+    filename, lineno, module = site
+    warnings.warn_explicit(message, category, filename, lineno, module=module)
 
 
 class EngineError(Exception):

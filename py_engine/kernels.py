@@ -5,10 +5,14 @@ from .errors import KernelNotFoundError
 
 _KERNELS = {}
 _GRADIENTS = {}
+_BY_USERS = set()  # (name, backend) of the kernels registered through pe.register_kernel
 
 
-def register_kernel(name, backend, fn, *, override=False):
-    """Register `fn` as kernel `name` on `backend`. Pass override=True to replace an existing one."""
+def register_kernel(name, backend, fn, *, override=False, by_user=False):
+    """Register `fn` as kernel `name` on `backend`. Pass override=True to replace an existing one.
+
+    by_user: registered through pe.register_kernel (custom_kernels.py, which checks the backend's name first), so
+    the numpy backend says when it converts what the kernel returned (the engine's own kernels rely on that)."""
     if not callable(fn):
         raise TypeError(f"register_kernel({name!r}, {backend!r}): fn must be callable, got {type(fn).__name__}")
     key = (name, backend)
@@ -18,10 +22,15 @@ def register_kernel(name, backend, fn, *, override=False):
             "call pe.unregister_kernel(name, backend) first or pass override=True"
         )
     _KERNELS[key] = fn
+    if by_user:
+        _BY_USERS.add(key)
+    else:
+        _BY_USERS.discard(key)
     return fn
 
 
 def unregister_kernel(name, backend):
+    _BY_USERS.discard((name, backend))
     if _KERNELS.pop((name, backend), None) is None:
         raise KernelNotFoundError(f"cannot unregister kernel {name!r}: it is not registered for backend {backend!r}")
 
@@ -34,6 +43,12 @@ def registered_on(backend):
 def names_on(backend):
     """The kernel names registered for `backend` now."""
     return {k for (k, b) in _KERNELS if b == backend}
+
+
+def registered_by_user(fn, backends):
+    """The name under which a user registered `fn` for one of `backends` (pe.register_kernel), or None for the
+    engine's own kernels."""
+    return next((name for name, b in _BY_USERS if b in backends and _KERNELS[name, b] is fn), None)
 
 
 def backends_with(name):

@@ -31,11 +31,11 @@
       throw new Error("navigator.gpu.requestAdapter() found no WebGPU adapter (no usable GPU, or WebGPU is "
         + "disabled; headless Chromium without a GPU needs --enable-unsafe-webgpu)");
     }
-    // The adapter's own maxima, so large weights fit in one storage binding where the GPU allows it.
+    // The adapter's own maxima, so large weights fit in one storage binding where the GPU allows it; every other
+    // limit (workgroup sizes and memory) stays WebGPU's default, as CPython asks for it too
+    // (py_engine/backends/webgpu/limits.py): a kernel that runs on one visitor's GPU runs on every other's.
     const requiredLimits = {};
-    for (const name of ["maxBufferSize", "maxStorageBufferBindingSize", "maxStorageBuffersPerShaderStage",
-      "maxComputeWorkgroupStorageSize", "maxComputeInvocationsPerWorkgroup", "maxComputeWorkgroupSizeX",
-      "maxComputeWorkgroupSizeY", "maxComputeWorkgroupSizeZ"]) {
+    for (const name of ["maxBufferSize", "maxStorageBufferBindingSize", "maxStorageBuffersPerShaderStage"]) {
       requiredLimits[name] = adapter.limits[name];
     }
     const device = await adapter.requestDevice({ requiredLimits });

@@ -28,10 +28,10 @@ class FakeGpuBackend(NumpyBackend):
 
 @pytest.fixture
 def fakegpu():
+    pe.register_backend("fakegpu", FakeGpuBackend)  # first: pe.register_kernel knows only registered backends
     added = [k for (k, b) in list(kernels._KERNELS) if b == "numpy"]
     for name in added:
         pe.register_kernel(name, "fakegpu", kernels._KERNELS[(name, "numpy")])
-    pe.register_backend("fakegpu", FakeGpuBackend)
     yield
     asyncio.run(pe.set_backend("numpy"))
     pe.dispose(list(ENGINE.live.values()))

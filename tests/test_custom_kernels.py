@@ -223,3 +223,18 @@ def test_an_empty_dispatch_records_nothing_and_gives_empty_outputs(registered):
     assert y.shape == (0, 4) and y.numpy().shape == (0, 4)
     assert pe.stats()["dispatches"] == dispatches
     pe.dispose([x, y])
+
+
+def test_an_output_starts_with_what_the_pools_last_user_left_as_the_docs_say(registered):
+    """docs/custom_kernels.md: output buffers are not cleared, so a shader must write every element."""
+    webgpu()
+    first_only = WGSL.replace("out[id.x] = x[id.x] * params.factor + params.offset[id.x % 3u];", "out[0] = 1.0;")
+    registered("FirstOnly", scale_program("FirstOnly", first_only))
+    x = pe.tensor(np.zeros(64, np.float32))
+    left = pe.fill((64,), 7.0)
+    assert left.numpy()[0] == 7.0
+    pe.dispose(left)  # its buffer goes back to the pool, sevens and all
+    y = pe.run_kernel("FirstOnly", [x], {"factor": 1.0})
+    values = y.numpy()
+    assert values[0] == 1.0 and (values[1:] == 7.0).all()
+    pe.dispose([x, y])

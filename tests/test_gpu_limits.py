@@ -4,6 +4,8 @@ dispatch the device would refuse at submit is refused when it is recorded, and a
 the pool's unused buffers back before the op gives up."""
 
 import asyncio
+import re
+from pathlib import Path
 
 import numpy as np
 import pytest
@@ -11,9 +13,16 @@ import wgpu
 
 import py_engine as pe
 from py_engine.backends.webgpu.buffer_pool import BufferPool, size_class
-from py_engine.backends.webgpu.limits import MAX_ELEMENTS, AllocationLimits
+from py_engine.backends.webgpu.limits import (
+    ADAPTER_MAXIMA,
+    MAX_ELEMENTS,
+    WEBGPU_DEFAULT_LIMITS,
+    AllocationLimits,
+    required_limits,
+)
 from py_engine.backends.webgpu.program import linear_program, program
 from py_engine.backends.webgpu.wgsl import linear_groups
+from py_engine.backends.webgpu.workgroup_memory import workgroup_bytes
 from py_engine.engine import ENGINE
 from py_engine.errors import ResourceExhaustedError
 
@@ -382,3 +391,92 @@ def test_the_budget_is_a_byte_count_or_none():
         with pytest.raises(ValueError, match="number of bytes >= 0 or None"):
             ENGINE.set_memory_budget(bad)
     assert ENGINE.memory_budget is None
+
+
+# ---- a browser's limits: what runs here runs in the page --------------------------------------------------------
+
+
+def test_the_device_has_the_limits_a_browser_gives(gpu):
+    """WebGPU's defaults for what a kernel may use (wgpu-py would give the adapter's own: 1024 threads and 32 KiB of
+    workgroup memory on llvmpipe), the adapter's maxima for buffer sizes, as static/bridge.js asks in the page."""
+    limits = gpu.device.limits
+    for name, default in WEBGPU_DEFAULT_LIMITS.items():
+        assert limits[name.replace("-", "_")] == default, name
+    adapter = gpu.device.adapter.limits
+    for name in ADAPTER_MAXIMA:
+        assert limits[name.replace("-", "_")] == adapter[name], name
+
+
+def test_the_page_asks_for_the_same_limits():
+    """bridge.js asks for ADAPTER_MAXIMA and nothing else, so every other limit is the browser's default there too."""
+    source = (Path(__file__).resolve().parent.parent / "static" / "bridge.js").read_text()
+    asked = re.search(r"for \(const name of \[([^\]]*)\]\) \{\s*requiredLimits\[name\]", source)[1]
+    camel = [re.sub(r"-(\w)", lambda m: m[1].upper(), name) for name in ADAPTER_MAXIMA]
+    assert re.findall(r'"(\w+)"', asked) == camel
+
+
+def workgroup_program(name, size, workgroup_floats):
+    source = f"""
+var<workgroup> scratch: array<f32, {workgroup_floats}>;
+@compute @workgroup_size({size})
+fn main(@builtin(global_invocation_id) id: vec3<u32>, @builtin(local_invocation_index) i: u32) {{
+  scratch[i] = 1.0;
+  workgroupBarrier();
+  if (id.x < params.n) {{ out[id.x] = scratch[i] + x[id.x]; }}
+}}"""
+    return pe.Program(
+        name,
+        source,
+        inputs=["x"],
+        uniforms={"n": "u32"},
+        dispatch=lambda x: pe.Dispatch({"out": (x.shape, "float32")}, -(-x.size // size), {"n": x.size}),
+    )
+
+
+@pytest.mark.parametrize(
+    ("size", "workgroup_floats", "error"),
+    [
+        (1024, 1024, r"workgroup size \[1024, 1, 1\].*max_compute_invocations_per_workgroup` of 256"),
+        (512, 512, r"workgroup size \[512, 1, 1\]"),
+        (
+            64,
+            8192,
+            r"var<workgroup> variables take 32768 bytes.*over the 16384 bytes of maxComputeWorkgroupStorageSize",
+        ),
+        (256, 4097, r"take 16400 bytes"),
+        (256, 4096, None),  # the limits themselves fit
+    ],
+)
+def test_a_kernel_past_a_browsers_limits_fails_here_as_in_the_page(kernel, size, workgroup_floats, error):
+    name = f"Workgroup{size}x{workgroup_floats}"
+    run = kernel(name, workgroup_program(name, size, workgroup_floats))
+    x = pe.tensor(np.arange(300, dtype=np.float32))
+    before = pe.memory().num_tensors
+    if error is None:
+        assert run(x).numpy().tolist() == (np.arange(300) + 1.0).tolist()
+        return
+    with pytest.raises(pe.KernelCompileError, match=rf"(?s)kernel '{name}'.*{error}"):
+        run(x)
+    assert pe.memory().num_tensors == before
+
+
+def test_workgroup_memory_is_counted_as_a_browser_counts_it():
+    assert workgroup_bytes("var<workgroup> a: array<f32, 8192>;") == 32768
+    assert (
+        workgroup_bytes("const T = 16u;\nvar<workgroup> t: array<vec4<f32>, T * 4u>;\nvar<workgroup> n: u32;") == 1040
+    )
+    # a struct of a vec3 and an f32 is 16 bytes (vec3's alignment), a mat3x3f three 16-byte columns
+    assert workgroup_bytes("struct S { a: vec3<f32>, b: f32 }\nvar<workgroup> s: array<S, 10>;") == 160
+    assert workgroup_bytes("var<workgroup> m: mat3x3f; var<workgroup> c: array<atomic<u32>, 3>;") == 48 + 16
+    assert workgroup_bytes("// var<workgroup> gone: array<f32, 99999>;\nfn main() {}") == 0
+    assert workgroup_bytes("override N: u32 = 4;\nvar<workgroup> a: array<f32, N>;") is None  # unknown: unchecked
+
+
+def test_an_adapter_below_a_default_is_asked_for_what_it_has():
+    adapter = {name: 1 << 30 for name in ADAPTER_MAXIMA} | {
+        "max-bind-groups": 2,
+        "min-uniform-buffer-offset-alignment": 64,
+    }
+    wanted = required_limits(adapter)
+    assert wanted["max-bind-groups"] == 2 and wanted["min-uniform-buffer-offset-alignment"] == 256
+    assert wanted["max-compute-invocations-per-workgroup"] == 256 and wanted["max-buffer-size"] == 1 << 30

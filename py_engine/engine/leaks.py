@@ -1,12 +1,10 @@
 """Where tensors were made: creation and disposal sites (debug mode), and leaks() grouping live tensors by site."""
 
 import os
-import sys
 from dataclasses import dataclass
 
+from ..errors import user_frame
 from ..tensor import Variable
-
-_PACKAGE_DIR = os.path.dirname(os.path.dirname(os.path.abspath(__file__)))
 
 
 @dataclass
@@ -19,9 +17,7 @@ class LeakSite:
 
 def user_site():
     """file:line of the first caller outside py_engine."""
-    f = sys._getframe(1)
-    while f is not None and f.f_code.co_filename.startswith(_PACKAGE_DIR):
-        f = f.f_back
+    f = user_frame()
     return f"{f.f_code.co_filename}:{f.f_lineno}" if f is not None else "<unknown>"
 
 

@@ -5,6 +5,7 @@ from contextlib import contextmanager
 from contextvars import ContextVar
 
 from ..errors import BackendError
+from .must_await import must_await
 
 # The backend pinned by on_backend(), for this task only; None: the active one.
 PINNED = ContextVar("py_engine_pinned_backend", default=None)
@@ -21,6 +22,10 @@ class BackendRegistry:
     def register_backend(self, name, factory, priority=0):
         self._factories[name] = (factory, priority)
 
+    def backend_names(self):
+        """The registered backends' names, started or not (pe.register_kernel checks a kernel's backend here)."""
+        return sorted(self._factories)
+
     async def _start(self, name):
         started = self._backends.get(name)
         if started is not None and started.lost:
@@ -32,6 +37,7 @@ class BackendRegistry:
             self._backends[name] = backend
         return self._backends[name]
 
+    @must_await("set_backend")
     async def set_backend(self, name):
         """Make `name` the active backend. Returns False, and falls back to numpy, if it cannot start."""
         if name not in self._factories:

@@ -1,7 +1,10 @@
 """pe.warmup(fn): compile the GPU pipelines fn needs before its first real run."""
 
+from .must_await import must_await
+
 
 class Warmup:
+    @must_await("warmup")
     async def warmup(self, fn, *args, **kwargs):
         """Compile the GPU pipelines that fn(*args) needs without running them; returns how many were new.
 

@@ -9,6 +9,8 @@ import warnings
 import numpy as np
 
 from ... import dtypes
+from ...errors import warn_at_user_line
+from ...kernels import registered_by_user
 from ..protocols import Backend
 
 # Overflow, 0/0 and log(0) give inf/nan as on a GPU; numpy's warnings about them from our kernels
@@ -16,19 +18,37 @@ from ..protocols import Backend
 warnings.filterwarnings("ignore", category=RuntimeWarning, module=r"py_engine\.backends\.numpy")
 
 _NAMES = {np.dtype(np.float32): dtypes.float32, np.dtype(np.int32): dtypes.int32, np.dtype(np.bool_): dtypes.bool_}
+_WARNED = set()  # (user kernel, numpy dtype) already said
 
 
-def own(out):
-    """Make a kernel result a buffer: engine dtype, no memory shared with an input, read-only."""
+def own(out, kernel=None, backend=None):
+    """Make a kernel result a buffer: engine dtype, no memory shared with an input, read-only. `kernel` and the
+    `backend` that ran it: where a user's kernel returned another dtype, say so once."""
     out = np.asarray(out)
     name = _NAMES.get(out.dtype)
     if name is None:
         name = dtypes.of_numpy(out.dtype)
+        if kernel is not None:
+            _say_converted(kernel, backend, out.dtype, name)
         out = out.astype(dtypes.NUMPY[name])
     elif out.base is not None:
         out = out.copy()
     out.flags.writeable = False
     return out, out.nbytes, out.shape, name
+
+
+def _say_converted(kernel, backend, np_dtype, name):
+    """Once per user kernel and dtype: its float64 (int64, ...) result became float32 (int32), as TF.js stores it.
+    The engine's own kernels rely on the conversion (np.argmax gives int64) and are not named."""
+    user_name = registered_by_user(kernel, (backend.name, backend.kernel_fallback))
+    if user_name is None or (user_name, np_dtype) in _WARNED:
+        return
+    _WARNED.add((user_name, np_dtype))
+    warn_at_user_line(
+        f"kernel {user_name!r} returned a {np_dtype} array; tensors are float32, int32 or bool (as in TensorFlow.js), "
+        f"so it was converted to {name} (said once per kernel and dtype): return .astype({name!r}) from "
+        "the kernel, to compute in the precision of the other backends"
+    )
 
 
 class NumpyBackend(Backend):
@@ -76,8 +96,8 @@ class NumpyBackend(Backend):
             arrays.append(h if h.shape == t.shape else h.reshape(t.shape))
         out = fn(*arrays, **attrs) if attrs else fn(*arrays)
         if type(out) is tuple:
-            return [own(o) for o in out], True
-        return [own(out)], False
+            return [own(o, fn, self) for o in out], True
+        return [own(out, fn, self)], False
 
 
 from . import fused, image, linalg, math, nn, recurrent, reduce, sequence, shape  # noqa: E402,F401 - registers the kernels

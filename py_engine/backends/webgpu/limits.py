@@ -18,6 +18,40 @@ DEFAULT_LIMITS = {
 }
 
 
+# What a kernel may use, the same in CPython and in the page: WebGPU's default limits (those every browser gives on
+# every adapter; the spec's "Limits" table), asked for in wgpu-py, which would otherwise give the adapter's own (a
+# workgroup of 1024 threads or 32 KiB of workgroup memory on llvmpipe, which a browser refuses). The page
+# (static/bridge.js) asks for the same: the defaults, with the three below at the adapter's maxima in both.
+WEBGPU_DEFAULT_LIMITS = {
+    "max-compute-workgroup-storage-size": 16384,
+    "max-compute-invocations-per-workgroup": 256,
+    "max-compute-workgroup-size-x": 256,
+    "max-compute-workgroup-size-y": 256,
+    "max-compute-workgroup-size-z": 64,
+    "max-compute-workgroups-per-dimension": 65535,
+    "max-bind-groups": 4,
+    "max-bindings-per-bind-group": 1000,
+    "max-uniform-buffers-per-shader-stage": 12,
+    "max-uniform-buffer-binding-size": 65536,
+    "max-dynamic-uniform-buffers-per-pipeline-layout": 8,
+    "max-dynamic-storage-buffers-per-pipeline-layout": 4,
+    "min-uniform-buffer-offset-alignment": 256,
+    "min-storage-buffer-offset-alignment": 256,
+}
+# Asked for at the adapter's maxima, in both: large tensors fit one buffer, and fused kernels bind many.
+ADAPTER_MAXIMA = ("max-buffer-size", "max-storage-buffer-binding-size", "max-storage-buffers-per-shader-stage")
+
+
+def required_limits(adapter_limits):
+    """The limits to ask a device for (hyphenated WebGPU names, as wgpu-py takes them): the defaults, none past what
+    the adapter reports (an OpenGL adapter may report less than a browser's), and ADAPTER_MAXIMA at its maxima."""
+    wanted = {name: adapter_limits[name] for name in ADAPTER_MAXIMA}
+    for name, default in WEBGPU_DEFAULT_LIMITS.items():
+        better = max if name.startswith("min-") else min  # an alignment is better smaller, a maximum larger
+        wanted[name] = better(default, adapter_limits.get(name, default))
+    return wanted
+
+
 def device_limit(device_limits, name):
     return device_limits.get(name, DEFAULT_LIMITS[name])
 

@@ -8,6 +8,8 @@ import weakref
 
 from ...errors import DeviceLostError, EngineError, KernelCompileError
 from .device import UNIFORM_BLOCK, UNIFORM_RING, DeviceStats
+from .limits import required_limits
+from .workgroup_memory import workgroup_bytes
 
 try:
     import wgpu
@@ -85,9 +87,8 @@ class WgpuDevice:
         adapter = wgpu.gpu.request_adapter_sync(power_preference="high-performance")
         if adapter is None:
             raise RuntimeError("no WebGPU adapter found")
-        # the adapter's own maxima, as bridge.js asks for them: large tensors fit one buffer where the GPU allows it
-        wanted = ("max-buffer-size", "max-storage-buffer-binding-size")
-        device = adapter.request_device_sync(required_limits={name: adapter.limits[name] for name in wanted})
+        # the page's limits, not the adapter's: a kernel that runs here runs in a browser (limits.py)
+        device = adapter.request_device_sync(required_limits=required_limits(adapter.limits))
         _DEVICES.append([adapter, device, False])
         return cls(adapter, device)
 
@@ -157,6 +158,7 @@ class WgpuDevice:
         if key in self._pipelines:
             return
         start = time.perf_counter()
+        self._check_workgroup_memory(key, source)
         _, layout = self._layout(n_in, n_out)
         module = self._guard(
             "compile a shader", _compiled, key, lambda: self.device.create_shader_module(code=source, label=key)
@@ -172,6 +174,17 @@ class WgpuDevice:
         self._pipelines[key] = (pipeline, (n_in, n_out))
         self._stats.pipeline_compiles += 1
         self._stats.compile_ms += (time.perf_counter() - start) * 1e3
+
+    def _check_workgroup_memory(self, key, source):
+        """Refuse what a browser refuses and wgpu-native lets through: more workgroup memory than the limit."""
+        used, limit = workgroup_bytes(source), self.limits["max_compute_workgroup_storage_size"]
+        if used is not None and used > limit:
+            raise KernelCompileError(
+                key,
+                f"(checked by py_engine, as a browser checks it) its var<workgroup> variables take {used} bytes (each rounded up to 16), over the "
+                f"{limit} bytes of maxComputeWorkgroupStorageSize that browsers give (WebGPU's default): "
+                "use smaller tiles, or fewer or narrower workgroup arrays",
+            )
 
     async def compile_async(self, key, source, n_in, n_out):
         """wgpu-py compiles synchronously anyway (and its async path needs the poller thread, see create)."""
