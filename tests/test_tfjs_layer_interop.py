@@ -29,6 +29,7 @@ MODELS = [
     "conv3d",
     "conv3d_transpose",
     "pooling3d",
+    "conv_lstm2d",
 ]
 
 
@@ -150,9 +151,17 @@ def pooling3d_here():
     return pe.Model(x, [a, b, c], name="pooling3d_here"), np.random.default_rng(6).normal(size=(2, 5, 6, 4, 2))
 
 
+def conv_lstm2d_here():
+    x = L.Input(shape=(3, 5, 4, 2), name="x")
+    a = L.ConvLSTM2D(3, (3, 2), padding="same", return_sequences=True, go_backwards=True, name="same")(x)
+    b = L.ConvLSTM2D(2, 2, strides=(1, 2), recurrent_activation="sigmoid", return_state=True, name="strided")(a)
+    return pe.Model(x, [a, *b], name="conv_lstm2d_here"), np.random.default_rng(7).normal(size=(2, 3, 5, 4, 2))
+
+
 @pytest.mark.parametrize(
     "build",
     [
+        conv_lstm2d_here,
         conv1d_here,
         conv2d_transpose_here,
         separable_conv2d_here,
@@ -275,6 +284,11 @@ def with_weights(layer, names, owner=None):
         (lambda: L.Conv3DTranspose(2, 2, strides=(2, 1, 2), padding="same"), (1, 2, 2, 2, 2), ["kernel", "bias"]),
         (lambda: L.Conv3DTranspose(1, (3, 1, 2), strides=(2, 2, 1)), (1, 2, 2, 1, 2), ["kernel", "bias"]),
         (lambda: L.MaxPooling3D(2, strides=1, padding="same"), (1, 3, 3, 2, 2), []),
+        (
+            lambda: L.ConvLSTM2D(2, 2, padding="same", return_sequences=True, recurrent_activation="sigmoid"),
+            (1, 3, 3, 2, 2),
+            ["kernel", "recurrent_kernel", "bias"],
+        ),
         (lambda: L.AveragePooling3D((3, 2, 2), strides=(2, 1, 2), padding="same"), (1, 4, 3, 3, 2), []),
     ],
 )
@@ -338,6 +352,7 @@ def test_layers_on_each_backend_match_numpy_gradients_included():
         (L.Conv3DTranspose(2, (2, 3, 2), strides=2, padding="valid"), (2, 3, 4, 2, 3), None),
         (L.MaxPooling3D((2, 3, 2), strides=(2, 1, 2), padding="same"), (2, 5, 6, 5, 3), None),
         (L.AveragePooling3D(3, strides=2, padding="same"), (2, 5, 6, 5, 3), None),
+        (L.ConvLSTM2D(3, 3, padding="same", return_sequences=True), (2, 4, 5, 6, 2), None),
     ]
     for layer, shape, owner in layers:
         x_host = rng.normal(size=shape).astype(np.float32)

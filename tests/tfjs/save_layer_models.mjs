@@ -104,6 +104,16 @@ const MODELS = {
     return [tf.model({inputs: x, outputs: [a, b, c, d], name: 'pooling3d'}),
       [normal([2, 5, 6, 7, 3], 1), normal([1, 4, 4, 5, 3], 2)]];
   },
+  conv_lstm2d() {
+    const x = tf.input({shape: [null, 6, 5, 2], name: 'x'});
+    const a = L.convLstm2d({filters: 3, kernelSize: 3, padding: 'same', returnSequences: true, name: 'same'})
+      .apply(x);
+    const b = L.convLstm2d({filters: 2, kernelSize: [2, 3], strides: [2, 1], activation: 'relu',
+      recurrentActivation: 'sigmoid', goBackwards: true, returnState: true, name: 'strided'}).apply(a);
+    const c = L.convLstm2d({filters: 2, kernelSize: 2, dilationRate: 2, useBias: false, name: 'dilated'}).apply(x);
+    return [tf.model({inputs: x, outputs: [a, ...b, c], name: 'conv_lstm2d'}),
+      [normal([2, 4, 6, 5, 2], 1), normal([1, 2, 6, 5, 2], 2)]];
+  },
 };
 
 async function arrayOf(t) {
