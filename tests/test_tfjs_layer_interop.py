@@ -215,6 +215,18 @@ def test_rnn_refuses_what_it_cannot_run():
         L.RNN(L.GRUCell(2), stateful=True)
 
 
+def test_time_distributed_is_as_trainable_as_the_layer_it_wraps():
+    frozen = L.TimeDistributed(L.Dense(2, trainable=False))
+    frozen(pe.zeros((1, 3, 4))).dispose()
+    assert not frozen.trainable and frozen.trainable_weights == [] and len(frozen.non_trainable_weights) == 2
+    assert frozen.get_config()["trainable"] is False
+    wrapper = L.TimeDistributed(L.Dense(2), trainable=False)
+    assert not wrapper.layer.trainable
+    wrapper.trainable = True
+    assert wrapper.layer.trainable
+    frozen.dispose()
+
+
 def test_conv1d_causal_padding_sees_only_the_past():
     """Keras's "causal" (TF.js 4.22 refuses it when it runs): output t depends on inputs <= t only."""
     layer = L.Conv1D(2, 3, padding="causal", dilation_rate=2)

@@ -24,7 +24,20 @@ class TimeDistributed(Layer):
             layer = cls.from_config(dict(layer.get("config") or {}))
         if not isinstance(layer, Layer) or layer.takes_list:
             raise TypeError(f"{self.name} (TimeDistributed): wraps a layer that takes one tensor, got {layer!r}")
+        layer.trainable = layer.trainable and self._trainable
         self.layer = layer
+
+    # As TF.js's wrappers: trainable is the wrapped layer's (here frozen if either was given trainable=False).
+    @property
+    def trainable(self):
+        return self.layer.trainable if "layer" in self.__dict__ else self._trainable
+
+    @trainable.setter
+    def trainable(self, value):
+        if "layer" in self.__dict__:
+            self.layer.trainable = bool(value)
+        else:
+            self._trainable = bool(value)
 
     def _step_shape(self, input_shape):
         if len(input_shape) < 3:
