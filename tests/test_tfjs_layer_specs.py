@@ -293,3 +293,113 @@ def test_layers_tfjs_only_calls_on_tensors_compute_here_what_they_compute_there(
         out = pe.layers.deserialize({"class_name": class_name, "config": config})(t)
         assert max_diffs(out, [want])[0] <= TOLERANCE, (class_name, config, max_diffs(out, [want]))
         pe.dispose([t, out])
+
+
+# Training through the layers: (inputs, layers, output node); TF.js fits each with SGD on mean squared error
+TRAINED = {
+    "fit_sequence": (
+        {"steps": data((10, 6, 3), 40, zero_steps=[(0, 5), (1, 4), (1, 5), (3, 0)])},
+        [
+            layer("Masking", [0]),  # 1
+            layer("PReLU", [1], shared_axes=[1]),  # 2: passes the mask to the GRU
+            layer("GRU", [2], units=3, return_sequences=True),  # 3
+            layer("MaxPooling1D", [3], pool_size=2),  # 4
+            # "valid": TF.js 4.22's average-pool gradient divides a window hanging over the edge by its full size
+            layer("AveragePooling1D", [4], pool_size=2, strides=1),  # 5
+            layer("GlobalMaxPooling1D", [5]),  # 6
+            layer("Dense", [6], units=2),
+        ],
+        7,
+    ),
+    "fit_image": (
+        {"img": data((10, 4, 5, 2), 41)},
+        [
+            layer("UpSampling2D", [0], size=[2, 1], interpolation="bilinear"),  # 1
+            layer("Cropping2D", [1], cropping=[[1, 2], [1, 0]]),  # 2
+            layer("Dense", [2], units=3),  # 3
+            layer("PReLU", [3], shared_axes=[1, 2]),  # 4
+            layer("Permute", [4], dims=[3, 1, 2]),  # 5
+            layer("GlobalMaxPooling2D", [5], data_format="channels_first"),  # 6
+            layer("Dense", [6], units=2),
+        ],
+        7,
+    ),
+    "fit_merges": (
+        {"a": data((10, 4), 42), "b": data((10, 4), 43)},
+        [
+            layer("Dense", [0], units=4),  # 2
+            layer("Dense", [1], units=4),  # 3
+            layer("Multiply", [2, 3]),  # 4
+            layer("Maximum", [2, 3]),  # 5
+            layer("Average", [2, 3]),  # 6
+            layer("Dot", [2, 3], axes=1, normalize=True),  # 7
+            layer("LeakyReLU", [4], alpha=0.2),  # 8
+            layer("ELU", [5]),  # 9
+            layer("Minimum", [2, 3]),  # 10
+            layer("RepeatVector", [6], n=2),  # 11
+            layer("Flatten", [11]),  # 12
+            layer("Concatenate", [8, 9, 7, 10, 12]),  # 13
+            layer("PReLU", [13]),  # 14
+            layer("Dense", [14], units=1),
+        ],
+        15,
+    ),
+}
+FIT = {"learningRate": 0.1, "batchSize": 4, "epochs": 3}  # batches of 4, 4 and 2
+
+
+def fit_spec(name):
+    inputs, layers, output = TRAINED[name]
+    target = data((10, *({"fit_merges": (1,)}.get(name, (2,)))), 50)
+    return {
+        "name": name,
+        "seed": 200 + list(TRAINED).index(name),
+        "inputs": [
+            {"name": key, "shape": list(x.shape[1:]), "data": {"shape": list(x.shape), "data": x.ravel().tolist()}}
+            for key, x in inputs.items()
+        ],
+        "layers": layers,
+        "outputs": [output],
+        "fit": {**FIT, "target": {"shape": list(target.shape), "data": target.ravel().tolist()}},
+    }
+
+
+@pytest.fixture(scope="module")
+def trained_by_tfjs(tmp_path_factory):
+    folder = tmp_path_factory.mktemp("layer_specs_trained_by_tfjs")
+    (folder / "specs.json").write_text(json.dumps([fit_spec(name) for name in TRAINED]))
+    run_tfjs("layer_specs.mjs", "fit", folder / "specs.json", folder)
+    return folder
+
+
+@pytest.mark.usefixtures("each_backend")
+@pytest.mark.parametrize("name", TRAINED)
+def test_fit_through_the_layers_follows_tfjs(trained_by_tfjs, name):
+    """The same losses per epoch and final weights as TF.js's SGD: the layers' gradients are TF.js's."""
+    spec = fit_spec(name)
+    result = json.loads((trained_by_tfjs / name / "result.json").read_text())
+    inputs = [array(entry["data"]) for entry in spec["inputs"]]
+    model = asyncio.run(pe.load_layers_model(trained_by_tfjs / name))
+    optimizer = pe.optimizers.SGD(learning_rate=FIT["learningRate"])
+    try:
+        model.compile(optimizer=optimizer, loss="mse")
+        history = model.fit(
+            inputs if len(inputs) > 1 else inputs[0],
+            array(spec["fit"]["target"]),
+            batch_size=FIT["batchSize"],
+            epochs=FIT["epochs"],
+            shuffle=False,
+            verbose=0,
+        ).history
+        weights = dict(zip(model.weight_names, model.get_weights()))
+    finally:
+        optimizer.dispose()
+        model.dispose()
+    loss_diffs = [abs(ours - theirs) / abs(theirs) for ours, theirs in zip(history["loss"], result["loss"])]
+    assert len(loss_diffs) == FIT["epochs"] and max(loss_diffs) <= 1e-4, (history["loss"], result["loss"])
+    assert sorted(weights) == sorted(result["weights"])
+    weight_diffs = {
+        key: float(np.max(np.abs(weights[key] - array(entry)) / np.maximum(1, np.abs(array(entry)))))
+        for key, entry in result["weights"].items()
+    }
+    assert max(weight_diffs.values()) <= 1e-4, weight_diffs

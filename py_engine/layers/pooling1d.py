@@ -57,7 +57,8 @@ class MaxPooling1D(_Pool1D):
 
 @register
 class AveragePooling1D(_Pool1D):
-    """Mean over each window; with "same" padding each window averages only its real steps (as TensorFlow)."""
+    """Mean over each window; with "same" padding each window averages only its real steps (as TensorFlow). Its
+    gradient is that mean's; TF.js 4.22's CPU gradient divides a window hanging over the edge by its full size."""
 
     aliases = ("AvgPool1D",)
     pool = staticmethod(ops.avg_pool)

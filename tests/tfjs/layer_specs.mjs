@@ -9,6 +9,10 @@
 // node tests/tfjs/layer_specs.mjs predict DIR
 //   For each DIR/<model>/ holding model.json (+ shards) and inputs.json ([{shape, data}], one per model input):
 //   loads the model as TF.js loads a saved one, predicts, and writes outputs.json ([{shape, data}] per output).
+// node tests/tfjs/layer_specs.mjs fit SPECS_JSON OUTDIR
+//   As build (one output per spec), then also trains the model: spec.fit = {target: {shape, data}, learningRate,
+//   batchSize, epochs}, mean squared error with plain SGD, no shuffling. OUTDIR/<name>/ gets the untrained model
+//   (model.json + shard) and result.json: {loss: [per epoch], weights: {name: {shape, data}}}.
 // node tests/tfjs/layer_specs.mjs apply SPECS_JSON OUT_JSON
 //   For layers TF.js cannot run inside a model (Resizing; CenterCrop onto a larger size): SPECS_JSON is
 //   [{class_name, config, input: {shape, data}}]; each layer is called on its input tensor, and OUT_JSON gets
@@ -43,21 +47,41 @@ function layerOf(className, config) {
   return new cls(tsConfig(config));
 }
 
+// The spec's model with seeded weights, saved into OUTDIR/<name>/ before anything else happens to it.
+async function builtAndSaved(spec, outDir) {
+  const nodes = spec.inputs.map((input) => tf.input({shape: input.shape, name: input.name}));
+  for (const {class_name: className, config, inbound} of spec.layers) {
+    const layer = layerOf(className, config);
+    const inputs = inbound.map((k) => nodes[k]);
+    nodes.push(layer.apply(inputs.length === 1 ? inputs[0] : inputs));
+  }
+  const model = tf.model({inputs: nodes.slice(0, spec.inputs.length), outputs: spec.outputs.map((k) => nodes[k]),
+                          name: spec.name});
+  model.setWeights(model.weights.map((w, k) => tf.randomUniform(w.shape, -0.8, 0.8, 'float32', spec.seed + k)));
+  await writeModel(model, path.join(outDir, spec.name));
+  return model;
+}
+
 async function build(specsJson, outDir) {
   for (const spec of JSON.parse(fs.readFileSync(specsJson, 'utf8'))) {
-    const nodes = spec.inputs.map((input) => tf.input({shape: input.shape, name: input.name}));
-    for (const {class_name: className, config, inbound} of spec.layers) {
-      const layer = layerOf(className, config);
-      const inputs = inbound.map((k) => nodes[k]);
-      nodes.push(layer.apply(inputs.length === 1 ? inputs[0] : inputs));
-    }
-    const model = tf.model({inputs: nodes.slice(0, spec.inputs.length), outputs: spec.outputs.map((k) => nodes[k]),
-                            name: spec.name});
-    model.setWeights(model.weights.map((w, k) => tf.randomUniform(w.shape, -0.8, 0.8, 'float32', spec.seed + k)));
-    const folder = path.join(outDir, spec.name);
-    await writeModel(model, folder);
+    const model = await builtAndSaved(spec, outDir);
     const outputs = [model.predict(spec.inputs.map((input) => tensorOf(input.data)))].flat();
-    fs.writeFileSync(path.join(folder, 'io.json'), JSON.stringify({outputs: await Promise.all(outputs.map(entryOf))}));
+    fs.writeFileSync(path.join(outDir, spec.name, 'io.json'),
+                     JSON.stringify({outputs: await Promise.all(outputs.map(entryOf))}));
+  }
+}
+
+async function fit(specsJson, outDir) {
+  for (const spec of JSON.parse(fs.readFileSync(specsJson, 'utf8'))) {
+    const model = await builtAndSaved(spec, outDir);
+    const {target, learningRate, batchSize, epochs} = spec.fit;
+    model.compile({optimizer: tf.train.sgd(learningRate), loss: 'meanSquaredError'});
+    const history = await model.fit(spec.inputs.map((input) => tensorOf(input.data)), tensorOf(target),
+                                    {batchSize, epochs, shuffle: false, verbose: 0});
+    const weights = {};
+    for (const w of model.weights) weights[w.originalName] = await entryOf(w.read());
+    fs.writeFileSync(path.join(outDir, spec.name, 'result.json'),
+                     JSON.stringify({loss: history.history.loss, weights}));
   }
 }
 
@@ -86,5 +110,9 @@ async function apply(specsJson, outJson) {
 
 if (mode === 'build' && args.length === 2) await build(...args);
 else if (mode === 'predict' && args.length === 1) await predict(...args);
+else if (mode === 'fit' && args.length === 2) await fit(...args);
 else if (mode === 'apply' && args.length === 2) await apply(...args);
-else throw new Error('usage: node layer_specs.mjs build SPECS_JSON OUTDIR | predict DIR | apply SPECS_JSON OUT_JSON');
+else {
+  throw new Error(
+    'usage: node layer_specs.mjs build SPECS_JSON OUTDIR | predict DIR | fit SPECS_JSON OUTDIR | apply SPECS_JSON OUT_JSON');
+}
