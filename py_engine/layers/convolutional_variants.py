@@ -2,11 +2,13 @@
 
 Each is built from kernels that exist, so every backend runs it without a shader of its own:
 - Conv1D: a Conv2D over images one pixel high (kernel [k, in, filters] viewed as [1, k, in, filters]); "causal"
-  padding pads only the start of the sequence, by dilation * (k - 1).
+  padding pads only the start of the sequence, by dilation * (k - 1), as Keras (TF.js 4.22 accepts it in a config
+  but refuses to run it, so a model saved with it loads in TF.js and fails when it predicts).
 - Conv2DTranspose: the Conv2DBackpropInput kernel (the adjoint of a convolution), kernel [h, w, filters, in] as
   TF.js stores it; output size TF.js's deconvLength: "same" in * stride, "valid" in * stride + max(k - stride, 0).
 - SeparableConv2D: a depthwise convolution (depthwise_kernel [h, w, in, depth_multiplier]) then a 1x1 one
   (pointwise_kernel [1, 1, in * depth_multiplier, filters]) with the bias and activation fused into it.
+  TF.js 4.22 leaves depth_multiplier out of the configs it writes; loading takes it from the depthwise kernel.
 Weights are saved in TF.js's order: kernel, bias; or depthwise_kernel, pointwise_kernel, bias.
 """
 
