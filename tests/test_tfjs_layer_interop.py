@@ -227,6 +227,19 @@ def test_time_distributed_is_as_trainable_as_the_layer_it_wraps():
     frozen.dispose()
 
 
+def test_conv_lstm2d_drops_out_in_training_only():
+    layer = L.ConvLSTM2D(2, 3, padding="same", dropout=0.5, recurrent_dropout=0.3, return_sequences=True)
+    x = pe.tensor(np.random.default_rng(0).uniform(0.5, 1, (2, 3, 5, 4, 2)).astype(np.float32))
+    inference = layer(x).numpy()
+    np.testing.assert_array_equal(layer(x).numpy(), inference)
+    trained = layer(x, training=True).numpy()
+    assert np.isfinite(trained).all() and np.abs(trained - inference).max() > 1e-3
+    gradients = pe.grads(lambda x: layer.call(x, training=True).sum())(x)
+    assert np.isfinite(gradients[0].numpy()).all() and np.abs(gradients[0].numpy()).max() > 0
+    pe.dispose([x, gradients])
+    layer.dispose()
+
+
 def test_conv1d_causal_padding_sees_only_the_past():
     """Keras's "causal" (TF.js 4.22 refuses it when it runs): output t depends on inputs <= t only."""
     layer = L.Conv1D(2, 3, padding="causal", dilation_rate=2)

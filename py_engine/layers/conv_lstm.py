@@ -6,7 +6,8 @@ dilation_rate) + bias + conv(h, recurrent_kernel, 1, "same"); i, f, o = recurren
 c = f * c + i * activation(z_c), h = o * activation(c). The input convolutions of every step run as one (the
 frames of all steps as one batch); the recurrence is one convolution and a few elementwise ops per step, all ops
 with gradients, so every backend runs it without a kernel of its own. As in TF.js: no masks (its inputs are images,
-which carry none), no stacking of cells, dropout only as configuration (training with it is refused here).
+which carry none), no stacking of cells; in training, dropout and recurrent_dropout draw one mask per gate, kept for
+every step.
 """
 
 import numpy as np
@@ -131,24 +132,18 @@ class ConvLSTM2D(Layer):
         return [output, state, state] if self.return_state else output
 
     def call(self, x, training=False):
-        if training and (self.dropout or self.recurrent_dropout):
-            raise ValueError(
-                f"{self.name} (ConvLSTM2D): training with dropout or recurrent_dropout is not supported (inference "
-                "ignores them, as TF.js's); set both to 0"
-            )
         batch, time = x.shape[:2]
         if time == 0:
             raise ShapeError(f"{self.name} (ConvLSTM2D): the input {x.shape} has no time steps")
         if self.go_backwards:
             x = ops.reverse(x, 1)
-        frames = ops.reshape(x, (batch * time, *x.shape[2:]))
-        xw = fused_conv2d(frames, self.kernel, self.bias, "linear", self.strides, self.padding, self.dilation_rate)
-        xw = ops.reshape(xw, (batch, time, *xw.shape[1:]))
+        xw = self._input_convolutions(x, training and self.dropout)
         f = self.filters
         h = c = ops.zeros((batch, *xw.shape[2:4], f))
+        recurrent_masks = self._dropout_masks(h.shape, self.recurrent_dropout) if training else None
         outputs = []
         for t in range(time):
-            z = xw[:, t] + ops.conv2d(h, self.recurrent_kernel, 1, "same")
+            z = xw[:, t] + self._recurrent_convolution(h, recurrent_masks)
             i = activations.apply(self.recurrent_activation, z[..., :f])
             forget = activations.apply(self.recurrent_activation, z[..., f : 2 * f])
             c = forget * c + i * activations.apply(self.activation, z[..., 2 * f : 3 * f])
@@ -156,6 +151,44 @@ class ConvLSTM2D(Layer):
             outputs.append(h)
         output = ops.stack(outputs, axis=1) if self.return_sequences else h
         return [output, h, c] if self.return_state else output
+
+    @staticmethod
+    def _dropout_masks(shape, rate):
+        """One inverted-dropout mask per gate, kept for every step (TF.js's ConvLSTM2DCell); None without dropout."""
+        return [ops.dropout(ops.ones(shape), rate) for _ in range(4)] if rate else None
+
+    def _gate(self, weights, gate):
+        f = self.filters
+        return None if weights is None else weights[..., gate * f : (gate + 1) * f]
+
+    def _input_convolutions(self, x, dropping):
+        """Every step's input convolutions plus bias, [batch, time, out h, out w, 4 * filters]: the frames of all
+        steps as one batch; with dropout, each gate's convolution of its own masked inputs."""
+        batch, time = x.shape[:2]
+        window = (self.strides, self.padding, self.dilation_rate)
+        if dropping:
+            masks = self._dropout_masks((batch, 1, *x.shape[2:]), self.dropout)
+            gates = [
+                fused_conv2d(
+                    ops.reshape(x * mask, (batch * time, *x.shape[2:])),
+                    self._gate(self.kernel, g),
+                    self._gate(self.bias, g),
+                    "linear",
+                    *window,
+                )
+                for g, mask in enumerate(masks)
+            ]
+            xw = ops.concat(gates, -1)
+        else:
+            frames = ops.reshape(x, (batch * time, *x.shape[2:]))
+            xw = fused_conv2d(frames, self.kernel, self.bias, "linear", *window)
+        return ops.reshape(xw, (batch, time, *xw.shape[1:]))
+
+    def _recurrent_convolution(self, h, masks):
+        if masks is None:
+            return ops.conv2d(h, self.recurrent_kernel, 1, "same")
+        gates = [ops.conv2d(h * m, self._gate(self.recurrent_kernel, g), 1, "same") for g, m in enumerate(masks)]
+        return ops.concat(gates, -1)
 
     def layer_config(self):
         return {
