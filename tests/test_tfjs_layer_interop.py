@@ -240,6 +240,28 @@ def test_conv_lstm2d_drops_out_in_training_only():
     layer.dispose()
 
 
+def test_conv_lstm2d_cell_steps_as_the_layer_does():
+    """Two steps of ConvLSTM2DCell, each from the last one's states, give what ConvLSTM2D gives over two steps."""
+    x = pe.tensor(np.random.default_rng(0).normal(size=(2, 2, 5, 4, 3)).astype(np.float32))
+    layer = L.ConvLSTM2D(2, 3, strides=(2, 1), padding="same", return_sequences=True, return_state=True)
+    expected = layer(x)
+    cell = L.ConvLSTM2DCell(2, 3, strides=(2, 1), padding="same")
+    h = c = pe.zeros((2, 3, 4, 2))
+    cell([x[:, 0], h, c])
+    cell.set_weights(layer.get_weights())
+    first, h1, c1 = cell([x[:, 0], h, c])
+    second, h2, c2 = cell([x[:, 1], h1, c1])
+    np.testing.assert_allclose(first.numpy(), expected[0].numpy()[:, 0], atol=1e-6)
+    np.testing.assert_allclose(second.numpy(), expected[0].numpy()[:, 1], atol=1e-6)
+    np.testing.assert_allclose(c2.numpy(), expected[2].numpy(), atol=1e-6)
+    assert "return_sequences" not in cell.get_config()
+    with pytest.raises(pe.ShapeError, match="h and c of shape"):
+        cell([x[:, 0], pe.zeros((2, 5, 4, 2)), c])
+    pe.dispose([x, expected, h, first, h1, c1, second, h2, c2])
+    layer.dispose()
+    cell.dispose()
+
+
 def test_conv1d_causal_padding_sees_only_the_past():
     """Keras's "causal" (TF.js 4.22 refuses it when it runs): output t depends on inputs <= t only."""
     layer = L.Conv1D(2, 3, padding="causal", dilation_rate=2)

@@ -8,7 +8,7 @@ from .advanced_activations import ELU, LeakyReLU, PReLU, ThresholdedReLU
 from .attention import MultiHeadAttention
 from .base import CLASSES, Layer, SymbolicTensor, WeightSource
 from .bidirectional import Bidirectional
-from .conv_lstm import ConvLSTM2D
+from .conv_lstm import ConvLSTM2D, ConvLSTM2DCell
 from .convolutional import Conv2D, DepthwiseConv2D, ZeroPadding2D
 from .convolutional3d import AveragePooling3D, Conv3D, Conv3DTranspose, MaxPooling3D
 from .convolutional_variants import Conv1D, Conv2DTranspose, SeparableConv2D
@@ -67,6 +67,7 @@ __all__ = [
     "Conv3D",
     "Conv3DTranspose",
     "ConvLSTM2D",
+    "ConvLSTM2DCell",
     "Cropping2D",
     "Dense",
     "DepthwiseConv2D",

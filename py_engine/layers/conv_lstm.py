@@ -132,14 +132,20 @@ class ConvLSTM2D(Layer):
         return [output, state, state] if self.return_state else output
 
     def call(self, x, training=False):
-        batch, time = x.shape[:2]
-        if time == 0:
+        if x.shape[1] == 0:
             raise ShapeError(f"{self.name} (ConvLSTM2D): the input {x.shape} has no time steps")
         if self.go_backwards:
             x = ops.reverse(x, 1)
+        return self.run(x, None, None, training)
+
+    def run(self, x, h, c, training=False):
+        """[output, h, c] (or the output alone) over x [batch, time, height, width, channels] from states h and c
+        (None: zeros)."""
+        batch, time = x.shape[:2]
         xw = self._input_convolutions(x, training and self.dropout)
         f = self.filters
-        h = c = ops.zeros((batch, *xw.shape[2:4], f))
+        if h is None:
+            h = c = ops.zeros((batch, *xw.shape[2:4], f))
         recurrent_masks = self._dropout_masks(h.shape, self.recurrent_dropout) if training else None
         outputs = []
         for t in range(time):
@@ -214,3 +220,46 @@ class ConvLSTM2D(Layer):
             "stateful": False,
             "unroll": False,
         }
+
+
+@register
+class ConvLSTM2DCell(ConvLSTM2D):
+    """One step of ConvLSTM2D: cell([x, h, c]) -> [h, h, c] for x [batch, height, width, channels] and states
+    [batch, out height, out width, filters] (TF.js's convLstm2dCell)."""
+
+    takes_list = True
+
+    def __init__(self, filters, kernel_size, **kwargs):
+        for key in ("return_sequences", "return_state", "go_backwards"):
+            if key in kwargs:
+                raise TypeError(f"ConvLSTM2DCell: {key} is an argument of ConvLSTM2D, not of its cell")
+        super().__init__(filters, kernel_size, return_state=True, **kwargs)
+
+    @staticmethod
+    def _sequence_shape(shapes):
+        x_shape = tuple(shapes[0])
+        if len(x_shape) != 4:
+            raise ShapeError(f"ConvLSTM2DCell: x must be [batch, height, width, channels], got shape {x_shape}")
+        return (x_shape[0], 1, *x_shape[1:])
+
+    def build(self, input_shape):
+        super().build(self._sequence_shape(input_shape))
+
+    def compute_output_shape(self, input_shape):
+        _, state, _ = super().compute_output_shape(self._sequence_shape(input_shape))
+        given = [tuple(s) for s in input_shape[1:]]
+        if len(given) != 2 or any(len(s) != 4 or s[1:] != state[1:] for s in given):
+            raise ShapeError(
+                f"{self.name} (ConvLSTM2DCell): takes [x, h, c] with h and c of shape {state}, got {given}"
+            )
+        return [state, state, state]
+
+    def call(self, inputs, training=False):
+        x, h, c = inputs
+        return self.run(ops.reshape(x, (x.shape[0], 1, *x.shape[1:])), h, c, training)
+
+    def layer_config(self):
+        config = super().layer_config()
+        for key in ("return_sequences", "return_state", "go_backwards", "stateful", "unroll"):
+            config.pop(key)
+        return config
