@@ -317,7 +317,7 @@ TRAINED = {
             layer("UpSampling2D", [0], size=[2, 1], interpolation="bilinear"),  # 1
             layer("Cropping2D", [1], cropping=[[1, 2], [1, 0]]),  # 2
             layer("Dense", [2], units=3),  # 3
-            layer("PReLU", [3], shared_axes=[1, 2]),  # 4
+            layer("PReLU", [3], shared_axes=[1, 2], trainable=False, name="frozen_prelu"),  # 4
             layer("Permute", [4], dims=[3, 1, 2]),  # 5
             layer("GlobalMaxPooling2D", [5], data_format="channels_first"),  # 6
             layer("Dense", [6], units=2),
@@ -403,3 +403,8 @@ def test_fit_through_the_layers_follows_tfjs(trained_by_tfjs, name):
         for key, entry in result["weights"].items()
     }
     assert max(weight_diffs.values()) <= 1e-4, weight_diffs
+    initial = asyncio.run(pe.load_layers_model(trained_by_tfjs / name))
+    for key, before in zip(initial.weight_names, initial.get_weights()):
+        frozen = key.startswith("frozen_")  # trainable: false, in TF.js and here
+        assert frozen == np.array_equal(before, weights[key]), (key, "frozen" if frozen else "trained")
+    initial.dispose()
