@@ -248,18 +248,41 @@ def built_here(name):
     return model
 
 
+def sequential_here():
+    """A Sequential model (saved as TF.js's Sequential config) of layers that take and pass masks."""
+    model = pe.Sequential(
+        [
+            pe.layers.Masking(input_shape=(5, 3)),
+            pe.layers.PReLU(shared_axes=[1]),
+            pe.layers.GaussianDropout(0.2),
+            pe.layers.LSTM(3),
+            pe.layers.RepeatVector(2),
+            pe.layers.Permute([2, 1]),
+            pe.layers.GlobalMaxPooling1D(),
+        ],
+        name="sequential_here",
+    )
+    for k, w in enumerate(model.weights):
+        w.assign(np.random.default_rng(k).uniform(-0.8, 0.8, w.shape).astype(np.float32))
+    return model
+
+
+SEQUENTIAL_INPUT = data((3, 5, 3), 60, zero_steps=[(0, 4), (1, 0), (1, 3)])
+
+
 def test_models_saved_here_predict_in_tfjs_what_they_predict_here(tmp_path):
     models = {name: built_here(name) for name in SPECS}
+    models["sequential_here"] = sequential_here()
     try:
         ours = {}
         for name, model in models.items():
             model.save(tmp_path / name)
-            inputs = list(SPECS[name][0].values())
+            inputs = list(SPECS[name][0].values()) if name in SPECS else [SEQUENTIAL_INPUT]
             entries = [{"shape": list(x.shape), "data": x.ravel().tolist()} for x in inputs]
             (tmp_path / name / "inputs.json").write_text(json.dumps(entries))
             ours[name] = model.predict(inputs if len(inputs) > 1 else inputs[0])
         run_tfjs("layer_specs.mjs", "predict", tmp_path)
-        for name in SPECS:
+        for name in models:
             theirs = [array(e) for e in json.loads((tmp_path / name / "outputs.json").read_text())]
             assert max(max_diffs(ours[name], theirs)) <= TOLERANCE, (name, max_diffs(ours[name], theirs))
             pe.dispose(ours[name])
