@@ -206,6 +206,45 @@ def test_rnn_with_one_cell_computes_what_its_layer_computes():
     x.dispose()
 
 
+class MinimalCell(L.RNNCell):
+    """A custom cell: h = x @ kernel + h @ recurrent_kernel (SimpleRNN with a linear activation and no bias)."""
+
+    def __init__(self, units, **kwargs):
+        super().__init__(**kwargs)
+        self.units = self.state_size = units
+
+    def build(self, input_shape):
+        features = input_shape[0][-1]
+        self.kernel = self.add_weight("kernel", (features, self.units), "glorot_uniform")
+        self.recurrent_kernel = self.add_weight("recurrent_kernel", (self.units, self.units), "glorot_uniform")
+
+    def call(self, inputs, training=False):
+        x, h = inputs
+        output = pe.matmul(x, self.kernel) + pe.matmul(h, self.recurrent_kernel)
+        return [output, output]
+
+
+def test_rnn_runs_a_custom_cell_step_by_step_masks_included():
+    ids = np.array([[3, 1, 4, 1, 5], [6, 5, 0, 0, 0], [0, 0, 7, 2, 9], [2, 0, 0, 1, 8]], np.float32)
+    embedding = L.Embedding(10, 3, mask_zero=True)
+    x = embedding(pe.tensor(ids))
+    mask = embedding.compute_mask(pe.tensor(ids))
+    reference = L.SimpleRNN(4, activation="linear", use_bias=False, return_sequences=True, return_state=True)
+    custom = L.RNN(MinimalCell(4), return_sequences=True, return_state=True, go_backwards=False)
+    expected = reference(x, mask=mask)
+    custom(x, mask=mask)
+    custom.set_weights(reference.get_weights())
+    got = custom(x, mask=mask)
+    assert custom.weight_names == [f"{custom.name}/kernel", f"{custom.name}/recurrent_kernel"]
+    for g, e in zip(got, expected):
+        np.testing.assert_allclose(g.numpy(), e.numpy(), atol=1e-5)
+    stacked = L.RNN([MinimalCell(3), L.GRUCell(2)], return_state=True)
+    assert [tuple(o.shape) for o in stacked(x, mask=mask)] == [(4, 2), (4, 2), (4, 3)]
+    pe.dispose([x, mask, expected, got])
+    for layer in (embedding, reference, custom, stacked):
+        layer.dispose()
+
+
 def test_rnn_refuses_what_it_cannot_run():
     with pytest.raises(TypeError, match="a cell must be"):
         L.RNN(L.Dense(2))

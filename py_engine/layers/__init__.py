@@ -27,7 +27,7 @@ from .pooling1d import AveragePooling1D, GlobalMaxPooling1D, GlobalMaxPooling2D,
 from .position import PositionEmbedding, SinePositionEncoding, TokenAndPositionEmbedding
 from .preprocessing import CategoryEncoding, CenterCrop, RandomHeight, RandomWidth, Rescaling, Resizing
 from .recurrent import GRU, LSTM, SimpleRNN
-from .recurrent_cells import RNN, GRUCell, LSTMCell, SimpleRNNCell, StackedRNNCells
+from .recurrent_cells import RNN, GRUCell, LSTMCell, RNNCell, SimpleRNNCell, StackedRNNCells
 from .recurrent_ops import gru_sequence, lstm_sequence, simple_rnn_sequence
 from .reshaping import Cropping2D, Masking, Permute, RepeatVector, UpSampling2D
 from .transformer import TransformerEncoder
@@ -99,6 +99,7 @@ __all__ = [
     "PReLU",
     "Permute",
     "PositionEmbedding",
+    "RNNCell",
     "RandomHeight",
     "RandomWidth",
     "ReLU",

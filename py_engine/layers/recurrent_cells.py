@@ -1,4 +1,5 @@
-"""RNN with cells, as TensorFlow.js 4.22 has it: SimpleRNNCell, GRUCell, LSTMCell, StackedRNNCells and the RNN layer.
+"""RNN with cells, as TensorFlow.js 4.22 has it: SimpleRNNCell, GRUCell, LSTMCell, StackedRNNCells, the RNN layer, and
+RNNCell, the base of custom cells (which RNN runs one step at a time).
 
 A cell is one step of a recurrent layer: cell([x, *states]) -> [output, *new_states] for x [batch, features]
 (LSTMCell's states are h and c, the others' h). RNN(cell) runs a cell over [batch, time, features] with the same
@@ -38,6 +39,61 @@ _RNN_KEYS = {
     "batch_shape",
 }
 _SEQUENCE_KEYS = ("return_sequences", "return_state", "go_backwards", "stateful", "unroll")
+
+
+class RNNCell(Layer):
+    """The base of custom cells (TF.js's tf.layers.RNNCell): define `state_size` (an int, or a list of ints, one per
+    state), build(input_shape) (input_shape: [x's shape [batch, features], *the states' shapes]) and
+    call([x, *states]) -> [output, *new states], with output [batch, state_size[0]]. RNN runs such a cell one step at
+    a time; a masked step keeps the states and repeats the last output (zeros before the first real step).
+    """
+
+    takes_list = True
+    state_size = None
+
+    @property
+    def state_sizes(self):
+        sizes = self.state_size if isinstance(self.state_size, (list, tuple)) else [self.state_size]
+        if not sizes or not all(isinstance(n, int) and n > 0 for n in sizes):
+            raise ValueError(f"{self.name} ({self.class_name}): state_size must be a positive int or a list of them")
+        return list(sizes)
+
+    @property
+    def state_count(self):
+        return len(self.state_sizes)
+
+    @property
+    def output_size(self):
+        return self.state_sizes[0]
+
+    def _ensure_built(self, input_shape):
+        if isinstance(input_shape, tuple):  # from RNN: [batch, time, features]
+            input_shape = [(input_shape[0], input_shape[2]), *[(input_shape[0], n) for n in self.state_sizes]]
+        super()._ensure_built(input_shape)
+
+    def compute_output_shape(self, input_shape):
+        if isinstance(input_shape, list):
+            batch = input_shape[0][0]
+            return [(batch, self.output_size), *[(batch, n) for n in self.state_sizes]]
+        batch, time = input_shape[:2]
+        return [(batch, time, self.output_size), *[(batch, n) for n in self.state_sizes]]
+
+    def sequence(self, x, training=False, mask=None):
+        """[output sequence, *final states] over x [batch, time, features], one call() per step."""
+        batch, time = x.shape[:2]
+        states = [ops.zeros((batch, n)) for n in self.state_sizes]
+        output = ops.zeros((batch, self.output_size))
+        outputs = []
+        for t in range(time):
+            step_output, *new_states = self.call([x[:, t], *states], training=training)
+            if mask is None:
+                output, states = step_output, new_states
+            else:
+                real = ops.reshape(ops.cast(mask[:, t], "float32"), (batch, 1))
+                output = real * step_output + (1.0 - real) * output
+                states = [real * new + (1.0 - real) * old for new, old in zip(new_states, states)]
+            outputs.append(output)
+        return [ops.stack(outputs, axis=1), *states]
 
 
 class _Cell:
@@ -93,6 +149,10 @@ class _Cell:
         """[output sequence, *final states] over x [batch, time, features]."""
         return SequenceLayer.call(self, x, training=training, mask=mask)
 
+    @property
+    def output_size(self):
+        return self.units
+
     def layer_config(self):
         config = super().layer_config()
         for key in _SEQUENCE_KEYS:
@@ -134,13 +194,13 @@ def _cell(value, owner):
     """A cell from a cell or its config {"class_name": ..., "config": ...}."""
     if isinstance(value, dict):
         cls = CLASSES.get(value.get("class_name"))
-        if cls is None or not (issubclass(cls, _Cell) or cls is StackedRNNCells):
+        if cls is None or not issubclass(cls, (_Cell, RNNCell, StackedRNNCells)):
             raise ValueError(f"{owner}: unknown cell class {value.get('class_name')!r}")
         value = cls.from_config(dict(value.get("config") or {}))
-    if not isinstance(value, (_Cell, StackedRNNCells)):
+    if not isinstance(value, (_Cell, RNNCell, StackedRNNCells)):
         raise TypeError(
-            f"{owner}: a cell must be a SimpleRNNCell, GRUCell, LSTMCell or StackedRNNCells (or a list of cells), "
-            f"got {value!r}"
+            f"{owner}: a cell must be a SimpleRNNCell, GRUCell, LSTMCell, a subclass of RNNCell or StackedRNNCells "
+            f"(or a list of cells), got {value!r}"
         )
     return value
 
@@ -220,7 +280,7 @@ class RNN(Layer):
                 cell.name = own
             prefix = "" if single else f"RNNCell_{k}/"
             self._weights += [(prefix + name, v) for name, v in cell._weights]
-            shape = (shape[0], shape[1], cell.units)
+            shape = (shape[0], shape[1], cell.output_size)
 
     def compute_output_shape(self, input_shape):
         if len(input_shape) != 3:
@@ -231,7 +291,7 @@ class RNN(Layer):
             sequence, *cell_states = cell.compute_output_shape(shape)
             states = cell_states + states  # the last cell's first, as TF.js and Keras list them
             shape = sequence
-        batch, units = input_shape[0], self.cells[-1].units
+        batch, units = input_shape[0], self.cells[-1].output_size
         output = (batch, input_shape[1], units) if self.return_sequences else (batch, units)
         return [output, *states] if self.return_state else output
 
