@@ -10,19 +10,16 @@ from ...errors import ResourceExhaustedError
 from .wgsl import ITEMSIZE_ON_GPU
 
 MAX_ELEMENTS = 2**31 - 1  # element counts reach the shaders as i32 uniform words
-# WebGPU's defaults, which every device supports: used for a limit the device does not report
-DEFAULT_LIMITS = {
-    "max_buffer_size": 268435456,
-    "max_storage_buffer_binding_size": 134217728,
-    "max_compute_workgroups_per_dimension": 65535,
-}
 
-
-# What a kernel may use, the same in CPython and in the page: WebGPU's default limits (those every browser gives on
-# every adapter; the spec's "Limits" table), asked for in wgpu-py, which would otherwise give the adapter's own (a
-# workgroup of 1024 threads or 32 KiB of workgroup memory on llvmpipe, which a browser refuses). The page
-# (static/bridge.js) asks for the same: the defaults, with the three below at the adapter's maxima in both.
+# WebGPU's default limits (the spec's "Limits" table): what every browser gives on every adapter. A device is asked
+# for these, in CPython as in the page (static/bridge.js), so a kernel that runs in one runs in the other: wgpu-py
+# would otherwise give the adapter's own (on llvmpipe a workgroup of 1024 threads or 32 KiB of workgroup memory,
+# which a browser refuses). Both ask for ADAPTER_MAXIMA at the adapter's maxima instead: large tensors fit one
+# buffer, and fused kernels bind many.
 WEBGPU_DEFAULT_LIMITS = {
+    "max-buffer-size": 268435456,
+    "max-storage-buffer-binding-size": 134217728,
+    "max-storage-buffers-per-shader-stage": 8,
     "max-compute-workgroup-storage-size": 16384,
     "max-compute-invocations-per-workgroup": 256,
     "max-compute-workgroup-size-x": 256,
@@ -38,17 +35,22 @@ WEBGPU_DEFAULT_LIMITS = {
     "min-uniform-buffer-offset-alignment": 256,
     "min-storage-buffer-offset-alignment": 256,
 }
-# Asked for at the adapter's maxima, in both: large tensors fit one buffer, and fused kernels bind many.
 ADAPTER_MAXIMA = ("max-buffer-size", "max-storage-buffer-binding-size", "max-storage-buffers-per-shader-stage")
+# The same, as a device's limits are named here (snake_case): for a limit the device does not report
+DEFAULT_LIMITS = {name.replace("-", "_"): value for name, value in WEBGPU_DEFAULT_LIMITS.items()}
 
 
 def required_limits(adapter_limits):
-    """The limits to ask a device for (hyphenated WebGPU names, as wgpu-py takes them): the defaults, none past what
-    the adapter reports (an OpenGL adapter may report less than a browser's), and ADAPTER_MAXIMA at its maxima."""
-    wanted = {name: adapter_limits[name] for name in ADAPTER_MAXIMA}
+    """The limits to ask a device for (hyphenated WebGPU names, as wgpu-py takes them): ADAPTER_MAXIMA at the
+    adapter's maxima, the rest WebGPU's defaults, none past what the adapter reports (an OpenGL adapter may report
+    less than a browser's)."""
+    wanted = {}
     for name, default in WEBGPU_DEFAULT_LIMITS.items():
-        better = max if name.startswith("min-") else min  # an alignment is better smaller, a maximum larger
-        wanted[name] = better(default, adapter_limits.get(name, default))
+        if name in ADAPTER_MAXIMA:
+            wanted[name] = adapter_limits[name]
+        else:
+            better = max if name.startswith("min-") else min  # an alignment is better smaller, a maximum larger
+            wanted[name] = better(default, adapter_limits.get(name, default))
     return wanted
 
 
