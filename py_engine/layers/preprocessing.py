@@ -170,7 +170,7 @@ class CategoryEncoding(Layer):
 
     def call(self, x, training=False):
         ids = ops.cast(x, "int32")
-        values = ids.numpy()
+        values = ids.numpy()  # read back, as TF.js does, so an id out of range is an error and not a silent zero row
         if values.size and (values.min() < 0 or values.max() >= self.num_tokens):
             raise ValueError(
                 f"{self.name} (CategoryEncoding): ids must be in [0, {self.num_tokens}), got values "
