@@ -69,12 +69,15 @@ const MODELS = {
     const dense = L.timeDistributed({layer: L.dense({units: 3, activation: 'tanh', name: 'inner'}), name: 'td'})
       .apply(x);
     const last = L.lstm({units: 2, name: 'lstm'}).apply(dense);  // the mask passes through TimeDistributed
-    const frames = tf.input({shape: [3, 6, 5, 2], name: 'frames'});
+    const frames = tf.input({shape: [null, 6, 5, 2], name: 'frames'});
     const conv = L.timeDistributed({layer: L.conv2d({filters: 3, kernelSize: 3, activation: 'relu'}),
       name: 'td_conv'}).apply(frames);
-    const pooled = L.timeDistributed({layer: L.flatten(), name: 'td_flat'}).apply(conv);
-    return [tf.model({inputs: [ids, frames], outputs: [dense, last, pooled], name: 'time_distributed'}),
-      [[tf.tensor([[3, 1, 4, 0, 0], [0, 0, 7, 2, 9], [2, 7, 0, 1, 8]]), normal([3, 3, 6, 5, 2], 1)]]];
+    const flat = L.timeDistributed({layer: L.flatten(), name: 'td_flat'})
+      .apply(L.timeDistributed({layer: L.maxPooling2d({poolSize: 2}), name: 'td_pool'}).apply(conv));
+    const pooled = L.timeDistributed({layer: L.globalAveragePooling2d({}), name: 'td_gap'}).apply(conv);
+    return [tf.model({inputs: [ids, frames], outputs: [dense, last, pooled, flat], name: 'time_distributed'}),
+      [[tf.tensor([[3, 1, 4, 0, 0], [0, 0, 7, 2, 9], [2, 7, 0, 1, 8]]), normal([3, 3, 6, 5, 2], 1)],
+        [tf.tensor([[5, 0, 0, 0, 0], [1, 2, 3, 4, 5]]), normal([2, 4, 6, 5, 2], 2)]]];
   },
   conv3d() {
     const x = tf.input({shape: [null, null, null, 2], name: 'x'});
