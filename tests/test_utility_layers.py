@@ -375,3 +375,22 @@ def test_gradients_through_the_layers(layer, shapes):
         return layer.call(list(xs) if layer.takes_list else xs[0])
 
     check_gradients(call, *arrays)
+
+
+def test_resizing_and_random_width_work_inside_models(rng):
+    """TF.js 4.22 cannot run them in a model; here a model with them predicts and trains."""
+    images = L.Input(shape=(6, 10, 3))
+    resized = L.Resizing(4, 8)(images)
+    stretched = L.RandomWidth((-0.5, 0.5), seed=1)(resized)
+    model = pe.Model(images, L.Dense(2)(L.GlobalAveragePooling2D()(stretched)))
+    assert stretched.shape == (None, 4, None, 3)
+    x, y = normal(rng, 8, 6, 10, 3), normal(rng, 8, 2)
+    before = model.get_weights()
+    model.compile(optimizer="sgd", loss="mse")
+    history = model.fit(x, y, batch_size=4, epochs=2, verbose=0).history
+    assert len(history["loss"]) == 2 and np.isfinite(history["loss"]).all()
+    assert any(not np.array_equal(a, b) for a, b in zip(before, model.get_weights()))
+    predicted = model.predict(x)
+    assert predicted.shape == (8, 2)
+    pe.dispose(predicted)
+    model.dispose()
