@@ -53,6 +53,22 @@ def rmsprop_reference(w, g, state, t, lr, rho, momentum, epsilon, centered):
     return w - mom
 
 
+def adadelta_reference(w, g, state, t, lr, rho, epsilon):
+    """Keras's rule (keras/src/optimizers/adadelta.py): TF.js 4.22 divides by the accumulator from before the step."""
+    acc_g = rho * state.get("acc_g", 0.0) + (1 - rho) * g * g
+    update = np.sqrt(state.get("acc_u", 0.0) + epsilon) / np.sqrt(acc_g + epsilon) * g
+    state["acc_g"], state["acc_u"] = acc_g, rho * state.get("acc_u", 0.0) + (1 - rho) * update * update
+    return w - lr * update
+
+
+def adamax_reference(w, g, state, t, lr, beta_1, beta_2, epsilon, decay):
+    m = beta_1 * state.get("m", 0.0) + (1 - beta_1) * g
+    u = np.maximum(beta_2 * state.get("u", 0.0), np.abs(g))
+    state["m"], state["u"] = m, u
+    lr_t = lr / (1 + decay * (t - 1))
+    return w - lr_t / (1 - beta_1**t) * m / (u + epsilon)
+
+
 def adagrad_reference(w, g, state, t, lr, initial_accumulator_value, epsilon):
     acc = state.get("acc", initial_accumulator_value) + g * g
     state["acc"] = acc
@@ -101,6 +117,16 @@ CASES = {
         lambda: optimizers.Adagrad(0.1, initial_accumulator_value=0.2),
         functools.partial(adagrad_reference, lr=0.1, initial_accumulator_value=0.2, epsilon=1e-7),
         ["a/accumulator", "b/accumulator"],
+    ),
+    "adadelta": (
+        lambda: optimizers.Adadelta(1.0, rho=0.8, epsilon=1e-4),
+        functools.partial(adadelta_reference, lr=1.0, rho=0.8, epsilon=1e-4),
+        ["a/accum_grad", "b/accum_grad", "a/accum_var", "b/accum_var"],
+    ),
+    "adamax": (
+        lambda: optimizers.Adamax(0.05, beta_1=0.8, beta_2=0.9, decay=0.2),
+        functools.partial(adamax_reference, lr=0.05, beta_1=0.8, beta_2=0.9, epsilon=1e-7, decay=0.2),
+        ["a/m", "b/m", "a/v", "b/v"],
     ),
 }
 
@@ -405,6 +431,8 @@ TFJS_CONFIG_KEYS = {
     "adamw": ("AdamW", {"learningRate", "beta1", "beta2", "epsilon", "weightDecay"}),
     "rmsprop": ("RMSProp", {"learningRate", "decay", "momentum", "epsilon", "centered"}),
     "adagrad": ("Adagrad", {"learningRate", "initialAccumulatorValue"}),
+    "adadelta": ("Adadelta", {"learningRate", "rho", "epsilon"}),
+    "adamax": ("Adamax", {"learningRate", "beta1", "beta2", "epsilon", "decay"}),
 }
 
 
@@ -460,6 +488,8 @@ def test_get_by_name_and_instance():
         ("AdamW", optimizers.AdamW, 0.001),
         ("RMSProp", optimizers.RMSprop, 0.001),
         ("adagrad", optimizers.Adagrad, 0.01),  # TF.js's getOptimizer('adagrad')
+        ("adadelta", optimizers.Adadelta, 1.0),  # TF.js's getOptimizer('adadelta')
+        ("Adamax", optimizers.Adamax, 0.002),
     ]:
         made = optimizers.get(name)
         assert type(made) is cls and made.learning_rate == lr and made.iterations == 0

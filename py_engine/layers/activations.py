@@ -86,7 +86,7 @@ FUNCTIONS = {
 # Other spellings: TF.js's class names (camelCase) and Keras's synonyms.
 ALIASES = {"hardSigmoid": "hard_sigmoid", "logSoftmax": "log_softmax", "geluNew": "gelu_new", "silu": "swish"}
 # TF.js's name for each (its class name, what tf.layers.dense({activation}) takes)
-TFJS_NAMES = {name: name for name in FUNCTIONS} | {v: k for k, v in ALIASES.items() if k != "silu"}
+TFJS_NAMES = {name: name for name in FUNCTIONS} | {"hard_sigmoid": "hardSigmoid", "log_softmax": "logSoftmax"}
 
 
 def normalize(activation, layer):

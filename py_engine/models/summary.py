@@ -47,7 +47,7 @@ def _regularizers_and_constraints(model):
 
     lines = []
     for top in model.layers:
-        for layer in (top, *regularizers.sublayers(top)):
+        for layer in (top, *(part for part in regularizers.sublayers(top) if part._weights)):  # not a template
             items = [
                 f"{key} {(regularizers if key.endswith('_regularizer') else constraints).describe(value)}"
                 for key, value in getattr(layer, "_extra", {}).items()
