@@ -458,3 +458,27 @@ def test_layers_on_each_backend_match_numpy_gradients_included():
         for got, want in zip(results[pe.get_backend()], results["numpy"]):
             np.testing.assert_allclose(got, want, rtol=1e-4, atol=1e-4)
         layer.dispose()
+
+
+@pytest.mark.usefixtures("each_backend")
+def test_a_model_of_these_layers_trains():
+    """fit runs through every layer's gradients on this backend, and the loss falls."""
+    x = L.Input(shape=(8, 3))
+    a = L.Conv1D(4, 3, padding="causal", activation="relu")(x)
+    b = L.TimeDistributed(L.Dense(4, activation="tanh"))(a)
+    c = L.RNN([L.LSTMCell(3), L.GRUCell(2)])(b)
+    frames = L.Input(shape=(2, 4, 4, 1))
+    d = L.ConvLSTM2D(2, 2)(frames)
+    e = L.Flatten()(L.Conv2DTranspose(2, 2, strides=2)(L.SeparableConv2D(2, 2, padding="same")(d)))
+    f = L.Flatten()(L.AveragePooling3D(2)(L.Conv3DTranspose(2, (1, 2, 2))(L.Conv3D(2, (1, 2, 2))(frames))))
+    out = L.Dense(1)(L.Concatenate()([c, e, f]))
+    model = pe.Model([x, frames], out)
+    model.compile(optimizer="adam", loss="mse")
+    rng = np.random.default_rng(0)
+    inputs = [rng.normal(size=(16, 8, 3)).astype(np.float32), rng.normal(size=(16, 2, 4, 4, 1)).astype(np.float32)]
+    y = rng.normal(size=(16, 1)).astype(np.float32)
+    try:
+        losses = model.fit(inputs, y, epochs=6, batch_size=8, verbose=0).history["loss"]
+        assert all(np.isfinite(losses)) and losses[-1] < losses[0], losses
+    finally:
+        model.dispose()
