@@ -68,6 +68,7 @@ def conv2d_transpose(x, filter, output_hw, strides=1, padding="valid"):  # noqa:
                 f"filter {filter.shape}"
             )
         strides = pair(strides, "strides", op)
+        padding = padding_mode(padding, op)
         output_shape = (x.shape[0], *output_hw, filter.shape[2])
         # the padding of the forward convolution from the output back to x, which must give x's size
         pad = _padding(op, padding, output_hw, filter.shape[:2], strides)
