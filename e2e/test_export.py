@@ -1,8 +1,9 @@
 """The exported playground (`python -m app export DIR`) served by `python -m http.server`, a plain static file server
-that sends none of the _headers file's headers: the page boots, runs code and classifies the cat. Without COOP/COEP
-it is not cross-origin isolated (Stop then reaches only code that awaits), and it must work all the same. Served by a
-tiny handler that adds the _headers file's headers, as Netlify or Cloudflare Pages would, it is isolated under the
-server's CSP, and Stop interrupts a loop that never awaits."""
+that sends none of the _headers file's headers: the page's own service worker (static/isolation_sw.js) adds COOP/COEP
+and the page reloads once, isolated: it boots, runs code, the Stop button ends `while True: pass` within 2 s, and it
+classifies the cat. Where service workers are blocked it is not isolated, says so and what Stop can interrupt, and
+Stop still ends code that awaits. Served by a tiny handler that adds the _headers file's headers, as Netlify or
+Cloudflare Pages would, it is isolated under the server's CSP, and Stop interrupts a loop that never awaits."""
 
 import functools
 import os
@@ -62,8 +63,11 @@ def test_the_exported_site_on_a_plain_static_server_boots_runs_code_and_classifi
     page = Playground(webgpu_browser, static_url + WEBGPU)  # the classifier's pipelines list is served too
     try:
         assert page.backend == "webgpu", page.info
-        assert page.page.evaluate("crossOriginIsolated") is False  # http.server sends no COOP/COEP
-        assert page.info["bytecode_served_files"] > 200  # the export holds the first-visit bytecode
+        # http.server sends no COOP/COEP: the page's service worker added them, and the page reloaded once
+        assert page.page.evaluate("crossOriginIsolated") is True
+        assert page.page.evaluate("navigator.serviceWorker.controller.scriptURL").endswith("/isolation_sw.js")
+        assert not page.page.get_by_role("note", name="What Stop can do").is_visible()
+        assert page.info["bytecode_served_files"] > 200, page.console  # the export holds the first-visit bytecode
         assert page.run("(pe.arange(4, dtype='float32') * 2).sum()")["values"] == 12
         top = classify(page, "samples/chelsea.png")
         assert top[0]["index"] == 285, top
@@ -71,8 +75,42 @@ def test_the_exported_site_on_a_plain_static_server_boots_runs_code_and_classifi
         # ...with the server's default chosen: the one the worker loads (/config.json's classifier)
         show_panel(page.page, "Classify")
         assert page.page.get_by_role("combobox", name="Model").input_value() == "efficientnet-lite0"
-        failed = [r.url for r in page.requests if r.failure]
+        # the first load's requests that the reload cut short aside
+        failed = [r.url for r in page.requests if r.failure and r.failure != "net::ERR_ABORTED"]
         assert not failed, failed
+        assert stop_ends(page.page, "while True: pass") < 2.0
+    finally:
+        page.close()
+
+
+def stop_ends(page, code):
+    """Type `code` into the editor, run it, press Stop once it runs: the seconds until the run ended by
+    KeyboardInterrupt."""
+    page.get_by_role("textbox", name="Python code").click()
+    page.keyboard.press("Control+A")
+    page.keyboard.insert_text(code)
+    page.keyboard.press("Control+Enter")
+    page.wait_for_function("() => playground.running !== null")
+    page.wait_for_timeout(300)  # well inside the loop
+    start = time.monotonic()
+    page.get_by_role("button", name="Stop", exact=True).click()
+    page.wait_for_function("() => playground.running === null", timeout=30_000)
+    took = time.monotonic() - start
+    assert page.get_by_role("status", name="Run state").inner_text().startswith("KeyboardInterrupt after")
+    return took
+
+
+def test_without_service_workers_the_page_says_what_stop_can_interrupt(webgpu_browser, static_url):
+    context = webgpu_browser.new_context(service_workers="block")
+    page = Playground(webgpu_browser, static_url, context=context)
+    try:
+        assert page.page.evaluate("crossOriginIsolated") is False
+        note = page.page.get_by_role("note", name="What Stop can do")
+        note.wait_for(timeout=10_000)  # the service worker did not become active within 5 s
+        assert "not cross-origin isolated" in note.inner_text() and "never awaits" in note.inner_text()
+        assert stop_ends(page.page, "import asyncio\nwhile True:\n    await asyncio.sleep(0.01)") < 2.0
+        log = page.page.get_by_role("log", name="Output").inner_text()
+        assert "cannot interrupt code that never awaits" in log, log
     finally:
         page.close()
 

@@ -240,6 +240,7 @@
     const id = playground.running;
     if (id === null) return false;
     if (interruptBuffer) Atomics.store(interruptBuffer, 0, 2); // Python checks it as it executes
+    else output.note("Stopping at the code's next await: this page is not cross-origin isolated, so Stop cannot interrupt code that never awaits. If it does not end, press Restart.");
     worker.postMessage({ op: "stop", id }); // and the worker cancels a run that waits at an await
     return true;
   }
@@ -627,6 +628,17 @@
       ui.backend.disabled = playground.state !== "ready";
     }
   });
+
+  // Where the page is not cross-origin isolated (static/isolation.js), what Stop can and cannot interrupt.
+  function showIsolation({ isolated, reason }) {
+    const notice = $("stop-notice");
+    notice.hidden = isolated || !reason;
+    notice.textContent = `Stop is limited here: this page is not cross-origin isolated (${reason}). Stop ends code that ` +
+      "waits at an await (asyncio.sleep, a readback), not a loop that never awaits: Restart ends that. " +
+      "The project's server (python -m app serve) and hosts that read the export's _headers file send the headers.";
+  }
+  showIsolation(window.playgroundIsolation);
+  window.addEventListener("playground:isolation", (event) => showIsolation(event.detail));
 
   startWorker();
   loadEditor().catch((error) => {
