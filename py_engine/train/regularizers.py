@@ -143,16 +143,15 @@ def describe(config):
 
 def sublayers(layer):
     """The layers held inside `layer` (a Bidirectional's forward and backward layers, a wrapper's layer, cells...),
-    recursively."""
-    from ..layers.base import Layer
-
+    recursively. A layer is known by its config extras and weights (this module is below py_engine.layers)."""
     found, stack, seen = [], [layer], {id(layer)}
     while stack:
         current = stack.pop()
         for value in vars(current).values():
             items = value if isinstance(value, (list, tuple)) else [value]
             for item in items:
-                if isinstance(item, Layer) and id(item) not in seen:
+                is_layer = hasattr(item, "_extra") and hasattr(item, "_weights") and not isinstance(item, type)
+                if is_layer and id(item) not in seen:
                     seen.add(id(item))
                     found.append(item)
                     stack.append(item)
