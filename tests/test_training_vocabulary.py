@@ -184,6 +184,26 @@ def test_presets_are_their_variance_scaling(name, scale, mode, distribution):
 
 
 def test_initializer_names_in_every_spelling():
+    tfjs_identifiers = {  # tfjs-layers initializers.ts's INITIALIZER_IDENTIFIER_REGISTRY_SYMBOL_MAP
+        "constant": "Constant",
+        "glorotNormal": "GlorotNormal",
+        "glorotUniform": "GlorotUniform",
+        "heNormal": "HeNormal",
+        "heUniform": "HeUniform",
+        "identity": "Identity",
+        "leCunNormal": "LeCunNormal",
+        "leCunUniform": "LeCunUniform",
+        "ones": "Ones",
+        "orthogonal": "Orthogonal",
+        "randomNormal": "RandomNormal",
+        "randomUniform": "RandomUniform",
+        "truncatedNormal": "TruncatedNormal",
+        "varianceScaling": "VarianceScaling",
+        "zeros": "Zeros",
+    }
+    for identifier, class_name in tfjs_identifiers.items():
+        assert initializers.get(identifier).class_name == class_name
+        assert initializers.get(class_name).class_name == class_name
     for spelling in ("lecun_normal", "leCunNormal", "LecunNormal", "LeCunNormal"):
         assert initializers.serialize(spelling)["class_name"] == "LeCunNormal"
     for spelling in ("glorotUniform", "glorot_uniform", "GlorotUniform"):
