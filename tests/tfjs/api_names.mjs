@@ -33,7 +33,12 @@ const layers = Object.entries(tf.layers).map(([name, make]) => {
   if (/^[A-Z]/.test(name)) {
     className = make.className || make.name;  // a class (Layer, RNN, RNNCell): for subclassing
   } else {
-    const made = make(layerArgs());
+    let made;
+    try {
+      made = make(layerArgs());
+    } catch (e) {
+      throw new Error(`tf.layers.${name} refuses layerArgs() (${e.message}): add what it needs there`);
+    }
     className = (made.sourceLayer || made).getClassName();  // input() gives a SymbolicTensor of an InputLayer
   }
   return {name, class_name: className, registered: registered(className)};
