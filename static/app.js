@@ -496,8 +496,12 @@
     }
   }
 
+  // A camera's frame: a <video> (its current frame), a canvas or an ImageBitmap, drawn as it is.
+  const isFrame = (image) => image instanceof HTMLVideoElement || image instanceof HTMLCanvasElement || image instanceof ImageBitmap;
+
   async function decodeImage(image) {
     const options = { premultiplyAlpha: "none", colorSpaceConversion: "none" };
+    if (isFrame(image)) return pixelsOf(await createImageBitmap(image, options), null);
     const what = image instanceof File ? image.name
       : image instanceof Blob ? `a ${image.type || "untyped"} blob` : String(image).slice(0, 100);
     // SVG is vector art: refused the same way whether it comes as a file, a blob or a data: URL
@@ -517,6 +521,11 @@
       if (status) throw new Error(`${what}: the server answered ${status}; check the address`);
       throw new Error(`${what}: the browser could not decode it as an image; use a PNG, JPEG or WebP file (${error.message})`);
     }
+    return pixelsOf(source, options);
+  }
+
+  // RGBA pixels of a decoded image (closed afterwards), shrunk first as MAX_SHORT_SIDE says.
+  async function pixelsOf(source, options) {
     const original = { width: source.width, height: source.height };
     const scale = Math.min(1, MAX_SHORT_SIDE / Math.min(source.width, source.height));
     if (scale < 1) {

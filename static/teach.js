@@ -26,6 +26,9 @@ window.createTeachPanel = ({ host, request, decodeImage }) => {
   };
 
   const list = el("ol", { className: "teach-classes" });
+  const cameraButton = el("button", { type: "button", textContent: "Use the camera", attrs: { "aria-pressed": "false" } });
+  const video = el("video", { hidden: true, attrs: { "aria-label": "Teach camera view" } });
+  let recording = null; // the class index whose record button is held, while it is
   const addClassButton = el("button", { type: "button", textContent: "Add a class" });
   const epochs = el("input", { type: "number", id: "teach-epochs", min: 1, max: 1000, value: DEFAULT_EPOCHS });
   const trainButton = el("button", { type: "button", className: "primary", textContent: "Train" });
@@ -45,6 +48,8 @@ window.createTeachPanel = ({ host, request, decodeImage }) => {
       textContent: `Name ${MIN_CLASSES} to ${MAX_CLASSES} classes and give each a few images: EfficientNet-Lite0 ` +
         "turns each into 1280 features, and a small head learns your classes from them. Your images stay in this page.",
     }),
+    el("div", { className: "teach-row" }, cameraButton),
+    video,
     list,
     el("div", { className: "teach-row" }, addClassButton),
     el("div", { className: "teach-row" },
@@ -95,13 +100,22 @@ window.createTeachPanel = ({ host, request, decodeImage }) => {
         button.addEventListener("click", () => addFromUI(i, [url]));
         return button;
       });
+      const record = el("button", {
+        type: "button", textContent: "Hold to record", disabled: video.hidden, className: "record",
+        title: "Hold down (mouse, touch, Space or Enter) to add the camera's frames to this class",
+        attrs: { "aria-label": `Record camera frames into class ${n}` },
+      });
+      record.addEventListener("pointerdown", (event) => { event.preventDefault(); startRecording(i); });
+      record.addEventListener("keydown", (event) => {
+        if ((event.key === " " || event.key === "Enter") && !event.repeat) { event.preventDefault(); startRecording(i); }
+      });
       const remove = el("button", {
         type: "button", textContent: "Remove", disabled: classes.length <= MIN_CLASSES, attrs: { "aria-label": `Remove class ${n}` },
       });
       remove.addEventListener("click", () => removeClass(i).catch(() => {}));
       const row = el("li", { className: "teach-class", attrs: { "aria-label": `Class ${n}` } },
         el("div", { className: "teach-row" }, name, el("span", { className: "teach-count", textContent: plural(c.thumbs.length, "image") }), remove),
-        el("div", { className: "teach-row drop" }, file, el("span", { textContent: "or a sample:" }), ...samples),
+        el("div", { className: "teach-row drop" }, file, el("span", { textContent: "or a sample:" }), ...samples, record),
         el("div", { className: "teach-thumbs" }, ...c.thumbs.map((src) => el("img", { src, alt: "" }))));
       row.addEventListener("dragover", (event) => { event.preventDefault(); row.classList.add("over"); });
       row.addEventListener("dragleave", () => row.classList.remove("over"));
@@ -113,6 +127,43 @@ window.createTeachPanel = ({ host, request, decodeImage }) => {
       return row;
     }));
     addClassButton.disabled = classes.length >= MAX_CLASSES;
+    // a frame added re-draws the list: the held button's successor keeps the keyboard's focus (its keyup ends it)
+    if (recording !== null) list.querySelectorAll("button.record")[recording]?.focus();
+  }
+
+  // The camera's frames go into class `classIndex`, one after the other, while its record button is held.
+  async function startRecording(classIndex) {
+    if (recording !== null || video.hidden) return;
+    recording = classIndex;
+    let added = 0;
+    while (recording === classIndex && !video.hidden) {
+      const frame = await window.pageCamera.frameBlob(video);
+      const ok = await guarded("Could not add the camera's frame", () => addExample(classIndex, frame)).then(() => true, () => false);
+      if (!ok) break;
+      added += 1;
+      say(`Recording into ${classes[classIndex].name}: ${plural(added, "frame")} added.`);
+    }
+    recording = null;
+    if (added) say(`${plural(added, "frame")} from the camera added to ${classes[classIndex].name}; ${plural(total(), "image")} in ${plural(classes.length, "class")}.`);
+  }
+
+  async function toggleCamera() {
+    if (!video.hidden) {
+      recording = null;
+      window.pageCamera.close(video);
+      cameraButton.setAttribute("aria-pressed", "false");
+      render();
+      return;
+    }
+    try {
+      await window.pageCamera.open(video);
+    } catch (error) {
+      say(error.message, true);
+      return;
+    }
+    cameraButton.setAttribute("aria-pressed", "true");
+    say("Camera on: hold a class's \"Hold to record\" button to add its frames.");
+    render();
   }
 
   // RGBA pixels of the image for the worker, transferred (not copied).
@@ -270,6 +321,12 @@ window.createTeachPanel = ({ host, request, decodeImage }) => {
   }
 
   addClassButton.addEventListener("click", () => addClass());
+  cameraButton.addEventListener("click", () => toggleCamera());
+  // the held button is drawn anew with each frame added: its release is heard on the window
+  window.addEventListener("pointerup", () => { recording = null; });
+  window.addEventListener("keyup", (event) => { if (event.key === " " || event.key === "Enter") recording = null; });
+  window.addEventListener("pointercancel", () => { recording = null; });
+  window.addEventListener("blur", () => { recording = null; }); // a release in another window never reaches this one
   trainButton.addEventListener("click", () => train().catch(() => {}));
   tryFile.addEventListener("change", () => predictFromUI(tryFile.files[0]));
   downloadButton.addEventListener("click", () => guarded("Could not download the model", download).catch(() => {}));
