@@ -264,11 +264,11 @@ def test_unknown_layer_classes_are_named(saved):
         if entry["class_name"] in ("ReLU", "Activation"):
             entry["class_name"] = "Swish"
         if entry["name"] == "pool":
-            entry["class_name"] = "GlobalMaxPooling2D"
+            entry["class_name"] = "SpatialPyramidPooling"
     write_json(folder, artifacts)
     failing_load(
         folder,
-        r"unknown layer classes: 'Swish' \(layers 'stem_relu', 'dw_relu'\); 'GlobalMaxPooling2D' \(layers 'pool'\)",
+        r"unknown layer classes: 'Swish' \(layers 'stem_relu', 'dw_relu'\); 'SpatialPyramidPooling' \(layers 'pool'\)",
     )
 
 
