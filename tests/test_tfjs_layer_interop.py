@@ -25,6 +25,7 @@ MODELS = [
     "conv2d_transpose",
     "separable_conv2d",
     "rnn_cells",
+    "rnn_activations",
     "time_distributed",
     "conv3d",
     "conv3d_transpose",
@@ -376,6 +377,14 @@ def with_weights(layer, names, owner=None):
             ["kernel", "recurrent_kernel", "bias"],
         ),
         (lambda: L.AveragePooling3D((3, 2, 2), strides=(2, 1, 2), padding="same"), (1, 4, 3, 3, 2), []),
+        *[
+            (
+                lambda a=a, r=r, kind=kind: kind(2, activation=a, recurrent_activation=r, return_sequences=True),
+                (2, 3, 2),
+                ["kernel", "recurrent_kernel", "bias"],
+            )
+            for kind, a, r in [(L.LSTM, "softsign", "selu"), (L.GRU, "elu", "softplus"), (L.LSTM, "relu6", "softsign")]
+        ],
     ],
 )
 def test_gradients_match_finite_differences(make, x_shape, names):
@@ -439,6 +448,8 @@ def test_layers_on_each_backend_match_numpy_gradients_included():
         (L.MaxPooling3D((2, 3, 2), strides=(2, 1, 2), padding="same"), (2, 5, 6, 5, 3), None),
         (L.AveragePooling3D(3, strides=2, padding="same"), (2, 5, 6, 5, 3), None),
         (L.ConvLSTM2D(3, 3, padding="same", return_sequences=True), (2, 4, 5, 6, 2), None),
+        (L.LSTM(3, activation="softsign", recurrent_activation="elu", return_sequences=True), (2, 5, 3), None),
+        (L.GRU(3, activation="selu", recurrent_activation="softplus"), (2, 5, 3), None),
     ]
     for layer, shape, owner in layers:
         x_host = rng.normal(size=shape).astype(np.float32)

@@ -26,7 +26,10 @@ def activation_name(value, layer, what="activation"):
         name = name.get("config")
     name = {"hardSigmoid": "hard_sigmoid"}.get(name, name)
     if name not in ACTIVATIONS:
-        raise ValueError(f"{layer}: {what} {value!r} is not supported in recurrent layers; use one of {ACTIVATIONS}")
+        raise ValueError(
+            f"{layer}: {what} {value!r} is not supported in recurrent layers, whose kernels take the activations "
+            f"with a derivative that is a function of their output: use one of {ACTIVATIONS}"
+        )
     return name
 
 

@@ -18,7 +18,7 @@ from ..ops.linalg import matmul
 from ..ops.nn import float_input
 from ..ops.shape import concat, reshape
 
-ACTIVATIONS = ("tanh", "sigmoid", "hard_sigmoid", "relu", "linear")
+ACTIVATIONS = ("tanh", "sigmoid", "hard_sigmoid", "relu", "relu6", "linear", "softsign", "softplus", "elu", "selu")
 
 
 def _check(op, xw, state0, recurrent_kernel, mask, gates, state_width, activations):

@@ -63,6 +63,20 @@ const MODELS = {
       [tf.tensor([[3, 1, 4, 1, 5, 9], [6, 5, 3, 0, 0, 0], [8, 0, 0, 0, 0, 0], [0, 0, 7, 2, 9, 4], [2, 7, 0, 0, 1, 8]]),
         tf.tensor([[1, 2, 3, 4, 5, 6], [0, 9, 0, 9, 0, 9]])]];
   },
+  rnn_activations() {
+    // the recurrent layers with every activation whose derivative is a function of its output (issue 39: a
+    // softsign LSTM)
+    const x = tf.input({shape: [5, 3], name: 'x'});
+    const a = L.lstm({units: 3, activation: 'softsign', recurrentActivation: 'hardSigmoid', returnSequences: true,
+      name: 'softsign_lstm'}).apply(x);
+    const b = L.gru({units: 2, activation: 'elu', recurrentActivation: 'softsign', returnSequences: true,
+      name: 'elu_gru'}).apply(a);
+    const c = L.simpleRNN({units: 4, activation: 'selu', name: 'selu_rnn'}).apply(b);
+    const d = L.simpleRNN({units: 2, activation: 'softplus', name: 'softplus_rnn'}).apply(a);
+    const e = L.lstm({units: 2, activation: 'relu6', name: 'relu6_lstm'}).apply(x);
+    return [tf.model({inputs: x, outputs: [c, d, e], name: 'rnn_activations'}),
+      [normal([2, 5, 3], 1), normal([3, 5, 3], 2)]];
+  },
   time_distributed() {
     const ids = tf.input({shape: [5], name: 'ids'});
     const x = L.embedding({inputDim: 10, outputDim: 4, maskZero: true, name: 'emb'}).apply(ids);

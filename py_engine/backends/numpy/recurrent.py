@@ -18,7 +18,9 @@ def _sigmoid(x):
     return np.where(x >= 0, 1 / (1 + e), e / (1 + e))
 
 
-# Each activation, and its derivative written in terms of its output y
+SELU_SCALE, SELU_ALPHA = np.float32(1.0507009873554805), np.float32(1.6732632423543772)
+
+# Each activation, and its derivative written in terms of its output y (so only activations whose derivative is one)
 ACTIVATIONS = {
     "tanh": (np.tanh, lambda y: 1 - y * y),
     "sigmoid": (_sigmoid, lambda y: y * (1 - y)),
@@ -27,7 +29,15 @@ ACTIVATIONS = {
         lambda y: np.where((y > 0) & (y < 1), np.float32(0.2), np.float32(0)),
     ),
     "relu": (lambda x: np.maximum(x, 0), lambda y: (y > 0).astype(np.float32)),
+    "relu6": (lambda x: np.clip(x, 0, 6), lambda y: ((y > 0) & (y < 6)).astype(np.float32)),
     "linear": (lambda x: x, np.ones_like),
+    "softsign": (lambda x: x / (1 + np.abs(x)), lambda y: np.square(1 - np.abs(y))),
+    "softplus": (lambda x: np.logaddexp(np.float32(0), x), lambda y: -np.expm1(-y)),
+    "elu": (lambda x: np.where(x > 0, x, np.expm1(np.minimum(x, 0))), lambda y: np.where(y > 0, 1, y + 1)),
+    "selu": (
+        lambda x: SELU_SCALE * np.where(x > 0, x, SELU_ALPHA * np.expm1(np.minimum(x, 0))),
+        lambda y: np.where(y > 0, SELU_SCALE, y + SELU_SCALE * SELU_ALPHA).astype(np.float32),
+    ),
 }
 
 

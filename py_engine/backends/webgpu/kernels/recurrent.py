@@ -32,7 +32,15 @@ ACTIVATIONS = {
     "sigmoid": ("sigmoid_(x)", "y * (1.0 - y)"),
     "hard_sigmoid": ("clamp(0.2 * x + 0.5, 0.0, 1.0)", "select(0.0, 0.2, y > 0.0 && y < 1.0)"),
     "relu": ("max(x, 0.0)", "select(0.0, 1.0, y > 0.0)"),
+    "relu6": ("clamp(x, 0.0, 6.0)", "select(0.0, 1.0, y > 0.0 && y < 6.0)"),
     "linear": ("x", "1.0"),
+    "softsign": ("x / (1.0 + abs(x))", "(1.0 - abs(y)) * (1.0 - abs(y))"),
+    "softplus": ("max(x, 0.0) + log(1.0 + exp(-abs(x)))", "1.0 - exp(-y)"),
+    "elu": ("select(exp(min(x, 0.0)) - 1.0, x, x > 0.0)", "select(y + 1.0, 1.0, y > 0.0)"),
+    "selu": (
+        "1.0507009873554805 * select(1.6732632423543772 * (exp(min(x, 0.0)) - 1.0), x, x > 0.0)",
+        "select(y + 1.7580993408473766, 1.0507009873554805, y > 0.0)",
+    ),
 }
 
 UNIFORMS = dict.fromkeys(("batch", "time_steps", "units", "t", "phase"), "u32")
