@@ -71,7 +71,7 @@ def count(teach, n):
 def test_teach_records_the_cameras_frames_while_a_class_button_is_held(page):
     show_panel(page, "Teach")
     teach = page.get_by_role("region", name="Teach")
-    record = teach.get_by_role("button", name="Record camera frames into class 1")
+    record = teach.get_by_role("button", name="Hold to record camera frames into class 1")
     assert record.is_disabled()  # the camera is off
     teach.get_by_role("button", name="Use the camera").click()
     expect(record).to_be_enabled()
@@ -89,7 +89,7 @@ def test_teach_records_the_cameras_frames_while_a_class_button_is_held(page):
     page.wait_for_timeout(1500)
     assert count(teach, 1) == held >= before + 3  # nothing more once the button is released
     # by keyboard: Space held on class 2's button
-    second = teach.get_by_role("button", name="Record camera frames into class 2")
+    second = teach.get_by_role("button", name="Hold to record camera frames into class 2")
     second.focus()
     page.keyboard.down(" ")
     page.wait_for_function(
@@ -100,7 +100,7 @@ def test_teach_records_the_cameras_frames_while_a_class_button_is_held(page):
     status = teach.get_by_role("status", name="Teach status")
     status.filter(has_text="from the camera added to Class 2").wait_for(timeout=FRAMES_MS)
     teach.get_by_role("button", name="Use the camera").click()
-    assert teach.get_by_role("button", name="Record camera frames into class 1").is_disabled()
+    assert teach.get_by_role("button", name="Hold to record camera frames into class 1").is_disabled()
 
 
 @pytest.mark.parametrize(

@@ -103,7 +103,7 @@ window.createTeachPanel = ({ host, request, decodeImage }) => {
       const record = el("button", {
         type: "button", textContent: "Hold to record", disabled: video.hidden, className: "record",
         title: "Hold down (mouse, touch, Space or Enter) to add the camera's frames to this class",
-        attrs: { "aria-label": `Record camera frames into class ${n}` },
+        attrs: { "aria-label": `Hold to record camera frames into class ${n}` },
       });
       record.addEventListener("pointerdown", (event) => { event.preventDefault(); startRecording(i); });
       record.addEventListener("keydown", (event) => {
