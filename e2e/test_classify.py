@@ -5,7 +5,7 @@ import shutil
 from pathlib import Path
 
 import pytest
-from conftest import Playground, serving
+from conftest import Playground, serving, show_panel
 
 SAMPLES = Path(__file__).resolve().parent.parent / "static" / "samples"
 CATS = {281, 282, 285}  # tabby, tiger cat, Egyptian cat
@@ -143,6 +143,7 @@ def test_a_file_that_is_not_an_image_is_refused_clearly(gpu_page):
 def test_each_bundled_sample_is_classified(gpu_page, sample, expected):
     page = gpu_page.page
     page.evaluate("document.querySelector('#classify-results').replaceChildren()")
+    show_panel(page, "Classify")
     page.click(f"[data-sample='samples/{sample}']")
     page.wait_for_function(
         "() => document.querySelectorAll('#classify-results li').length === 5", timeout=CLASSIFY_TIMEOUT_MS
