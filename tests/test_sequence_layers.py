@@ -238,8 +238,8 @@ def test_recurrent_errors_say_what_to_do(rng):
         L.GRU(3, reset_after=True)
     with pytest.raises(ValueError, match="stateful and time_major layers are not supported"):
         L.LSTM(3, stateful=True)
-    with pytest.raises(ValueError, match="'selu' is not supported in recurrent layers"):
-        L.SimpleRNN(3, activation="selu")
+    with pytest.raises(ValueError, match="'swish' is not supported in recurrent layers"):
+        L.SimpleRNN(3, activation="swish")
     layer = L.LSTM(3, recurrent_dropout=0.5)
     x = pe.tensor(rng.normal(size=(2, 4, 3)).astype(np.float32))
     try:
