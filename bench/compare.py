@@ -2,6 +2,7 @@
 
     .venv/bin/python bench/compare.py                       # 10 warm runs each (3 on TF.js's cpu backend)
     .venv/bin/python bench/compare.py --runs 20 --out /tmp/compare.json --url http://127.0.0.1:8000/
+    .venv/bin/python bench/compare.py --ours-only --static DIR --out /tmp/a.json   # another page folder, no TF.js
 
 Batch 1, a [1, 224, 224, 3] input of zeros, the forward pass to the top-5 (softmax and top-k included):
 - ours, in the playground page (?backend=webgpu, then wasm, then numpy; Pyodide in the worker), through the page's
@@ -22,14 +23,18 @@ Batch 1, a [1, 224, 224, 3] input of zeros, the forward pass to the top-5 (softm
   load on the machine touches the forward pass and its roofline alike; the other once, the best of 2 rounds.
 Every part gets a fresh browser context (an empty HTTP cache), but for one more run of ours on webgpu: a
 repeat visit, in a profile kept from a first visit that loaded the classifier (its HTTP cache, Dawn's shader cache and
-Cache Storage). Writes JSON (--out, default bench/results/compare.json) and a bar chart next to it (.png: an SVG
+Cache Storage). `--ours-only` measures ours alone (a quick before/after of a change to the page: run it in turns
+with `--static` pointing at the other commit's static/). Writes JSON (--out, default bench/results/compare.json) and a bar chart next to it (.png: an SVG
 drawn in the same Chromium and screenshot), and prints the ratios. Timings are for reading, never asserted in tests.
 """
 
 import argparse
+import contextlib
+import datetime
 import html
 import json
 import os
+import platform
 import sys
 import tempfile
 from pathlib import Path
@@ -276,7 +281,7 @@ def measure(playwright, browser, url, args):
         progress(f"ours {backend}", results[f"ours {backend}"])
     results[REPEAT] = ours_repeat_visit(playwright, url, args.runs)
     progress(REPEAT, results[REPEAT])
-    for label, (backend, threaded) in TFJS_PARTS.items():
+    for label, (backend, threaded) in TFJS_PARTS.items() if not args.ours_only else ():
         runs = args.cpu_runs if backend == "cpu" else args.runs
         try:
             results[label] = tfjs(browser, url, backend, threaded, runs)
@@ -285,10 +290,25 @@ def measure(playwright, browser, url, args):
             print(f"{label}: failed: {failures[label]}", file=sys.stderr, flush=True)
             continue
         progress(label, results[label])
-    machine = {"chromium": browser.version, "cpu_cores": os.cpu_count(), "adapter": results["ours webgpu"]["adapter"]}
+    machine = {
+        "date": datetime.date.today().isoformat(),
+        "cpu": cpu_model(),
+        "cpu_cores": os.cpu_count(),
+        "chromium": browser.version,
+        "adapter": results["ours webgpu"]["adapter"],
+    }
     for r in results.values():
         r.pop("adapter", None)
     return machine, results, failures
+
+
+def cpu_model():
+    """The CPU's model name as Linux reports it (platform.processor() is empty there), else the architecture."""
+    with contextlib.suppress(OSError):
+        for line in Path("/proc/cpuinfo").read_text().splitlines():
+            if line.startswith("model name"):
+                return line.split(":", 1)[1].strip()
+    return platform.machine()
 
 
 def progress(label, r):
@@ -331,7 +351,8 @@ def ratios(results):
 def print_report(machine, results, ratio_lines):
     adapter = machine["adapter"] or {}
     print(
-        f"EfficientNet-Lite0, batch 1, Chromium {machine['chromium']}, {machine['cpu_cores']} CPU cores, "
+        f"EfficientNet-Lite0, batch 1, {machine['date']}, {machine['cpu']} ({machine['cpu_cores']} cores), "
+        f"Chromium {machine['chromium']}, "
         f"webgpu adapter: {adapter.get('vendor', '')} {adapter.get('architecture', '')} {adapter.get('description', '')}"
     )
     top1 = {label: r["top1"] for label, r in results.items()}
@@ -373,7 +394,7 @@ def bar_chart_svg(machine, results, roof_ms):
         f'<rect width="{width}" height="{height}" fill="white"/>',
         f'<text x="8" y="18" font-weight="bold">EfficientNet-Lite0, batch 1: ours vs TensorFlow.js '
         f"{html.escape(tfjs_version)}, Chromium {html.escape(machine['chromium'])}, "
-        f"{machine['cpu_cores']} cores, {html.escape(adapter.get('architecture') or adapter.get('vendor') or '')}"
+        f"{machine['cpu_cores']} cores ({html.escape(machine['cpu'])}), {html.escape(adapter.get('architecture') or adapter.get('vendor') or '')}"
         "</text>",
     ]
     y = 40
@@ -415,14 +436,18 @@ def main():
     parser.add_argument("--runs", type=int, default=10, help="warm runs per engine and backend (default 10)")
     parser.add_argument("--cpu-runs", type=int, default=3, help="warm runs on TF.js's cpu backend (default 3)")
     parser.add_argument("--out", type=Path, default=REPO / "bench" / "results" / "compare.json", help="the JSON")
+    parser.add_argument("--static", type=Path, help="the page folder to serve (default: static/)")
+    parser.add_argument("--ours-only", action="store_true", help="measure ours alone, without TF.js")
     args = parser.parse_args()
     if min(args.runs, args.cpu_runs) < 1:
         parser.error(f"--runs and --cpu-runs must be >= 1 (got {args.runs}, {args.cpu_runs})")
-    if not (TFJS / "tfjs").exists():
+    if not args.ours_only and not (TFJS / "tfjs").exists():
         sys.exit("TF.js is not installed: npm ci --prefix bench/tfjs --ignore-scripts")
     chart = args.out.with_suffix(".png")
     args.out.parent.mkdir(parents=True, exist_ok=True)
-    with playground_server(args.url) as url, sync_playwright() as p:
+    if args.url and args.static:
+        parser.error("--static serves a page folder from a server of our own: leave out --url")
+    with playground_server(args.url, static=args.static) as url, sync_playwright() as p:
         browser = launch(p)
         machine, results, failures = measure(p, browser, url, args)
         variant, gflops, roof_ms = roofline(results)

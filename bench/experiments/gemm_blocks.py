@@ -1,6 +1,6 @@
 """EfficientNet-Lite0's forward pass with each register-block rule of the GEMM, in turns in one page.
 
-    .venv/bin/python bench/gemm_blocks.py [--url http://127.0.0.1:8000/] [--rounds 8]
+    .venv/bin/python bench/experiments/gemm_blocks.py [--url http://127.0.0.1:8000/] [--rounds 8]
 
 In headless Chromium on webgpu (a CPU adapter, so the register-blocked GEMM runs: SwiftShader on these machines), the
 page loads the model as forward_profile.py does and captures its forward pass once per rule of
@@ -14,7 +14,10 @@ that all give the same logits. Timings are for reading, never asserted in tests.
 """
 
 import argparse
+import sys
+from pathlib import Path
 
+sys.path.insert(0, str(Path(__file__).resolve().parents[1]))  # bench/harness.py, shared with the benchmarks
 from harness import MULTIPLY_ADDS, playground_server, run_in_playground
 
 MEASURE = (

@@ -1,6 +1,6 @@
 """Where EfficientNet-Lite0's forward pass spends its GPU time, in the page on webgpu.
 
-    .venv/bin/python bench/forward_profile.py [--url http://127.0.0.1:8000/] [--layers] [--repeats 5]
+    .venv/bin/python bench/experiments/forward_profile.py [--url http://127.0.0.1:8000/] [--layers] [--repeats 5]
 
 In headless Chromium ($CHROMIUM_PATH or /usr/bin/chromium, --enable-unsafe-webgpu), the page loads the
 model as the Classify panel does (folded, unfolded weights released) and times its forward pass captured
@@ -14,7 +14,10 @@ asserted in tests.
 """
 
 import argparse
+import sys
+from pathlib import Path
 
+sys.path.insert(0, str(Path(__file__).resolve().parents[1]))  # bench/harness.py, shared with the benchmarks
 from harness import CAPTURED_FORWARD, FASTEST_REPLAY, playground_server, run_in_playground
 
 MEASURE = (

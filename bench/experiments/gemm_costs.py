@@ -1,6 +1,6 @@
 """What the GEMM pays per output element besides its multiply-adds, against the cost of a bare store, in the page.
 
-    .venv/bin/python bench/gemm_costs.py [--url http://127.0.0.1:8000/] [--rows 12544] [--cols 96]
+    .venv/bin/python bench/experiments/gemm_costs.py [--url http://127.0.0.1:8000/] [--rows 12544] [--cols 96]
 
 In headless Chromium on webgpu, one page times (captured, 5 runs per replay, the fastest of 3 replays):
 - pe.matmul of [rows, K] by [K, cols] for K = 16 .. 256 (EfficientNet-Lite0's first 1x1 convolution is 12544 x 96
@@ -16,7 +16,10 @@ stores nothing: docs/platform_facts.md). Timings are for reading, never asserted
 
 import argparse
 import statistics
+import sys
+from pathlib import Path
 
+sys.path.insert(0, str(Path(__file__).resolve().parents[1]))  # bench/harness.py, shared with the benchmarks
 from harness import CAPTURED_FORWARD, FASTEST_REPLAY, MULTIPLY_ADDS, playground_server, run_in_playground
 
 MEASURE = (
