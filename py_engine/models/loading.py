@@ -1,15 +1,18 @@
-"""load_layers_model: a TF.js layers model (model.json + weight shards) from a folder, file:// or http(s)://."""
+"""load_layers_model: a TF.js layers model (model.json + weight shards) from a folder, file:// or http(s)://.
+
+py_engine.io reads the files and checks the shards; this builds the model from them, so it sits with the models.
+"""
 
 import json
 
 from ..engine import ENGINE
+from ..io import weights
+from ..io.errors import ModelLoadError
+from ..io.fetch import Location
+from ..io.training_config import compile_from_tfjs
 from ..layers import CLASSES, WeightSource
-from ..models import model_from_config, unknown_layer_classes
 from ..train import constraints
-from . import weights
-from .errors import ModelLoadError
-from .fetch import Location
-from .training_config import compile_from_tfjs
+from .serialization import model_from_config, unknown_layer_classes
 
 
 async def load_layers_model(url_or_path, on_progress=None, weights=True):
