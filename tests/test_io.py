@@ -16,7 +16,7 @@ import numpy as np
 import pytest
 
 import py_engine as pe
-from py_engine.io import fetch, weights
+from py_engine.io import fetch, weights_manifest
 from py_engine.io.errors import ModelLoadError
 from py_engine.io.save import write_layers_model
 from tests.test_models import conv_net, images
@@ -73,10 +73,10 @@ def test_the_writer_cuts_one_group_into_shards(tmp_path):
 
 
 def test_the_writer_cuts_at_bytes_and_refuses_what_it_cannot_store(tmp_path):
-    manifest, shards = weights.pack([("w", np.arange(3, dtype=np.int32))], 5)
+    manifest, shards = weights_manifest.pack([("w", np.arange(3, dtype=np.int32))], 5)
     assert shards == [b"\0\0\0\0\1", b"\0\0\0\2\0", b"\0\0"] and manifest[0]["sizes"] == [5, 5, 2]
-    assert weights.pack([("w", np.zeros(0, np.float32))])[1] == [b""]  # no bytes: one empty shard
-    assert weights.pack([]) == ([], [])  # no weights: no group
+    assert weights_manifest.pack([("w", np.zeros(0, np.float32))])[1] == [b""]  # no bytes: one empty shard
+    assert weights_manifest.pack([]) == ([], [])  # no weights: no group
     with pytest.raises(ValueError, match="max_shard_bytes must be a positive int, got 0"):
         write_layers_model(tmp_path, {}, [("w", np.zeros(2, np.float32))], max_shard_bytes=0)
     with pytest.raises(ValueError, match="weight 'w' has dtype float64"):

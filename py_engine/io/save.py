@@ -7,7 +7,7 @@ import re
 import urllib.parse
 import urllib.request
 
-from . import weights
+from . import weights_manifest
 from .topology import KERAS_VERSION, model_topology
 
 _SHARD = re.compile(r"group\d+-shard\d+of\d+\.bin")
@@ -32,13 +32,13 @@ def save_layers_model(model, path, max_shard_bytes=None, converted_by=None):
 def write_layers_model(path, topology, named_weights, max_shard_bytes=None, converted_by=None, training_config=None):
     """Write model.json (with `topology` as its modelTopology, and `training_config` as its trainingConfig if
     given) and the shards of [(name, array)] into folder `path`, as save_layers_model does; returns what it does."""
-    max_shard_bytes = weights.DEFAULT_SHARD_BYTES if max_shard_bytes is None else max_shard_bytes
+    max_shard_bytes = weights_manifest.DEFAULT_SHARD_BYTES if max_shard_bytes is None else max_shard_bytes
     if not isinstance(max_shard_bytes, int) or max_shard_bytes < 1:
         raise ValueError(f"save: max_shard_bytes must be a positive int, got {max_shard_bytes!r}")
     text = os.fspath(path)
     if text.startswith("file://"):
         text = urllib.request.url2pathname(urllib.parse.urlparse(text).path)
-    manifest, shards = weights.pack(named_weights, max_shard_bytes)
+    manifest, shards = weights_manifest.pack(named_weights, max_shard_bytes)
     os.makedirs(text, exist_ok=True)
     paths = manifest[0]["paths"] if manifest else []
     for name in os.listdir(text):

@@ -6,7 +6,7 @@ py_engine.io reads the files and checks the shards; this builds the model from t
 import json
 
 from ..engine import ENGINE
-from ..io import weights
+from ..io import weights_manifest
 from ..io.errors import ModelLoadError
 from ..io.fetch import Location
 from ..io.training_config import compile_from_tfjs
@@ -53,7 +53,7 @@ async def _load(location, on_progress, with_weights):
         raise ModelLoadError(f"unknown layer classes: {listed}. Supported: {', '.join(sorted(CLASSES))}")
 
     groups = artifacts.get("weightsManifest") or []
-    totals = [weights.check_group(group, k + 1) for k, group in enumerate(groups)]
+    totals = [weights_manifest.check_group(group, k + 1) for k, group in enumerate(groups)]
     arrays = await _weights(location, groups, totals, on_progress) if with_weights else _zeros(groups)
 
     source = WeightSource(arrays, "the weights manifest")
@@ -91,15 +91,15 @@ async def _weights(location, groups, totals, on_progress):
         own = read[at : at + len(group["paths"])]
         at += len(own)
         datas, digests = [data for data, _ in own], [digest for _, digest in own]
-        weights.verify(group, datas, need, digests)
-        _add(arrays, weights.unpack(group, datas))
+        weights_manifest.verify(group, datas, need, digests)
+        _add(arrays, weights_manifest.unpack(group, datas))
     return arrays
 
 
 def _zeros(groups):
     arrays = {}
     for group in groups:
-        _add(arrays, weights.zeros(group))
+        _add(arrays, weights_manifest.zeros(group))
     return arrays
 
 

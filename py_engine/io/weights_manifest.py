@@ -1,4 +1,4 @@
-"""Weight shards of the TF.js layers format.
+"""The weightsManifest of the TF.js layers format, and the weight shards it describes.
 
 A manifest group is {"paths": [...], "weights": [{"name", "shape", "dtype"}, ...]}: the weights' values,
 little-endian, concatenated in manifest order and cut into shards of at most `max_shard_bytes` at byte
