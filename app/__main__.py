@@ -67,12 +67,12 @@ def gzip_first_visit(settings: Settings, copies, built) -> None:
 
 
 def serve(settings: Settings, host: str, port: int, workers: int = 1, header_timeout: float | None = None) -> None:
-    """uvicorn with the timeouts and limits of app/server.py; with workers > 1, that many processes share the
+    """uvicorn with the timeouts and limits of app/connection_limits.py; with workers > 1, that many processes share the
     port, each building the app from the PLAYGROUND_* environment (the wheel is built once, here, first)."""
     import uvicorn
 
+    from app.connection_limits import HEADER_TIMEOUT, uvicorn_options
     from app.factory import create_app
-    from app.server import HEADER_TIMEOUT, uvicorn_options
 
     if settings.pyodide_cdn:
         print(f"Pyodide: from {settings.pyodide_cdn}")

@@ -32,7 +32,7 @@ from fastapi import FastAPI
 from app.assets import pyodide_dir, read_manifest
 from app.engine_wheel import WheelError
 from app.factory import create_app
-from app.models import SIDECARS
+from app.models_router import SIDECARS
 from app.page import RESERVED
 from app.paths import safe_file
 from app.settings import Settings

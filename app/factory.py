@@ -12,7 +12,7 @@ from app.downloads import downloads_router
 from app.engine_wheel import EngineWheel
 from app.errors import install_error_handlers
 from app.head_limit import HeadLimit
-from app.models import models_router
+from app.models_router import models_router
 from app.page import page_router
 from app.pipelines import ClassifierPipelines
 from app.settings import Settings, cdn_origin

@@ -1,6 +1,6 @@
 """A request whose line and headers together exceed MAX_HEAD_BYTES gets a 431 JSON error before any route runs.
 
-uvicorn's h11 parser has the same limit (app/server.py), but applies it only to a head that is still
+uvicorn's h11 parser has the same limit (app/connection_limits.py), but applies it only to a head that is still
 incomplete (a slow client); a complete head that arrives in one read passes it, so it is checked here
 on what arrived.
 """

@@ -22,7 +22,7 @@ from pathlib import Path
 from app.builds import KeyedBuilds
 from app.engine_wheel import Wheel
 from app.http_files import ContentAddressed, file_sha256
-from app.models import DEFAULT_CLASSIFIER as CLASSIFIER
+from app.models_router import DEFAULT_CLASSIFIER as CLASSIFIER
 
 PLANNER = Path(__file__).with_name("plan_pipelines.py")
 CLASSIFIER_URL = f"/models/{CLASSIFIER}/"

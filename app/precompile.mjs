@@ -37,7 +37,7 @@ sys.path.insert(0, "/home/pyodide")
 # what static/worker.js imports: at boot, then right after "ready" (e2e/test_startup.py checks that a first visit
 # found every standard-library module it imported in the archive)
 import playground, playground_run
-import py_engine.browser, py_engine.io.load, py_engine.models
+import py_engine.browser, py_engine.models.loading
 # ...and what starting the wasm backend imports (reading its module from the wheel, its self-test), which the page
 # starts on without WebGPU or on WebGPU on the CPU (static/bridge.js, preferredBackend)
 from py_engine.backends.wasm import WasmBackend

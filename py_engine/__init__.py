@@ -164,7 +164,7 @@ _LAZY_MODULES = {
 }
 _LAZY_NAMES = {
     "ModelLoadError": "io.errors",
-    "load_layers_model": "io.load",
+    "load_layers_model": "models.loading",
     "save_layers_model": "io.save",
     "Input": "layers",
     "fused_conv2d": "layers",

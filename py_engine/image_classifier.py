@@ -57,7 +57,7 @@ class ImageClassifier:
 async def load_outline(model_json):
     """The model at `model_json` without its weights (zeros on the host, nothing downloaded but model.json), folded as
     the classifier's model is: what a dry run of the path needs to compile, or list, the same pipelines."""
-    from .io.load import load_layers_model  # py_engine.io loads on first use
+    from .models.loading import load_layers_model  # py_engine.models loads on first use
 
     with ENGINE.on_backend("numpy"):
         outline = await load_layers_model(model_json, weights=False)

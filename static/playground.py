@@ -70,7 +70,7 @@ def clear_namespace():
 
 # ---- image classification (the Classify panel and playground.classify) ---------------------------
 
-# the server's default classifier folder (app/models.py, DEFAULT_CLASSIFIER): /config.json's `classifier`, which the
+# the server's default classifier folder (app/models_router.py, DEFAULT_CLASSIFIER): /config.json's `classifier`, which the
 # worker passes to use_default_classifier at boot; None when the server has none
 CLASSIFIER_URL = None
 TOP_K = 5

@@ -209,7 +209,7 @@ async function boot() {
 // classification or fit would still wait for that import (150 ms from stored bytecode, several times that from
 // source), so it runs right after "ready", before any request, and the bytecode packed next holds it.
 function importEngineHalf() {
-  pyodide.runPython("import py_engine.browser, py_engine.io.load, py_engine.models");
+  pyodide.runPython("import py_engine.browser, py_engine.models.loading");
 }
 
 // A boot from stored site-packages leaves numpy.random's 9 wasm modules to its first import (startup_cache.js), which

@@ -1,5 +1,5 @@
 """The EfficientNet-Lite0 converter (app/convert): the torch legacy reader on handcrafted files, the layout
-conversions, the topology, the shard writer, and the converted model against PyTorch's logits
+conversions, the topology, the converted folder (written by py_engine's writer, tests/test_io.py), and the converted model against PyTorch's logits
 (tests/fixtures/efficientnet_lite0_chelsea.npz, made once by scripts/make_reference_fixture.py)."""
 
 import asyncio
@@ -17,8 +17,8 @@ import py_engine as pe
 from app.__main__ import main
 from app.convert import ConvertError, convert_model, efficientnet_lite, imagenet
 from app.convert.keras_graph import conv_kernel, dense_kernel, depthwise_kernel, same_padding
-from app.convert.tfjs_writer import SHARD_BYTES, shard, write_layers_model
 from app.convert.torch_legacy import MAGIC, TorchLegacyError, load, loads
+from py_engine.io.weights_manifest import DEFAULT_SHARD_BYTES
 
 FIXTURE = Path(__file__).parent / "fixtures" / "efficientnet_lite0_chelsea.npz"
 EXPECTED_TOP5 = [285, 282, 281, 287, 728]  # Egyptian cat, tiger cat, tabby, lynx, plastic bag
@@ -204,39 +204,6 @@ def test_same_padding_puts_the_odd_pixel_last(size, kernel, stride, pads):
     assert same_padding(size, kernel, stride) == pads
 
 
-# --- the shard writer
-
-
-def test_shard_writer(tmp_path):
-    weights = [("a/kernel", np.arange(300, dtype=np.float32).reshape(10, 30)), ("b/bias", np.arange(7, dtype=np.int32))]
-    weights.append(("c/gamma", np.full((2, 2), 0.5, np.float32)))
-    topology = {"class_name": "Model", "config": {"layers": []}}
-    model = write_layers_model(tmp_path, topology, weights, shard_bytes=500)
-    assert json.loads((tmp_path / "model.json").read_text()) == model
-    assert model["format"] == "layers-model" and model["modelTopology"] == topology
-    (group,) = model["weightsManifest"]
-    assert group["paths"] == [f"group1-shard{i}of3.bin" for i in (1, 2, 3)]
-    assert group["weights"] == [
-        {"name": "a/kernel", "shape": [10, 30], "dtype": "float32"},
-        {"name": "b/bias", "shape": [7], "dtype": "int32"},
-        {"name": "c/gamma", "shape": [2, 2], "dtype": "float32"},
-    ]
-    blobs = [(tmp_path / p).read_bytes() for p in group["paths"]]
-    assert [len(b) for b in blobs] == [500, 500, 1200 + 28 + 16 - 1000]
-    assert group["sha256"] == [hashlib.sha256(b).hexdigest() for b in blobs]
-    assert b"".join(blobs) == b"".join(v.astype(v.dtype.newbyteorder("<")).tobytes() for _, v in weights)
-
-
-def test_shard_writer_errors(tmp_path):
-    assert shard(b"") == [b""] and shard(b"abcde", 2) == [b"ab", b"cd", b"e"]
-    with pytest.raises(ValueError, match="shard size must be positive, got 0"):
-        shard(b"x", 0)
-    with pytest.raises(ValueError, match="weight 'w' has dtype float64"):
-        write_layers_model(tmp_path, {}, [("w", np.zeros(2))])
-    with pytest.raises(ValueError, match="weight names must be unique"):
-        write_layers_model(tmp_path, {}, [("w", np.zeros(2, np.float32))] * 2)
-
-
 # --- the real model
 
 
@@ -344,7 +311,8 @@ def test_converted_folder(converted):
     assert model["format"] == "layers-model" and len(model["modelTopology"]["config"]["layers"]) == 149
     (group,) = model["weightsManifest"]
     sizes = [(converted / p).stat().st_size for p in group["paths"]]
-    assert len(sizes) == 5 and max(sizes) <= SHARD_BYTES and sum(sizes) == 4_694_024 * 4
+    assert len(sizes) == 5 and max(sizes) <= DEFAULT_SHARD_BYTES and sum(sizes) == 4_694_024 * 4
+    assert group["sizes"] == sizes
     assert group["sha256"] == [hashlib.sha256((converted / p).read_bytes()).hexdigest() for p in group["paths"]]
     labels = json.loads((converted / "labels.json").read_text())
     assert len(labels) == 1000 and all(isinstance(name, str) and name for name in labels)

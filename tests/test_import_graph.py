@@ -7,9 +7,15 @@ and `from .ops import math` reach py_engine.ops.math, `from .ops import add` rea
 __init__). As in Python, importing a.b.c first runs the __init__ of every package on the way (a, a.b), so
 an edge also goes to each of those. A module's import of a package it is itself inside is left out: that
 package is already running.
+
+Packages side by side must not import each other either, even where no module loops: `io` importing `models`
+while `models` imports `io` means neither can be read, moved or tested without the other. Within each package,
+its modules and subpackages are the nodes, and one reaches another when any module inside it imports any
+module inside the other.
 """
 
 import ast
+import itertools
 import pathlib
 
 ROOT = pathlib.Path(__file__).resolve().parent.parent / "py_engine"
@@ -108,11 +114,73 @@ def describe(component, graph):
     )
 
 
+def package_graphs(graph):
+    """{package: {part: {part: (importing module, imported module, line)}}}: for every package, how its parts (its
+    modules and subpackages) import each other, each edge with the first import that makes it."""
+    packages = {m.rpartition(".")[0] for m in graph if "." in m}
+    found = {}
+    for package in sorted(packages):
+        prefix = package + "."
+
+        def part(module, prefix=prefix):
+            return prefix + module[len(prefix) :].split(".")[0] if module.startswith(prefix) else None
+
+        parts = {part(m): {} for m in graph if part(m)}
+        for module in sorted(graph):
+            here = part(module)
+            for target, line in sorted(graph[module].items(), key=lambda edge: (-len(edge[0]), edge[0])):
+                there = part(target)  # the module imported, rather than the packages on its way
+                if here and there and there != here:
+                    parts[here].setdefault(there, (module, target, line))
+        found[package] = parts
+    return found
+
+
+def a_cycle(component, graph):
+    """The shortest loop from the component's first node back to it, as [first, ..., first] (breadth first)."""
+    start, inside = component[0], set(component)
+    paths, queue = {start: [start]}, [start]
+    for node in queue:
+        for nxt in sorted(graph[node]):
+            if nxt == start:
+                return paths[node] + [start]
+            if nxt in inside and nxt not in paths:
+                paths[nxt] = paths[node] + [nxt]
+                queue.append(nxt)
+    raise AssertionError(f"{component} is not a cycle")
+
+
+def describe_package_cycle(component, graph):
+    loop = a_cycle(component, graph)
+    steps = [graph[a][b] for a, b in itertools.pairwise(loop)]
+    return "  " + " -> ".join(loop) + "".join(f"\n    {m} imports {t} (line {line})" for m, t, line in steps)
+
+
+def package_cycles(graph):
+    """A description of each cycle among the parts of any package; empty when there is none."""
+    return [
+        describe_package_cycle(component, parts)
+        for parts in package_graphs(graph).values()
+        for component in cycles(parts)
+    ]
+
+
 def test_py_engine_has_no_import_cycles():
     graph = import_graph(ROOT)
     assert "py_engine.engine.core" in graph and "py_engine.ops.gradients.math" in graph
     found = cycles(graph)
     assert not found, "import cycles:\n" + "\n\n".join(describe(c, graph) for c in found)
+
+
+def test_py_engine_packages_have_no_import_cycles():
+    graph = import_graph(ROOT)
+    parts = package_graphs(graph)
+    assert "py_engine.models" in parts["py_engine"] and "py_engine.ops.gradients" in parts["py_engine.ops"]
+    found = package_cycles(graph)
+    assert not found, (
+        "packages side by side that import each other (move what one needs from the other below both):\n"
+        + "\n".join(found)
+    )
 
 
 def test_a_function_level_import_that_closes_a_loop_is_found(tmp_path):
@@ -146,3 +214,31 @@ def test_a_cycle_through_a_package_init_on_the_way_is_found(tmp_path):
     assert graph["pkg.models"] == {"pkg.io": 1, "pkg.io.topology": 1}
     assert graph["pkg.io.load"] == {"pkg.models": 1}
     assert cycles(graph) == [["pkg.io", "pkg.io.load", "pkg.models"]]
+
+
+def test_packages_that_import_each_other_are_named_with_the_imports_that_do_it(tmp_path):
+    # No module loops (io.load -> models.core, models.core -> io.save), but the packages io and models do; inside
+    # pkg.models, the subpackages a and b do too.
+    package = tmp_path / "pkg"
+    for folder in ("io", "models", "models/a", "models/b"):
+        (package / folder).mkdir(parents=True)
+        (package / folder / "__init__.py").write_text("")
+    (package / "__init__.py").write_text("")
+    (package / "io" / "load.py").write_text("from ..models import core\n")
+    (package / "io" / "save.py").write_text("")
+    (package / "models" / "core.py").write_text("import json\n\nfrom ..io.save import save\n")
+    (package / "models" / "a" / "x.py").write_text("def f():\n    from ..b.y import g\n")
+    (package / "models" / "b" / "y.py").write_text("")
+    (package / "models" / "b" / "z.py").write_text("from ..a import x\n")
+    graph = import_graph(package)
+    assert cycles(graph) == []
+    assert package_graphs(graph)["pkg"] == {
+        "pkg.io": {"pkg.models": ("pkg.io.load", "pkg.models.core", 1)},
+        "pkg.models": {"pkg.io": ("pkg.models.core", "pkg.io.save", 3)},
+    }
+    assert package_cycles(graph) == [
+        "  pkg.io -> pkg.models -> pkg.io\n    pkg.io.load imports pkg.models.core (line 1)\n"
+        "    pkg.models.core imports pkg.io.save (line 3)",
+        "  pkg.models.a -> pkg.models.b -> pkg.models.a\n    pkg.models.a.x imports pkg.models.b.y (line 2)\n"
+        "    pkg.models.b.z imports pkg.models.a.x (line 1)",
+    ]

@@ -1,4 +1,4 @@
-"""The TF.js layers format: save and load round trips, shards, progress, and every load error."""
+"""The TF.js layers format: the writer, save and load round trips, shards, progress, and every load error."""
 
 import asyncio
 import functools
@@ -16,8 +16,9 @@ import numpy as np
 import pytest
 
 import py_engine as pe
-from py_engine.io import fetch
+from py_engine.io import fetch, weights_manifest
 from py_engine.io.errors import ModelLoadError
+from py_engine.io.save import write_layers_model
 from tests.test_models import conv_net, images
 
 L = pe.layers
@@ -45,6 +46,44 @@ def saved(tmp_path):
     model.save(str(tmp_path), max_shard_bytes=600)
     yield str(tmp_path), model, want
     model.dispose()
+
+
+def test_the_writer_cuts_one_group_into_shards(tmp_path):
+    # app.convert writes a topology and weights it has not built into a model
+    named = [("a/kernel", np.arange(300, dtype=np.float32).reshape(10, 30)), ("b/bias", np.arange(7, dtype=np.int32))]
+    named.append(("c/gamma", np.full((2, 2), 0.5, np.float32)))
+    topology = {"class_name": "Model", "config": {"layers": []}}
+    result = write_layers_model(tmp_path, topology, named, max_shard_bytes=500, converted_by="test")
+    artifacts = read_json(tmp_path)
+    assert artifacts["format"] == "layers-model" and artifacts["modelTopology"] == topology
+    assert artifacts["convertedBy"] == "test" and "trainingConfig" not in artifacts
+    (group,) = artifacts["weightsManifest"]
+    assert group["paths"] == [f"group1-shard{i}of3.bin" for i in (1, 2, 3)]
+    assert result["shards"] == [str(tmp_path / p) for p in group["paths"]]
+    assert group["weights"] == [
+        {"name": "a/kernel", "shape": [10, 30], "dtype": "float32"},
+        {"name": "b/bias", "shape": [7], "dtype": "int32"},
+        {"name": "c/gamma", "shape": [2, 2], "dtype": "float32"},
+    ]
+    blobs = [(tmp_path / p).read_bytes() for p in group["paths"]]
+    assert [len(b) for b in blobs] == group["sizes"] == [500, 500, 1200 + 28 + 16 - 1000]
+    assert group["sha256"] == [hashlib.sha256(b).hexdigest() for b in blobs]
+    assert b"".join(blobs) == b"".join(v.astype(v.dtype.newbyteorder("<")).tobytes() for _, v in named)
+    assert result["weight_bytes"] == 1244
+
+
+def test_the_writer_cuts_at_bytes_and_refuses_what_it_cannot_store(tmp_path):
+    manifest, shards = weights_manifest.pack([("w", np.arange(3, dtype=np.int32))], 5)
+    assert shards == [b"\0\0\0\0\1", b"\0\0\0\2\0", b"\0\0"] and manifest[0]["sizes"] == [5, 5, 2]
+    assert weights_manifest.pack([("w", np.zeros(0, np.float32))])[1] == [b""]  # no bytes: one empty shard
+    assert weights_manifest.pack([]) == ([], [])  # no weights: no group
+    with pytest.raises(ValueError, match="max_shard_bytes must be a positive int, got 0"):
+        write_layers_model(tmp_path, {}, [("w", np.zeros(2, np.float32))], max_shard_bytes=0)
+    with pytest.raises(ValueError, match="weight 'w' has dtype float64"):
+        write_layers_model(tmp_path, {}, [("w", np.zeros(2))])
+    with pytest.raises(ValueError, match="weight names must be unique"):
+        write_layers_model(tmp_path, {}, [("w", np.zeros(2, np.float32))] * 2)
+    assert list(tmp_path.iterdir()) == []  # nothing written
 
 
 def test_round_trip_single_shard(tmp_path):

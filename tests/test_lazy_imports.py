@@ -27,7 +27,7 @@ LAZY_NAMES = {
     "optimizers": "py_engine.train.optimizers",
     "regularizers": "py_engine.train.regularizers",
     "ModelLoadError": "py_engine.io.errors",
-    "load_layers_model": "py_engine.io.load",
+    "load_layers_model": "py_engine.models.loading",
     "save_layers_model": "py_engine.io.save",
     "Input": "py_engine.layers",
     "fused_conv2d": "py_engine.layers",
@@ -86,7 +86,7 @@ print(json.dumps(got))
     assert got == {name: [True, True, name not in NOT_EXPORTED] for name in LAZY_NAMES}
 
 
-@pytest.mark.parametrize("module", [*LAZY_PACKAGES, "py_engine.io.load", "py_engine.io.save"])
+@pytest.mark.parametrize("module", [*LAZY_PACKAGES, "py_engine.models.loading", "py_engine.io.save"])
 def test_a_lazy_module_imports_as_a_programs_first_import(module):
     loaded = run_python(f"import json, sys\nimport {module}\nprint(json.dumps(sorted(sys.modules)))")
     assert module in loaded

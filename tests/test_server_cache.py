@@ -18,7 +18,7 @@ from app import create_app
 from app.engine_wheel import EngineWheel, source_key
 from app.file_cache import SETTLE_NS, FileCache, Watched
 from app.http_files import file_sha256
-from app.models import load_model
+from app.models_router import load_model
 from tests.server_site import SECRET, build_site, copy_engine_source, make_model, sha256
 
 

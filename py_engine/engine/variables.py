@@ -23,6 +23,15 @@ class Variables:
         arr, dt = host_array(value, dtype, op)
         return self.from_numpy(arr, dt), True
 
+    def unused_variable_name(self, name):
+        """`name` if no variable has it, else the first free one of name_1, name_2, ... (as Keras names weights)."""
+        if name not in self.variables:
+            return name
+        k = 1
+        while f"{name}_{k}" in self.variables:
+            k += 1
+        return f"{name}_{k}"
+
     def variable(self, initial, trainable=True, name=None, dtype=None):
         if name is None:
             name = f"Variable_{next(self._var_ids)}"

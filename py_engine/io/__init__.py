@@ -1,6 +1,6 @@
 """The TensorFlow.js layers format: model.json (modelTopology + weightsManifest) and weight shards.
 
-The writer (save, topology, weights) is below py_engine.models, whose Model.save and to_json use it; the reader
-(load) builds models, so it is above them. This __init__ imports neither, so that importing the writer does not
-import the reader (a cycle through models): import each from its module.
+Below py_engine.models, and knowing none: Model.save and to_json write through save and topology, and
+py_engine.models.loading builds a model from what fetch reads and weights_manifest unpacks. This __init__ imports none
+of its modules, so that importing one (the writer, say) does not import the others: import each from its module.
 """

@@ -116,8 +116,8 @@ def _read_url(url, what):
 
 class JsBody:
     """A fetched body left in the browser's memory (a Uint8Array), copied into Python only where it is needed: each
-    weight straight into its own array (weights.unpack), not into a bytes object first (18.8 MB more to allocate
-    and copy)."""
+    weight straight into its own array (weights_manifest.unpack), not into a bytes object first (18.8 MB more to
+    allocate and copy)."""
 
     def __init__(self, data):
         self._data, self._nbytes = data, data.length

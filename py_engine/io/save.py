@@ -1,4 +1,5 @@
-"""model.save(path): the TF.js layers format, model.json plus weight shards, written into a folder."""
+"""Writing the TF.js layers format into a folder: model.json plus weight shards, for model.save(path) and for
+app.convert, which writes a converted model's topology and weights without building it."""
 
 import json
 import os
@@ -6,7 +7,7 @@ import re
 import urllib.parse
 import urllib.request
 
-from . import weights
+from . import weights_manifest
 from .topology import KERAS_VERSION, model_topology
 
 _SHARD = re.compile(r"group\d+-shard\d+of\d+\.bin")
@@ -18,14 +19,27 @@ def save_layers_model(model, path, max_shard_bytes=None, converted_by=None):
     Shards hold at most max_shard_bytes (default 4 MiB); shards left from an earlier save are removed.
     Returns {"model_json": path, "shards": [paths], "weight_bytes": n}.
     """
-    max_shard_bytes = weights.DEFAULT_SHARD_BYTES if max_shard_bytes is None else max_shard_bytes
+    return write_layers_model(
+        path,
+        model_topology(model),
+        list(zip(model.weight_names, model.get_weights())),
+        max_shard_bytes,
+        converted_by,
+        None if model.training_config is None else model.training_config.to_tfjs(),
+    )
+
+
+def write_layers_model(path, topology, named_weights, max_shard_bytes=None, converted_by=None, training_config=None):
+    """Write model.json (with `topology` as its modelTopology, and `training_config` as its trainingConfig if
+    given) and the shards of [(name, array)] into folder `path`, as save_layers_model does; returns what it does."""
+    max_shard_bytes = weights_manifest.DEFAULT_SHARD_BYTES if max_shard_bytes is None else max_shard_bytes
     if not isinstance(max_shard_bytes, int) or max_shard_bytes < 1:
         raise ValueError(f"save: max_shard_bytes must be a positive int, got {max_shard_bytes!r}")
     text = os.fspath(path)
     if text.startswith("file://"):
         text = urllib.request.url2pathname(urllib.parse.urlparse(text).path)
+    manifest, shards = weights_manifest.pack(named_weights, max_shard_bytes)
     os.makedirs(text, exist_ok=True)
-    manifest, shards = weights.pack(list(zip(model.weight_names, model.get_weights())), max_shard_bytes)
     paths = manifest[0]["paths"] if manifest else []
     for name in os.listdir(text):
         if _SHARD.fullmatch(name) and name not in paths:
@@ -37,15 +51,14 @@ def save_layers_model(model, path, max_shard_bytes=None, converted_by=None):
         "format": "layers-model",
         "generatedBy": KERAS_VERSION,
         "convertedBy": converted_by,
-        "modelTopology": model_topology(model),
+        "modelTopology": topology,
         "weightsManifest": manifest,
     }
-    training = None if model.training_config is None else model.training_config.to_tfjs()
-    if training is not None:
-        artifacts["trainingConfig"] = training
+    if training_config is not None:
+        artifacts["trainingConfig"] = training_config
     model_json = os.path.join(text, "model.json")
     with open(model_json, "w") as f:  # written last: a folder with a model.json is complete
-        json.dump(artifacts, f)
+        json.dump(artifacts, f, separators=(",", ":"))  # compact, as TF.js writes it
     return {
         "model_json": model_json,
         "shards": [os.path.join(text, p) for p in paths],

@@ -22,6 +22,7 @@ import numpy as np
 from ..engine import ENGINE
 from ..errors import ShapeError
 from ..tensor import Tensor
+from ..train import constraints, regularizers
 from . import initializers
 
 CLASSES = {}  # Keras class name (and aliases) -> Layer subclass
@@ -49,15 +50,6 @@ def unique_name(prefix):
     n = _NAME_COUNTS.get(prefix, 0)
     _NAME_COUNTS[prefix] = n + 1
     return prefix if n == 0 else f"{prefix}_{n}"
-
-
-def free_variable_name(name):
-    if name not in ENGINE.variables:
-        return name
-    k = 1
-    while f"{name}_{k}" in ENGINE.variables:
-        k += 1
-    return f"{name}_{k}"
 
 
 class WeightSource:
@@ -167,8 +159,6 @@ class WeightAccess:
 def _serialized_extra(extra):
     """The extra config keys, each regularizer and constraint (a name, config or object) as the config model.json
     holds (py_engine/train/regularizers.py, constraints.py: they apply in training)."""
-    from ..train import constraints, regularizers
-
     out = dict(extra)
     for key, value in extra.items():
         if key.endswith("_regularizer"):
@@ -318,7 +308,7 @@ class Layer(WeightAccess):
         # user's array gets: loading EfficientNet-Lite0 copied its 18.8 MB once more for nothing.
         initial = ENGINE.from_numpy(np.ascontiguousarray(value, np.float32), "float32")
         try:
-            v = ENGINE.variable(initial, trainable=trainable, name=free_variable_name(full))
+            v = ENGINE.variable(initial, trainable=trainable, name=ENGINE.unused_variable_name(full))
         finally:
             ENGINE.dispose(initial)
         if source is not None:

@@ -1,4 +1,4 @@
-"""Sequential and functional models: predict, summary, weights, folding, config and save."""
+"""Sequential and functional models: predict, summary, weights, folding, config, save and load."""
 
 from ..io.topology import model_topology
 from .folding import InferencePlan

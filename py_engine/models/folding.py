@@ -12,7 +12,6 @@ see). The plan notices when a source weight has been assigned since and is then 
 
 from ..engine import ENGINE
 from ..layers import activations
-from ..layers.base import free_variable_name
 from ..layers.convolutional import Conv2D, DepthwiseConv2D, ZeroPadding2D
 from ..layers.core import Dense
 from ..layers.fused import fused_conv2d
@@ -100,7 +99,7 @@ class InferencePlan:
 
         values = ENGINE.tidy(folded)
         made = [
-            ENGINE.variable(value, trainable=False, name=free_variable_name(f"{conv.name}/folded_{what}"))
+            ENGINE.variable(value, trainable=False, name=ENGINE.unused_variable_name(f"{conv.name}/folded_{what}"))
             for value, what in zip(values, ("kernel", "bias"))
         ]
         ENGINE.dispose(values)

@@ -1,5 +1,7 @@
 """model.summary(): a table of layers, output shapes and parameter counts, as Keras prints it."""
 
+from ..train import constraints, regularizers
+
 
 def _shape(shape):
     return "(" + ", ".join(str(d) for d in shape) + ")"
@@ -43,8 +45,6 @@ def summary_text(model):
 def _regularizers_and_constraints(model):
     """One line per layer (or layer inside one) with a regularizer or constraint: "  dense (Dense): kernel_regularizer
     L1L2(l1=0, l2=0.01), kernel_constraint MaxNorm(max_value=2.0, axis=0)"."""
-    from ..train import constraints, regularizers
-
     lines = []
     for top in model.layers:
         for layer in (top, *(part for part in regularizers.sublayers(top) if part._weights)):  # not a template

@@ -24,7 +24,6 @@ from ..autograd import variable_grads
 from ..engine import ENGINE
 from ..errors import DisposedTensorError, DTypeError, ShapeError
 from ..fresh import fresh_tensors
-from ..layers.base import free_variable_name
 from ..ops import add, clip_by_value, div, fill, fusion, maximum, mul, sqrt, square
 from ..ops import sum as reduce_sum
 from ..ops.fusion import fuse_elementwise
@@ -182,7 +181,7 @@ class Optimizer:
         slots = self._slots.setdefault(variable.id, (variable, {}))[1]
         slot = slots.get(suffix)
         if slot is None or slot.is_disposed:
-            name = free_variable_name(f"{variable.var_name}/{suffix}")
+            name = ENGINE.unused_variable_name(f"{variable.var_name}/{suffix}")
             slot = ENGINE.variable(fill(variable.shape, float(initial_value)), trainable=False, name=name)
             slots[suffix] = slot
         return slot

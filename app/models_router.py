@@ -1,4 +1,4 @@
-"""The CDN-style weight endpoint for TensorFlow.js layers models kept in the models folder.
+"""The router of /models: the CDN-style weight endpoints for the TensorFlow.js layers models in the models folder.
 
 models/<name>/model.json is served with each weightsManifest path rewritten to
 shards/<sha256>/<original path>, relative to model.json, so a shard's URL names its content: shards are

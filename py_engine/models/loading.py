@@ -1,15 +1,18 @@
-"""load_layers_model: a TF.js layers model (model.json + weight shards) from a folder, file:// or http(s)://."""
+"""load_layers_model: a TF.js layers model (model.json + weight shards) from a folder, file:// or http(s)://.
+
+py_engine.io reads the files and checks the shards; this builds the model from them, so it sits with the models.
+"""
 
 import json
 
 from ..engine import ENGINE
+from ..io import weights_manifest
+from ..io.errors import ModelLoadError
+from ..io.fetch import Location
+from ..io.training_config import compile_from_tfjs
 from ..layers import CLASSES, WeightSource
-from ..models import model_from_config, unknown_layer_classes
 from ..train import constraints
-from . import weights
-from .errors import ModelLoadError
-from .fetch import Location
-from .training_config import compile_from_tfjs
+from .serialization import model_from_config, unknown_layer_classes
 
 
 async def load_layers_model(url_or_path, on_progress=None, weights=True):
@@ -50,7 +53,7 @@ async def _load(location, on_progress, with_weights):
         raise ModelLoadError(f"unknown layer classes: {listed}. Supported: {', '.join(sorted(CLASSES))}")
 
     groups = artifacts.get("weightsManifest") or []
-    totals = [weights.check_group(group, k + 1) for k, group in enumerate(groups)]
+    totals = [weights_manifest.check_group(group, k + 1) for k, group in enumerate(groups)]
     arrays = await _weights(location, groups, totals, on_progress) if with_weights else _zeros(groups)
 
     source = WeightSource(arrays, "the weights manifest")
@@ -88,15 +91,15 @@ async def _weights(location, groups, totals, on_progress):
         own = read[at : at + len(group["paths"])]
         at += len(own)
         datas, digests = [data for data, _ in own], [digest for _, digest in own]
-        weights.verify(group, datas, need, digests)
-        _add(arrays, weights.unpack(group, datas))
+        weights_manifest.verify(group, datas, need, digests)
+        _add(arrays, weights_manifest.unpack(group, datas))
     return arrays
 
 
 def _zeros(groups):
     arrays = {}
     for group in groups:
-        _add(arrays, weights.zeros(group))
+        _add(arrays, weights_manifest.zeros(group))
     return arrays
 
 

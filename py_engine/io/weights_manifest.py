@@ -1,4 +1,4 @@
-"""Weight shards of the TF.js layers format.
+"""The weightsManifest of the TF.js layers format, and the weight shards it describes.
 
 A manifest group is {"paths": [...], "weights": [{"name", "shape", "dtype"}, ...]}: the weights' values,
 little-endian, concatenated in manifest order and cut into shards of at most `max_shard_bytes` at byte
@@ -17,14 +17,26 @@ DEFAULT_SHARD_BYTES = 4 * 1024 * 1024
 DTYPES = {"float32": np.dtype("<f4"), "int32": np.dtype("<i4")}
 
 
+def _manifest_dtype(name, array):
+    """The manifest dtype an array is stored as: float32, or int32 (a bool tensor's too); another dtype would
+    lose values silently, so it is refused."""
+    if array.dtype == np.float32:
+        return "float32"
+    if array.dtype in (np.int32, np.bool_):
+        return "int32"
+    raise ValueError(f"weight {name!r} has dtype {array.dtype}; TF.js weights here are float32 or int32")
+
+
 def pack(named_arrays, max_shard_bytes=DEFAULT_SHARD_BYTES):
     """(weightsManifest, shard bytes in path order) for [(name, array)]; no weights make an empty manifest."""
     if not named_arrays:
         return [], []
+    if len({name for name, _ in named_arrays}) != len(named_arrays):
+        raise ValueError("weight names must be unique")  # the loader refuses a manifest naming one twice
     specs, parts = [], []
     for name, array in named_arrays:
         array = np.asarray(array)
-        dtype = "int32" if array.dtype.kind in "iub" else "float32"
+        dtype = _manifest_dtype(name, array)
         specs.append({"name": name, "shape": list(array.shape), "dtype": dtype})
         parts.append(np.ascontiguousarray(array, DTYPES[dtype]).tobytes())
     data = b"".join(parts)
