@@ -11,7 +11,7 @@ import pytest
 import py_engine as pe
 from py_engine.backends.webgpu.kernels import conv as conv_kernels
 from py_engine.engine import ENGINE
-from py_engine.layers.fused import ACTIVATIONS
+from py_engine.ops.fused import ACTIVATIONS
 
 RELU_LIKE = ("linear", "relu", "relu6")
 

@@ -7,10 +7,10 @@ bias and activation run as one fused kernel.
 
 from .. import ops
 from ..errors import ShapeError
+from ..ops.fused import fused_conv2d, fused_depthwise_conv2d
 from . import activations, initializers
 from .base import Layer, channels_last, pair, register
 from .core import check_last_axis
-from .fused import fused_conv2d, fused_depthwise_conv2d
 
 
 def conv_output_length(size, window, padding, stride, dilation=1):

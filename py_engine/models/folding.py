@@ -15,9 +15,9 @@ from ..layers import activations
 from ..layers.base import free_variable_name
 from ..layers.convolutional import Conv2D, DepthwiseConv2D, ZeroPadding2D
 from ..layers.core import Dense
-from ..layers.fused import fused_conv2d
 from ..layers.normalization import BatchNormalization
 from ..ops import neg, reshape, rsqrt
+from ..ops.fused import fused_conv2d
 from .execution import Step, layer_steps
 
 

@@ -6,7 +6,7 @@ cases also run as "...-tiled" (the real-GPU GEMM variant).
 """
 
 from ...autograd import grads
-from ...layers.fused import ACTIVATIONS, fused_conv2d, fused_depthwise_conv2d
+from ...ops.fused import ACTIVATIONS, fused_conv2d, fused_depthwise_conv2d
 from .case import FLOAT_EDGES, Case, rand, with_edges
 from .conv import GEOMETRIES, TOLERANCE, output_hw
 from .linalg import both_variants
