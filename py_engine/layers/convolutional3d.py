@@ -13,9 +13,10 @@ import numpy as np
 from .. import ops
 from ..errors import ShapeError
 from ..tensor import Tensor
+from ..window_output_size import conv_output_length
 from . import activations, initializers
 from .base import Layer, channels_last, register
-from .convolutional import conv_output_length, padding_mode
+from .convolutional import padding_mode
 from .convolutional_variants import conv2d_transpose, deconv_length
 
 

@@ -19,9 +19,10 @@ from ..errors import ShapeError
 from ..ops.convert import release
 from ..ops.fused import fused_conv2d, fused_depthwise_conv2d
 from ..ops.nn import _padding, float_input
+from ..window_output_size import conv_output_length
 from . import activations, initializers
 from .base import _SOURCE, Layer, channels_last, pair, register
-from .convolutional import conv_output_length, padding_mode, window_output_shape
+from .convolutional import padding_mode, window_output_shape
 from .core import check_last_axis
 
 

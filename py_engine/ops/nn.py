@@ -22,7 +22,7 @@ from .. import dtypes
 from ..engine import ENGINE
 from ..errors import DTypeError, ShapeError
 from ..tensor import Tensor
-from ..windows import window_output_hw
+from ..window_output_size import window_output_hw
 from .check import axes as normalize_axes
 from .check import int_tuple, rank_is
 from .convert import as_temporary, release

@@ -100,4 +100,4 @@ class NumpyBackend(Backend):
         return [own(out, fn, self)], False
 
 
-from . import fused, image, linalg, math, nn, recurrent, reduce, sequence, shape  # noqa: E402,F401 - registers the kernels
+from . import creation, fused, image, linalg, math, nn, recurrent, reduce, sequence, shape  # noqa: E402,F401 - registers the kernels

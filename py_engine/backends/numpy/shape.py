@@ -4,20 +4,8 @@ import math
 
 import numpy as np
 
-from ...dtypes import NUMPY
 from ...kernels import register_kernel
 
-register_kernel("Fill", "numpy", lambda shape, value, dtype: np.full(shape, value, NUMPY[dtype]))
-
-
-def _one_hot(indices, depth, on_value, off_value, dtype):
-    out = np.full(indices.shape + (depth,), off_value, NUMPY[dtype])
-    valid = (indices >= 0) & (indices < depth)
-    out[valid, indices[valid]] = on_value
-    return out
-
-
-register_kernel("OneHot", "numpy", _one_hot)
 register_kernel("BroadcastTo", "numpy", lambda x, shape: np.broadcast_to(x, shape))
 register_kernel("Transpose", "numpy", lambda x, perm: np.transpose(x, perm))
 register_kernel("Concat", "numpy", lambda *xs, axis: np.concatenate(xs, axis))

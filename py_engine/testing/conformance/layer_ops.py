@@ -4,9 +4,9 @@ and conv3d, conv3d_transpose, max_pool3d and avg_pool3d (2-D kernels per depth t
 """
 
 from ...autograd import grads
-from ...layers.convolutional import conv_output_length
 from ...layers.convolutional3d import avg_pool3d, conv3d, conv3d_transpose, max_pool3d, triple
 from ...layers.convolutional_variants import conv2d_transpose, deconv_length
+from ...window_output_size import conv_output_length
 from .case import Case, rand
 
 TOLERANCE = {"rtol": 1e-4, "atol": 1e-4}

@@ -182,6 +182,8 @@ def _cases():
     cases.append(Case("reverse/all", ops.reverse, [x3]))
     cases.append(Case("reverse/large", lambda t: ops.reverse(t, 1), [large]))
     cases.append(_grad_case("reverse/grad", lambda t: ops.reverse(t, (1, 2)), x3, (3, 5, 7), 83))
+    cases.append(Case("broadcast_to/rank3", lambda t: ops.broadcast_to(t, (4, 3, 5)), [rand((3, 1), 24)]))
+    cases.append(Case("broadcast_to/special-values", lambda t: ops.broadcast_to(t, (3, 15)), [FLOAT_EDGES]))
     cases.append(Case("broadcast_to/size0", lambda t: ops.broadcast_to(t, (0, 4)), [rand((1, 4), 84)]))
     cases.append(Case("broadcast_to/large", lambda t: ops.broadcast_to(t, (3, 300, 257)), [rand((300, 1), 85)]))
     return cases

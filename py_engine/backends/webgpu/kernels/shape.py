@@ -1,5 +1,5 @@
 """Shape WGSL kernels: transpose, slices, reverse, tile (one strided-copy shader), pad, concat, gather,
-strided-slice gradient and unsorted segment sum. Every dtype runs (bool lives as u32).
+strided-slice gradient, unsorted segment sum and broadcast_to. Every dtype runs (bool lives as u32).
 
 Transpose, Slice, StridedSlice, Reverse and Tile are all out[i] = x[base + sum_d (c_d % period_d) * stride_d]
 over the output coordinates c_d: the kernel works out base, strides and periods (Tile's wrap) on the CPU, drops
@@ -16,6 +16,7 @@ from ....kernels import register_kernel
 from ..program import linear_program
 from ..wgsl import ELEMENT, MAX_RANK, linear_groups
 from ..wgsl import strides as contiguous_strides
+from .math import run_elementwise
 
 F32, I32, BOOL = "float32", "int32", "bool"
 CONCAT_INPUTS = 7  # inputs per Concat dispatch: with the output, 8 storage buffers (WebGPU's default limit)
@@ -297,3 +298,14 @@ def _unsorted_segment_sum(backend, data, segment_ids, num_segments):
 
 
 register_kernel("UnsortedSegmentSum", "webgpu", _unsorted_segment_sum)
+
+
+# ---- BroadcastTo: the elementwise copy, which reads a host scalar as a uniform ---------------------------
+def _broadcast_to(backend, x, shape):
+    return run_elementwise(backend, "BroadcastTo", "x", [x], tuple(shape), x.dtype)
+
+
+register_kernel("BroadcastTo", "webgpu", _broadcast_to)
+
+# the kernels that read a host scalar as a uniform (see math.py)
+TAKES_HOST_SCALARS = frozenset({_broadcast_to})
