@@ -13,12 +13,12 @@ import numpy as np
 
 from ... import ENGINE, set_backend
 from ...ops import tensor
-from . import creation, fused, image, indexing, layer_ops, linalg, math, nn, recurrent, reduce, sequence, shape
+from . import creation, fused, image, indexing, linalg, math, nn, recurrent, reduce, sequence, shape
 from .case import Case
 
 SUITES = {
     m.__name__.rsplit(".", 1)[-1]: m.CASES
-    for m in (math, creation, reduce, linalg, shape, indexing, nn, image, fused, layer_ops, recurrent, sequence)
+    for m in (math, creation, reduce, linalg, shape, indexing, nn, image, fused, recurrent, sequence)
 }
 
 

@@ -1,5 +1,6 @@
 """Conformance cases: conv2d and depthwise_conv2d, and their gradients (the backprop kernels); avg_pool and max_pool,
-and their gradients (pe.grad with an explicit dy, so no reduction kernel is needed).
+and their gradients (pe.grad with an explicit dy, so no reduction kernel is needed); the ops the convolution and
+pooling layers add (conv2d_transpose, the 3-D ops), and their gradients.
 
 Conv2D cases also run as "...-tiled" (the real-GPU variant, see linalg.py); depthwise kernels have one variant.
 """
@@ -8,7 +9,9 @@ import numpy as np
 
 from ... import ops
 from ...autograd import grad, grads
-from ...window_output_size import conv_output_length
+from ...layers.convolutional3d import triple
+from ...ops.nn import avg_pool3d, conv2d_transpose, conv3d, conv3d_transpose, max_pool3d
+from ...window_output_size import conv_output_length, deconv_length
 from .case import FLOAT_EDGES, Case, rand, with_edges
 from .linalg import both_variants
 
@@ -137,6 +140,93 @@ def _pool_cases(op, name):
     return cases
 
 
+# ---- the layers' ops: conv2d_transpose (the Conv2DBackpropInput kernel run forwards, as Conv2DTranspose does;
+# Conv2D and Conv2DBackpropFilter for its gradients), and conv3d, conv3d_transpose, max_pool3d and avg_pool3d
+# (2-D kernels per depth tap)
+# label -> (x shape, filter [h, w, out, in], strides, padding)
+TRANSPOSE_GEOMETRIES = {
+    "stride2-same": ((2, 4, 5, 3), (3, 3, 4, 3), (2, 2), "same"),
+    "stride2-valid": ((1, 3, 4, 2), (3, 3, 5, 2), (2, 2), "valid"),
+    "window-below-stride": ((2, 3, 3, 3), (1, 2, 3, 3), (3, 3), "valid"),
+    "uneven": ((1, 5, 3, 4), (2, 3, 6, 4), (1, 2), "same"),
+    "many-channels": ((1, 6, 7, 9), (3, 3, 70, 9), (2, 2), "same"),
+}
+TRANSPOSE_WITH_GRADIENTS = ["stride2-same", "window-below-stride", "uneven"]
+
+
+def _transpose_output_hw(x_shape, f_shape, strides, padding):
+    return tuple(deconv_length(n, s, k, padding) for n, s, k in zip(x_shape[1:3], strides, f_shape[:2]))
+
+
+def _transpose_cases(seed):
+    cases = []
+    for k, (label, (x_shape, f_shape, strides, padding)) in enumerate(TRANSPOSE_GEOMETRIES.items()):
+        hw = _transpose_output_hw(x_shape, f_shape, strides, padding)
+        x, f = rand(x_shape, seed + k, -1, 1), rand(f_shape, seed + 50 + k, -1, 1)
+
+        def forward(x, f, hw=hw, strides=strides, padding=padding):
+            return conv2d_transpose(x, f, hw, strides, padding)
+
+        cases.append(Case(f"conv2d_transpose/{label}", forward, [x, f], **TOLERANCE))
+        if label in TRANSPOSE_WITH_GRADIENTS:
+            w = rand((x_shape[0], *hw, f_shape[2]), seed + 100 + k, -1, 1)
+            fn = grads(lambda x, f, w, forward=forward: (forward(x, f) * w).sum())
+            cases.append(
+                Case(f"conv2d_transpose/grad-{label}", lambda *ts, fn=fn: tuple(fn(*ts)), [x, f, w], **TOLERANCE)
+            )
+    return cases
+
+
+def _with_gradients(label, forward, inputs, out_shape, seed):
+    """The forward case and one of the gradients of sum(forward(*inputs) * w) with respect to every input."""
+    w = rand(out_shape, seed, -1, 1)
+    fn = grads(lambda *ts, forward=forward: (forward(*ts[:-1]) * ts[-1]).sum())
+    return [
+        Case(label, forward, inputs, **TOLERANCE),
+        Case(label.replace("/", "/grad-", 1), lambda *ts, fn=fn: tuple(fn(*ts)), [*inputs, w], **TOLERANCE),
+    ]
+
+
+def _cases_3d(seed):
+    x = rand((2, 5, 4, 6, 3), seed, -1, 1)
+    cases = []
+    for k, (window, strides, padding, dilations) in enumerate(
+        [((3, 3, 3), (1, 1, 1), "same", 1), ((2, 3, 2), (2, 1, 2), "valid", 1), ((2, 2, 2), 1, "valid", (2, 1, 1))]
+    ):
+        f = rand((*window, 3, 5), seed + 10 + k, -1, 1)
+
+        def forward(x, f, strides=strides, padding=padding, dilations=dilations):
+            return conv3d(x, f, strides, padding, dilations)
+
+        dhw = [
+            conv_output_length(*a, padding, s, d)
+            for a, s, d in zip(zip(x.shape[1:4], window), triple(strides, "", ""), triple(dilations, "", ""))
+        ]
+        out = (x.shape[0], *dhw, 5)
+        cases += _with_gradients(f"conv3d/{padding}-{k}", forward, [x, f], out, seed + 20 + k)
+    for k, (window, strides, padding) in enumerate([((3, 2, 2), (2, 1, 2), "same"), ((2, 3, 1), (3, 2, 1), "valid")]):
+        small = rand((1, 3, 2, 4, 3), seed + 30 + k, -1, 1)
+        f = rand((*window, 4, 3), seed + 40 + k, -1, 1)
+        dhw = tuple(deconv_length(n, s, w, padding) for n, s, w in zip(small.shape[1:4], strides, window))
+
+        def forward(x, f, dhw=dhw, strides=strides, padding=padding):
+            return conv3d_transpose(x, f, dhw, strides, padding)
+
+        cases += _with_gradients(f"conv3d_transpose/{padding}-{k}", forward, [small, f], (1, *dhw, 4), seed + 50 + k)
+    for name, pool in (("max_pool3d", max_pool3d), ("avg_pool3d", avg_pool3d)):
+        for k, (window, strides, padding) in enumerate(
+            [((2, 2, 2), (2, 2, 2), "valid"), ((3, 2, 3), (2, 1, 2), "same")]
+        ):
+
+            def forward(x, pool=pool, window=window, strides=strides, padding=padding):
+                return pool(x, window, strides, padding)
+
+            dhw = [conv_output_length(n, w, padding, s) for n, w, s in zip(x.shape[1:4], window, strides)]
+            out = (x.shape[0], *dhw, x.shape[4])
+            cases += _with_gradients(f"{name}/{padding}-{k}", forward, [x], out, seed + 60 + k)
+    return cases
+
+
 CASES = (
     both_variants(_cases("conv2d", lambda label, c: CONV_CHANNELS.get(label, 7), 1000))
     + _cases("depthwise_conv2d", lambda label, c: DEPTHWISE_MULTIPLIERS.get(label, 1), 2000)
@@ -149,4 +239,6 @@ CASES = (
             [np.array([[[[1.0], [np.nan]], [[3.0], [2.0]]]], np.float32)],
         )
     ]
+    + _transpose_cases(5000)
+    + _cases_3d(6000)
 )
