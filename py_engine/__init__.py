@@ -167,8 +167,6 @@ _LAZY_NAMES = {
     "load_layers_model": "models.loading",
     "save_layers_model": "io.save",
     "Input": "layers",
-    "fused_conv2d": "layers",
-    "fused_depthwise_conv2d": "layers",
     "Model": "models",
     "Sequential": "models",
     "model_from_config": "models",

@@ -6,6 +6,7 @@ import numpy as np
 from .capture import capture
 from .engine import ENGINE
 from .ops.convert import tensor
+from .ops.fused import fused_conv2d
 from .ops.image import resize_bilinear
 
 
@@ -38,8 +39,6 @@ class ImageClassifier:
 
     def preprocess(self, pixels):
         """int32 [h, w, 3] -> the model's float32 [1, height, width, 3] input."""
-        from .layers.fused import fused_conv2d  # py_engine.layers loads on first use: the page is ready sooner
-
         x = resize_bilinear(pixels.cast("float32"), self.size, half_pixel_centers=True)
         return fused_conv2d(x.expand_dims(0), self.scale, self.shift)
 

@@ -9,9 +9,9 @@ import numpy as np
 import pytest
 
 import py_engine as pe
-from py_engine.backends.webgpu.kernels import conv as conv_kernels
+from py_engine.backends.webgpu.kernels import nn as nn_kernels
 from py_engine.engine import ENGINE
-from py_engine.layers.fused import ACTIVATIONS
+from py_engine.ops.fused import ACTIVATIONS
 
 RELU_LIKE = ("linear", "relu", "relu6")
 
@@ -198,7 +198,7 @@ def test_conv2d_into_32_channels_or_more_is_the_matmul_of_its_patches_on_a_cpu_a
         # fewer output channels, or more patches than the limit, or a GPU: the implicit GEMM
         narrow = rng.uniform(-1, 1, (*window, x_shape[-1], 31)).astype(np.float32)
         assert kinds(narrow) == ["Gemm:conv2d"]
-        monkeypatch.setattr(conv_kernels, "PATCHES_LIMIT", x.size * window[0] * window[1] // 16)
+        monkeypatch.setattr(nn_kernels, "PATCHES_LIMIT", x.size * window[0] * window[1] // 16)
         assert kinds(f) == ["Gemm:conv2d"]
         monkeypatch.undo()
         gpu.on_cpu = False
@@ -242,7 +242,7 @@ def test_register_blocked_threads_are_numbered_along_the_rows_of_c(gpu, rng, row
     grids = []
     dispatch = gpu.dispatch
     monkeypatch.setattr(gpu, "dispatch", lambda shader, *args: grids.append(args[-1]) or dispatch(shader, *args))
-    monkeypatch.setattr(conv_kernels, "PATCHES_MIN_OUT", cols + 1)  # the implicit GEMM, not the patches' matmul
+    monkeypatch.setattr(nn_kernels, "PATCHES_MIN_OUT", cols + 1)  # the implicit GEMM, not the patches' matmul
     saved, gpu.on_cpu = gpu.on_cpu, True
     try:
         keys = shader_keys(gpu, lambda: pe.matmul(pe.tensor(a), pe.tensor(b)))

@@ -7,7 +7,7 @@ import pytest
 import py_engine as pe
 from py_engine.backends.webgpu.backend import HostScalar, WebGPUBackend
 from py_engine.engine import ENGINE
-from py_engine.testing.conformance.elementwise import BINARY, COMPARE
+from py_engine.testing.conformance.math import BINARY, COMPARE
 
 SPECIALS = np.array([np.nan, np.inf, -np.inf, 0.0, -0.0, 1.0, -1.0, 2.0, -3.0, 0.5, 1e-30], np.float32)
 NUMBERS = [2.0, -0.0, 0.0, 0.5, float("nan"), float("inf"), -3.0, 1e-30]

@@ -401,7 +401,7 @@ def test_initializers():
 # ---- fused convolutions -------------------------------------------------------------------------
 
 
-@pytest.mark.parametrize("activation", pe.layers.fused.ACTIVATIONS)
+@pytest.mark.parametrize("activation", pe.ops.fused.ACTIVATIONS)
 @pytest.mark.parametrize("depthwise", [False, True])
 def test_fused_ops_match_numpy(rng, activation, depthwise):
     x = rng.uniform(-3, 3, size=(2, 6, 7, 3)).astype(np.float32)

@@ -30,8 +30,6 @@ LAZY_NAMES = {
     "load_layers_model": "py_engine.models.loading",
     "save_layers_model": "py_engine.io.save",
     "Input": "py_engine.layers",
-    "fused_conv2d": "py_engine.layers",
-    "fused_depthwise_conv2d": "py_engine.layers",
     "Model": "py_engine.models",
     "Sequential": "py_engine.models",
     "model_from_config": "py_engine.models",

@@ -9,7 +9,7 @@ import pytest
 import py_engine as pe
 from py_engine.backends.webgpu.backend import PENDING_LIMIT
 from py_engine.backends.webgpu.buffer_pool import size_class
-from py_engine.backends.webgpu.kernels.elementwise import run_elementwise
+from py_engine.backends.webgpu.kernels.math import run_elementwise
 
 
 def program(x):

@@ -9,7 +9,7 @@ import numpy as np
 import pytest
 
 import py_engine as pe
-from py_engine.backends.webgpu.kernels.elementwise import HELPERS
+from py_engine.backends.webgpu.kernels.math import HELPERS
 from py_engine.backends.webgpu.program import Uniforms, linear_program
 from py_engine.backends.webgpu.wgsl import drop_unused_functions, linear_groups
 from py_engine.engine import ENGINE

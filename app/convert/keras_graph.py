@@ -7,6 +7,8 @@ result loads in real TF.js and in py_engine alike. Weight names are `<layer>/<we
 
 import numpy as np
 
+from py_engine.window_output_size import conv_output_length
+
 KERAS_VERSION = "tfjs-layers 4.22.0"
 _GLOROT = {
     "class_name": "VarianceScaling",
@@ -73,9 +75,7 @@ class Graph:
 
     def _window(self, x, kernel, stride, padding):
         h, w, _ = self.shapes[x]
-        if padding == "same":
-            return -(-h // stride), -(-w // stride)
-        return (h - kernel) // stride + 1, (w - kernel) // stride + 1
+        return conv_output_length(h, kernel, padding, stride), conv_output_length(w, kernel, padding, stride)
 
     def conv2d(self, x: str, name: str, kernel: np.ndarray, stride=1, padding="valid", bias=None) -> str:
         """kernel in Keras layout [h, w, in, out]."""

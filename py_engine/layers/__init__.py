@@ -15,7 +15,6 @@ from .convolutional_variants import Conv1D, Conv2DTranspose, SeparableConv2D
 from .core import Activation, Dense, Dropout, Flatten, ReLU, Reshape, Softmax
 from .crf import CRF
 from .embedding import Embedding
-from .fused import fused_conv2d, fused_depthwise_conv2d
 from .global_pooling1d import GlobalAveragePooling1D
 from .input_layer import Input, InputLayer
 from .layer_normalization import LayerNormalization
@@ -28,7 +27,6 @@ from .position import PositionEmbedding, SinePositionEncoding, TokenAndPositionE
 from .preprocessing import CategoryEncoding, CenterCrop, RandomHeight, RandomWidth, Rescaling, Resizing
 from .recurrent import GRU, LSTM, SimpleRNN
 from .recurrent_cells import RNN, GRUCell, LSTMCell, RNNCell, SimpleRNNCell, StackedRNNCells
-from .recurrent_ops import gru_sequence, lstm_sequence, simple_rnn_sequence
 from .reshaping import Cropping2D, Masking, Permute, RepeatVector, UpSampling2D
 from .transformer import TransformerEncoder
 from .wrappers import TimeDistributed
@@ -123,9 +121,4 @@ __all__ = [
     "WeightSource",
     "ZeroPadding2D",
     "deserialize",
-    "fused_conv2d",
-    "fused_depthwise_conv2d",
-    "gru_sequence",
-    "lstm_sequence",
-    "simple_rnn_sequence",
 ]

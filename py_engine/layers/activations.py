@@ -20,7 +20,7 @@ Each is TF.js's formula, op for op where the ops exist here, and differentiable:
 import math
 
 from .. import ops
-from .fused import ACTIVATIONS as FUSABLE  # noqa: F401 - the ones a fused convolution applies itself
+from ..ops.fused import ACTIVATIONS as FUSABLE  # noqa: F401 - the ones a fused convolution applies itself
 
 SELU_SCALE = 1.0507009873554804934193349852946  # TF.js's selu_util constants
 SELU_SCALE_ALPHA = 1.7580993408473768599402175208123

@@ -14,10 +14,11 @@ import numpy as np
 
 from .. import ops
 from ..errors import ShapeError
+from ..ops.fused import fused_conv2d
+from ..window_output_size import conv_output_length
 from . import activations, initializers
 from .base import Layer, channels_last, pair, register
-from .convolutional import conv_output_length, padding_mode
-from .fused import fused_conv2d
+from .convolutional import padding_mode
 from .recurrent import add_computed_weight, initializer_config, orthogonal
 
 

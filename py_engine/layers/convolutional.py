@@ -7,19 +7,11 @@ bias and activation run as one fused kernel.
 
 from .. import ops
 from ..errors import ShapeError
+from ..ops.fused import fused_conv2d, fused_depthwise_conv2d
+from ..window_output_size import conv_output_length
 from . import activations, initializers
 from .base import Layer, channels_last, pair, register
 from .core import check_last_axis
-from .fused import fused_conv2d, fused_depthwise_conv2d
-
-
-def conv_output_length(size, window, padding, stride, dilation=1):
-    """Output length along one axis, as TensorFlow ("same": ceil(size / stride)); None stays None."""
-    if size is None:
-        return None
-    if padding == "same":
-        return -(-size // stride)
-    return (size - (window - 1) * dilation - 1) // stride + 1
 
 
 def window_output_shape(layer, input_shape, window, strides, padding, dilations, channels):

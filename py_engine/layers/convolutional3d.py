@@ -1,22 +1,19 @@
 """Conv3D, Conv3DTranspose, MaxPooling3D and AveragePooling3D over [batch, depth, height, width, channels], as
 TensorFlow.js 4.22 runs and saves them (kernels [d, h, w, in, filters], and [d, h, w, filters, in] for the transpose).
 
-Each is the 2-D op it generalizes, run once per tap of the window along depth, on the depth slices that tap meets
+Each runs its op in ops/nn.py (conv3d, conv3d_transpose, max_pool3d, avg_pool3d): the 2-D op it generalizes, run once per tap of the window along depth, on the depth slices that tap meets
 (frames [batch * out depth, height, width, channels]), and summed (convolutions, average pools) or maxed (max pools)
 across taps, so every backend runs them on its 2-D kernels, with their gradients, and no shader of its own. Padding
 along depth is TensorFlow's (the extra slice at the end); an average counts only real (unpadded) values, and a
 maximum's gradient goes to the first maximum in (depth, row, column) order, as TensorFlow's 3-D kernels.
 """
 
-import numpy as np
-
-from .. import ops
 from ..errors import ShapeError
-from ..tensor import Tensor
+from ..ops.nn import avg_pool3d, conv3d, conv3d_transpose, max_pool3d
+from ..window_output_size import conv_output_length, deconv_length
 from . import activations, initializers
 from .base import Layer, channels_last, register
-from .convolutional import conv_output_length, padding_mode
-from .convolutional_variants import conv2d_transpose, deconv_length
+from .convolutional import padding_mode
 
 
 def triple(value, what, layer):
@@ -27,114 +24,6 @@ def triple(value, what, layer):
     if len(values) != 3 or not all(isinstance(v, int) and not isinstance(v, bool) and v > 0 for v in values):
         raise ValueError(f"{layer}: {what} must be a positive int or three of them, got {value!r}")
     return values
-
-
-def depth_padding(size, extent, stride, padding):
-    """(front, back) along depth: none for "valid"; TensorFlow's "same" (the odd slice at the back)."""
-    if padding == "valid":
-        return 0, 0
-    total = max((-(-size // stride) - 1) * stride + extent - size, 0)
-    return total // 2, total - total // 2
-
-
-def _pad_depth(x, front, back, value=0.0):
-    if not (front or back):
-        return x
-    return ops.pad(x, [(0, 0), (front, back), (0, 0), (0, 0), (0, 0)], value)
-
-
-def _depth_taps(x, window, stride, dilation, padding, value=0.0):
-    """(out depth, [frames per tap]): each tap's depth slices as [batch * out depth, height, width, channels]."""
-    batch, depth, height, width, channels = x.shape
-    extent = (window - 1) * dilation + 1
-    front, back = depth_padding(depth, extent, stride, padding)
-    padded = _pad_depth(x, front, back, value)
-    out_depth = (depth + front + back - extent) // stride + 1
-    if out_depth <= 0:
-        raise ShapeError(f"a window of {window} along depth leaves no output for inputs of shape {x.shape}")
-    frames = []
-    for i in range(window):
-        start = i * dilation
-        slices = padded[:, start : start + (out_depth - 1) * stride + 1 : stride]
-        frames.append(ops.reshape(slices, (batch * out_depth, height, width, channels)))
-    return out_depth, frames
-
-
-def _check_rank5(op, x):
-    if not isinstance(x, Tensor):
-        raise TypeError(f"{op}: x must be a Tensor (pe.tensor(...)), got {type(x).__name__}")
-    if x.rank != 5:
-        raise ShapeError(f"{op}: x must be [batch, depth, height, width, channels], got shape {x.shape}")
-
-
-def conv3d(x, filter, strides=1, padding="valid", dilations=1):  # noqa: A002
-    """3-D convolution of x [N, D, H, W, C] with filter [d, h, w, C, out]; padding "same" or "valid"."""
-    _check_rank5("conv3d", x)
-    strides, dilations = triple(strides, "strides", "conv3d"), triple(dilations, "dilations", "conv3d")
-    if filter.rank != 5 or filter.shape[3] != x.shape[4]:
-        raise ShapeError(f"conv3d: filter must be [d, h, w, {x.shape[4]}, out] for x {x.shape}, got {filter.shape}")
-    out_depth, frames = _depth_taps(x, filter.shape[0], strides[0], dilations[0], padding)
-    total = None
-    for i, frame in enumerate(frames):
-        y = ops.conv2d(frame, filter[i], strides[1:], padding, dilations[1:])
-        total = y if total is None else total + y
-    return ops.reshape(total, (x.shape[0], out_depth, *total.shape[1:]))
-
-
-def conv3d_transpose(x, filter, output_dhw, strides=1, padding="valid"):  # noqa: A002
-    """The transposed 3-D convolution of x [N, D, H, W, in] with filter [d, h, w, out, in] (TF.js's
-    conv3dTranspose): the gradient of conv3d(y, filter) with respect to y [N, *output_dhw, out]."""
-    _check_rank5("conv3d_transpose", x)
-    strides = triple(strides, "strides", "conv3d_transpose")
-    batch, depth, height, width, channels = x.shape
-    window, stride, out_depth = filter.shape[0], strides[0], output_dhw[0]
-    if conv_output_length(out_depth, window, padding, stride) != depth:
-        raise ShapeError(
-            f"conv3d_transpose: an output depth of {out_depth} with stride {stride} and padding {padding!r} convolves "
-            f"back to {conv_output_length(out_depth, window, padding, stride)}, not x's {depth}"
-        )
-    front = depth_padding(out_depth, window, stride, padding)[0]
-    length = max((depth - 1) * stride + window, front + out_depth)
-    frames = ops.reshape(x, (batch * depth, height, width, channels))
-    total = None
-    for i in range(window):
-        z = conv2d_transpose(frames, filter[i], output_dhw[1:], strides[1:], padding)
-        z = ops.reshape(z, (batch, depth, 1, *z.shape[1:]))
-        if stride > 1:  # frame d lands on depth d * stride + i: zeros in between
-            z = ops.concat([z, ops.zeros((batch, depth, stride - 1, *z.shape[3:]))], axis=2)
-        z = ops.reshape(z, (batch, depth * stride, *z.shape[3:]))
-        z = _pad_depth(z, i, max(length - i - depth * stride, 0))[:, :length]
-        total = z if total is None else total + z
-    return total[:, front : front + out_depth]
-
-
-def max_pool3d(x, pool_size, strides, padding="valid"):
-    """The maximum of each window of x [N, D, H, W, C]; padding "same" or "valid" never takes part."""
-    _check_rank5("max_pool3d", x)
-    pool_size, strides = triple(pool_size, "pool_size", "max_pool3d"), triple(strides, "strides", "max_pool3d")
-    out_depth, frames = _depth_taps(x, pool_size[0], strides[0], 1, padding, float("-inf"))
-    total = None
-    for frame in frames:  # ties go to the earlier tap (maximum's gradient), as TensorFlow's first maximum
-        y = ops.max_pool(frame, pool_size[1:], strides[1:], padding)
-        total = y if total is None else ops.maximum(total, y)
-    return ops.reshape(total, (x.shape[0], out_depth, *total.shape[1:]))
-
-
-def avg_pool3d(x, pool_size, strides, padding="valid"):
-    """The mean of each window of x [N, D, H, W, C] over its real (unpadded) values."""
-    _check_rank5("avg_pool3d", x)
-    pool_size, strides = triple(pool_size, "pool_size", "avg_pool3d"), triple(strides, "strides", "avg_pool3d")
-    depth = x.shape[1]
-    out_depth, frames = _depth_taps(x, pool_size[0], strides[0], 1, padding)
-    total = None
-    for frame in frames:
-        y = ops.avg_pool(frame, pool_size[1:], strides[1:], padding)
-        total = y if total is None else total + y
-    front = depth_padding(depth, pool_size[0], strides[0], padding)[0]
-    starts = np.arange(out_depth) * strides[0] - front
-    counts = np.minimum(starts + pool_size[0], depth) - np.maximum(starts, 0)  # real slices in each window
-    total = ops.reshape(total, (x.shape[0], out_depth, *total.shape[1:]))
-    return total / counts.reshape(1, out_depth, 1, 1, 1).astype(np.float32)
 
 
 def _check_input(layer, input_shape):

@@ -13,16 +13,14 @@ Weights are saved in TF.js's order: kernel, bias; or depthwise_kernel, pointwise
 """
 
 from .. import ops
-from ..autograd import register_gradient
-from ..engine import ENGINE
 from ..errors import ShapeError
-from ..ops.convert import release
-from ..ops.nn import _padding, float_input
+from ..ops.fused import fused_conv2d, fused_depthwise_conv2d
+from ..ops.nn import conv2d_transpose
+from ..window_output_size import conv_output_length, deconv_length
 from . import activations, initializers
 from .base import _SOURCE, Layer, channels_last, pair, register
-from .convolutional import conv_output_length, padding_mode, window_output_shape
+from .convolutional import padding_mode, window_output_shape
 from .core import check_last_axis
-from .fused import fused_conv2d, fused_depthwise_conv2d
 
 
 def _positive_int(value, what, layer):
@@ -46,54 +44,6 @@ def saved_weight_shape(name):
     source = _SOURCE.get()
     value = None if source is None else source.arrays.get(name)
     return None if value is None else tuple(value.shape)
-
-
-def deconv_length(size, stride, window, padding):
-    """TF.js's deconvLength: the output length of a transposed convolution along one axis (None stays None)."""
-    if size is None:
-        return None
-    return size * stride + (max(window - stride, 0) if padding == "valid" else 0)
-
-
-def conv2d_transpose(x, filter, output_hw, strides=1, padding="valid"):  # noqa: A002
-    """The transposed 2-D convolution of x [N, H, W, in] with filter [h, w, out, in] (TF.js's conv2dTranspose):
-    the gradient of conv2d(y, filter) with respect to y [N, *output_hw, out]. padding: "same" or "valid"."""
-    op = "conv2d_transpose"
-    temps = []
-    try:
-        x, filter = float_input(op, x, temps), float_input(op, filter, temps, "filter")  # noqa: A001
-        if x.rank != 4 or filter.rank != 4 or filter.shape[3] != x.shape[3]:
-            raise ShapeError(
-                f"{op}: needs x [N, H, W, in] and filter [h, w, out, in] with the same in; got x {x.shape} and "
-                f"filter {filter.shape}"
-            )
-        strides = pair(strides, "strides", op)
-        padding = padding_mode(padding, op)
-        output_shape = (x.shape[0], *output_hw, filter.shape[2])
-        # the padding of the forward convolution from the output back to x, which must give x's size
-        pad = _padding(op, padding, output_hw, filter.shape[:2], strides)
-        expected = [conv_output_length(n, k, padding, s) for n, k, s in zip(output_hw, filter.shape[:2], strides)]
-        if tuple(expected) != x.shape[1:3]:
-            raise ShapeError(
-                f"{op}: an output of {list(output_hw)} with strides {strides} and padding {padding!r} convolves back "
-                f"to {expected}, not x's {list(x.shape[1:3])}"
-            )
-        attrs = {"strides": strides, "pad": pad, "dilations": (1, 1), "input_shape": output_shape}
-        return ENGINE.run_kernel("Conv2DBackpropInput", (x, filter), attrs)
-    finally:
-        release(temps)
-
-
-def _conv2d_transpose_gradient(dy, ins, outs, attrs):
-    x, kernel = ins
-    conv = {key: attrs[key] for key in ("strides", "pad", "dilations")}
-    return (
-        lambda: ENGINE.run_kernel("Conv2D", (dy, kernel), conv),
-        lambda: ENGINE.run_kernel("Conv2DBackpropFilter", (dy, x), {**conv, "filter_shape": kernel.shape}),
-    )
-
-
-register_gradient("Conv2DBackpropInput", _conv2d_transpose_gradient)
 
 
 class _WindowConfig(Layer):

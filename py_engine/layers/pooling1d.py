@@ -3,8 +3,9 @@ over [batch, time, features], computed as a 2-D pool of width 1), GlobalMaxPooli
 
 from .. import ops
 from ..errors import ShapeError
+from ..window_output_size import conv_output_length
 from .base import Layer, channels_last, register
-from .convolutional import conv_output_length, padding_mode
+from .convolutional import padding_mode
 from .reshaping import data_format_of
 
 

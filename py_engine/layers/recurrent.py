@@ -2,7 +2,7 @@
 
 Weights as Keras and TF.js lay them out: kernel [features, gates * units], recurrent_kernel [units, gates * units],
 bias [gates * units], gates in the order LSTM i, f, c, o and GRU z, r, h. A call projects every step's input with
-one matmul and runs the recurrence as one op (layers/recurrent_ops.py). With a mask (from Embedding(mask_zero=True))
+one matmul and runs the recurrence as one op (ops/recurrent.py). With a mask (from Embedding(mask_zero=True))
 a masked step is skipped: the state is carried and, with return_sequences, the previous output repeats, as in
 TF.js. go_backwards reads the sequence from its end and returns the outputs in that order (as TF.js and Keras).
 
@@ -14,9 +14,9 @@ import numpy as np
 
 from .. import ops
 from ..errors import ShapeError
+from ..ops.recurrent import ACTIVATIONS, gru_sequence, lstm_sequence, simple_rnn_sequence
 from . import initializers
 from .base import _SOURCE, Layer, WeightSource, register
-from .recurrent_ops import ACTIVATIONS, gru_sequence, lstm_sequence, simple_rnn_sequence
 
 
 def activation_name(value, layer, what="activation"):

@@ -3,7 +3,7 @@ RNNCell, the base of custom cells (which RNN runs one step at a time).
 
 A cell is one step of a recurrent layer: cell([x, *states]) -> [output, *new_states] for x [batch, features]
 (LSTMCell's states are h and c, the others' h). RNN(cell) runs a cell over [batch, time, features] with the same
-whole-sequence kernels as SimpleRNN, GRU and LSTM (layers/recurrent_ops.py), so RNN(LSTMCell(4)) computes what
+whole-sequence kernels as SimpleRNN, GRU and LSTM (ops/recurrent.py), so RNN(LSTMCell(4)) computes what
 LSTM(4) computes. RNN([cell, cell, ...]) or RNN(StackedRNNCells([...])) feeds each cell's outputs to the next; its
 states are every cell's.
 
@@ -16,10 +16,10 @@ cell's weights are saved as "<rnn>/kernel", "<rnn>/recurrent_kernel", "<rnn>/bia
 
 from .. import ops
 from ..errors import ShapeError
+from ..ops.recurrent import gru_sequence, lstm_sequence, simple_rnn_sequence
 from .base import CLASSES, Layer, register
 from .recurrent import GRU, LSTM, SimpleRNN
 from .recurrent import RNN as SequenceLayer
-from .recurrent_ops import gru_sequence, lstm_sequence, simple_rnn_sequence
 
 # what RNN owns in a config; the rest are a cell's keys that TF.js copies next to "cell"
 _RNN_KEYS = {

@@ -14,9 +14,9 @@ from ..engine import ENGINE
 from ..layers import activations
 from ..layers.convolutional import Conv2D, DepthwiseConv2D, ZeroPadding2D
 from ..layers.core import Dense
-from ..layers.fused import fused_conv2d
 from ..layers.normalization import BatchNormalization
 from ..ops import neg, reshape, rsqrt
+from ..ops.fused import fused_conv2d
 from .execution import Step, layer_steps
 
 

@@ -1,8 +1,9 @@
 """The public ops, and the Tensor methods and operators that call them."""
 
 from ..tensor import Tensor
-from . import creation, gradients, image, linalg, math, nn, reduce, sequence, shape  # noqa: F401 - gradients registers
+from . import creation, fused, gradients, image, linalg, math, nn, recurrent, reduce, sequence, shape  # noqa: F401
 from .creation import *  # noqa: F403
+from .fused import *  # noqa: F403
 from .image import *  # noqa: F403
 from .linalg import *  # noqa: F403
 from .math import *  # noqa: F403
@@ -11,8 +12,9 @@ from .reduce import *  # noqa: F403
 from .sequence import *  # noqa: F403
 from .shape import *  # noqa: F403
 
-__all__ = creation.__all__ + image.__all__ + linalg.__all__ + math.__all__ + nn.__all__ + reduce.__all__ + shape.__all__
-__all__ += sequence.__all__
+# recurrent's ops stay out of the package namespace: the recurrent layers are their users
+__all__ = creation.__all__ + fused.__all__ + image.__all__ + linalg.__all__ + math.__all__ + nn.__all__
+__all__ += reduce.__all__ + sequence.__all__ + shape.__all__
 
 
 def _reflected(fn):

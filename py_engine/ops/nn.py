@@ -1,8 +1,11 @@
 """Convolutions, pooling, normalisation and dropout (NHWC images, HWIO filters, as TensorFlow.js).
 
 conv2d, depthwise_conv2d and the pools run one kernel each, with padding resolved here to explicit
-((top, bottom), (left, right)); their gradients have kernels of their own. global_avg_pool,
-batch_norm, layer_norm and dropout are built from other ops, so their gradients come for free.
+((top, bottom), (left, right)); their gradients have kernels of their own. conv2d_transpose runs conv2d's input
+gradient kernel forwards. global_avg_pool, batch_norm, layer_norm and dropout are built from other ops, so their
+gradients come for free, as do the 3-D ops the 3-D layers run (conv3d, conv3d_transpose, max_pool3d, avg_pool3d:
+the 2-D op once per tap of the window along depth); those and conv2d_transpose are the layers', not in pe's
+namespace.
 """
 
 __all__ = [
@@ -18,19 +21,22 @@ __all__ = [
 
 import numbers
 
+import numpy as np
+
 from .. import dtypes
 from ..engine import ENGINE
 from ..errors import DTypeError, ShapeError
 from ..tensor import Tensor
-from ..windows import window_output_hw
+from ..window_output_size import conv_output_length, same_padding, window_output_hw
 from .check import axes as normalize_axes
 from .check import int_tuple, rank_is
 from .convert import as_temporary, release
-from .creation import random_uniform
-from .math import cast, greater_equal, rsqrt
+from .creation import random_uniform, zeros
+from .math import cast, greater_equal, maximum, rsqrt
 from .reduce import mean as reduce_mean
 from .reduce import moments
-from .shape import expand_dims, reshape
+from .shape import concat, expand_dims, reshape
+from .shape import pad as pad_tensor
 
 F32 = dtypes.float32
 
@@ -65,11 +71,7 @@ def _padding(op, padding, in_hw, extent, strides):
     if isinstance(padding, str) and padding.lower() in ("same", "valid"):
         if padding.lower() == "valid":
             return ((0, 0), (0, 0))
-        pads = []
-        for n, k, s in zip(in_hw, extent, strides):
-            total = max((-(-n // s) - 1) * s + k - n, 0)  # TensorFlow: the extra pixel goes bottom/right
-            pads.append((total // 2, total - total // 2))
-        return tuple(pads)
+        return tuple(same_padding(n, k, s) for n, k, s in zip(in_hw, extent, strides))
     if _count(padding):
         return ((int(padding),) * 2,) * 2
     try:
@@ -299,3 +301,154 @@ def dropout(x, rate, noise_shape=None, seed=None):
         return ENGINE.tidy(drop)
     finally:
         release(temps)
+
+
+# ---- the layers' ops: a transposed convolution, and the 3-D ones -----------------------------------------------
+
+
+def _same_or_valid(op, padding):
+    """The padding Keras's layers take: "same" or "valid", in any case."""
+    mode = padding.lower() if isinstance(padding, str) else padding
+    if mode not in ("same", "valid"):
+        raise ValueError(f"{op}: padding must be 'same' or 'valid', got {padding!r}")
+    return mode
+
+
+def conv2d_transpose(x, filter, output_hw, strides=1, padding="valid"):
+    """The transposed 2-D convolution of x [N, H, W, in] with filter [h, w, out, in] (TF.js's conv2dTranspose):
+    the gradient of conv2d(y, filter) with respect to y [N, *output_hw, out]. padding: "same" or "valid"."""
+    op = "conv2d_transpose"
+    temps = []
+    try:
+        x, filter = float_input(op, x, temps), float_input(op, filter, temps, "filter")
+        if x.rank != 4 or filter.rank != 4 or filter.shape[3] != x.shape[3]:
+            raise ShapeError(
+                f"{op}: needs x [N, H, W, in] and filter [h, w, out, in] with the same in; got x {x.shape} and "
+                f"filter {filter.shape}"
+            )
+        strides = int_tuple(op, strides, 2, "strides")
+        padding = _same_or_valid(op, padding)
+        output_shape = (x.shape[0], *output_hw, filter.shape[2])
+        # the padding of the forward convolution from the output back to x, which must give x's size
+        pad = _padding(op, padding, output_hw, filter.shape[:2], strides)
+        expected = [conv_output_length(n, k, padding, s) for n, k, s in zip(output_hw, filter.shape[:2], strides)]
+        if tuple(expected) != x.shape[1:3]:
+            raise ShapeError(
+                f"{op}: an output of {list(output_hw)} with strides {strides} and padding {padding!r} convolves back "
+                f"to {expected}, not x's {list(x.shape[1:3])}"
+            )
+        attrs = {"strides": strides, "pad": pad, "dilations": (1, 1), "input_shape": output_shape}
+        return ENGINE.run_kernel("Conv2DBackpropInput", (x, filter), attrs)
+    finally:
+        release(temps)
+
+
+def depth_padding(size, extent, stride, padding):
+    """(front, back) along depth: none for "valid"; TensorFlow's "same" (the odd slice at the back)."""
+    return (0, 0) if padding == "valid" else same_padding(size, extent, stride)
+
+
+def _pad_depth(x, front, back, value=0.0):
+    if not (front or back):
+        return x
+    return pad_tensor(x, [(0, 0), (front, back), (0, 0), (0, 0), (0, 0)], value)
+
+
+def _depth_taps(x, window, stride, dilation, padding, value=0.0):
+    """(out depth, [frames per tap]): each tap's depth slices as [batch * out depth, height, width, channels]."""
+    batch, depth, height, width, channels = x.shape
+    extent = (window - 1) * dilation + 1
+    front, back = depth_padding(depth, extent, stride, padding)
+    padded = _pad_depth(x, front, back, value)
+    out_depth = (depth + front + back - extent) // stride + 1
+    if out_depth <= 0:
+        raise ShapeError(f"a window of {window} along depth leaves no output for inputs of shape {x.shape}")
+    frames = []
+    for i in range(window):
+        start = i * dilation
+        slices = padded[:, start : start + (out_depth - 1) * stride + 1 : stride]
+        frames.append(reshape(slices, (batch * out_depth, height, width, channels)))
+    return out_depth, frames
+
+
+def _check_rank5(op, x):
+    if not isinstance(x, Tensor):
+        raise TypeError(f"{op}: x must be a Tensor (pe.tensor(...)), got {type(x).__name__}")
+    if x.rank != 5:
+        raise ShapeError(f"{op}: x must be [batch, depth, height, width, channels], got shape {x.shape}")
+
+
+def conv3d(x, filter, strides=1, padding="valid", dilations=1):
+    """3-D convolution of x [N, D, H, W, C] with filter [d, h, w, C, out]; padding "same" or "valid"."""
+    _check_rank5("conv3d", x)
+    strides, dilations = int_tuple("conv3d", strides, 3, "strides"), int_tuple("conv3d", dilations, 3, "dilations")
+    if filter.rank != 5 or filter.shape[3] != x.shape[4]:
+        raise ShapeError(f"conv3d: filter must be [d, h, w, {x.shape[4]}, out] for x {x.shape}, got {filter.shape}")
+    out_depth, frames = _depth_taps(x, filter.shape[0], strides[0], dilations[0], padding)
+    total = None
+    for i, frame in enumerate(frames):
+        y = conv2d(frame, filter[i], strides[1:], padding, dilations[1:])
+        total = y if total is None else total + y
+    return reshape(total, (x.shape[0], out_depth, *total.shape[1:]))
+
+
+def conv3d_transpose(x, filter, output_dhw, strides=1, padding="valid"):
+    """The transposed 3-D convolution of x [N, D, H, W, in] with filter [d, h, w, out, in] (TF.js's
+    conv3dTranspose): the gradient of conv3d(y, filter) with respect to y [N, *output_dhw, out]."""
+    _check_rank5("conv3d_transpose", x)
+    strides = int_tuple("conv3d_transpose", strides, 3, "strides")
+    batch, depth, height, width, channels = x.shape
+    window, stride, out_depth = filter.shape[0], strides[0], output_dhw[0]
+    if conv_output_length(out_depth, window, padding, stride) != depth:
+        raise ShapeError(
+            f"conv3d_transpose: an output depth of {out_depth} with stride {stride} and padding {padding!r} convolves "
+            f"back to {conv_output_length(out_depth, window, padding, stride)}, not x's {depth}"
+        )
+    front = depth_padding(out_depth, window, stride, padding)[0]
+    length = max((depth - 1) * stride + window, front + out_depth)
+    frames = reshape(x, (batch * depth, height, width, channels))
+    total = None
+    for i in range(window):
+        z = conv2d_transpose(frames, filter[i], output_dhw[1:], strides[1:], padding)
+        z = reshape(z, (batch, depth, 1, *z.shape[1:]))
+        if stride > 1:  # frame d lands on depth d * stride + i: zeros in between
+            z = concat([z, zeros((batch, depth, stride - 1, *z.shape[3:]))], axis=2)
+        z = reshape(z, (batch, depth * stride, *z.shape[3:]))
+        z = _pad_depth(z, i, max(length - i - depth * stride, 0))[:, :length]
+        total = z if total is None else total + z
+    return total[:, front : front + out_depth]
+
+
+def max_pool3d(x, pool_size, strides, padding="valid"):
+    """The maximum of each window of x [N, D, H, W, C]; padding "same" or "valid" never takes part."""
+    _check_rank5("max_pool3d", x)
+    pool_size, strides = (
+        int_tuple("max_pool3d", pool_size, 3, "pool_size"),
+        int_tuple("max_pool3d", strides, 3, "strides"),
+    )
+    out_depth, frames = _depth_taps(x, pool_size[0], strides[0], 1, padding, float("-inf"))
+    total = None
+    for frame in frames:  # ties go to the earlier tap (maximum's gradient), as TensorFlow's first maximum
+        y = max_pool(frame, pool_size[1:], strides[1:], padding)
+        total = y if total is None else maximum(total, y)
+    return reshape(total, (x.shape[0], out_depth, *total.shape[1:]))
+
+
+def avg_pool3d(x, pool_size, strides, padding="valid"):
+    """The mean of each window of x [N, D, H, W, C] over its real (unpadded) values."""
+    _check_rank5("avg_pool3d", x)
+    pool_size, strides = (
+        int_tuple("avg_pool3d", pool_size, 3, "pool_size"),
+        int_tuple("avg_pool3d", strides, 3, "strides"),
+    )
+    depth = x.shape[1]
+    out_depth, frames = _depth_taps(x, pool_size[0], strides[0], 1, padding)
+    total = None
+    for frame in frames:
+        y = avg_pool(frame, pool_size[1:], strides[1:], padding)
+        total = y if total is None else total + y
+    front = depth_padding(depth, pool_size[0], strides[0], padding)[0]
+    starts = np.arange(out_depth) * strides[0] - front
+    counts = np.minimum(starts + pool_size[0], depth) - np.maximum(starts, 0)  # real slices in each window
+    total = reshape(total, (x.shape[0], out_depth, *total.shape[1:]))
+    return total / counts.reshape(1, out_depth, 1, 1, 1).astype(np.float32)

@@ -100,4 +100,5 @@ class NumpyBackend(Backend):
         return [own(out, fn, self)], False
 
 
-from . import fused, image, linalg, math, nn, recurrent, reduce, sequence, shape  # noqa: E402,F401 - registers the kernels
+# importing each family's module registers its kernels
+from . import creation, fused, image, indexing, linalg, math, nn, recurrent, reduce, sequence, shape  # noqa: E402,F401

@@ -7,7 +7,7 @@ import numpy as np
 from numpy.lib.stride_tricks import sliding_window_view
 
 from ...kernels import register_kernel
-from ...windows import window_output_hw
+from ...window_output_size import window_output_hw
 from .linalg import matmul
 
 _BLOCK = 1 << 22  # im2col elements per matmul: bounds the extra memory a big convolution needs

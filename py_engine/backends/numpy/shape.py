@@ -4,20 +4,8 @@ import math
 
 import numpy as np
 
-from ...dtypes import NUMPY
 from ...kernels import register_kernel
 
-register_kernel("Fill", "numpy", lambda shape, value, dtype: np.full(shape, value, NUMPY[dtype]))
-
-
-def _one_hot(indices, depth, on_value, off_value, dtype):
-    out = np.full(indices.shape + (depth,), off_value, NUMPY[dtype])
-    valid = (indices >= 0) & (indices < depth)
-    out[valid, indices[valid]] = on_value
-    return out
-
-
-register_kernel("OneHot", "numpy", _one_hot)
 register_kernel("BroadcastTo", "numpy", lambda x, shape: np.broadcast_to(x, shape))
 register_kernel("Transpose", "numpy", lambda x, perm: np.transpose(x, perm))
 register_kernel("Concat", "numpy", lambda *xs, axis: np.concatenate(xs, axis))
@@ -25,22 +13,6 @@ register_kernel("Slice", "numpy", lambda x, begin, size: x[tuple(slice(b, b + s)
 register_kernel("Tile", "numpy", lambda x, reps: np.tile(x, reps))
 register_kernel("Pad", "numpy", lambda x, paddings, constant_value: np.pad(x, paddings, constant_values=constant_value))
 register_kernel("Reverse", "numpy", lambda x, axis: np.flip(x, axis))
-
-
-def _strided(begin, end, strides):
-    """Per axis, the elements begin, begin + stride, ... before end (exclusive). Empty ranges come as (0, 0, 1);
-    with a negative stride, end -1 means "through index 0", so it becomes None for numpy."""
-    return tuple(slice(b, e if e >= 0 else None, s) for b, e, s in zip(begin, end, strides))
-
-
-def _strided_slice_grad(dy, shape, begin, end, strides):
-    out = np.zeros(shape, dy.dtype)
-    out[_strided(begin, end, strides)] = dy
-    return out
-
-
-register_kernel("StridedSlice", "numpy", lambda x, begin, end, strides: x[_strided(begin, end, strides)])
-register_kernel("StridedSliceGrad", "numpy", _strided_slice_grad)
 
 
 def _gather(x, indices, axis, batch_dims):

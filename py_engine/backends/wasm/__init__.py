@@ -51,9 +51,9 @@ def _self_test():
     background, rather than running the first classification's layers on its baseline compiler's."""
     from ..numpy import fused as numpy_fused
     from ..numpy.linalg import matmul
+    from .fused import _fused_conv2d, _fused_depthwise
     from .linalg import _batch_matmul
     from .math import SMALL, _binary
-    from .nn import _fused_conv2d, _fused_depthwise
 
     a, b = _values((125, 91), 1), _values((91, 67), 2)
     x = _values((1, 29, 30, 16), 3)
@@ -81,4 +81,4 @@ def _values(shape, seed):
     )
 
 
-from . import linalg, math, nn, reduce  # noqa: E402,F401 - registers the kernels
+from . import fused, linalg, math, nn, reduce  # noqa: E402,F401 - registers the kernels

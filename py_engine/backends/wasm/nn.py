@@ -6,7 +6,7 @@ channel multiplier other than 1 run the numpy backend's kernels.
 """
 
 from ...kernels import register_kernel
-from ...windows import window_output_hw
+from ...window_output_size import window_output_hw
 from ..numpy import fused as numpy_fused
 from ..numpy import nn as numpy_nn
 from ..numpy.math import _UNARY
@@ -195,20 +195,10 @@ def _max_pool_grad(dy, x, y, ksize, strides, pad):
     return dx
 
 
-def _fused_conv2d(x, weights, *bias, strides, pad, dilations, activation):
-    return _conv2d(x, weights, strides, pad, dilations, bias[0] if bias else None, activation)
-
-
-def _fused_depthwise(x, weights, *bias, strides, pad, dilations, activation):
-    return _depthwise(x, weights, strides, pad, dilations, bias[0] if bias else None, activation)
-
-
 register_kernel("Conv2D", "wasm", _conv2d)
-register_kernel("FusedConv2D", "wasm", _fused_conv2d)
 register_kernel("Conv2DBackpropInput", "wasm", _conv2d_backprop_input)
 register_kernel("Conv2DBackpropFilter", "wasm", _conv2d_backprop_filter)
 register_kernel("DepthwiseConv2dNative", "wasm", _depthwise)
-register_kernel("FusedDepthwiseConv2D", "wasm", _fused_depthwise)
 register_kernel("DepthwiseConv2dNativeBackpropInput", "wasm", _depthwise_backprop_input)
 register_kernel("DepthwiseConv2dNativeBackpropFilter", "wasm", _depthwise_backprop_filter)
 register_kernel("MaxPool", "wasm", _pool(average=False))

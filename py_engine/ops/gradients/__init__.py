@@ -4,4 +4,4 @@ They live apart from the ops because a gradient is written with other ops (a sum
 broadcast's gradient sums): the ops import each other only downwards, and the gradients sit above them all.
 """
 
-from . import image, indexing, linalg, math, nn, reduce, sequence, shape  # noqa: F401 - each registers its gradients
+from . import fused, image, indexing, linalg, math, nn, recurrent, reduce, sequence, shape  # noqa: F401 - each registers

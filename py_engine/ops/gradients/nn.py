@@ -25,3 +25,16 @@ register_gradient(
     "AvgPool",
     lambda dy, ins, outs, attrs: ENGINE.run_kernel("AvgPoolGrad", (dy,), {**attrs, "input_shape": ins[0].shape}),
 )
+
+
+# conv2d_transpose runs Conv2DBackpropInput forwards: its gradients are a convolution and a filter gradient
+def _conv2d_transpose_gradient(dy, ins, outs, attrs):
+    x, kernel = ins
+    conv = {key: attrs[key] for key in ("strides", "pad", "dilations")}
+    return (
+        lambda: ENGINE.run_kernel("Conv2D", (dy, kernel), conv),
+        lambda: ENGINE.run_kernel("Conv2DBackpropFilter", (dy, x), {**conv, "filter_shape": kernel.shape}),
+    )
+
+
+register_gradient("Conv2DBackpropInput", _conv2d_transpose_gradient)

@@ -13,12 +13,12 @@ import numpy as np
 
 from ... import ENGINE, set_backend
 from ...ops import tensor
-from . import conv, elementwise, fused, layer_ops, linalg, pool_image, recurrent, reduce, sequence, shape
+from . import creation, fused, image, indexing, linalg, math, nn, recurrent, reduce, sequence, shape
 from .case import Case
 
 SUITES = {
     m.__name__.rsplit(".", 1)[-1]: m.CASES
-    for m in (elementwise, reduce, linalg, shape, conv, pool_image, fused, layer_ops, recurrent, sequence)
+    for m in (math, creation, reduce, linalg, shape, indexing, nn, image, fused, recurrent, sequence)
 }
 
 

@@ -1,15 +1,15 @@
 """Conformance cases: fused_conv2d and fused_depthwise_conv2d (FusedConv2D, FusedDepthwiseConv2D) and their gradients.
 
-Every activation, with and without a bias, on the convolution geometries of conv.py (strides, dilations,
+Every activation, with and without a bias, on the convolution geometries of nn.py (strides, dilations,
 explicit padding, batch 0, many workgroups along rows and columns). Inputs span [-3, 3] so relu6 clips at both ends. FusedConv2D
 cases also run as "...-tiled" (the real-GPU GEMM variant).
 """
 
 from ...autograd import grads
-from ...layers.fused import ACTIVATIONS, fused_conv2d, fused_depthwise_conv2d
+from ...ops.fused import ACTIVATIONS, fused_conv2d, fused_depthwise_conv2d
 from .case import FLOAT_EDGES, Case, rand, with_edges
-from .conv import GEOMETRIES, TOLERANCE, output_hw
 from .linalg import both_variants
+from .nn import GEOMETRIES, TOLERANCE, output_hw
 
 LABELS = [
     "stride1-same",

@@ -9,8 +9,8 @@ past them); every activation; an empty batch.
 import numpy as np
 
 from ...autograd import grads
-from ...layers.recurrent_ops import ACTIVATIONS, gru_sequence, lstm_sequence, simple_rnn_sequence
 from ...ops import tensor
+from ...ops.recurrent import ACTIVATIONS, gru_sequence, lstm_sequence, simple_rnn_sequence
 from .case import Case, rand
 
 TOLERANCE = {"rtol": 1e-4, "atol": 1e-5}

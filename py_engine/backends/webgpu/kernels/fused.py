@@ -1,7 +1,7 @@
-"""Fused convolutions in WGSL: kernels/conv.py's shaders with an epilogue whose sums start from the bias and
+"""Fused convolutions in WGSL: kernels/nn.py's shaders with an epilogue whose sums start from the bias and
 whose activation is applied as each output is stored, so a conv + bias + activation block is one dispatch.
 
-FusedConv2D is conv.py's implicit GEMM (either variant, recorded as backend.variants["conv"]) and
+FusedConv2D is nn.py's implicit GEMM (either variant, recorded as backend.variants["conv"]) and
 FusedDepthwiseConv2D its direct depthwise shader, both given the epilogue as a parameter (the GEMM's column, the
 depthwise thread's channel, is the output channel). The bias, when there is one, binds after the filter.
 
@@ -17,8 +17,8 @@ import math
 
 from ....kernels import register_kernel
 from ..program import Epilogue
-from .conv import conv2d, depthwise
-from .elementwise import HELPERS, UNARY
+from .math import HELPERS, UNARY
+from .nn import conv2d, depthwise
 
 F32 = "float32"
 # (low, high) of the clamp that is the activation; NaN passes through, as in Relu and Relu6

@@ -1,4 +1,4 @@
-"""BatchMatMul in WGSL, and the GEMM template that the convolutions (kernels/conv.py) reuse.
+"""BatchMatMul in WGSL, and the GEMM template that the convolutions (kernels/nn.py) reuse.
 
 A GEMM computes, for each slab z (a batch element, or a slice of a split reduction),
     C[z][m, n] = sum over segments s, steps t of  A(m, s, t) * B(s, t, n)

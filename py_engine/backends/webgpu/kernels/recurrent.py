@@ -21,7 +21,7 @@ import functools
 from ....kernels import register_kernel
 from ..program import linear_program
 from ..wgsl import linear_groups
-from .elementwise import HELPERS
+from .math import HELPERS
 
 F32 = "float32"
 FINAL = 2  # phase of the dispatch that finishes a backward pass

@@ -16,7 +16,7 @@ import functools
 from ....kernels import register_kernel
 from ..program import program
 from ..wgsl import ELEMENT, MAX_RANK, linear_groups, linear_main, strides
-from .elementwise import HELPERS
+from .math import HELPERS
 
 F32, I32, BOOL = "float32", "int32", "bool"
 ITEMS = 16  # elements each thread of a workgroup reduces serially before the tree

@@ -1,5 +1,5 @@
-"""Shape WGSL kernels: transpose, slices, reverse, tile (one strided-copy shader), pad, concat, gather,
-strided-slice gradient and unsorted segment sum. Every dtype runs (bool lives as u32).
+"""Shape WGSL kernels: transpose, slice, reverse, tile (one strided-copy shader, which indexing.py's strided
+slice runs too), pad, concat, gather, unsorted segment sum and broadcast_to. Every dtype runs (bool lives as u32).
 
 Transpose, Slice, StridedSlice, Reverse and Tile are all out[i] = x[base + sum_d (c_d % period_d) * stride_d]
 over the output coordinates c_d: the kernel works out base, strides and periods (Tile's wrap) on the CPU, drops
@@ -16,11 +16,12 @@ from ....kernels import register_kernel
 from ..program import linear_program
 from ..wgsl import ELEMENT, MAX_RANK, linear_groups
 from ..wgsl import strides as contiguous_strides
+from .math import run_elementwise
 
 F32, I32, BOOL = "float32", "int32", "bool"
 CONCAT_INPUTS = 7  # inputs per Concat dispatch: with the output, 8 storage buffers (WebGPU's default limit)
 
-# ---- strided copy: Transpose, Slice, StridedSlice, Reverse, Tile --------------------------------------
+# ---- strided copy: Transpose, Slice, Reverse, Tile (and indexing.py's StridedSlice) ----------------------------------
 COPY_UNIFORMS = {"rank": "u32", "base": "i32", "shape": f"u32[{MAX_RANK}]", "strides": f"i32[{MAX_RANK}]"}
 
 
@@ -57,7 +58,7 @@ def _collapse(axes):
     return out
 
 
-def _strided_copy(backend, x, shape, base, axes):
+def strided_copy(backend, x, shape, base, axes):
     """out (shape) from x at base + sum of coordinate * stride; axes: (size, stride, period) per output axis."""
     out = backend.empty(shape, x.dtype)
     axes = _collapse(axes)
@@ -73,39 +74,30 @@ def _strided_copy(backend, x, shape, base, axes):
 def _transpose(backend, x, perm):
     xs = contiguous_strides(x.shape)
     shape = tuple(x.shape[a] for a in perm)
-    return _strided_copy(backend, x, shape, 0, [(x.shape[a], xs[a], x.shape[a]) for a in perm])
+    return strided_copy(backend, x, shape, 0, [(x.shape[a], xs[a], x.shape[a]) for a in perm])
 
 
 def _slice(backend, x, begin, size):
     xs = contiguous_strides(x.shape)
     base = sum(b * s for b, s in zip(begin, xs))
-    return _strided_copy(backend, x, size, base, [(n, s, n) for n, s in zip(size, xs)])
-
-
-def _strided_slice(backend, x, begin, end, strides):
-    # the op normalised the ranges: range(b, e, s) lists the indices taken (e == -1 with s < 0 reaches 0)
-    xs = contiguous_strides(x.shape)
-    shape = tuple(len(range(b, e, s)) for b, e, s in zip(begin, end, strides))
-    base = sum(b * s for b, s in zip(begin, xs))
-    return _strided_copy(backend, x, shape, base, [(n, s * st, n) for n, s, st in zip(shape, strides, xs)])
+    return strided_copy(backend, x, size, base, [(n, s, n) for n, s in zip(size, xs)])
 
 
 def _reverse(backend, x, axis):
     xs = contiguous_strides(x.shape)
     base = sum((x.shape[a] - 1) * xs[a] for a in axis)
     axes = [(n, -s if a in axis else s, n) for a, (n, s) in enumerate(zip(x.shape, xs))]
-    return _strided_copy(backend, x, x.shape, base, axes)
+    return strided_copy(backend, x, x.shape, base, axes)
 
 
 def _tile(backend, x, reps):
     xs = contiguous_strides(x.shape)
     shape = tuple(n * r for n, r in zip(x.shape, reps))
-    return _strided_copy(backend, x, shape, 0, [(n * r, s, n) for n, r, s in zip(x.shape, reps, xs)])
+    return strided_copy(backend, x, shape, 0, [(n * r, s, n) for n, r, s in zip(x.shape, reps, xs)])
 
 
 register_kernel("Transpose", "webgpu", _transpose)
 register_kernel("Slice", "webgpu", _slice)
-register_kernel("StridedSlice", "webgpu", _strided_slice)
 register_kernel("Reverse", "webgpu", _reverse)
 register_kernel("Tile", "webgpu", _tile)
 
@@ -155,41 +147,6 @@ def _pad(backend, x, paddings, constant_value):
 
 register_kernel("Pad", "webgpu", _pad)
 
-
-# ---- StridedSliceGrad: each output element finds the dy element that came from it, or is 0 ------------
-@functools.cache
-def _strided_slice_grad_shader(dtype):
-    t = ELEMENT[dtype]
-    body = f"""  var rest = i;
-  var src = 0u;
-  var scale = 1u;
-  for (var step = 0u; step < u.rank; step = step + 1u) {{
-    let d = u.rank - 1u - step;
-    let c = i32(rest % u_shape(d));
-    rest = rest / u_shape(d);
-    let stride = u_strides(d);
-    let offset = select(u_begin(d) - c, c - u_begin(d), stride > 0);  // >= 0 when reached
-    let a = abs(stride);
-    let n = u_dy_shape(d);
-    if (offset < 0 || offset % a != 0 || u32(offset / a) >= n) {{ out[i] = {t}(0); return; }}
-    src = src + u32(offset / a) * scale;
-    scale = scale * n;
-  }}
-  out[i] = dy[src];"""
-    uniforms = {"rank": "u32", "shape": f"u32[{MAX_RANK}]", "begin": f"i32[{MAX_RANK}]", "strides": f"i32[{MAX_RANK}]"}
-    uniforms["dy_shape"] = f"u32[{MAX_RANK}]"
-    return linear_program(f"StridedSliceGrad:{dtype}", body, [("dy", dtype)], [("out", dtype)], uniforms)
-
-
-def _strided_slice_grad(backend, dy, shape, begin, end, strides):
-    out = backend.empty(shape, dy.dtype)
-    uniforms = {"count": out.size, "rank": len(shape), "shape": shape, "begin": begin, "strides": strides}
-    uniforms["dy_shape"] = dy.shape
-    backend.dispatch(_strided_slice_grad_shader(dy.dtype), [dy, out], uniforms, linear_groups(out.size))
-    return out
-
-
-register_kernel("StridedSliceGrad", "webgpu", _strided_slice_grad)
 
 # ---- Concat: up to CONCAT_INPUTS inputs per dispatch, each writing its block of the output --------------
 # x viewed as (outer, axis, inner); a dispatch writes the chunk of the output axis from `offset` on, `ends` and
@@ -297,3 +254,14 @@ def _unsorted_segment_sum(backend, data, segment_ids, num_segments):
 
 
 register_kernel("UnsortedSegmentSum", "webgpu", _unsorted_segment_sum)
+
+
+# ---- BroadcastTo: the elementwise copy, which reads a host scalar as a uniform ---------------------------
+def _broadcast_to(backend, x, shape):
+    return run_elementwise(backend, "BroadcastTo", "x", [x], tuple(shape), x.dtype)
+
+
+register_kernel("BroadcastTo", "webgpu", _broadcast_to)
+
+# the kernels that read a host scalar as a uniform (see math.py)
+TAKES_HOST_SCALARS = frozenset({_broadcast_to})

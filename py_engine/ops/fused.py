@@ -2,17 +2,16 @@
 
 What a Conv2D layer (and a BatchNormalization folded into it) runs: one dispatch instead of three.
 Kernels "FusedConv2D" and "FusedDepthwiseConv2D" take (x, filter) or (x, filter, bias) and the attrs
-of Conv2D (strides, pad, dilations) plus `activation`, one of ACTIVATIONS. Their gradients go through
-the convolutions' own backprop kernels, so models built from layers stay differentiable.
+of Conv2D (strides, pad, dilations) plus `activation`, one of ACTIVATIONS. Their gradients
+(ops/gradients/fused.py) go through the convolutions' own backprop kernels.
 """
 
-from ..autograd import register_gradient
+__all__ = ["fused_conv2d", "fused_depthwise_conv2d"]
+
 from ..engine import ENGINE
 from ..errors import ShapeError
-from ..ops.convert import release
-from ..ops.math import activation_grad
-from ..ops.nn import batched, conv_inputs, float_input
-from ..ops.reduce import sum as reduce_sum
+from .convert import release
+from .nn import batched, conv_inputs, float_input
 
 # Elementwise activations a fused kernel applies to each output (each backend maps "relu" to its Relu, ...).
 ACTIVATIONS = ("linear", "relu", "relu6", "sigmoid", "tanh", "elu", "softplus")
@@ -38,36 +37,13 @@ def _fused(op, kernel, depthwise, x, w, bias, activation, strides, padding, dila
         release(temps)
 
 
-def fused_conv2d(x, filter, bias=None, activation="linear", strides=1, padding="valid", dilations=1):  # noqa: A002
+def fused_conv2d(x, filter, bias=None, activation="linear", strides=1, padding="valid", dilations=1):
     """activation(conv2d(x, filter) + bias) in one kernel; filter [h, w, in, out], bias [out] or None."""
     return _fused("fused_conv2d", "FusedConv2D", False, x, filter, bias, activation, strides, padding, dilations)
 
 
-def fused_depthwise_conv2d(x, filter, bias=None, activation="linear", strides=1, padding="valid", dilations=1):  # noqa: A002
+def fused_depthwise_conv2d(x, filter, bias=None, activation="linear", strides=1, padding="valid", dilations=1):
     """activation(depthwise_conv2d(x, filter) + bias) in one kernel; filter [h, w, in, multiplier], bias [in * multiplier]."""
     return _fused(
         "fused_depthwise_conv2d", "FusedDepthwiseConv2D", True, x, filter, bias, activation, strides, padding, dilations
     )
-
-
-def _fused_gradient(conv_kernel):
-    def gradient(dy, ins, outs, attrs):
-        x, w = ins[:2]
-        # every fused activation's derivative is a function of its output
-        dz = dy if attrs["activation"] == "linear" else activation_grad(dy, outs[0], attrs["activation"])
-        conv = {"strides": attrs["strides"], "pad": attrs["pad"], "dilations": attrs["dilations"]}
-
-        # each only when needed (the tape calls them): the first layer's input, the data, needs no gradient
-        def dx():
-            return ENGINE.run_kernel(f"{conv_kernel}BackpropInput", (dz, w), {**conv, "input_shape": x.shape})
-
-        def dfilter():
-            return ENGINE.run_kernel(f"{conv_kernel}BackpropFilter", (x, dz), {**conv, "filter_shape": w.shape})
-
-        return (dx, dfilter) if len(ins) == 2 else (dx, dfilter, reduce_sum(dz, (0, 1, 2)))
-
-    return gradient
-
-
-register_gradient("FusedConv2D", _fused_gradient("Conv2D"))
-register_gradient("FusedDepthwiseConv2D", _fused_gradient("DepthwiseConv2dNative"))

@@ -1,5 +1,5 @@
-"""Elementwise WGSL kernels: unary, binary and select with NumPy broadcasting, cast, clip, fill, one_hot, and the
-fused rules of ops.fusion (one shader per traced rule).
+"""Elementwise WGSL kernels: unary, binary and select with NumPy broadcasting, cast, clip, and the fused rules of
+ops.fusion (one shader per traced rule); run_elementwise, which shape.py's broadcast_to uses too.
 
 Uniforms: the element count, the rank, the output shape and each input's strides against it (0 on broadcast
 axes), then the op's scalars by name (`u.alpha`). When every input has the output's shape the shader indexes
@@ -341,34 +341,6 @@ def _clip_grad(backend, dy, x, lo, hi):
 
 
 @functools.cache
-def _fill_shader(dtype):
-    return linear_program(f"Fill:{dtype}", "  out[i] = u.value;", [], [("out", dtype)], {"value": SCALAR_TYPE[dtype]})
-
-
-def _fill(backend, shape, value, dtype):
-    out = backend.empty(shape, dtype)
-    v = float(value) if dtype == F32 else int(value)
-    backend.dispatch(_fill_shader(dtype), [out], {"count": out.size, "value": v}, linear_groups(out.size))
-    return out
-
-
-@functools.cache
-def _one_hot_shader(dtype):
-    body = "  out[i] = select(u.off_value, u.on_value, in0[i / u.depth] == i32(i % u.depth));"
-    t = SCALAR_TYPE[dtype]
-    uniforms = {"depth": "u32", "on_value": t, "off_value": t}
-    return linear_program(f"OneHot:{dtype}", body, [("in0", I32)], [("out", dtype)], uniforms)
-
-
-def _one_hot(backend, indices, depth, on_value, off_value, dtype):
-    out = backend.empty((*indices.shape, depth), dtype)
-    cast = float if dtype == F32 else int
-    uniforms = {"count": out.size, "depth": depth, "on_value": cast(on_value), "off_value": cast(off_value)}
-    backend.dispatch(_one_hot_shader(dtype), [indices, out], uniforms, linear_groups(out.size))
-    return out
-
-
-@functools.cache
 def _fused_shader(program):
     """ops.fusion's traced rule in one shader: each step calls its op's float32 expression as a function (the same
     arithmetic as the op's own kernel); the scalars are one vector, read by every thread."""
@@ -397,10 +369,6 @@ def _fused_elementwise(backend, *inputs, program):
     return tuple(outs)
 
 
-def _broadcast_to(backend, x, shape):
-    return run_elementwise(backend, "BroadcastTo", "x", [x], tuple(shape), x.dtype)
-
-
 register_kernel("IsNan", "webgpu", _is_nan)
 register_kernel("LeakyRelu", "webgpu", _leaky_relu)
 register_kernel("Select", "webgpu", _select)
@@ -408,9 +376,6 @@ register_kernel("Cast", "webgpu", _cast)
 register_kernel("ClipByValue", "webgpu", _clip)
 register_kernel("ActivationGrad", "webgpu", _activation_grad)
 register_kernel("ClipByValueGrad", "webgpu", _clip_grad)
-register_kernel("Fill", "webgpu", _fill)
-register_kernel("OneHot", "webgpu", _one_hot)
-register_kernel("BroadcastTo", "webgpu", _broadcast_to)
 register_kernel("FusedElementwise", "webgpu", _fused_elementwise)
 
 # the kernels that hand every input to run_elementwise, which reads a host scalar as a uniform: the backend uploads
@@ -427,6 +392,5 @@ TAKES_HOST_SCALARS = frozenset(
         "Select",
         "Cast",
         "ClipByValue",
-        "BroadcastTo",
     )
 )

@@ -1,4 +1,4 @@
-"""Convolutions in WGSL: NHWC images, HWIO filters, padding already explicit ((top, bottom), (left, right)).
+"""Convolutions and pools in WGSL: NHWC images, HWIO filters, padding already explicit ((top, bottom), (left, right)).
 
 Conv2D and its two gradients are implicit GEMMs on the matmul template (kernels/linalg.py), with the
 same two variants (recorded as backend.variants["conv"]); patches are gathered by index math:
@@ -21,15 +21,21 @@ a strip of output rows, 2 columns wide, walking down the input rows (on CPU adap
 1), or of a run of adjacent outputs along one row (on GPUs, which want more threads, and for larger filters and
 strides); otherwise one thread per output (four adjacent channels per thread when they can). The filter gradient
 is split the same way as the GEMM's, over the pixels.
+
+Pools: one thread per output element loops over its window; the gradients give each input pixel one thread
+that gathers from the windows containing it (in the numpy kernel's order: the last window first), without
+atomics. MaxPoolGrad first records, per window, which input element is its first maximum (row-major, padding
+included as -inf, as numpy), then each input element sums dy over the windows that chose it.
 """
 
 import functools
 
 from ....kernels import register_kernel
-from ....windows import window_output_hw
+from ....window_output_size import window_output_hw
 from ..program import linear_program
 from ..wgsl import linear_groups
 from .linalg import F32, SPLIT_SLAB, Problem, gemm_for, pointwise, run_gemm, sum_partials, variant
+from .math import HELPERS, I32
 
 # The geometry every conv shader reads as u.h, u.w, ... (i32: the index math mixes in negative offsets).
 GEOMETRY = ("h", "w", "c", "oh", "ow", "o", "kh", "kw", "sh", "sw", "dh", "dw", "top", "left", "mult", "seg_taps")
@@ -520,3 +526,155 @@ register_kernel("Conv2DBackpropFilter", "webgpu", _conv2d_backprop_filter)
 register_kernel("DepthwiseConv2dNative", "webgpu", depthwise)
 register_kernel("DepthwiseConv2dNativeBackpropInput", "webgpu", _depthwise_backprop_input)
 register_kernel("DepthwiseConv2dNativeBackpropFilter", "webgpu", _depthwise_backprop_filter)
+
+
+# ---- pooling ----------------------------------------------------------------------------------------
+POOL = """
+fn window_start(o: u32, stride: u32, pad: u32) -> i32 { return i32(o * stride) - i32(pad); }
+// real (unpadded) pixels of the window starting at `start` along an axis of size n
+fn real_count(start: i32, k: u32, n: u32) -> i32 { return min(start + i32(k), i32(n)) - max(start, 0); }
+"""
+# one thread per output element (n, oy, ox, c)
+OUTPUT_COORDS = """  let H = u.h; let W = u.w; let C = u.c; let OH = u.oh; let OW = u.ow;
+  let c = i % C;
+  let ox = (i / C) % OW;
+  let oy = (i / C / OW) % OH;
+  let n = i / C / OW / OH;
+  let y0 = window_start(oy, u.sh, u.top);
+  let x0 = window_start(ox, u.sw, u.left);"""
+# one thread per input element (n, y, x, c); it visits the windows containing it, last first
+INPUT_WINDOWS = """  let H = u.h; let W = u.w; let C = u.c; let OH = u.oh; let OW = u.ow;
+  let kh = i32(u.kh); let kw = i32(u.kw); let sh = i32(u.sh); let sw = i32(u.sw);
+  let c = i % C;
+  let x = i32((i / C) % W) + i32(u.left);  // in padded coordinates
+  let y = i32((i / C / W) % H) + i32(u.top);
+  let n = i / C / W / H;
+  var total = 0.0;
+  for (var oy = min(y / sh, i32(OH) - 1); oy >= 0 && oy * sh + kh > y; oy = oy - 1) {
+    for (var ox = min(x / sw, i32(OW) - 1); ox >= 0 && ox * sw + kw > x; ox = ox - 1) {
+      let o = ((n * OH + u32(oy)) * OW + u32(ox)) * C + c;
+      WINDOW
+    }
+  }
+  out[i] = total;"""
+
+
+POOL_UNIFORMS = dict.fromkeys(("h", "w", "c", "oh", "ow", "kh", "kw", "sh", "sw", "top", "left"), "u32")
+
+
+def _pool_uniforms(count, input_shape, out_hw, ksize, strides, pad):
+    (_, h, w, c), (oh, ow), (kh, kw), (sh, sw) = input_shape, out_hw, ksize, strides
+    values = (h, w, c, oh, ow, kh, kw, sh, sw, pad[0][0], pad[1][0])  # in POOL_UNIFORMS' order
+    return {"count": count, **dict(zip(POOL_UNIFORMS, values))}
+
+
+def _pool_shader(key, body, inputs, output=("out", F32), helpers=POOL):
+    return linear_program(key, body, inputs, [output], POOL_UNIFORMS, helpers)
+
+
+@functools.cache
+def _max_pool_shader():
+    body = (
+        OUTPUT_COORDS
+        + """
+  var best = f32_from_bits(0xff800000u);  // -inf: padding never wins
+  for (var a = max(y0, 0); a < min(y0 + i32(u.kh), i32(H)); a = a + 1) {
+    for (var b = max(x0, 0); b < min(x0 + i32(u.kw), i32(W)); b = b + 1) {
+      let v = x[((n * H + u32(a)) * W + u32(b)) * C + c];
+      if (is_nan(v)) { out[i] = v; return; }
+      best = max(best, v);
+    }
+  }
+  out[i] = best;"""
+    )
+    return _pool_shader("MaxPool", body, [("x", F32)], helpers=HELPERS + POOL)
+
+
+@functools.cache
+def _max_pool_choice_shader():
+    """Per window, the flat index into x of its first maximum (or -1 when that is padding or y is NaN)."""
+    body = (
+        OUTPUT_COORDS
+        + """
+  let wanted = y[i];
+  var choice = -1;
+  if (!is_nan(wanted)) {
+    for (var a = y0; a < y0 + i32(u.kh) && choice == -1; a = a + 1) {
+      for (var b = x0; b < x0 + i32(u.kw); b = b + 1) {
+        let inside = a >= 0 && a < i32(H) && b >= 0 && b < i32(W);
+        let at = ((n * H + u32(a)) * W + u32(b)) * C + c;
+        var v = f32_from_bits(0xff800000u);
+        if (inside) { v = x[at]; }
+        if (v == wanted) { choice = select(-2, i32(at), inside); break; }
+      }
+    }
+  }
+  out[i] = choice;"""
+    )
+    return _pool_shader("MaxPoolGrad:choice", body, [("x", F32), ("y", F32)], ("out", I32), HELPERS + POOL)
+
+
+@functools.cache
+def _pool_grad_shader(kind):
+    window = {
+        "max": "if (choice[o] == i32(i)) { total = total + dy[o]; }",
+        "avg": """let rows = real_count(oy * sh - i32(u.top), u.kh, H);
+      let cols = real_count(ox * sw - i32(u.left), u.kw, W);
+      total = total + dy[o] / f32(rows * cols);""",
+    }[kind]
+    ins = [("dy", F32), ("choice", I32)] if kind == "max" else [("dy", F32)]
+    body = INPUT_WINDOWS.replace("WINDOW", window)
+    return _pool_shader(f"PoolGrad:{kind}", body, ins)
+
+
+def _pool(shader):
+    """MaxPool's or AvgPool's kernel: one thread per output, its window read by `shader()`."""
+
+    def pool(backend, x, ksize, strides, pad):
+        out_hw = window_output_hw(x.shape[1:3], ksize, strides, pad)
+        out = backend.empty((x.shape[0], *out_hw, x.shape[3]), F32)
+        uniforms = _pool_uniforms(out.size, x.shape, out_hw, ksize, strides, pad)
+        backend.dispatch(shader(), [x, out], uniforms, linear_groups(out.size))
+        return out
+
+    return pool
+
+
+def _max_pool_grad(backend, dy, x, y, ksize, strides, pad):
+    dx = backend.empty(x.shape, F32)
+    choice = backend.empty(dy.shape, I32)
+    uniforms = _pool_uniforms(dy.size, x.shape, dy.shape[1:3], ksize, strides, pad)
+    backend.dispatch(_max_pool_choice_shader(), [x, y, choice], uniforms, linear_groups(dy.size))
+    uniforms = _pool_uniforms(dx.size, x.shape, dy.shape[1:3], ksize, strides, pad)
+    backend.dispatch(_pool_grad_shader("max"), [dy, choice, dx], uniforms, linear_groups(dx.size))
+    backend.free(choice)  # the pool holds it back until the recorded work is submitted
+    return dx
+
+
+@functools.cache
+def _avg_pool_shader():
+    body = (
+        OUTPUT_COORDS
+        + """
+  var total = 0.0;
+  for (var a = max(y0, 0); a < min(y0 + i32(u.kh), i32(H)); a = a + 1) {
+    for (var b = max(x0, 0); b < min(x0 + i32(u.kw), i32(W)); b = b + 1) {
+      total = total + x[((n * H + u32(a)) * W + u32(b)) * C + c];
+    }
+  }
+  out[i] = total / f32(real_count(y0, u.kh, H) * real_count(x0, u.kw, W));"""
+    )
+    return _pool_shader("AvgPool", body, [("x", F32)])
+
+
+def _avg_pool_grad(backend, dy, ksize, strides, pad, input_shape):
+    dx = backend.empty(input_shape, F32)
+    uniforms = _pool_uniforms(dx.size, input_shape, dy.shape[1:3], ksize, strides, pad)
+    backend.dispatch(_pool_grad_shader("avg"), [dy, dx], uniforms, linear_groups(dx.size))
+    return dx
+
+
+register_kernel("MaxPool", "webgpu", _pool(_max_pool_shader))
+register_kernel("MaxPoolGrad", "webgpu", _max_pool_grad)
+register_kernel("AvgPool", "webgpu", _pool(_avg_pool_shader))
+register_kernel("AvgPoolGrad", "webgpu", _avg_pool_grad)

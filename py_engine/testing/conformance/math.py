@@ -1,5 +1,5 @@
-"""Conformance cases: elementwise ops, cast, clip, where, fill, one_hot, broadcast_to, fused elementwise rules, and
-the activations' and clip's gradients (ActivationGrad, ClipByValueGrad)."""
+"""Conformance cases: elementwise ops, cast, clip, where, fused elementwise rules, and the activations' and clip's
+gradients (ActivationGrad, ClipByValueGrad)."""
 
 import numpy as np
 
@@ -131,33 +131,6 @@ def _cases():
     _gradient_cases(cases)
     cases.append(Case("leaky_relu/alpha-above-one", lambda t: ops.leaky_relu(t, 1.5), [FLOAT_EDGES]))
     cases.append(Case("leaky_relu/alpha-zero", lambda t: ops.leaky_relu(t, 0.0), [FLOAT_EDGES]))
-    cases.append(Case("fill/float", lambda: ops.fill((3, 70), 2.5)))
-    cases.append(Case("fill/int32-empty", lambda: ops.fill((0, 4), 7, "int32")))
-    cases.append(Case("fill/bool", lambda: ops.fill((5,), True, "bool")))
-    cases.append(Case("fill/bool-false-large", lambda: ops.fill((300, 257), False, "bool")))
-    cases.append(Case("fill/scalar", lambda: ops.fill((), -3.5)))
-    for value in (np.nan, np.inf, -np.inf, -0.0):
-        cases.append(Case(f"fill/{value}", lambda value=value: ops.fill((2, 70), float(value))))
-    for value in (2**31 - 1, -(2**31)):
-        cases.append(Case(f"fill/int32-{value}", lambda value=value: ops.fill((70,), value, "int32")))
-    cases.append(Case("zeros_like/int32", ops.zeros_like, [rand((4, 4), 23, -3, 3, np.int32)]))
-    cases.append(Case("one_hot/float", lambda i: ops.one_hot(i, 5), [np.array([[0, 4], [2, 9]], np.int32)]))
-    cases.append(
-        Case("one_hot/int32-on-off", lambda i: ops.one_hot(i, 3, 7, -1, "int32"), [np.array([2, -1, 0], np.int32)])
-    )
-    cases.append(Case("one_hot/depth1", lambda i: ops.one_hot(i, 1), [np.array([0, 1, -1, 0], np.int32)]))
-    cases.append(Case("one_hot/empty", lambda i: ops.one_hot(i, 4), [np.zeros((0, 3), np.int32)]))
-    cases.append(Case("one_hot/scalar", lambda i: ops.one_hot(i, 3), [np.array(2, np.int32)]))
-    cases.append(
-        Case(
-            "one_hot/large", lambda i: ops.one_hot(i, 130), [with_edges(rand((300,), 35, 0, 130, np.int32), INT_EDGES)]
-        )
-    )
-    cases.append(
-        Case("one_hot/nan-on-off", lambda i: ops.one_hot(i, 4, np.nan, -np.inf), [np.array([1, 3, 7], np.int32)])
-    )
-    cases.append(Case("broadcast_to/rank3", lambda t: ops.broadcast_to(t, (4, 3, 5)), [rand((3, 1), 24)]))
-    cases.append(Case("broadcast_to/special-values", lambda t: ops.broadcast_to(t, (3, 15)), [FLOAT_EDGES]))
     _fused_cases(cases)
     return cases
 

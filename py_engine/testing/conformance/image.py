@@ -1,5 +1,5 @@
-"""Conformance cases: pooling and image resizing, forward and gradients (pe.grad with an explicit dy, so no
-reduction kernel is needed)."""
+"""Conformance cases: image resizing, forward and gradients (pe.grad with an explicit dy, so no reduction kernel is
+needed), and unpacking RGBA pixels."""
 
 import numpy as np
 
@@ -9,48 +9,6 @@ from ...browser import unpack_pixels
 from .case import FLOAT_EDGES, Case, rand, with_edges
 
 RESIZE_MODES = {"default": (False, False), "align-corners": (True, False), "half-pixel": (False, True)}
-
-
-def _window_out(n, k, s, padding):
-    return -(-n // s) if padding == "same" else (n - k) // s + 1
-
-
-def _pool_cases(op, name):
-    cases = []
-    x = rand((2, 9, 7, 3), 1)
-    for padding in ("same", "valid"):
-        for k, s in ((3, 1), (3, 2), (2, 2), ((2, 3), (1, 2))):
-            kh, kw = (k, k) if isinstance(k, int) else k
-            sh, sw = (s, s) if isinstance(s, int) else s
-            label = f"{padding}-k{kh}x{kw}-s{sh}x{sw}"
-
-            def f(t, k=k, s=s, padding=padding):
-                return op(t, k, s, padding)
-
-            cases.append(Case(f"{name}/{label}", f, [x]))
-            dy = rand((2, _window_out(9, kh, sh, padding), _window_out(7, kw, sw, padding), 3), 2)
-            cases.append(Case(f"{name}/grad-{label}", lambda t, d, f=f: grad(f)(t, d), [x, dy]))
-    ties = np.round(rand((1, 8, 8, 2), 3)).astype(np.float32)  # equal maxima: the first one takes the gradient
-    cases.append(
-        Case(f"{name}/grad-ties", lambda t, d: grad(lambda u: op(u, 3, 1, "same"))(t, d), [ties, rand(ties.shape, 4)])
-    )
-    cases.append(Case(f"{name}/single-image", lambda t: op(t, 3, 2, "same"), [rand((5, 6, 4), 5)]))
-    cases.append(Case(f"{name}/size1", lambda t: op(t, 1, 1), [rand((1, 1, 1, 1), 6)]))
-    cases.append(Case(f"{name}/empty-batch", lambda t: op(t, 2, 2), [rand((0, 4, 4, 3), 7)]))
-    edges = with_edges(rand((2, 9, 7, 3), 11), FLOAT_EDGES)
-    cases.append(Case(f"{name}/special-values", lambda t: op(t, 3, 2, "same"), [edges]))
-    cases.append(Case(f"{name}/special-values-valid", lambda t: op(t, 2, 1, "valid"), [edges]))
-    cases.append(Case(f"{name}/padding-pairs", lambda t: op(t, 3, 2, [[2, 1], [0, 2]]), [rand((1, 6, 5, 2), 8)]))
-    large = rand((2, 67, 45, 20), 9)  # 2 x 34 x 23 x 20 outputs: hundreds of workgroups
-    cases.append(Case(f"{name}/large", lambda t: op(t, 3, 2, "same"), [large]))
-    cases.append(
-        Case(
-            f"{name}/grad-large",
-            lambda t, d: grad(lambda u: op(u, 3, 2, "same"))(t, d),
-            [large, rand((2, 34, 23, 20), 10)],
-        )
-    )
-    return cases
 
 
 def _resize_cases(op, name):
@@ -108,15 +66,6 @@ def words_of(shape, seed):
 
 CASES = (
     _unpack_cases()
-    + _pool_cases(ops.avg_pool, "avg_pool")
-    + _pool_cases(ops.max_pool, "max_pool")
-    + [
-        Case(
-            "max_pool/nan",
-            lambda t: ops.max_pool(t, 2, 1),
-            [np.array([[[[1.0], [np.nan]], [[3.0], [2.0]]]], np.float32)],
-        )
-    ]
     + _resize_cases(ops.resize_bilinear, "resize_bilinear")
     + _resize_cases(ops.resize_nearest, "resize_nearest")
 )

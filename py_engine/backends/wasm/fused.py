@@ -1,0 +1,17 @@
+"""Fused convolutions on the SIMD module: nn.py's convolutions, which add the bias and apply the activation as they
+store each output (the GEMM's epilogue)."""
+
+from ...kernels import register_kernel
+from .nn import _conv2d, _depthwise
+
+
+def _fused_conv2d(x, weights, *bias, strides, pad, dilations, activation):
+    return _conv2d(x, weights, strides, pad, dilations, bias[0] if bias else None, activation)
+
+
+def _fused_depthwise(x, weights, *bias, strides, pad, dilations, activation):
+    return _depthwise(x, weights, strides, pad, dilations, bias[0] if bias else None, activation)
+
+
+register_kernel("FusedConv2D", "wasm", _fused_conv2d)
+register_kernel("FusedDepthwiseConv2D", "wasm", _fused_depthwise)

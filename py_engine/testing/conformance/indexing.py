@@ -1,0 +1,23 @@
+"""Conformance cases: tensor indexing (x[...], one StridedSlice kernel) on every dtype, and its gradient
+(StridedSliceGrad)."""
+
+from .case import Case, rand
+from .shape import grad_case, typed_inputs
+
+
+def _cases():
+    cases = []
+    x3, large = rand((3, 5, 7), 1), rand((300, 257), 2)
+    for dtype, x in typed_inputs((6, 5, 7), 54).items():
+        cases.append(Case(f"getitem/negative-steps-{dtype}", lambda t: t[::-1, 3:0:-2, ::-3], [x]))
+    cases.append(Case("getitem/int-and-newaxis", lambda t: t[1, None, ::2, -1], [x3]))
+    cases.append(Case("getitem/ellipsis-reverse", lambda t: t[..., ::-1], [x3]))
+    cases.append(Case("getitem/through-zero", lambda t: t[4::-2, -1:-8:-3], [rand((5, 7), 56)]))
+    cases.append(Case("getitem/empty-range", lambda t: t[3:1, ::-1], [x3]))
+    cases.append(Case("getitem/large", lambda t: t[::-3, 5:-5:2], [large]))
+    cases.append(grad_case("getitem/grad-negative-steps", lambda t: t[::-1, 3:0:-2, ::-3], x3, (3, 2, 3), 57))
+    cases.append(grad_case("getitem/grad-large", lambda t: t[::-3, 5:-5:2], large, (100, 124), 58))
+    return cases
+
+
+CASES = _cases()
