@@ -12,8 +12,8 @@ from .autograd import custom_grad, grad, grads, register_gradient, value_and_gra
 from .backends.numpy import NumpyBackend
 from .backends.wasm import WasmBackend
 from .backends.webgpu import create_backend as create_webgpu_backend
+from .backends.webgpu.capture import CaptureError, capture
 from .backends.webgpu.user_program import Dispatch, Program
-from .capture import CaptureError, capture
 from .custom_kernels import register_kernel, run_kernel
 from .engine import ENGINE, LeakSite, MemoryInfo, ProfileInfo
 from .errors import (

@@ -9,7 +9,7 @@ import numpy as np
 import pytest
 
 import py_engine as pe
-from py_engine.fresh import fresh_tensors
+from py_engine.backends.webgpu.replay_values import fresh_tensors
 
 L = pe.layers
 

@@ -21,9 +21,9 @@ import numpy as np
 
 from .. import dtypes
 from ..autograd import variable_grads
+from ..backends.webgpu.replay_values import fresh_tensors
 from ..engine import ENGINE
 from ..errors import DisposedTensorError, DTypeError, ShapeError
-from ..fresh import fresh_tensors
 from ..layers.base import free_variable_name
 from ..ops import add, clip_by_value, div, fill, fusion, maximum, mul, sqrt, square
 from ..ops import sum as reduce_sum

@@ -4,6 +4,6 @@ from ....kernels import registered_on
 from . import conv, elementwise, fused, linalg, pool_image, recurrent, reduce, sequence, shape  # noqa: F401
 
 # Each of these is a function of its inputs' shapes and dtypes and its attributes, so the backend may replay a
-# logged run of it (kernel_plans.py). Users' kernels, registered later, are not in the set.
+# logged run of it (dispatch_plans.py). Users' kernels, registered later, are not in the set.
 BUILT_IN = frozenset(registered_on("webgpu"))
 TAKES_HOST_SCALARS = elementwise.TAKES_HOST_SCALARS
