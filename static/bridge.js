@@ -269,7 +269,7 @@
       stats.submits++;
     }
 
-    // A captured program (py_engine/capture.py): dispatches recorded once, replayed whole by runProgram.
+    // A captured program (py_engine/backends/webgpu/capture.py): dispatches recorded once, replayed whole by runProgram.
     // createProgram(address, nWords, uniformAddress, uniformBytes): at `address` in wasm memory, nWords int32
     // words, per dispatch [pipelineId, x, y, z, nBuffers, ...bufferIds]; the uniforms hold one 256-byte block per
     // dispatch, in order, written once into the program's own uniform buffer. Returns the program's id.

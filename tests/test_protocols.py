@@ -14,7 +14,7 @@ from py_engine.backends.numpy import NumpyBackend
 from py_engine.backends.protocols import Backend, Device, Recorder
 from py_engine.backends.webgpu.capture import Recording
 from py_engine.backends.webgpu.dispatch_plans import PlanLog
-from py_engine.backends.webgpu.plan_device import PlanDevice
+from py_engine.backends.webgpu.null_device import NullDevice
 from py_engine.backends.webgpu.wgpu_device import WgpuDevice
 from py_engine.engine import ENGINE
 from py_engine.engine.warmup import ShaderList
@@ -212,8 +212,8 @@ def test_a_renamed_js_function_is_caught(renamed):
     assert renamed in _js_names_called() - exposed
 
 
-def test_plan_device_implements_the_device_protocol():
-    assert mismatches(Device, lookup(PlanDevice("cpu"))) == []
+def test_null_device_implements_the_device_protocol():
+    assert mismatches(Device, lookup(NullDevice("cpu"))) == []
 
 
 @pytest.mark.parametrize("recorder", [ShaderList(), Recording("f"), PlanLog()], ids=lambda r: type(r).__name__)

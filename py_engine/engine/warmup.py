@@ -7,21 +7,20 @@ from .must_await import must_await
 
 
 class ShaderList(Recorder):
-    """Warm-up's recorder: the shaders dispatched, in order; the backend runs nothing while it is set."""
+    """Warm-up's recorder: the shaders dispatched, in order; `runs`: whether the backend runs them too."""
 
-    runs = False
-
-    def __init__(self):
-        self.shaders = []
+    def __init__(self, runs=False):
+        self.runs, self.shaders = runs, []
 
     def dispatched(self, shader, buffer_ids, uniform_bytes, workgroups):
         self.shaders.append(shader)
 
 
 @contextmanager
-def dispatched_shaders(backend):
-    """While the block runs, `backend` runs nothing and lists the shaders its kernels dispatch: yields that list."""
-    outer, backend.recorder = backend.recorder, ShaderList()
+def dispatched_shaders(backend, run=False):
+    """While the block runs, `backend` lists the shaders its kernels dispatch (yields that list), and runs nothing
+    unless `run` (on a device that does nothing, to list what a real run dispatches: app/plan_pipelines.py)."""
+    outer, backend.recorder = backend.recorder, ShaderList(run)
     try:
         yield backend.recorder.shaders
     finally:

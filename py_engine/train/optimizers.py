@@ -219,7 +219,7 @@ class Optimizer:
 
     def _step_scalars(self):
         """The numbers of this update's rule (_scalars) as one float32 vector, and iterations advanced. It is a
-        py_engine.fresh value: a captured training step (pe.capture) replays with each step's numbers (the
+        fresh_tensors value: a captured training step (pe.capture) replays with each step's numbers (the
         schedule's learning rate, Adam's bias corrections), not the recorded step's."""
 
         def next_step():
