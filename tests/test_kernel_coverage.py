@@ -1,12 +1,12 @@
 """Every backend registers the same kernels, and the conformance suite runs every one of them."""
 
-from py_engine import kernels
+from py_engine import kernel_registry
 from py_engine.engine import ENGINE
 from py_engine.testing.conformance import all_cases, run_on
 
 
 def registered(backend):
-    return {name for name, b in kernels._KERNELS if b == backend}
+    return {name for name, b in kernel_registry._KERNELS if b == backend}
 
 
 def test_numpy_and_webgpu_register_the_same_kernels():

@@ -13,7 +13,7 @@ from dataclasses import dataclass
 import numpy as np
 
 from ..errors import BackendError, DeviceLostError, DisposedTensorError
-from ..kernels import _KERNELS, get_kernel
+from ..kernel_registry import _KERNELS, get_kernel
 from ..tensor import Tensor, Variable
 from .accounting import BufferAccounting
 from .leaks import LeakFinder, user_site

@@ -9,7 +9,7 @@ import math
 
 import numpy as np
 
-from ...kernels import register_kernel
+from ...kernel_registry import register_kernel
 from ..numpy.math import _ACTIVATION_GRAD, _BINARY, _UNARY, _fused_elementwise
 from . import native
 from .native import F32, address

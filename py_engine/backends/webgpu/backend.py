@@ -27,7 +27,7 @@ import asyncio
 
 import numpy as np
 
-from ... import dtypes, kernels
+from ... import dtypes, kernel_registry
 from ...engine import ENGINE
 from ...errors import EngineError
 from . import limits
@@ -318,10 +318,8 @@ class WebGPUBackend:
 
     def kernel_name(self, fn):
         """The name `fn` is registered under on this backend (for error messages: it scans the registry)."""
-        for (name, backend), registered in kernels._KERNELS.items():
-            if registered is fn and backend == self.name:
-                return name
-        return getattr(fn, "__name__", repr(fn))
+        name = kernel_registry.registered_name(fn, self.name)
+        return getattr(fn, "__name__", repr(fn)) if name is None else name
 
     def dispatch(self, shader, arrays, uniforms, workgroups):
         """Record one dispatch. `uniforms`: {field: value} for the fields shader.uniforms declares.

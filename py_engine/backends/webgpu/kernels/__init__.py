@@ -1,6 +1,6 @@
 """WGSL kernels, one module per family; importing them registers them for the webgpu backend."""
 
-from ....kernels import registered_on
+from ....kernel_registry import registered_on
 from . import conv, elementwise, fused, linalg, pool_image, recurrent, reduce, sequence, shape  # noqa: F401
 
 # Each of these is a function of its inputs' shapes and dtypes and its attributes, so the backend may replay a

@@ -25,7 +25,7 @@ is split the same way as the GEMM's, over the pixels.
 
 import functools
 
-from ....kernels import register_kernel
+from ....kernel_registry import register_kernel
 from ....windows import window_output_hw
 from ..program import linear_program
 from ..wgsl import linear_groups

@@ -9,7 +9,7 @@ HostScalar: `x * 2.0`'s 2.0) is a uniform too, `u.value<k>`, not a binding.
 
 import functools
 
-from ....kernels import get_kernel, register_kernel
+from ....kernel_registry import get_kernel, register_kernel
 from ...numpy.math import ERF_ALPHA, ERF_BETA
 from ..program import linear_program
 from ..wgsl import ELEMENT, MAX_RANK, broadcast_strides, linear_groups

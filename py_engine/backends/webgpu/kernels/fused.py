@@ -15,7 +15,7 @@ value is the same in every thread).
 import functools
 import math
 
-from ....kernels import register_kernel
+from ....kernel_registry import register_kernel
 from ..program import Epilogue
 from .conv import conv2d, depthwise
 from .elementwise import HELPERS, UNARY

@@ -39,7 +39,7 @@ Variants (backend.on_cpu picks one; backend.variants["matmul"] records it):
 import functools
 from dataclasses import dataclass
 
-from ....kernels import register_kernel
+from ....kernel_registry import register_kernel
 from ..program import linear_program, program
 from ..wgsl import ELEMENT, MAX_GROUPS, MAX_RANK, broadcast_strides, linear_groups
 

@@ -15,7 +15,7 @@ import functools
 
 import numpy as np
 
-from ....kernels import register_kernel
+from ....kernel_registry import register_kernel
 from ....windows import window_output_hw
 from ..program import linear_program
 from ..wgsl import linear_groups

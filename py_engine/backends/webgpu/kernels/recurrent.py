@@ -18,7 +18,7 @@ Every shader binds at most 8 storage buffers (WebGPU's default maxStorageBuffers
 
 import functools
 
-from ....kernels import register_kernel
+from ....kernel_registry import register_kernel
 from ..program import linear_program
 from ..wgsl import linear_groups
 from .elementwise import HELPERS

@@ -13,7 +13,7 @@ exclusive and reverse, and the row and reduced views (rank, shape, strides).
 
 import functools
 
-from ....kernels import register_kernel
+from ....kernel_registry import register_kernel
 from ..program import program
 from ..wgsl import ELEMENT, MAX_RANK, linear_groups, linear_main, strides
 from .elementwise import HELPERS

@@ -12,7 +12,7 @@ import functools
 import itertools
 import math
 
-from ....kernels import register_kernel
+from ....kernel_registry import register_kernel
 from ..program import linear_program
 from ..wgsl import ELEMENT, MAX_RANK, linear_groups
 from ..wgsl import strides as contiguous_strides
