@@ -27,7 +27,7 @@ import functools
 
 from ....kernel_registry import register_kernel
 from ....windows import window_output_hw
-from ..program import linear_program
+from ..shader_layout import compose_linear_shader
 from ..wgsl import linear_groups
 from .linalg import F32, SPLIT_SLAB, Problem, gemm_for, pointwise, run_gemm, sum_partials, variant
 
@@ -170,7 +170,7 @@ def _patches_shader():
       }
     }
   }"""
-    return linear_program("Patches", body, [("X", F32)], [("patches", F32)], dict(GEOMETRY_UNIFORMS))
+    return compose_linear_shader("Patches", body, [("X", F32)], [("patches", F32)], dict(GEOMETRY_UNIFORMS))
 
 
 def _conv2d_by_patches(backend, x, weights, out, strides, pad, dilations, epilogue, extra, values):
@@ -412,7 +412,7 @@ def depthwise_shader(channels, mult, height, width, strides, dilations, epilogue
     inputs = [("X", F32), ("F", F32), *(epilogue.inputs if epilogue else ())]
     helpers += epilogue.wgsl if epilogue else NO_EPILOGUE
     uniforms = dict(GEOMETRY_UNIFORMS + extra_uniforms + (epilogue.uniforms if epilogue else ()))
-    return linear_program(key, body, inputs, [("out", F32)], uniforms, helpers), lanes, layout
+    return compose_linear_shader(key, body, inputs, [("out", F32)], uniforms, helpers), lanes, layout
 
 
 DEPTHWISE_BACKPROP_INPUT = """  let c = i32(i) % u.c;
@@ -462,7 +462,7 @@ DEPTHWISE_BACKPROP_FILTER = """  let size = u.kh * u.kw * u.c * u.mult;
 @functools.cache
 def _direct_shader(name, body, inputs, extra_uniforms=()):
     uniforms = dict(GEOMETRY_UNIFORMS + extra_uniforms)
-    return linear_program(name, body, [(n, F32) for n in inputs], [("out", F32)], uniforms)
+    return compose_linear_shader(name, body, [(n, F32) for n in inputs], [("out", F32)], uniforms)
 
 
 def depthwise(backend, x, weights, strides, pad, dilations, epilogue=None, extra=(), values=None):

@@ -11,7 +11,7 @@ import functools
 
 from ....kernel_registry import get_kernel, register_kernel
 from ...numpy.math import ERF_ALPHA, ERF_BETA
-from ..program import linear_program
+from ..shader_layout import compose_linear_shader
 from ..wgsl import ELEMENT, MAX_RANK, broadcast_strides, linear_groups
 
 F32, I32, BOOL = "float32", "int32", "bool"
@@ -192,7 +192,7 @@ def elementwise_shader(name, expr, names, in_dtypes, out_dtype, direct, scalars=
     # the scalars' types are in the key: one expr with an f32 or an i32 uniform is two different shaders
     typed = "".join(f":{n}={t}" for n, t in scalars) + "".join(f":value{k}" for k in held)
     key = f"{name}:{expr}:{','.join(in_dtypes)}->{out_dtype}:{'direct' if direct else 'strided'}{typed}"
-    return linear_program(key, body, ins, [("out", out_dtype)], uniforms, HELPERS)
+    return compose_linear_shader(key, body, ins, [("out", out_dtype)], uniforms, HELPERS)
 
 
 _NAMES = {1: ("x",), 2: ("a", "b"), 3: ("cond", "a", "b")}
@@ -342,7 +342,9 @@ def _clip_grad(backend, dy, x, lo, hi):
 
 @functools.cache
 def _fill_shader(dtype):
-    return linear_program(f"Fill:{dtype}", "  out[i] = u.value;", [], [("out", dtype)], {"value": SCALAR_TYPE[dtype]})
+    return compose_linear_shader(
+        f"Fill:{dtype}", "  out[i] = u.value;", [], [("out", dtype)], {"value": SCALAR_TYPE[dtype]}
+    )
 
 
 def _fill(backend, shape, value, dtype):
@@ -357,7 +359,7 @@ def _one_hot_shader(dtype):
     body = "  out[i] = select(u.off_value, u.on_value, in0[i / u.depth] == i32(i % u.depth));"
     t = SCALAR_TYPE[dtype]
     uniforms = {"depth": "u32", "on_value": t, "off_value": t}
-    return linear_program(f"OneHot:{dtype}", body, [("in0", I32)], [("out", dtype)], uniforms)
+    return compose_linear_shader(f"OneHot:{dtype}", body, [("in0", I32)], [("out", dtype)], uniforms)
 
 
 def _one_hot(backend, indices, depth, on_value, off_value, dtype):
@@ -387,7 +389,7 @@ def _fused_shader(program):
     ins = [(f"in{k}", F32) for k in range(program.tensors)] + ([("scalars", F32)] if program.scalars else [])
     outs = [(f"out{j}", F32) for j in range(len(program.outputs))]
     key = f"FusedElementwise:{program.describe()}"
-    return linear_program(key, "\n".join(lines), ins, outs, {}, HELPERS + "\n".join(fns) + "\n")
+    return compose_linear_shader(key, "\n".join(lines), ins, outs, {}, HELPERS + "\n".join(fns) + "\n")
 
 
 def _fused_elementwise(backend, *inputs, program):

@@ -16,7 +16,7 @@ import functools
 import math
 
 from ....kernel_registry import register_kernel
-from ..program import Epilogue
+from ..shader_layout import Epilogue
 from .conv import conv2d, depthwise
 from .elementwise import HELPERS, UNARY
 
