@@ -118,7 +118,7 @@ class WebGPUBackend:
         return GpuArray(buf, array.shape, dtype), nbytes
 
     def host_scalar(self, array):
-        """A handle for a one-element array that stays on the host (module docstring). While py_engine.capture
+        """A handle for a one-element array that stays on the host (module docstring). While pe.capture
         records, its value goes into the recorded uniforms: a Python number in the function is a constant of every
         replay, as an uploaded one would be (what changes per replay is a replay_values.fresh_tensors value, a
         buffer)."""

@@ -10,7 +10,7 @@ that Python is most of what an op costs on this backend. A plan's first replay w
 so later ones run no loop over its events.
 
 Not logged: users' kernels (a pe.Program's plan or a Python kernel may read state the signature does not show),
-runs while warm-up collects shaders or py_engine.capture records, runs that upload or read back, and inputs that
+runs while warm-up collects shaders or pe.capture records, runs that upload or read back, and inputs that
 share a buffer (a log keeps buffer ids, so it could not tell them apart).
 """
 
