@@ -1,5 +1,5 @@
-"""The kernel registry: the registries of kernels and their gradients: one implementation per (kernel name, backend name), and one
-gradient per kernel name, written with public ops so that it serves every backend."""
+"""The kernel registry: one implementation per (kernel name, backend name), and one gradient per kernel name,
+written with public ops so that it serves every backend."""
 
 from .errors import KernelNotFoundError
 

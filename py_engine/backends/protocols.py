@@ -5,9 +5,9 @@ while) it runs, and what the webgpu backend asks of a device.
 wgpu-py (`webgpu.wgpu_device.WgpuDevice`) or on the browser's WebGPU (`webgpu.bridge_device.BridgeDevice`, over
 static/bridge.js). `Recorder` is what a GPU backend reports its work to: pe.warmup collecting shaders
 (engine/warmup.py), pe.capture recording a function (webgpu/capture.py), the webgpu backend logging a kernel's first
-run for its plan (webgpu/dispatch_plans.py). Members only a GPU backend needs have defaults here, so a backend that subclasses `Backend`
-(the numpy backend does) declares them by inheriting; tests/test_protocols.py checks every implementation's names
-and parameter names against these classes.
+run for its plan (webgpu/dispatch_plans.py). Members only a GPU backend needs have defaults here, so a backend that
+subclasses `Backend` (the numpy backend does) declares them by inheriting; tests/test_protocols.py checks every
+implementation's names and parameter names against these classes.
 """
 
 from typing import Protocol
@@ -92,9 +92,9 @@ class Backend(Protocol):
 
 class Recorder(Protocol):
     """What a GPU backend reports its work to while `backend.recorder` is set, one recorder at a time: pe.warmup's
-    shader list, pe.capture's recording, a kernel plan's log. Each method is one event, reported as it happens; the
+    shader list, pe.capture's recording, a dispatch plan's log. Each method is one event, reported as it happens; the
     defaults ignore it, so a recorder defines only what it keeps (and subclasses this class to inherit the rest).
-    Kernel plans are neither logged nor replayed while a recorder is set: the kernels' own Python runs."""
+    Dispatch plans are neither logged nor replayed while a recorder is set: the kernels' own Python runs."""
 
     runs: bool = True  # False: the backend runs nothing while it records (warm-up): dispatches are only reported,
     # tensors on another backend stay there (their shapes suffice), and values read back are meaningless

@@ -13,7 +13,7 @@ caused it and never by the submit of some later op (wgpu-py has no error scopes;
 device call's own errors at the call, and everything recorded in a pass is checked here first).
 
 While `recorder` is set (a protocols.Recorder: pe.warmup's shader list, pe.capture's recording in capture.py, a
-kernel plan's log), every buffer the pool hands out, every upload, free, dispatch and readback is reported to it; it
+dispatch plan's log), every buffer the pool hands out, every upload, free, dispatch and readback is reported to it; it
 may keep a freed buffer from the pool (capture pins uploads), refuse a readback, or have nothing run (warm-up).
 
 A built-in kernel's first run for a signature is logged, and later runs replay the log (dispatch_plans.py).

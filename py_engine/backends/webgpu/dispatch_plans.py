@@ -3,15 +3,14 @@
 A built-in kernel is a function of its inputs' shapes and dtypes and of its attributes: given the same, it takes
 the same buffers, records the same dispatches with the same uniforms and frees the same temporaries. So the
 backend logs a kernel's first run for a signature (a `PlanLog`, the backend's recorder while the kernel runs), and
-later runs replay the log: take the buffers, copy each
-dispatch's packed uniforms into the ring, record the dispatch, free the temporaries. The shape arithmetic, the
-shader lookup, the uniform packing and the validation (the logged run validated the same dispatches) are skipped:
-that Python is most of what an op costs on this backend. A plan's first replay writes it out as a Python function,
-so later ones run no loop over its events.
+later runs replay the log: take the buffers, copy each dispatch's packed uniforms into the ring, record the
+dispatch, free the temporaries. The shape arithmetic, the shader lookup, the uniform packing and the validation
+(the logged run validated the same dispatches) are skipped: that Python is most of what an op costs on this
+backend. A plan's first replay writes it out as a Python function, so later ones run no loop over its events.
 
 Not logged: users' kernels (a pe.Program's plan or a Python kernel may read state the signature does not show),
-runs while warm-up collects shaders or pe.capture records, runs that upload or read back, and inputs that
-share a buffer (a log keeps buffer ids, so it could not tell them apart).
+runs while another recorder is set (warm-up collecting shaders, pe.capture recording), runs that upload or read
+back, and inputs that share a buffer (a log keeps buffer ids, so it could not tell them apart).
 """
 
 from ..protocols import Recorder
