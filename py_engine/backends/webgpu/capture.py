@@ -20,8 +20,8 @@ Python; a replay spends one device call. How a recording becomes a program:
 Weights and other tensors fn reads from outside are bound as they are: they must outlive the capture.
 - A training step assigns variables (weights, optimizer slots); see _VariableStates for how each keeps one
   buffer that every replay updates in place. Values that change per call (the learning rate of a schedule,
-  Adam's bias corrections, dropout's random draws) are fresh_tensors values (replay_values.py), written anew before
-each replay.
+  Adam's bias corrections, dropout's random draws) are fresh_tensors values (replay_values.py), written anew
+  before each replay.
 """
 
 import functools
