@@ -3,8 +3,9 @@
     python app/plan_pipelines.py MODEL_DIR OUT.json     (app/pipelines.py runs it)
 
 Run by path, with the engine wheel first on PYTHONPATH, so that the shaders are those of the engine the page gets,
-not of the server's own import. The classifier's path (py_engine.image_classifier) runs on a PlanDevice: no GPU,
-the model's outline (model.json, zero weights), so it takes a second and needs no weights.
+not of the server's own import. The classifier's path (py_engine.image_classifier) runs on a NullDevice (no GPU) with
+warm-up's shader list as the backend's recorder, on the model's outline (model.json, zero weights), so it takes a
+second and needs no weights.
 """
 
 import asyncio
@@ -14,8 +15,9 @@ from pathlib import Path
 
 import py_engine as pe
 from py_engine.backends.webgpu import WebGPUBackend
-from py_engine.backends.webgpu.plan_device import ADAPTERS, PlanDevice
+from py_engine.backends.webgpu.null_device import ADAPTERS, NullDevice
 from py_engine.engine import ENGINE
+from py_engine.engine.warmup import dispatched_shaders
 from py_engine.image_classifier import ImageClassifier, load_outline
 
 FORMAT = 1
@@ -25,8 +27,7 @@ IMAGE = (224, 224)  # an image's size; the path's shaders do not depend on it (t
 async def pipelines(model_dir: Path, adapter: str) -> list:
     """[[key, WGSL, inputs, outputs], ...] in the order the path compiles them on that kind of adapter."""
     metadata = json.loads((model_dir / "metadata.json").read_text())
-    device = PlanDevice(adapter)
-    ENGINE.register_backend("webgpu", lambda: WebGPUBackend(device))
+    ENGINE.register_backend("webgpu", lambda: WebGPUBackend(NullDevice(adapter)))
     ENGINE.forget_backend("webgpu")
     outline = await load_outline(str(model_dir / "model.json"))
     with pe.on_backend("numpy"):
@@ -34,12 +35,13 @@ async def pipelines(model_dir: Path, adapter: str) -> list:
     if not await pe.set_backend("webgpu"):
         raise RuntimeError(ENGINE.fallback_reason)
     classifier = ImageClassifier(outline, metadata)
-    with pe.scope():
+    with dispatched_shaders(ENGINE.backend, run=True) as shaders, pe.scope():
         classifier.run(packed)
     classifier.dispose()
     packed.dispose()
     await pe.set_backend("numpy")
-    return [[key, *entry] for key, entry in device.sources.items()]
+    first = {s.key: s for s in shaders}  # each shader once, where the path first compiles it (dicts keep order)
+    return [[s.key, s.source, s.n_in, s.n_out] for s in first.values()]
 
 
 async def main(model_dir: Path, out: Path) -> None:

@@ -2,7 +2,7 @@
 
     .venv/bin/python bench/op_overhead.py            # numpy backend
     .venv/bin/python bench/op_overhead.py webgpu     # webgpu backend (wgpu-py): the cost of recording a dispatch
-    .venv/bin/python bench/op_overhead.py plan       # webgpu backend on a PlanDevice: its Python alone, no GPU work
+    .venv/bin/python bench/op_overhead.py plan       # webgpu backend on a NullDevice: its Python alone, no GPU work
     .venv/bin/python bench/op_overhead.py plan --bytecodes   # Python bytecodes run per op, by function
     .venv/bin/python bench/op_overhead.py wasm       # in the page: wasm against numpy (--rounds N, --url URL)
 
@@ -26,7 +26,7 @@ from playwright.sync_api import sync_playwright
 
 import py_engine as pe
 from py_engine.backends.webgpu import WebGPUBackend
-from py_engine.backends.webgpu.plan_device import PlanDevice
+from py_engine.backends.webgpu.null_device import NullDevice
 from py_engine.engine import ENGINE
 
 # The cases, timed alike in CPython and in the page (`pe` and `np` predefined): {case: microseconds per op} on the
@@ -132,7 +132,7 @@ def main():
         return
     backend = args.backend
     if backend == "plan":  # a device that runs nothing, standing for a CPU adapter (SwiftShader's kernel variants)
-        device = PlanDevice("cpu")
+        device = NullDevice("cpu")
         ENGINE.register_backend("webgpu", lambda: WebGPUBackend(device))
         backend = "webgpu"
     assert asyncio.run(pe.set_backend(backend)), pe.backend_info()["fallback_reason"]

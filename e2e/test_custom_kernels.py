@@ -20,7 +20,7 @@ try:
 finally:
     for name, backends in {kernels!r}.items():
         for backend in backends:
-            if (name, backend) in pe.kernels._KERNELS:
+            if (name, backend) in pe.kernel_registry._KERNELS:
                 pe.unregister_kernel(name, backend)
 {{"backend": pe.get_backend(), "compile_error": namespace.get("compile_error"), "warmup_error": warmup_error,
  "readback": readback}}

@@ -12,9 +12,8 @@ from .autograd import custom_grad, grad, grads, register_gradient, value_and_gra
 from .backends.numpy import NumpyBackend
 from .backends.wasm import WasmBackend
 from .backends.webgpu import create_backend as create_webgpu_backend
+from .backends.webgpu.capture import CaptureError, capture
 from .backends.webgpu.user_program import Dispatch, Program
-from .capture import CaptureError, capture
-from .custom_kernels import register_kernel, run_kernel
 from .engine import ENGINE, LeakSite, MemoryInfo, ProfileInfo
 from .errors import (
     BackendError,
@@ -31,10 +30,11 @@ from .errors import (
     TrainingError,
 )
 from .inspection import TensorStats, inspect
-from .kernels import unregister_kernel
+from .kernel_registry import unregister_kernel
 from .ops import *  # noqa: F403
 from .ops import __all__ as _ops_all
 from .tensor import Tensor, Variable
+from .user_kernels import register_kernel, run_kernel
 
 float32, int32, bool_ = dtypes.float32, dtypes.int32, dtypes.bool_
 

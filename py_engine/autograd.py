@@ -12,7 +12,7 @@ from contextlib import contextmanager
 from . import dtypes
 from .engine import ENGINE, TAPE
 from .errors import GradientError, ShapeError
-from .kernels import get_gradient, register_gradient  # noqa: F401 - register_gradient: pe and layers take it from here
+from .kernel_registry import get_gradient, register_gradient  # noqa: F401 - register_gradient: pe and layers take it from here
 from .ops.creation import ones_like, zeros_like
 from .ops.math import add
 from .tensor import Tensor, Variable

@@ -3,7 +3,7 @@ the server (app/pipelines.py) plans the pipelines it compiles, so both take thei
 
 import numpy as np
 
-from .capture import capture
+from .backends.webgpu.capture import capture
 from .engine import ENGINE
 from .ops.convert import tensor
 from .ops.fused import fused_conv2d

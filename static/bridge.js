@@ -3,16 +3,12 @@
 // Small and dumb on purpose: buffers, a pipeline cache, one command encoder + compute pass per
 // batch, readback. Shader choice and dispatch math stay in Python. Every function takes numbers
 // only (ids, byte counts, addresses in wasm memory read through `peBridge.heap()`), so a call from
-// Python converts no lists.
+// Python converts no lists. What both sides must agree on (the uniform block and ring sizes, the counters' names) is
+// stated once, in py_engine/backends/webgpu/device.py (BRIDGE_CONSTANTS): BridgeDevice hands it to peBridge.open,
+// which gives it to the device's useConstants() before Python makes any call.
 "use strict";
 
 (() => {
-  const UNIFORM_BLOCK = 256; // bytes each dispatch reads, at a dynamic offset into the ring
-  const UNIFORM_RING = 256 * 1024; // py_engine/backends/webgpu/device.py
-  const STAT_FIELDS = [
-    "dispatches", "submits", "pipeline_compiles", "compile_ms", "uploads", "upload_bytes",
-    "readbacks", "readback_bytes", "buffers_created", "buffers_destroyed",
-  ];
   const MAX_BIND_GROUPS = 4096;
   const STAGING_KEEP = 16 << 20; // larger readback buffers are not kept for reuse
   const hostLostListeners = [];
@@ -70,7 +66,8 @@
   function makeDevice(adapter, device) {
     const queue = device.queue;
     const U = GPUBufferUsage;
-    const stats = Object.fromEntries(STAT_FIELDS.map((f) => [f, 0]));
+    const counters = {}; // name -> count; stats() reports Python's fields (DeviceStats.FIELDS), in its order
+    const count = (field, n = 1) => { counters[field] = (counters[field] || 0) + n; };
     const buffers = new Map(); // id -> GPUBuffer
     let nextBuffer = 1;
     const pipelines = []; // id -> {pipeline, layoutKey, nBindings}
@@ -79,7 +76,7 @@
     const layouts = new Map(); // "nIn,nOut" -> {group, pipeline}
     const bindGroups = new Map(); // "layout|ids" -> {group, ids}
     const staging = new Map(); // size class -> [GPUBuffer] free for readback
-    const uniforms = device.createBuffer({ size: UNIFORM_RING, usage: U.UNIFORM | U.COPY_DST });
+    let uniformBlock = 0, uniforms = null, statFields = []; // set by useConstants (a device opened ahead waits)
     const dynamicOffset = new Uint32Array(1);
     const errors = []; // validation errors since the last readback (they arrive asynchronously)
     const lostListeners = [];
@@ -105,6 +102,13 @@
 
     function heap() { return self.peBridge.heap(); } // re-read each call: wasm memory can grow
 
+    // The Python side's constants (device.py's BRIDGE_CONSTANTS), given before its first call: until then the device
+    // only compiles (pipelines listed ahead, counted under their names).
+    function useConstants(constants) {
+      ({ uniformBlock, statFields } = constants);
+      uniforms = device.createBuffer({ size: constants.uniformRing, usage: U.UNIFORM | U.COPY_DST });
+    }
+
     // A device call's errors arrive asynchronously. Error scopes catch those of the calls that can fail
     // (creating buffers, pipelines, bind groups: rare, as all of them are cached) and name the call in
     // the message the next readback raises. Python validates what it can foresee before calling.
@@ -129,7 +133,7 @@
         () => device.createBuffer({ size, usage: U.STORAGE | U.COPY_SRC | U.COPY_DST }));
       const id = nextBuffer++;
       buffers.set(id, buffer);
-      stats.buffers_created++;
+      count("buffers_created");
       return id;
     }
 
@@ -137,7 +141,7 @@
       const buffer = buffers.get(id);
       buffers.delete(id);
       for (const [key, entry] of bindGroups) if (entry.ids.includes(id)) bindGroups.delete(key);
-      stats.buffers_destroyed++;
+      count("buffers_destroyed");
       if (!lost) buffer.destroy();
     }
 
@@ -150,8 +154,8 @@
       } else {
         queue.writeBuffer(buffer, offset, heap(), address, nbytes);
       }
-      stats.uploads++;
-      stats.upload_bytes += nbytes;
+      count("uploads");
+      count("upload_bytes", nbytes);
     }
 
     function layout(nIn, nOut) {
@@ -174,8 +178,8 @@
       const id = pipelines.length;
       pipelines.push({ key, pipeline, layout: layout(nIn, nOut), nBindings: nIn + nOut });
       pipelineIds.set(key, id);
-      stats.pipeline_compiles++;
-      stats.compile_ms += performance.now() - start;
+      count("pipeline_compiles");
+      count("compile_ms", performance.now() - start);
       return id;
     }
 
@@ -231,7 +235,7 @@
       let entry = bindGroups.get(key);
       if (entry === undefined) {
         const ids = [];
-        const entries = [{ binding: 0, resource: { buffer: uniforms, offset: 0, size: UNIFORM_BLOCK } }];
+        const entries = [{ binding: 0, resource: { buffer: uniforms, offset: 0, size: uniformBlock } }];
         for (let i = firstId; i < nArgs; i++) {
           const id = arguments[i], buffer = buffers.get(id);
           if (buffer === undefined) throw new Error(`dispatch: buffer ${id} does not exist`);
@@ -256,7 +260,7 @@
       dynamicOffset[0] = uniformOffset;
       pass.setBindGroup(0, entry.group, dynamicOffset, 0, 1);
       pass.dispatchWorkgroups(arguments[2], firstId > 3 ? arguments[3] : 1, firstId > 4 ? arguments[4] : 1);
-      stats.dispatches++;
+      count("dispatches");
     }
 
     // Write the uniforms of the recorded dispatches (queue order puts them before the submit) and submit.
@@ -266,10 +270,10 @@
       if (nbytes) queue.writeBuffer(uniforms, 0, heap(), address, nbytes);
       queue.submit([encoder.finish()]);
       pass = encoder = passPipeline = null;
-      stats.submits++;
+      count("submits");
     }
 
-    // A captured program (py_engine/capture.py): dispatches recorded once, replayed whole by runProgram.
+    // A captured program (backends/webgpu/capture.py): dispatches recorded once, replayed whole by runProgram.
     // createProgram(address, nWords, uniformAddress, uniformBytes): at `address` in wasm memory, nWords int32
     // words, per dispatch [pipelineId, x, y, z, nBuffers, ...bufferIds]; the uniforms hold one 256-byte block per
     // dispatch, in order, written once into the program's own uniform buffer. Returns the program's id.
@@ -279,7 +283,7 @@
     function createProgram(address, nWords, uniformAddress, uniformBytes) {
       const words = new Int32Array(heap().buffer, address, nWords).slice(); // a copy: wasm memory can grow
       const programUniforms = scoped("creating a program's uniforms", () => device.createBuffer({
-        size: Math.max(uniformBytes, UNIFORM_BLOCK), usage: U.UNIFORM | U.COPY_DST,
+        size: Math.max(uniformBytes, uniformBlock), usage: U.UNIFORM | U.COPY_DST,
       }));
       if (uniformBytes) queue.writeBuffer(programUniforms, 0, heap(), uniformAddress, uniformBytes);
       const groups = new Map(); // "layout|ids" -> bind group: dispatches on the same buffers share one
@@ -290,7 +294,7 @@
         const key = p.layout.key + "|" + ids.join("|");
         let group = groups.get(key);
         if (group === undefined) {
-          const entries = [{ binding: 0, resource: { buffer: programUniforms, offset: 0, size: UNIFORM_BLOCK } }];
+          const entries = [{ binding: 0, resource: { buffer: programUniforms, offset: 0, size: uniformBlock } }];
           ids.forEach((id, i) => {
             const buffer = buffers.get(id);
             if (buffer === undefined) throw new Error(`createProgram: buffer ${id} does not exist`);
@@ -300,7 +304,7 @@
             () => device.createBindGroup({ layout: p.layout.group, entries, label: p.key }));
           groups.set(key, group);
         }
-        steps.push({ pipeline: p.pipeline, group, offset: new Uint32Array([steps.length * UNIFORM_BLOCK]),
+        steps.push({ pipeline: p.pipeline, group, offset: new Uint32Array([steps.length * uniformBlock]),
           x: words[at + 1], y: words[at + 2], z: words[at + 3] });
         at += 5 + n;
       }
@@ -334,8 +338,8 @@
       }
       for (let at = outAt; at < arguments.length; at += 3) copy(at);
       queue.submit([enc.finish()]);
-      stats.dispatches += program.steps.length;
-      stats.submits++;
+      count("dispatches", program.steps.length);
+      count("submits");
     }
 
     function destroyProgram(id) {
@@ -366,8 +370,8 @@
       if (cls > STAGING_KEEP) stage.destroy();
       else if (staging.has(cls)) staging.get(cls).push(stage);
       else staging.set(cls, [stage]);
-      stats.readbacks++;
-      stats.readback_bytes += nbytes;
+      count("readbacks");
+      count("readback_bytes", nbytes);
       if (errors.length) {
         // the errors an invalid object causes later (a rejected shader's dispatches, their submit) arrive after
         // it: wait for them, so that they are reported with their cause and not by the next readback
@@ -377,9 +381,9 @@
     }
 
     return {
-      info, limits, createBuffer, destroyBuffer, writeBuffer, compile, compileAsync, knows, compiledId, dispatch,
-      flush, read, createProgram, runProgram, destroyProgram,
-      stats: () => ({ ...stats }),
+      info, limits, useConstants, createBuffer, destroyBuffer, writeBuffer, compile, compileAsync, knows, compiledId,
+      dispatch, flush, read, createProgram, runProgram, destroyProgram,
+      stats: () => Object.fromEntries(statFields.map((f) => [f, counters[f] || 0])),
       nativeBuffer: (id) => buffers.get(id),
       onLost: (fn) => { lostListeners.push(fn); },
       destroy: () => device.destroy(),
@@ -423,12 +427,14 @@
     return Promise.allSettled(started);
   }
 
-  function openOnce() {
-    const device = opened;
+  // constants: BridgeDevice's BRIDGE_CONSTANTS (py_engine/backends/webgpu/device.py), for the device's useConstants()
+  async function openOnce(constants) {
+    const ahead = opened;
     opened = null;
-    if (device) return device;
-    precompiled = NOTHING_AHEAD; // a new device (after a loss)
-    return open();
+    if (!ahead) precompiled = NOTHING_AHEAD; // a new device (after a loss)
+    const device = await (ahead || open());
+    device.useConstants(constants);
+    return device;
   }
 
   self.peBridge = {

@@ -35,7 +35,7 @@ import py_engine as pe
 USER_PREFIX = "<run "
 STOPPED = "stopped by the Stop button"
 # Modules whose frames must run to completion once started: an interrupt there waits for the user's code.
-CORE = ("py_engine.engine", "py_engine.tensor", "py_engine.kernels", "py_engine.autograd", "py_engine.backends")
+CORE = ("py_engine.engine", "py_engine.tensor", "py_engine.kernel_registry", "py_engine.autograd", "py_engine.backends")
 WORKER = ("playground", "playground_run", "playground_display")
 # contextlib runs the engine's scope() generator: cut between its steps, a scope would stay pushed
 PROTECTED = (*WORKER, "contextlib")

@@ -6,7 +6,7 @@ import numpy as np
 import pytest
 
 import py_engine as pe
-from py_engine import kernels
+from py_engine import kernel_registry
 from py_engine.backends.numpy import NumpyBackend
 from py_engine.engine import ENGINE
 
@@ -29,9 +29,9 @@ class FakeGpuBackend(NumpyBackend):
 @pytest.fixture
 def fakegpu():
     pe.register_backend("fakegpu", FakeGpuBackend)  # first: pe.register_kernel knows only registered backends
-    added = [k for (k, b) in list(kernels._KERNELS) if b == "numpy"]
+    added = [k for (k, b) in list(kernel_registry._KERNELS) if b == "numpy"]
     for name in added:
-        pe.register_kernel(name, "fakegpu", kernels._KERNELS[(name, "numpy")])
+        pe.register_kernel(name, "fakegpu", kernel_registry._KERNELS[(name, "numpy")])
     yield
     asyncio.run(pe.set_backend("numpy"))
     pe.dispose(list(ENGINE.live.values()))

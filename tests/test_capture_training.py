@@ -1,7 +1,8 @@
 """Training under pe.capture on wgpu-py: fit records its step once per batch shape and replays it, with the same
 losses and weights as running every op from Python (bit for bit: the same kernels run on the same data); the
 numbers that change per step (a schedule's learning rate, Adam's bias corrections, dropout's draws) are
-py_engine.fresh values made anew per replay; a hand-written training step captures the same way."""
+fresh_tensors values (backends/webgpu/replay_values.py) made anew per replay; a hand-written training step
+captures the same way."""
 
 import itertools
 
@@ -9,7 +10,7 @@ import numpy as np
 import pytest
 
 import py_engine as pe
-from py_engine.fresh import fresh_tensors
+from py_engine.backends.webgpu.replay_values import fresh_tensors
 
 L = pe.layers
 

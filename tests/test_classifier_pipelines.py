@@ -6,6 +6,7 @@ import json
 
 import py_engine as pe
 from py_engine.engine import ENGINE
+from py_engine.engine.warmup import dispatched_shaders
 from py_engine.image_classifier import ImageClassifier
 
 
@@ -22,10 +23,9 @@ def test_the_classifiers_whole_path_compiles_eleven_pipelines_in_warm_up(efficie
     path = classifier.run  # unpack, cast, resize, normalize, the forward pass (captured)
 
     backend = ENGINE.backend
-    backend.dry_run = []
-    with pe.scope():
+    with dispatched_shaders(backend) as shaders, pe.scope():
         pe.dispose(path(packed))
-    keys, backend.dry_run = {s.key for s in backend.dry_run}, None
+    keys = {s.key for s in shaders}
     # the 1x1 convolutions run as matmuls (14x16 blocks, relu6 or linear and the bias as a uniform-chosen epilogue),
     # the Dense head on one pixel in one-row blocks; the first convolution (3x3 into 32 channels) as the 14x16 matmul
     # of its patches, which a shader of their own copies; the stride-1 depthwise ones in strips, a shader per filter

@@ -11,6 +11,7 @@ import pytest
 import py_engine as pe
 from py_engine.backends.webgpu.kernels import nn as nn_kernels
 from py_engine.engine import ENGINE
+from py_engine.engine.warmup import dispatched_shaders
 from py_engine.ops.fused import ACTIVATIONS
 
 RELU_LIKE = ("linear", "relu", "relu6")
@@ -24,13 +25,9 @@ def gpu():
 
 def shader_keys(gpu, fn):
     """The shader keys fn dispatches (a dry run: nothing is computed)."""
-    gpu.dry_run = []
-    try:
-        with pe.scope():
-            fn()
-        return {s.key for s in gpu.dry_run}
-    finally:
-        gpu.dry_run = None
+    with dispatched_shaders(gpu) as shaders, pe.scope():
+        fn()
+    return {s.key for s in shaders}
 
 
 def on_both(fn, *arrays):

@@ -9,7 +9,7 @@ import numpy as np
 import pytest
 
 import py_engine as pe
-from py_engine import kernels
+from py_engine import kernel_registry
 from tests.gradcheck import check_gradients
 
 DOC = Path(__file__).resolve().parent.parent / "docs" / "custom_kernels.md"
@@ -33,7 +33,7 @@ def doc_example():
     finally:
         for name, backends in DOC_KERNELS.items():
             for backend in backends:
-                if (name, backend) in kernels._KERNELS:
+                if (name, backend) in kernel_registry._KERNELS:
                     pe.unregister_kernel(name, backend)
 
 

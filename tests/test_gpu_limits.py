@@ -20,7 +20,7 @@ from py_engine.backends.webgpu.limits import (
     AllocationLimits,
     required_limits,
 )
-from py_engine.backends.webgpu.program import linear_program, program
+from py_engine.backends.webgpu.shader_layout import compose_linear_shader, compose_shader
 from py_engine.backends.webgpu.wgsl import linear_groups
 from py_engine.backends.webgpu.workgroup_memory import workgroup_bytes
 from py_engine.engine import ENGINE
@@ -175,7 +175,7 @@ def kernel(gpu):
         pe.unregister_kernel(name, "webgpu")
 
 
-FILL_ONES = linear_program("TestFillOnes", "  out[i] = 1.0;", outputs=[("out", "float32")])
+FILL_ONES = compose_linear_shader("TestFillOnes", "  out[i] = 1.0;", outputs=[("out", "float32")])
 
 
 def two_steps_then(backend, x, last_step):
@@ -193,7 +193,7 @@ def bad_uniform(backend, out):
 
 
 def bad_shader(backend, out):
-    broken = program("TestBroken", "fn main( {", outputs=[("out", "float32")], uniforms={"count": "u32"})
+    broken = compose_shader("TestBroken", "fn main( {", outputs=[("out", "float32")], uniforms={"count": "u32"})
     backend.dispatch(broken, [out], {"count": out.size}, linear_groups(out.size))
 
 
@@ -206,7 +206,7 @@ def missing_binding(backend, out):
 
 
 def output_bound_as_input(backend, out):
-    shader = linear_program("TestInPlace", "", [("a", "float32")], [("out", "float32")])
+    shader = compose_linear_shader("TestInPlace", "", [("a", "float32")], [("out", "float32")])
     backend.dispatch(shader, [out, out], {"count": out.size}, linear_groups(out.size))
 
 

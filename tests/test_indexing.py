@@ -6,7 +6,7 @@ import pytest
 import py_engine as pe
 from py_engine import DisposedTensorError
 from py_engine.engine import ENGINE
-from py_engine.kernels import get_kernel
+from py_engine.kernel_registry import get_kernel
 from tests.gradcheck import check_gradients
 
 S = slice

@@ -8,7 +8,7 @@ from pathlib import Path
 
 import pytest
 
-from py_engine import kernels
+from py_engine import kernel_registry
 from py_engine.engine import ENGINE
 from py_engine.testing.conformance import SUITES, all_cases, run_on
 
@@ -16,7 +16,7 @@ REPO = Path(__file__).resolve().parent.parent
 
 
 def registered(backend):
-    return {name for name, b in kernels._KERNELS if b == backend}
+    return {name for name, b in kernel_registry._KERNELS if b == backend}
 
 
 def test_numpy_and_webgpu_register_the_same_kernels():

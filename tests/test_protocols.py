@@ -1,5 +1,5 @@
-"""Every backend and device implements its protocol (py_engine/backends/protocols.py): the same member names
-and the same parameter names, down to the JS functions of static/bridge.js that BridgeDevice calls."""
+"""Every backend, recorder and device implements its protocol (py_engine/backends/protocols.py): the same member
+names and the same parameter names, down to the JS functions of static/bridge.js that BridgeDevice calls."""
 
 import ast
 import asyncio
@@ -11,10 +11,13 @@ import pytest
 
 import py_engine as pe
 from py_engine.backends.numpy import NumpyBackend
-from py_engine.backends.protocols import Backend, Device
-from py_engine.backends.webgpu.plan_device import PlanDevice
+from py_engine.backends.protocols import Backend, Device, Recorder
+from py_engine.backends.webgpu.capture import Recording
+from py_engine.backends.webgpu.dispatch_plans import PlanLog
+from py_engine.backends.webgpu.null_device import NullDevice
 from py_engine.backends.webgpu.wgpu_device import WgpuDevice
 from py_engine.engine import ENGINE
+from py_engine.engine.warmup import ShaderList
 
 ROOT = pathlib.Path(__file__).resolve().parent.parent
 BRIDGE_DEVICE = ROOT / "py_engine" / "backends" / "webgpu" / "bridge_device.py"
@@ -88,7 +91,7 @@ def test_every_backend_implements_the_backend_protocol(each_backend):
 
 def test_a_backend_missing_a_member_or_renaming_a_parameter_fails_the_check():
     class Incomplete:
-        name, is_gpu, lost, dry_run = "incomplete", False, None, None
+        name, is_gpu, lost, recorder = "incomplete", False, None, None
         host_arrays, kernel_fallback = False, None
 
         def upload(self, values):  # renamed parameter
@@ -209,5 +212,13 @@ def test_a_renamed_js_function_is_caught(renamed):
     assert renamed in _js_names_called() - exposed
 
 
-def test_plan_device_implements_the_device_protocol():
-    assert mismatches(Device, lookup(PlanDevice("cpu"))) == []
+def test_null_device_implements_the_device_protocol():
+    assert mismatches(Device, lookup(NullDevice("cpu"))) == []
+
+
+@pytest.mark.parametrize("recorder", [ShaderList(), Recording("f"), PlanLog()], ids=lambda r: type(r).__name__)
+def test_every_recorder_implements_the_recorder_protocol(recorder):
+    """Warm-up, capture and dispatch plans watch the backend through the one Recorder contract."""
+    assert Recorder in type(recorder).__mro__  # a subclass: the events it does not keep are the protocol's no-ops
+    every_method_has_a_default = {name for name, value in vars(Recorder).items() if inspect.isfunction(value)}
+    assert mismatches(Recorder, lookup(recorder), every_method_has_a_default) == []

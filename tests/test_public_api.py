@@ -12,7 +12,7 @@ import numpy as np
 import pytest
 
 import py_engine as pe
-from py_engine import kernels
+from py_engine import kernel_registry
 from py_engine.backends.numpy import NumpyBackend
 from py_engine.engine import ENGINE, must_await
 from py_engine.errors import BackendError, DTypeError
@@ -106,7 +106,7 @@ def test_a_kernel_for_an_unknown_backend_is_refused_listing_the_known_ones():
     message = str(e.value)
     assert "unknown backend 'webgpuu' (did you mean 'webgpu'?)" in message
     assert "the backends are: numpy, wasm, webgpu" in message and "pe.register_backend('webgpuu', factory)" in message
-    assert ("Zz", "webgpuu") not in kernels._KERNELS
+    assert ("Zz", "webgpuu") not in kernel_registry._KERNELS
 
 
 def test_a_backend_defined_later_takes_kernels_once_it_is_registered(user_kernels):

@@ -16,6 +16,7 @@ import py_engine as pe
 from app import create_app
 from app.http_files import IMMUTABLE
 from py_engine.engine import ENGINE
+from py_engine.engine.warmup import dispatched_shaders
 from py_engine.image_classifier import ImageClassifier, load_outline
 from tests.server_site import build_site
 
@@ -44,13 +45,11 @@ def shaders_of_the_path(model_dir):
     classifier = ImageClassifier(outline, json.loads((model_dir / "metadata.json").read_text()))
     backend = ENGINE.backend
     assert backend.on_cpu
-    backend.dry_run = []
     try:
-        with pe.scope():
+        with dispatched_shaders(backend) as shaders, pe.scope():
             pe.dispose(classifier.run(packed))
-        return {s.key: (s.source, s.n_in, s.n_out) for s in backend.dry_run}
+        return {s.key: (s.source, s.n_in, s.n_out) for s in shaders}
     finally:
-        backend.dry_run = None
         classifier.dispose()
         packed.dispose()
 

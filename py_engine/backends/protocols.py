@@ -1,10 +1,13 @@
-"""The two contracts below the engine: what the engine asks of a backend, and what the webgpu backend asks of a device.
+"""The contracts below the engine: what the engine asks of a backend, what watches a backend's work instead of (or
+while) it runs, and what the webgpu backend asks of a device.
 
 `Backend` is what `py_engine.engine` and `pe.release_pool` call; `Device` is what the webgpu backend calls, on
 wgpu-py (`webgpu.wgpu_device.WgpuDevice`) or on the browser's WebGPU (`webgpu.bridge_device.BridgeDevice`, over
-static/bridge.js). Members only a GPU backend needs have defaults here, so a backend that subclasses `Backend`
-(the numpy backend does) declares them by inheriting; tests/test_protocols.py checks every implementation's names
-and parameter names against these classes.
+static/bridge.js). `Recorder` is what a GPU backend reports its work to: pe.warmup collecting shaders
+(engine/warmup.py), pe.capture recording a function (webgpu/capture.py), the webgpu backend logging a kernel's first
+run for its plan (webgpu/dispatch_plans.py). Members only a GPU backend needs have defaults here, so a backend that
+subclasses `Backend` (the numpy backend does) declares them by inheriting; tests/test_protocols.py checks every
+implementation's names and parameter names against these classes.
 """
 
 from typing import Protocol
@@ -21,7 +24,7 @@ class Backend(Protocol):
     name: str  # registry key: kernels are registered per (kernel name, backend name)
     is_gpu: bool  # its bytes count as GPU memory in pe.memory() and it has the GPU-only members below
     lost: object = None  # None, or why its device was lost: the engine then starts it afresh on next use
-    dry_run: object = None  # a list while pe.warmup() collects shaders instead of dispatching (GPU backends)
+    recorder: object = None  # the Recorder its work is reported to now, or None (GPU backends)
     host_arrays: bool = False  # handles are read-only numpy arrays in this process: such backends share tensors as is
     kernel_fallback: object = None  # a backend whose kernels run where this one has none (same handles), or None
 
@@ -79,11 +82,46 @@ class Backend(Protocol):
         raise NotImplementedError(f"the {self.name} backend has no GPU buffers; data_to_gpu() needs a GPU backend")
 
     async def warmup(self, shaders):
-        """Compile the pipelines of `shaders` (collected in `dry_run`) without running them; how many were new."""
+        """Compile the pipelines of `shaders` (collected by pe.warmup's recorder) without running them; how many were
+        new."""
         return 0
 
     def release_pool(self):
         """Give unused pooled buffers back to the device (called when the backend is no longer active)."""
+
+
+class Recorder(Protocol):
+    """What a GPU backend reports its work to while `backend.recorder` is set, one recorder at a time: pe.warmup's
+    shader list, pe.capture's recording, a dispatch plan's log. Each method is one event, reported as it happens; the
+    defaults ignore it, so a recorder defines only what it keeps (and subclasses this class to inherit the rest).
+    Dispatch plans are neither logged nor replayed while a recorder is set: the kernels' own Python runs."""
+
+    runs: bool = True  # False: the backend runs nothing while it records (warm-up): dispatches are only reported,
+    # tensors on another backend stay there (their shapes suffice), and values read back are meaningless
+
+    def took(self, bid, count, shape, dtype):
+        """The pool handed out buffer `bid` for `count` elements (a kernel's output or temporary, or an upload's)."""
+
+    def uploading(self):
+        """An upload is about to take a buffer: the buffer ids it must not be given (a set), or None."""
+        return None
+
+    def uploaded(self, bid):
+        """Host bytes were written into buffer `bid`."""
+
+    def freeing(self, bid):
+        """Buffer `bid` is let go of; True keeps it out of the pool (the recorder holds it)."""
+        return False
+
+    def dispatched(self, shader, buffer_ids, uniform_bytes, workgroups):
+        """A dispatch of `shader` over buffer_ids (inputs, then outputs) with its packed uniforms; when `runs` is
+        False it is not run, and buffer_ids and uniform_bytes are None."""
+
+    def reading_back(self):
+        """A buffer is about to be read back to the host (a recorder whose work cannot contain that raises)."""
+
+    def made_per_replay(self, make_arrays, buffer_ids, arrays):
+        """fresh_tensors uploaded `arrays`, made by make_arrays(), into buffer_ids: values a replay makes anew."""
 
 
 class Device(Protocol):
@@ -153,7 +191,7 @@ class Device(Protocol):
         ...
 
     def create_program(self, dispatches, uniform_bytes):
-        """The id of a captured program (py_engine/capture.py), built once and replayed whole.
+        """The id of a captured program (webgpu/capture.py), built once and replayed whole.
 
         dispatches: [(key, buffer_ids, (x, y, z))] of compiled pipelines; uniform_bytes: one 256-byte block per
         dispatch, in order, written once into the program's own uniform buffer (dispatch i reads block i). The

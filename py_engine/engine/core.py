@@ -13,7 +13,7 @@ from dataclasses import dataclass
 import numpy as np
 
 from ..errors import BackendError, DeviceLostError, DisposedTensorError
-from ..kernels import _KERNELS, get_kernel
+from ..kernel_registry import _KERNELS, get_kernel
 from ..tensor import Tensor, Variable
 from .accounting import BufferAccounting
 from .leaks import LeakFinder, user_site
@@ -21,7 +21,7 @@ from .profiler import Profiler
 from .registry import PINNED, BackendRegistry
 from .scopes import SCOPES, Scopes, iter_tensors
 from .variables import Variables
-from .warmup import Warmup
+from .warmup import Warmup, dry_running
 
 TAPE = ContextVar("py_engine_tape", default=None)  # set only while gradients are being recorded
 
@@ -161,7 +161,7 @@ class Engine(BackendRegistry, BufferAccounting, Scopes, Variables, Profiler, Lea
             buf = t._buf
             if buf is None:
                 raise DisposedTensorError(t._disposed_message())
-            if buf.backend is not backend and getattr(backend, "dry_run", None) is None:  # warm-up moves nothing
+            if buf.backend is not backend and not dry_running(backend):  # warm-up moves nothing
                 self._move(buf, backend)
         if self._profile is not None:
             return self._run_profiled(name, fn, backend, inputs, attrs)

@@ -1,6 +1,37 @@
 """pe.warmup(fn): compile the GPU pipelines fn needs before its first real run."""
 
+from contextlib import contextmanager
+
+from ..backends.protocols import Recorder
 from .must_await import must_await
+
+
+class ShaderList(Recorder):
+    """Warm-up's recorder: the shaders dispatched, in order; `runs`: whether the backend runs them too."""
+
+    def __init__(self, runs=False):
+        self.runs, self.shaders = runs, []
+
+    def dispatched(self, shader, buffer_ids, uniform_bytes, workgroups):
+        self.shaders.append(shader)
+
+
+@contextmanager
+def dispatched_shaders(backend, run=False):
+    """While the block runs, `backend` lists the shaders its kernels dispatch (yields that list), and runs nothing
+    unless `run` (on a device that does nothing, to list what a real run dispatches: app/plan_pipelines.py)."""
+    outer, backend.recorder = backend.recorder, ShaderList(run)
+    try:
+        yield backend.recorder.shaders
+    finally:
+        backend.recorder = outer
+
+
+def dry_running(backend):
+    """Whether `backend` runs nothing now, only lists shaders (pe.warmup): tensors are not moved to it, values are
+    meaningless."""
+    recorder = getattr(backend, "recorder", None)  # a user's backend may not declare one
+    return recorder is not None and not recorder.runs
 
 
 class Warmup:
@@ -15,11 +46,6 @@ class Warmup:
         backend = self.active()
         if not backend.is_gpu:
             return 0
-        backend.dry_run = []
-        try:
-            with self.scope():
-                self.dispose(fn(*args, **kwargs))
-            shaders = backend.dry_run
-        finally:
-            backend.dry_run = None
+        with dispatched_shaders(backend) as shaders, self.scope():
+            self.dispose(fn(*args, **kwargs))
         return await backend.warmup(shaders)

@@ -11,6 +11,7 @@ see). The plan notices when a source weight has been assigned since and is then 
 """
 
 from ..engine import ENGINE
+from ..engine.warmup import dry_running
 from ..layers import activations
 from ..layers.convolutional import Conv2D, DepthwiseConv2D, ZeroPadding2D
 from ..layers.core import Dense
@@ -38,7 +39,7 @@ class InferencePlan:
         self.outputs = {id(s) for s in model.outputs}
         self.steps, self.variables, self.sources, self.folded = [], [], [], 0
         # pe.warmup records shaders without running them: weights folded then are garbage, to be refolded
-        self.dry = getattr(ENGINE.active(), "dry_run", None) is not None
+        self.dry = dry_running(ENGINE.active())
         absorbed, self.padding = set(), {}  # id(conv node) -> the ZeroPadding2D node whose padding it takes over
         for node in nodes:
             conv = self._sole_consumer(node.outputs[0])

@@ -11,7 +11,7 @@ import numpy as np
 
 from .. import ops
 from ..autograd import stop_recording, variable_grads
-from ..capture import capture
+from ..backends.webgpu.capture import capture
 from ..engine import ENGINE
 from ..errors import ShapeError, TrainingError
 from ..tensor import Tensor

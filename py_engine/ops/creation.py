@@ -21,9 +21,9 @@ __all__ = [
 import numpy as np
 
 from .. import dtypes
+from ..backends.webgpu.replay_values import fresh_tensors
 from ..engine import ENGINE
 from ..errors import DTypeError, ShapeError
-from ..fresh import fresh_tensors
 from ..tensor import Tensor
 from .convert import as_temporary, host_array, release, run, scalar, tensor
 

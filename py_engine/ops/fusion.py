@@ -2,7 +2,7 @@
 
 `rule` is a function written with + - * / (and unary -) and this module's sqrt, square, maximum, minimum and abs.
 It is called with the float32 `tensors` (all of one shape) and then each element of `scalars` (a float32 vector,
-one binding however many numbers it holds), traced once into a `Program`, the kernels its ops run in order, and run
+one binding however many numbers it holds), traced once into a `TracedRule`, the kernels its ops run in order, and run
 as one "FusedElementwise" kernel: on webgpu one dispatch and no intermediate buffers where the ops one at a time
 take a dispatch and a buffer each (an Adam update of one variable: 14 dispatches -> 1). Each step computes what its
 op's own kernel computes (numpy: that kernel; WGSL: its expression), in the same order, so the results are those of
@@ -26,7 +26,7 @@ MAX_BINDINGS = 8  # storage buffers one shader may bind on every WebGPU device
 
 
 @dataclass(frozen=True)
-class Program:
+class TracedRule:
     """A traced rule: values 0 .. tensors-1 are the tensors, the next `scalars` the scalars' elements; step k computes
     the next value by running kernel `name` on earlier values; `outputs` are the values the rule returns."""
 
@@ -36,7 +36,7 @@ class Program:
     outputs: tuple  # (value, ...)
 
     def describe(self):
-        """The program as text, e.g. "2+1 in; Mul(1,2) Add(3,0) -> 4": what shader keys are made from."""
+        """The traced rule as text, e.g. "2+1 in; Mul(1,2) Add(3,0) -> 4": what shader keys are made from."""
         steps = " ".join(f"{name}({','.join(map(str, args))})" for name, args in self.steps)
         return f"{self.tensors}+{self.scalars} in; {steps} -> {','.join(map(str, self.outputs))}"
 
@@ -85,7 +85,7 @@ class _Trace:
 
 @functools.lru_cache(maxsize=256)
 def trace(rule, tensors, scalars):
-    """The Program of `rule` called with `tensors` tensors and `scalars` scalars (cached per rule)."""
+    """The TracedRule of `rule` called with `tensors` tensors and `scalars` scalars (cached per rule)."""
     t = _Trace(rule, tensors + scalars)
     out = rule(*(_Traced(t, k) for k in range(tensors + scalars)))
     outs = out if isinstance(out, tuple) else (out,)
@@ -94,7 +94,7 @@ def trace(rule, tensors, scalars):
         raise TypeError(
             f"fuse_elementwise: {rule.__name__} must return values it computed (one, or a tuple), got {out!r}"
         )
-    return Program(tensors, scalars, tuple(t.steps), tuple(o.index for o in outs))
+    return TracedRule(tensors, scalars, tuple(t.steps), tuple(o.index for o in outs))
 
 
 def _apply(name, *operands):

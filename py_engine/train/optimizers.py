@@ -21,9 +21,9 @@ import numpy as np
 
 from .. import dtypes
 from ..autograd import variable_grads
+from ..backends.webgpu.replay_values import fresh_tensors
 from ..engine import ENGINE
 from ..errors import DisposedTensorError, DTypeError, ShapeError
-from ..fresh import fresh_tensors
 from ..ops import add, clip_by_value, div, fill, fusion, maximum, mul, sqrt, square
 from ..ops import sum as reduce_sum
 from ..ops.fusion import fuse_elementwise
@@ -218,7 +218,7 @@ class Optimizer:
 
     def _step_scalars(self):
         """The numbers of this update's rule (_scalars) as one float32 vector, and iterations advanced. It is a
-        py_engine.fresh value: a captured training step (pe.capture) replays with each step's numbers (the
+        fresh_tensors value: a captured training step (pe.capture) replays with each step's numbers (the
         schedule's learning rate, Adam's bias corrections), not the recorded step's."""
 
         def next_step():

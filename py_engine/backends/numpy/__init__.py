@@ -10,7 +10,7 @@ import numpy as np
 
 from ... import dtypes
 from ...errors import warn_at_user_line
-from ...kernels import registered_by_user
+from ...kernel_registry import registered_by_user
 from ..protocols import Backend
 
 # Overflow, 0/0 and log(0) give inf/nan as on a GPU; numpy's warnings about them from our kernels

@@ -3,7 +3,7 @@
 import numpy as np
 
 from ...dtypes import NUMPY
-from ...kernels import register_kernel
+from ...kernel_registry import register_kernel
 
 register_kernel("Fill", "numpy", lambda shape, value, dtype: np.full(shape, value, NUMPY[dtype]))
 

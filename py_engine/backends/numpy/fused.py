@@ -1,6 +1,6 @@
 """Fused convolution kernels on numpy: the convolution, then + bias, then the activation, in one kernel."""
 
-from ...kernels import register_kernel
+from ...kernel_registry import register_kernel
 from .math import _UNARY
 from .nn import _conv2d, _depthwise
 

@@ -7,7 +7,7 @@ backward pass sums dy back along one axis at a time.
 
 import numpy as np
 
-from ...kernels import register_kernel
+from ...kernel_registry import register_kernel
 
 
 def _scale(n_in, n_out, align_corners):

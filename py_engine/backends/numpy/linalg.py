@@ -2,7 +2,7 @@
 
 import numpy as np
 
-from ...kernels import register_kernel
+from ...kernel_registry import register_kernel
 
 # numpy built without BLAS (Pyodide's) multiplies with a loop that walks down b's columns: once K is large every step
 # misses the cache. einsum adds rows of b into each output row instead, the same float32 sums in the same order, and

@@ -3,7 +3,7 @@
 import numpy as np
 
 from ...dtypes import NUMPY
-from ...kernels import get_kernel, register_kernel
+from ...kernel_registry import get_kernel, register_kernel
 
 
 def _sigmoid(x):

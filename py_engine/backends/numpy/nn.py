@@ -6,7 +6,7 @@ Every kernel gets `pad` as ((top, bottom), (left, right)); the op has turned "sa
 import numpy as np
 from numpy.lib.stride_tricks import sliding_window_view
 
-from ...kernels import register_kernel
+from ...kernel_registry import register_kernel
 from ...window_output_size import window_output_hw
 from .linalg import matmul
 

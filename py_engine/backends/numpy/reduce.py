@@ -2,7 +2,7 @@
 
 import numpy as np
 
-from ...kernels import register_kernel
+from ...kernel_registry import register_kernel
 
 
 def _acc(x):

@@ -12,7 +12,7 @@ reason in backend_info().
 import numpy as np
 
 from ...errors import BackendError
-from ...kernels import names_on
+from ...kernel_registry import names_on
 from ..numpy import NumpyBackend
 from . import native
 

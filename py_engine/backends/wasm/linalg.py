@@ -4,7 +4,7 @@ import math
 
 import numpy as np
 
-from ...kernels import register_kernel
+from ...kernel_registry import register_kernel
 from ..numpy.linalg import _batch_matmul as numpy_batch_matmul
 from . import native
 from .native import F32, address

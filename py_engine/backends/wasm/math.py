@@ -9,7 +9,7 @@ import math
 
 import numpy as np
 
-from ...kernels import register_kernel
+from ...kernel_registry import register_kernel
 from ..numpy.math import _ACTIVATION_GRAD, _BINARY, _UNARY, _fused_elementwise
 from . import native
 from .native import F32, address
@@ -93,7 +93,7 @@ def _activation_grad(dy, y, activation):
     return _ACTIVATION_GRAD[activation](dy, y) if out is None else out
 
 
-_programs = {}  # fusion Program -> (int32 steps, int32 outputs), or None when a step has no native op
+_programs = {}  # fusion.TracedRule -> (int32 steps, int32 outputs), or None when a step has no native op
 
 
 def _compiled(program):

@@ -5,7 +5,7 @@ rows at a time in a scratch array, so a big convolution needs little extra memor
 channel multiplier other than 1 run the numpy backend's kernels.
 """
 
-from ...kernels import register_kernel
+from ...kernel_registry import register_kernel
 from ...window_output_size import window_output_hw
 from ..numpy import fused as numpy_fused
 from ..numpy import nn as numpy_nn

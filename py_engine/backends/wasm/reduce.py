@@ -5,7 +5,7 @@ import math
 
 import numpy as np
 
-from ...kernels import register_kernel
+from ...kernel_registry import register_kernel
 from ..numpy.reduce import _mean, _sum
 from . import native
 from .math import SMALL

@@ -12,10 +12,11 @@ took, and a dispatch is validated before it is recorded, so an error is raised b
 caused it and never by the submit of some later op (wgpu-py has no error scopes; it raises a
 device call's own errors at the call, and everything recorded in a pass is checked here first).
 
-While `recording` is set (py_engine/capture.py), the pool's buffers, the uploads and the dispatches are also
-reported to it, uploads are pinned (their buffers are not freed to the pool), and a readback raises.
+While `recorder` is set (a protocols.Recorder: pe.warmup's shader list, pe.capture's recording in capture.py, a
+dispatch plan's log), every buffer the pool hands out, every upload, free, dispatch and readback is reported to it; it
+may keep a freed buffer from the pool (capture pins uploads), refuse a readback, or have nothing run (warm-up).
 
-A built-in kernel's first run for a signature is logged, and later runs replay the log (kernel_plans.py).
+A built-in kernel's first run for a signature is logged, and later runs replay the log (dispatch_plans.py).
 
 An op's Python-number operand (`x * 2.0`) stays on the host as a `HostScalar`: the elementwise kernels read its value
 as a uniform, and it is uploaded only if another kernel needs it in a buffer (as TF.js's WebGL backend passes
@@ -26,14 +27,14 @@ import asyncio
 
 import numpy as np
 
-from ... import dtypes, kernels
+from ... import dtypes, kernel_registry
 from ...engine import ENGINE
 from ...errors import EngineError
 from . import limits
 from .buffer_pool import BufferPool
 from .device import UNIFORM_BLOCK, UNIFORM_RING
+from .dispatch_plans import MAX_PLANS, DispatchPlan, PlanLog, signature
 from .gpu_array import GpuArray, HostScalar
-from .kernel_plans import DISPATCH, FREE, MAX_PLANS, SPOIL, TAKE, KernelPlan, signature
 from .kernels import BUILT_IN, TAKES_HOST_SCALARS
 from .wgsl import ITEMSIZE_ON_GPU, MAX_RANK
 
@@ -63,21 +64,19 @@ class WebGPUBackend:
         self.max_workgroups = limits.device_limit(device.limits, "max_compute_workgroups_per_dimension")
         self.pool = BufferPool(device, self.limits.max_bytes)
         self._kernel = None  # the kernel function running now (its name goes into errors)
-        self._taken = None  # while a kernel runs: buffer id -> (created for it, bytes) of what it took and kept
+        self.taken = None  # while a kernel runs: buffer id -> (created for it, bytes) of what it took and kept
         self._taken_bytes = 0
         if not 1 <= batch_size <= UNIFORM_RING // UNIFORM_BLOCK:  # so a batch's uniforms always fit the ring
             raise ValueError(f"batch_size must be in [1, {UNIFORM_RING // UNIFORM_BLOCK}], got {batch_size}")
         self.batch_size = batch_size
-        self._uniforms = bytearray(UNIFORM_RING)
-        self._recorded = 0  # dispatches recorded since the last submit; each has the next block of the ring
-        self.plans = {}  # kernel signature -> KernelPlan, or None when its run cannot be replayed
-        self._log = None  # a list while a kernel's run is logged for its plan
+        self.uniform_ring = bytearray(UNIFORM_RING)
+        self.unsubmitted = 0  # dispatches recorded since the last submit; each has the next block of the ring
+        self.plans = {}  # kernel signature -> DispatchPlan, or None when its run cannot be replayed
         self.plan_replays = 0
         self.on_cpu = on_cpu_adapter(device.info)
         self.variants = {}  # kernel family -> the variant chosen for this adapter
-        self.dry_run = None  # a list while warm-up collects shaders instead of dispatching
-        self.recording = None  # a capture.Recording while py_engine.capture records a function's dispatches
-        self.programs = set()  # the captured programs built on this device (py_engine/capture.py)
+        self.recorder = None  # the protocols.Recorder the work is reported to now, or None
+        self.programs = set()  # the captured programs built on this device (capture.py)
         self.replays = 0
 
     @property
@@ -101,28 +100,28 @@ class WebGPUBackend:
         return self.pool.bytes_allocated
 
     def upload(self, array):
-        if self._log is not None:
-            self._log.append((SPOIL,))
+        recorder = self.recorder
         dtype = dtypes.of_numpy(array.dtype)
         # checked before any host conversion; a recorded function's constant gets a buffer its dispatches never used
-        avoid = self.recording.acquired if self.recording is not None else None
-        buf, created = self._take(array.size, array.shape, dtype, avoid=avoid, upload=True)
+        avoid = recorder.uploading() if recorder is not None else None
+        buf, created = self.take(array.size, array.shape, dtype, avoid=avoid, upload=True)
         nbytes = array.size * ITEMSIZE_ON_GPU
         if nbytes:
             host = array.astype(np.uint32) if dtype == dtypes.bool_ else array
             try:
                 self.device.write_buffer(buf, np.ascontiguousarray(host))
             except BaseException:
-                self._give_back({buf: (created, nbytes)})
+                self.give_back({buf: (created, nbytes)})
                 raise
-        if self.recording is not None:  # a constant of the recorded function: its bytes must stay
-            self.recording.uploads.add(buf)
+        if recorder is not None:
+            recorder.uploaded(buf)
         return GpuArray(buf, array.shape, dtype), nbytes
 
     def host_scalar(self, array):
-        """A handle for a one-element array that stays on the host (module docstring). While py_engine.capture
+        """A handle for a one-element array that stays on the host (module docstring). While pe.capture
         records, its value goes into the recorded uniforms: a Python number in the function is a constant of every
-        replay, as an uploaded one would be (what changes per replay is a py_engine.fresh value, a buffer)."""
+        replay, as an uploaded one would be (what changes per replay is a replay_values.fresh_tensors value, a
+        buffer)."""
         value = array.item()
         return HostScalar(int(value) if type(value) is bool else value, array.shape, dtypes.of_numpy(array.dtype)), (
             ITEMSIZE_ON_GPU
@@ -150,10 +149,8 @@ class WebGPUBackend:
     def _before_read(self, handle):
         """A readback's bookkeeping: the values when they are on the host (a HostScalar's), else None, and the
         recorded work submitted so that the buffer holds them."""
-        if self._log is not None:
-            self._log.append((SPOIL,))
-        if self.recording is not None:
-            self.recording.refuse_readback()
+        if self.recorder is not None:
+            self.recorder.reading_back()
         if handle.value is not None:
             return np.full(1, handle.value, dtypes.NUMPY[handle.dtype])
         self.flush()
@@ -170,13 +167,9 @@ class WebGPUBackend:
             self.free_buffer(handle.buffer)
 
     def free_buffer(self, bid):
-        recording = self.recording
-        if recording is not None and bid in recording.uploads:  # pinned: the program reads it later
-            recording.released_uploads.add(bid)
+        if self.recorder is not None and self.recorder.freeing(bid):  # the recorder keeps it
             return
-        if self._log is not None:
-            self._log.append((FREE, bid))
-        taken = self._taken
+        taken = self.taken
         if taken is not None and bid in taken:  # a kernel's own temporary
             self._taken_bytes -= taken.pop(bid)[1]
         self.pool.release(bid)
@@ -185,7 +178,7 @@ class WebGPUBackend:
 
     def run(self, fn, inputs, attrs):
         key = plan = None
-        if fn in BUILT_IN and self.dry_run is None and self.recording is None:
+        if fn in BUILT_IN and self.recorder is None:
             try:
                 key = signature(fn, inputs, attrs)
             except TypeError:  # an attribute that cannot be a key (a numpy array): no plan
@@ -207,7 +200,7 @@ class WebGPUBackend:
                 if len(shape) > MAX_RANK:
                     raise ValueError(f"webgpu kernels support rank <= {MAX_RANK}; got shape {shape}")
                 args.append(h if h.shape == shape else h.view(shape))
-        self._kernel, self._taken = fn, {}
+        self._kernel, self.taken = fn, {}
         try:
             if plan:
                 self.plan_replays += 1
@@ -217,7 +210,7 @@ class WebGPUBackend:
             self._failed(fn, e)
             raise
         finally:
-            self._kernel = self._taken = None
+            self._kernel = self.taken = None
             self._taken_bytes = 0
         if type(out) is tuple:
             return [(o, o.size * ITEMSIZE_ON_GPU, o.shape, o.dtype) for o in out], True
@@ -225,14 +218,14 @@ class WebGPUBackend:
 
     def _failed(self, fn, error):
         """A kernel raised: give back what it took, and name it in the error."""
-        self._give_back(self._taken)
+        self.give_back(self.taken)
         if not isinstance(error, EngineError):  # the engine's own errors name the op already
             error.add_note(f"(raised by the webgpu kernel {self.kernel_name(fn)!r})")
 
     def _operand(self, fn, handle, t):
         """What kernel `fn` gets for a handle that is not a plain GpuArray."""
         if type(handle) is HostScalar:
-            if fn not in TAKES_HOST_SCALARS and self.dry_run is None:
+            if fn not in TAKES_HOST_SCALARS and (self.recorder is None or self.recorder.runs):
                 self._uploaded(handle)
             return handle
         return GpuArray(None, t.shape, t.dtype)  # warm-up: a tensor still on the host; kernels read only its shape
@@ -242,16 +235,16 @@ class WebGPUBackend:
         if len({a.buffer for a in args}) < len(args):  # inputs sharing a buffer: log no plan, ask again next time
             return fn(self, *args, **(attrs or {}))
         outer_variants, self.variants = self.variants, {}  # what this kernel records, to repeat on replays
-        self._log = log = []
+        self.recorder = log = PlanLog()
         try:
             out = fn(self, *args, **(attrs or {}))
         finally:
-            self._log = None
+            self.recorder = None
             written, self.variants = self.variants, outer_variants
             outer_variants.update(written)
         if len(self.plans) >= MAX_PLANS:
             self.plans.clear()
-        self.plans[key] = KernelPlan.from_log(log, args, out, written)
+        self.plans[key] = DispatchPlan.from_log(log.events, args, out, written)
         return out
 
     # ---- what kernels use -------------------------------------------------------------------
@@ -261,9 +254,7 @@ class WebGPUBackend:
         n = 1
         for d in shape:
             n *= d
-        bid = self._take(n, shape, dtype)[0]
-        if self._log is not None:
-            self._log.append((TAKE, bid, n, shape, dtype))
+        bid = self.take(n, shape, dtype)[0]
         return GpuArray(bid, shape, dtype)
 
     def acquire_once_more(self, nbytes, shape, dtype, op=None, avoid=None, upload=False):
@@ -274,7 +265,7 @@ class WebGPUBackend:
         except MemoryError as e:
             raise limits.out_of_memory(op or self._op_name(), shape, dtype, nbytes, e) from e
 
-    def _take(self, count, shape, dtype, op=None, avoid=None, upload=False):
+    def take(self, count, shape, dtype, op=None, avoid=None, upload=False):
         """A pooled buffer for `count` elements, after the device's limits and the memory budget allow it.
 
         `op` names what asks in errors (default: the running kernel, or an upload); `avoid`: buffer ids not to reuse;
@@ -291,10 +282,10 @@ class WebGPUBackend:
             bid, created = self.pool.acquire(nbytes, avoid, upload)
         except MemoryError:
             bid, created = self.acquire_once_more(nbytes, shape, dtype, op, avoid, upload)
-        if self.recording is not None:
-            self.recording.acquired.add(bid)
-        if self._taken is not None:
-            self._taken[bid] = (created, nbytes)
+        if self.recorder is not None:
+            self.recorder.took(bid, count, shape, dtype)
+        if self.taken is not None:
+            self.taken[bid] = (created, nbytes)
             self._taken_bytes += nbytes
         return bid, created
 
@@ -302,14 +293,24 @@ class WebGPUBackend:
         """GPU bytes held now: by tensors, and by the running kernel."""
         return ENGINE.bytes_by_backend.get(self.name, 0) + self._taken_bytes
 
-    def _give_back(self, taken):
-        """Return buffers an op took before it failed: the pool's own to the pool, new ones to the device."""
+    def give_back(self, taken):
+        """Return buffers an op took before it failed ({id: (created, bytes)}, as `take` handed them out): the pool's
+        own to the pool, new ones to the device."""
         for bid, (created, _) in taken.items():
             if created:
                 self.pool.discard(bid)
             else:
                 self.pool.release(bid)
-        if not self._recorded:  # no recorded work can read them: settle them now, not at the next submit
+        self._settle_if_idle()
+
+    def discard(self, bids):
+        """Destroy buffers taken for good (a captured program's own) rather than return them to the pool."""
+        for bid in bids:
+            self.pool.discard(bid)
+        self._settle_if_idle()
+
+    def _settle_if_idle(self):
+        if not self.unsubmitted:  # no recorded work can read what was let go: settle it now, not at the next submit
             self.pool.submitted()
 
     def _op_name(self):
@@ -317,10 +318,8 @@ class WebGPUBackend:
 
     def kernel_name(self, fn):
         """The name `fn` is registered under on this backend (for error messages: it scans the registry)."""
-        for (name, backend), registered in kernels._KERNELS.items():
-            if registered is fn and backend == self.name:
-                return name
-        return getattr(fn, "__name__", repr(fn))
+        name = kernel_registry.registered_name(fn, self.name)
+        return getattr(fn, "__name__", repr(fn)) if name is None else name
 
     def dispatch(self, shader, arrays, uniforms, workgroups):
         """Record one dispatch. `uniforms`: {field: value} for the fields shader.uniforms declares.
@@ -330,8 +329,9 @@ class WebGPUBackend:
         """
         if not all(workgroups):
             return
-        if self.dry_run is not None:
-            self.dry_run.append(shader)
+        recorder = self.recorder
+        if recorder is not None and not recorder.runs:
+            recorder.dispatched(shader, None, None, workgroups)
             return
         self._validate(shader, arrays, workgroups)
         if not self.device.has_pipeline(shader.key):
@@ -339,18 +339,14 @@ class WebGPUBackend:
             # ahead finishes): a first call then streams through its layers as their shaders come
             self.flush()
             self.device.compile(shader.key, shader.source, shader.n_in, shader.n_out)
-        offset = self._recorded * UNIFORM_BLOCK
-        nbytes = shader.uniforms.pack_into(self._uniforms, offset, uniforms)
+        offset = self.unsubmitted * UNIFORM_BLOCK
+        nbytes = shader.uniforms.pack_into(self.uniform_ring, offset, uniforms)
         buffer_ids = [a.buffer for a in arrays]
         self.device.dispatch(shader.key, buffer_ids, offset, workgroups)
-        if self.recording is not None:
-            self.recording.add(shader, buffer_ids, self._uniforms[offset : offset + nbytes], workgroups)
-        if self._log is not None:
-            self._log.append(
-                (DISPATCH, shader, buffer_ids, bytes(self._uniforms[offset : offset + nbytes]), workgroups)
-            )
-        self._recorded += 1
-        if self._recorded >= self.batch_size:
+        if recorder is not None:
+            recorder.dispatched(shader, buffer_ids, bytes(self.uniform_ring[offset : offset + nbytes]), workgroups)
+        self.unsubmitted += 1
+        if self.unsubmitted >= self.batch_size:
             self.flush()
 
     def _validate(self, shader, arrays, workgroups):
@@ -368,9 +364,9 @@ class WebGPUBackend:
 
     def flush(self):
         """Submit every recorded dispatch in one command buffer."""
-        if self._recorded:
-            self.device.flush(memoryview(self._uniforms)[: self._recorded * UNIFORM_BLOCK])
-            self._recorded = 0
+        if self.unsubmitted:
+            self.device.flush(memoryview(self.uniform_ring)[: self.unsubmitted * UNIFORM_BLOCK])
+            self.unsubmitted = 0
         self.pool.submitted()
 
     async def warmup(self, shaders):
@@ -389,7 +385,7 @@ class WebGPUBackend:
             "pool_bytes_allocated": self.pool.bytes_allocated,
             "pool_bytes_in_use": self.pool.bytes_in_use,
             "pool_reuses": self.pool.reused,
-            "recorded_unsubmitted": self._recorded,
+            "recorded_unsubmitted": self.unsubmitted,
             "capture_programs": len(self.programs),
             "capture_bytes": sum(p.nbytes for p in self.programs),
             "capture_replays": self.replays,

@@ -10,9 +10,10 @@ import re
 
 import js
 import numpy as np
-from pyodide.ffi import JsException, can_run_sync, create_proxy, run_sync
+from pyodide.ffi import JsException, can_run_sync, create_proxy, run_sync, to_js
 
 from ...errors import DeviceLostError, EngineError, KernelCompileError
+from .device import BRIDGE_CONSTANTS
 
 
 class SyncReadbackError(EngineError, RuntimeError):
@@ -77,7 +78,7 @@ class BridgeDevice:
         if bridge is None:
             raise RuntimeError("bridge.js is not loaded: the webgpu backend runs in the playground's worker")
         try:
-            return cls(await bridge.open())
+            return cls(await bridge.open(to_js(BRIDGE_CONSTANTS, dict_converter=js.Object.fromEntries)))
         except JsException as e:
             raise RuntimeError(e.message) from None
 

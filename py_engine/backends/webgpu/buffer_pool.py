@@ -54,7 +54,7 @@ class BufferPool:
         return cls
 
     def acquire_class(self, cls, avoid=None, upload=False):
-        """acquire() for a size class known already (a replayed kernel plan's)."""
+        """acquire() for a size class known already (a replayed dispatch plan's)."""
         ids = self.free.get(cls)
         if ids and not avoid:  # the usual case, written out: the class's last freed buffer
             self.reused += 1

@@ -25,7 +25,7 @@ import re
 from dataclasses import dataclass, field
 
 from ... import dtypes
-from .program import Uniforms
+from .shader_layout import Uniforms
 from .wgsl import Shader, bindings
 
 _IDENTIFIER = re.compile(r"[A-Za-z_][A-Za-z0-9_]*")

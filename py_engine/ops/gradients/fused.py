@@ -2,7 +2,7 @@
 from layers stay differentiable."""
 
 from ...engine import ENGINE
-from ...kernels import register_gradient
+from ...kernel_registry import register_gradient
 from ..math import activation_grad
 from ..reduce import sum as reduce_sum
 

@@ -1,7 +1,7 @@
 """Gradients of the ops in py_engine/ops/image.py."""
 
 from ...engine import ENGINE
-from ...kernels import register_gradient
+from ...kernel_registry import register_gradient
 
 
 def _resize_gradient(kernel):

@@ -1,6 +1,6 @@
 """Gradients of the ops in py_engine/ops/linalg.py."""
 
-from ...kernels import register_gradient
+from ...kernel_registry import register_gradient
 from ..linalg import matmul
 from .math import unbroadcast
 

@@ -2,7 +2,7 @@
 
 import math
 
-from ...kernels import register_gradient
+from ...kernel_registry import register_gradient
 from ..creation import zeros_like
 from ..math import activation_grad, clip_by_value_grad, cos, exp, floor, log, neg, sigmoid, sign, sin, square, where
 from ..math import pow as power

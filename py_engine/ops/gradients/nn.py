@@ -1,7 +1,7 @@
 """Gradients of the ops in py_engine/ops/nn.py."""
 
 from ...engine import ENGINE
-from ...kernels import register_gradient
+from ...kernel_registry import register_gradient
 
 
 def _conv_gradient(kernel):

@@ -2,7 +2,7 @@
 recurrent_kernel's gradient as one matmul over all steps."""
 
 from ...engine import ENGINE
-from ...kernels import register_gradient
+from ...kernel_registry import register_gradient
 from ..linalg import matmul
 from ..shape import concat, reshape
 

@@ -1,7 +1,7 @@
 """Gradients of the ops in py_engine/ops/reduce.py."""
 
 from ... import dtypes
-from ...kernels import register_gradient
+from ...kernel_registry import register_gradient
 from ..creation import one_hot
 from ..math import cast, equal, logical_and, where
 from ..reduce import _kept_shape, cumsum, prod

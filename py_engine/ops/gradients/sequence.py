@@ -2,7 +2,7 @@
 
 from ... import dtypes
 from ...engine import ENGINE
-from ...kernels import register_gradient
+from ...kernel_registry import register_gradient
 from ..creation import arange, one_hot, zeros_like
 from ..linalg import matmul
 from ..math import cast, less

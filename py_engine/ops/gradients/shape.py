@@ -2,7 +2,7 @@
 
 import math
 
-from ...kernels import register_gradient
+from ...kernel_registry import register_gradient
 from ..creation import arange, zeros_like
 from ..math import clip_by_value, logical_and, where
 from ..reduce import sum as reduce_sum

@@ -62,7 +62,7 @@ async def check_case(case, backend):
     if not await set_backend(backend):
         raise RuntimeError(f"backend {backend!r} is not available: {ENGINE.fallback_reason}")
     try:
-        # the second run replays the kernel plans the first one logged (backends/webgpu/kernel_plans.py)
+        # the second run replays the dispatch plans the first one logged (backends/webgpu/dispatch_plans.py)
         return compare(case, run_on(case, backend), want) or compare(case, run_on(case, backend), want)
     except Exception:
         return traceback.format_exc(limit=3)

@@ -2,15 +2,17 @@
 
 import functools
 
-from ....kernels import register_kernel
-from ..program import linear_program
+from ....kernel_registry import register_kernel
+from ..shader_layout import compose_linear_shader
 from ..wgsl import linear_groups
 from .math import F32, I32, SCALAR_TYPE
 
 
 @functools.cache
 def _fill_shader(dtype):
-    return linear_program(f"Fill:{dtype}", "  out[i] = u.value;", [], [("out", dtype)], {"value": SCALAR_TYPE[dtype]})
+    return compose_linear_shader(
+        f"Fill:{dtype}", "  out[i] = u.value;", [], [("out", dtype)], {"value": SCALAR_TYPE[dtype]}
+    )
 
 
 def _fill(backend, shape, value, dtype):
@@ -25,7 +27,7 @@ def _one_hot_shader(dtype):
     body = "  out[i] = select(u.off_value, u.on_value, in0[i / u.depth] == i32(i % u.depth));"
     t = SCALAR_TYPE[dtype]
     uniforms = {"depth": "u32", "on_value": t, "off_value": t}
-    return linear_program(f"OneHot:{dtype}", body, [("in0", I32)], [("out", dtype)], uniforms)
+    return compose_linear_shader(f"OneHot:{dtype}", body, [("in0", I32)], [("out", dtype)], uniforms)
 
 
 def _one_hot(backend, indices, depth, on_value, off_value, dtype):

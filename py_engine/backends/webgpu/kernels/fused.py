@@ -15,8 +15,8 @@ value is the same in every thread).
 import functools
 import math
 
-from ....kernels import register_kernel
-from ..program import Epilogue
+from ....kernel_registry import register_kernel
+from ..shader_layout import Epilogue
 from .math import HELPERS, UNARY
 from .nn import conv2d, depthwise
 

@@ -10,8 +10,8 @@ import functools
 
 import numpy as np
 
-from ....kernels import register_kernel
-from ..program import linear_program
+from ....kernel_registry import register_kernel
+from ..shader_layout import compose_linear_shader
 from ..wgsl import linear_groups
 
 F32, I32 = "float32", "int32"
@@ -63,7 +63,7 @@ def _resize_uniforms(count, inner, first, input_hw, output_hw, align_corners, ha
 
 
 def _resize_program(key, body, inputs, outputs, kind, helpers=""):
-    return linear_program(key, body, inputs, outputs, RESIZE_UNIFORMS, AXIS_FNS[kind] + helpers)
+    return compose_linear_shader(key, body, inputs, outputs, RESIZE_UNIFORMS, AXIS_FNS[kind] + helpers)
 
 
 @functools.cache
@@ -190,7 +190,7 @@ def _resize_grad(kind):
 def _unpack_rgba_shader():
     body = """  let channels = u.channels;  // byte k of pixel p's word is its channel k
   out[i] = i32((bitcast<u32>(packed[i / channels]) >> (8u * (i % channels))) & 255u);"""
-    return linear_program("UnpackRGBA", body, [("packed", I32)], [("out", I32)], {"channels": "u32"})
+    return compose_linear_shader("UnpackRGBA", body, [("packed", I32)], [("out", I32)], {"channels": "u32"})
 
 
 def _unpack_rgba(backend, packed, channels):

@@ -3,8 +3,8 @@ threads each find the dy element that came from their output element, or write 0
 
 import functools
 
-from ....kernels import register_kernel
-from ..program import linear_program
+from ....kernel_registry import register_kernel
+from ..shader_layout import compose_linear_shader
 from ..wgsl import ELEMENT, MAX_RANK, linear_groups
 from ..wgsl import strides as contiguous_strides
 from .shape import strided_copy
@@ -43,7 +43,7 @@ def _strided_slice_grad_shader(dtype):
   out[i] = dy[src];"""
     uniforms = {"rank": "u32", "shape": f"u32[{MAX_RANK}]", "begin": f"i32[{MAX_RANK}]", "strides": f"i32[{MAX_RANK}]"}
     uniforms["dy_shape"] = f"u32[{MAX_RANK}]"
-    return linear_program(f"StridedSliceGrad:{dtype}", body, [("dy", dtype)], [("out", dtype)], uniforms)
+    return compose_linear_shader(f"StridedSliceGrad:{dtype}", body, [("dy", dtype)], [("out", dtype)], uniforms)
 
 
 def _strided_slice_grad(backend, dy, shape, begin, end, strides):

@@ -14,7 +14,7 @@ uniforms they read (after GEMM_UNIFORMS):
     seg_b(s) -> u32                  B's offset at t = 0, n = 0
 A matmul has one segment of K steps; a convolution has one segment per filter row or tap (implicit GEMM: the
 patches are gathered by index math, never copied). Transposes are strides in uniforms, never copies.
-An `Epilogue` (program.py) changes what is computed: the sums of column n start from epilogue_start(n) and
+An `Epilogue` (shader_layout.py) changes what is computed: the sums of column n start from epilogue_start(n) and
 C[at] = epilogue(sum), reading bindings of its own after B (a fused convolution's bias and activation).
 
 Variants (backend.on_cpu picks one; backend.variants["matmul"] records it):
@@ -39,8 +39,8 @@ Variants (backend.on_cpu picks one; backend.variants["matmul"] records it):
 import functools
 from dataclasses import dataclass
 
-from ....kernels import register_kernel
-from ..program import linear_program, program
+from ....kernel_registry import register_kernel
+from ..shader_layout import compose_linear_shader, compose_shader
 from ..wgsl import ELEMENT, MAX_GROUPS, MAX_RANK, broadcast_strides, linear_groups
 
 F32 = "float32"
@@ -283,7 +283,7 @@ def gemm_shader(problem, dtype, variant, bounded=True, epilogue=None, block=WIDE
     inputs = [("A", dtype), ("B", dtype), *(epilogue.inputs if epilogue else ())]
     helpers = SLAB + problem.hooks + (epilogue.wgsl if epilogue else "")
     uniforms = dict(GEMM_UNIFORMS + problem.uniforms + (epilogue.uniforms if epilogue else ()))
-    return program(key, main, inputs, [("C", dtype)], uniforms, helpers)
+    return compose_shader(key, main, inputs, [("C", dtype)], uniforms, helpers)
 
 
 def gemm_for(problem, dtype, variant, shape, bounded=True, epilogue=None):
@@ -321,7 +321,7 @@ def _sum_shader():
     body = """  var acc = 0.0;
   for (var k = 0u; k < u.splits; k = k + 1u) { acc = acc + partials[k * u.count + i]; }
   out[i] = acc;"""
-    return linear_program("SumPartials", body, [("partials", F32)], [("out", F32)], {"splits": "u32"})
+    return compose_linear_shader("SumPartials", body, [("partials", F32)], [("out", F32)], {"splits": "u32"})
 
 
 def sum_partials(backend, partials, splits, out):

@@ -9,9 +9,9 @@ HostScalar: `x * 2.0`'s 2.0) is a uniform too, `u.value<k>`, not a binding.
 
 import functools
 
-from ....kernels import get_kernel, register_kernel
+from ....kernel_registry import get_kernel, register_kernel
 from ...numpy.math import ERF_ALPHA, ERF_BETA
-from ..program import linear_program
+from ..shader_layout import compose_linear_shader
 from ..wgsl import ELEMENT, MAX_RANK, broadcast_strides, linear_groups
 
 F32, I32, BOOL = "float32", "int32", "bool"
@@ -192,7 +192,7 @@ def elementwise_shader(name, expr, names, in_dtypes, out_dtype, direct, scalars=
     # the scalars' types are in the key: one expr with an f32 or an i32 uniform is two different shaders
     typed = "".join(f":{n}={t}" for n, t in scalars) + "".join(f":value{k}" for k in held)
     key = f"{name}:{expr}:{','.join(in_dtypes)}->{out_dtype}:{'direct' if direct else 'strided'}{typed}"
-    return linear_program(key, body, ins, [("out", out_dtype)], uniforms, HELPERS)
+    return compose_linear_shader(key, body, ins, [("out", out_dtype)], uniforms, HELPERS)
 
 
 _NAMES = {1: ("x",), 2: ("a", "b"), 3: ("cond", "a", "b")}
@@ -359,7 +359,7 @@ def _fused_shader(program):
     ins = [(f"in{k}", F32) for k in range(program.tensors)] + ([("scalars", F32)] if program.scalars else [])
     outs = [(f"out{j}", F32) for j in range(len(program.outputs))]
     key = f"FusedElementwise:{program.describe()}"
-    return linear_program(key, "\n".join(lines), ins, outs, {}, HELPERS + "\n".join(fns) + "\n")
+    return compose_linear_shader(key, "\n".join(lines), ins, outs, {}, HELPERS + "\n".join(fns) + "\n")
 
 
 def _fused_elementwise(backend, *inputs, program):

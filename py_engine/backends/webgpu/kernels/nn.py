@@ -30,9 +30,9 @@ included as -inf, as numpy), then each input element sums dy over the windows th
 
 import functools
 
-from ....kernels import register_kernel
+from ....kernel_registry import register_kernel
 from ....window_output_size import window_output_hw
-from ..program import linear_program
+from ..shader_layout import compose_linear_shader
 from ..wgsl import linear_groups
 from .linalg import F32, SPLIT_SLAB, Problem, gemm_for, pointwise, run_gemm, sum_partials, variant
 from .math import HELPERS, I32
@@ -176,7 +176,7 @@ def _patches_shader():
       }
     }
   }"""
-    return linear_program("Patches", body, [("X", F32)], [("patches", F32)], dict(GEOMETRY_UNIFORMS))
+    return compose_linear_shader("Patches", body, [("X", F32)], [("patches", F32)], dict(GEOMETRY_UNIFORMS))
 
 
 def _conv2d_by_patches(backend, x, weights, out, strides, pad, dilations, epilogue, extra, values):
@@ -418,7 +418,7 @@ def depthwise_shader(channels, mult, height, width, strides, dilations, epilogue
     inputs = [("X", F32), ("F", F32), *(epilogue.inputs if epilogue else ())]
     helpers += epilogue.wgsl if epilogue else NO_EPILOGUE
     uniforms = dict(GEOMETRY_UNIFORMS + extra_uniforms + (epilogue.uniforms if epilogue else ()))
-    return linear_program(key, body, inputs, [("out", F32)], uniforms, helpers), lanes, layout
+    return compose_linear_shader(key, body, inputs, [("out", F32)], uniforms, helpers), lanes, layout
 
 
 DEPTHWISE_BACKPROP_INPUT = """  let c = i32(i) % u.c;
@@ -468,7 +468,7 @@ DEPTHWISE_BACKPROP_FILTER = """  let size = u.kh * u.kw * u.c * u.mult;
 @functools.cache
 def _direct_shader(name, body, inputs, extra_uniforms=()):
     uniforms = dict(GEOMETRY_UNIFORMS + extra_uniforms)
-    return linear_program(name, body, [(n, F32) for n in inputs], [("out", F32)], uniforms)
+    return compose_linear_shader(name, body, [(n, F32) for n in inputs], [("out", F32)], uniforms)
 
 
 def depthwise(backend, x, weights, strides, pad, dilations, epilogue=None, extra=(), values=None):
@@ -569,7 +569,7 @@ def _pool_uniforms(count, input_shape, out_hw, ksize, strides, pad):
 
 
 def _pool_shader(key, body, inputs, output=("out", F32), helpers=POOL):
-    return linear_program(key, body, inputs, [output], POOL_UNIFORMS, helpers)
+    return compose_linear_shader(key, body, inputs, [output], POOL_UNIFORMS, helpers)
 
 
 @functools.cache

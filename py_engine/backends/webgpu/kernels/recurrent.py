@@ -18,8 +18,8 @@ Every shader binds at most 8 storage buffers (WebGPU's default maxStorageBuffers
 
 import functools
 
-from ....kernels import register_kernel
-from ..program import linear_program
+from ....kernel_registry import register_kernel
+from ..shader_layout import compose_linear_shader
 from ..wgsl import linear_groups
 from .math import HELPERS
 
@@ -76,7 +76,7 @@ def _shader(kernel, body, inputs, outputs, activation, recurrent_activation, ext
     main = "  let U = u.units;\n  let b = i / U;\n  let j = i % U;\n" + body
     key = f"{kernel}:{activation}:{recurrent_activation}"
     ins, outs = [(n, F32) for n in inputs], [(n, F32) for n in outputs]
-    return linear_program(key, main, ins, outs, UNIFORMS, helpers)
+    return compose_linear_shader(key, main, ins, outs, UNIFORMS, helpers)
 
 
 def _run(backend, shader, arrays, shape, phases, final=False, reverse=False):

@@ -13,8 +13,8 @@ exclusive and reverse, and the row and reduced views (rank, shape, strides).
 
 import functools
 
-from ....kernels import register_kernel
-from ..program import program
+from ....kernel_registry import register_kernel
+from ..shader_layout import compose_shader
 from ..wgsl import ELEMENT, MAX_RANK, linear_groups, linear_main, strides
 from .math import HELPERS
 
@@ -211,7 +211,7 @@ fn load(base: u32, r: u32) -> Acc {{ let o = base + red_offset(r); return {load}
   }}"""
         code = f"var<workgroup> scratch: array<Acc, {wg}>;\n" + _group_main(body, wg)
     key = f"{name}:{dtype}:{f'wg{wg}' if wg else 'serial'}:{'partials' if from_partials else 'x'}:{final}"
-    return program(key, code, ins, outs, REDUCE_UNIFORMS, helpers)
+    return compose_shader(key, code, ins, outs, REDUCE_UNIFORMS, helpers)
 
 
 def run_reduce(backend, name, x, axes, out_shape):
@@ -307,7 +307,7 @@ fn tree(v: f32, t: u32, is_max: bool) -> f32 {{
     out[o] = exp_safe(x[o] - m) / total;
   }}"""
     key = f"Softmax:{f'wg{wg}' if wg else 'serial'}"
-    return program(key, tree + main(body), [("x", F32)], [("out", F32)], REDUCE_UNIFORMS, HELPERS + VIEW)
+    return compose_shader(key, tree + main(body), [("x", F32)], [("out", F32)], REDUCE_UNIFORMS, HELPERS + VIEW)
 
 
 def _whole_rows(backend, x, axis, shader_for, exclusive=0, reverse=0):
@@ -352,7 +352,7 @@ def _cumsum_shader(dtype, wg):
     let v = x[o];
     if (u.exclusive != 0u) {{ out[o] = acc; acc = acc + v; }} else {{ acc = acc + v; out[o] = acc; }}
   }}"""
-        return program(f"Cumsum:{dtype}:serial", linear_main(body), *io, REDUCE_UNIFORMS, HELPERS + VIEW)
+        return compose_shader(f"Cumsum:{dtype}:serial", linear_main(body), *io, REDUCE_UNIFORMS, HELPERS + VIEW)
     # each thread scans SCAN_ITEMS consecutive elements itself, the workgroup scans the threads' totals
     body = f"""  if (g >= u.rows) {{ return; }}
   let base = row_offset(g);
@@ -391,7 +391,7 @@ def _cumsum_shader(dtype, wg):
     workgroupBarrier();
   }}"""
     code = f"var<workgroup> scan: array<{elem}, {wg}>;\n" + _group_main(body, wg)
-    return program(f"Cumsum:{dtype}:wg{wg}", code, *io, REDUCE_UNIFORMS, HELPERS + VIEW)
+    return compose_shader(f"Cumsum:{dtype}:wg{wg}", code, *io, REDUCE_UNIFORMS, HELPERS + VIEW)
 
 
 def _cumsum(backend, x, axis, exclusive, reverse):
@@ -492,7 +492,7 @@ def _top_k_shader(dtype, wg, sort):
     key = f"TopK:{dtype}:wg{wg}:{'sort' if sort else 'select'}"
     outs = [("values", dtype), ("indices", I32)]
     uniforms = dict.fromkeys(("rows", "n", "k", "padded"), "u32")
-    return program(key, memory + _group_main(body, wg), [("x", dtype)], outs, uniforms, HELPERS + _before(dtype))
+    return compose_shader(key, memory + _group_main(body, wg), [("x", dtype)], outs, uniforms, HELPERS + _before(dtype))
 
 
 def _top_k(backend, x, k):

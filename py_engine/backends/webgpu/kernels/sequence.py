@@ -9,7 +9,7 @@ lattice, the betas inside `unary`) and a storageBarrier separates the steps. The
 goes through workgroupUniformLoad, so every barrier is in uniform control flow.
 """
 
-from ....kernels import register_kernel
+from ....kernel_registry import register_kernel
 from ..user_program import Dispatch, Program
 from ..wgsl import MAX_RANK, broadcast_strides, linear_groups, strides
 

@@ -12,8 +12,8 @@ import functools
 import itertools
 import math
 
-from ....kernels import register_kernel
-from ..program import linear_program
+from ....kernel_registry import register_kernel
+from ..shader_layout import compose_linear_shader
 from ..wgsl import ELEMENT, MAX_RANK, linear_groups
 from ..wgsl import strides as contiguous_strides
 from .math import run_elementwise
@@ -38,7 +38,7 @@ def _copy_shader(dtype, wrap):
   }}
   out[i] = x[u32(src)];"""
     uniforms = COPY_UNIFORMS | ({"periods": f"u32[{MAX_RANK}]"} if wrap else {})
-    return linear_program(
+    return compose_linear_shader(
         f"StridedCopy:{dtype}:{'wrap' if wrap else 'plain'}", body, [("x", dtype)], [("out", dtype)], uniforms
     )
 
@@ -122,7 +122,7 @@ def _pad_shader(dtype):
   out[i] = x[src];"""
     uniforms = {"rank": "u32", "value": VALUE_TYPE[dtype]}
     uniforms |= dict.fromkeys(("out_shape", "in_shape", "before"), f"u32[{MAX_RANK}]")
-    return linear_program(f"Pad:{dtype}", body, [("x", dtype)], [("out", dtype)], uniforms)
+    return compose_linear_shader(f"Pad:{dtype}", body, [("x", dtype)], [("out", dtype)], uniforms)
 
 
 def _pad(backend, x, paddings, constant_value):
@@ -172,7 +172,7 @@ def _concat_shader(dtype, n):
   {" else ".join(picks)}
   out[(o * u.out_len + u.offset + a) * inner + r] = v;"""
     ins = [(f"in{k}", dtype) for k in range(n)]
-    return linear_program(f"Concat:{dtype}:{n}", body, ins, [("out", dtype)], CONCAT_UNIFORMS)
+    return compose_linear_shader(f"Concat:{dtype}:{n}", body, ins, [("out", dtype)], CONCAT_UNIFORMS)
 
 
 def _concat(backend, *xs, axis):
@@ -212,7 +212,7 @@ def _gather_shader(dtype):
   if (index < 0 || u32(index) >= n) {{ out[i] = {ELEMENT[dtype]}(0); return; }}
   out[i] = x[(row * n + u32(index)) * q + col];"""
     uniforms = dict.fromkeys("pmqn", "u32")
-    return linear_program(f"Gather:{dtype}", body, [("x", dtype), ("indices", I32)], [("out", dtype)], uniforms)
+    return compose_linear_shader(f"Gather:{dtype}", body, [("x", dtype), ("indices", I32)], [("out", dtype)], uniforms)
 
 
 def _gather(backend, x, indices, axis, batch_dims):
@@ -242,7 +242,7 @@ def _segment_sum_shader(dtype):
   }}
   out[i] = total;"""
     ins, uniforms = [("data", dtype), ("ids", I32)], {"row_size": "u32", "rows": "u32"}
-    return linear_program(f"UnsortedSegmentSum:{dtype}", body, ins, [("out", dtype)], uniforms)
+    return compose_linear_shader(f"UnsortedSegmentSum:{dtype}", body, ins, [("out", dtype)], uniforms)
 
 
 def _unsorted_segment_sum(backend, data, segment_ids, num_segments):

@@ -1,4 +1,4 @@
-"""The WGSL program layer (backends/webgpu/program.py): named uniforms laid out and packed as WGSL reads them,
+"""The shader layer (backends/webgpu/shader_layout.py): named uniforms laid out and packed as WGSL reads them,
 named bindings, the errors for a field missing, undeclared or out of range, and only the functions a shader
 calls."""
 
@@ -10,7 +10,7 @@ import pytest
 
 import py_engine as pe
 from py_engine.backends.webgpu.kernels.math import HELPERS
-from py_engine.backends.webgpu.program import Uniforms, linear_program
+from py_engine.backends.webgpu.shader_layout import Uniforms, compose_linear_shader
 from py_engine.backends.webgpu.wgsl import drop_unused_functions, linear_groups
 from py_engine.engine import ENGINE
 
@@ -79,7 +79,7 @@ def test_the_gpu_reads_each_field_where_it_was_packed(gpu):
     case 2u: { out[i] = u.scale; }
     default: { out[i] = f32(u_shape(i - 12u)) + f32(u.last) * 1000.0; }
   }"""
-    shader = linear_program(
+    shader = compose_linear_shader(
         "TestLayout",
         body,
         outputs=[("out", "float32")],
@@ -97,7 +97,7 @@ def test_the_gpu_reads_each_field_where_it_was_packed(gpu):
 
 
 def test_a_dispatch_of_no_workgroups_records_nothing(gpu):
-    shader = linear_program("TestNothing", "  out[i] = 1.0;", outputs=[("out", "float32")])
+    shader = compose_linear_shader("TestNothing", "  out[i] = 1.0;", outputs=[("out", "float32")])
     before = gpu.stats()["dispatches"], gpu.stats()["pipeline_compiles"]
     out = gpu.empty((0,), "float32")
     gpu.dispatch(shader, [out], {"count": 0}, linear_groups(0))
@@ -150,7 +150,7 @@ def test_fused_convolutions_store_through_their_epilogue_on_every_template(gpu, 
 
 
 def test_a_program_keeps_the_functions_its_main_calls_and_drops_the_rest_with_their_comments():
-    source = linear_program(
+    source = compose_linear_shader(
         "Pow:test", "  out[i] = pow_f(x[i], 2.0);", [("x", "float32")], [("out", "float32")], {}, HELPERS
     ).source
     defined = {line.split("(")[0][3:] for line in source.splitlines() if line.startswith("fn ")}
@@ -172,7 +172,7 @@ def test_dropping_unused_functions_counts_no_brace_in_a_comment_and_leaves_sourc
 def test_a_pipeline_the_device_has_is_dispatched_without_making_its_source(gpu):
     # the page compiles the classifier's pipelines while it boots: its first classification need not write their WGSL
     def double():
-        return linear_program("TestDouble", "  out[i] = f32(i) * 2.0;", outputs=[("out", "float32")])
+        return compose_linear_shader("TestDouble", "  out[i] = f32(i) * 2.0;", outputs=[("out", "float32")])
 
     first, again = double(), double()
     for shader in (first, again):

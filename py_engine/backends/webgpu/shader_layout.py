@@ -1,8 +1,8 @@
-"""A kernel's WGSL program: uniforms declared by name and type, bindings by name and dtype, and the Shader.
+"""A kernel's shader laid out: uniforms declared by name and type, bindings by name and dtype, composed into a Shader.
 
-    shader = program("Scale:f32", "  out[i] = x[i] * u.factor;",
-                     inputs=[("x", "float32")], outputs=[("out", "float32")],
-                     uniforms={"count": "u32", "factor": "f32", "shape": "u32[8]"})
+    shader = compose_shader("Scale:f32", "  out[i] = x[i] * u.factor;",
+                            inputs=[("x", "float32")], outputs=[("out", "float32")],
+                            uniforms={"count": "u32", "factor": "f32", "shape": "u32[8]"})
     backend.dispatch(shader, [x, out], {"count": n, "factor": 2.0, "shape": x.shape}, groups)
 
 The uniforms become a WGSL struct `u` in the dispatch's 256-byte block (binding 0, WGSL's uniform-buffer
@@ -171,7 +171,7 @@ class Epilogue:
     uniforms: tuple = ()
 
 
-def program(key, code, inputs=(), outputs=(), uniforms=None, helpers=""):
+def compose_shader(key, code, inputs=(), outputs=(), uniforms=None, helpers=""):
     """A Shader named `key`: wgsl.BASICS, the uniforms ({name: type}), the bindings ([(name, dtype)], inputs
     read-only at 1.., outputs read-write after them), `helpers` (WGSL functions), then `code`; the functions of
     BASICS and `helpers` that its `fn main` never calls are left out. The source is put together when first asked for
@@ -185,12 +185,12 @@ def program(key, code, inputs=(), outputs=(), uniforms=None, helpers=""):
     return Shader(key, source, len(inputs), len(outputs), layout)
 
 
-def linear_program(key, body, inputs=(), outputs=(), uniforms=None, helpers=""):
-    """program() whose entry point gives each thread one flat index `i` (wgsl.linear_main) running `body`;
+def compose_linear_shader(key, body, inputs=(), outputs=(), uniforms=None, helpers=""):
+    """compose_shader() whose entry point gives each thread one flat index `i` (wgsl.linear_main) running `body`;
     it returns early past `u.count`, which is therefore a declared uniform."""
     uniforms = {"count": "u32", **(uniforms or {})}
     code = linear_main("  if (i >= u.count) { return; }\n" + body)
-    return program(key, code, inputs, outputs, uniforms, helpers)
+    return compose_shader(key, code, inputs, outputs, uniforms, helpers)
 
 
-__all__ = ["Epilogue", "Field", "Uniforms", "linear_program", "program"]
+__all__ = ["Epilogue", "Field", "Uniforms", "compose_linear_shader", "compose_shader"]

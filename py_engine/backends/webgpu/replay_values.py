@@ -1,5 +1,5 @@
-"""Host values that change on every call of a captured function: a learning rate, Adam's bias corrections,
-random draws.
+"""Values a captured function's replay makes anew: the host values that change on every call (a learning rate,
+Adam's bias corrections, random draws).
 
 A function recorded by pe.capture keeps the Python values it used as constants of its program. A value made
 with `fresh_tensors(make_arrays)` is not frozen: every replay calls make_arrays again and writes its arrays into
@@ -9,8 +9,8 @@ ordinary upload, so code that uses it runs the same with or without capture.
 
 import numpy as np
 
-from . import dtypes
-from .engine import ENGINE
+from ... import dtypes
+from ...engine import ENGINE
 
 _DTYPES = {np.dtype(np.float32): dtypes.float32, np.dtype(np.int32): dtypes.int32}
 
@@ -23,8 +23,9 @@ def fresh_tensors(make_arrays):
     tensors = [ENGINE.from_numpy(a, _DTYPES[a.dtype]) for a in arrays]
     # where the tensors went (a lost device falls back mid-call); with none, make_arrays still runs per replay
     backend = tensors[0]._buf.backend if tensors else ENGINE.active()
-    if backend.is_gpu and backend.recording is not None:
-        backend.recording.fresh.append((make_arrays, [t._buf.handle.buffer for t in tensors], arrays))
+    recorder = getattr(backend, "recorder", None)
+    if recorder is not None:
+        recorder.made_per_replay(make_arrays, [t._buf.handle.buffer for t in tensors], arrays)
     return tensors
 
 

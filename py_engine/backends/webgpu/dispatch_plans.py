@@ -1,18 +1,19 @@
-"""Kernel plans: the engine's own webgpu kernels, replayed without running their Python again.
+"""Dispatch plans: the engine's own webgpu kernels, replayed without running their Python again.
 
 A built-in kernel is a function of its inputs' shapes and dtypes and of its attributes: given the same, it takes
 the same buffers, records the same dispatches with the same uniforms and frees the same temporaries. So the
-backend logs a kernel's first run for a signature, and later runs replay the log: take the buffers, copy each
-dispatch's packed uniforms into the ring, record the dispatch, free the temporaries. The shape arithmetic, the
-shader lookup, the uniform packing and the validation (the logged run validated the same dispatches) are skipped:
-that Python is most of what an op costs on this backend. A plan's first replay writes it out as a Python function,
-so later ones run no loop over its events.
+backend logs a kernel's first run for a signature (a `PlanLog`, the backend's recorder while the kernel runs), and
+later runs replay the log: take the buffers, copy each dispatch's packed uniforms into the ring, record the
+dispatch, free the temporaries. The shape arithmetic, the shader lookup, the uniform packing and the validation
+(the logged run validated the same dispatches) are skipped: that Python is most of what an op costs on this
+backend. A plan's first replay writes it out as a Python function, so later ones run no loop over its events.
 
 Not logged: users' kernels (a pe.Program's plan or a Python kernel may read state the signature does not show),
-runs while warm-up collects shaders or py_engine.capture records, runs that upload or read back, and inputs that
-share a buffer (a log keeps buffer ids, so it could not tell them apart).
+runs while another recorder is set (warm-up collecting shaders, pe.capture recording), runs that upload or read
+back, and inputs that share a buffer (a log keeps buffer ids, so it could not tell them apart).
 """
 
+from ..protocols import Recorder
 from .device import UNIFORM_BLOCK
 from .gpu_array import GpuArray
 from .wgsl import ITEMSIZE_ON_GPU
@@ -21,7 +22,7 @@ TAKE, DISPATCH, FREE, SPOIL = range(4)  # log events: (TAKE, id, count, shape, d
 # uniform bytes, workgroups), (FREE, id), (SPOIL,): the run did something a replay would not repeat
 MAX_PLANS = 4096  # signatures kept per backend; past it the cache starts again (`x * lr` with a new lr each step
 # logs a plan per value)
-_FACTORIES = {}  # a plan's structure -> the compiled factory of its replay function (KernelPlan._compiled)
+_FACTORIES = {}  # a plan's structure -> the compiled factory of its replay function (DispatchPlan._compiled)
 
 
 def signature(fn, inputs, attrs):
@@ -50,7 +51,31 @@ def _frozen(value):
     return kind, value
 
 
-class KernelPlan:
+class PlanLog(Recorder):
+    """The events of one kernel's run, as the backend reports them (protocols.Recorder): what DispatchPlan.from_log
+    reads. An upload or a readback spoils the log: a replay would not repeat it."""
+
+    def __init__(self):
+        self.events = []
+
+    def took(self, bid, count, shape, dtype):
+        self.events.append((TAKE, bid, count, shape, dtype))
+
+    def uploading(self):
+        self.events.append((SPOIL,))
+
+    def freeing(self, bid):
+        self.events.append((FREE, bid))
+        return False
+
+    def dispatched(self, shader, buffer_ids, uniform_bytes, workgroups):
+        self.events.append((DISPATCH, shader, buffer_ids, uniform_bytes, workgroups))
+
+    def reading_back(self):
+        self.events.append((SPOIL,))
+
+
+class DispatchPlan:
     """A logged run with its buffers as slots: the inputs first, then what the kernel took, in order."""
 
     __slots__ = (
@@ -146,7 +171,7 @@ class KernelPlan:
 
 
 def _factory(structure, n_values):
-    """Compile the factory of a plan structure (KernelPlan._compiled): factory(*values) -> replay(backend, inputs)."""
+    """Compile the factory of a plan structure (DispatchPlan._compiled): factory(*values) -> replay(backend, inputs)."""
     names = iter(f"c{k}" for k in range(n_values))
     n_inputs, *steps = structure
     lines = [f"        s{k} = inputs[{k}]._buf.handle.buffer" for k in range(n_inputs)]
@@ -172,11 +197,11 @@ def _factory(structure, n_values):
             lines += [
                 f"        if not device.has_pipeline({key}):  # a shader the browser rejected is forgotten",
                 f"            device.compile({key}, {shader}.source, {n_in}, {n_out})",
-                "        recorded = backend._recorded",
+                "        recorded = backend.unsubmitted",
                 "        offset = recorded * BLOCK",
-                f"        backend._uniforms[offset : offset + {length}] = {uniforms}",
+                f"        backend.uniform_ring[offset : offset + {length}] = {uniforms}",
                 f"        device.dispatch({key}, ({''.join(f's{k}, ' for k in step[1])}), offset, {workgroups})",
-                "        backend._recorded = recorded + 1",
+                "        backend.unsubmitted = recorded + 1",
                 "        if recorded + 1 >= backend.batch_size:",
                 "            backend.flush()",
             ]
@@ -186,7 +211,7 @@ def _factory(structure, n_values):
         [
             f"def factory({', '.join(f'c{k}' for k in range(n_values))}):",
             "    def replay(backend, inputs):",
-            "        pool, taken, device = backend.pool, backend._taken, backend.device",
+            "        pool, taken, device = backend.pool, backend.taken, backend.device",
             *lines,
             f"        return [{', '.join(outputs)}]",
             "    return replay",
@@ -197,4 +222,4 @@ def _factory(structure, n_values):
     return namespace["factory"]
 
 
-__all__ = ["KernelPlan", "signature"]
+__all__ = ["DispatchPlan", "PlanLog", "signature"]

@@ -6,7 +6,7 @@ sequence kernels are written with it, and the backend imports nothing from the l
 
 import difflib
 
-from . import kernels
+from . import kernel_registry
 from .engine import ENGINE
 from .errors import BackendError
 from .tensor import Tensor
@@ -28,7 +28,7 @@ def register_kernel(name, backend, fn, *, override=False):
             + f"; the backends are: {', '.join(known)}. For a backend of your own, register it first: "
             f"pe.register_backend({backend!r}, factory)"
         )
-    return kernels.register_kernel(name, backend, fn, override=override, by_user=True)
+    return kernel_registry.register_kernel(name, backend, fn, override=override, by_user=True)
 
 
 def run_kernel(name, inputs, attrs=None):

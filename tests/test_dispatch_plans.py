@@ -1,4 +1,4 @@
-"""Kernel plans (py_engine/backends/webgpu/kernel_plans.py): a built-in kernel's first run for a signature is
+"""Dispatch plans (py_engine/backends/webgpu/dispatch_plans.py): a built-in kernel's first run for a signature is
 logged, later runs replay it. A replay must do exactly what running the kernel would: these tests check the
 signature (what makes two calls the same), the cases that must not be replayed, and what a replay keeps."""
 
@@ -8,9 +8,9 @@ import numpy as np
 import pytest
 
 import py_engine as pe
-from py_engine.backends.webgpu import kernel_plans
+from py_engine.backends.webgpu import dispatch_plans
+from py_engine.backends.webgpu.dispatch_plans import DISPATCH, FREE, SPOIL, TAKE, DispatchPlan, signature
 from py_engine.backends.webgpu.gpu_array import GpuArray
-from py_engine.backends.webgpu.kernel_plans import DISPATCH, FREE, SPOIL, TAKE, KernelPlan, signature
 from py_engine.engine import ENGINE
 from py_engine.errors import ResourceExhaustedError
 
@@ -36,7 +36,7 @@ def test_a_plan_is_written_out_as_a_function_on_its_first_replay_only(gpu):
     a, b = pe.tensor([1.0, 2.0]), pe.tensor([3.0, 4.0])
     (a * b).dispose()
     (plan,) = gpu.plans.values()
-    assert plan.replay.__func__ is KernelPlan._first_replay
+    assert plan.replay.__func__ is DispatchPlan._first_replay
     np.testing.assert_array_equal((a * b).numpy(), [3.0, 8.0])
     written = plan.replay
     assert getattr(written, "__func__", None) is None  # the function written out
@@ -46,14 +46,14 @@ def test_a_plan_is_written_out_as_a_function_on_its_first_replay_only(gpu):
 
 def test_plans_of_one_structure_share_one_compiled_factory(gpu, monkeypatch):
     """Compiling costs ~1 ms in the page: the binary ops on every shape are one structure, compiled once."""
-    monkeypatch.setattr(kernel_plans, "_FACTORIES", {})
+    monkeypatch.setattr(dispatch_plans, "_FACTORIES", {})
     compiled = []
     for n in (1, 5, 300):
         a, b = pe.ones((n,)), pe.ones((n,)) * 3.0  # the second fill replays the first
         for op, want in ((pe.add, 4.0), (pe.mul, 3.0), (pe.maximum, 3.0)):  # one structure
             for _ in range(2):  # logged, then replayed
                 assert op(a, b).numpy()[-1] == want
-        compiled.append(len(kernel_plans._FACTORIES))
+        compiled.append(len(dispatch_plans._FACTORIES))
     assert gpu.plan_replays >= 9 and compiled == [2, 2, 2]  # the fill's, the binary ops'; none per shape or op
 
 
@@ -181,8 +181,8 @@ def test_a_log_that_a_replay_could_not_repeat_makes_no_plan():
     args, shader = [array(1)], object()
     take, out = (TAKE, 2, 1, (1,), "float32"), array(2)
     ok = [take, (DISPATCH, shader, [1, 2], b"", (1, 1, 1))]
-    assert KernelPlan.from_log(ok, args, out, {}).outputs == [(1, (1,), "float32", 1, 4)]  # what it took, slot 1
-    assert KernelPlan.from_log([*ok, (SPOIL,)], args, out, {}) is None  # it uploaded or read back
-    assert KernelPlan.from_log([*ok, (FREE, 1)], args, out, {}) is None  # it freed an input
-    assert KernelPlan.from_log([take, (DISPATCH, shader, [1, 9], b"", (1, 1, 1))], args, out, {}) is None
-    assert KernelPlan.from_log(ok, args, args[0], {}) is None  # it returned its input
+    assert DispatchPlan.from_log(ok, args, out, {}).outputs == [(1, (1,), "float32", 1, 4)]  # what it took, slot 1
+    assert DispatchPlan.from_log([*ok, (SPOIL,)], args, out, {}) is None  # it uploaded or read back
+    assert DispatchPlan.from_log([*ok, (FREE, 1)], args, out, {}) is None  # it freed an input
+    assert DispatchPlan.from_log([take, (DISPATCH, shader, [1, 9], b"", (1, 1, 1))], args, out, {}) is None
+    assert DispatchPlan.from_log(ok, args, args[0], {}) is None  # it returned its input

@@ -7,8 +7,8 @@
 
 Python costs ~25 us per op on webgpu (more in the page), so a model of a hundred ops spends milliseconds in
 Python; a replay spends one device call. How a recording becomes a program:
-- The webgpu backend reports to a `Recording` (backend.py's hooks) every buffer the pool hands out, every upload,
-  and every dispatch with its 256-byte uniform block.
+- The webgpu backend reports to a `Recording` (its recorder, protocols.Recorder) every buffer the pool hands out,
+  every upload, and every dispatch with its 256-byte uniform block.
 - fn runs in a scope of its own, so every intermediate is freed when it returns. The buffers the recorded
   dispatches use that are then free in the pool are taken out of it: the program owns them (reuse among them
   within the recording is fine, the replay keeps the order). Uploads made during fn (constants; a Python-number
@@ -20,20 +20,22 @@ Python; a replay spends one device call. How a recording becomes a program:
 Weights and other tensors fn reads from outside are bound as they are: they must outlive the capture.
 - A training step assigns variables (weights, optimizer slots); see _VariableStates for how each keeps one
   buffer that every replay updates in place. Values that change per call (the learning rate of a schedule,
-  Adam's bias corrections, dropout's random draws) are py_engine.fresh values, written anew before each replay.
+  Adam's bias corrections, dropout's random draws) are fresh_tensors values (replay_values.py), written anew
+  before each replay.
 """
 
 import functools
 
-from .backends.webgpu.backend import GpuArray
-from .backends.webgpu.device import UNIFORM_BLOCK
-from .backends.webgpu.wgsl import ITEMSIZE_ON_GPU
-from .engine import ENGINE, TAPE
-from .errors import DeviceLostError, EngineError
-from .fresh import check_arrays
-from .tensor import Tensor
+from ...engine import ENGINE, TAPE
+from ...errors import DeviceLostError, EngineError
+from ...tensor import Tensor
+from ..protocols import Recorder
+from .device import UNIFORM_BLOCK
+from .gpu_array import GpuArray
+from .replay_values import check_arrays
+from .wgsl import ITEMSIZE_ON_GPU
 
-_PURE = "capture is for functions of their inputs, their weights and variables, and py_engine.fresh values"
+_PURE = "capture is for functions of their inputs, their weights and variables, and fresh_tensors values"
 
 
 class CaptureError(EngineError, RuntimeError):
@@ -53,7 +55,7 @@ def capture(fn, max_programs=1):
     fn may read its inputs and any tensors that outlive the capture (weights), and assign variables: a training
     step (forward, gradients, optimizer update) can be captured, and each replay updates the variables in place.
     Reading a tensor back inside fn raises CaptureError. Python values fn uses are frozen at recording (a Python
-    scalar operand becomes a constant of the program), except py_engine.fresh values, which the optimizers and
+    scalar operand becomes a constant of the program), except fresh_tensors values, which the optimizers and
     random ops use for what changes per call. A call that creates variables (optimizer slots and weights made
     on first use) runs normally and is not kept: the next call records.
 
@@ -77,11 +79,11 @@ class CapturedFunction:
         functools.update_wrapper(self, fn, updated=())  # its name and doc, not its attributes
         self.fn, self.max_programs = fn, max_programs
         self.name = getattr(fn, "__qualname__", None) or repr(fn)
-        self._programs = {}  # input signature -> Program
+        self._programs = {}  # input signature -> CapturedProgram
 
     def __call__(self, *inputs):
         backend = ENGINE.active()
-        if not backend.is_gpu or backend.dry_run is not None or backend.recording is not None or TAPE.get() is not None:
+        if not backend.is_gpu or backend.recorder is not None or TAPE.get() is not None:
             return self.fn(*inputs)  # numpy, warm-up, inside another recording, gradients: fn as it is
         signature = []
         for i, t in enumerate(inputs):
@@ -121,24 +123,24 @@ class CapturedFunction:
             return self.fn(*inputs)
         recording = Recording(self.name)
         variables = _VariableStates(backend)
-        backend.recording = recording
+        backend.recorder = recording
         try:
             with ENGINE.scope() as scope:  # every intermediate is freed before the recording ends
                 result = self.fn(*inputs)
                 outputs = self._outputs(result)
                 scope.export(result)
         except BaseException:
-            backend.recording = None
+            backend.recorder = None
             self._drop(backend, recording, variables)
             raise
-        backend.recording = None
+        backend.recorder = None
         if variables.created():  # state made on first use (optimizer slots, a model's weights): record next call
             self._drop(backend, recording, variables)
             return result
         try:
             state = variables.restore()
             kind = Tensor if isinstance(result, Tensor) else list if isinstance(result, list) else tuple
-            program = Program(backend, self.name, recording, inputs, input_ids, outputs, kind, state)
+            program = CapturedProgram(backend, self.name, recording, inputs, input_ids, outputs, kind, state)
         except BaseException:
             ENGINE.dispose(result)
             raise
@@ -216,8 +218,8 @@ def _copy_now(device, copies):
         device.destroy_program(pid)
 
 
-class Recording:
-    """What the webgpu backend reports while a function is recorded (the hooks in backend.py fill it)."""
+class Recording(Recorder):
+    """What the webgpu backend reports while a function is recorded: the backend's recorder (protocols.Recorder)."""
 
     __slots__ = ("acquired", "dispatches", "fresh", "name", "released_uploads", "uniforms", "uploads")
 
@@ -228,14 +230,32 @@ class Recording:
         self.released_uploads = set()  # of those, the ones their tensors let go of: the pool does not get them
         self.dispatches = []  # (shader key, number of inputs, buffer ids, workgroups (x, y, z))
         self.uniforms = bytearray()  # one block per dispatch
-        self.fresh = []  # (make_arrays, buffer ids, the arrays made): py_engine.fresh's values, made anew per replay
+        self.fresh = []  # (make_arrays, buffer ids, the arrays made): fresh_tensors' values, made anew per replay
 
-    def add(self, shader, buffer_ids, uniform_words, workgroups):
+    def took(self, bid, count, shape, dtype):
+        self.acquired.add(bid)
+
+    def uploading(self):
+        return self.acquired
+
+    def uploaded(self, bid):  # a constant of the recorded function: its bytes must stay
+        self.uploads.add(bid)
+
+    def freeing(self, bid):
+        if bid in self.uploads:  # pinned: the program reads it later
+            self.released_uploads.add(bid)
+            return True
+        return False
+
+    def dispatched(self, shader, buffer_ids, uniform_bytes, workgroups):
         self.dispatches.append((shader.key, shader.n_in, buffer_ids, (*workgroups, 1, 1)[:3]))
-        self.uniforms += uniform_words
-        self.uniforms += bytes(UNIFORM_BLOCK - len(uniform_words))
+        self.uniforms += uniform_bytes
+        self.uniforms += bytes(UNIFORM_BLOCK - len(uniform_bytes))
 
-    def refuse_readback(self):
+    def made_per_replay(self, make_arrays, buffer_ids, arrays):
+        self.fresh.append((make_arrays, buffer_ids, arrays))
+
+    def reading_back(self):
         raise CaptureError(
             f"capture({self.name}): the function tried to read a tensor back to the CPU (data, data_sync, numpy, "
             "item, tolist, print) while being recorded; a replay cannot. Return the tensor and read it after the "
@@ -243,7 +263,7 @@ class Recording:
         )
 
 
-class Program:
+class CapturedProgram:
     """A recording built on one device: the buffers it owns, its device program, how inputs and outputs move."""
 
     def __init__(self, backend, name, recording, inputs, input_ids, outputs, result_kind, state_copies=()):
@@ -310,13 +330,13 @@ class Program:
         for bid in ids:
             if bid in used and bid not in self.owned:
                 raise CaptureError(
-                    f"capture({name}): the function keeps a py_engine.fresh value; a replay would change it under "
+                    f"capture({name}): the function keeps a fresh_tensors value; a replay would change it under "
                     "its owner. Use fresh values inside the function only"
                 )
         return [bid if bid in self.owned else None for bid in ids]
 
     def _own(self, count, shape, dtype):
-        bid = self.backend._take(count, shape, dtype, op=f"capture({self.name})")[0]
+        bid = self.backend.take(count, shape, dtype, op=f"capture({self.name})")[0]
         self.owned.add(bid)
         return bid
 
@@ -337,18 +357,18 @@ class Program:
                     if bid is not None and array.nbytes:
                         backend.device.write_buffer(bid, array)
             for src, shape, dtype, count in self.outputs:
-                bid, created = backend._take(count, shape, dtype, op=f"capture({self.name})")
+                bid, created = backend.take(count, shape, dtype, op=f"capture({self.name})")
                 taken[bid] = (created, count * ITEMSIZE_ON_GPU)
                 if count:
                     copies_out.append((src, bid, count * ITEMSIZE_ON_GPU))
             backend.device.run_program(self.device_id, copies_in, copies_out)
         except DeviceLostError as e:
-            backend._give_back(taken)
+            backend.give_back(taken)
             self.release()
             ENGINE._device_lost(backend, e)
             raise
         except BaseException:
-            backend._give_back(taken)
+            backend.give_back(taken)
             raise
         backend.pool.submitted()
         backend.replays += 1
@@ -371,8 +391,4 @@ class Program:
         self._free_buffers()
 
     def _free_buffers(self):
-        pool = self.backend.pool
-        for bid in self.owned:
-            pool.discard(bid)
-        if not self.backend._recorded:  # no recorded work reads them: destroy them now, not at the next submit
-            pool.submitted()
+        self.backend.discard(self.owned)

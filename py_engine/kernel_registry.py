@@ -1,5 +1,5 @@
-"""The registries of kernels and their gradients: one implementation per (kernel name, backend name), and one
-gradient per kernel name, written with public ops so that it serves every backend."""
+"""The kernel registry: one implementation per (kernel name, backend name), and one gradient per kernel name,
+written with public ops so that it serves every backend."""
 
 from .errors import KernelNotFoundError
 
@@ -11,7 +11,7 @@ _BY_USERS = set()  # (name, backend) of the kernels registered through pe.regist
 def register_kernel(name, backend, fn, *, override=False, by_user=False):
     """Register `fn` as kernel `name` on `backend`. Pass override=True to replace an existing one.
 
-    by_user: registered through pe.register_kernel (custom_kernels.py, which checks the backend's name first), so
+    by_user: registered through pe.register_kernel (user_kernels.py, which checks the backend's name first), so
     the numpy backend says when it converts what the kernel returned (the engine's own kernels rely on that)."""
     if not callable(fn):
         raise TypeError(f"register_kernel({name!r}, {backend!r}): fn must be callable, got {type(fn).__name__}")
@@ -49,6 +49,11 @@ def registered_by_user(fn, backends):
     """The name under which a user registered `fn` for one of `backends` (pe.register_kernel), or None for the
     engine's own kernels."""
     return next((name for name, b in _BY_USERS if b in backends and _KERNELS[name, b] is fn), None)
+
+
+def registered_name(fn, backend):
+    """The name `fn` is registered under on `backend`, or None (for error messages: it scans the registry)."""
+    return next((name for (name, b), registered in _KERNELS.items() if registered is fn and b == backend), None)
 
 
 def backends_with(name):

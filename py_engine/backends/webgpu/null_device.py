@@ -1,8 +1,9 @@
-"""A device that runs nothing: it lists the pipelines a function compiles, on a machine without a GPU.
+"""A device that runs nothing: the webgpu backend's Python on a machine without a GPU.
 
-The server (app/pipelines.py) dry-runs the page's classifier on it to tell a page which shaders to compile while
-Pyodide boots. Buffers are ids without memory, a read gives zeros, a dispatch or a program is counted and dropped;
-the adapter it stands for decides the kernel variants (backend.on_cpu), as a real device's would.
+The server (app/plan_pipelines.py) runs the page's classifier on it, with warm-up's shader list as the backend's
+recorder, to tell a page which shaders to compile while Pyodide boots; bench/op_overhead.py times the backend's
+Python on it. Buffers are ids without memory, a read gives zeros, a compile, a dispatch or a program is counted and
+dropped; the adapter it stands for decides the kernel variants (backend.on_cpu), as a real device's would.
 """
 
 from .device import DeviceStats
@@ -15,14 +16,14 @@ ADAPTERS = {
 }
 
 
-class PlanDevice:
+class NullDevice:
     def __init__(self, adapter):
         if adapter not in ADAPTERS:
-            raise ValueError(f"PlanDevice: adapter must be one of {sorted(ADAPTERS)}, got {adapter!r}")
+            raise ValueError(f"NullDevice: adapter must be one of {sorted(ADAPTERS)}, got {adapter!r}")
         self.info = {"vendor": "", "device": "", "description": f"a plan for a {adapter} adapter", **ADAPTERS[adapter]}
         self.limits = dict(DEFAULT_LIMITS)
         self.lost = None
-        self.sources = {}  # shader key -> (source, n_in, n_out), in the order first compiled
+        self.compiled = set()  # shader keys
         self._stats = DeviceStats()
         self._next = 1
 
@@ -41,11 +42,11 @@ class PlanDevice:
         self._stats.uploads += 1
 
     def has_pipeline(self, key):
-        return key in self.sources
+        return key in self.compiled
 
     def compile(self, key, source, n_in, n_out):
-        if key not in self.sources:
-            self.sources[key] = (source, n_in, n_out)
+        if key not in self.compiled:
+            self.compiled.add(key)
             self._stats.pipeline_compiles += 1
 
     async def compile_async(self, key, source, n_in, n_out):
@@ -65,7 +66,7 @@ class PlanDevice:
         return self.read_buffer(bid, nbytes)
 
     def native_buffer(self, bid):
-        raise RuntimeError("a PlanDevice's buffers have no memory: there is no native buffer to hand out")
+        raise RuntimeError("a NullDevice's buffers have no memory: there is no native buffer to hand out")
 
     def stats(self):
         return self._stats.as_dict()
