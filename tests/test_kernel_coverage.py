@@ -43,7 +43,7 @@ import json, sys
 where = {"kernels": {}, "gradients": {}}
 def hook(frame, event, arg):
     code = frame.f_code
-    if event == "call" and code.co_filename.endswith("kernels.py") and code.co_name in ("register_kernel", "register_gradient"):
+    if event == "call" and code.co_filename.endswith("kernel_registry.py") and code.co_name in ("register_kernel", "register_gradient"):
         module = frame.f_back.f_globals["__name__"]
         if code.co_name == "register_kernel":
             where["kernels"].setdefault(frame.f_locals["name"], {})[frame.f_locals["backend"]] = module

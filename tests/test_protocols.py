@@ -1,4 +1,4 @@
-"""Every backend, recorder and device implements its protocol (py_engine/backends/protocols.py): the same member
+"""Every backend, recorder and device implements its protocol (py_engine/backend_protocols.py): the same member
 names and the same parameter names, down to the JS functions of static/bridge.js that BridgeDevice calls."""
 
 import ast
@@ -10,8 +10,8 @@ import re
 import pytest
 
 import py_engine as pe
+from py_engine.backend_protocols import Backend, Device, Recorder
 from py_engine.backends.numpy import NumpyBackend
-from py_engine.backends.protocols import Backend, Device, Recorder
 from py_engine.backends.webgpu.capture import Recording
 from py_engine.backends.webgpu.dispatch_plans import PlanLog
 from py_engine.backends.webgpu.null_device import NullDevice

@@ -2,7 +2,7 @@
 
 from contextlib import contextmanager
 
-from ..backends.protocols import Recorder
+from ..backend_protocols import Recorder
 from .must_await import must_await
 
 

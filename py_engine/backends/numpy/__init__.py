@@ -9,9 +9,9 @@ import warnings
 import numpy as np
 
 from ... import dtypes
+from ...backend_protocols import Backend
 from ...errors import warn_at_user_line
 from ...kernel_registry import registered_by_user
-from ..protocols import Backend
 
 # Overflow, 0/0 and log(0) give inf/nan as on a GPU; numpy's warnings about them from our kernels
 # are noise to users. A module filter costs nothing per call (np.errstate costs ~2 us per op).

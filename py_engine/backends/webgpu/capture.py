@@ -26,10 +26,10 @@ Weights and other tensors fn reads from outside are bound as they are: they must
 
 import functools
 
+from ...backend_protocols import Recorder
 from ...engine import ENGINE, TAPE
 from ...errors import DeviceLostError, EngineError
 from ...tensor import Tensor
-from ..protocols import Recorder
 from .device import UNIFORM_BLOCK
 from .gpu_array import GpuArray
 from .replay_values import check_arrays
@@ -219,7 +219,7 @@ def _copy_now(device, copies):
 
 
 class Recording(Recorder):
-    """What the webgpu backend reports while a function is recorded: the backend's recorder (protocols.Recorder)."""
+    """What the webgpu backend reports while a function is recorded: the backend's recorder (backend_protocols.Recorder)."""
 
     __slots__ = ("acquired", "dispatches", "fresh", "name", "released_uploads", "uniforms", "uploads")
 

@@ -1,7 +1,7 @@
 """Constants and counters shared by the webgpu backend and its devices.
 
 The device contract itself (create/destroy/write buffers, compile, dispatch, flush, read back, captured
-programs, info, limits, lost, stats) is `py_engine.backends.protocols.Device`, with its semantics; its two
+programs, info, limits, lost, stats) is `py_engine.backend_protocols.Device`, with its semantics; its two
 implementations are `wgpu_device.WgpuDevice` (wgpu-py, CPython) and `bridge_device.BridgeDevice` (the
 browser's WebGPU through static/bridge.js). static/bridge.js states none of these constants: BridgeDevice hands it
 BRIDGE_CONSTANTS when it opens the device.

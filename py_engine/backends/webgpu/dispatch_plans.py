@@ -13,7 +13,7 @@ runs while another recorder is set (warm-up collecting shaders, pe.capture recor
 back, and inputs that share a buffer (a log keeps buffer ids, so it could not tell them apart).
 """
 
-from ..protocols import Recorder
+from ...backend_protocols import Recorder
 from .device import UNIFORM_BLOCK
 from .gpu_array import GpuArray
 from .wgsl import ITEMSIZE_ON_GPU
@@ -52,7 +52,7 @@ def _frozen(value):
 
 
 class PlanLog(Recorder):
-    """The events of one kernel's run, as the backend reports them (protocols.Recorder): what DispatchPlan.from_log
+    """The events of one kernel's run, as the backend reports them (backend_protocols.Recorder): what DispatchPlan.from_log
     reads. An upload or a readback spoils the log: a replay would not repeat it."""
 
     def __init__(self):

@@ -1,11 +1,12 @@
 """The contracts below the engine: what the engine asks of a backend, what watches a backend's work instead of (or
-while) it runs, and what the webgpu backend asks of a device.
+while) it runs, and what the webgpu backend asks of a device. They sit beside the engine, not in `backends/`,
+because the engine uses them (warm-up's recorder) and the backends build on the engine.
 
 `Backend` is what `py_engine.engine` and `pe.release_pool` call; `Device` is what the webgpu backend calls, on
-wgpu-py (`webgpu.wgpu_device.WgpuDevice`) or on the browser's WebGPU (`webgpu.bridge_device.BridgeDevice`, over
+wgpu-py (`backends.webgpu.wgpu_device.WgpuDevice`) or the browser's WebGPU (`backends.webgpu.bridge_device.BridgeDevice`, over
 static/bridge.js). `Recorder` is what a GPU backend reports its work to: pe.warmup collecting shaders
-(engine/warmup.py), pe.capture recording a function (webgpu/capture.py), the webgpu backend logging a kernel's first
-run for its plan (webgpu/dispatch_plans.py). Members only a GPU backend needs have defaults here, so a backend that
+(engine/warmup.py), pe.capture recording a function (backends/webgpu/capture.py), the webgpu backend logging a
+kernel's first run for its plan (backends/webgpu/dispatch_plans.py). Members only a GPU backend needs have defaults here, so a backend that
 subclasses `Backend` (the numpy backend does) declares them by inheriting; tests/test_protocols.py checks every
 implementation's names and parameter names against these classes.
 """
