@@ -4,8 +4,8 @@
 // classes; the head downloads as a TF.js layers model (model.json + its .bin shard) and loads back. The images never
 // leave the page: only their pixels go to the worker.
 //
-// app.js calls window.createTeachPanel({host, request, decodeImage}) and exposes what it returns as
-// window.playground.teach (the API is listed in app.js's header).
+// static/playground/teach_panel.js calls window.createTeachPanel({host, request, decodeImage}) and exposes what it
+// returns as window.playground.teach (the API is listed in static/playground/main.js's header).
 "use strict";
 
 window.createTeachPanel = ({ host, request, decodeImage }) => {
