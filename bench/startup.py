@@ -57,7 +57,7 @@ BARE_PAGE = """<!doctype html>
 <html lang="en"><head><meta charset="utf-8"><title>bare Pyodide + numpy</title>
 <script src="bare.js" defer></script></head><body><p id="status">booting</p></body></html>
 """
-# The page side: the worker's message, stamped with the time since navigation start (as static/app.js does).
+# The page side: the worker's message, stamped with the time since navigation start (as static/playground/main.js does).
 BARE_SCRIPT = """"use strict";
 const worker = new Worker("bare_worker.js");
 worker.onmessage = ({ data }) => { window.bareReady = { ...data, ready_ms: performance.now() }; };

@@ -1,5 +1,5 @@
-"""The Memory lab's table of live tensors (static/memory_lab.js): pe.leaks() as plain data, each creation site with
-its line of code (the page's runs keep their sources in linecache)."""
+"""The Memory lab's table of live tensors (static/playground/memory_lab_panel.js): pe.leaks() as plain data, each
+creation site with its line of code (the page's runs keep their sources in linecache)."""
 
 import linecache
 

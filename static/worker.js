@@ -42,7 +42,8 @@
 "use strict";
 
 // Each script is a request of its own: config.json is requested while startup_cache.js loads, bridge.js loads in
-// boot() while Cache Storage looks for the last visit's entries, teach_worker.js with the first Teach request.
+// boot() while Cache Storage looks for the last visit's entries, a panel's worker script (static/*_worker.js) with
+// the panel's first request.
 // prefetch.js comes first: its fetch() is the one every later fetch of this worker, Pyodide's included, goes through.
 importScripts("prefetch.js");
 const configFetch = download("config.json", "text");
