@@ -149,7 +149,7 @@ def visit(playwright, profile: Path, url: str, bare: bool) -> dict:
         else:
             page.add_init_script(TOP5_SHOWN)
             page.goto(url, wait_until="domcontentloaded")  # its deferred scripts have run: a sample answers a click
-            page.get_by_role("tab", name="Classify").click()  # the panel with the samples (static/tabs.js)
+            page.get_by_role("tab", name="Classify").click()  # the panel with the samples (static/playground/tabs.js)
             page.get_by_role("button", name=SAMPLE).click()
             page.wait_for_function(TOP5_OR_FAILURE, timeout=BOOT_TIMEOUT_MS)
             top5_ms, status = page.evaluate("[window.top5Ms, document.querySelector('#classify-status').textContent]")

@@ -1,9 +1,12 @@
 // The Classify panel: an image (a chosen or dropped file, a bundled sample) classified by EfficientNet-Lite0 in the
-// worker (static/classify_worker.js), its top 5 and timings shown, and the bar of the classifier's download.
+// worker (static/classify_worker.js), its top 5 and timings shown, and the bar of the classifier's download; with
+// its model picker (model_picker.js) and live camera (classify_camera.js).
 //
 // Adds to window.playground: classify(urlOrBlob), loadClassifier(), lastClassification (documented in main.js).
 
+import { initClassifyCamera } from "./classify_camera.js";
 import { bytes, lastLine, ms } from "./format.js";
+import { initModelPicker } from "./model_picker.js";
 import { registerPanel } from "./panels.js";
 
 const $ = (id) => document.getElementById(id);
@@ -100,6 +103,8 @@ function init({ playground, request, decodeImage }) {
   playground.classify = classifyImage;
   playground.loadClassifier = () => request("loadClassifier", { model: playground.model });
   playground.lastClassification = null;
+  initModelPicker(playground);
+  initClassifyCamera(playground);
 }
 
 registerPanel({

@@ -1,5 +1,6 @@
 // The playground page's entry module: starts the Pyodide worker (worker_client.js), makes window.playground of the
-// page's parts (status.js, code.js, run_controls.js) and starts the panels registered with panels.js.
+// page's parts (status.js, code.js, run_controls.js, output_log.js), starts the panels registered with panels.js
+// (charts, memory lab, examples, classify, teach) and the tabs that show them (tabs.js).
 //
 // window.playground (for the devtools console and the e2e tests; every call goes to the worker):
 //   ready                  Promise -> {backend: "webgpu"|"wasm"|"numpy", adapter: {vendor, architecture, device,
@@ -28,7 +29,7 @@
 //   running                the id of the run in progress (runPython or run), else null; each change fires the DOM
 //                          event "playground:run" with {running} as `detail`
 //   setCode(text)          puts `text` in the editor as the user's code (kept across reloads); the Examples gallery
-//                          (static/examples.js) uses it
+//                          (static/playground/examples_panel.js) uses it
 //   stop()                 Promise -> true if a run was asked to stop: KeyboardInterrupt in the running Python, within
 //                          moments (at an `await` too); `with pe.scope()` and tidy() release what they hold. Needs
 //                          the page to be cross-origin isolated (crossOriginIsolated, COOP/COEP from the server)
@@ -52,8 +53,8 @@
 //   loadClassifier()       Promise -> {download_ms, download_bytes, load_ms, warmup_ms, cached}: load and warm up
 //                          the classifier now (zeros and cached: true once loaded)
 //   model                  null (the server's default classifier) or the URL of the model folder that classify() and
-//                          loadClassifier() use; the Classify panel's model picker (static/model_picker.js) sets it
-//   teach                  the Teach panel (static/teach.js; transfer learning on EfficientNet-Lite0's 1280 pooled
+//                          loadClassifier() use; the Classify panel's model picker (static/playground/model_picker.js) sets it
+//   teach                  the Teach panel (static/playground/teach_panel.js; transfer learning on EfficientNet-Lite0's 1280 pooled
 //                          features, in the worker): classes() -> names; addClass(name?) -> index; removeClass(i);
 //                          addExample(classIndex, urlOrBlob) -> {counts}; embed(urlOrBlob) -> Float32Array [1280];
 //                          train({epochs}) -> {classes, examples, history} ("training" events per epoch meanwhile);
@@ -75,19 +76,23 @@
 // Requests are answered one at a time in order (a memory() sent during a long run waits for it); stop() is not a
 // request: it reaches the running code at once.
 
+import "./charts_panel.js";
 import "./memory_lab_panel.js";
-import "./teach_panel.js";
+import "./examples_panel.js";
 import { showClassifierProgress } from "./classify_panel.js";
+import "./teach_panel.js";
 import { createCode } from "./code.js";
 import { decodeImage } from "./images.js";
+import { createOutputLog } from "./output_log.js";
 import { startPanels } from "./panels.js";
 import { createRunControls } from "./run_controls.js";
 import {
   clearMemory, hideBootProgress, setStatus, showBootProgress, showDeviceLost, showInfo, showMemory, showTraining,
 } from "./status.js";
+import { initTabs } from "./tabs.js";
 import { createWorkerClient } from "./worker_client.js";
 
-const output = window.createOutputLog(document.getElementById("output"));
+const output = createOutputLog(document.getElementById("output"));
 
 // What Python posted with pe.browser.post(name, data), oldest first; kept bounded so a long fit cannot grow it.
 const posted = [];
@@ -128,6 +133,7 @@ const controls = createRunControls({
   playground, request, client, code, output, restart: () => restart(), setBackend: playground.setBackend,
 });
 startPanels({ playground, request, decodeImage });
+initTabs(playground);
 
 function startWorker() {
   playground.state = "starting";

@@ -1,4 +1,4 @@
-// The Memory lab panel: the session's memory timeline (drawn by static/charts.js), pe.leaks() as a table of creation
+// The Memory lab panel: the session's memory timeline (drawn by charts_panel.js), pe.leaks() as a table of creation
 // sites (the "Find leaks" button; static/memory_lab.py in the worker, static/memory_lab_worker.js), and the backend's
 // pe.stats() counters, refreshed after every request (the worker sends them with each memory snapshot).
 //
