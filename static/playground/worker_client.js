@@ -10,7 +10,7 @@ export function createWorkerClient({ onEvent, onBootError }) {
   let nextId = 1;
   const waiting = new Map();
 
-  // Promise -> the reply's value; a panel's request names the worker script that answers it (static/panels.js).
+  // Promise -> the reply's value; a panel's request names the worker script that answers it (panels.js).
   function request(op, args = {}, transfer = []) {
     return new Promise((resolve, reject) => {
       const id = nextId++;
