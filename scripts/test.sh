@@ -9,8 +9,9 @@ scripts/setup-system.sh
 # The real TensorFlow.js for the interop tests (test-only), reinstalled only when the lockfile is newer.
 [ tests/tfjs/node_modules/.package-lock.json -nt tests/tfjs/package-lock.json ] ||
   npm ci --prefix tests/tfjs --ignore-scripts --no-audit --no-fund --loglevel=error >/dev/null
-# The page's code editor (CodeMirror) for the e2e tests, bundled from web/'s pinned npm packages when missing or stale.
-web/build.sh
+# The page's code editor (CodeMirror) for the e2e tests, bundled from static/src/'s pinned npm packages when missing
+# or stale.
+static/src/build.sh
 .venv/bin/ruff check .
 .venv/bin/ruff format --check .
 .venv/bin/python -m pytest "$@"

@@ -1,6 +1,7 @@
 // Starts the Pyodide worker as soon as the page's head is parsed, before its stylesheets and deferred scripts have
-// loaded: the boot (seconds) then overlaps them instead of waiting for them. static/app.js takes this worker over
-// (window.playgroundBoot.take) and gets the messages it posted before then, in order; a Restart starts its own.
+// loaded: the boot (seconds) then overlaps them instead of waiting for them. static/playground/worker_client.js takes
+// this worker over (window.playgroundBoot.take) and gets the messages it posted before then, in order; a Restart
+// starts its own.
 "use strict";
 
 window.playgroundBoot = (() => {
@@ -8,7 +9,7 @@ window.playgroundBoot = (() => {
   const requested = new URLSearchParams(location.search).get("backend"); // ?backend=numpy starts on numpy
   if (requested) url.searchParams.set("backend", requested);
   const worker = new Worker(url);
-  const early = []; // message and error events before app.js listens
+  const early = []; // message and error events before the page's modules listen
   worker.onmessage = worker.onerror = (event) => early.push(event);
   let taken = false;
   return {

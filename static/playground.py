@@ -5,6 +5,7 @@ runs in playground_run.py; what the page shows of its results comes from playgro
 """
 
 import asyncio
+import importlib
 import time
 
 import numpy as np
@@ -266,3 +267,17 @@ async def _classify(pixels, height, width):
     ]
     timings = {"preprocess_ms": (t1 - t0) * 1e3, "forward_ms": (t2 - t1) * 1e3, "readback_ms": (t3 - t2) * 1e3}
     return {"top": results, "timings": timings, "backend": pe.get_backend()}
+
+
+# py_engine imports these on first use so that "ready" comes sooner; the worker imports them right after "ready".
+ENGINE_REST = ("py_engine.browser", "py_engine.models.loading")
+
+
+def import_engine_rest():
+    for name in ENGINE_REST:
+        importlib.import_module(name)
+
+
+def import_numpy_random():
+    """numpy.random's wasm modules, which a boot from stored site-packages leaves to its first import."""
+    importlib.import_module("numpy.random")

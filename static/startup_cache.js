@@ -48,74 +48,25 @@ self.startupCache = (() => {
   const PRELOADED_HEADER = "X-Preloaded-Modules"; // the snapshot's standard-library modules, space-separated
   const VERSION_HEADER = "X-Pyodide-Version"; // the Pyodide whose Python compiled a bytecode entry
   const WASM_PAGE = 65536;
-  // Pyodide's purelib path starts with "//", which names the same folder but not as the prefix of module paths.
-  const SITE_PACKAGES = "import sysconfig; '/' + sysconfig.get_path('purelib').lstrip('/')";
-  // The modules imported so far from the standard library's zip, but those a memory snapshot cannot hold: ctypes
-  // opens the main program with dlopen and makes C callbacks when imported, and Pyodide's own modules may hold JS
-  // objects, state outside the wasm heap.
-  const STDLIB_FROM_ZIP = `
-import sys, zipimport
-[name for name, module in list(sys.modules.items())
- if isinstance(getattr(module, "__loader__", None), zipimport.zipimporter)
- and name.partition(".")[0] not in ("ctypes", "pyodide", "_pyodide")]`;
-  // The files of the extension modules imported so far (wasm modules, each loaded as a dynamic library).
-  const IMPORTED_EXTENSIONS = `
-import sys
-[file for module in list(sys.modules.values()) if (file := getattr(module, "__file__", None) or "").endswith(".so")]`;
-  // After files were written under sys.path: the import system's folder listings and importlib.metadata's caches
-  // are stale. (importlib.invalidate_caches(), what loadPackage calls, also rereads the standard library's zip
-  // directory: 50-65 ms here.)
-  const FORGET_LISTINGS = `
-import importlib.machinery, importlib.metadata, sys
-for finder in list(sys.path_importer_cache.values()):
-    if isinstance(finder, importlib.machinery.FileFinder):
-        finder.invalidate_caches()
-importlib.metadata.MetadataPathFinder.invalidate_caches()`;
-  const PACK_BYTECODE = `
-import json, os, sys
-def _pack_bytecode(site_packages):
-    roots = (site_packages + "/", "/home/pyodide/")
-    index, chunks = [], []
-    for module in list(sys.modules.values()):
-        cached = getattr(module, "__cached__", None)
-        if isinstance(cached, str) and cached.startswith(roots) and os.path.isfile(cached):
-            with open(cached, "rb") as f:
-                data = bytearray(f.read())
-            data[4:8] = (1).to_bytes(4, "little")  # flags: hash-based, unchecked (PEP 552)
-            index.append([cached, len(data)])
-            chunks.append(bytes(data))
-    return json.dumps(index).encode(), b"".join(chunks)
-_pack_bytecode`;
+  const PYTHON_HALF = "startup_cache.py"; // its Python half, a module of the page's (static/startup_cache.py)
+  let python = null; // that module, imported once Pyodide has booted
 
-  // The standard library's zip importer, given the server's bytecode for its modules (app/precompile.mjs writes one
-  // .pyc per module under STDLIB_BYTECODE): a module's code comes from its .pyc when that holds the hash of the
-  // module's source in the zip, else from compiling the source, as before. Modules keep the zip as their loader's
-  // archive and their file, so tracebacks show their source. Set before the first import that could use it
-  // (loadPackage's tarfile and email).
-  const STDLIB_BYTECODE = "/lib/python312-bytecode";
-  const PRECOMPILED_STDLIB = `
-def _precompiled_stdlib():
-    import _imp, importlib.util, marshal, sys, zipimport
+  // Writes the Python half (its source, as the worker downloaded it) into Pyodide's file system and imports it.
+  function importPythonHalf(pyodide, source) {
+    pyodide.FS.writeFile(`/home/pyodide/${PYTHON_HALF}`, source);
+    return pyodide.pyimport(PYTHON_HALF.replace(/\.py$/, ""));
+  }
 
-    class PrecompiledStdlib(zipimport.zipimporter):
-        def get_code(self, fullname):
-            relative = fullname.replace(".", "/") + ("/__init__.py" if self.is_package(fullname) else ".py")
-            try:
-                with open(f"${STDLIB_BYTECODE}/{relative}c", "rb") as f:
-                    pyc = f.read()
-            except OSError:
-                return super().get_code(fullname)
-            magic = importlib.util.MAGIC_NUMBER
-            source = self.get_data(f"{self.archive}/{relative}")
-            if pyc[:4] != magic or pyc[8:16] != _imp.source_hash(int.from_bytes(magic, "little"), source):
-                return super().get_code(fullname)
-            return marshal.loads(memoryview(pyc)[16:])
-
-    for path in sys.path:
-        if path.endswith(".zip") and isinstance(sys.path_importer_cache.get(path), zipimport.zipimporter):
-            sys.path_importer_cache[path] = PrecompiledStdlib(path)
-_precompiled_stdlib()
-del _precompiled_stdlib`;
+  // The Python half's function `name` called with `args`, its result as plain JS data.
+  function callPython(name, ...args) {
+    const result = python[name](...args);
+    if (!(result instanceof Object) || typeof result.toJs !== "function") return result;
+    try {
+      return result.toJs();
+    } finally {
+      result.destroy();
+    }
+  }
 
   async function sha256(bytes) {
     const digest = await crypto.subtle.digest("SHA-256", bytes);
@@ -208,7 +159,7 @@ del _precompiled_stdlib`;
   // Pyodide, from the stored snapshot (findSnapshot's promise) when there is a usable one, else booted from scratch;
   // with the standard-library modules the snapshot was asked to hold (none without a snapshot) and those Pyodide
   // holds now.
-  async function bootPyodide(indexURL, snapshotFound) {
+  async function bootPyodide(indexURL, snapshotFound, pythonHalf) {
     const snapshot = await snapshotFound;
     if (snapshot) {
       // loadPyodide starts fetching its wasm, its lock file and pyodide.asm.js before it awaits the snapshot, so they
@@ -222,24 +173,31 @@ del _precompiled_stdlib`;
       bytes.catch(() => {}); // loadPyodide awaits it, unless it failed before
       try {
         const pyodide = await loadPyodide({ indexURL, _loadSnapshot: bytes });
-        pyodide.runPython("import random; random.seed()");
+        python = importPythonHalf(pyodide, await pythonHalf);
+        callPython("reseed_random");
         const preloaded = (snapshot.headers.get(PRELOADED_HEADER) || "").split(" ").filter(Boolean);
-        return { pyodide, fromSnapshot: true, preloaded, stdlibAtBoot: stdlibFromZip(pyodide) };
+        return { pyodide, fromSnapshot: true, preloaded, stdlibAtBoot: stdlibFromZip() };
       } catch (error) {
         console.warn("the stored Pyodide snapshot cannot be used, booting from scratch:", error);
       }
     }
     const pyodide = await loadPyodide({ indexURL });
-    return { pyodide, fromSnapshot: false, preloaded: [], stdlibAtBoot: stdlibFromZip(pyodide) };
+    python = importPythonHalf(pyodide, await pythonHalf);
+    return { pyodide, fromSnapshot: false, preloaded: [], stdlibAtBoot: stdlibFromZip() };
   }
 
-  function stdlibFromZip(pyodide) {
-    const names = pyodide.runPython(STDLIB_FROM_ZIP);
-    try {
-      return names.toJs();
-    } finally {
-      names.destroy();
-    }
+  function stdlibFromZip() {
+    return callPython("stdlib_from_zip");
+  }
+
+  // Where packages install (Pyodide's purelib).
+  function sitePackages() {
+    return callPython("site_packages");
+  }
+
+  // Lets imports write their .pyc files (Pyodide's default is not to), which packBytecode stores.
+  function writeBytecode() {
+    callPython("write_bytecode");
   }
 
   // Boots a Pyodide of its own, only to snapshot it (static/snapshot_worker.js): in snapshot-making mode Pyodide
@@ -248,16 +206,15 @@ del _precompiled_stdlib`;
   // are imported first (one that fails to import is left out); should Pyodide refuse the snapshot with them, a
   // fresh Pyodide is snapshotted without them. The entry lists `preload` either way: the next boots then do not
   // ask for this snapshot again.
-  async function makeSnapshot(indexURL, preload) {
+  async function makeSnapshot(indexURL, preload, pythonHalf) {
     let bytes;
     try {
       const pyodide = await loadPyodide({ indexURL, _makeSnapshot: true });
-      // the names as a Python literal: a JS array passed into Python would be a JS object in the snapshot
-      pyodide.runPython(`import importlib\nfor name in ${JSON.stringify(preload)}:
-    try:
-        importlib.import_module(name)
-    except Exception:
-        pass`);
+      // the names as one string: a JS array passed into Python would be a JS object in the snapshot; the Python
+      // half forgets itself after, so that a boot from this snapshot imports the page's current file
+      const half = importPythonHalf(pyodide, pythonHalf);
+      half.preload_for_snapshot(preload.join(" "));
+      half.destroy();
       bytes = pyodide.makeMemorySnapshot();
     } catch (error) {
       console.warn("Pyodide refused a snapshot with the standard-library modules preloaded; taking one without:", error);
@@ -311,21 +268,13 @@ del _precompiled_stdlib`;
     if (!entry) return 0;
     const { index, writeFiles } = unarchive(entry.bytes);
     const count = writeFiles(pyodide, index);
-    if (index.some(([path]) => path.startsWith(STDLIB_BYTECODE + "/"))) pyodide.runPython(PRECOMPILED_STDLIB);
+    if (index.some(([path]) => path.startsWith(python.STDLIB_BYTECODE + "/"))) callPython("use_precompiled_stdlib");
     return count;
   }
 
   // The .pyc files of the modules imported so far, as an entry for store(); runs Python now (synchronously).
   function packBytecode(pyodide, key) {
-    const pack = pyodide.runPython(PACK_BYTECODE);
-    let index, bytes;
-    try {
-      const result = pack(pyodide.runPython(SITE_PACKAGES));
-      [index, bytes] = result.toJs();
-      result.destroy();
-    } finally {
-      pack.destroy();
-    }
+    const [index, bytes] = callPython("pack_bytecode", sitePackages());
     const files = JSON.parse(new TextDecoder().decode(index));
     const headers = { [VERSION_HEADER]: pyodide.version };
     return {
@@ -361,7 +310,7 @@ del _precompiled_stdlib`;
       for (const lib of index.dynlibs) await pyodide._api.loadDynlib(lib, false, index.lib_dirs);
       pyodide._module.reportUndefinedSymbols(); // as loadPackage does once its libraries are in
       for (const [name, { channel }] of Object.entries(index.packages)) pyodide.loadedPackages[name] = channel;
-      pyodide.runPython(FORGET_LISTINGS);
+      callPython("forget_listings");
       return count;
     } catch (error) {
       // loadPackage then writes the same files again and loads the libraries not loaded yet
@@ -373,7 +322,7 @@ del _precompiled_stdlib`;
   // site-packages as the boot left it (but bytecode, stored apart), as an entry for store(); null when a package
   // loadPackage loaded is not one restoreInstalled can check for staleness, or installs outside site-packages.
   function packInstalled(pyodide, key) {
-    const sitePackages = pyodide.runPython(SITE_PACKAGES);
+    const site = sitePackages();
     const lock = pyodide._api.lockfile_packages || {};
     const packages = {};
     for (const [name, channel] of Object.entries(pyodide.loadedPackages)) {
@@ -394,19 +343,17 @@ del _precompiled_stdlib`;
         }
       }
     };
-    walk(sitePackages);
-    const extensions = pyodide.runPython(IMPORTED_EXTENSIONS);
-    const imported = new Set(extensions.toJs());
-    extensions.destroy();
+    walk(site);
+    const imported = new Set(callPython("imported_extensions"));
     const index = {
       pyodide: pyodide.version,
       packages,
       // the wasm modules loaded from site-packages (by path; Pyodide also records each under its file name) that
       // imported extension modules need
       dynlibs: Object.keys(pyodide._module.LDSO.loadedLibsByName)
-        .filter((lib) => lib.startsWith(`${sitePackages}/`) && imported.has(lib)),
+        .filter((lib) => lib.startsWith(`${site}/`) && imported.has(lib)),
       // where loadPackage looks for the libraries those depend on (a package's vendored .libs folder)
-      lib_dirs: Object.values(packages).map(({ file_name }) => `${sitePackages}/${file_name.split("-")[0]}.libs`),
+      lib_dirs: Object.values(packages).map(({ file_name }) => `${site}/${file_name.split("-")[0]}.libs`),
       files,
     };
     return { cacheName: INSTALLED_CACHE, key, bytes: archive(index, chunks), what: "installed_files", count: files.length };
@@ -428,7 +375,7 @@ del _precompiled_stdlib`;
   }
 
   return {
-    SITE_PACKAGES, findSnapshot, bootPyodide, stdlibFromZip, makeSnapshot, bytecodeKey, readBytecode, compiledBy,
+    sitePackages, writeBytecode, findSnapshot, bootPyodide, stdlibFromZip, makeSnapshot, bytecodeKey, readBytecode, compiledBy,
     fetchServedBytecode, restoreBytecode, packBytecode, installedKey, readInstalled, restoreInstalled, packInstalled,
     store,
   };

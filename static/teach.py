@@ -1,4 +1,5 @@
-"""The Teach panel's Python side (static/teach.js drives it through static/teach_worker.js): transfer learning.
+"""The Teach panel's Python side (static/playground/teach_panel.js drives it through static/teach_worker.js):
+transfer learning.
 
 Each example image goes through the classifier's preprocessing and EfficientNet-Lite0's frozen body up to its
 "avg_pool" layer (1280 pooled features), on the page's backend; only those features are kept, on the host. Training

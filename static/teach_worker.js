@@ -1,5 +1,5 @@
-// The Teach panel's requests in the Pyodide worker: static/worker.js hands each {id, op: "teach", action, ...} to
-// self.teachRequest, which calls static/teach.py.
+// The Teach panel's request in the Pyodide worker, {id, op: "teach", action, ...}: static/worker.js loads this script
+// with the first and hands each to the handler registered here, which calls static/teach.py.
 //
 //   {action: "addExample", classIndex, pixels: ArrayBuffer (RGBA, transferred), width, height} -> {counts}
 //   {action: "embed", pixels, width, height}  -> Float32Array [1280]: the features the head takes
@@ -12,7 +12,7 @@
 //   {action: "reset"}                         -> {counts}
 "use strict";
 
-self.teachRequest = (() => {
+handleRequest("teach", (() => {
   const SAVE_DIR = "/tmp/teach-head";
   const LOAD_DIR = "/tmp/teach-load";
   const TYPES = { json: "application/json", bin: "application/octet-stream" };
@@ -24,7 +24,7 @@ self.teachRequest = (() => {
     for (const name of fs.readdir(folder)) if (name !== "." && name !== "..") fs.unlink(`${folder}/${name}`);
   }
 
-  return async function teachRequest(pyodide, plain, message, progress) {
+  return async function teachRequest(message, { pyodide, plain, progress }) {
     teach ??= pyodide.pyimport("teach");
     const pixels = () => new Uint8Array(message.pixels);
     switch (message.action) {
@@ -55,4 +55,4 @@ self.teachRequest = (() => {
       default: throw new Error(`teach: unknown action ${JSON.stringify(message.action)}`);
     }
   };
-})();
+})());

@@ -8,10 +8,10 @@
 //                   {id, op: "exec", code} the Run button: {ok, value: describe() tree | error: {type, message,
 //                                         traceback, line}} (see playground_run.py and playground_display.py)
 //                   | {id, op: "memory"} | {id, op: "stats"} | {id, op: "info"} | {id, op: "clearNamespace"}
-//                   | {id, op: "setBackend", name} | {id, op: "loadClassifier", model}
-//                   | {id, op: "classify", pixels: ArrayBuffer (RGBA, transferred), width, height, model}
-//                                         model: a model folder's URL, or null for the one loaded (else the default)
-//                   | {id, op: "teach", action, ...}  the Teach panel (static/teach_worker.js lists the actions)
+//                   | {id, op: "setBackend", name}
+//                   | {id, op, script, ...}  a panel's request, answered by its worker script (`script`, loaded on
+//                                         the first): static/classify_worker.js, static/teach_worker.js,
+//                                         static/memory_lab_worker.js list theirs
 //   worker -> page  {id, ok: true, value} | {id, ok: false, error}    one reply per request
 //                   {event: "status", text, phase, downloaded}  boot progress: the phase (as worker.js's
 //                                                  timed() names it, without _ms) and the bytes the boot took from
@@ -42,7 +42,8 @@
 "use strict";
 
 // Each script is a request of its own: config.json is requested while startup_cache.js loads, bridge.js loads in
-// boot() while Cache Storage looks for the last visit's entries, teach_worker.js with the first Teach request.
+// boot() while Cache Storage looks for the last visit's entries, a panel's worker script (static/*_worker.js) with
+// the panel's first request.
 // prefetch.js comes first: its fetch() is the one every later fetch of this worker, Pyodide's included, goes through.
 importScripts("prefetch.js");
 const configFetch = download("config.json", "text");
@@ -50,7 +51,12 @@ configFetch.catch(() => {}); // awaited by boot(); an early failure must not go 
 importScripts("startup_cache.js");
 
 const backendRequested = new URL(self.location.href).searchParams.get("backend"); // ?backend=NAME, else the page picks
-const PYTHON_MODULES = ["playground.py", "playground_run.py", "playground_display.py", "teach.py"];
+// The page's Python modules (static/*.py), written into /home/pyodide; startup_cache.py is imported first, by
+// startup_cache.js right after Pyodide has booted.
+const PYTHON_MODULES = [
+  "playground.py", "playground_run.py", "playground_display.py", "teach.py", "memory_lab.py", "startup_cache.py",
+];
+const STARTUP_CACHE_PY = PYTHON_MODULES.indexOf("startup_cache.py");
 const timings = {};
 let pyodide = null, py = null, runner = null, bootError = null;
 let interruptBuffer = null; // Int32Array on a SharedArrayBuffer the page writes SIGINT (2) into
@@ -120,7 +126,7 @@ async function boot() {
   self.pePrefetch.lockFile(indexURL); // one request for Pyodide's boot and the wheels' prefetch
   const booting = timed("pyodide_boot_ms", () => {
     importScripts(indexURL + "pyodide.js");
-    return startupCache.bootPyodide(indexURL, snapshot);
+    return startupCache.bootPyodide(indexURL, snapshot, sources.then((texts) => texts[STARTUP_CACHE_PY]));
   });
   const installedKey = startupCache.installedKey([indexURL, packages, config.engine_wheel_url]);
   const installed = installedKey.then((key) => startupCache.readInstalled(key));
@@ -166,7 +172,7 @@ async function boot() {
   loading?.catch(() => {});
   if (!installedFiles) {
     await timed("engine_install_ms", async () => {
-      pyodide.unpackArchive(await wheel, "zip", { extractDir: pyodide.runPython(startupCache.SITE_PACKAGES) });
+      pyodide.unpackArchive(await wheel, "zip", { extractDir: startupCache.sitePackages() });
     });
   }
   self.peBridge.heap = () => pyodide._module.HEAPU8;
@@ -176,7 +182,7 @@ async function boot() {
   pyodide.setStdout({ batched: (line) => printed("stdout", line) });
   pyodide.setStderr({ batched: (line) => printed("stderr", line) });
   await timed("import_ms", () => {
-    pyodide.runPython("import sys; sys.dont_write_bytecode = False"); // Pyodide's default is True
+    startupCache.writeBytecode();
     py = pyodide.pyimport("playground");
     runner = pyodide.pyimport("playground_run");
   });
@@ -187,9 +193,9 @@ async function boot() {
   const { backend, reason } = await choice;
   const info = await timed("engine_start_ms", async () => plain(await py.start(backend)));
   // The next boot's snapshot holds the standard-library modules this one imported, unless it was asked for them.
-  const stdlib = startupCache.stdlibFromZip(pyodide);
+  const stdlib = startupCache.stdlibFromZip();
   if (!booted.fromSnapshot || stdlib.some((name) => !booted.preloaded.includes(name))) {
-    snapshotToMake = { indexURL, preload: stdlib };
+    snapshotToMake = { indexURL, preload: stdlib, pythonHalf: texts[STARTUP_CACHE_PY] };
   }
   return {
     ...info,
@@ -209,14 +215,14 @@ async function boot() {
 // classification or fit would still wait for that import (150 ms from stored bytecode, several times that from
 // source), so it runs right after "ready", before any request, and the bytecode packed next holds it.
 function importEngineHalf() {
-  pyodide.runPython("import py_engine.browser, py_engine.models.loading");
+  py.import_engine_rest();
 }
 
 // A boot from stored site-packages leaves numpy.random's 9 wasm modules to its first import (startup_cache.js), which
 // a new model's first weights make: about 115 ms of synchronous compiles. Made once no request has run for IDLE_MS.
 function importRandomModules() {
   try {
-    pyodide.runPython("import numpy.random");
+    py.import_numpy_random();
   } catch (error) {
     console.warn("numpy.random could not be imported ahead:", error);
   }
@@ -260,7 +266,7 @@ function whenIdle() {
 }
 
 // static/snapshot_worker.js boots a Pyodide of its own, snapshots and stores it, and ends; this one keeps serving.
-function snapshotInWorker({ indexURL, preload }) {
+function snapshotInWorker({ indexURL, preload, pythonHalf }) {
   return new Promise((resolve, reject) => {
     const maker = new Worker("snapshot_worker.js");
     maker.onmessage = ({ data }) => {
@@ -272,7 +278,7 @@ function snapshotInWorker({ indexURL, preload }) {
       maker.terminate();
       reject(new Error(`Pyodide snapshot: ${event.message || "snapshot_worker.js failed to load"}`));
     };
-    maker.postMessage({ indexURL, preload });
+    maker.postMessage({ indexURL, preload, pythonHalf });
   });
 }
 
@@ -341,31 +347,33 @@ function stop(id) {
   if (state === "running" && interruptBuffer) Atomics.store(interruptBuffer, 0, 2);
 }
 
+// The requests this worker answers, by op: the runtime's own below; a panel's come from its worker script
+// (static/*_worker.js), which the page names in the panel's requests (static/playground/panels.js) and which is
+// loaded on the first of them. Each handler gets the message and the worker's tools and returns the reply's value.
+const requests = new Map();
+function handleRequest(op, handler) {
+  requests.set(op, handler);
+}
+const tools = () => ({ pyodide, py, plain, progress });
+
+handleRequest("run", async (message) => {
+  const outcome = await run(message, "json");
+  if (!outcome.ok) throw new Error(outcome.error.traceback);
+  return outcome.value;
+});
+handleRequest("exec", (message) => run(message, "display"));
+handleRequest("clearNamespace", () => plain(py.clear_namespace()));
+handleRequest("memory", () => plain(py.memory()));
+handleRequest("stats", () => plain(py.stats()));
+handleRequest("info", () => plain(py.backend_info()));
+handleRequest("setBackend", async (message) => plain(await py.start(message.name)));
+
 async function handle(message) {
   if (!py) throw new Error("the Python runtime did not start: " + bootError);
-  switch (message.op) {
-    case "run": {
-      const outcome = await run(message, "json");
-      if (!outcome.ok) throw new Error(outcome.error.traceback);
-      return outcome.value;
-    }
-    case "exec": return run(message, "display");
-    case "clearNamespace": return plain(py.clear_namespace());
-    case "memory": return plain(py.memory());
-    case "stats": return plain(py.stats());
-    case "info": return plain(py.backend_info());
-    case "setBackend": return plain(await py.start(message.name));
-    case "loadClassifier": return plain(await py.load_classifier(progress, message.model || undefined));
-    case "classify": {
-      const load = plain(await py.load_classifier(progress, message.model || undefined));
-      const result = plain(await py.classify(new Uint8Array(message.pixels), message.height, message.width));
-      return { ...result, load };
-    }
-    case "teach":
-      if (!self.teachRequest) importScripts("teach_worker.js");
-      return self.teachRequest(pyodide, plain, message, progress);
-    default: throw new Error(`unknown request ${JSON.stringify(message.op)}`);
-  }
+  if (!requests.has(message.op) && /^\w+_worker\.js$/.test(message.script ?? "")) importScripts(message.script);
+  const handler = requests.get(message.op);
+  if (!handler) throw new Error(`unknown request ${JSON.stringify(message.op)}`);
+  return handler(message, tools());
 }
 
 performance.setResourceTimingBufferSize(1000); // the boot's fetches (250 by default) must all count

@@ -11,6 +11,7 @@ from fastapi.testclient import TestClient
 
 from app import Settings, create_app
 from app.assets import pyodide_dir
+from app.export import static_urls
 from tests.server_site import (
     FAKE_PYODIDE,
     SECRET,
@@ -314,6 +315,13 @@ def test_static_files(client, url, content_type, body):
     assert r.headers["x-content-type-options"] == "nosniff"
     again = client.get(url, headers={"If-None-Match": r.headers["etag"]})
     assert again.status_code == 304
+
+
+def test_the_npm_sources_under_static_src_are_neither_served_nor_exported(client, site):
+    (site.static_dir / "src").mkdir(exist_ok=True)
+    (site.static_dir / "src" / "editor.js").write_text('import { EditorView } from "codemirror";')
+    assert "no such resource" in error_of(client.get("/src/editor.js"), 404)
+    assert "/src/editor.js" not in static_urls(site.static_dir)
 
 
 def test_static_edit_changes_etag(client, site):

@@ -1,7 +1,8 @@
 // The page's charts: live training curves (the "training" events of pe.browser.training_progress), the plots Python
 // posts with pe.browser.plot (event "plot"), and the memory timeline of the whole session (every pe.memory() the
-// page receives: after each request, and with each training report). The charts are uPlot, bundled by
-// web/build.sh into static/vendor/ (named in vendor/editor.json); without the bundle the data is still kept.
+// page receives: after each request, and with each training report). The charts are uPlot
+// (static/src/line_chart.js), bundled by static/src/build.sh into static/vendor/ (named in vendor/editor.json);
+// without the bundle the data is still kept.
 //
 // Adds to window.playground:
 //   charts()   -> {training: null | {epochs, epoch: {x, series: {loss, accuracy, val_loss, ...}},
@@ -9,10 +10,9 @@
 //                  posted)}, timeline: {t_s, tensors, bytes, gpu_bytes}, plots: [{title, x_label, x, series}]}
 //                 what the charts show, as plain data (a copy); a new fit replaces `training`.
 //   chartsReady  Promise -> true once the chart bundle has loaded (false, with a notice, if it could not)
-"use strict";
+import { registerPanel } from "./panels.js";
 
-(() => {
-  const playground = window.playground;
+function init({ playground }) {
   const empty = document.getElementById("charts-empty"); // the Charts panel's line while nothing is charted
   const trainingHost = document.getElementById("charts-training");
   const plotsHost = document.getElementById("charts-plots");
@@ -170,9 +170,9 @@
   async function loadBundle() {
     try {
       const response = await fetch("vendor/editor.json", { cache: "no-cache" });
-      if (!response.ok) throw new Error(`vendor/editor.json: HTTP ${response.status} (build it with web/build.sh)`);
+      if (!response.ok) throw new Error(`vendor/editor.json: HTTP ${response.status} (build it with static/src/build.sh)`);
       const manifest = await response.json();
-      if (!manifest.charts) throw new Error("vendor/editor.json names no chart bundle (rebuild it with web/build.sh)");
+      if (!manifest.charts) throw new Error("vendor/editor.json names no chart bundle (rebuild it with static/src/build.sh)");
       if (manifest.chartsCss) {
         const link = Object.assign(document.createElement("link"), { rel: "stylesheet", href: manifest.chartsCss });
         document.head.append(link);
@@ -197,4 +197,6 @@
     return structuredClone({ training: shown, timeline, plots });
   };
   playground.chartsReady = loadBundle();
-})();
+}
+
+registerPanel({ id: "charts", init });

@@ -6,10 +6,9 @@
 //   runExample(title)   Promise -> {ok, ms} of the run (like run()); rejects for an unknown title. During a run the
 //                       example is queued (the "Example queue" status says so) and runs when that run ends; a later
 //                       example replaces a queued one, whose promise then gives {ok: false, replaced: true}
-"use strict";
+import { registerPanel } from "./panels.js";
 
-(() => {
-  const playground = window.playground;
+function init({ playground }) {
   const host = document.getElementById("examples-list");
   const status = document.getElementById("examples-status");
 
@@ -70,4 +69,6 @@
   });
   playground.examples = () => index;
   playground.runExample = runExample;
-})();
+}
+
+registerPanel({ id: "examples", init });

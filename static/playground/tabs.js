@@ -4,9 +4,7 @@
 //
 // Adds to window.playground:
 //   showPanel(name)   shows the panel "examples" | "charts" | "memory-lab" | "classify" | "teach"
-"use strict";
-
-(() => {
+export function initTabs(playground) {
   const PARAM = "panel";
   const tabs = [...document.querySelectorAll('[role="tablist"] [role="tab"]')];
   const named = (name) => tabs.find((tab) => tab.dataset.panel === name);
@@ -40,9 +38,9 @@
   const asked = new URLSearchParams(location.search).get(PARAM);
   select(named(asked) ?? tabs[0], { remember: false });
 
-  window.playground.showPanel = (name) => {
+  playground.showPanel = (name) => {
     const tab = named(name);
     if (!tab) throw new Error(`showPanel: no panel ${JSON.stringify(name)}; the panels are ${tabs.map((t) => t.dataset.panel).join(", ")}`);
     select(tab);
   };
-})();
+}

@@ -4,10 +4,7 @@
 //
 // Adds to window.playground:
 //   models()   Promise -> the names the server lists
-"use strict";
-
-(() => {
-  const playground = window.playground;
+export function initModelPicker(playground) {
   const select = document.getElementById("classify-model");
   // the server's default (null: none served) is the one the worker loads when playground.model is null
   const served = fetch("/models", { cache: "no-cache" }).then(async (response) => {
@@ -33,4 +30,4 @@
 
   select.addEventListener("change", choose);
   playground.models = () => listed;
-})();
+}

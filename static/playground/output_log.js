@@ -1,6 +1,6 @@
 // The Output log of the playground page: what the code prints as it runs, then its last value or its error.
 //
-// window.createOutputLog(element) -> {clear(), print(chunks, dropped), value(node), error(error), note(text, kind)}
+// createOutputLog(element) -> {clear(), print(chunks, dropped), value(node), error(error), note(text, kind)}
 //   print    [{stream: "stdout"|"stderr", text}] as the worker batches them; dropped: lines the worker left out
 //   value    a display tree from static/playground_display.py (describe): tensors as a table with their shape, dtype
 //            and statistics, strings and summaries as text, containers item by item; None shows nothing (as in a
@@ -8,9 +8,7 @@
 //   error    {type, message, traceback, line} from static/playground_run.py: the traceback as text
 // Everything is built with textContent (no HTML from Python reaches the page). The log keeps its last MAX_CHARS
 // characters of printed text: a loop that prints forever cannot grow the page without bound.
-"use strict";
-
-window.createOutputLog = (element) => {
+export function createOutputLog(element) {
   const MAX_CHARS = 1_000_000;
   const BLOCK_CHARS = 64_000;
   let printedChars = 0;
@@ -204,4 +202,4 @@ window.createOutputLog = (element) => {
       append(el("div", `note ${kind}`.trim(), text));
     },
   };
-};
+}

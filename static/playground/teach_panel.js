@@ -4,11 +4,13 @@
 // classes; the head downloads as a TF.js layers model (model.json + its .bin shard) and loads back. The images never
 // leave the page: only their pixels go to the worker.
 //
-// app.js calls window.createTeachPanel({host, request, decodeImage}) and exposes what it returns as
-// window.playground.teach (the API is listed in app.js's header).
-"use strict";
+// Registered as the panel "teach" with its worker requests; window.playground.teach is what createTeachPanel returns
+// (the API is listed in main.js's header).
 
-window.createTeachPanel = ({ host, request, decodeImage }) => {
+import * as camera from "./camera.js";
+import { registerPanel } from "./panels.js";
+
+function createTeachPanel({ host, request, decodeImage }) {
   const MIN_CLASSES = 2, MAX_CLASSES = 5, DEFAULT_EPOCHS = 30;
   const SAMPLES = [
     { url: "samples/chelsea.png", name: "Cat" },
@@ -137,7 +139,7 @@ window.createTeachPanel = ({ host, request, decodeImage }) => {
     recording = classIndex;
     let added = 0;
     while (recording === classIndex && !video.hidden) {
-      const frame = await window.pageCamera.frameBlob(video);
+      const frame = await camera.frameBlob(video);
       const ok = await guarded("Could not add the camera's frame", () => addExample(classIndex, frame)).then(() => true, () => false);
       if (!ok) break;
       added += 1;
@@ -150,13 +152,13 @@ window.createTeachPanel = ({ host, request, decodeImage }) => {
   async function toggleCamera() {
     if (!video.hidden) {
       recording = null;
-      window.pageCamera.close(video);
+      camera.close(video);
       cameraButton.setAttribute("aria-pressed", "false");
       render();
       return;
     }
     try {
-      await window.pageCamera.open(video);
+      await camera.open(video);
     } catch (error) {
       say(error.message, true);
       return;
@@ -345,4 +347,12 @@ window.createTeachPanel = ({ host, request, decodeImage }) => {
     download,
     loadModel,
   };
-};
+}
+
+registerPanel({
+  id: "teach",
+  requests: { teach: "teach_worker.js" },
+  init({ playground, request, decodeImage }) {
+    playground.teach = createTeachPanel({ host: document.getElementById("teach"), request, decodeImage });
+  },
+});

@@ -1,4 +1,5 @@
-// The playground's charts: uPlot line charts, bundled by build.mjs into static/vendor/ (static/charts.js loads it).
+// A line chart of the Charts panel and the Memory lab (static/playground/charts_panel.js loads it): uPlot, bundled
+// by build.mjs into static/vendor/.
 //
 // lineChart({host, title, xLabel, series: [{label, scale?}], rightBytes?, height}) -> {setData(x, ys), destroy()}
 //   host        an element the chart fills (its width follows the host's)

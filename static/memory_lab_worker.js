@@ -1,0 +1,12 @@
+// The Memory lab's request in the Pyodide worker (static/worker.js loads this script with the first):
+//   {op: "leaks"} -> {debug, sites: [{site, source, count, bytes, shapes}]}, from static/memory_lab.py
+"use strict";
+
+handleRequest("leaks", (message, { pyodide, plain }) => {
+  const lab = pyodide.pyimport("memory_lab");
+  try {
+    return plain(lab.leak_sites());
+  } finally {
+    lab.destroy();
+  }
+});
