@@ -197,6 +197,14 @@ def test_the_code_and_its_output_sit_side_by_side_and_the_panels_are_tabs_the_ad
     code = box(page.get_by_role("textbox", name="Python code"))
     out = box(page.get_by_role("log", name="Output"))
     assert out[0] >= code[2] and out[1] < code[3], (code, out)  # right of the code, on the same rows
+    results, memory = (
+        box(page.get_by_role("region", name="Results")),
+        box(page.get_by_role("complementary", name="Memory")),
+    )
+    assert 0 <= memory[1] - results[3] <= 16, (
+        results,
+        memory,
+    )  # the counts right under the output, however tall the code
     tabs = page.get_by_role("tablist", name="Panels").get_by_role("tab")
     assert tabs.all_inner_texts() == list(PANELS)
     for tab, region in PANELS.items():
@@ -232,8 +240,10 @@ def test_an_example_shows_its_code_and_its_output_together(page):
 
 def test_on_a_phone_nothing_overflows_and_every_control_is_at_least_32_px_tall(page):
     page.set_viewport_size({"width": 390, "height": 844})
-    type_and_run(page, ["print('x' * 600)", "print(' '.join(['word'] * 200))", "pe.ones((3, 40))"])
-    sizes = """() => [...document.querySelectorAll('button, select, input, [role="tab"]')]
+    # long lines, and a dict whose display folds (a <summary>, a control too)
+    type_and_run(page, ["print('x' * 600)", "print(' '.join(['word'] * 200))", "pe.ones((3, 40))", "{'a': 1, 'b': 2}"])
+    assert page.get_by_role("log", name="Output").locator("summary").count() == 1
+    sizes = """() => [...document.querySelectorAll('button, select, input, summary, [role="tab"]')]
         .filter((e) => e.checkVisibility() && e.getClientRects().length)
         .map((e) => [e.getAttribute('aria-label') || e.textContent.trim() || e.id || e.type,
                      e.getBoundingClientRect().height])"""
