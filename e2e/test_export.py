@@ -97,6 +97,15 @@ def test_the_exported_site_on_a_plain_static_server_boots_runs_code_and_classifi
         page.close()
 
 
+def test_the_projects_own_server_gets_no_service_worker(wasm_page):
+    """The server sends COOP/COEP itself: the page is isolated without the export's worker, which caches nothing here."""
+    page = wasm_page.page
+    assert page.evaluate("crossOriginIsolated") is True
+    assert page.evaluate("navigator.serviceWorker.controller") is None
+    assert page.evaluate("navigator.serviceWorker.getRegistrations().then((found) => found.length)") == 0
+    assert not [name for name in page.evaluate("caches.keys()") if name.startswith("playground-export-")]
+
+
 def stop_ends(page, code):
     """Type `code` into the editor, run it, press Stop once it runs: the seconds until the run ended by
     KeyboardInterrupt."""
