@@ -14,12 +14,19 @@ never awaits), nosniff, CORS on the models, the content type, and the caching (i
 shards, wheel, bytecode and pipeline list, revalidated for the rest). One rule per exact path: these hosts merge the
 headers of every rule a path matches, so overlapping patterns would join two Cache-Control values into one.
 
+The static copy's service worker (static/isolation_sw.js), which a page on a host that sends no headers registers, gives
+each answer those same headers and keeps the files for offline visits: the export writes what it needs into
+export_manifest.js, the one file besides _headers that the server does not serve (each URL's headers, the URLs that
+never change, and a version that hashes every URL, its headers and its bytes, which names the worker's cache: a
+new export replaces the old one's cache).
+
 The export belongs at the root of its origin: config.json and the page name /pyodide/, /engine/, /bytecode/,
 /pipelines/ and /models by absolute path, as the server does. A URL that is also a folder of other URLs (/models, the model picker's
 list) is written as that folder's index.html, which static hosts serve for it (after a redirect to /models/).
 """
 
 import asyncio
+import hashlib
 import json
 import os
 import shutil
@@ -38,6 +45,7 @@ from app.paths import safe_file
 from app.settings import Settings
 
 HEADERS_FILE = "_headers"
+MANIFEST_FILE = "export_manifest.js"  # imported by static/isolation_sw.js
 # The response headers a static host must repeat; the others (ETag, Content-Length, ranges) it makes itself.
 KEPT_HEADERS = (
     "content-type",
@@ -180,14 +188,52 @@ def file_for(url: str, urls) -> str:
     return f"{path}/index.html".lstrip("/") if is_folder(url, urls) else path
 
 
+def kept_headers(answer: Answer) -> dict[str, str]:
+    return {name: answer.headers[name] for name in KEPT_HEADERS if name in answer.headers}
+
+
+def paths_of(url: str, urls) -> list[str]:
+    """The paths a browser asks for the URL by: a folder's with and without its final slash (the host redirects)."""
+    return [url, url + "/"] if is_folder(url, urls) and not url.endswith("/") else [url]
+
+
 def headers_file(answers: dict[str, Answer]) -> str:
     """The _headers rules: each URL (a folder's with and without its final slash), then its headers, indented."""
     rules = []
     for url, answer in answers.items():
-        kept = [f"  {name}: {answer.headers[name]}" for name in KEPT_HEADERS if name in answer.headers]
-        paths = [url, url + "/"] if is_folder(url, answers) and not url.endswith("/") else [url]
-        rules += ["\n".join([path, *kept]) for path in paths]
+        kept = [f"  {name}: {value}" for name, value in kept_headers(answer).items()]
+        rules += ["\n".join([path, *kept]) for path in paths_of(url, answers)]
     return "\n\n".join(rules) + "\n"
+
+
+def export_version(answers: dict[str, Answer]) -> str:
+    """A digest of every URL, its headers and its bytes: any change to the export changes it."""
+    digest = hashlib.sha256()
+    for url, answer in sorted(answers.items()):
+        digest.update(json.dumps([url, kept_headers(answer), hashlib.sha256(answer.body).hexdigest()]).encode())
+    return digest.hexdigest()[:16]
+
+
+def service_worker_manifest(answers: dict[str, Answer]) -> str:
+    """export_manifest.js: self.exportManifest = {version, headers: [distinct header sets], urls: {path: index into
+    headers}, immutable: [paths whose bytes never change]}."""
+    header_sets: list[dict[str, str]] = []
+    urls: dict[str, int] = {}
+    immutable = []
+    for url, answer in answers.items():
+        kept = kept_headers(answer)
+        if kept not in header_sets:
+            header_sets.append(kept)
+        for path in paths_of(url, answers):
+            urls[path] = header_sets.index(kept)
+            if "immutable" in kept.get("cache-control", ""):
+                immutable.append(path)
+    manifest = {"version": export_version(answers), "headers": header_sets, "urls": urls, "immutable": immutable}
+    return (
+        "// Written by `python -m app export` (app/export.py) for static/isolation_sw.js: each URL's headers as the\n"
+        "// project's server sends them, the URLs whose bytes never change, and the export's version.\n"
+        f"self.exportManifest = {json.dumps(manifest, indent=1)};\n"
+    )
 
 
 def export_site(settings: Settings, dest: Path, log=print) -> dict[str, Answer]:
@@ -197,6 +243,8 @@ def export_site(settings: Settings, dest: Path, log=print) -> dict[str, Answer]:
     if dest.exists() and (not dest.is_dir() or any(dest.iterdir())):
         raise ExportError(f"{dest} already exists and is not an empty folder: remove it or choose another")
     answers = asyncio.run(collect(settings, log))
+    if "/" + MANIFEST_FILE in answers:
+        raise ExportError(f"static/{MANIFEST_FILE} is the name of the file the export writes for its service worker")
     dest.parent.mkdir(parents=True, exist_ok=True)
     stage = Path(tempfile.mkdtemp(dir=dest.parent, prefix=f".{dest.name}-export-"))
     try:
@@ -206,11 +254,12 @@ def export_site(settings: Settings, dest: Path, log=print) -> dict[str, Answer]:
             target.parent.mkdir(parents=True, exist_ok=True)
             target.write_bytes(answer.body)
         (stage / HEADERS_FILE).write_text(headers_file(answers))
+        (stage / MANIFEST_FILE).write_text(service_worker_manifest(answers))
         if dest.exists():
             dest.rmdir()
         os.replace(stage, dest)
     finally:
         shutil.rmtree(stage, ignore_errors=True)
     size = sum(len(a.body) for a in answers.values())
-    log(f"exported {len(answers)} URLs ({size / 2**20:.1f} MiB) and {HEADERS_FILE} into {dest}")
+    log(f"exported {len(answers)} URLs ({size / 2**20:.1f} MiB), {HEADERS_FILE} and {MANIFEST_FILE} into {dest}")
     return answers

@@ -1,6 +1,7 @@
-"""Accessibility: axe-core (npm, pinned test-only in static/src/package.json; static/src/build.sh installs it) scans
-the page after boot, then with an example run, its charts drawn, the Memory lab's leak table shown, a Teach sample
-added and a classification made, on every panel at 1440x900 and 390x844: no serious or critical violation.
+"""Accessibility: axe-core (npm, pinned test-only in static/src/package.json; static/src/build.sh installs it) scans the page after
+boot, then with an example run, its charts drawn, the Memory lab's leak table shown, a Teach sample added and a
+classification made, on every panel at 1440x900 and 390x844, then again with the camera on in Classify (its frames
+classified live) and in Teach (Chromium's fake camera, granted): no serious or critical violation.
 
 The page's CSP forbids inline scripts, so axe is not added as a <script> element: Playwright's init scripts run
 through the DevTools protocol, which the CSP does not govern."""
@@ -8,24 +9,28 @@ through the DevTools protocol, which the CSP does not govern."""
 from pathlib import Path
 
 import pytest
-from conftest import BOOT_TIMEOUT_MS, show_panel
+from conftest import BOOT_TIMEOUT_MS, WEBGPU_FLAG, show_panel
+from playwright.sync_api import expect
+from test_camera import FAKE_CAMERA, FRAMES_MS, GRANT_CAMERA, launch
 
 AXE = Path(__file__).resolve().parent.parent / "static" / "src" / "node_modules" / "axe-core" / "axe.min.js"
 
 
 @pytest.fixture
-def page(webgpu_browser, server_url):
+def page(playwright, server_url):
+    """A page with axe, in a browser with WebGPU (SwiftShader) and Chromium's fake camera, granted."""
     if not AXE.exists():
         raise RuntimeError(
             f"{AXE} is missing: run static/src/build.sh (it installs static/src/package-lock.json's packages)"
         )
-    context = webgpu_browser.new_context()
+    browser = launch(playwright, WEBGPU_FLAG, FAKE_CAMERA, GRANT_CAMERA)
+    context = browser.new_context()
     context.add_init_script(path=str(AXE))
     page = context.new_page()
     page.goto(server_url)
     page.wait_for_function("() => window.playground && playground.state === 'ready'", timeout=BOOT_TIMEOUT_MS)
     yield page
-    context.close()
+    browser.close()
 
 
 def serious(page):
@@ -60,9 +65,24 @@ def test_the_page_has_no_serious_or_critical_axe_violations(page):
     show_panel(page, "Classify")
     page.get_by_role("button", name="Cat (PNG)").click()
     page.wait_for_function("() => document.querySelectorAll('#classify-results li').length === 5", timeout=300_000)
-    # every panel, on a laptop's screen and on a phone's
+    scan_every_panel(page, "camera off")
+    # the camera on: Classify names its frames live, and Teach shows it with a record button per class
+    show_panel(page, "Classify")
+    classify = page.get_by_role("region", name="Classify an image")
+    classify.get_by_role("button", name="Camera", exact=True).click()
+    expect(classify.get_by_role("status", name="Camera status")).to_contain_text("frames classified", timeout=FRAMES_MS)
+    show_panel(page, "Teach")
+    teach = page.get_by_role("region", name="Teach")
+    teach.get_by_role("button", name="Use the camera").click()
+    expect(teach.get_by_role("button", name="Hold to record camera frames into class 1")).to_be_enabled()
+    assert teach.get_by_label("Teach camera view").is_visible()
+    scan_every_panel(page, "camera on")
+
+
+def scan_every_panel(page, state):
+    """Every panel, on a laptop's screen and on a phone's."""
     for viewport in VIEWPORTS:
         page.set_viewport_size(viewport)
         for name in PANELS:
             show_panel(page, name)
-            assert serious(page) == [], (viewport, name)
+            assert serious(page) == [], (state, viewport, name)

@@ -1,7 +1,8 @@
 """The webcam, with Chromium's fake camera (--use-fake-device-for-media-stream, its moving test pattern, and
 --use-fake-ui-for-media-stream, which grants it): Classify's "Camera" button classifies its frames live, the top-5
 and the time per frame update, and the tensor count stays flat over 100 frames; Teach records frames into a class
-while its button is held (mouse or keyboard). Without a camera, or with the permission refused, a clear message."""
+while its button is held (mouse or keyboard); with the camera on, both fit a phone's screen. Without a camera, or with
+the permission refused, a clear message."""
 
 import re
 
@@ -27,6 +28,24 @@ def page(playwright, server_url):
     page.wait_for_function("() => window.playground && playground.state === 'ready'", timeout=BOOT_TIMEOUT_MS)
     yield page
     browser.close()
+
+
+PHONE = {"width": 390, "height": 844}
+SIZES = """() => [...document.querySelectorAll('button, select, input, summary, [role="tab"], video')]
+    .filter((e) => e.checkVisibility() && e.getClientRects().length)
+    .map((e) => [e.getAttribute('aria-label') || e.textContent.trim() || e.id, e.getBoundingClientRect()])"""
+
+
+def fits_a_phone(page):
+    """At 390 px wide, with the camera on: nothing past the right edge, every control at least 32 px tall."""
+    page.set_viewport_size(PHONE)
+    try:
+        assert page.evaluate("document.documentElement.scrollWidth") <= PHONE["width"]
+        shown = page.evaluate(SIZES)
+        assert not [(name, box["right"]) for name, box in shown if box["right"] > PHONE["width"]], shown
+        assert not [(name, box["height"]) for name, box in shown if box["height"] < 32], shown
+    finally:
+        page.set_viewport_size({"width": 1280, "height": 720})
 
 
 def frames(status):
@@ -56,6 +75,7 @@ def test_classify_names_the_cameras_frames_live_with_flat_memory(page):
         timeout=FRAMES_MS,
     )
     assert int(tensors.inner_text()) == at_10  # 100 frames later: every frame's tensors were released
+    fits_a_phone(page)
     assert re.search(r"classified · \d+ ms per frame$", status.inner_text()), status.inner_text()
     camera.click()
     assert camera.get_attribute("aria-pressed") == "false"
@@ -75,6 +95,7 @@ def test_teach_records_the_cameras_frames_while_a_class_button_is_held(page):
     assert record.is_disabled()  # the camera is off
     teach.get_by_role("button", name="Use the camera").click()
     expect(record).to_be_enabled()
+    fits_a_phone(page)
     before = count(teach, 1)
     record.hover()
     page.mouse.down()

@@ -3,10 +3,15 @@ that sends none of the _headers file's headers: the page's own service worker (s
 and the page reloads once, isolated: it boots, runs code, the Stop button ends `while True: pass` within 2 s, and it
 classifies the cat. Where service workers are blocked it is not isolated, says so and what Stop can interrupt, and
 Stop still ends code that awaits. Served by a tiny handler that adds the _headers file's headers, as Netlify or
-Cloudflare Pages would, it is isolated under the server's CSP, and Stop interrupts a loop that never awaits."""
+Cloudflare Pages would, it is isolated under the server's CSP, and Stop interrupts a loop that never awaits. After one
+visit the service worker's cache holds what the page fetched: with the host gone and the browser offline the page
+boots under the server's CSP, runs code and classifies; a new export's worker replaces that cache."""
 
+import contextlib
 import functools
+import json
 import os
+import shutil
 import signal
 import subprocess
 import threading
@@ -16,8 +21,11 @@ from http.server import SimpleHTTPRequestHandler, ThreadingHTTPServer
 from typing import ClassVar
 
 import pytest
-from conftest import REPO, WEBGPU, Playground, free_port, python, show_panel
-from test_classify import classify
+from conftest import BOOT_TIMEOUT_MS, REPO, WEBGPU, Playground, free_port, python, show_panel
+from playwright.sync_api import expect
+from test_classify import CLASSIFY_TIMEOUT_MS, classify
+
+from app.csp import content_security_policy
 
 SERVER_START_S = 60
 
@@ -34,11 +42,11 @@ def exported(models_dir, tmp_path_factory):
     return folder
 
 
-@pytest.fixture(scope="module")
-def static_url(exported):
-    port = free_port()
+@contextlib.contextmanager
+def plain_server(folder, port):
+    """`python -m http.server` serving `folder` on `port`; yields its URL, then stops it by PID."""
     proc = subprocess.Popen(
-        [python(), "-m", "http.server", str(port), "--bind", "127.0.0.1", "--directory", str(exported)],
+        [python(), "-m", "http.server", str(port), "--bind", "127.0.0.1", "--directory", str(folder)],
         stdout=subprocess.DEVNULL,
         stderr=subprocess.DEVNULL,
     )
@@ -57,6 +65,12 @@ def static_url(exported):
     finally:
         os.kill(proc.pid, signal.SIGTERM)
         proc.wait(timeout=15)
+
+
+@pytest.fixture(scope="module")
+def static_url(exported):
+    with plain_server(exported, free_port()) as url:
+        yield url
 
 
 def test_the_exported_site_on_a_plain_static_server_boots_runs_code_and_classifies(webgpu_browser, static_url):
@@ -81,6 +95,15 @@ def test_the_exported_site_on_a_plain_static_server_boots_runs_code_and_classifi
         assert stop_ends(page.page, "while True: pass") < 2.0
     finally:
         page.close()
+
+
+def test_the_projects_own_server_gets_no_service_worker(wasm_page):
+    """The server sends COOP/COEP itself: the page is isolated without the export's worker, which caches nothing here."""
+    page = wasm_page.page
+    assert page.evaluate("crossOriginIsolated") is True
+    assert page.evaluate("navigator.serviceWorker.controller") is None
+    assert page.evaluate("navigator.serviceWorker.getRegistrations().then((found) => found.length)") == 0
+    assert not [name for name in page.evaluate("caches.keys()") if name.startswith("playground-export-")]
 
 
 def stop_ends(page, code):
@@ -160,3 +183,86 @@ def test_with_the_headers_file_the_page_is_isolated_under_its_csp_and_stop_inter
             page.close()
         server.shutdown()
         server.server_close()
+
+
+def manifest_version(folder):
+    text = (folder / "export_manifest.js").read_text()
+    return json.loads(text[text.index("{") : text.rindex("}") + 1])["version"]
+
+
+def wait_until_booted(page):
+    page.wait_for_function("() => window.playground && playground.state !== 'starting'", timeout=BOOT_TIMEOUT_MS)
+    page.evaluate("playground.ready")  # raises with the reason if the boot failed
+
+
+def classify_the_cat_sample(page):
+    """Classify's "Cat (PNG)" sample, through the panel: the first of its top 5."""
+    show_panel(page, "Classify")
+    panel = page.get_by_role("region", name="Classify an image")
+    panel.get_by_role("button", name="Cat (PNG)").click()
+    top5 = panel.get_by_role("listitem")  # the results list is the panel's only list
+    expect(top5).to_have_count(5, timeout=CLASSIFY_TIMEOUT_MS)
+    return top5.first.inner_text()
+
+
+def run_code(page, code):
+    """Type `code` into the editor and press Run: the output's text once the run ended."""
+    page.get_by_role("textbox", name="Python code").click()
+    page.keyboard.press("Control+A")
+    page.keyboard.insert_text(code)
+    page.get_by_role("toolbar", name="Run controls").get_by_role("button", name="Run", exact=True).click()
+    expect(page.get_by_role("status", name="Run state")).to_contain_text("Done in", timeout=120_000)
+    return page.get_by_role("log", name="Output").inner_text()
+
+
+def test_after_one_visit_the_export_works_offline_and_a_new_export_replaces_its_cache(
+    webgpu_browser, exported, tmp_path
+):
+    site = tmp_path / "site"  # a copy of its own: a new export is made below by changing its manifest's version
+    shutil.copytree(exported, site)
+    port = free_port()  # an origin of its own: a fresh service worker and cache
+    version = manifest_version(site)
+    context = webgpu_browser.new_context()
+    try:
+        with plain_server(site, port) as url:
+            playground = Playground(webgpu_browser, url, context=context)
+            page = playground.page
+            assert page.evaluate("crossOriginIsolated") is True
+            # nothing classified: the page fetches the classifier's files while it boots (static/prefetch.js), and
+            # the service worker keeps them
+            page.wait_for_function(
+                """async (name) => (await caches.has(name))
+                       && (await (await caches.open(name)).keys()).filter((r) => /shard\\dof5/.test(r.url)).length === 5""",
+                arg=f"playground-export-{version}",
+                timeout=120_000,
+                polling=500,
+            )
+        # the host is gone and the browser offline, its HTTP cache emptied: only the service worker's cache answers
+        context.set_offline(True)
+        context.new_cdp_session(page).send("Network.clearBrowserCache")
+        answer = page.reload()
+        wait_until_booted(page)
+        assert answer.from_service_worker and answer.ok
+        # the headers the project's server sends, given by the service worker: its CSP (app/csp.py) and COOP/COEP
+        assert answer.header_value("content-security-policy") == content_security_policy()
+        assert answer.header_value("cross-origin-embedder-policy") == "require-corp"
+        assert page.evaluate("crossOriginIsolated") is True
+        assert "12.0" in run_code(page, "print((pe.arange(4, dtype='float32') * 2).sum().item())")
+        assert "cat" in classify_the_cat_sample(page)
+        assert not [line for line in playground.console if "Content Security Policy" in line], playground.console
+        # a new export on the same origin: the browser's update check finds the new manifest, and the new worker
+        # deletes the old export's cache
+        context.set_offline(False)
+        manifest = site / "export_manifest.js"
+        manifest.write_text(manifest.read_text().replace(version, "0" * 16))
+        with plain_server(site, port):
+            page.reload()
+            wait_until_booted(page)
+            page.wait_for_function(
+                """async (name) => (await caches.keys()).filter((n) => n.startsWith("playground-export-")).join() === name""",
+                arg="playground-export-" + "0" * 16,
+                timeout=60_000,
+                polling=500,
+            )
+    finally:
+        context.close()

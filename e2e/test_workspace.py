@@ -106,6 +106,19 @@ def test_stop_by_keyboard_leaves_the_focus_on_run(page):
     assert button(page, "Run").evaluate("b => b === document.activeElement")
 
 
+def test_a_run_that_ends_by_itself_moves_the_focus_from_stop_to_run(page):
+    box = page.get_by_role("textbox", name="Python code")
+    box.click()
+    page.keyboard.press("Control+A")
+    page.keyboard.type("import asyncio\nawait asyncio.sleep(1.5)")
+    page.keyboard.press("Control+Enter")
+    page.wait_for_function("() => playground.running !== null")
+    button(page, "Stop").focus()
+    page.wait_for_function("() => playground.running === null", timeout=RUN_MS)
+    assert button(page, "Stop").is_disabled()
+    assert button(page, "Run").evaluate("b => b === document.activeElement")  # not the page's body
+
+
 def test_an_example_clicked_during_a_run_is_queued_and_says_so(page):
     box = page.get_by_role("textbox", name="Python code")
     box.click()
@@ -197,6 +210,14 @@ def test_the_code_and_its_output_sit_side_by_side_and_the_panels_are_tabs_the_ad
     code = box(page.get_by_role("textbox", name="Python code"))
     out = box(page.get_by_role("log", name="Output"))
     assert out[0] >= code[2] and out[1] < code[3], (code, out)  # right of the code, on the same rows
+    results, memory = (
+        box(page.get_by_role("region", name="Results")),
+        box(page.get_by_role("complementary", name="Memory")),
+    )
+    assert 0 <= memory[1] - results[3] <= 16, (
+        results,
+        memory,
+    )  # the counts right under the output, however tall the code
     tabs = page.get_by_role("tablist", name="Panels").get_by_role("tab")
     assert tabs.all_inner_texts() == list(PANELS)
     for tab, region in PANELS.items():
@@ -215,8 +236,11 @@ def test_the_code_and_its_output_sit_side_by_side_and_the_panels_are_tabs_the_ad
     assert page.get_by_role("region", name="Classify an image").is_visible()
 
 
-def test_an_example_shows_its_code_and_its_output_together(page):
-    page.set_viewport_size({"width": 1440, "height": 900})
+@pytest.mark.parametrize(
+    "viewport", [{"width": 1440, "height": 900}, {"width": 390, "height": 844}], ids=["wide", "phone"]
+)
+def test_an_example_shows_its_code_and_its_output_together(page, viewport):
+    page.set_viewport_size(viewport)
     show_panel(page, "Examples")
     button = page.get_by_role("region", name="Examples").get_by_role("button", name="Variables outlive scopes")
     button.scroll_into_view_if_needed()
@@ -226,14 +250,17 @@ def test_an_example_shows_its_code_and_its_output_together(page):
     page.wait_for_function("() => /Done in/.test(document.querySelector('#run-state').textContent)", timeout=RUN_MS)
     for part in (page.get_by_role("textbox", name="Python code"), page.get_by_role("log", name="Output")):
         top, bottom = box(part)[1], box(part)[3]
-        assert 0 <= top < 900 and bottom > 0, (part, top, bottom)  # both on screen
+        assert 0 <= top < viewport["height"] and bottom > 0, (part, top, bottom)  # both on screen
     assert page.get_by_role("log", name="Output").inner_text().strip()
+    page.set_viewport_size({"width": 1440, "height": 900})
 
 
 def test_on_a_phone_nothing_overflows_and_every_control_is_at_least_32_px_tall(page):
     page.set_viewport_size({"width": 390, "height": 844})
-    type_and_run(page, ["print('x' * 600)", "print(' '.join(['word'] * 200))", "pe.ones((3, 40))"])
-    sizes = """() => [...document.querySelectorAll('button, select, input, [role="tab"]')]
+    # long lines, and a dict whose display folds (a <summary>, a control too)
+    type_and_run(page, ["print('x' * 600)", "print(' '.join(['word'] * 200))", "pe.ones((3, 40))", "{'a': 1, 'b': 2}"])
+    assert page.get_by_role("log", name="Output").locator("summary").count() == 1
+    sizes = """() => [...document.querySelectorAll('button, select, input, summary, [role="tab"]')]
         .filter((e) => e.checkVisibility() && e.getClientRects().length)
         .map((e) => [e.getAttribute('aria-label') || e.textContent.trim() || e.id || e.type,
                      e.getBoundingClientRect().height])"""

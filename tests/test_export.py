@@ -1,5 +1,6 @@
-"""python -m app export DIR: every exported file is what the server serves for its URL, the _headers file gives each
-the headers the server sends, and nothing the server would refuse (a link out, an unverified file) is exported."""
+"""python -m app export DIR: every exported file is what the server serves for its URL, the _headers file and the
+service worker's manifest give each the headers the server sends, and nothing the server would refuse (a link out, an
+unverified file) is exported; the manifest's version changes with any exported file."""
 
 import json
 import shutil
@@ -11,7 +12,8 @@ from fastapi.testclient import TestClient
 
 from app import create_app
 from app.__main__ import main
-from app.export import HEADERS_FILE, KEPT_HEADERS, ExportError, export_site
+from app.csp import content_security_policy
+from app.export import HEADERS_FILE, KEPT_HEADERS, MANIFEST_FILE, ExportError, export_site
 from tests.server_site import FAKE_PYODIDE, SECRET, SHARD1, SHARD2, STATIC, build_site, sha256
 
 
@@ -56,6 +58,7 @@ def parse_headers(text: str) -> dict[str, dict[str, str]]:
 def test_every_exported_file_is_what_the_server_serves_for_its_url(exported, client):
     files = exported_files(exported)
     files.pop(HEADERS_FILE)
+    files.pop(MANIFEST_FILE)
     for rel, data in files.items():
         answer = client.get(url_of(rel))
         assert answer.status_code == 200, (rel, answer.text)
@@ -88,7 +91,7 @@ def test_the_export_holds_the_page_pyodide_the_wheel_and_the_models_and_nothing_
 def test_the_headers_file_gives_each_url_the_servers_headers(exported, client):
     rules = parse_headers((exported / HEADERS_FILE).read_text())
     files = exported_files(exported)
-    assert {url_of(rel) for rel in files if rel != HEADERS_FILE} <= set(rules)
+    assert {url_of(rel) for rel in files if rel not in (HEADERS_FILE, MANIFEST_FILE)} <= set(rules)
     for path, headers in rules.items():
         served = client.get("/models" if path == "/models/" else path).headers  # the host's redirect lands on /models/
         assert headers == {name: served[name] for name in KEPT_HEADERS if name in served}, path
@@ -101,6 +104,60 @@ def test_the_headers_file_gives_each_url_the_servers_headers(exported, client):
     assert shard["cache-control"] == "public, max-age=31536000, immutable"
     assert shard["access-control-allow-origin"] == "*"
     assert rules["/config.json"]["cache-control"] == "no-store"
+
+
+def read_manifest(folder: Path) -> dict:
+    text = (folder / MANIFEST_FILE).read_text()
+    prefix, suffix = "self.exportManifest = ", ";\n"
+    body = text[text.index(prefix) + len(prefix) :]
+    assert body.endswith(suffix), text[-200:]
+    return json.loads(body.removesuffix(suffix))
+
+
+def test_the_service_workers_manifest_gives_each_url_the_headers_file_s_headers(exported):
+    """static/isolation_sw.js adds these to a host's answers that lack them: the page's CSP (app/csp.py, as the server
+    sends it) and COOP/COEP included."""
+    manifest = read_manifest(exported)
+    rules = parse_headers((exported / HEADERS_FILE).read_text())
+    assert set(manifest["urls"]) == set(rules)
+    for path, index in manifest["urls"].items():
+        assert manifest["headers"][index] == rules[path], path
+    page = manifest["headers"][manifest["urls"]["/"]]
+    assert page["content-security-policy"] == content_security_policy()
+    assert page["cross-origin-opener-policy"] == "same-origin"
+    assert page["cross-origin-embedder-policy"] == "require-corp"
+    # content-addressed, so answered from the worker's cache first: the shards, the engine wheel
+    immutable = {path for path, headers in rules.items() if "immutable" in headers.get("cache-control", "")}
+    assert set(manifest["immutable"]) == immutable
+    assert f"/models/tiny/shards/{sha256(SHARD1)}/group1-shard1of2.bin" in immutable
+    assert json.loads((exported / "config.json").read_text())["engine_wheel_url"] in immutable
+    assert "/" not in immutable and "/config.json" not in immutable
+
+
+def test_a_changed_file_gives_the_export_a_new_version(site, exported, tmp_path):
+    """The version names the service worker's cache: a new export's worker replaces the old export's cache."""
+    again = tmp_path / "again"
+    export_site(site, again, log=lambda line: None)
+    assert read_manifest(again)["version"] == read_manifest(exported)["version"]
+    page = site.static_dir / "index.html"
+    before = page.read_bytes()
+    try:
+        page.write_bytes(before + b"<!-- changed -->")
+        export_site(site, tmp_path / "changed", log=lambda line: None)
+    finally:
+        page.write_bytes(before)
+    assert read_manifest(tmp_path / "changed")["version"] != read_manifest(exported)["version"]
+
+
+def test_a_static_file_with_the_manifests_name_is_refused(site, tmp_path):
+    clash = site.static_dir / MANIFEST_FILE
+    clash.write_text("self.exportManifest = null;")
+    try:
+        with pytest.raises(ExportError, match=MANIFEST_FILE):
+            export_site(site, tmp_path / "out", log=lambda line: None)
+    finally:
+        clash.unlink()
+    assert not (tmp_path / "out").exists()
 
 
 def test_a_broken_model_stops_the_export_and_names_it(site, tmp_path):
