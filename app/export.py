@@ -214,9 +214,9 @@ def export_version(answers: dict[str, Answer]) -> str:
     return digest.hexdigest()[:16]
 
 
-def service_worker_manifest(answers: dict[str, Answer]) -> str:
+def service_worker_manifest(answers: dict[str, Answer], page: list[str]) -> str:
     """export_manifest.js: self.exportManifest = {version, headers: [distinct header sets], urls: {path: index into
-    headers}, immutable: [paths whose bytes never change]}."""
+    headers}, immutable: [paths whose bytes never change], page: [the page's own files, static/'s: kept at install]}."""
     header_sets: list[dict[str, str]] = []
     urls: dict[str, int] = {}
     immutable = []
@@ -229,9 +229,10 @@ def service_worker_manifest(answers: dict[str, Answer]) -> str:
             if "immutable" in kept.get("cache-control", ""):
                 immutable.append(path)
     manifest = {"version": export_version(answers), "headers": header_sets, "urls": urls, "immutable": immutable}
+    manifest["page"] = page
     return (
         "// Written by `python -m app export` (app/export.py) for static/isolation_sw.js: each URL's headers as the\n"
-        "// project's server sends them, the URLs whose bytes never change, and the export's version.\n"
+        "// project's server sends them, the URLs whose bytes never change, the page's own files, and the export's version.\n"
         f"self.exportManifest = {json.dumps(manifest, indent=1)};\n"
     )
 
@@ -254,7 +255,7 @@ def export_site(settings: Settings, dest: Path, log=print) -> dict[str, Answer]:
             target.parent.mkdir(parents=True, exist_ok=True)
             target.write_bytes(answer.body)
         (stage / HEADERS_FILE).write_text(headers_file(answers))
-        (stage / MANIFEST_FILE).write_text(service_worker_manifest(answers))
+        (stage / MANIFEST_FILE).write_text(service_worker_manifest(answers, static_urls(settings.static_dir)))
         if dest.exists():
             dest.rmdir()
         os.replace(stage, dest)

@@ -7,16 +7,17 @@
 //   with its worker, which is how Stop interrupts code that never awaits), nosniff, CORS on the models. The export
 //   writes them, per URL, into export_manifest.js (app/export.py), which this worker imports; the bodies stay the host's.
 // - Offline: it keeps every answer of an exported URL in Cache Storage, in a cache named after the export's version,
-//   so that after one visit the page boots, runs and classifies with the network gone. Content-addressed URLs (the
-//   engine wheel, the bytecode, the pipeline list, the model shards) never change, so they are answered from the cache
-//   first; the rest (the page, its scripts, config.json, Pyodide's files) from the network first, so an online visit
-//   always gets the host's current export, and from the cache when the network fails. A new export has a new version:
+//   so that after one visit the page boots, runs and classifies with the network gone (the page's own files are kept
+//   at install, the rest as the page asks for it). Content-addressed URLs (the engine wheel, the bytecode, the
+//   pipeline list, the model shards) never change, so they are answered from the cache first; the rest (the page, its
+//   scripts, config.json, Pyodide's files) from the network first, so an online visit always gets the host's current
+//   export, and from the cache when the network fails. A new export has a new version:
 //   its manifest makes the browser install this worker again, and the new one deletes the old export's cache.
 //
 // Without a manifest (a copy of static/ made by hand) it adds only the isolation headers and caches nothing.
 "use strict";
 
-self.exportManifest = null; // {version, headers: [{name: value}], urls: {path: index into headers}, immutable: [path]}
+self.exportManifest = null; // {version, headers: [{name: value}], urls: {path: index}, immutable: [path], page: [path]}
 try {
   importScripts("export_manifest.js");
 } catch {
@@ -33,7 +34,24 @@ const ISOLATION = {
   "Cross-Origin-Resource-Policy": "same-origin",
 };
 
-self.addEventListener("install", () => self.skipWaiting());
+// The page's own files (static/'s, about 1 MB) are kept at install, not only when first asked for: a panel's scripts
+// load on its first use (a worker script on the first classification), which may come offline.
+async function keepThePage() {
+  const cache = await caches.open(CACHE);
+  await Promise.all(
+    manifest.page.map(async (path) => {
+      const key = new URL(path, self.location.origin).href;
+      if (await cache.match(key)) return;
+      const response = await fetch(key, { cache: "no-cache" });
+      if (response.ok) await cache.put(key, response);
+    }),
+  );
+}
+
+self.addEventListener("install", (event) => {
+  self.skipWaiting();
+  if (manifest) event.waitUntil(keepThePage().catch(() => {})); // offline later is a bonus: never block the install
+});
 self.addEventListener("activate", (event) => event.waitUntil((async () => {
   const stale = (await caches.keys()).filter((name) => name.startsWith(CACHE_PREFIX) && name !== CACHE);
   await Promise.all(stale.map((name) => caches.delete(name)));

@@ -132,6 +132,8 @@ def test_the_service_workers_manifest_gives_each_url_the_headers_file_s_headers(
     assert f"/models/tiny/shards/{sha256(SHARD1)}/group1-shard1of2.bin" in immutable
     assert json.loads((exported / "config.json").read_text())["engine_wheel_url"] in immutable
     assert "/" not in immutable and "/config.json" not in immutable
+    # the page's own files, kept at install: a panel's worker script may first be asked for offline
+    assert set(manifest["page"]) == {url_of(rel) for rel in STATIC} | {"/index.html", "/link-in.js"}
 
 
 def test_a_changed_file_gives_the_export_a_new_version(site, exported, tmp_path):
