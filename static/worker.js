@@ -9,6 +9,7 @@
 //                                         traceback, line}} (see playground_run.py and playground_display.py)
 //                   | {id, op: "memory"} | {id, op: "stats"} | {id, op: "info"} | {id, op: "clearNamespace"}
 //                   | {id, op: "setBackend", name}
+//                   | {id, op: "files.list" | "files.upload" | ...}  the user's files: static/files_worker.js
 //                   | {id, op, script, ...}  a panel's request, answered by its worker script (`script`, loaded on
 //                                         the first): static/classify_worker.js, static/teach_worker.js,
 //                                         static/memory_lab_worker.js list theirs
@@ -54,7 +55,8 @@ const backendRequested = new URL(self.location.href).searchParams.get("backend")
 // The page's Python modules (static/*.py), written into /home/pyodide; startup_cache.py is imported first, by
 // startup_cache.js right after Pyodide has booted.
 const PYTHON_MODULES = [
-  "playground.py", "playground_run.py", "playground_display.py", "teach.py", "memory_lab.py", "startup_cache.py",
+  "playground.py", "playground_run.py", "playground_display.py", "playground_files.py", "teach.py", "memory_lab.py",
+  "startup_cache.py",
 ];
 const STARTUP_CACHE_PY = PYTHON_MODULES.indexOf("startup_cache.py");
 const timings = {};
@@ -186,6 +188,7 @@ async function boot() {
     py = pyodide.pyimport("playground");
     runner = pyodide.pyimport("playground_run");
   });
+  await self.peFiles.mount(pyodide); // the user's files, before any of their code runs
   if (!stored) bytecodeToPack = await bytecodeKey;
   if (!installedFiles) installedToPack = await installedKey;
   if (interruptBuffer) setInterruptBuffer(interruptBuffer);
@@ -367,6 +370,7 @@ handleRequest("memory", () => plain(py.memory()));
 handleRequest("stats", () => plain(py.stats()));
 handleRequest("info", () => plain(py.backend_info()));
 handleRequest("setBackend", async (message) => plain(await py.start(message.name)));
+importScripts("files_worker.js"); // the user's files: mounted by boot(), with requests of their own
 
 async function handle(message) {
   if (!py) throw new Error("the Python runtime did not start: " + bootError);

@@ -1,5 +1,6 @@
 // The Examples gallery: static/examples/index.json lists [{file, title, description}]; each example is a button named
-// by its title that puts the example's code (static/examples/FILE) in the editor and runs it, as Run does.
+// by its title that opens the example's code (static/examples/FILE) in a new editor tab named FILE (the user's files
+// stay as they are) and runs it, as Run does.
 //
 // Adds to window.playground:
 //   examples()          Promise -> the gallery's index
@@ -40,7 +41,7 @@ function init({ playground }) {
     } else {
       queueStatus.textContent = "";
     }
-    playground.setCode(code);
+    playground.openFile(example.file, code);
     // the example's code and its output together: they sit side by side, or the output under the code on a phone
     const editor = document.querySelector("main .editor");
     if (editor.getBoundingClientRect().top < 0) editor.scrollIntoView({ block: "start" });

@@ -1,6 +1,6 @@
 // The playground page's entry module: starts the Pyodide worker (worker_client.js), makes window.playground of the
 // page's parts (status.js, code.js, run_controls.js, output_log.js), starts the panels registered with panels.js
-// (charts, memory lab, examples, classify, teach) and the tabs that show them (tabs.js).
+// (charts, memory lab, examples, files, classify, teach) and the tabs that show them (tabs.js).
 //
 // window.playground (for the devtools console and the e2e tests; every call goes to the worker):
 //   ready                  Promise -> {backend: "webgpu"|"wasm"|"numpy", adapter: {vendor, architecture, device,
@@ -22,14 +22,20 @@
 //                          strings, objects with to_dict() and dataclasses their fields, anything else its repr().
 //                          Rejects with an Error whose message is the Python traceback (from the code's first
 //                          line on, without Pyodide's and asyncio's frames). What it prints goes to the Output log.
-//   run()                  Promise -> {ok, ms}: runs the editor's code as the Run button does: the Output log is
+//   run()                  Promise -> {ok, ms}: runs the editor's active file as the Run button does (every open
+//                          file saved into the working directory first, so they import each other): the Output log is
 //                          cleared, shows what the code prints while it runs, then its last value (tensors as a
 //                          table with shape, dtype and statistics) or its traceback (the line is marked in the editor)
 //   idle()                 Promise, resolved once no code runs and the Run button's last result is shown
 //   running                the id of the run in progress (runPython or run), else null; each change fires the DOM
 //                          event "playground:run" with {running} as `detail`
-//   setCode(text)          puts `text` in the editor as the user's code (kept across reloads); the Examples gallery
-//                          (static/playground/examples_panel.js) uses it
+//   setCode(text)          puts `text` in the editor's active file as the user's code (kept across reloads)
+//   openFile(name, text, {asCopy})  -> the tab's name: opens `text` in an editor tab (static/playground/code.js: a
+//                          tab already holding it, else a new one, name_2.py where `name` is taken); the Examples
+//                          gallery and the Files panel use it
+//   editorFiles()          [{name, unsaved}] of the editor's tabs; activeFile: the name of the one shown (Run runs it)
+//   files                  the Files panel's (static/playground/files_panel.js): list(), upload([File]),
+//                          download(name), rename(from, to), remove(name)
 //   stop()                 Promise -> true if a run was asked to stop: KeyboardInterrupt in the running Python, within
 //                          moments (at an `await` too); `with pe.scope()` and tidy() release what they hold. Needs
 //                          the page to be cross-origin isolated (crossOriginIsolated, COOP/COEP from the server)
@@ -79,6 +85,7 @@
 import "./charts_panel.js";
 import "./memory_lab_panel.js";
 import "./examples_panel.js";
+import "./files_panel.js";
 import { showClassifierProgress } from "./classify_panel.js";
 import "./teach_panel.js";
 import { createCode } from "./code.js";
@@ -121,6 +128,9 @@ const playground = {
   setBackend: (name) => request("setBackend", { name }).then((info) => { showInfo(info); return info; }),
   model: null,
   setCode: (text) => code.setCode(String(text)),
+  openFile: (name, text, options) => code.openFile(String(name), String(text), options),
+  editorFiles: () => code.openFiles(),
+  get activeFile() { return code.activeFile; },
   state: "starting",
   lastMemory: null,
   onDeviceLost: null,
@@ -128,7 +138,7 @@ const playground = {
 };
 window.playground = playground;
 
-const code = createCode({ output, onRun: () => controls.run() });
+const code = createCode({ output, onRun: () => controls.run(), request });
 const controls = createRunControls({
   playground, request, client, code, output, restart: () => restart(), setBackend: playground.setBackend,
 });

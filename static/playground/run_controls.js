@@ -1,6 +1,6 @@
-// The run controls: Run (the editor's code, its result in the Output log), Stop, Clear namespace, Restart and the
-// Backend menu, each offered only when it can act, and the note on what Stop can do where the page is not
-// cross-origin isolated.
+// The run controls: Run (the editor's active file, its result in the Output log), Stop (also Ctrl+., anywhere on the
+// page: neither the browser nor CodeMirror binds it), Clear namespace, Restart and the Backend menu, each offered
+// only when it can act, and the note on what Stop can do where the page is not cross-origin isolated.
 //
 // createRunControls({playground, request, client, code, output, restart, setBackend}) ->
 //   {run() -> Promise {ok, ms}, idle() -> Promise, stop() -> Promise bool, clearNamespace() -> Promise, update()}
@@ -55,6 +55,7 @@ export function createRunControls({ playground, request, client, code, output, r
     ticker = setInterval(() => { ui.runState.textContent = `Running... ${ms(performance.now() - start)}`; }, 250);
     let outcome;
     try {
+      await code.saveAll(); // the editor's files, as shown, for the code's imports
       outcome = await request("exec", { code: code.code });
     } catch (error) {
       outcome = { ok: false, error: { traceback: error.message, line: null } };
@@ -100,6 +101,11 @@ export function createRunControls({ playground, request, client, code, output, r
 
   ui.run.addEventListener("click", () => run());
   ui.stop.addEventListener("click", () => stop());
+  window.addEventListener("keydown", (event) => {
+    if (event.key !== "." || !event.ctrlKey || event.altKey || event.shiftKey || event.metaKey) return;
+    event.preventDefault();
+    stop();
+  }, { capture: true }); // before the editor sees it
   ui.restart.addEventListener("click", () => restart().catch(() => {}));
   ui.clear.addEventListener("click", () => clearNamespace().catch((error) => output.note(error.message, "failed")));
   ui.share.addEventListener("click", () => code.share());

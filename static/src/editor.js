@@ -1,10 +1,15 @@
 // The playground's code editor: CodeMirror 6 with Python, bundled by build.mjs into static/vendor/.
 //
-// createEditor({host, doc, label, id, onRun, onChange}) -> {code, setCode(text), focus(), markError(line | null)}
+// createEditor({host, doc, label, id, description, onRun, onSave, onChange}) -> {code, setCode(text), focus(),
+//   markError(line | null), createDocument(text), document}
 //   host      an element; the editor lives in its shadow root. CodeMirror adds its styles as <style> tags to a
 //             document but as constructed style sheets to a shadow root, and the page's CSP allows no inline styles.
 //   label/id  the accessible name and the id of the editing element (role textbox)
-//   onRun     called for Ctrl+Enter / Cmd+Enter; onChange(code) after each edit by the user
+//   description  its accessible description (how to leave it: Esc, then Tab), kept in the shadow root, where
+//             aria-describedby can reach it
+//   onRun     called for Ctrl+Enter / Cmd+Enter; onSave for Ctrl+S / Cmd+S; onChange(code) after each edit by the user
+//   createDocument(text) a new document (an EditorState, with its own undo history) for `document = ` to show:
+//             the page's editor tabs keep one per file
 // Colours come from the page's CSS variables (--fg, --bg, --hl-*), which reach into the shadow root, and so does the
 // page's choice of the editor's height (--editor-min-height, --editor-max-height).
 import { EditorView } from "codemirror";
@@ -34,7 +39,8 @@ const highlight = HighlightStyle.define([
 const theme = EditorView.theme({
   "&": { color: "var(--fg)", backgroundColor: "var(--bg)", border: "1px solid var(--line)", borderRadius: "4px",
     fontSize: "13px" },
-  "&.cm-focused": { outline: "2px solid var(--accent)", outlineOffset: "-1px" },
+  // the focus ring: the page's own (3 px, outside the border), bolder than the browser's default one
+  "&.cm-focused": { outline: "3px solid var(--accent)", outlineOffset: "2px" },
   ".cm-scroller": { fontFamily: "ui-monospace, SFMono-Regular, Menlo, monospace", lineHeight: "1.45",
     minHeight: "var(--editor-min-height, 12rem)", maxHeight: "var(--editor-max-height, 28rem)", overflow: "auto" },
   ".cm-content": { caretColor: "var(--fg)" },
@@ -63,36 +69,37 @@ const errorLine = StateField.define({
   provide: (field) => EditorView.decorations.from(field),
 });
 
-export function createEditor({ host, doc, label, id, onRun, onChange }) {
+export function createEditor({ host, doc, label, id, description, onRun, onSave, onChange }) {
   const root = host.shadowRoot || host.attachShadow({ mode: "open" });
   const run = () => { onRun(); return true; };
-  const view = new EditorView({
-    root,
-    parent: root,
-    state: EditorState.create({
-      doc,
-      extensions: [
-        Prec.highest(keymap.of([{ key: "Mod-Enter", run }])),
-        lineNumbers(), highlightActiveLineGutter(), highlightSpecialChars(), history(), drawSelection(), dropCursor(),
-        indentOnInput(), bracketMatching(), closeBrackets(), highlightActiveLine(),
-        keymap.of([...closeBracketsKeymap, ...defaultKeymap, ...historyKeymap, indentWithTab]),
-        python(), indentUnit.of("    "), syntaxHighlighting(highlight), theme, errorLine,  // PEP 8: four spaces
-        // tabindex: the editable element is focusable by itself, but says so, so checkers (axe) see that the
-        // scrolling region around it can be reached by keyboard
-        EditorView.contentAttributes.of({ "aria-label": label, id, tabindex: "0" }),
-        EditorView.updateListener.of((update) => {
-          // edits by the user carry a userEvent (input, delete, undo, paste, ...); setCode's do not
-          if (update.docChanged && update.transactions.some((tr) => tr.annotation(Transaction.userEvent))) {
-            onChange(update.state.doc.toString());
-          }
-        }),
-      ],
+  const save = () => { onSave(); return true; };
+  const about = Object.assign(document.createElement("p"), { id: `${id}-description`, hidden: true, textContent: description });
+  root.append(about);
+  const extensions = [
+    Prec.highest(keymap.of([{ key: "Mod-Enter", run }, { key: "Mod-s", run: save, preventDefault: true }])),
+    lineNumbers(), highlightActiveLineGutter(), highlightSpecialChars(), history(), drawSelection(), dropCursor(),
+    indentOnInput(), bracketMatching(), closeBrackets(), highlightActiveLine(),
+    keymap.of([...closeBracketsKeymap, ...defaultKeymap, ...historyKeymap, indentWithTab]),
+    python(), indentUnit.of("    "), syntaxHighlighting(highlight), theme, errorLine,  // PEP 8: four spaces
+    // tabindex: the editable element is focusable by itself, but says so, so checkers (axe) see that the
+    // scrolling region around it can be reached by keyboard
+    EditorView.contentAttributes.of({ "aria-label": label, "aria-describedby": about.id, id, tabindex: "0" }),
+    EditorView.updateListener.of((update) => {
+      // edits by the user carry a userEvent (input, delete, undo, paste, ...); setCode's do not
+      if (update.docChanged && update.transactions.some((tr) => tr.annotation(Transaction.userEvent))) {
+        onChange(update.state.doc.toString());
+      }
     }),
-  });
+  ];
+  const createDocument = (text) => EditorState.create({ doc: text, extensions });
+  const view = new EditorView({ root, parent: root, state: createDocument(doc) });
   return {
     get code() { return view.state.doc.toString(); },
     setCode(text) { view.dispatch({ changes: { from: 0, to: view.state.doc.length, insert: text } }); },
     focus() { view.focus(); },
     markError(line) { view.dispatch({ effects: setErrorLine.of(line) }); },
+    createDocument,
+    get document() { return view.state; },
+    set document(state) { view.setState(state); },
   };
 }
