@@ -9,7 +9,9 @@
 // the page asks for after every run, so what Python wrote persists too.
 //
 // Requests (the Files panel, static/playground/files_panel.js, and the editor's tabs, static/playground/code.js):
-//   {op: "files.list"}                       -> {files: [{name, size, modified}], persistent, reason}
+//   {op: "files.list"}                       -> {files: [{name, size, modified}], persistent, reason, limit}
+//                                               (persistent: false with the reason where IndexedDB refused; limit:
+//                                               the largest file an upload takes, in bytes)
 //   {op: "files.upload", files: [File]}      -> {files, written: [{name, size, replaced}]}
 //   {op: "files.save", files: [{name, text}]} -> {files, changed: [names whose bytes changed]}
 //   {op: "files.read", name}                 -> Blob of the file's bytes
@@ -30,6 +32,9 @@ self.peFiles = (() => {
   let syncing = Promise.resolve();
 
   const mib = (n) => (n / 2 ** 20).toFixed(1) + " MiB";
+  const tooBig = (name, size) =>
+    `${name} is ${mib(size)}: a file can have ${mib(MAX_FILE_BYTES)} at most here (the page holds it in memory); ` +
+    "nothing was uploaded";
   const path = (name) => FOLDER + "/" + name;
   const exists = (name) => pyodide.FS.analyzePath(path(name)).exists;
 
@@ -77,7 +82,7 @@ self.peFiles = (() => {
     return found.sort((a, b) => a.name.localeCompare(b.name));
   }
 
-  const state = () => ({ files: listing(), persistent, reason });
+  const state = () => ({ files: listing(), persistent, reason, limit: MAX_FILE_BYTES });
 
   // A name the page may give a file: a plain file name, no folder.
   function checkName(name) {
@@ -105,10 +110,7 @@ self.peFiles = (() => {
     const written = [];
     for (const file of given) checkName(file.name);
     const big = given.find((file) => file.size > MAX_FILE_BYTES);
-    if (big) {
-      throw new Error(`"${big.name}" is ${mib(big.size)}: files of up to ${mib(MAX_FILE_BYTES)} fit in the page's ` +
-        "memory; nothing was uploaded");
-    }
+    if (big) throw new Error(tooBig(big.name, big.size));
     for (const file of given) {
       const replaced = exists(file.name);
       pyodide.FS.writeFile(path(file.name), new Uint8Array(await file.arrayBuffer()));
@@ -168,5 +170,5 @@ self.peFiles = (() => {
   handleRequest("files.rename", rename);
   handleRequest("files.delete", remove);
 
-  return { mount, MAX_FILE_BYTES };
+  return { mount };
 })();

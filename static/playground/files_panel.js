@@ -21,7 +21,7 @@ function init({ playground, request }) {
   const $ = (id) => document.getElementById(id);
   const ui = {
     list: $("files-list"), empty: $("files-empty"), status: $("files-status"), notice: $("files-notice"),
-    upload: $("files-upload"), input: $("files-input"), storage: $("files-storage"),
+    upload: $("files-upload"), input: $("files-input"), storage: $("files-storage"), limit: $("files-limit"),
   };
   let listed = [];
 
@@ -43,9 +43,10 @@ function init({ playground, request }) {
 
   // The listing shown; announced to the editor's tabs (static/playground/code.js), which mind the names taken, unless
   // it came from them.
-  function show({ files, persistent, reason }, { announce = true } = {}) {
+  function show({ files, persistent, reason, limit }, { announce = true } = {}) {
     listed = files;
-    if (announce) window.dispatchEvent(new CustomEvent("playground:files", { detail: { files, persistent, reason } }));
+    if (announce) window.dispatchEvent(new CustomEvent("playground:files", { detail: { files, persistent, reason, limit } }));
+    ui.limit.textContent = ` (${bytes(limit)} at most each)`;
     ui.storage.hidden = persistent;
     ui.storage.textContent = persistent ? "" : `Files are not kept across reloads here: ${reason}.`;
     ui.empty.hidden = files.length > 0;
@@ -147,7 +148,8 @@ function init({ playground, request }) {
   window.addEventListener("playground:run", (event) => {
     if (event.detail.running === null) list().catch((error) => fail(error.message));
   });
-  list().catch((error) => fail(`The files could not be listed: ${error.message}`));
+  // once main.js has started the worker, right after the panels (the request waits for the runtime to be ready)
+  queueMicrotask(() => list().catch((error) => fail(`The files could not be listed: ${error.message}`)));
 
   playground.files = { list, upload, download, rename, remove: (name) => remove(name, { ask: false }) };
 }
