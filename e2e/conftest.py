@@ -158,7 +158,8 @@ def plain_browser(playwright):
 
 
 def show_panel(page, name):
-    """Click the tab of the panel `name` (Examples, Charts, Memory lab, Classify, Teach): one panel shows at a time."""
+    """Click the tab of the panel `name` (Examples, Files, Charts, Memory lab, Classify, Teach): one panel shows at a
+    time."""
     page.get_by_role("tablist", name="Panels").get_by_role("tab", name=name, exact=True).click()
 
 

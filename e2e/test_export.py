@@ -1,11 +1,12 @@
 """The exported playground (`python -m app export DIR`) served by `python -m http.server`, a plain static file server
 that sends none of the _headers file's headers: the page's own service worker (static/isolation_sw.js) adds COOP/COEP
 and the page reloads once, isolated: it boots, runs code, the Stop button ends `while True: pass` within 2 s, and it
-classifies the cat. Where service workers are blocked it is not isolated, says so and what Stop can interrupt, and
-Stop still ends code that awaits. Served by a tiny handler that adds the _headers file's headers, as Netlify or
-Cloudflare Pages would, it is isolated under the server's CSP, and Stop interrupts a loop that never awaits. After one
-visit the service worker's cache holds what the page fetched: with the host gone and the browser offline the page
-boots under the server's CSP, runs code and classifies; a new export's worker replaces that cache."""
+classifies the cat; the user's files (the Files panel) are kept across a reload. Where service workers are blocked it
+is not isolated, says so and what Stop can interrupt, and Stop still ends code that awaits. Served by a tiny handler
+that adds the _headers file's headers, as Netlify or Cloudflare Pages would, it is isolated under the server's CSP,
+and Stop interrupts a loop that never awaits. After one visit the service worker's cache holds what the page fetched:
+with the host gone and the browser offline the page boots under the server's CSP, runs code and classifies; a new
+export's worker replaces that cache."""
 
 import contextlib
 import functools
@@ -93,6 +94,29 @@ def test_the_exported_site_on_a_plain_static_server_boots_runs_code_and_classifi
         failed = [r.url for r in page.requests if r.failure and r.failure != "net::ERR_ABORTED"]
         assert not failed, failed
         assert stop_ends(page.page, "while True: pass") < 2.0
+    finally:
+        page.close()
+
+
+def test_the_static_copy_keeps_the_users_files_across_a_reload(webgpu_browser, static_url, tmp_path):
+    """Files live in the browser (IndexedDB), not on the host: a static copy keeps them as the server does."""
+    data = tmp_path / "data.csv"
+    data.write_text("a,b\n1,2\n")
+    page = Playground(webgpu_browser, static_url)
+    try:
+        show_panel(page.page, "Files")
+        files = page.page.get_by_role("region", name="Files", exact=True)
+        with page.page.expect_file_chooser() as chooser:
+            files.get_by_role("button", name="Upload files").click()
+        chooser.value.set_files(str(data))
+        expect(page.page.get_by_role("status", name="Files status")).to_have_text("Uploaded data.csv (8 B).")
+        run_code(page.page, "open('copy.csv', 'w').write(open('data.csv').read().upper())")
+        page.page.reload()
+        wait_until_booted(page.page)
+        listed = files.get_by_role("list", name="Files in the working directory")
+        expect(listed.get_by_role("listitem")).to_have_count(2)
+        assert listed.locator(".file-name").all_inner_texts() == ["copy.csv", "data.csv"]
+        assert page.run("open('copy.csv').read()") == "A,B\n1,2\n"
     finally:
         page.close()
 

@@ -164,10 +164,20 @@ def test_a_file_over_the_limit_is_refused_with_its_size_and_the_limit(page):
            }"""
     )
     assert refused == (
-        "huge.bin is 300.0 MiB: a file can have 256.0 MiB at most here (the page holds it in memory); "
+        "huge.bin is 300.0 MiB: a file can have 120.0 MiB at most here (the browser's storage keeps no bigger one); "
         "nothing was uploaded"
     ), refused
     assert "huge.bin" not in listed(page)
+    # one that Python writes is there for the code, and the panel says it cannot be kept, nor any file until it goes
+    type_code(page, ["open('huge.bin', 'wb').write(bytes(130 * 2 ** 20))"])
+    run(page)
+    show_panel(page, "Files")
+    note = files_region(page).get_by_role("note")
+    expect(note).to_contain_text("Files are not kept across reloads here: the browser's storage refused them")
+    assert "files of up to 120.0 MiB are kept" in note.inner_text()
+    assert listed(page)["huge.bin"] == "130.0 MiB"
+    page.evaluate("playground.files.remove('huge.bin')")
+    expect(note).to_be_hidden()
 
 
 def test_two_editor_files_import_each_other_and_an_edited_module_is_imported_again(page):

@@ -193,6 +193,7 @@ def test_restart_resets_the_memory_panel_and_times_itself(page):
 # each tab and the name of the region it shows
 PANELS = {
     "Examples": "Examples",
+    "Files": "Files",
     "Charts": "Charts",
     "Memory lab": "Memory lab",
     "Classify": "Classify an image",

@@ -22,32 +22,38 @@
 
 self.peFiles = (() => {
   const FOLDER = "/files";
-  // A file's bytes are held three times while it goes in (the File's, the copy in the file system, IndexedDB's
-  // structured clone) and twice more when Python reads it (bytes, then str): 256 MiB keeps that well inside what a
-  // tab gets (wasm32's 4 GiB heap, the tab's JS memory). 100 MiB takes about a second and a half (docs/page.md).
-  const MAX_FILE_BYTES = 256 * 2 ** 20;
+  // IDBFS stores a file as one IndexedDB record, and Chromium takes none over 127 MiB (133169152 bytes with the
+  // record's keys): a bigger file would be refused when stored. Memory is not the bound: a 250 MiB upload went into
+  // the file system, where only IndexedDB refused it.
+  const MAX_FILE_BYTES = 120 * 2 ** 20;
   const HIDDEN = new Set(["__pycache__"]);
   let pyodide = null, files = null;
-  let persistent = true, reason = null; // IndexedDB may be missing (a private window of some browsers)
+  let mounted = false; // IndexedDB may be missing (a private window of some browsers)
+  let persistent = true, reason = null; // how the last copy to IndexedDB went
   let syncing = Promise.resolve();
 
   const mib = (n) => (n / 2 ** 20).toFixed(1) + " MiB";
   const tooBig = (name, size) =>
-    `${name} is ${mib(size)}: a file can have ${mib(MAX_FILE_BYTES)} at most here (the page holds it in memory); ` +
-    "nothing was uploaded";
+    `${name} is ${mib(size)}: a file can have ${mib(MAX_FILE_BYTES)} at most here (the browser's storage keeps no ` +
+    "bigger one); nothing was uploaded";
   const path = (name) => FOLDER + "/" + name;
   const exists = (name) => pyodide.FS.analyzePath(path(name)).exists;
 
-  // One syncfs at a time (Emscripten warns about overlapping ones, which redo each other's work).
+  // One syncfs at a time (Emscripten warns about overlapping ones, which redo each other's work). A refused copy (a
+  // file Python wrote over the limit, a full disk) leaves the files in the page, and the panel says so.
   function sync(populate) {
-    if (!persistent) return Promise.resolve();
+    if (!mounted) return Promise.resolve();
     const next = syncing.then(() => new Promise((resolve, reject) => {
       pyodide.FS.syncfs(populate, (error) => (error ? reject(error) : resolve()));
     }));
     syncing = next.catch(() => {});
-    return next.catch((error) => {
+    return next.then(() => {
+      persistent = true;
+      reason = null;
+    }, (error) => {
       persistent = false;
-      reason = `the browser's storage refused the files (${error.message || error}); they last until the page closes`;
+      reason = `the browser's storage refused them (${error.message || error}); files of up to ${mib(MAX_FILE_BYTES)} ` +
+        "are kept, and until then none last beyond this page";
     });
   }
 
@@ -57,6 +63,7 @@ self.peFiles = (() => {
     try {
       if (typeof indexedDB === "undefined") throw new Error("this browser gives the page no IndexedDB");
       pyodide.FS.mount(pyodide.FS.filesystems.IDBFS, {}, FOLDER);
+      mounted = true;
       await sync(true);
     } catch (error) {
       persistent = false;

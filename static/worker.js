@@ -188,7 +188,7 @@ async function boot() {
     py = pyodide.pyimport("playground");
     runner = pyodide.pyimport("playground_run");
   });
-  await self.peFiles.mount(pyodide); // the user's files, before any of their code runs
+  await timed("files_ms", () => self.peFiles.mount(pyodide)); // the user's files, before any of their code runs
   if (!stored) bytecodeToPack = await bytecodeKey;
   if (!installedFiles) installedToPack = await installedKey;
   if (interruptBuffer) setInterruptBuffer(interruptBuffer);
