@@ -236,18 +236,36 @@ def test_files_and_editor_tabs_are_kept_across_a_reload(page):
     assert run(page).strip() == "hi ADA"
 
 
+def test_close_saves_a_file_and_open_in_files_brings_it_back(page):
+    file_tab(page, "helpers.py").click()
+    editor(page).click()
+    page.keyboard.press("Control+End")
+    page.keyboard.type("  # closed")
+    page.get_by_role("button", name="Close helpers.py").click()
+    expect(page.get_by_role("status", name="Editor files")).to_have_text(
+        "Closed helpers.py: it is saved in Files, where Open brings it back."
+    )
+    assert file_tab(page, "helpers.py").count() == 0
+    show_panel(page, "Files")
+    files_region(page).get_by_role("button", name="Open helpers.py").click()
+    expect(file_tab(page, "helpers.py")).to_have_attribute("aria-selected", "true")
+    assert editor(page).inner_text().endswith(".upper()  # closed")
+    assert "helpers_2.py" not in page.get_by_role("tablist", name="Open files").inner_text()
+
+
 def test_the_keyboard_goes_into_the_editor_indents_and_leaves_by_esc_then_tab(page):
     in_editor = "() => document.activeElement.id === 'editor' && !!document.activeElement.shadowRoot.activeElement"
-    close = page.get_by_role("button", name=re.compile("^Close "))
+    file_tab(page, "main.py").click()
+    close = page.get_by_role("button", name="Close main.py")
     close.focus()  # the last control before the editor
     page.keyboard.press("Tab")
     assert page.evaluate(in_editor)
     expect(editor(page)).to_have_accessible_description(re.compile("press Esc, then Tab, to leave the editor"))
-    ring = page.evaluate(
+    # the focus ring (CodeMirror marks itself focused just after the focus event)
+    page.wait_for_function(
         "() => { const s = getComputedStyle(document.querySelector('#editor').shadowRoot.querySelector('.cm-editor'));"
-        " return [s.outlineStyle, s.outlineWidth]; }"
+        " return s.outlineStyle === 'solid' && s.outlineWidth === '3px'; }"
     )
-    assert ring == ["solid", "3px"], ring
     page.keyboard.press("Control+End")
     page.keyboard.press("Enter")
     page.keyboard.press("Tab")  # indents

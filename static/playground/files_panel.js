@@ -110,7 +110,7 @@ function init({ playground, request }) {
 
   async function openInEditor(name) {
     const text = await (await request("files.read", { name })).text();
-    playground.openFile(name, text);
+    playground.openFile(name, text, { asCopy: false });
     say(`${name} is open in the editor.`);
   }
 
