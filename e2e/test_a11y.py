@@ -1,7 +1,8 @@
-"""Accessibility: axe-core (npm, pinned test-only in static/src/package.json; static/src/build.sh installs it) scans the page after
-boot, then with an example run, its charts drawn, the Memory lab's leak table shown, a Teach sample added and a
-classification made, on every panel at 1440x900 and 390x844, then again with the camera on in Classify (its frames
-classified live) and in Teach (Chromium's fake camera, granted): no serious or critical violation.
+"""Accessibility: axe-core (npm, pinned test-only in static/src/package.json; static/src/build.sh installs it) scans the
+page after boot, then with an example run (in an editor tab of its own), its charts drawn, the Memory lab's leak table
+shown, a file in the Files panel, a Teach sample added and a classification made, on every panel at 1440x900 and
+390x844, with the rename dialog open, then again with the camera on in Classify (its frames classified live) and in
+Teach (Chromium's fake camera, granted): no serious or critical violation.
 
 The page's CSP forbids inline scripts, so axe is not added as a <script> element: Playwright's init scripts run
 through the DevTools protocol, which the CSP does not govern."""
@@ -65,7 +66,13 @@ def test_the_page_has_no_serious_or_critical_axe_violations(page):
     show_panel(page, "Classify")
     page.get_by_role("button", name="Cat (PNG)").click()
     page.wait_for_function("() => document.querySelectorAll('#classify-results li').length === 5", timeout=300_000)
+    page.evaluate("playground.files.upload([new File(['a,b\\n1,2\\n'], 'data.csv')])")
     scan_every_panel(page, "camera off")
+    show_panel(page, "Files")
+    page.get_by_role("button", name="Rename data.csv").click()
+    expect(page.get_by_role("dialog", name="Rename data.csv")).to_be_visible()
+    assert serious(page) == []
+    page.keyboard.press("Escape")
     # the camera on: Classify names its frames live, and Teach shows it with a record button per class
     show_panel(page, "Classify")
     classify = page.get_by_role("region", name="Classify an image")
