@@ -114,8 +114,8 @@ def test_the_static_copy_keeps_the_users_files_across_a_reload(webgpu_browser, s
         page.page.reload()
         wait_until_booted(page.page)
         listed = files.get_by_role("list", name="Files in the working directory")
-        expect(listed.get_by_role("listitem")).to_have_count(2)
-        assert listed.locator(".file-name").all_inner_texts() == ["copy.csv", "data.csv"]
+        expect(listed.get_by_role("listitem")).to_have_count(3)
+        assert listed.locator(".file-name").all_inner_texts() == ["copy.csv", "data.csv", "main.py"]  # Run saved it
         assert page.run("open('copy.csv').read()") == "A,B\n1,2\n"
     finally:
         page.close()

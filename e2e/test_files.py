@@ -183,6 +183,11 @@ def test_a_file_over_the_limit_is_refused_with_its_size_and_the_limit(page):
 def test_two_editor_files_import_each_other_and_an_edited_module_is_imported_again(page):
     page.get_by_role("button", name="New file").click()
     dialog = page.get_by_role("dialog", name="New file")
+    dialog.get_by_role("textbox", name="File name").fill("lib/helpers.py")
+    dialog.get_by_role("button", name="Create").click()
+    expect(page.get_by_role("status", name="Editor files")).to_contain_text("a file name cannot hold /")
+    assert page.get_by_role("tablist", name="Open files").get_by_role("tab").all_inner_texts() == ["main.py"]
+    page.get_by_role("button", name="New file").click()
     dialog.get_by_role("textbox", name="File name").fill("helpers.py")
     dialog.get_by_role("button", name="Create").click()
     expect(file_tab(page, "helpers.py")).to_have_attribute("aria-selected", "true")

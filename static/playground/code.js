@@ -149,6 +149,13 @@ export function createCode({ output, onRun, request }) {
   }
 
   const taken = (name) => tabs.some((t) => t.name === name) || known.has(name);
+  // Why `name` cannot be a new name for an editor file, or null: the worker checks the rest when it saves.
+  function refused(name) {
+    if (/[/\\]/.test(name)) return `${name}: a file name cannot hold / or \\ (the files are in one folder).`;
+    if (tabs.some((t) => t.name === name)) return `There is a file ${name} open already: choose another name.`;
+    if (known.has(name)) return `There is a file ${name} already: choose another name, or open it from the Files panel.`;
+    return null;
+  }
   function freeName(name) {
     const dot = name.lastIndexOf(".");
     const [stem, extension] = dot > 0 ? [name.slice(0, dot), name.slice(dot)] : [name, ""];
@@ -194,8 +201,8 @@ export function createCode({ output, onRun, request }) {
   async function newFile() {
     const name = await askName({ title: "New file", label: "File name", value: freeName("untitled.py"), action: "Create" });
     if (!name) return;
-    if (taken(name)) {
-      say(`There is a file ${name} already: choose another name${tabs.some((t) => t.name === name) ? "" : ", or open it from the Files panel"}.`);
+    if (refused(name)) {
+      say(refused(name));
       return;
     }
     tabs.push({ name, text: "", unsaved: true, doc: null });
@@ -207,8 +214,8 @@ export function createCode({ output, onRun, request }) {
     const tab = current();
     const name = await askName({ title: `Rename ${tab.name}`, label: "New name", value: tab.name, action: "Rename" });
     if (!name || name === tab.name) return;
-    if (taken(name)) {
-      say(`There is a file ${name} already: choose another name.`);
+    if (refused(name)) {
+      say(refused(name));
       return;
     }
     try {
