@@ -291,3 +291,22 @@ def test_ctrl_period_stops_a_run_from_the_editor(page):
     page.keyboard.press("Control+.")
     page.wait_for_function("() => playground.running === null", timeout=10_000)
     assert page.get_by_role("status", name="Run state").inner_text().startswith("KeyboardInterrupt after")
+
+
+def test_rename_in_the_editor_renames_the_saved_file_too(page):
+    page.get_by_role("button", name="New file").click()
+    page.get_by_role("dialog", name="New file").get_by_role("textbox", name="File name").fill("scratch.py")
+    page.get_by_role("dialog", name="New file").get_by_role("button", name="Create").click()
+    expect(file_tab(page, "scratch.py")).to_have_attribute("aria-selected", "true")
+    page.keyboard.type("NOTE = 'kept'")
+    page.keyboard.press("Control+s")
+    expect(page.get_by_role("status", name="Editor files")).to_have_text("Saved scratch.py.")
+    page.get_by_role("region", name="Code").get_by_role("button", name="Rename scratch.py").click()
+    dialog = page.get_by_role("dialog", name="Rename scratch.py")
+    dialog.get_by_role("textbox", name="New name").fill("notes.py")
+    dialog.get_by_role("button", name="Rename").click()
+    expect(file_tab(page, "notes.py")).to_have_attribute("aria-selected", "true")
+    show_panel(page, "Files")
+    expect(files_region(page).get_by_role("button", name="Open notes.py")).to_be_visible()
+    assert "scratch.py" not in listed(page)
+    assert python(page, "import notes; notes.NOTE") == "kept"
