@@ -310,3 +310,11 @@ def test_rename_in_the_editor_renames_the_saved_file_too(page):
     expect(files_region(page).get_by_role("button", name="Open notes.py")).to_be_visible()
     assert "scratch.py" not in listed(page)
     assert python(page, "import notes; notes.NOTE") == "kept"
+
+
+def test_an_upload_over_a_file_open_in_the_editor_shows_in_its_tab(page):
+    file_tab(page, "notes.py").click()
+    page.evaluate("playground.files.upload([new File([\"NOTE = 'uploaded'\\n\"], 'notes.py')])")
+    expect(editor(page)).to_have_text("NOTE = 'uploaded'")
+    assert run(page).strip() == ""  # Run saves the tab, which holds the upload now
+    assert python(page, "import notes; notes.NOTE") == "uploaded"

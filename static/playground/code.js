@@ -251,6 +251,16 @@ export function createCode({ output, onRun, request }) {
   ui.rename.addEventListener("click", () => rename());
   ui.close.addEventListener("click", () => close());
   window.addEventListener("playground:files", (event) => { known = new Set(event.detail.files.map((f) => f.name)); });
+  // A file open in a tab was replaced (an upload of the same name): the tab shows the new text, or Run would write
+  // the old one back.
+  window.addEventListener("playground:file-replaced", ({ detail: { name, text } }) => {
+    const tab = tabs.find((t) => t.name === name);
+    if (!tab) return;
+    Object.assign(tab, { text, unsaved: false, doc: null });
+    if (tab === current()) editor.show(tab);
+    persist();
+    render();
+  });
   window.addEventListener("playground:file-renamed", ({ detail: { from, to } }) => {
     const tab = tabs.find((t) => t.name === from);
     if (!tab) return;

@@ -72,6 +72,11 @@ function init({ playground, request }) {
     say(playground.running !== null ? `Uploading ${names} once the run ends...` : `Uploading ${names}...`);
     const reply = await request("files.upload", { files });
     show(reply);
+    const open = new Set(playground.editorFiles().map((f) => f.name));
+    for (const { name } of reply.written.filter((w) => open.has(w.name))) {
+      const text = await (await request("files.read", { name })).text();
+      window.dispatchEvent(new CustomEvent("playground:file-replaced", { detail: { name, text } }));
+    }
     say("Uploaded " + reply.written.map(({ name, size, replaced }) =>
       `${name} (${bytes(size)}${replaced ? ", replacing the old one" : ""})`).join(", ") + ".");
     return reply.written;
