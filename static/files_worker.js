@@ -82,7 +82,9 @@ self.peFiles = (() => {
         const full = dir + "/" + entry;
         const stat = pyodide.FS.stat(full);
         if (pyodide.FS.isDir(stat.mode)) walk(full, prefix + entry + "/");
-        else if (pyodide.FS.isFile(stat.mode)) found.push({ name: prefix + entry, size: stat.size, modified: stat.mtime.getTime() });
+        else if (pyodide.FS.isFile(stat.mode)) {
+          found.push({ name: prefix + entry, size: stat.size, modified: stat.mtime.getTime() });
+        }
       }
     };
     walk(FOLDER, "");
@@ -95,7 +97,9 @@ self.peFiles = (() => {
   function checkName(name) {
     if (typeof name !== "string" || !name.trim()) throw new Error("a file needs a name");
     if (name !== name.trim()) throw new Error(`"${name}": a file name cannot start or end with a space`);
-    if (/[/\\]/.test(name)) throw new Error(`"${name}": a file name cannot hold / or \\ (files go straight into the working directory)`);
+    if (/[/\\]/.test(name)) {
+      throw new Error(`"${name}": a file name cannot hold / or \\ (files go straight into the working directory)`);
+    }
     if (name === "." || name === ".." || HIDDEN.has(name)) throw new Error(`"${name}" cannot be a file's name`);
     if (name.length > 200) throw new Error(`"${name.slice(0, 40)}...": a file name can have 200 characters at most`);
   }

@@ -58,7 +58,9 @@ export function createCode({ output, onRun, request }) {
   const $ = (id) => document.getElementById(id);
   const host = $("editor");
   const textBox = $("code");
-  const ui = { tabs: $("file-tabs"), new: $("file-new"), rename: $("file-rename"), close: $("file-close"), status: $("file-status") };
+  const ui = {
+    tabs: $("file-tabs"), new: $("file-new"), rename: $("file-rename"), close: $("file-close"), status: $("file-status"),
+  };
   let { tabs, active } = savedTabs(textBox.value);
   let known = new Set(); // the working directory's files, as the Files panel last listed them
 
@@ -110,7 +112,9 @@ export function createCode({ output, onRun, request }) {
 
   function render() {
     ui.tabs.replaceChildren(...tabs.map((tab, k) => {
-      const button = Object.assign(document.createElement("button"), { type: "button", id: `file-tab-${k}`, textContent: tab.name });
+      const button = Object.assign(document.createElement("button"), {
+        type: "button", id: `file-tab-${k}`, textContent: tab.name,
+      });
       button.setAttribute("role", "tab");
       button.setAttribute("aria-selected", String(k === active));
       button.setAttribute("aria-controls", "editor");

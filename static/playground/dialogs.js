@@ -11,7 +11,9 @@ function open({ title, body, action }) {
   const heading = Object.assign(document.createElement("h2"), { textContent: title, id: "dialog-title" });
   dialog.setAttribute("aria-labelledby", heading.id);
   const form = Object.assign(document.createElement("form"), { method: "dialog" });
-  const confirm = Object.assign(document.createElement("button"), { type: "submit", className: "primary", textContent: action, value: "ok" });
+  const confirm = Object.assign(document.createElement("button"), {
+    type: "submit", className: "primary", textContent: action, value: "ok",
+  });
   const cancel = Object.assign(document.createElement("button"), { type: "button", textContent: "Cancel" });
   cancel.addEventListener("click", () => dialog.close("cancel"));
   const buttons = Object.assign(document.createElement("p"), { className: "dialog-buttons" });

@@ -105,9 +105,8 @@ function init({ playground, request }) {
   }
 
   async function remove(name, { ask = true } = {}) {
-    if (ask && !await confirmAction({ title: `Delete ${name}?`, message: `${name} leaves the working directory and this browser's storage.`, action: "Delete" })) {
-      return listed;
-    }
+    const message = `${name} leaves the working directory and this browser's storage.`;
+    if (ask && !await confirmAction({ title: `Delete ${name}?`, message, action: "Delete" })) return listed;
     const files = show(await request("files.delete", { name }));
     say(`Deleted ${name}.`);
     return files;
@@ -148,7 +147,9 @@ function init({ playground, request }) {
   document.addEventListener("drop", onDrop);
   $("editor").addEventListener("drop", onDrop, { capture: true });
 
-  window.addEventListener("playground:files", (event) => { if (event.detail.files !== listed) show(event.detail, { announce: false }); });
+  window.addEventListener("playground:files", (event) => {
+    if (event.detail.files !== listed) show(event.detail, { announce: false });
+  });
   // after every run: what the code wrote (the worker also stores it for the next visit)
   window.addEventListener("playground:run", (event) => {
     if (event.detail.running === null) list().catch((error) => fail(error.message));

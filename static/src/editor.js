@@ -73,7 +73,9 @@ export function createEditor({ host, doc, label, id, description, onRun, onSave,
   const root = host.shadowRoot || host.attachShadow({ mode: "open" });
   const run = () => { onRun(); return true; };
   const save = () => { onSave(); return true; };
-  const about = Object.assign(document.createElement("p"), { id: `${id}-description`, hidden: true, textContent: description });
+  const about = Object.assign(document.createElement("p"), {
+    id: `${id}-description`, hidden: true, textContent: description,
+  });
   root.append(about);
   const extensions = [
     Prec.highest(keymap.of([{ key: "Mod-Enter", run }, { key: "Mod-s", run: save, preventDefault: true }])),
