@@ -238,6 +238,11 @@ def test_files_and_editor_tabs_are_kept_across_a_reload(page):
     assert set(listed(page)) == {"data.csv", "helpers.py", "main.py", "out.bin", "renamed.txt", "tidy_vs_leak.py"}
     assert python(page, "open('data.csv').read()") == CSV
     file_tab(page, "main.py").click()
+    page.keyboard.press("ArrowRight")  # the arrow keys move between the tabs, and the focus with them
+    expect(file_tab(page, "helpers.py")).to_be_focused()
+    expect(file_tab(page, "helpers.py")).to_have_attribute("aria-selected", "true")
+    page.keyboard.press("ArrowLeft")
+    expect(file_tab(page, "main.py")).to_be_focused()
     assert run(page).strip() == "hi ADA"
 
 

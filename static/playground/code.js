@@ -110,7 +110,9 @@ export function createCode({ output, onRun, request }) {
     ui.status.textContent = text;
   }
 
+  // The tabs drawn anew; the focus stays on the tab list when it was there.
   function render() {
+    const hadFocus = ui.tabs.contains(document.activeElement);
     ui.tabs.replaceChildren(...tabs.map((tab, k) => {
       const button = Object.assign(document.createElement("button"), {
         type: "button", id: `file-tab-${k}`, textContent: tab.name,
@@ -130,7 +132,7 @@ export function createCode({ output, onRun, request }) {
         const to = { ArrowRight: k + 1, ArrowLeft: k - 1, Home: 0, End: tabs.length - 1 }[event.key];
         if (to === undefined) return;
         event.preventDefault();
-        select((to + tabs.length) % tabs.length, { focusTab: true });
+        select((to + tabs.length) % tabs.length);
       });
       return button;
     }));
@@ -138,9 +140,10 @@ export function createCode({ output, onRun, request }) {
     ui.rename.setAttribute("aria-label", `Rename ${current().name}`);
     ui.close.setAttribute("aria-label", `Close ${current().name}`);
     ui.close.disabled = tabs.length === 1;
+    if (hadFocus) $(`file-tab-${active}`).focus();
   }
 
-  function select(k, { focusTab = false } = {}) {
+  function select(k) {
     if (k !== active) {
       editor.keep(current());
       active = k;
@@ -149,7 +152,6 @@ export function createCode({ output, onRun, request }) {
       persist();
     }
     render();
-    if (focusTab) $(`file-tab-${k}`).focus();
   }
 
   const taken = (name) => tabs.some((t) => t.name === name) || known.has(name);
