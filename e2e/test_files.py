@@ -323,3 +323,9 @@ def test_an_upload_over_a_file_open_in_the_editor_shows_in_its_tab(page):
     expect(editor(page)).to_have_text("NOTE = 'uploaded'")
     assert run(page).strip() == ""  # Run saves the tab, which holds the upload now
     assert python(page, "import notes; notes.NOTE") == "uploaded"
+    # deleted in Files while open: the tab is unsaved, and Ctrl+S writes it again
+    page.evaluate("playground.files.remove('notes.py')")
+    expect(file_tab(page, "notes.py")).to_have_attribute("title", re.compile("Unsaved"))
+    editor(page).press("Control+s")
+    expect(page.get_by_role("status", name="Editor files")).to_have_text("Saved notes.py.")
+    assert python(page, "open('notes.py').read()") == "NOTE = 'uploaded'\n"

@@ -1,10 +1,10 @@
 """Make the README's picture of the playground: docs/playground.png.
 
-Starts the real server (as the e2e tests do, with the converted EfficientNet-Lite0), opens the page in headless
-Chromium with WebGPU (on a machine without a GPU that is SwiftShader, so the page starts on wasm), runs the gallery's
-training example (its live charts) and its leaking one, lists the live tensors in the Memory lab, gives Teach two
-samples, classifies the cat sample, runs an example in the editor, and saves the first screen at 1440x900 with the
-Examples panel. With --panels DIR it also saves each panel (the whole page) at 1440x900 and 390x844 in DIR.
+Starts the real server (as the e2e tests do, with the converted EfficientNet-Lite0), opens the page in headless Chromium
+with WebGPU (on a machine without a GPU that is SwiftShader, so the page starts on wasm), runs the gallery's training
+example (its live charts) and its leaking one, uploads a CSV into Files, lists the live tensors in the Memory lab, gives
+Teach two samples, classifies the cat sample, runs an example in the editor, and saves the first screen at 1440x900 with
+the Examples panel. With --panels DIR it also saves each panel (the whole page) at 1440x900 and 390x844 in DIR.
 
     .venv/bin/python scripts/screenshot.py [--out docs/playground.png] [--panels DIR] [--url http://127.0.0.1:8000/]
 
@@ -50,7 +50,7 @@ def own_server():
             yield url
 
 
-PANELS = ["Examples", "Charts", "Memory lab", "Classify", "Teach"]
+PANELS = ["Examples", "Files", "Charts", "Memory lab", "Classify", "Teach"]
 VIEWPORTS = {"wide": {"width": 1440, "height": 900}, "phone": {"width": 390, "height": 844}}
 
 
@@ -59,7 +59,8 @@ def show_panel(page, name):
 
 
 def fill_the_page(page):
-    """Charts drawn, the leak table listed, code run in the editor, the cat classified, Teach given samples."""
+    """Charts drawn, the leak table listed, a file uploaded, code run in the editor, the cat classified, Teach given
+    samples."""
     show_panel(page, "Examples")
     page.get_by_role("region", name="Examples").get_by_role(
         "button", name="Train a classifier with live charts"
@@ -67,6 +68,7 @@ def fill_the_page(page):
     page.wait_for_function("() => /Done in/.test(document.querySelector('#run-state').textContent)", timeout=300_000)
     page.get_by_role("region", name="Examples").get_by_role("button", name="Tidy vs a leak").click()
     page.wait_for_function("() => playground.running === null && playground.charts().plots.length > 0")
+    page.evaluate("playground.files.upload([new File(['name,count\\nadam,3\\neve,5\\n'], 'data.csv')])")
     show_panel(page, "Memory lab")
     page.get_by_role("region", name="Memory lab").get_by_role("button", name="Find leaks").click()
     page.get_by_role("table", name="Live tensors (pe.leaks())").wait_for()
@@ -78,6 +80,7 @@ def fill_the_page(page):
     show_panel(page, "Classify")
     page.get_by_role("button", name="Cat (PNG)").click()
     page.wait_for_function("() => document.querySelectorAll('#classify-results li').length === 5", timeout=300_000)
+    page.get_by_role("tablist", name="Open files").get_by_role("tab", name="main.py").click()  # the user's own file
     page.get_by_role("textbox", name="Python code").click()
     page.keyboard.press("Control+A")
     page.keyboard.insert_text(EXAMPLE)

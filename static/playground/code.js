@@ -256,7 +256,16 @@ export function createCode({ output, onRun, request }) {
   ui.new.addEventListener("click", () => newFile());
   ui.rename.addEventListener("click", () => rename());
   ui.close.addEventListener("click", () => close());
-  window.addEventListener("playground:files", (event) => { known = new Set(event.detail.files.map((f) => f.name)); });
+  window.addEventListener("playground:files", (event) => {
+    known = new Set(event.detail.files.map((f) => f.name));
+    // an open file that is not in the folder (deleted there) is unsaved: Run or Ctrl+S writes it again
+    const gone = tabs.filter((t) => !t.unsaved && !known.has(t.name));
+    for (const tab of gone) tab.unsaved = true;
+    if (gone.length) {
+      persist();
+      render();
+    }
+  });
   // A file open in a tab was replaced (an upload of the same name): the tab shows the new text, or Run would write
   // the old one back.
   window.addEventListener("playground:file-replaced", ({ detail: { name, text } }) => {
