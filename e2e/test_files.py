@@ -105,6 +105,13 @@ def test_a_csv_uploaded_by_the_button_and_a_file_dropped_on_the_page_are_files_p
         "/files",
     ]
     assert listed(page) == {"data.csv": "24 B", "more.txt": "8 B", "notes.txt": "12 B"}
+    # dropped on Classify's drop area: the image is Classify's, not a file
+    show_panel(page, "Classify")
+    drop(page, page.get_by_label(re.compile("Drop an image here")), "photo.png", "not a picture")
+    expect(page.get_by_role("region", name="Classify an image")).to_contain_text(
+        "Could not classify the image", timeout=RUN_MS
+    )
+    assert "photo.png" not in listed(page)
 
 
 def drop(page, target, name, text):
