@@ -1,6 +1,7 @@
 // The run controls: Run (the editor's code, its result in the Output log), Stop, Clear namespace, Restart and the
-// Backend menu, each offered only when it can act, and the note on what Stop can do where the page is not
-// cross-origin isolated.
+// Backend menu (its choice remembered for the next visit), each offered only when it can act, and the note on what
+// Stop can do where the page is not cross-origin isolated. A run that Stop has not ended STOP_GRACE_MS later is
+// inside a call Python cannot interrupt (a long numpy operation): the worker is restarted (restart("stuck")).
 //
 // createRunControls({playground, request, client, code, output, restart, setBackend}) ->
 //   {run() -> Promise {ok, ms}, idle() -> Promise, stop() -> Promise bool, clearNamespace() -> Promise, update()}
@@ -8,6 +9,7 @@
 import { ms } from "./format.js";
 import { setStatus } from "./status.js";
 
+const STOP_GRACE_MS = 1000;
 const $ = (id) => document.getElementById(id);
 const ui = {
   run: $("run"), stop: $("stop"), share: $("share"), clear: $("clear-namespace"), restart: $("restart"),
@@ -16,6 +18,7 @@ const ui = {
 
 export function createRunControls({ playground, request, client, code, output, restart, setBackend }) {
   let ticker = null;
+  let grace = null; // the timer that restarts the worker if Stop has not ended the run
   let shown = null; // the Run button's run until its result is shown (a little after the worker says it ended)
 
   // Run is offered while the runtime is ready and nothing runs; Stop while something runs.
@@ -57,12 +60,14 @@ export function createRunControls({ playground, request, client, code, output, r
     try {
       outcome = await request("exec", { code: code.code });
     } catch (error) {
-      outcome = { ok: false, error: { traceback: error.message, line: null } };
+      outcome = { ok: false, restarted: error.restarted, error: { traceback: error.message, line: null } };
     } finally {
       clearInterval(ticker);
     }
     const took = performance.now() - start;
-    if (outcome.ok) {
+    if (outcome.restarted) {
+      ui.runState.textContent = `Ended by a restart after ${ms(took)}`; // the Output says why (restart())
+    } else if (outcome.ok) {
       output.value(outcome.value);
       ui.runState.textContent = `Done in ${ms(took)}`;
     } else {
@@ -78,7 +83,12 @@ export function createRunControls({ playground, request, client, code, output, r
     if (id === null) return false;
     if (!client.stop(id)) {
       output.note("Stopping at the code's next await: this page is not cross-origin isolated, so Stop cannot interrupt code that never awaits. If it does not end, press Restart.");
+      return true;
     }
+    clearTimeout(grace);
+    grace = setTimeout(() => {
+      if (playground.running === id) restart("stuck").catch(() => {});
+    }, STOP_GRACE_MS);
     return true;
   }
 
@@ -100,14 +110,16 @@ export function createRunControls({ playground, request, client, code, output, r
 
   ui.run.addEventListener("click", () => run());
   ui.stop.addEventListener("click", () => stop());
-  ui.restart.addEventListener("click", () => restart().catch(() => {}));
+  ui.restart.addEventListener("click", () => restart("button").catch(() => {}));
   ui.clear.addEventListener("click", () => clearNamespace().catch((error) => output.note(error.message, "failed")));
   ui.share.addEventListener("click", () => code.share());
   ui.backend.addEventListener("change", async () => {
     ui.backend.disabled = true;
-    setStatus(`Starting ${ui.backend.value}...`, "");
+    const choice = ui.backend.value;
+    setStatus(`Starting ${choice}...`, "");
     try {
-      await setBackend(ui.backend.value);
+      await setBackend(choice);
+      window.playgroundBoot.rememberBackend(choice);
     } catch (error) {
       setStatus("Could not switch the backend: " + error.message, "failed");
     } finally {
