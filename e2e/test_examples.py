@@ -172,4 +172,4 @@ def test_classifying_from_code(page):
     table.get_by_role("cell", name=re.compile("^the page's classifier")).first.wait_for()
     rows = [[cell.inner_text() for cell in row.get_by_role("cell").all()] for row in table.get_by_role("row").all()[1:]]
     (classifier,) = [row for row in rows if row[0].startswith("the page's classifier (")]
-    assert classifier[0].endswith("model.json)") and int(classifier[1]) > 100, rows  # its weights, all of them
+    assert classifier[0].endswith("/efficientnet-lite0/model.json)") and int(classifier[1]) >= 1, rows

@@ -106,6 +106,7 @@ def _safe(frame):
 def _stop_here():
     sys.setprofile(None)
     _active.stopped = True
+    js.peRunner.stopping()  # the page waits no longer for the run to answer Stop (it unwinds now)
     raise KeyboardInterrupt(STOPPED)
 
 

@@ -31,6 +31,8 @@
 //                                                  found either missing from the cache: what it stored for the next one
 //                   {event: "failed", error}       boot failed; every request then fails with this error
 //                   {event: "run", run: id, running}  a run ("run" or "exec") started / ended (before its reply)
+//                   {event: "stopping", run: id}   Stop reached the run (KeyboardInterrupt raised, or cancelled at its
+//                                                  await): it ends once its `finally` blocks and scopes have run
 //                   {event: "input", prompt}       input(prompt) waits for a line: the page writes it into the input
 //                                                  channel (or Stop writes "stopped" there)
 //                   {event: "output", chunks: [{stream: "stdout"|"stderr", text}], dropped}  what the code printed,
@@ -336,9 +338,9 @@ function readLine(prompt) {
   return line;
 }
 
-// What playground_run.py calls back in this worker: before a wait that blocks this thread (no timer fires), and
-// for input().
-self.peRunner = { flush: () => flushOutput(), readLine };
+// What playground_run.py calls back in this worker: before a wait that blocks this thread (no timer fires), for
+// input(), and when it raises KeyboardInterrupt for Stop.
+self.peRunner = { flush: () => flushOutput(), readLine, stopping: () => post({ event: "stopping", run: running }) };
 
 // A run of the page's code; Stop may interrupt it from the moment "running" is posted until its end.
 async function run(message, result) {
@@ -371,6 +373,7 @@ function stop(id) {
   if (interruptBuffer) Atomics.store(interruptBuffer, 0, 0);
   const state = runner.stop_awaiting();
   if (state === "running" && interruptBuffer) Atomics.store(interruptBuffer, 0, 2);
+  if (state === "cancelled") self.peRunner.stopping();
 }
 
 // The requests this worker answers, by op: the runtime's own below; a panel's come from its worker script

@@ -188,6 +188,7 @@ function onEvent(m) {
       break;
     case "output": output.print(m.chunks, m.dropped); break;
     case "input": output.ask(m.prompt, (line) => client.answer(line)); break;
+    case "stopping": controls.stopping(m.run); break;
     case "memory":
       playground.lastMemory = m.value;
       showMemory(m.value);

@@ -1,10 +1,13 @@
 // The run controls: Run (the editor's code, its result in the Output log), Stop, Clear namespace, Restart and the
 // Backend menu (its choice remembered for the next visit), each offered only when it can act, and the note on what
-// Stop can do where the page is not cross-origin isolated. A run that Stop has not ended STOP_GRACE_MS later is
-// inside a call Python cannot interrupt (a long numpy operation): the worker is restarted (restart("stuck")).
+// Stop can do where the page is not cross-origin isolated. A run that has not answered Stop STOP_GRACE_MS later (the
+// worker's "stopping" event: KeyboardInterrupt raised) is inside a call Python cannot interrupt (a long numpy
+// operation): the worker is restarted (restart("stuck")). One that answered may take longer to end: its `finally`
+// blocks and scopes release what they hold.
 //
 // createRunControls({playground, request, client, code, output, restart, setBackend}) ->
-//   {run() -> Promise {ok, ms}, idle() -> Promise, stop() -> Promise bool, clearNamespace() -> Promise, update()}
+//   {run() -> Promise {ok, ms}, idle() -> Promise, stop() -> Promise bool, stopping(id), clearNamespace() -> Promise,
+//    update()}
 
 import { ms } from "./format.js";
 import { setStatus } from "./status.js";
@@ -92,6 +95,11 @@ export function createRunControls({ playground, request, client, code, output, r
     return true;
   }
 
+  // The worker says run `id` answered Stop.
+  function stopping(id) {
+    if (id === playground.running) clearTimeout(grace);
+  }
+
   async function clearNamespace() {
     const { names, tensors } = await request("clearNamespace");
     output.note(`Namespace cleared: ${names} names forgotten, ${tensors} tensors disposed.`);
@@ -127,5 +135,5 @@ export function createRunControls({ playground, request, client, code, output, r
     }
   });
 
-  return { run, idle, stop, clearNamespace, update };
+  return { run, idle, stop, stopping, clearNamespace, update };
 }
