@@ -134,6 +134,10 @@ def test_without_service_workers_the_page_says_what_stop_can_interrupt(webgpu_br
         assert stop_ends(page.page, "import asyncio\nwhile True:\n    await asyncio.sleep(0.01)") < 2.0
         log = page.page.get_by_role("log", name="Output").inner_text()
         assert "cannot interrupt code that never awaits" in log, log
+        # no shared memory: input() says why it cannot read a line, and time.sleep waits as Pyodide's own does
+        with pytest.raises(Exception, match=r"RuntimeError: input\(\) needs the page to be cross-origin isolated"):
+            page.run('input("Your name? ")')
+        assert page.run("import time\ntime.sleep(0.2)\n'slept'") == "slept"
     finally:
         page.close()
 
