@@ -34,8 +34,9 @@
 //                          moments (at an `await`, in time.sleep and input() too); `with pe.scope()` and tidy() release
 //                          what they hold. Needs the page to be cross-origin isolated (crossOriginIsolated, COOP/COEP
 //                          from the server) to interrupt code that does not await; false when no run is in progress.
-//                          A run still going a second later is inside a call Python cannot interrupt (a long numpy
-//                          operation): the worker is restarted, as restart() does, and the Output says so
+//                          A run that has not answered a second later (KeyboardInterrupt raised) is inside a call
+//                          Python cannot interrupt (a long numpy operation): the worker is restarted, as restart()
+//                          does, and the Output says so
 //   restart()              Promise -> like ready: terminates the worker (every pending call rejects) and boots a fresh
 //                          runtime on the backend in use; names, tensors and the loaded classifier are gone, the
 //                          editor's code stays
