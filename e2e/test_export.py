@@ -138,6 +138,17 @@ def test_without_service_workers_the_page_says_what_stop_can_interrupt(webgpu_br
         with pytest.raises(Exception, match=r"RuntimeError: input\(\) needs the page to be cross-origin isolated"):
             page.run('input("Your name? ")')
         assert page.run("import time\ntime.sleep(0.2)\n'slept'") == "slept"
+        # code that never awaits: Stop ends it by restarting the worker
+        page.page.get_by_role("textbox", name="Python code").click()
+        page.page.keyboard.press("Control+A")
+        page.page.keyboard.insert_text("while True:\n    pass")
+        page.page.keyboard.press("Control+Enter")
+        page.page.wait_for_function("() => playground.running !== null")
+        page.page.get_by_role("button", name="Stop", exact=True).click()
+        page.page.wait_for_function("() => playground.running === null", timeout=30_000)
+        assert "the Python worker was restarted" in page.page.get_by_role("log", name="Output").inner_text()
+        page.page.wait_for_function("() => playground.state === 'ready'", timeout=BOOT_TIMEOUT_MS)
+        assert page.run("1 + 1") == 2
     finally:
         page.close()
 

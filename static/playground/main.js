@@ -215,8 +215,10 @@ function restart(why = "button") {
   client.terminate();
   output.endInput();
   if (why === "stuck") {
-    output.note("The program did not stop within a second of Stop: it was inside a call Python cannot interrupt " +
-      "(such as a long numpy operation), so the Python worker was restarted. Variables are gone, your code is kept.", "failed");
+    const cause = self.crossOriginIsolated ? "it was inside a call Python cannot interrupt (such as a long numpy operation)"
+      : "this page is not cross-origin isolated, where Stop interrupts only code that awaits";
+    output.note(`The program did not stop within a second of Stop: ${cause}, so the Python worker was restarted. ` +
+      "Variables are gone, your code is kept.", "failed");
   } else {
     output.note("Restarting the Python runtime: names, tensors and the classifier are gone.");
   }

@@ -85,8 +85,7 @@ export function createRunControls({ playground, request, client, code, output, r
     const id = playground.running;
     if (id === null) return false;
     if (!client.stop(id)) {
-      output.note("Stopping at the code's next await: this page is not cross-origin isolated, so Stop cannot interrupt code that never awaits. If it does not end, press Restart.");
-      return true;
+      output.note("Stopping at the code's next await: this page is not cross-origin isolated, so Stop cannot interrupt code that never awaits. If it does not stop within a second, the Python worker is restarted.");
     }
     clearTimeout(grace);
     grace = setTimeout(() => {
@@ -110,7 +109,8 @@ export function createRunControls({ playground, request, client, code, output, r
   function showIsolation({ isolated, reason }) {
     ui.stopNotice.hidden = isolated || !reason;
     ui.stopNotice.textContent = `Stop is limited here: this page is not cross-origin isolated (${reason}). Stop ends code that ` +
-      "waits at an await (asyncio.sleep, a readback), not a loop that never awaits: Restart ends that. " +
+      "waits at an await (asyncio.sleep, a readback); code that never awaits it ends by restarting the Python worker, " +
+      "and input() cannot read a line. " +
       "The project's server (python -m app serve) and hosts that read the export's _headers file send the headers.";
   }
   showIsolation(window.playgroundIsolation);
