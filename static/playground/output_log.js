@@ -192,7 +192,7 @@ export function createOutputLog(element) {
     box.setAttribute("aria-label", "Program input");
     box.setAttribute("aria-describedby", shown.id);
     box.addEventListener("keydown", (event) => {
-      if (event.key !== "Enter") return;
+      if (event.key !== "Enter" || event.isComposing) return; // Enter that ends an IME composition is not the line's
       event.preventDefault();
       asking = null;
       row.replaceWith(Object.assign(el("pre", "stdout input-echo", prompt + box.value), { chars: prompt.length + box.value.length }));
