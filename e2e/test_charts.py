@@ -33,6 +33,14 @@ def figure(page, name):
     return page.page.get_by_role("region", name="Charts").get_by_role("figure", name=name)
 
 
+def test_the_empty_panels_hint_is_code_that_draws_a_chart(page):
+    show_panel(page.page, "Charts")
+    hint = page.page.get_by_role("region", name="Charts").get_by_role("code").inner_text()
+    assert hint.startswith("pe.browser.plot("), hint
+    page.run(f"x, values = [1, 2, 3], [0.9, 0.5, 0.4]\n{hint}")  # as written, with its names defined
+    expect(figure(page, "Loss")).to_have_count(1)
+
+
 def test_fit_draws_its_curves_per_epoch_and_batch_while_it_runs(page):
     page.page.evaluate(
         "code => { window.__fit = playground.runPython(code) }", FIT.replace("EPOCHS", "6").replace("EVERY", '"batch"')

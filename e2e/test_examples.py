@@ -118,6 +118,8 @@ def test_training_a_classifier_charts_each_batch_and_epoch_with_flat_counts(page
     show_panel(page.page, "Charts")
     charts = page.page.get_by_role("region", name="Charts")
     expect(charts.get_by_role("figure", name="Training: loss and metrics per epoch")).to_be_visible()
+    again, _ = run_example(page, "Train a classifier with live charts")
+    assert again == result  # pe.set_seed(0): the same weights and shuffles, the same val_loss
 
 
 def test_a_custom_wgsl_kernel_and_its_gradient(page):
@@ -143,6 +145,12 @@ def test_data_to_gpu(page):
     assert "GPUBuffer of" in output
 
 
+def test_data_to_gpu_on_wasm_says_it_needs_webgpu(wasm_page):
+    result, output = run_example(wasm_page, "Hand a tensor to WebGPU (data_to_gpu)")
+    assert result == "data_to_gpu needs the webgpu backend; this page runs on wasm: pick webgpu in the Backend menu"
+    assert "Traceback" not in output and result in output
+
+
 def test_switching_backends_and_warming_up(page):
     result, _ = run_example(page, "Switch backends and warm up")
     assert result["numpy"]["warmup_compiled"] == result["wasm"]["warmup_compiled"] == 0
@@ -156,3 +164,12 @@ def test_classifying_from_code(page):
     result, output = run_example(page, "Classify an image from code")
     assert "cat" in result["label"].lower(), json.dumps(result)
     assert "%" in output
+    # the classifier's tensors, loaded without pe.set_debug(True), are named in Find leaks
+    show_panel(page.page, "Memory lab")
+    lab = page.page.get_by_role("region", name="Memory lab")
+    lab.get_by_role("button", name="Find leaks").click()
+    table = lab.get_by_role("table", name="Live tensors (pe.leaks())")
+    table.get_by_role("cell", name=re.compile("^the page's classifier")).first.wait_for()
+    rows = [[cell.inner_text() for cell in row.get_by_role("cell").all()] for row in table.get_by_role("row").all()[1:]]
+    (classifier,) = [row for row in rows if row[0].startswith("the page's classifier (")]
+    assert classifier[0].endswith("/efficientnet-lite0/model.json)") and int(classifier[1]) >= 1, rows

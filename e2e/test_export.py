@@ -158,6 +158,21 @@ def test_without_service_workers_the_page_says_what_stop_can_interrupt(webgpu_br
         assert stop_ends(page.page, "import asyncio\nwhile True:\n    await asyncio.sleep(0.01)") < 2.0
         log = page.page.get_by_role("log", name="Output").inner_text()
         assert "cannot interrupt code that never awaits" in log, log
+        # no shared memory: input() says why it cannot read a line, and time.sleep waits as Pyodide's own does
+        with pytest.raises(Exception, match=r"RuntimeError: input\(\) needs the page to be cross-origin isolated"):
+            page.run('input("Your name? ")')
+        assert page.run("import time\ntime.sleep(0.2)\n'slept'") == "slept"
+        # code that never awaits: Stop ends it by restarting the worker
+        page.page.get_by_role("textbox", name="Python code").click()
+        page.page.keyboard.press("Control+A")
+        page.page.keyboard.insert_text("while True:\n    pass")
+        page.page.keyboard.press("Control+Enter")
+        page.page.wait_for_function("() => playground.running !== null")
+        page.page.get_by_role("button", name="Stop", exact=True).click()
+        page.page.wait_for_function("() => playground.running === null", timeout=30_000)
+        assert "the Python worker was restarted" in page.page.get_by_role("log", name="Output").inner_text()
+        page.page.wait_for_function("() => playground.state === 'ready'", timeout=BOOT_TIMEOUT_MS)
+        assert page.run("1 + 1") == 2
     finally:
         page.close()
 

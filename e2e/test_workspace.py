@@ -6,7 +6,7 @@ import re
 import time
 
 import pytest
-from conftest import BOOT_TIMEOUT_MS, show_panel
+from conftest import BOOT_TIMEOUT_MS, Playground, show_panel
 
 RUN_MS = 120_000
 
@@ -274,3 +274,33 @@ def test_on_a_phone_nothing_overflows_and_every_control_is_at_least_32_px_tall(p
         small = [(name, h) for name, h in page.evaluate(sizes) if h < 32]
         assert not small, (tab, small)
     page.set_viewport_size({"width": 1440, "height": 900})
+
+
+def test_the_backend_menu_says_what_each_choice_is_and_the_next_visit_starts_on_it(webgpu_browser, server_url):
+    visitor = Playground(webgpu_browser, server_url)  # a profile of its own: nothing in its localStorage
+    try:
+        page = visitor.page
+        assert visitor.backend == "wasm"  # SwiftShader: the page picks wasm by itself
+        menu = page.get_by_role("combobox", name="Backend")
+        assert [option.inner_text() for option in menu.get_by_role("option").all()] == [
+            "webgpu: your GPU through WebGPU",
+            "wasm: SIMD WebAssembly on the CPU",
+            "numpy: the reference, on the CPU",
+        ]
+        status = page.get_by_role("status").first
+        menu.select_option("webgpu")
+        page.wait_for_function("() => /^Backend: webgpu/.test(document.querySelector('#status').textContent)")
+        slow = "WebGPU here is SwiftShader, which renders on the CPU: it is slow, and wasm (our SIMD kernels on the CPU) is faster"
+        assert slow in status.inner_text()
+
+        def visit(url):
+            page.goto(url)
+            page.wait_for_function("() => window.playground && playground.state === 'ready'", timeout=BOOT_TIMEOUT_MS)
+            return page.evaluate("playground.ready")["backend"]
+
+        assert visit(server_url) == "webgpu"  # the menu's choice, remembered
+        assert slow in status.inner_text() and menu.input_value() == "webgpu"
+        assert visit(server_url + "?backend=numpy") == "numpy"  # an address that names one wins
+        assert visit(server_url) == "webgpu"  # and leaves the choice as it was
+    finally:
+        visitor.close()

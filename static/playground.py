@@ -190,6 +190,7 @@ async def load_classifier(on_progress=None, url=None):
             await _end_warmup(*warmup)
     # requests run one at a time, so every tensor that appeared while loading is the classifier's
     classifier.tensor_ids = set(pe.ENGINE.live) - before
+    pe.ENGINE.name_site(classifier.tensor_ids, f"the page's classifier ({url}model.json)")
     classifier.url = url
     _classifier = classifier
     return {

@@ -13,15 +13,21 @@ the next call or return that leaves the core (into the user's code or the engine
 loop), once the core's call has finished. So `with pe.scope():`
 and tidy() release what they hold, and memory counts stay exact. Code waiting at an `await` executes nothing, so
 the worker calls stop_awaiting(), which cancels the run's task there; the run reports KeyboardInterrupt all the
-same.
+same. time.sleep and input() wait on the shared memory the page writes into (Atomics.wait), so Stop ends them at
+once too: Pyodide's own sleep spins until it is over, and its input() has no terminal to read (OSError). Where the
+page is not cross-origin isolated there is no shared memory: sleep spins as before, and input() says why it cannot.
 """
 
 import asyncio
+import builtins
 import inspect
 import itertools
 import linecache
+import math
+import numbers
 import signal
 import sys
+import time
 import traceback
 
 import js
@@ -100,6 +106,7 @@ def _safe(frame):
 def _stop_here():
     sys.setprofile(None)
     _active.stopped = True
+    js.peRunner.stopping()  # the page waits no longer for the run to answer Stop (it unwinds now)
     raise KeyboardInterrupt(STOPPED)
 
 
@@ -127,6 +134,55 @@ def _stop_at_a_safe_point(frame, event, arg):
     returning = event == "return" and not frame.f_code.co_flags & PAUSES and _safe(frame.f_back)
     if entering or returning:
         _stop_here()
+
+
+def _stop_soon(caller):
+    """A Stop ended a wait early (time.sleep, input()): KeyboardInterrupt now if `caller` is safe, else the interrupt
+    goes back into the buffer, for the handler to raise at the next safe point."""
+    js.Atomics.store(_interrupt_buffer, 0, 0)
+    if _active is not None and _safe(caller):
+        _stop_here()
+    js.Atomics.store(_interrupt_buffer, 0, signal.SIGINT)
+
+
+def _show_output():
+    """What the code printed reaches the page before a wait that blocks the worker (its timers cannot fire)."""
+    sys.stdout.flush()
+    sys.stderr.flush()
+    js.peRunner.flush()
+
+
+_spinning_sleep = time.sleep
+
+
+def _sleep(seconds):
+    """time.sleep: a wait on the interrupt buffer, which Stop ends at once."""
+    if not isinstance(seconds, numbers.Real):
+        raise TypeError(f"sleep: the number of seconds must be a number, got {type(seconds).__name__}")
+    if math.isnan(seconds) or seconds < 0:
+        raise ValueError(f"sleep length must be a non-negative number, got {seconds}")
+    if _interrupt_buffer is None:
+        return _spinning_sleep(seconds)
+    _show_output()
+    if js.Atomics.wait(_interrupt_buffer, 0, 0, seconds * 1000) != "timed-out":
+        _stop_soon(sys._getframe(1))
+
+
+def _input(prompt=""):
+    """input(): the page shows `prompt` with a text box in its Output and the worker waits for the line typed there;
+    Stop ends the wait with KeyboardInterrupt."""
+    if _interrupt_buffer is None:
+        raise RuntimeError(
+            "input() needs the page to be cross-origin isolated (it waits on memory shared with the page), and this "
+            "one is not: put the values in the code instead, or open the page from a host that sends its headers "
+            "(python -m app serve)"
+        )
+    _show_output()
+    line = js.peRunner.readLine(str(prompt))
+    if line is None:
+        _stop_soon(sys._getframe(1))
+        return ""  # the KeyboardInterrupt comes at the next safe point
+    return line
 
 
 def stop_awaiting():
@@ -247,3 +303,5 @@ def clear_names():
 
 
 signal.signal(signal.SIGINT, _on_interrupt)
+time.sleep = _sleep
+builtins.input = _input

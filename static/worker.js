@@ -1,9 +1,11 @@
 // The Pyodide host: py_engine runs in this dedicated worker, so the page never freezes.
 //
 // Protocol (structured-clone messages):
-//   page -> worker  {op: "interrupt", buffer: Int32Array}   once, first: Pyodide's interrupt buffer (a
-//                                                           SharedArrayBuffer; only a cross-origin-isolated page has one)
-//                   {op: "stop", id}      the page wrote SIGINT into the buffer to stop run `id`; handled at once
+//   page -> worker  {op: "interrupt", buffer: Int32Array, input: SharedArrayBuffer}   once, first: Pyodide's
+//                                         interrupt buffer, and the channel input() reads a line from (INPUT below);
+//                                         shared memory: only a cross-origin-isolated page has them
+//                   {op: "stop", id}      the page wrote SIGINT into the buffer (and "stopped" into the input
+//                                         channel) to stop run `id`; handled at once
 //                   {id, op: "run", code} runPython: the last value as plain data (playground_display.to_jsonable)
 //                   {id, op: "exec", code} the Run button: {ok, value: describe() tree | error: {type, message,
 //                                         traceback, line}} (see playground_run.py and playground_display.py)
@@ -30,6 +32,10 @@
 //                                                  found either missing from the cache: what it stored for the next one
 //                   {event: "failed", error}       boot failed; every request then fails with this error
 //                   {event: "run", run: id, running}  a run ("run" or "exec") started / ended (before its reply)
+//                   {event: "stopping", run: id}   Stop reached the run (KeyboardInterrupt raised, or cancelled at its
+//                                                  await): it ends once its `finally` blocks and scopes have run
+//                   {event: "input", prompt}       input(prompt) waits for a line: the page writes it into the input
+//                                                  channel (or Stop writes "stopped" there)
 //                   {event: "output", chunks: [{stream: "stdout"|"stderr", text}], dropped}  what the code printed,
 //                                                  in order, a batch every FLUSH_MS at most while it runs; dropped:
 //                                                  lines left out because a batch was full (MAX_BATCH_LINES or
@@ -62,6 +68,7 @@ const STARTUP_CACHE_PY = PYTHON_MODULES.indexOf("startup_cache.py");
 const timings = {};
 let pyodide = null, py = null, runner = null, bootError = null;
 let interruptBuffer = null; // Int32Array on a SharedArrayBuffer the page writes SIGINT (2) into
+let inputChannel = null; // {control, bytes} on the page's input channel (INPUT)
 let running = null; // the id of the run in progress
 
 function post(message) { self.postMessage(message); }
@@ -318,9 +325,30 @@ function flushOutput() {
   batchLines = batchChars = dropped = 0;
 }
 
+// The input channel, a SharedArrayBuffer: control (Int32Array [state, length]) then the line's UTF-8 bytes. The
+// page writes the line and then LINE into state, or STOPPED on Stop, and wakes the worker waiting on it.
+const INPUT = { WAITING: 0, LINE: 1, STOPPED: 2 };
+
+// input()'s line (playground_run.py), or null when Stop ended the wait: the worker waits (Atomics.wait) until the
+// page writes into the channel. A Stop stays in the channel until the run ends: a second input() ends at once.
+function readLine(prompt) {
+  const { control, bytes } = inputChannel;
+  post({ event: "input", prompt });
+  while (Atomics.load(control, 0) === INPUT.WAITING) Atomics.wait(control, 0, INPUT.WAITING);
+  if (Atomics.load(control, 0) === INPUT.STOPPED) return null;
+  const line = new TextDecoder().decode(bytes.slice(0, Atomics.load(control, 1))); // no decoding of shared memory
+  Atomics.store(control, 0, INPUT.WAITING);
+  return line;
+}
+
+// What playground_run.py calls back in this worker: before a wait that blocks this thread (no timer fires), for
+// input(), and when it raises KeyboardInterrupt for Stop.
+self.peRunner = { flush: () => flushOutput(), readLine, stopping: () => post({ event: "stopping", run: running }) };
+
 // A run of the page's code; Stop may interrupt it from the moment "running" is posted until its end.
 async function run(message, result) {
   if (interruptBuffer) Atomics.store(interruptBuffer, 0, 0); // a Stop meant for an earlier run must not hit this one
+  if (inputChannel) Atomics.store(inputChannel.control, 0, INPUT.WAITING);
   running = message.id;
   runner.starting(); // a Stop from now on is this run's, even one Python sees before the run has begun
   post({ event: "run", run: message.id, running: true });
@@ -348,6 +376,7 @@ function stop(id) {
   if (interruptBuffer) Atomics.store(interruptBuffer, 0, 0);
   const state = runner.stop_awaiting();
   if (state === "running" && interruptBuffer) Atomics.store(interruptBuffer, 0, 2);
+  if (state === "cancelled") self.peRunner.stopping();
 }
 
 // The requests this worker answers, by op: the runtime's own below; a panel's come from its worker script
@@ -420,6 +449,7 @@ async function drain() {
 self.onmessage = ({ data: message }) => {
   if (message.op === "interrupt") {
     interruptBuffer = message.buffer;
+    inputChannel = { control: new Int32Array(message.input, 0, 2), bytes: new Uint8Array(message.input, 8) };
     if (runner) setInterruptBuffer(interruptBuffer);
   } else if (message.op === "stop") {
     stop(message.id);

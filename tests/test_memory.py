@@ -350,6 +350,16 @@ def test_leaks_without_debug_still_counts():
     assert site.count == 1 and "set_debug" in site.site
 
 
+def test_tensors_a_program_loads_for_itself_get_the_site_it_names():
+    before = set(pe.ENGINE.live)
+    weights = [pe.ones((3,)), pe.zeros((2, 2))]
+    pe.ENGINE.name_site(set(pe.ENGINE.live) - before, "the page's classifier (models/x/model.json)")
+    pe.ones((1,))
+    sites = {s.site: s.count for s in pe.leaks()}
+    assert sites["the page's classifier (models/x/model.json)"] == 2 and len(sites) == 2, sites
+    pe.dispose(weights)
+
+
 def _line_of(text):
     with open(__file__) as source:
         for number, line in enumerate(source, 1):

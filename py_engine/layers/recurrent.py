@@ -14,6 +14,7 @@ import numpy as np
 
 from .. import ops
 from ..errors import ShapeError
+from ..ops.creation import random_generator
 from ..ops.recurrent import ACTIVATIONS, gru_sequence, lstm_sequence, simple_rnn_sequence
 from . import initializers
 from .base import _SOURCE, Layer, WeightSource, register
@@ -36,7 +37,7 @@ def activation_name(value, layer, what="activation"):
 def orthogonal(shape, gain=1.0, seed=None):
     """Keras's Orthogonal initializer: rows (or columns, whichever are fewer) orthonormal, times gain."""
     rows, cols = int(np.prod(shape[:-1])), shape[-1]
-    a = np.random.default_rng(seed).standard_normal((max(rows, cols), min(rows, cols)))
+    a = random_generator(seed).standard_normal((max(rows, cols), min(rows, cols)))
     q, r = np.linalg.qr(a)
     q *= np.sign(np.diag(r))
     return (gain * (q.T if rows < cols else q)).reshape(shape).astype(np.float32)

@@ -14,6 +14,7 @@ from ..autograd import stop_recording, variable_grads
 from ..backends.webgpu.capture import capture
 from ..engine import ENGINE
 from ..errors import ShapeError, TrainingError
+from ..ops.creation import random_generator
 from ..tensor import Tensor
 from ..train import callbacks as callbacks_module
 from ..train import constraints as constraints_module
@@ -278,7 +279,7 @@ class Trainable:
         """Train for `epochs` epochs; returns the History callback (history.history: {"loss": [...], ...}).
 
         Keras's semantics: validation_split holds out the last fraction of the examples before shuffling;
-        shuffle reorders the examples every epoch (seeded by `seed`). A NaN or infinite loss raises TrainingError
+        shuffle reorders the examples every epoch (seeded by `seed`, else by pe.set_seed's generator). A NaN or infinite loss raises TrainingError
         naming the epoch and batch, unless a TerminateOnNaN callback stops training at that batch.
 
         capture: on a GPU backend, the training (and validation) step is recorded once per batch shape with
@@ -305,7 +306,7 @@ class Trainable:
                 x, y, validation_data = _split(x, y, validation_split, len(self.inputs), len(self.outputs), self.name)
             xs, ys, n = self._dataset(x, y, "fit")
             val = None if validation_data is None else self._dataset(*validation_data, "fit (validation_data)")
-            rng = np.random.default_rng(seed)
+            rng = random_generator(seed)
             steps = [_batch_step(step, len(xs), capture) for step in (self._train_step, self._test_step)]
             self.stop_training = False
             cbs.on_train_begin()

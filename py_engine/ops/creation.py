@@ -124,8 +124,12 @@ _rng = None
 
 
 def set_seed(seed):
-    """Seed the generator that random ops and weight initializers use when they get no seed of their own."""
+    """One global seed, like Keras's set_random_seed: the generator that random ops, weight initializers, dropout and
+    fit's shuffles use when they get no seed of their own starts again from `seed` (an int >= 0; None: from the OS),
+    so a program that calls it first gives the same weights, masks and batches on every run."""
     global _rng
+    if seed is not None and (isinstance(seed, bool) or not isinstance(seed, (int, np.integer)) or seed < 0):
+        raise ValueError(f"set_seed: seed must be an int >= 0 or None, got {seed!r}")
     _rng = np.random.default_rng(seed)
 
 

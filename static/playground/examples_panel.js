@@ -35,6 +35,7 @@ function init({ playground }) {
       queued = title;
       queueStatus.textContent = `"${title}" is queued${replaced}: it runs when the current run ends. Press Stop to end that run now.`;
       await playground.idle();
+      await playground.ready; // a run that Stop ended by a restart: the new runtime
       if (queued !== title) return { ok: false, ms: 0, replaced: true };
       queued = null;
       queueStatus.textContent = `Running "${title}", queued during the last run.`;

@@ -37,11 +37,15 @@
 //   files                  the Files panel's (static/playground/files_panel.js): list(), upload([File]),
 //                          download(name), rename(from, to), remove(name)
 //   stop()                 Promise -> true if a run was asked to stop: KeyboardInterrupt in the running Python, within
-//                          moments (at an `await` too); `with pe.scope()` and tidy() release what they hold. Needs
-//                          the page to be cross-origin isolated (crossOriginIsolated, COOP/COEP from the server)
-//                          to interrupt code that does not await; false when no run is in progress or it cannot
+//                          moments (at an `await`, in time.sleep and input() too); `with pe.scope()` and tidy() release
+//                          what they hold. Needs the page to be cross-origin isolated (crossOriginIsolated, COOP/COEP
+//                          from the server) to interrupt code that does not await; false when no run is in progress.
+//                          A run that has not answered a second later (KeyboardInterrupt raised) is inside a call
+//                          Python cannot interrupt (a long numpy operation): the worker is restarted, as restart()
+//                          does, and the Output says so
 //   restart()              Promise -> like ready: terminates the worker (every pending call rejects) and boots a fresh
-//                          runtime; names, tensors and the loaded classifier are gone
+//                          runtime on the backend in use; names, tensors and the loaded classifier are gone, the
+//                          editor's code stays
 //   clearNamespace()       Promise -> {names, tensors}: forgets the names the code defined and disposes every tensor
 //                          and variable except the classifier's
 //   share()                Promise -> the URL of the editor's code (in its #code= fragment), also put in the address
@@ -107,6 +111,7 @@ const MAX_POSTED = 2000;
 
 let settleReady;
 let restartedAt = null; // when Restart was pressed, while the new runtime boots
+let backendInUse = null; // the backend of the runtime's last report: a restart boots on it
 
 const client = createWorkerClient({ onEvent, onBootError: (reason) => { if (playground.state === "starting") bootFailed(reason); } });
 const request = client.request;
@@ -125,7 +130,11 @@ const playground = {
   memory: () => request("memory"),
   stats: () => request("stats"),
   info: () => request("info"),
-  setBackend: (name) => request("setBackend", { name }).then((info) => { showInfo(info); return info; }),
+  setBackend: (name) => request("setBackend", { name }).then((info) => {
+    backendInUse = info.backend;
+    showInfo(info);
+    return info;
+  }),
   model: null,
   setCode: (text) => code.setCode(String(text)),
   openFile: (name, text, options) => code.openFile(String(name), String(text), options),
@@ -140,18 +149,20 @@ window.playground = playground;
 
 const code = createCode({ output, onRun: () => controls.run(), request });
 const controls = createRunControls({
-  playground, request, client, code, output, restart: () => restart(), setBackend: playground.setBackend,
+  playground, request, client, code, output, restart: (why) => restart(why), setBackend: playground.setBackend,
 });
 startPanels({ playground, request, decodeImage });
 initTabs(playground);
 
-function startWorker() {
+function startWorker(backend) {
   playground.state = "starting";
+  const wasRunning = playground.running !== null;
   playground.running = null;
   playground.ready = new Promise((resolve, reject) => { settleReady = { resolve, reject }; });
   playground.ready.catch(() => {}); // the reason is shown in the status line; callers still get the rejection
   controls.update();
-  client.start();
+  if (wasRunning) window.dispatchEvent(new CustomEvent("playground:run", { detail: { running: null } }));
+  client.start(backend);
 }
 
 function bootFailed(reason) {
@@ -170,6 +181,7 @@ function onEvent(m) {
       info.timings = { worker_start_ms: workerOrigin - performance.timeOrigin, ...rest.timings };
       if (restartedAt !== null) info.restart_ms = performance.now() - restartedAt;
       restartedAt = null;
+      backendInUse = info.backend;
       hideBootProgress();
       showInfo(info);
       playground.state = "ready";
@@ -180,11 +192,14 @@ function onEvent(m) {
     case "failed": bootFailed(m.error); break;
     case "cache-stored": playground.startupCache = m.error ? { error: m.error } : m.stored; break;
     case "run":
+      if (!m.running) output.endInput();
       playground.running = m.running ? m.run : null;
       controls.update();
       window.dispatchEvent(new CustomEvent("playground:run", { detail: { running: playground.running } }));
       break;
     case "output": output.print(m.chunks, m.dropped); break;
+    case "input": output.ask(m.prompt, (line) => client.answer(line)); break;
+    case "stopping": controls.stopping(m.run); break;
     case "memory":
       playground.lastMemory = m.value;
       showMemory(m.value);
@@ -204,14 +219,23 @@ function onEvent(m) {
   }
 }
 
-function restart() {
+// why: "button" (Restart, or restart() from the console) or "stuck" (a run that Stop did not end, run_controls.js)
+function restart(why = "button") {
   restartedAt = performance.now();
   client.terminate();
-  output.note("Restarting the Python runtime: names, tensors and the classifier are gone.");
+  output.endInput();
+  if (why === "stuck") {
+    const cause = self.crossOriginIsolated ? "it was inside a call Python cannot interrupt (such as a long numpy operation)"
+      : "this page is not cross-origin isolated, where Stop interrupts only code that awaits";
+    output.note(`The program did not stop within a second of Stop: ${cause}, so the Python worker was restarted. ` +
+      "Variables are gone, your code is kept.", "failed");
+  } else {
+    output.note("Restarting the Python runtime: names, tensors and the classifier are gone.");
+  }
   setStatus("Restarting the Python runtime...", "");
   playground.lastMemory = null;
   clearMemory();
-  startWorker();
+  startWorker(backendInUse);
   // the new runtime's memory (nothing but the engine's own), and its counters for the Memory lab
   playground.ready.then(() => request("memory")).catch(() => {});
   return playground.ready;

@@ -6,6 +6,9 @@
 //            and statistics, strings and summaries as text, containers item by item; None shows nothing (as in a
 //            notebook: a last line print() returns it)
 //   error    {type, message, traceback, line} from static/playground_run.py: the traceback as text
+//   ask      input(prompt): the prompt and a text box ("Program input") at the end of the log; Enter gives
+//            answer(line) the line, which then stays in the log after its prompt, as a terminal shows it
+//   endInput the run ended (or was stopped) while input() waited: the box goes, the prompt stays
 // Everything is built with textContent (no HTML from Python reaches the page). The log keeps its last MAX_CHARS
 // characters of printed text: a loop that prints forever cannot grow the page without bound.
 export function createOutputLog(element) {
@@ -177,13 +180,46 @@ export function createOutputLog(element) {
     }
   }
 
+  let asking = null; // the row with input()'s text box while it waits
+
+  function ask(prompt, answer) {
+    endInput();
+    const row = el("div", "input-row");
+    const shown = el("span", "prompt", prompt);
+    shown.id = "input-prompt";
+    const box = el("input");
+    Object.assign(box, { type: "text", autocomplete: "off", spellcheck: false, placeholder: "type a line, then Enter" });
+    box.setAttribute("aria-label", "Program input");
+    box.setAttribute("aria-describedby", shown.id);
+    box.addEventListener("keydown", (event) => {
+      if (event.key !== "Enter" || event.isComposing) return; // Enter that ends an IME composition is not the line's
+      event.preventDefault();
+      asking = null;
+      row.replaceWith(Object.assign(el("pre", "stdout input-echo", prompt + box.value), { chars: prompt.length + box.value.length }));
+      answer(box.value);
+    });
+    row.append(shown, box);
+    asking = append(row);
+    box.focus();
+  }
+
+  function endInput() {
+    if (!asking) return;
+    const prompt = asking.firstChild.textContent;
+    asking.replaceWith(Object.assign(el("pre", "stdout", prompt), { chars: prompt.length }));
+    asking = null;
+  }
+
   return {
+    ask,
+    endInput,
     clear() {
       if (frame !== null) cancelAnimationFrame(frame);
       frame = null;
       pending = [];
       pendingChars = pendingDropped = 0;
       element.replaceChildren();
+      asking = null;
       element.classList.remove("error");
       printedChars = 0;
     },

@@ -1,13 +1,19 @@
 // The run controls: Run (the editor's active file, its result in the Output log), Stop (also Ctrl+., anywhere on the
-// page: neither the browser nor CodeMirror binds it), Clear namespace, Restart and the Backend menu, each offered
-// only when it can act, and the note on what Stop can do where the page is not cross-origin isolated.
+// page: neither the browser nor CodeMirror binds it), Clear namespace, Restart and the Backend menu (its choice
+// remembered for the next visit), each offered only when it can act, and the note on what Stop can do where the page
+// is not cross-origin isolated. A run that has not answered Stop STOP_GRACE_MS later (the
+// worker's "stopping" event: KeyboardInterrupt raised) is inside a call Python cannot interrupt (a long numpy
+// operation): the worker is restarted (restart("stuck")). One that answered may take longer to end: its `finally`
+// blocks and scopes release what they hold.
 //
 // createRunControls({playground, request, client, code, output, restart, setBackend}) ->
-//   {run() -> Promise {ok, ms}, idle() -> Promise, stop() -> Promise bool, clearNamespace() -> Promise, update()}
+//   {run() -> Promise {ok, ms}, idle() -> Promise, stop() -> Promise bool, stopping(id), clearNamespace() -> Promise,
+//    update()}
 
 import { ms } from "./format.js";
 import { setStatus } from "./status.js";
 
+const STOP_GRACE_MS = 1000;
 const $ = (id) => document.getElementById(id);
 const ui = {
   run: $("run"), stop: $("stop"), share: $("share"), clear: $("clear-namespace"), restart: $("restart"),
@@ -16,6 +22,7 @@ const ui = {
 
 export function createRunControls({ playground, request, client, code, output, restart, setBackend }) {
   let ticker = null;
+  let grace = null; // the timer that restarts the worker if Stop has not ended the run
   let shown = null; // the Run button's run until its result is shown (a little after the worker says it ended)
 
   // Run is offered while the runtime is ready and nothing runs; Stop while something runs.
@@ -58,12 +65,14 @@ export function createRunControls({ playground, request, client, code, output, r
       await code.saveAll(); // the editor's files, as shown, for the code's imports
       outcome = await request("exec", { code: code.code });
     } catch (error) {
-      outcome = { ok: false, error: { traceback: error.message, line: null } };
+      outcome = { ok: false, restarted: error.restarted, error: { traceback: error.message, line: null } };
     } finally {
       clearInterval(ticker);
     }
     const took = performance.now() - start;
-    if (outcome.ok) {
+    if (outcome.restarted) {
+      ui.runState.textContent = `Ended by a restart after ${ms(took)}`; // the Output says why (restart())
+    } else if (outcome.ok) {
       output.value(outcome.value);
       ui.runState.textContent = `Done in ${ms(took)}`;
     } else {
@@ -78,9 +87,18 @@ export function createRunControls({ playground, request, client, code, output, r
     const id = playground.running;
     if (id === null) return false;
     if (!client.stop(id)) {
-      output.note("Stopping at the code's next await: this page is not cross-origin isolated, so Stop cannot interrupt code that never awaits. If it does not end, press Restart.");
+      output.note("Stopping at the code's next await: this page is not cross-origin isolated, so Stop cannot interrupt code that never awaits. If it does not stop within a second, the Python worker is restarted.");
     }
+    clearTimeout(grace);
+    grace = setTimeout(() => {
+      if (playground.running === id) restart("stuck").catch(() => {});
+    }, STOP_GRACE_MS);
     return true;
+  }
+
+  // The worker says run `id` answered Stop.
+  function stopping(id) {
+    if (id === playground.running) clearTimeout(grace);
   }
 
   async function clearNamespace() {
@@ -93,7 +111,8 @@ export function createRunControls({ playground, request, client, code, output, r
   function showIsolation({ isolated, reason }) {
     ui.stopNotice.hidden = isolated || !reason;
     ui.stopNotice.textContent = `Stop is limited here: this page is not cross-origin isolated (${reason}). Stop ends code that ` +
-      "waits at an await (asyncio.sleep, a readback), not a loop that never awaits: Restart ends that. " +
+      "waits at an await (asyncio.sleep, a readback); code that never awaits it ends by restarting the Python worker, " +
+      "and input() cannot read a line. " +
       "The project's server (python -m app serve) and hosts that read the export's _headers file send the headers.";
   }
   showIsolation(window.playgroundIsolation);
@@ -106,14 +125,16 @@ export function createRunControls({ playground, request, client, code, output, r
     event.preventDefault();
     stop();
   }, { capture: true }); // before the editor sees it
-  ui.restart.addEventListener("click", () => restart().catch(() => {}));
+  ui.restart.addEventListener("click", () => restart("button").catch(() => {}));
   ui.clear.addEventListener("click", () => clearNamespace().catch((error) => output.note(error.message, "failed")));
   ui.share.addEventListener("click", () => code.share());
   ui.backend.addEventListener("change", async () => {
     ui.backend.disabled = true;
-    setStatus(`Starting ${ui.backend.value}...`, "");
+    const choice = ui.backend.value;
+    setStatus(`Starting ${choice}...`, "");
     try {
-      await setBackend(ui.backend.value);
+      await setBackend(choice);
+      window.playgroundBoot.rememberBackend(choice);
     } catch (error) {
       setStatus("Could not switch the backend: " + error.message, "failed");
     } finally {
@@ -121,5 +142,5 @@ export function createRunControls({ playground, request, client, code, output, r
     }
   });
 
-  return { run, idle, stop, clearNamespace, update };
+  return { run, idle, stop, stopping, clearNamespace, update };
 }

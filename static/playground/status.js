@@ -41,9 +41,20 @@ export function showInfo(info) {
   let text = parts.join(" · ");
   if (info.fallback_reason) text += ` — running on numpy because ${info.fallback_reason}`;
   else if (info.default_reason) text += ` — ${info.default_reason}. Switch in the Backend menu.`;
+  else if (info.backend === "webgpu" && softwareAdapter(info.adapter)) text += ` — ${softwareAdapter(info.adapter)}`;
   setStatus(text, "ready");
   ui.backend.value = info.backend;
   if (info.backend === "webgpu") ui.notice.hidden = true;
+}
+
+// Why webgpu is slow on this adapter, or null on a GPU: a software one renders on the CPU (static/bridge.js,
+// preferredBackend, picks wasm there by itself).
+function softwareAdapter(adapter) {
+  if (!adapter) return null;
+  const kind = `${adapter.architecture} ${adapter.adapter_type} ${adapter.description}`.toLowerCase();
+  const why = kind.includes("swiftshader") ? "WebGPU here is SwiftShader, which renders on the CPU"
+    : kind.includes("cpu") ? "WebGPU here is a fallback adapter on the CPU" : null;
+  return why && `${why}: it is slow, and wasm (our SIMD kernels on the CPU) is faster. Switch in the Backend menu.`;
 }
 
 export function showDeviceLost(reason) {

@@ -1,12 +1,17 @@
 // The page's side of the Pyodide worker (static/worker.js, which lists the messages): starts it (taking over the one
-// static/boot.js started early), sends requests and matches their replies, hands its events on, and stops runs.
+// static/boot.js started early), sends requests and matches their replies, hands its events on, stops runs and
+// answers input().
 
 import { workerScriptOf } from "./panels.js";
+
+const INPUT = { LINE: 1, STOPPED: 2 }; // the input channel's states (static/worker.js, INPUT)
+const INPUT_BYTES = 64 * 1024; // the longest line input() gets, in UTF-8 bytes
 
 export function createWorkerClient({ onEvent, onBootError }) {
   const boot = window.playgroundBoot; // static/boot.js: the first worker, started before the page's modules ran
   let worker = null;
   let interruptBuffer = null; // shared with the worker: Stop writes SIGINT (2) into it
+  let input = null; // {control, bytes}: the input channel, shared with the worker
   let nextId = 1;
   const waiting = new Map();
 
@@ -31,32 +36,58 @@ export function createWorkerClient({ onEvent, onBootError }) {
     else w.reject(new Error(m.error));
   }
 
-  function start() {
+  // Starts the worker: the early one of boot.js the first time, else a new one on `backend` (a restart keeps the
+  // backend in use), or on the one boot.js picked.
+  function start(backend = null) {
     const onerror = (event) => onBootError(event.message || "the worker failed to load");
     worker = boot.take(onMessage, onerror);
     if (!worker) {
-      worker = new Worker(boot.url);
+      const url = new URL(boot.url);
+      if (backend) url.searchParams.set("backend", backend);
+      worker = new Worker(url);
       worker.onmessage = onMessage;
       worker.onerror = onerror;
     }
     // Only a cross-origin-isolated page may share memory with its worker; elsewhere Stop reaches awaits only.
-    interruptBuffer = self.crossOriginIsolated ? new Int32Array(new SharedArrayBuffer(4)) : null;
-    if (interruptBuffer) worker.postMessage({ op: "interrupt", buffer: interruptBuffer });
+    interruptBuffer = input = null;
+    if (!self.crossOriginIsolated) return;
+    interruptBuffer = new Int32Array(new SharedArrayBuffer(4));
+    const channel = new SharedArrayBuffer(8 + INPUT_BYTES);
+    input = { control: new Int32Array(channel, 0, 2), bytes: new Uint8Array(channel, 8) };
+    worker.postMessage({ op: "interrupt", buffer: interruptBuffer, input: channel });
   }
 
   // Asks run `id` to stop; false when only an await can be interrupted (the page is not cross-origin isolated).
   function stop(id) {
-    if (interruptBuffer) Atomics.store(interruptBuffer, 0, 2); // Python checks it as it executes
+    if (interruptBuffer) {
+      Atomics.store(interruptBuffer, 0, 2); // Python checks it as it executes
+      Atomics.notify(interruptBuffer, 0); // and time.sleep waits on it
+      Atomics.store(input.control, 0, INPUT.STOPPED); // input() waits on this one
+      Atomics.notify(input.control, 0);
+    }
     worker.postMessage({ op: "stop", id }); // and the worker cancels a run that waits at an await
     return interruptBuffer !== null;
   }
 
-  // Ends the worker; every pending request rejects.
+  // Gives the waiting input() its line (cut to INPUT_BYTES).
+  function answer(line) {
+    const encoded = new TextEncoder().encode(line);
+    let length = Math.min(encoded.length, INPUT_BYTES);
+    while (length < encoded.length && (encoded[length] & 0xc0) === 0x80) length--; // not inside a character
+    input.bytes.set(encoded.subarray(0, length));
+    Atomics.store(input.control, 1, length);
+    Atomics.store(input.control, 0, INPUT.LINE);
+    Atomics.notify(input.control, 0);
+  }
+
+  // Ends the worker; every pending request rejects with an error marked `restarted`.
   function terminate() {
     worker.terminate();
-    for (const { reject } of waiting.values()) reject(new Error("the Python runtime was restarted"));
+    for (const { reject } of waiting.values()) {
+      reject(Object.assign(new Error("the Python runtime was restarted"), { restarted: true }));
+    }
     waiting.clear();
   }
 
-  return { request, start, stop, terminate };
+  return { request, start, stop, answer, terminate };
 }
