@@ -2,7 +2,7 @@
 // it has loaded, or if it cannot, the page's plain text box serves), the code kept in localStorage across reloads,
 // and share links that carry the code in their #code= fragment.
 //
-// createCode({output, onRun}) -> {code, setCode(text) (as the user's code), focus(), markError(line | null),
+// createCode({output, onRun, complete}) -> {code, setCode(text) (as the user's code), focus(), markError(line | null),
 //   share() -> Promise of the link, load() -> Promise (the editor bundle)}
 
 const STORAGE_KEY = "py_engine.playground.code";
@@ -38,7 +38,7 @@ function codeEdited(code) {
   if (location.hash.startsWith(SHARE_PREFIX)) history.replaceState(null, "", location.pathname + location.search);
 }
 
-export function createCode({ output, onRun }) {
+export function createCode({ output, onRun, complete }) {
   const host = document.getElementById("editor");
   const textBox = document.getElementById("code");
 
@@ -79,7 +79,7 @@ export function createCode({ output, onRun }) {
     const hadFocus = document.activeElement === textBox;
     const code = textBox.value;
     textBox.remove();
-    editor = createEditor({ host, doc: code, label: "Python code", id: "code", onRun, onChange: codeEdited });
+    editor = createEditor({ host, doc: code, label: "Python code", id: "code", onRun, onChange: codeEdited, complete });
     if (hadFocus) editor.focus();
   }
 

@@ -82,6 +82,7 @@ import "./examples_panel.js";
 import { showClassifierProgress } from "./classify_panel.js";
 import "./teach_panel.js";
 import { createCode } from "./code.js";
+import { createCompletion } from "./completion.js";
 import { decodeImage } from "./images.js";
 import { createOutputLog } from "./output_log.js";
 import { startPanels } from "./panels.js";
@@ -107,7 +108,7 @@ const request = client.request;
 const playground = {
   ready: null,
   startupCache: undefined,
-  runPython: (code) => request("run", { code: String(code) }),
+  runPython: (code) => request("run", { code: String(code), pixelRatio: window.devicePixelRatio }),
   run: () => controls.run(),
   idle: () => controls.idle(),
   running: null,
@@ -128,7 +129,7 @@ const playground = {
 };
 window.playground = playground;
 
-const code = createCode({ output, onRun: () => controls.run() });
+const code = createCode({ output, onRun: () => controls.run(), complete: createCompletion({ playground, request }) });
 const controls = createRunControls({
   playground, request, client, code, output, restart: () => restart(), setBackend: playground.setBackend,
 });

@@ -55,7 +55,7 @@ export function createRunControls({ playground, request, client, code, output, r
     ticker = setInterval(() => { ui.runState.textContent = `Running... ${ms(performance.now() - start)}`; }, 250);
     let outcome;
     try {
-      outcome = await request("exec", { code: code.code });
+      outcome = await request("exec", { code: code.code, pixelRatio: window.devicePixelRatio }); // figures: sharp on this screen
     } catch (error) {
       outcome = { ok: false, error: { traceback: error.message, line: null } };
     } finally {

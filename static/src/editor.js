@@ -1,10 +1,12 @@
 // The playground's code editor: CodeMirror 6 with Python, bundled by build.mjs into static/vendor/.
 //
-// createEditor({host, doc, label, id, onRun, onChange}) -> {code, setCode(text), focus(), markError(line | null)}
+// createEditor({host, doc, label, id, onRun, onChange, complete}) -> {code, setCode(text), focus(),
+//   markError(line | null)}
 //   host      an element; the editor lives in its shadow root. CodeMirror adds its styles as <style> tags to a
 //             document but as constructed style sheets to a shadow root, and the page's CSP allows no inline styles.
 //   label/id  the accessible name and the id of the editing element (role textbox)
 //   onRun     called for Ctrl+Enter / Cmd+Enter; onChange(code) after each edit by the user
+//   complete  optional: completion and signature help (python_completion.js says what it answers)
 // Colours come from the page's CSS variables (--fg, --bg, --hl-*), which reach into the shadow root, and so does the
 // page's choice of the editor's height (--editor-min-height, --editor-max-height).
 import { EditorView } from "codemirror";
@@ -18,6 +20,7 @@ import {
   keymap, lineNumbers,
 } from "@codemirror/view";
 import { tags } from "@lezer/highlight";
+import { pythonCompletion } from "./python_completion.js";
 
 const highlight = HighlightStyle.define([
   { tag: [tags.keyword, tags.controlKeyword, tags.definitionKeyword, tags.moduleKeyword, tags.operatorKeyword],
@@ -63,7 +66,7 @@ const errorLine = StateField.define({
   provide: (field) => EditorView.decorations.from(field),
 });
 
-export function createEditor({ host, doc, label, id, onRun, onChange }) {
+export function createEditor({ host, doc, label, id, onRun, onChange, complete }) {
   const root = host.shadowRoot || host.attachShadow({ mode: "open" });
   const run = () => { onRun(); return true; };
   const view = new EditorView({
@@ -80,6 +83,7 @@ export function createEditor({ host, doc, label, id, onRun, onChange }) {
         // tabindex: the editable element is focusable by itself, but says so, so checkers (axe) see that the
         // scrolling region around it can be reached by keyboard
         EditorView.contentAttributes.of({ "aria-label": label, id, tabindex: "0" }),
+        complete ? pythonCompletion(complete) : [],
         EditorView.updateListener.of((update) => {
           // edits by the user carry a userEvent (input, delete, undo, paste, ...); setCode's do not
           if (update.docChanged && update.transactions.some((tr) => tr.annotation(Transaction.userEvent))) {
