@@ -117,7 +117,7 @@ def _explain_offline_installs():
         except Exception as e:
             if not _is_network_failure(e):
                 raise
-            raise OSError(_offline_message()) from e
+            raise OSError(_offline_message()) from None  # the browser's own words ("Failed to fetch") say less
 
     explained.explains_offline = True
     micropip.install = explained
