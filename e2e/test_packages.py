@@ -5,12 +5,16 @@ image and a DataFrame as a table; micropip with a wheel file and offline; comple
 One page for the module, on a high-DPI screen: each package loads once per session (scipy alone is 13 MB)."""
 
 import base64
+import json
 import re
 import struct
 import textwrap
+import urllib.request
 
 import pytest
 from conftest import BOOT_TIMEOUT_MS, RUN_TIMEOUT_S
+
+from app.assets import PACKAGES, lock_closure
 
 RUN_MS = RUN_TIMEOUT_S * 1000
 PIXEL_RATIO = 2
@@ -74,6 +78,16 @@ def test_the_boot_loads_none_of_them(page):
     assert not [url for url in fetched if re.search(r"/(pandas|matplotlib|scipy|scikit_learn|jedi)-", url)], fetched
 
 
+def test_every_served_package_loads_when_code_imports_any_of_its_names(page, server_url):
+    """playground_packages.ON_DEMAND maps each import name of the served packages (but numpy, loaded at boot) to its
+    package, as the served pyodide-lock.json says."""
+    with urllib.request.urlopen(server_url + "pyodide/pyodide-lock.json") as response:
+        lock = json.load(response)["packages"]
+    served = lock_closure({"packages": lock}, PACKAGES)
+    expected = {name: package for package in served if package != "numpy" for name in lock[package]["imports"]}
+    assert run_python(page, "import playground_packages\nplayground_packages.ON_DEMAND") == expected
+
+
 def test_pandas_and_matplotlib_load_on_import_and_show_a_table_and_figures(page):
     output = run_code(page, PLOT)
     text = output.inner_text()
@@ -118,8 +132,10 @@ def test_scipy_and_scikit_learn(page):
     got = run_python(
         page,
         """
+        import sqlite3
         from scipy import optimize
         from sklearn.linear_model import LinearRegression
+        assert sqlite3.connect(":memory:").execute("select 1 + 1").fetchone() == (2,)
         X = np.arange(10.0).reshape(-1, 1)
         model = LinearRegression().fit(X, 3 * X[:, 0] + 1)
         [float(optimize.minimize_scalar(lambda x: (x - 2) ** 2).x), float(model.coef_[0]), float(model.intercept_)]

@@ -370,6 +370,8 @@ def test_cdn_in_config_and_csp(site):
         ("pyodide.mjs", "text/javascript; charset=utf-8"),
         ("pyodide-lock.json", "application/json"),
         ("python_stdlib.zip", "application/zip"),
+        ("scipy-1.14.1-cp312-cp312-pyodide_2024_0_wasm32.whl", "application/zip"),
+        ("openblas-0.3.26.zip", "application/zip"),
     ],
 )
 def test_pyodide_files(client, name, content_type):
