@@ -107,7 +107,7 @@ def test_pandas_and_matplotlib_load_on_import_and_show_a_table_and_figures(page)
     # the DataFrame: a table with its column headers, head and tail of its 100 rows around an ellipsis row
     table = output.get_by_role("table", name=re.compile("DataFrame · 100 rows × 2 columns"))
     headers = table.get_by_role("columnheader").all_inner_texts()
-    assert headers == ["", "day", "price"]
+    assert headers == ["day", "price"]  # the unnamed index heads nothing
     rows = table.get_by_role("row").all_inner_texts()
     assert len(rows) == 1 + 5 + 1 + 5, rows
     assert rows[1].split() == ["0", "0", "0"] and rows[6] == "…" and rows[-1].split() == ["99", "99", "148.5"]
@@ -118,7 +118,7 @@ def test_a_second_run_loads_nothing_and_a_series_is_a_table(page):
     output = run_code(page, 'import pandas as pd\npd.Series([1.5, None], name="x")')
     assert "Loading" not in output.inner_text()
     table = output.get_by_role("table", name=re.compile("Series · 2 rows"))
-    assert table.get_by_role("columnheader").all_inner_texts() == ["", "x"]
+    assert table.get_by_role("columnheader").all_inner_texts() == ["x"]
     assert table.get_by_role("row").all_inner_texts()[2].split() == ["1", "NaN"]
 
 

@@ -176,7 +176,8 @@ export function createOutputLog(element) {
     const table = box.appendChild(el("table", "cells"));
     table.append(el("caption", "", `${node.type} · ${size}`));
     const head = el("tr");
-    head.append(Object.assign(el("th", "", node.index_name ?? ""), { scope: "col" }));
+    // the index's header when it has a name; else an empty corner cell, which heads nothing
+    head.append(node.index_name ? Object.assign(el("th", "", node.index_name), { scope: "col" }) : el("td"));
     node.columns.forEach((name, c) => {
       const th = Object.assign(el("th", "", name), { scope: "col" });
       if (node.dtypes[c]) th.title = node.dtypes[c];
