@@ -205,7 +205,8 @@ def test_signature_help_shows_the_call_being_typed(page):
 
 
 def test_completion_answers_nothing_at_once_while_code_runs(page):
-    """A run in progress (here at an await) is not waited for: the list stays closed and the run goes on."""
+    """A run in progress (here at an await) is not waited for: the list stays closed, the run goes on, and no answer
+    shows up once it has ended."""
     page.evaluate("(code) => playground.setCode(code)", "import asyncio\nawait asyncio.sleep(3)\npd.read_c")
     page.get_by_role("button", name="Run", exact=True).click()
     page.wait_for_function("() => playground.running !== null")
@@ -216,3 +217,5 @@ def test_completion_answers_nothing_at_once_while_code_runs(page):
     assert page.get_by_role("listbox").count() == 0
     assert page.evaluate("playground.running") is not None  # the run was not held up
     page.evaluate("playground.idle()")
+    page.wait_for_timeout(1000)
+    assert page.get_by_role("listbox").count() == 0  # no answer was waiting for the run to end either
