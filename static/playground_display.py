@@ -131,15 +131,15 @@ def _frame(value, pandas):
     frame = value.to_frame() if isinstance(value, pandas.Series) else value
     n_rows, n_cols = frame.shape
     rows, cols = _frame_picks(n_rows, FRAME_ROWS, FRAME_EDGE), _frame_picks(n_cols, FRAME_COLS, FRAME_COLS // 2)
-    names = [str(c) if c is not None else "" for c in frame.columns]
+    names = [str(c) for c in frame.columns]
     if isinstance(value, pandas.Series) and value.name is None:
-        names = [""]
+        names = ["value"]  # a header that says what the column holds, where pandas shows none
     shown = []
     for r in rows:
         if r is None:
             shown.append(None)
             continue
-        cells = ["…" if c is None else _cell_of(frame.iat[r, c], pandas) for c in cols]
+        cells = ["…" if c is None else _frame_cell(frame.iat[r, c], pandas) for c in cols]
         shown.append({"index": str(frame.index[r]), "cells": cells})
     index_name = frame.index.name
     return {
@@ -153,12 +153,9 @@ def _frame(value, pandas):
     }
 
 
-def _cell_of(x, pandas):
-    return (
-        "NaN"
-        if x is None or (not isinstance(x, str) and pandas.api.types.is_scalar(x) and pandas.isna(x))
-        else _cell(x)
-    )
+def _frame_cell(x, pandas):
+    missing = x is None or (not isinstance(x, str) and pandas.api.types.is_scalar(x) and pandas.isna(x))
+    return "NaN" if missing else _cell(x)  # NaN, None, NaT and pd.NA alike, as pandas shows them
 
 
 async def _tensor(value):
@@ -200,15 +197,6 @@ async def _tensor(value):
     return node
 
 
-def _figure(figure, figures):
-    try:
-        return figures.figure_node(figure)
-    finally:
-        from matplotlib import pyplot
-
-        pyplot.close(figure)  # shown: the end of the run must not show it again
-
-
 class _Describer:
     def __init__(self):
         self.nodes = 0
@@ -246,9 +234,9 @@ class _Describer:
             return _frame(value, pandas)
         figures = sys.modules.get("matplotlib.figure")
         if figures is not None and isinstance(value, figures.Figure):
-            import playground_figures  # the backend of pyplot: imported by now when pyplot is
+            import playground_figures  # imports matplotlib's Agg, already imported with the code's figure
 
-            return _figure(value, playground_figures)
+            return playground_figures.shown_value(value)
         # a Model exists only once py_engine.models is imported: asking pe.Model would import it (pe imports it lazily)
         models = sys.modules.get("py_engine.models")
         if models is not None and isinstance(value, models.Model):

@@ -55,6 +55,16 @@ def figure_node(figure):
     }
 
 
+def shown_value(figure):
+    """The node of a figure that is a run's last value, closed: the end of the run must not show it again."""
+    try:
+        return figure_node(figure)
+    finally:
+        from matplotlib import pyplot
+
+        pyplot.close(figure)
+
+
 def _post(node):
     sys.stdout.flush()  # what was printed before the figure comes before it
     sys.stderr.flush()
