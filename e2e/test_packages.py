@@ -188,7 +188,7 @@ def completions(page, code, timeout_ms=60_000):
 
 
 def test_completion_from_jedi_offers_tensor_methods_and_pandas_names(page):
-    run_python(page, "x = pe.zeros((2, 2))")
+    run_python(page, "import pandas as pd\nx = pe.zeros((2, 2))")  # jedi reads the packages a run has loaded
     assert any(option.startswith("relu") for option in completions(page, "x.re")), "relu"
     # read from py_engine/tensor.pyi for a name the code annotates, before any run made it
     assert any(option.startswith("relu6") for option in completions(page, "y: pe.Tensor = make()\ny.rel"))
@@ -202,6 +202,13 @@ def test_signature_help_shows_the_call_being_typed(page):
     tip = page.get_by_role("tooltip")
     tip.wait_for(timeout=30_000)
     assert tip.inner_text() == "relu(x)"
+    page.keyboard.press("Escape")
+    assert tip.count() == 0
+    page.keyboard.press("Control+End")
+    page.keyboard.type("\npe.conv2d(x, ")  # after the comma, the parameter being typed is in bold
+    tip.wait_for(timeout=30_000)
+    assert tip.inner_text().startswith("conv2d(x, filter, strides=1")
+    assert tip.locator("strong").inner_text() == "filter"
 
 
 def test_completion_answers_nothing_at_once_while_code_runs(page):

@@ -64,7 +64,8 @@ export function pythonCompletion(complete) {
   async function showSignature(view, pos) {
     const answer = await complete(view.state.doc.toString(), pos);
     const found = answer?.signatures?.[0];
-    if (view.state.selection.main.head !== pos) return; // the user moved on meanwhile
+    const head = view.state.selection.main.head;
+    if (head < pos || /[)\n]/.test(view.state.sliceDoc(pos, head))) return; // the user left the call meanwhile
     view.dispatch({ effects: setSignature.of(found ? signatureTooltip(pos, found) : null) });
   }
 
