@@ -122,6 +122,23 @@ def test_a_second_run_loads_nothing_and_a_series_is_a_table(page):
     assert table.get_by_role("row").all_inner_texts()[2].split() == ["1", "NaN"]
 
 
+def test_a_wide_dataframe_shows_its_first_and_last_columns(page):
+    node = run_python(
+        page,
+        """
+        import pandas as pd, playground_display
+        frame = pd.DataFrame(np.arange(90).reshape(3, 30), columns=[f"c{i}" for i in range(30)])
+        frame.index.name = "row"
+        await playground_display.describe(frame)
+        """,
+    )
+    assert node["columns"] == [*(f"c{i}" for i in range(10)), "…", *(f"c{i}" for i in range(20, 30))]
+    assert node["index_name"] == "row" and node["rows"][2] == {
+        "index": "2",
+        "cells": [*map(str, range(60, 70)), "…", *map(str, range(80, 90))],
+    }
+
+
 def test_a_figure_as_the_last_value_is_shown_once(page):
     output = run_code(page, 'import matplotlib.pyplot as plt\nfig = plt.figure()\nfig.suptitle("Only once")\nfig')
     assert output.get_by_role("img", name="Only once").count() == 1
