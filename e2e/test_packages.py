@@ -13,6 +13,7 @@ import urllib.request
 
 import pytest
 from conftest import BOOT_TIMEOUT_MS, RUN_TIMEOUT_S
+from playwright.sync_api import expect
 
 from app.assets import PACKAGES, lock_closure
 
@@ -224,8 +225,8 @@ def test_signature_help_shows_the_call_being_typed(page):
     page.keyboard.press("Control+End")
     page.keyboard.type("\npe.conv2d(x, ")  # after the comma, the parameter being typed is in bold
     tip.wait_for(timeout=30_000)
+    expect(tip.locator("strong")).to_have_text("filter")  # once the answer for the comma has replaced the one for "("
     assert tip.inner_text().startswith("conv2d(x, filter, strides=1")
-    assert tip.locator("strong").inner_text() == "filter"
 
 
 def test_completion_answers_nothing_at_once_while_code_runs(page):

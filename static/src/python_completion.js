@@ -61,8 +61,11 @@ export function pythonCompletion(complete) {
     };
   }
 
+  let asked = 0; // the latest signature request: an earlier one's answer arriving after it is stale
   async function showSignature(view, pos) {
+    const request = ++asked;
     const answer = await complete(view.state.doc.toString(), pos);
+    if (request !== asked) return;
     const found = answer?.signatures?.[0];
     const head = view.state.selection.main.head;
     if (head < pos || /[)\n]/.test(view.state.sliceDoc(pos, head))) return; // the user left the call meanwhile
