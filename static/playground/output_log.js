@@ -10,8 +10,8 @@
 //            notebook: a last line print() returns it)
 //   error    {type, message, traceback, line} from static/playground_run.py: the traceback as text
 // Everything is built with textContent (no HTML from Python reaches the page); a figure is an <img> of its PNG as a
-// data: URL, with its alt text. The log keeps its last MAX_CHARS
-// characters of printed text: a loop that prints forever cannot grow the page without bound.
+// data: URL, with its alt text. The log keeps its last MAX_CHARS characters of printed text (a figure counts for
+// FIGURE_CHARS): a loop that prints or plots forever cannot grow the page without bound.
 export function createOutputLog(element) {
   const MAX_CHARS = 1_000_000;
   const BLOCK_CHARS = 64_000;
