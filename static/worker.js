@@ -12,6 +12,9 @@
 //                   | {id, op: "memory"} | {id, op: "stats"} | {id, op: "info"} | {id, op: "clearNamespace"}
 //                   | {id, op: "setBackend", name}
 //                   | {id, op: "files.list" | "files.upload" | ...}  the user's files: static/files_worker.js
+//                   | {id, op: "complete", code, offset}  the editor's completion: {from, items, signatures}
+//                                         (playground_completion.py), or null while a request is in progress;
+//                                         answered beside the queue, never after a run
 //                   | {id, op, script, ...}  a panel's request, answered by its worker script (`script`, loaded on
 //                                         the first): static/classify_worker.js, static/teach_worker.js,
 //                                         static/memory_lab_worker.js list theirs
@@ -36,7 +39,8 @@
 //                                                  await): it ends once its `finally` blocks and scopes have run
 //                   {event: "input", prompt}       input(prompt) waits for a line: the page writes it into the input
 //                                                  channel (or Stop writes "stopped" there)
-//                   {event: "output", chunks: [{stream: "stdout"|"stderr", text}], dropped}  what the code printed,
+//                   {event: "output", chunks: [{stream: "stdout"|"stderr"|"note", text} | {stream: "figure", png,
+//                                                  alt, width, height}], dropped}  what the code printed and showed,
 //                                                  in order, a batch every FLUSH_MS at most while it runs; dropped:
 //                                                  lines left out because a batch was full (MAX_BATCH_LINES or
 //                                                  MAX_BATCH_CHARS)
@@ -61,8 +65,8 @@ const backendRequested = new URL(self.location.href).searchParams.get("backend")
 // The page's Python modules (static/*.py), written into /home/pyodide; startup_cache.py is imported first, by
 // startup_cache.js right after Pyodide has booted.
 const PYTHON_MODULES = [
-  "playground.py", "playground_run.py", "playground_display.py", "playground_files.py", "teach.py", "memory_lab.py",
-  "startup_cache.py",
+  "playground.py", "playground_run.py", "playground_display.py", "playground_files.py", "playground_packages.py",
+  "playground_figures.py", "playground_completion.py", "teach.py", "memory_lab.py", "startup_cache.py",
 ];
 const STARTUP_CACHE_PY = PYTHON_MODULES.indexOf("startup_cache.py");
 const timings = {};
@@ -315,6 +319,14 @@ function printed(stream, line) {
   else if (flushTimer === null) flushTimer = setTimeout(flushOutput, FLUSH_MS);
 }
 
+// What Python shows in the Output besides printed text, in order with it (static/playground_packages.py,
+// playground_figures.py): {stream: "note", text} (a package load's progress) or {stream: "figure", png, alt, width,
+// height}. Sent at once: a figure is large, and a note says what the run waits for.
+self.peOutput = (chunk) => {
+  batch.push(chunk);
+  flushOutput();
+};
+
 function flushOutput() {
   clearTimeout(flushTimer);
   flushTimer = null;
@@ -353,7 +365,7 @@ async function run(message, result) {
   runner.starting(); // a Stop from now on is this run's, even one Python sees before the run has begun
   post({ event: "run", run: message.id, running: true });
   try {
-    return plain(await runner.run(message.code, result));
+    return plain(await runner.run(message.code, result, message.pixelRatio ?? 1));
   } finally {
     flushOutput();
     running = null;
@@ -427,6 +439,23 @@ const booted = boot().finally(() => clearInterval(bootTicker)).then(
 const queue = [];
 let draining = false;
 
+// The editor's completion (static/playground_completion.py, jedi) is answered beside the queue, so it never waits
+// for a run: while a request is in progress (a run that awaits included) it gets nothing at once, and while Python
+// runs without awaiting, the page stops waiting for it (static/playground/completion.js).
+let completer = null;
+async function complete(message) {
+  let value = null;
+  try {
+    if (py && !draining) {
+      completer ??= pyodide.pyimport("playground_completion");
+      value = plain(await completer.complete(message.code, message.offset));
+    }
+    post({ id: message.id, ok: true, value });
+  } catch (error) {
+    post({ id: message.id, ok: false, error: (error && error.message) || String(error) });
+  }
+}
+
 async function drain() {
   if (draining) return;
   draining = true;
@@ -453,6 +482,8 @@ self.onmessage = ({ data: message }) => {
     if (runner) setInterruptBuffer(interruptBuffer);
   } else if (message.op === "stop") {
     stop(message.id);
+  } else if (message.op === "complete") {
+    complete(message);
   } else {
     queue.push(message);
     drain();

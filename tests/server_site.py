@@ -26,6 +26,9 @@ FAKE_PYODIDE = {
     "pyodide.asm.wasm": b"\0asm\1\0\0\0",
     "pyodide-lock.json": b'{"info": {"version": "0.27.7"}, "packages": {}}',
     "python_stdlib.zip": b"PK\5\6" + bytes(18),
+    # a package a run loads when it imports it (app/assets.py, PACKAGES): served and exported as the runtime is
+    "scipy-1.14.1-cp312-cp312-pyodide_2024_0_wasm32.whl": b"PK\5\6" + bytes(18),
+    "openblas-0.3.26.zip": b"PK\5\6" + bytes(18),
 }
 STATIC = {
     "index.html": b'<!doctype html><html><head><script src="app.js"></script></head><body></body></html>',

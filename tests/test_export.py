@@ -70,7 +70,11 @@ def test_the_export_holds_the_page_pyodide_the_wheel_and_the_models_and_nothing_
     config = json.loads(files["config.json"])
     assert config == client.get("/config.json").json()
     assert set(STATIC) <= set(files) and "link-in.js" in files  # a link inside static/ is served, so exported
-    assert {f"pyodide/{name}" for name in FAKE_PYODIDE} <= set(files)
+    assert {f"pyodide/{name}" for name in FAKE_PYODIDE} <= set(files)  # the on-demand packages' wheels included
+    assert (
+        files["pyodide/scipy-1.14.1-cp312-cp312-pyodide_2024_0_wasm32.whl"]
+        == client.get("/pyodide/scipy-1.14.1-cp312-cp312-pyodide_2024_0_wasm32.whl").content
+    )
     assert files[config["engine_wheel_url"].lstrip("/")] == client.get(config["engine_wheel_url"]).content
     model = json.loads(files["models/tiny/model.json"])
     assert model["weightsManifest"][0]["paths"] == [

@@ -286,7 +286,8 @@ def test_index_has_csp(client):
     csp = csp_of(r)
     assert csp["default-src"] == ["'none'"]
     assert csp["script-src"] == ["'self'", "'wasm-unsafe-eval'"]  # no 'unsafe-eval', no 'unsafe-inline'
-    assert csp["worker-src"] == ["'self'"] and csp["connect-src"] == ["'self'"]
+    assert csp["worker-src"] == ["'self'"]
+    assert csp["connect-src"] == ["'self'", "https://pypi.org", "https://files.pythonhosted.org"]  # micropip's
     assert csp["object-src"] == csp["base-uri"] == csp["frame-ancestors"] == ["'none'"]
     assert client.head("/").headers["content-security-policy"] == r.headers["content-security-policy"]
 
@@ -347,7 +348,12 @@ def test_cdn_in_config_and_csp(site):
     assert client.get("/config.json").json()["pyodide_index_url"] == "https://cdn.example.org/pyodide/v0.27.7/full/"
     csp = csp_of(client.get("/"))
     assert csp["script-src"] == ["'self'", "'wasm-unsafe-eval'", "https://cdn.example.org"]
-    assert csp["connect-src"] == ["'self'", "https://cdn.example.org"]
+    assert csp["connect-src"] == [
+        "'self'",
+        "https://cdn.example.org",
+        "https://pypi.org",
+        "https://files.pythonhosted.org",
+    ]
     for bad in ("ftp://cdn.example.org/", "https://cdn.example.org/?v=1", "cdn.example.org/pyodide/"):
         with pytest.raises(ValueError, match="http\\(s\\) URL"):
             Settings(**{**vars(site), "pyodide_cdn": bad})
@@ -364,6 +370,8 @@ def test_cdn_in_config_and_csp(site):
         ("pyodide.mjs", "text/javascript; charset=utf-8"),
         ("pyodide-lock.json", "application/json"),
         ("python_stdlib.zip", "application/zip"),
+        ("scipy-1.14.1-cp312-cp312-pyodide_2024_0_wasm32.whl", "application/zip"),
+        ("openblas-0.3.26.zip", "application/zip"),
     ],
 )
 def test_pyodide_files(client, name, content_type):

@@ -20,6 +20,7 @@ WHEELS = {
     "packaging-24.2-py3-none-any.whl": b"packaging wheel bytes",
     "scipy-1.14.1-cp312-cp312-pyodide_2024_0_wasm32.whl": b"not asked for",
 }
+FEW = ("numpy", "pillow", "micropip")  # the packages these tests ask for (app/assets.py's PACKAGES has more)
 
 
 def fake_lock(**overrides: str) -> dict:
@@ -75,6 +76,7 @@ def fake_registries(monkeypatch, tmp_path):
 
     monkeypatch.setattr(assets, "npm_pack", npm_pack)
     monkeypatch.setattr(assets, "pip_download", pip_download)
+    monkeypatch.setattr(assets, "PACKAGES", FEW)
     return state
 
 
@@ -85,7 +87,7 @@ def test_verify_wheels_takes_the_lock_closure():
         "numpy-2.0.2-cp312-cp312-pyodide_2024_0_wasm32.whl",
         "packaging-24.2-py3-none-any.whl",
     ]
-    assert lock_closure(fake_lock(), assets.PACKAGES) == ["micropip", "numpy", "packaging", "pillow"]
+    assert lock_closure(fake_lock(), FEW) == ["micropip", "numpy", "packaging", "pillow"]
 
 
 def test_verify_wheels_mismatch_names_the_file_and_both_hashes():
@@ -161,6 +163,16 @@ def test_incomplete_install_is_fetched_again(fake_registries, tmp_path):
     assert read_manifest(folder) is None
     ensure_pyodide(tmp_path, log=lambda m: None)
     assert (folder / "pyodide.js").read_bytes() == b"// js" and fake_registries["calls"] == 4
+
+
+def test_an_install_made_before_a_package_was_added_is_fetched_again(fake_registries, tmp_path, monkeypatch):
+    folder = ensure_pyodide(tmp_path, log=lambda m: None)
+    assert "scipy-1.14.1-cp312-cp312-pyodide_2024_0_wasm32.whl" not in read_manifest(folder)
+    monkeypatch.setattr(assets, "PACKAGES", (*FEW, "scipy"))
+    assert not assets.is_complete(folder)
+    ensure_pyodide(tmp_path, log=lambda m: None)
+    assert fake_registries["calls"] == 4 and assets.is_complete(folder)
+    assert "scipy-1.14.1-cp312-cp312-pyodide_2024_0_wasm32.whl" in read_manifest(folder)
 
 
 def test_mismatch_installs_nothing_and_keeps_the_verified_copy(fake_registries, tmp_path):

@@ -7,7 +7,8 @@
 // too (the file stays in the Files panel, whose Open brings it back). The open tabs and their unsaved text are kept
 // in localStorage, so a reload shows them at once, before Python has started.
 //
-// createCode({output, onRun, request}) -> {code (the active file's), setCode(text) (replaces it, as the user's code),
+// createCode({output, onRun, request, complete}) -> {code (the active file's), setCode(text) (replaces it, as the
+//   user's code),
 //   openFile(name, text, {asCopy}), activeFile, openFiles(), save(), saveAll(), focus(), markError(line | null),
 //   share() -> Promise of the link, load() -> Promise (the editor bundle)}
 //   openFile: a tab already open with exactly `text` is shown; else a new tab named `name` (name_2.py where that
@@ -54,7 +55,7 @@ function savedTabs(firstCode) {
   return { tabs: [{ name: FIRST_FILE, text: stored(SINGLE_CODE_KEY) ?? firstCode, unsaved: true, doc: null }], active: 0 };
 }
 
-export function createCode({ output, onRun, request }) {
+export function createCode({ output, onRun, request, complete }) {
   const $ = (id) => document.getElementById(id);
   const host = $("editor");
   const textBox = $("code");
@@ -311,7 +312,7 @@ export function createCode({ output, onRun, request }) {
     textBox.remove();
     const view = createEditor({
       host, doc: current().text, label: "Python code", id: "code", description: $("editor-keys").textContent,
-      onRun, onSave: save, onChange: edited,
+      onRun, onSave: save, onChange: edited, complete,
     });
     current().doc = view.document;
     // each tab keeps its document (and so its undo history) while another is shown

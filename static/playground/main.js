@@ -93,6 +93,7 @@ import "./files_panel.js";
 import { showClassifierProgress } from "./classify_panel.js";
 import "./teach_panel.js";
 import { createCode } from "./code.js";
+import { createCompletion } from "./completion.js";
 import { decodeImage } from "./images.js";
 import { createOutputLog } from "./output_log.js";
 import { startPanels } from "./panels.js";
@@ -119,7 +120,7 @@ const request = client.request;
 const playground = {
   ready: null,
   startupCache: undefined,
-  runPython: (code) => request("run", { code: String(code) }),
+  runPython: (code) => request("run", { code: String(code), pixelRatio: window.devicePixelRatio }),
   run: () => controls.run(),
   idle: () => controls.idle(),
   running: null,
@@ -147,7 +148,9 @@ const playground = {
 };
 window.playground = playground;
 
-const code = createCode({ output, onRun: () => controls.run(), request });
+const code = createCode({
+  output, onRun: () => controls.run(), request, complete: createCompletion({ playground, request }),
+});
 const controls = createRunControls({
   playground, request, client, code, output, restart: (why) => restart(why), setBackend: playground.setBackend,
 });

@@ -1,19 +1,24 @@
 // The Output log of the playground page: what the code prints as it runs, then its last value or its error.
 //
 // createOutputLog(element) -> {clear(), print(chunks, dropped), value(node), error(error), note(text, kind)}
-//   print    [{stream: "stdout"|"stderr", text}] as the worker batches them; dropped: lines the worker left out
+//   print    [{stream: "stdout"|"stderr", text} | {stream: "note", text} (a package load's progress) |
+//            {stream: "figure", png, alt, width, height} (plt.show())] as the worker batches them; dropped: lines the
+//            worker left out
 //   value    a display tree from static/playground_display.py (describe): tensors as a table with their shape, dtype
-//            and statistics, strings and summaries as text, containers item by item; None shows nothing (as in a
+//            and statistics, pandas DataFrames and Series as a table (head and tail of long ones), matplotlib figures
+//            as an image, strings and summaries as text, containers item by item; None shows nothing (as in a
 //            notebook: a last line print() returns it)
 //   error    {type, message, traceback, line} from static/playground_run.py: the traceback as text
 //   ask      input(prompt): the prompt and a text box ("Program input") at the end of the log; Enter gives
 //            answer(line) the line, which then stays in the log after its prompt, as a terminal shows it
 //   endInput the run ended (or was stopped) while input() waited: the box goes, the prompt stays
-// Everything is built with textContent (no HTML from Python reaches the page). The log keeps its last MAX_CHARS
-// characters of printed text: a loop that prints forever cannot grow the page without bound.
+// Everything is built with textContent (no HTML from Python reaches the page); a figure is an <img> of its PNG as a
+// data: URL, with its alt text. The log keeps its last MAX_CHARS characters of printed text (a figure counts for
+// FIGURE_CHARS): a loop that prints or plots forever cannot grow the page without bound.
 export function createOutputLog(element) {
   const MAX_CHARS = 1_000_000;
   const BLOCK_CHARS = 64_000;
+  const FIGURE_CHARS = 10_000; // what a figure counts for in MAX_CHARS: the log keeps its last hundred or so
   let printedChars = 0;
   // What arrived since the last frame: a fast printer sends batch after batch, and the page draws them together.
   let pending = [], pendingChars = 0, pendingDropped = 0, frame = null;
@@ -24,6 +29,8 @@ export function createOutputLog(element) {
     if (text !== undefined) node.textContent = text;
     return node;
   };
+
+  const chars = (chunk) => (chunk.stream === "figure" ? FIGURE_CHARS : chunk.text.length + 1);
 
   const atBottom = () => element.scrollHeight - element.scrollTop - element.clientHeight < 24;
 
@@ -38,7 +45,7 @@ export function createOutputLog(element) {
   function trim() {
     let removed = false;
     while (printedChars > MAX_CHARS) {
-      const oldest = element.querySelector(".stdout, .stderr, .dropped");
+      const oldest = element.querySelector(".stdout, .stderr, .dropped, .printed-note, .figure");
       if (!oldest) break;
       printedChars -= oldest.chars ?? oldest.textContent.length;
       oldest.remove();
@@ -52,13 +59,13 @@ export function createOutputLog(element) {
   function print(chunks, dropped) {
     for (const chunk of chunks) {
       pending.push(chunk);
-      pendingChars += chunk.text.length + 1;
+      pendingChars += chars(chunk);
     }
     pendingDropped += dropped;
     while (pendingChars > MAX_CHARS && pending.length > 1) { // a hidden page draws no frames: keep the newest
       const oldest = pending.shift();
-      pendingChars -= oldest.text.length + 1;
-      pendingDropped += oldest.text.split("\n").length;
+      pendingChars -= chars(oldest);
+      pendingDropped += oldest.stream === "figure" ? 1 : oldest.text.split("\n").length;
     }
     if (frame === null) frame = requestAnimationFrame(drawPrinted);
   }
@@ -68,7 +75,14 @@ export function createOutputLog(element) {
     frame = null;
     if (!pending.length && !pendingDropped) return;
     const follow = atBottom();
-    for (const { stream, text } of pending) {
+    for (const chunk of pending) {
+      const { stream, text } = chunk;
+      if (stream === "figure" || stream === "note") {
+        const shown = stream === "figure" ? figure(chunk) : el("div", "note printed-note", text);
+        element.append(Object.assign(shown, { chars: chars(chunk) }));
+        printedChars += shown.chars;
+        continue;
+      }
       // consecutive lines of a stream share a block, up to BLOCK_CHARS: trim() then drops whole old blocks
       const last = element.lastElementChild;
       if (last && last.classList.contains(stream) && last.chars < BLOCK_CHARS) {
@@ -149,6 +163,44 @@ export function createOutputLog(element) {
     return box;
   }
 
+  // A matplotlib figure (static/playground_figures.py): drawn at the screen's pixel ratio, shown at its CSS size.
+  function figure({ png, alt, width, height }) {
+    const box = el("figure", "figure");
+    const img = box.appendChild(el("img"));
+    Object.assign(img, { src: "data:image/png;base64," + png, alt, width, height });
+    return box;
+  }
+
+  // A pandas DataFrame or Series (static/playground_display.py, _frame): a table with its column headers and index.
+  function dataFrame(node) {
+    const box = el("div", "frame");
+    const [rowCount, colCount] = node.shape;
+    const size = node.type === "Series" ? plural(rowCount, "row") : `${plural(rowCount, "row")} × ${plural(colCount, "column")}`;
+    const table = box.appendChild(el("table", "cells"));
+    table.append(el("caption", "", `${node.type} · ${size}`));
+    const head = el("tr");
+    // the index's header when it has a name; else an empty corner cell, which heads nothing
+    head.append(node.index_name ? Object.assign(el("th", "", node.index_name), { scope: "col" }) : el("td"));
+    node.columns.forEach((name, c) => {
+      const th = Object.assign(el("th", "", name), { scope: "col" });
+      if (node.dtypes[c]) th.title = node.dtypes[c];
+      head.append(th);
+    });
+    table.appendChild(el("thead")).append(head);
+    const body = table.appendChild(el("tbody"));
+    for (const row of node.rows) {
+      const tr = body.appendChild(el("tr"));
+      if (row == null) { // None: the gap between head and tail
+        tr.className = "gap";
+        tr.append(Object.assign(el("td", "", "…"), { colSpan: node.columns.length + 1 }));
+        continue;
+      }
+      tr.append(Object.assign(el("th", "", row.index), { scope: "row" }));
+      for (const cell of row.cells) tr.append(el("td", "", cell));
+    }
+    return box;
+  }
+
   function container(node, depth) {
     if (!node.length) return el("span", "scalar", `${node.type} · empty`);
     const box = el("details", "container");
@@ -176,6 +228,8 @@ export function createOutputLog(element) {
       }
       case "tensor": return tensor(node);
       case "list": case "dict": return container(node, depth);
+      case "frame": return dataFrame(node);
+      case "figure": return figure(node);
       default: return el("pre", "repr", node.text);
     }
   }

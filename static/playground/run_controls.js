@@ -63,7 +63,7 @@ export function createRunControls({ playground, request, client, code, output, r
     let outcome;
     try {
       await code.saveAll(); // the editor's files, as shown, for the code's imports
-      outcome = await request("exec", { code: code.code });
+      outcome = await request("exec", { code: code.code, pixelRatio: window.devicePixelRatio }); // figures: sharp on this screen
     } catch (error) {
       outcome = { ok: false, restarted: error.restarted, error: { traceback: error.message, line: null } };
     } finally {

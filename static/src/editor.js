@@ -1,6 +1,6 @@
 // The playground's code editor: CodeMirror 6 with Python, bundled by build.mjs into static/vendor/.
 //
-// createEditor({host, doc, label, id, description, onRun, onSave, onChange}) -> {code, setCode(text), focus(),
+// createEditor({host, doc, label, id, description, onRun, onSave, onChange, complete}) -> {code, setCode(text), focus(),
 //   markError(line | null), createDocument(text), document}
 //   host      an element; the editor lives in its shadow root. CodeMirror adds its styles as <style> tags to a
 //             document but as constructed style sheets to a shadow root, and the page's CSP allows no inline styles.
@@ -10,6 +10,7 @@
 //   onRun     called for Ctrl+Enter / Cmd+Enter; onSave for Ctrl+S / Cmd+S; onChange(code) after each edit by the user
 //   createDocument(text) a new document (an EditorState, with its own undo history) for `document = ` to show:
 //             the page's editor tabs keep one per file
+//   complete  optional: completion and signature help (python_completion.js says what it answers)
 // Colours come from the page's CSS variables (--fg, --bg, --hl-*), which reach into the shadow root, and so does the
 // page's choice of the editor's height (--editor-min-height, --editor-max-height).
 import { EditorView } from "codemirror";
@@ -23,6 +24,7 @@ import {
   keymap, lineNumbers,
 } from "@codemirror/view";
 import { tags } from "@lezer/highlight";
+import { pythonCompletion } from "./python_completion.js";
 
 const highlight = HighlightStyle.define([
   { tag: [tags.keyword, tags.controlKeyword, tags.definitionKeyword, tags.moduleKeyword, tags.operatorKeyword],
@@ -69,7 +71,7 @@ const errorLine = StateField.define({
   provide: (field) => EditorView.decorations.from(field),
 });
 
-export function createEditor({ host, doc, label, id, description, onRun, onSave, onChange }) {
+export function createEditor({ host, doc, label, id, description, onRun, onSave, onChange, complete }) {
   const root = host.shadowRoot || host.attachShadow({ mode: "open" });
   const run = () => { onRun(); return true; };
   const save = () => { onSave(); return true; };
@@ -86,6 +88,7 @@ export function createEditor({ host, doc, label, id, description, onRun, onSave,
     // tabindex: the editable element is focusable by itself, but says so, so checkers (axe) see that the
     // scrolling region around it can be reached by keyboard
     EditorView.contentAttributes.of({ "aria-label": label, "aria-describedby": about.id, id, tabindex: "0" }),
+    complete ? pythonCompletion(complete) : [],
     EditorView.updateListener.of((update) => {
       // edits by the user carry a userEvent (input, delete, undo, paste, ...); setCode's do not
       if (update.docChanged && update.transactions.some((tr) => tr.annotation(Transaction.userEvent))) {
