@@ -5,7 +5,8 @@
 //   complete(code, offset) -> Promise of {from, items: [{label, type, detail?}], signatures: [{label, params, index,
 //   doc}]} or null (nothing now, e.g. while code runs)
 // The list opens as the user types a name or a ".", and on Ctrl+Space; the signature of the call the cursor is in
-// shows above it after "(" or "," until ")" or Escape.
+// shows above it after "(" or "," until ")" or Escape. Both wait until typing pauses (PAUSE_MS): a request keeps the
+// worker busy (jedi's first load takes seconds), so code typed and run at once must not queue behind one.
 import { autocompletion } from "@codemirror/autocomplete";
 import { StateEffect, StateField } from "@codemirror/state";
 import { EditorView, keymap, showTooltip } from "@codemirror/view";
@@ -13,6 +14,8 @@ import { EditorView, keymap, showTooltip } from "@codemirror/view";
 // jedi's kinds of names as CodeMirror's icons name them
 const TYPES = { module: "namespace", class: "class", instance: "variable", function: "function", param: "variable",
   keyword: "keyword", property: "property", statement: "variable", path: "text" };
+
+const PAUSE_MS = 400;
 
 const setSignature = StateEffect.define();
 const signature = StateField.define({
@@ -64,6 +67,8 @@ export function pythonCompletion(complete) {
   let asked = 0; // the latest signature request: an earlier one's answer arriving after it is stale
   async function showSignature(view, pos) {
     const request = ++asked;
+    await new Promise((resolve) => { setTimeout(resolve, PAUSE_MS); });
+    if (request !== asked || view.state.selection.main.head < pos) return; // typed on, or left the call
     const answer = await complete(view.state.doc.toString(), pos);
     if (request !== asked) return;
     const found = answer?.signatures?.[0];
@@ -98,5 +103,5 @@ export function pythonCompletion(complete) {
     ".cm-completionDetail": { color: "var(--muted)" },
   });
 
-  return [autocompletion({ override: [source] }), signature, typed, closeSignature, theme];
+  return [autocompletion({ override: [source], activateOnTypingDelay: PAUSE_MS }), signature, typed, closeSignature, theme];
 }
