@@ -86,9 +86,7 @@ def _stored_dtype(spec):
         return DTYPES[dtype]
     stored = quantization.get("dtype") if isinstance(quantization, dict) else None
     if stored not in QUANTIZED:
-        raise ModelLoadError(
-            f"weight {name!r} has quantization dtype {stored!r}; supported: {', '.join(QUANTIZED)}"
-        )
+        raise ModelLoadError(f"weight {name!r} has quantization dtype {stored!r}; supported: {', '.join(QUANTIZED)}")
     if stored == "float16" and dtype != "float32":
         raise ModelLoadError(f"weight {name!r} is quantized to float16, which only a float32 weight can be")
     if stored != "float16":
