@@ -189,12 +189,13 @@ def parse_graph(artifacts):
         missing = [n for n in [*node.inputs, *node.control] if tensor_name(n)[0] not in known]
         if missing:
             raise ModelLoadError(f"node {node.name!r} ({node.op}) reads {missing[0]!r}, which no node makes")
-    signature = artifacts.get("signature") or {}
+    metadata = artifacts.get("userDefinedMetadata") or {}
+    # as TF.js's loader: a signature in userDefinedMetadata wins over model.json's own
+    signature = metadata.get("signature") or artifacts.get("signature") or {}
     library = topology.get("library") or {}
     functions = {}
     for function in library.get("function") or []:
         functions[(function.get("signature") or {}).get("name", "?")] = _function(function)
-    metadata = artifacts.get("userDefinedMetadata") or {}
     return GraphArtifacts(
         nodes,
         _signature_entries(signature.get("inputs"), "input"),
