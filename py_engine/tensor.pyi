@@ -203,6 +203,10 @@ class Tensor:
         """Slices of x along `axis` at `indices` (int32, any shape), with shape
         x.shape[:axis] + indices.shape[batch_dims:] + x.shape[axis + 1:]. The first batch_dims axes of x and indices
         are batch axes: each batch entry gathers with its own indices."""
+    def gather_nd(self, indices):
+        """Slices of x picked by index tuples, as TensorFlow's GatherNd: indices (int32) has shape batch + (k,) with
+        k <= x's rank, each row an index into x's first k axes; the result has shape batch + x.shape[k:].
+        An index out of range is an IndexError on numpy (a GPU writes 0 there, as TensorFlow does on GPUs)."""
     def pad(self, paddings, constant_value=0):
         """x with `constant_value` added around it: paddings is one [before, after] pair per axis."""
     def reshape(self, shape):
