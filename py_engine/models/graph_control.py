@@ -19,7 +19,7 @@ from .. import ops
 from ..engine import ENGINE
 from ..io.graph_format import engine_dtype, tensor_name
 from .graph_model import finish, run_node
-from .graph_ops import LIST_OPS
+from .graph_ops import LIST_OPS, Call
 
 ROOT = ()  # the context outside every frame
 
@@ -88,10 +88,6 @@ async def run_dynamic(model, plan, feeds):
     uses = {}  # (tensor name, context) -> consumers still to read it there
     done, produced, stack = set(), set(), []
 
-    def host(x):
-        value = host_values.get(x.id)
-        return np.asarray(x.numpy()) if value is None else value
-
     def lookup(name, context):
         """The value of `name` in `context`, or None: feeds and weights are everywhere, a constant Enter's value
         in every iteration of its frame."""
@@ -137,12 +133,9 @@ async def run_dynamic(model, plan, feeds):
             if not isinstance(value, TensorList) and key[0] not in plan.outputs:
                 value.dispose()
 
-    for node in plan.nodes:
-        if not node.inputs and not [c for c in node.control if tensor_name(c)[0] in nodes]:
+    for node in reversed(plan.nodes):  # those that read only inputs and weights start; the others follow
+        if not any(tensor_name(name)[0] in nodes for name in [*node.inputs, *node.control]):
             stack.append((node, ROOT))
-    for name in feeds:
-        for consumer in consumers.get(tensor_name(name)[0], ()):
-            stack.append((consumer, ROOT))
 
     while stack:
         node, context = stack.pop()
@@ -167,7 +160,7 @@ async def run_dynamic(model, plan, feeds):
             continue
         done.add((node.name, context))
         args = [value for value, _ in found]
-        for out, out_context, value in await _run(model, node, context, args, host, host_values):
+        for out, out_context, value in await _run(model, node, context, args, host_values):
             store(f"{node.name}:{out}", out_context, value)
         for _, key in found:
             if key is not None:
@@ -183,7 +176,7 @@ async def run_dynamic(model, plan, feeds):
     return finish(model, {name: lookup(name, ROOT)[0] for name in plan.outputs}, plan.outputs, list(feeds.values()))
 
 
-async def _run(model, node, context, args, host, host_values):
+async def _run(model, node, context, args, host_values):
     """[(output index, context, value)] of one node in `context`."""
     op = node.op
     if op == "NoOp":
@@ -204,5 +197,5 @@ async def _run(model, node, context, args, host, host_values):
         taken = bool(np.asarray(await predicate.data() if value is None else value).reshape(-1)[0])
         return [(1 if taken else 0, context, _view(args[0]))]
     if op in LIST_OPS:
-        return [(k, context, v) for k, v in enumerate(_list_op(node, args, host))]
+        return [(k, context, v) for k, v in enumerate(_list_op(node, args, Call(node, args, host_values).host))]
     return [(k, context, v) for k, v in enumerate(run_node(model, node, args, host_values))]

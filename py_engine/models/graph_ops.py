@@ -277,6 +277,24 @@ def _clip(c):
     return ops.clip_by_value(c.x(0), c.host(1).item(), c.host(2).item())
 
 
+def _nms_args(c):
+    """boxes, scores, max_output_size, iou_threshold, score_threshold of a NonMaxSuppression node."""
+    numbers = [c.host(i).item() for i in range(2, min(len(c.inputs), 5))]
+    return (c.x(0), c.x(1), int(numbers[0]), *numbers[1:])
+
+
+def _nms_v5(c):
+    boxes, scores, size, iou, score = _nms_args(c)
+    return list(ops.non_max_suppression_with_score(boxes, scores, size, iou, score, c.host(5).item()))
+
+
+def _nms_v4(c):
+    boxes, scores, size, iou, score = _nms_args(c)
+    return list(
+        ops.non_max_suppression_padded(boxes, scores, size, iou, score, c.attr("pad_to_max_output_size", False))
+    )
+
+
 def _like(fill):
     return Op(lambda c: ops.fill(list(c.x(0).shape), fill, c.x(0).dtype), ["fill"])
 
@@ -410,6 +428,12 @@ OPS = {
     "OneHot": Op(_one_hot),
     # evaluation
     "TopKV2": Op(_top_k, outputs=2),
+    # dynamic: output sizes depend on values (TF.js's executeAsync runs them; here too)
+    "NonMaxSuppressionV2": Op(lambda c: ops.non_max_suppression(*_nms_args(c)), ["non_max_suppression"]),
+    "NonMaxSuppressionV3": Op(lambda c: ops.non_max_suppression(*_nms_args(c)), ["non_max_suppression"]),
+    "NonMaxSuppressionV4": Op(_nms_v4, ["non_max_suppression_padded"], outputs=2),
+    "NonMaxSuppressionV5": Op(_nms_v5, ["non_max_suppression_with_score"], outputs=2),
+    "Where": Op(lambda c: ops.argwhere(ops.cast(c.x(0), "bool")), ["argwhere"]),
     # image
     "ResizeBilinear": _resize("resize_bilinear"),
     "ResizeNearestNeighbor": _resize("resize_nearest"),
