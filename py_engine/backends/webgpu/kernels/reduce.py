@@ -22,6 +22,7 @@ F32, I32, BOOL = "float32", "int32", "bool"
 ITEMS = 16  # elements each thread of a workgroup reduces serially before the tree
 SCAN_ITEMS = 8  # and scans serially in Cumsum
 TOPK_MAX_SORT = 1024  # longest row the bitonic TopK sorts in workgroup memory
+TOPK_MAX_SELECT_STEPS = 16384  # loop steps of a selection TopK thread beyond which rows are cut into segments
 
 LOWEST = {F32: "f32_from_bits(0xff800000u)", I32: "bitcast<i32>(0x80000000u)"}
 HIGHEST = {F32: "f32_from_bits(0x7f800000u)", I32: "2147483647"}
@@ -422,12 +423,13 @@ fn before(av: {ELEMENT[dtype]}, ai: i32, bv: {ELEMENT[dtype]}, bi: i32) -> bool 
 
 
 @functools.cache
-def _top_k_shader(dtype, wg, sort):
-    """One workgroup per row (words 0 = rows, 1 = n, 2 = k, 3 = n padded to a power of two). `sort`: a bitonic
-    sort of the row in workgroup memory, then the first k; else k passes each picking the best element that
-    comes after the previous pick."""
+def _top_k_shader(dtype, wg, mode):
+    """One workgroup per row (words 0 = rows, 1 = n, 2 = k, 3 = n padded to a power of two). mode "sort": a
+    bitonic sort of the row in workgroup memory, then the first k; else k passes each picking the best element that
+    comes after the previous pick: of the row ("select"), of one segment of it ("segments", words 4 = segments per
+    row, 5 = their length), or of the segments' picks with their indices ("candidates")."""
     elem, zero = ELEMENT[dtype], ZERO[dtype]
-    if sort:
+    if mode == "sort":
         memory = (
             f"var<workgroup> keys: array<{elem}, {TOPK_MAX_SORT}>;\nvar<workgroup> ids: array<i32, {TOPK_MAX_SORT}>;\n"
         )
@@ -459,17 +461,32 @@ def _top_k_shader(dtype, wg, sort):
     indices[g * u.k + i] = ids[i];
   }}"""
     else:
+        # where this workgroup's elements are, how many, and each one's index in its row (`sort` is the stage:
+        # "select" a whole row; "segments" each a segment of a row; "candidates" the segments' picks, with ids)
+        where = {
+            "select": ("g * n", "n", "i32(i)"),
+            "segments": (
+                "(g / u.segs) * n + (g % u.segs) * u.seg",
+                "min(u.seg, n - (g % u.segs) * u.seg)",
+                "i32((g % u.segs) * u.seg + i)",
+            ),
+            "candidates": ("g * u.segs * u.k", "u.segs * u.k", "ids[src + i]"),
+        }
+        src, count, ident = where[mode]
         memory = f"var<workgroup> best_v: array<{elem}, {wg}>;\nvar<workgroup> best_i: array<i32, {wg}>;\n"
         body = f"""  if (g >= u.rows) {{ return; }}
   let n = u.n;
+  let src = {src};
+  let count = {count};
   var prev_v = {zero};
   var prev_i = -1;
   for (var pick = 0u; pick < u.k; pick = pick + 1u) {{
     var bv = {zero};
     var bi = i32(n);  // padding: every element beats it
-    for (var i = t; i < n; i = i + {wg}u) {{
-      let v = x[g * n + i];
-      if ((prev_i < 0 || before(prev_v, prev_i, v, i32(i))) && before(v, i32(i), bv, bi)) {{ bv = v; bi = i32(i); }}
+    for (var i = t; i < count; i = i + {wg}u) {{
+      let v = x[src + i];
+      let id = {ident};
+      if ((prev_i < 0 || before(prev_v, prev_i, v, id)) && before(v, id, bv, bi)) {{ bv = v; bi = id; }}
     }}
     best_v[t] = bv;
     best_i[t] = bi;
@@ -489,10 +506,11 @@ def _top_k_shader(dtype, wg, sort):
     }}
     workgroupBarrier();
   }}"""
-    key = f"TopK:{dtype}:wg{wg}:{'sort' if sort else 'select'}"
+    key = f"TopK:{dtype}:wg{wg}:{mode}"
     outs = [("values", dtype), ("indices", I32)]
-    uniforms = dict.fromkeys(("rows", "n", "k", "padded"), "u32")
-    return compose_shader(key, memory + _group_main(body, wg), [("x", dtype)], outs, uniforms, HELPERS + _before(dtype))
+    ins = [("x", dtype), ("ids", I32)] if mode == "candidates" else [("x", dtype)]
+    uniforms = dict.fromkeys(("rows", "n", "k", "padded", "segs", "seg"), "u32")
+    return compose_shader(key, memory + _group_main(body, wg), ins, outs, uniforms, HELPERS + _before(dtype))
 
 
 def _top_k(backend, x, k):
@@ -505,10 +523,36 @@ def _top_k(backend, x, k):
     sort_cost = levels * (levels + 1) // 2 * -(-padded // (2 * wg))
     select_cost = k * (-(-n // wg) + wg.bit_length())
     sort = padded <= TOPK_MAX_SORT and sort_cost < select_cost
+    uniforms = {"rows": rows, "n": n, "k": k, "padded": padded, "segs": 1, "seg": n}
+    if not sort and select_cost > TOPK_MAX_SELECT_STEPS and k:
+        return _top_k_segmented(backend, x, k, rows, wg, uniforms, values, indices)
     backend.variants["top_k"] = "bitonic" if sort else "selection"
-    shader = _top_k_shader(x.dtype, wg, sort)
-    uniforms = {"rows": rows, "n": n, "k": k, "padded": padded}
+    shader = _top_k_shader(x.dtype, wg, "sort" if sort else "select")
     backend.dispatch(shader, [x, values, indices], uniforms, linear_groups(rows, 1))
+    return values, indices
+
+
+def _top_k_segmented(backend, x, k, rows, wg, uniforms, values, indices):
+    """TopK of long rows in two dispatches: the top k of each segment (short enough that a thread's loop stays
+    under TOPK_MAX_SELECT_STEPS; llvmpipe's GL returned zeros past ~65536 steps), then the top k of those picks."""
+    n = uniforms["n"]
+    seg = max(k, TOPK_MAX_SELECT_STEPS // max(k, 1) * wg)
+    segs = -(-n // seg)
+    picks_v, picks_i = backend.empty((rows * segs * k,), x.dtype), backend.empty((rows * segs * k,), I32)
+    segmented = {**uniforms, "rows": rows * segs, "segs": segs, "seg": seg}
+    backend.dispatch(
+        _top_k_shader(x.dtype, wg, "segments"), [x, picks_v, picks_i], segmented, linear_groups(rows * segs, 1)
+    )
+    merged = {**uniforms, "segs": segs}
+    backend.dispatch(
+        _top_k_shader(x.dtype, wg, "candidates"),
+        [picks_v, picks_i, values, indices],
+        merged,
+        linear_groups(rows, 1),
+    )
+    backend.free(picks_v)
+    backend.free(picks_i)
+    backend.variants["top_k"] = "segmented selection"
     return values, indices
 
 
