@@ -23,7 +23,7 @@ from ..io.errors import ModelLoadError
 from ..io.fetch import Location
 from ..io.graph_format import engine_dtype, parse_graph, read_json, tensor_name
 from ..tensor import Tensor
-from .graph_ops import CONTROL_OPS, DYNAMIC_OPS, LIST_OPS, OPS, SOURCE_OPS, Call, missing_engine_ops
+from .graph_ops import CONTROL_OPS, DYNAMIC_OPS, LIST_OPS, NOT_HERE, OPS, SOURCE_OPS, Call, missing_engine_ops
 
 HOST_VALUE_LIMIT = 64  # Const values up to this many elements stay on the host too: shapes, axes, sizes
 
@@ -255,7 +255,7 @@ class Plan:
             node = model.nodes[name]
             if name in fed or node.op == "Const":
                 continue
-            if node.op.startswith("Placeholder"):
+            if node.op == "Placeholder":
                 raise ValueError(
                     f"GraphModel: the outputs {', '.join(map(repr, outputs))} need the input {name!r}, "
                     f"which was not given (given: {', '.join(map(repr, feeds)) or 'none'})"
@@ -384,7 +384,7 @@ async def _load(location, on_progress):
     if unknown:
         listed = "; ".join(
             f"{op} (node{'s' if len(names) > 1 else ''} {', '.join(map(repr, names[:3]))}"
-            f"{f' and {len(names) - 3} more' if len(names) > 3 else ''})"
+            f"{f' and {len(names) - 3} more' if len(names) > 3 else ''}{': ' + NOT_HERE[op] if op in NOT_HERE else ''})"
             for op, names in sorted(unknown.items())
         )
         raise ModelLoadError(

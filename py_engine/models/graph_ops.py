@@ -11,6 +11,7 @@ import numpy as np
 from .. import ops
 from ..engine import ENGINE
 from ..io.graph_format import engine_dtype
+from ..ops import nn
 
 
 class Op:
@@ -295,6 +296,107 @@ def _nms_v4(c):
     )
 
 
+def _selu(c):
+    """scale * (x > 0 ? x : alpha * (exp(x) - 1)), elu's negative side scaled."""
+    x = c.x(0)
+    return 1.0507009873554805 * (ops.relu(x) + 1.6732632423543772 * ops.minimum(ops.elu(x), 0))
+
+
+def _is_inf(x):
+    return ops.equal(ops.abs(x), float("inf"))
+
+
+def _conv1d(c):
+    """conv2d over a height of one: x [N, W, C], filter [w, in, out]."""
+    x, w = ops.expand_dims(c.x(0), 1), ops.expand_dims(c.x(1), 0)
+    padding = c.attr("padding", "VALID").lower()
+    y = ops.conv2d(x, w, (1, c.attr("stride", 1)), padding, (1, c.attr("dilation", 1)))
+    return ops.squeeze(y, 1)
+
+
+def _conv3d(c):
+    strides, dilations = c.attr("strides")[1:4], c.attr("dilations", [1, 1, 1, 1, 1])[1:4]
+    return nn.conv3d(c.x(0), c.x(1), tuple(strides), c.attr("padding").lower(), tuple(dilations))
+
+
+def _pool3d(name):
+    return Op(
+        lambda c: getattr(nn, name)(
+            c.x(0), tuple(c.attr("ksize")[1:4]), tuple(c.attr("strides")[1:4]), c.attr("padding").lower()
+        )
+    )
+
+
+def _conv2d_backprop_input(c):
+    """The gradient of a conv2d for its input: conv2d_transpose of out_backprop (input 2) with the filter."""
+    size = c.ints(0)
+    return nn.conv2d_transpose(c.x(2), c.x(1), size[1:3], _hw(c.attr("strides")), c.attr("padding").lower())
+
+
+def _bound(compare):
+    """LowerBound / UpperBound: per row, how many of the sorted values come before each value."""
+
+    def run(c):
+        ahead = compare(ops.expand_dims(c.x(0), 1), ops.expand_dims(c.x(1), 2))
+        return ops.sum(ops.cast(ahead, "int32"), -1)
+
+    return Op(run)
+
+
+def _band_part(c):
+    """x's entries within `lower` diagonals below and `upper` above the main one (negative: all), others 0."""
+    x = c.x(0)
+    lower, upper = c.host(1).item(), c.host(2).item()
+    rows, cols = np.indices(x.shape[-2:])
+    keep = ((lower < 0) | (rows - cols <= lower)) & ((upper < 0) | (cols - rows <= upper))
+    return ops.where(ops.tensor(keep), x, ops.zeros_like(x))
+
+
+def _euclidean_norm(c):
+    return ops.sqrt(ops.sum(ops.square(c.x(0)), tuple(c.ints(1)), keepdims=c.attr("keep_dims", False)))
+
+
+def _depth_to_space(c):
+    """NHWC: each pixel's channels become a block x block patch."""
+    x, b = c.x(0), c.attr("block_size")
+    n, h, w, channels = x.shape
+    y = ops.transpose(ops.reshape(x, (n, h, w, b, b, channels // (b * b))), (0, 1, 3, 2, 4, 5))
+    return ops.reshape(y, (n, h * b, w * b, channels // (b * b)))
+
+
+def _scatter_nd(c):
+    """Zeros of `shape` with each update added at its index (duplicates sum, as TensorFlow's ScatterNd)."""
+    indices, updates, shape = c.x(0), c.x(1), c.ints(2)
+    depth = indices.shape[-1]
+    strides = np.cumprod([1, *shape[1:depth][::-1]])[::-1].astype(np.int32)
+    flat = ops.sum(indices * ops.tensor(strides), -1)
+    inner = shape[depth:]
+    sums = ops.unsorted_segment_sum(
+        ops.reshape(updates, (-1, *inner)), ops.reshape(flat, (-1,)), int(np.prod(shape[:depth]))
+    )
+    return ops.reshape(sums, shape)
+
+
+def _broadcast_args(c):
+    return ops.tensor(np.array(np.broadcast_shapes(tuple(c.ints(0)), tuple(c.ints(1))), np.int32))
+
+
+def _random(name):
+    def run(c):
+        seed = c.attr("seed", 0) or None
+        dtype = engine_dtype(c.attr("dtype", "DT_FLOAT"))
+        if name == "random_uniform":
+            return ops.random_uniform(c.ints(0), c.attr("minval", 0.0), c.attr("maxval", 1.0), dtype, seed)
+        return getattr(ops, name)(c.ints(0), 0.0, 1.0, dtype, seed)
+
+    return Op(run, [name])
+
+
+def _reverse_v1(c):
+    dims = np.asarray(c.host(1)).reshape(-1)
+    return ops.reverse(c.x(0), tuple(int(k) for k in np.flatnonzero(dims)))
+
+
 def _like(fill):
     return Op(lambda c: ops.fill(list(c.x(0).shape), fill, c.x(0).dtype), ["fill"])
 
@@ -303,6 +405,8 @@ OPS = {
     # graph
     "Identity": Op(view),
     "Snapshot": Op(view),
+    "PlaceholderWithDefault": Op(view),  # its input, where it is not fed
+    "Print": Op(view),
     "StopGradient": Op(view),
     "EnsureShape": Op(view),
     "IdentityN": Op(lambda c: [ENGINE.view(x, x.shape) for x in c.inputs], outputs=None),
@@ -355,6 +459,15 @@ OPS = {
     "Square": unary("square"),
     "Tanh": unary("tanh"),
     "ClipByValue": Op(_clip),
+    "Selu": Op(_selu),
+    "Cosh": Op(lambda c: (ops.exp(c.x(0)) + ops.exp(-c.x(0))) * 0.5),
+    "Sinh": Op(lambda c: (ops.exp(c.x(0)) - ops.exp(-c.x(0))) * 0.5),
+    "Tan": Op(lambda c: ops.sin(c.x(0)) / ops.cos(c.x(0))),
+    "Asinh": Op(lambda c: ops.log(c.x(0) + ops.sqrt(ops.square(c.x(0)) + 1))),
+    "Acosh": Op(lambda c: ops.log(c.x(0) + ops.sqrt(ops.square(c.x(0)) - 1))),
+    "Atanh": Op(lambda c: ops.log((1 + c.x(0)) / (1 - c.x(0))) * 0.5),
+    "IsInf": Op(lambda c: _is_inf(c.x(0))),
+    "IsFinite": Op(lambda c: ops.logical_not(ops.logical_or(ops.is_nan(c.x(0)), _is_inf(c.x(0))))),
     # logical
     "Equal": binary("equal"),
     "NotEqual": binary("not_equal"),
@@ -373,6 +486,7 @@ OPS = {
     "BatchMatMulV2": Op(lambda c: ops.matmul(c.x(0), c.x(1), c.attr("adj_x", False), c.attr("adj_y", False))),
     "_FusedMatMul": Op(_fused_matmul, ["matmul", "relu", "relu6", "sigmoid", "elu", "tanh", "leaky_relu"]),
     "Transpose": Op(lambda c: ops.transpose(c.x(0), c.ints(1))),
+    "MatrixBandPart": Op(_band_part),
     # convolution
     "Conv2D": _conv("conv2d"),
     "DepthwiseConv2dNative": _conv("depthwise_conv2d"),
@@ -381,6 +495,11 @@ OPS = {
     "FusedDepthwiseConv2dNative": _fused_conv("depthwise"),
     "MaxPool": _pool("max_pool"),
     "AvgPool": _pool("avg_pool"),
+    "Conv1D": Op(_conv1d),
+    "Conv3D": Op(_conv3d),
+    "MaxPool3D": _pool3d("max_pool3d"),
+    "AvgPool3D": _pool3d("avg_pool3d"),
+    "Conv2DBackpropInput": Op(_conv2d_backprop_input),
     # reduction
     "Sum": _reduce("sum"),
     "Mean": _reduce("mean"),
@@ -395,6 +514,7 @@ OPS = {
     # normalization
     "Softmax": Op(lambda c: ops.softmax(c.x(0), -1)),
     "LogSoftmax": Op(lambda c: ops.log_softmax(c.x(0), -1)),
+    "EuclideanNorm": Op(_euclidean_norm),
     "FusedBatchNorm": Op(_batch_norm),
     "FusedBatchNormV2": Op(_batch_norm),
     "FusedBatchNormV3": Op(_batch_norm),
@@ -412,6 +532,8 @@ OPS = {
     "Split": Op(_split, outputs=None),
     "SplitV": Op(_split_v, outputs=None),
     "ReverseV2": Op(lambda c: ops.reverse(c.x(0), tuple(c.ints(1)))),
+    "Reverse": Op(_reverse_v1),
+    "ScatterNd": Op(_scatter_nd),
     # transformation
     "Cast": Op(_cast),
     "ExpandDims": Op(lambda c: ops.expand_dims(c.x(0), c.ints(1)[0])),
@@ -420,14 +542,24 @@ OPS = {
     "Pad": Op(_pad),
     "PadV2": Op(_pad),
     "BroadcastTo": Op(lambda c: ops.broadcast_to(c.x(0), c.ints(1))),
+    "BroadcastArgs": Op(_broadcast_args),
+    "DepthToSpace": Op(_depth_to_space),
     # creation
     "Fill": Op(_fill),
     "Range": Op(_range),
     "ZerosLike": _like(0),
     "OnesLike": _like(1),
     "OneHot": Op(_one_hot),
+    "Zeros": Op(lambda c: ops.zeros(c.ints(0), engine_dtype(c.attr("dtype", "DT_FLOAT")))),
+    "Ones": Op(lambda c: ops.ones(c.ints(0), engine_dtype(c.attr("dtype", "DT_FLOAT")))),
+    "LinSpace": Op(lambda c: ops.linspace(c.host(0).item(), c.host(1).item(), c.host(2).item())),
+    "RandomStandardNormal": _random("random_normal"),
+    "RandomUniform": _random("random_uniform"),
+    "TruncatedNormal": _random("truncated_normal"),
     # evaluation
     "TopKV2": Op(_top_k, outputs=2),
+    "LowerBound": _bound(ops.less),
+    "UpperBound": _bound(ops.less_equal),
     # dynamic: output sizes depend on values (TF.js's executeAsync runs them; here too)
     "NonMaxSuppressionV2": Op(lambda c: ops.non_max_suppression(*_nms_args(c)), ["non_max_suppression"]),
     "NonMaxSuppressionV3": Op(lambda c: ops.non_max_suppression(*_nms_args(c)), ["non_max_suppression"]),
@@ -442,15 +574,114 @@ OPS = {
 # The ops the executor runs itself (graph_control.py): frames of while loops, and TensorLists.
 CONTROL_OPS = ("Enter", "Exit", "Switch", "Merge", "NextIteration", "LoopCond")
 LIST_OPS = (
+    "EmptyTensorList",
     "TensorListReserve",
     "TensorListFromTensor",
+    "TensorListScatter",
+    "TensorListScatterV2",
+    "TensorListSplit",
     "TensorListGetItem",
     "TensorListSetItem",
-    "TensorListStack",
+    "TensorListPushBack",
+    "TensorListPopBack",
+    "TensorListResize",
     "TensorListLength",
+    "TensorListStack",
+    "TensorListGather",
+    "TensorListConcat",
+    "TensorListConcatV2",
 )
 # Nodes whose values the executor provides (inputs, weights) or that compute nothing.
-SOURCE_OPS = ("Const", "Placeholder", "PlaceholderWithDefault", "NoOp")
+SOURCE_OPS = ("Const", "Placeholder", "NoOp")
+_NO_COMPLEX = "the engine has no complex dtype"
+_NO_STRINGS = "the engine has no string tensors"
+_FUNCTIONS = "calls the graph's library functions (TF2's functional control flow); converted models use frames"
+_TENSOR_ARRAY = "TF1's TensorArray: TF2 graphs (and the converter's output of them) use TensorLists, which run here"
+
+# The ops TF.js 4.22 runs that this engine does not, and why (tests/test_tfjs_graph_coverage.py keeps it exact).
+NOT_HERE = {
+    "Acos": "no engine op (arccos)",
+    "Asin": "no engine op (arcsin)",
+    "Atan": "no engine op (arctan)",
+    "Atan2": "no engine op (arctan)",
+    "Complex": _NO_COMPLEX,
+    "ComplexAbs": _NO_COMPLEX,
+    "Imag": _NO_COMPLEX,
+    "Real": _NO_COMPLEX,
+    "FFT": _NO_COMPLEX,
+    "IFFT": _NO_COMPLEX,
+    "RFFT": _NO_COMPLEX,
+    "IRFFT": _NO_COMPLEX,
+    "If": _FUNCTIONS,
+    "StatelessIf": _FUNCTIONS,
+    "While": _FUNCTIONS,
+    "StatelessWhile": _FUNCTIONS,
+    **dict.fromkeys(
+        (
+            "TensorArrayV3",
+            "TensorArrayWriteV3",
+            "TensorArrayReadV3",
+            "TensorArrayGatherV3",
+            "TensorArrayScatterV3",
+            "TensorArrayConcatV3",
+            "TensorArraySplitV3",
+            "TensorArraySizeV3",
+            "TensorArrayCloseV3",
+        ),
+        _TENSOR_ARRAY,
+    ),
+    "MaxPoolWithArgmax": "no engine op (max_pool returns no indices)",
+    "Dilation2D": "no engine op (morphological dilation)",
+    "RandomUniformInt": "no engine op (random_uniform draws int32 from [minval, maxval) with another stream)",
+    "Multinomial": "no engine op (sampling from logits)",
+    "ListDiff": "no engine op (setdiff1d)",
+    "Unique": "no engine op (unique)",
+    "UniqueV2": "no engine op (unique)",
+    "FakeQuantWithMinMaxVars": "no engine op (fake quantization is for training quantized models)",
+    "CropAndResize": "no engine op (crop_and_resize)",
+    "ImageProjectiveTransformV3": "no engine op (projective transform)",
+    "BitwiseAnd": "no engine op (bitwise ops)",
+    "Einsum": "no engine op (einsum)",
+    "LRN": "no engine op (local response normalization)",
+    "Bincount": "no engine op (bincount)",
+    "DenseBincount": "no engine op (bincount)",
+    "Cumprod": "no engine op (cumprod)",
+    "SparseToDense": "no engine op (scatter with a default)",
+    "TensorScatterUpdate": "no engine op (scatter update)",
+    "MirrorPad": "no engine op (pad takes a constant only)",
+    "SpaceToBatchND": "no engine op (space_to_batch)",
+    "BatchToSpaceND": "no engine op (batch_to_space)",
+    "SparseFillEmptyRows": "the engine has no sparse tensors",
+    "SparseReshape": "the engine has no sparse tensors",
+    "SparseSegmentMean": "the engine has no sparse tensors",
+    "SparseSegmentSum": "the engine has no sparse tensors",
+    "RaggedGather": "the engine has no ragged tensors",
+    "RaggedRange": "the engine has no ragged tensors",
+    "RaggedTensorToTensor": "the engine has no ragged tensors",
+    "StaticRegexReplace": _NO_STRINGS,
+    "StringNGrams": _NO_STRINGS,
+    "StringSplit": _NO_STRINGS,
+    "StringToHashBucketFast": _NO_STRINGS,
+    **dict.fromkeys(
+        (
+            "HashTable",
+            "HashTableV2",
+            "LookupTableImport",
+            "LookupTableImportV2",
+            "LookupTableFind",
+            "LookupTableFindV2",
+            "LookupTableSize",
+            "LookupTableSizeV2",
+            "InitializeTable",
+            "InitializeTableV2",
+        ),
+        "hash tables hold strings and resources: " + _NO_STRINGS,
+    ),
+    "SimpleMLCreateModelResource": "TensorFlow Decision Forests' ops (TF.js runs them with @tensorflow/tfjs-tfdf)",
+    "SimpleMLLoadModelFromPathWithHandle": "TensorFlow Decision Forests' ops (TF.js runs them with @tensorflow/tfjs-tfdf)",
+    "SimpleMLInferenceOpWithHandle": "TensorFlow Decision Forests' ops (TF.js runs them with @tensorflow/tfjs-tfdf)",
+}
+
 # Ops whose output sizes depend on values: a graph with one runs with execute_async, as in TF.js.
 DYNAMIC_OPS = ("NonMaxSuppressionV2", "NonMaxSuppressionV3", "NonMaxSuppressionV4", "NonMaxSuppressionV5", "Where")
 
