@@ -23,7 +23,7 @@ def model_input(shape, dtype):
     """The photo as a model's input: resized to its height and width, one channel (gray) or three, float32 in
     [0, 1] or int32 in [0, 255]; a batch of one where the batch size is free."""
     shape = [1 if d == -1 else d for d in shape]
-    with pe.on_backend("numpy"):
+    with pe.on_backend("numpy"), pe.scope():
         image = pe.resize_bilinear(pe.tensor(photo()[None]), shape[1:3]).numpy()
     if shape[3] == 1:
         image = image.mean(axis=3, keepdims=True)

@@ -4,8 +4,11 @@ wrong and leak nothing, quantized weights, and the GPU's warm-up and capture. On
 
 import asyncio
 import base64
+import functools
+import http.server
 import json
 import shutil
+import threading
 
 import numpy as np
 import pytest
@@ -125,6 +128,33 @@ def test_quantized_weights_are_dequantized_as_tfjs_does(tmp_path, quantization):
     np.testing.assert_allclose(model.execute(pe.tensor(x)).numpy(), expected, rtol=1e-5, atol=1e-6)
     assert model.metadata == {"task": "dense"}
     model.dispose()
+
+
+def test_loads_a_json_file_of_any_name_or_a_url_reporting_progress(graph_models, tmp_path):
+    folder = tmp_path / "emotion"
+    shutil.copytree(graph_models / "emotion", folder)
+    (folder / "model.json").rename(folder / "emotion.json")  # as the npm package names it
+    from_file = load(folder / "emotion.json")
+
+    class Quiet(http.server.SimpleHTTPRequestHandler):
+        def log_message(self, *args):
+            pass
+
+    httpd = http.server.ThreadingHTTPServer(("127.0.0.1", 0), functools.partial(Quiet, directory=folder))
+    threading.Thread(target=httpd.serve_forever, daemon=True).start()
+    progress = []
+    try:
+        url = f"http://127.0.0.1:{httpd.server_address[1]}/emotion.json"
+        from_url = asyncio.run(pe.load_graph_model(url, on_progress=lambda done, total: progress.append((done, total))))
+    finally:
+        httpd.shutdown()
+        httpd.server_close()
+    total = (folder / "emotion.bin").stat().st_size
+    assert progress[0] == (0, total) and progress[-1] == (total, total)
+    x = photo_for(graph_models, "emotion")
+    np.testing.assert_array_equal(from_url.execute(x).numpy(), from_file.execute(x).numpy())
+    from_file.dispose()
+    from_url.dispose()
 
 
 # ---- inputs, outputs and execute's arguments ---------------------------------------------------------------------
