@@ -51,26 +51,6 @@ class Tensor:
         """activation(conv2d(x, filter) + bias) in one kernel; filter [h, w, in, out], bias [out] or None."""
     def fused_depthwise_conv2d(self, filter, bias=None, activation="linear", strides=1, padding="valid", dilations=1):
         """activation(depthwise_conv2d(x, filter) + bias) in one kernel; filter [h, w, in, multiplier], bias [in * multiplier]."""
-    def non_max_suppression(self, scores, max_output_size, iou_threshold=0.5, score_threshold=...):
-        """The indices (int32, best first) of at most max_output_size boxes, chosen greedily by score, each overlapping
-        every box chosen before it by an IoU below iou_threshold; boxes scoring score_threshold or less are never chosen.
-
-        boxes: [num_boxes, 4] as [y1, x1, y2, x2], either corner first; scores: [num_boxes]. As TF.js's
-        tf.image.nonMaxSuppression (TensorFlow's NonMaxSuppressionV3), result for result. The result's length depends on
-        the values, so a GPU backend reads boxes and scores back and selects on the host (two readbacks), as TF.js does."""
-    def non_max_suppression_padded(
-        self, scores, max_output_size, iou_threshold=0.5, score_threshold=..., pad_to_max_output_size=False
-    ):
-        """(selected_indices, valid_outputs): non_max_suppression's indices, padded with 0 to min(max_output_size,
-        num_boxes) entries when pad_to_max_output_size, and how many of them were selected (an int32 scalar). As TF.js's
-        tf.image.nonMaxSuppressionPadded (TensorFlow's NonMaxSuppressionV4); on the host after a readback on a GPU."""
-    def non_max_suppression_with_score(
-        self, scores, max_output_size, iou_threshold=0.5, score_threshold=..., soft_nms_sigma=0.0
-    ):
-        """(selected_indices, selected_scores): with soft_nms_sigma > 0 (at most 1) this is soft-NMS, where an overlap
-        below iou_threshold scales a box's score by exp(-0.5 * iou^2 / soft_nms_sigma) instead of ruling it out, and the
-        box waits its turn with that score; selected_scores are the scores the boxes were selected with. As TF.js's
-        tf.image.nonMaxSuppressionWithScore (TensorFlow's NonMaxSuppressionV5); on the host after a readback on a GPU."""
     def resize_bilinear(self, size, align_corners=False, half_pixel_centers=False):
         """images [N, H, W, C] (or [H, W, C]) resized to size=(new_height, new_width) by bilinear interpolation.
 
@@ -88,26 +68,51 @@ class Tensor:
         """a @ b over the last two axes; leading (batch) axes broadcast. Both need rank >= 2."""
     def abs(self):
         """|x|"""
+    def acos(self):
+        """arccosine; NaN outside [-1, 1]"""
+    def acosh(self):
+        """inverse hyperbolic cosine; NaN below 1"""
     def add(self, b):
         """a + b"""
+    def asin(self):
+        """arcsine; NaN outside [-1, 1]"""
+    def asinh(self):
+        """inverse hyperbolic sine"""
+    def atan(self):
+        """arctangent"""
+    def atan2(self, b):
+        """the angle of the point (b, a), in [-pi, pi], as numpy's arctan2(a, b)"""
+    def atanh(self):
+        """inverse hyperbolic tangent; +-inf at +-1, NaN outside [-1, 1]"""
+    def bitwise_and(self, b):
+        """a & b, bit by bit, on int32"""
     def cast(self, dtype):
         """x as `dtype` (float -> int32 truncates toward zero; nonzero -> True); a view when x has that dtype."""
     def ceil(self): ...
     def clip_by_value(self, clip_value_min, clip_value_max): ...
     def cos(self): ...
+    def cosh(self): ...
     def div(self, b):
         """a / b; integers are divided as floats, as Python's /"""
+    def div_no_nan(self, b):
+        """a / b, but 0 where b is 0 (whatever a is); integers are divided as floats"""
     def elu(self):
         """x if x > 0 else exp(x) - 1"""
     def equal(self, b): ...
     def erf(self):
         """the error function, 2 / sqrt(pi) * integral of exp(-t^2) from 0 to x"""
     def exp(self): ...
+    def expm1(self):
+        """exp(x) - 1, accurate for small x"""
     def floor(self): ...
     def floor_div(self, b):
         """a // b"""
     def greater(self, b): ...
     def greater_equal(self, b): ...
+    def is_finite(self):
+        """True where x is neither NaN nor infinite"""
+    def is_inf(self):
+        """True where x is +inf or -inf"""
     def is_nan(self): ...
     def leaky_relu(self, alpha=0.2): ...
     def less(self, b): ...
@@ -129,6 +134,8 @@ class Tensor:
     def not_equal(self, b): ...
     def pow(self, b):
         """a ** b"""
+    def prelu(self, b):
+        """x where x >= 0, else alpha * x (alpha broadcasts against x); as TF.js's prelu(x, alpha)"""
     def reciprocal(self):
         """1 / x"""
     def relu(self):
@@ -139,10 +146,13 @@ class Tensor:
         """round half to even, as TensorFlow"""
     def rsqrt(self):
         """1 / sqrt(x)"""
+    def selu(self):
+        """scale * x if x > 0 else scale * alpha * (exp(x) - 1), TF.js's constants"""
     def sigmoid(self): ...
     def sign(self):
         """-1, 0 or 1 by the sign of x"""
     def sin(self): ...
+    def sinh(self): ...
     def softplus(self):
         """log(1 + exp(x))"""
     def sqrt(self): ...
@@ -152,6 +162,7 @@ class Tensor:
         """(a - b) ** 2"""
     def sub(self, b):
         """a - b"""
+    def tan(self): ...
     def tanh(self): ...
     def avg_pool(self, filter_size, strides, padding="valid"):
         """Mean over each window; with padding, each window is divided by its real (unpadded) pixel count."""

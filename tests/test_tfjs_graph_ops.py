@@ -21,6 +21,10 @@ EDGE_BOXES = np.array(
 EDGE_SCORES = np.array([0.5, 0.5, 0.9, 0.7, 0.8, np.nan, 0.6], np.float32)
 RNG = np.random.default_rng(3)
 GRID = RNG.uniform(-1, 1, (4, 5, 6)).astype(np.float32)
+EDGES = np.array([np.nan, np.inf, -np.inf, 0.0, -0.0, 1.0, -1.0, 0.5, -0.5, 2.5, -2.5, 1e-7, 80.0, -80.0], np.float32)
+WIDE = np.concatenate([EDGES, RNG.uniform(-5, 5, 50).astype(np.float32)])
+UNIT = np.concatenate([EDGES, RNG.uniform(-1, 1, 50).astype(np.float32)])
+INTS = RNG.integers(-1000, 1000, (3, 7)).astype(np.int32)
 
 # id: (TF.js function, py_engine function, arguments: numpy arrays become tensors on both sides)
 CALLS = {
@@ -59,10 +63,35 @@ CALLS = {
         [GRID, np.stack([RNG.integers(0, n, 7) for n in GRID.shape], -1).astype(np.int32)],
     ),
     "where-bool": ("whereAsync", pe.argwhere, [RNG.random((3, 4, 5)) < 0.3]),
+    "add-n": ("addN", pe.add_n, [[GRID, GRID * 2, -GRID]]),
+    "prelu": ("prelu", pe.prelu, [GRID, RNG.uniform(0, 1, (6,)).astype(np.float32)]),
+    "atan2": ("atan2", pe.atan2, [EDGES.reshape(-1, 1), EDGES]),
+    "div-no-nan": ("divNoNan", pe.div_no_nan, [EDGES.reshape(-1, 1), EDGES]),
+    "bitwise-and": ("bitwiseAnd", pe.bitwise_and, [INTS, INTS[::-1].copy()]),
+    "is-inf": ("isInf", pe.is_inf, [EDGES]),
+    "is-finite": ("isFinite", pe.is_finite, [EDGES]),
+    **{
+        name: (tfjs_name, getattr(pe, name), [UNIT if name in ("asin", "acos", "atanh") else WIDE])
+        for name, tfjs_name in [
+            ("tan", "tan"),
+            ("asin", "asin"),
+            ("acos", "acos"),
+            ("atan", "atan"),
+            ("sinh", "sinh"),
+            ("cosh", "cosh"),
+            ("asinh", "asinh"),
+            ("acosh", "acosh"),
+            ("atanh", "atanh"),
+            ("expm1", "expm1"),
+            ("selu", "selu"),
+        ]
+    },
 }
 
 
 def encode(value):
+    if isinstance(value, list):
+        return [encode(v) for v in value]
     if isinstance(value, np.ndarray):
         dtype = {"f": "float32", "i": "int32", "b": "bool"}[value.dtype.kind]
         data = np.ascontiguousarray(value, DTYPES[dtype])
@@ -73,6 +102,12 @@ def encode(value):
 def decode(entry):
     data = np.frombuffer(base64.b64decode(entry["b64"]), {"bool": np.uint8}.get(entry["dtype"], DTYPES[entry["dtype"]]))
     return data.astype(DTYPES[entry["dtype"]]).reshape(entry["shape"])
+
+
+def tensors(value):
+    if isinstance(value, list):
+        return [tensors(v) for v in value]
+    return pe.tensor(value) if isinstance(value, np.ndarray) else value
 
 
 @pytest.fixture(scope="module")
@@ -88,14 +123,19 @@ def tfjs_results(tmp_path_factory):
 @pytest.mark.parametrize("call", CALLS)
 def test_an_op_computes_what_tfjs_computes(call, tfjs_results):
     _, fn, args = CALLS[call]
-    out = fn(*[pe.tensor(a) if isinstance(a, np.ndarray) else a for a in args])
-    outs = out if isinstance(out, tuple) else (out,)
-    want = tfjs_results[call]
-    assert len(outs) == len(want)
-    for got, expected in zip(outs, want):
-        assert (got.shape, got.dtype) == (expected.shape, str(expected.dtype)), (got, expected.shape, expected.dtype)
-        if expected.dtype == np.float32:
-            np.testing.assert_allclose(got.numpy(), expected, rtol=1e-6, atol=1e-7)
-        else:
-            np.testing.assert_array_equal(got.numpy(), expected)
-    pe.dispose(list(outs))
+    with pe.scope():
+        out = fn(*[tensors(a) for a in args])
+        outs = out if isinstance(out, tuple) else (out,)
+        want = tfjs_results[call]
+        assert len(outs) == len(want)
+        for got, expected in zip(outs, want):
+            assert (got.shape, got.dtype) == (expected.shape, str(expected.dtype)), (
+                got,
+                expected.shape,
+                expected.dtype,
+            )
+            if expected.dtype == np.float32:
+                np.testing.assert_allclose(got.numpy(), expected, rtol=1e-5, atol=1e-6)
+            else:
+                np.testing.assert_array_equal(got.numpy(), expected)
+    assert pe.memory().num_tensors == 0
