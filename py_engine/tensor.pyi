@@ -66,6 +66,9 @@ class Tensor:
         readback), as TF.js does."""
     def matmul(self, b, transpose_a=False, transpose_b=False):
         """a @ b over the last two axes; leading (batch) axes broadcast. Both need rank >= 2."""
+    def matrix_band_part(self, num_lower, num_upper):
+        """x with the entries of its last two axes outside a band set to 0: those more than num_lower below the diagonal
+        or num_upper above it (a negative number keeps that whole triangle), as TF.js's linalg.bandPart."""
     def abs(self):
         """|x|"""
     def acos(self):
@@ -186,6 +189,10 @@ class Tensor:
         """(x - mean) / sqrt(variance + epsilon) * gamma + beta, with mean and variance over `axis` (int or list).
 
         gamma and beta have the normalised axes' shape (e.g. (C,) for axis=-1) or broadcast to x."""
+    def local_response_normalization(self, depth_radius=5, bias=1.0, alpha=1.0, beta=0.5):
+        """x / (bias + alpha * s) ** beta, s the sum of squares over the channels within depth_radius of each channel (the
+        last axis), as TF.js's localResponseNormalization (TensorFlow's LRN). The window sum is one matmul with a band of
+        ones."""
     def max_pool(self, filter_size, strides, padding="valid"):
         """Maximum over each window; padding never wins."""
     def all(self, axis=None, keepdims=False): ...
@@ -196,21 +203,31 @@ class Tensor:
         """Index of the extreme value along `axis` (the first one on ties); axis=None: into the flattened x."""
     def cumsum(self, axis=0, exclusive=False, reverse=False):
         """Running sums along `axis`; exclusive leaves out the element itself, reverse runs from the end."""
+    def euclidean_norm(self, axis=None, keepdims=False):
+        """sqrt(sum(x^2)) over the axes (default all), as TF.js's euclideanNorm (TensorFlow's EuclideanNorm)."""
     def log_softmax(self, axis=-1):
         """x - logsumexp(x) along `axis`."""
     def logsumexp(self, axis=None, keepdims=False):
         """log(sum(exp(x))) over the axes, without overflow; -inf over an empty axis."""
+    def lower_bound(self, values):
+        """search_sorted(..., "left"): the first position where each value could go, as TF.js's lowerBound."""
     def max(self, axis=None, keepdims=False): ...
     def mean(self, axis=None, keepdims=False): ...
     def min(self, axis=None, keepdims=False): ...
     def moments(self, axis=None, keepdims=False):
         """(mean, variance) over the axes."""
     def prod(self, axis=None, keepdims=False): ...
+    def search_sorted(self, values, side="left"):
+        """For each of values' last-axis entries, how many entries of sorted_sequence's last axis come before it (int32):
+        those < value (side "left") or <= value ("right"), as TF.js's searchSorted. The leading axes of the two match
+        (each row searches its own sequence); a 1-D sequence serves every row."""
     def softmax(self, axis=-1):
         """exp(x) / sum(exp(x)) along `axis`, without overflow."""
     def sum(self, axis=None, keepdims=False): ...
     def top_k(self, k=1, sorted=True):
         """(values, indices) of the k largest entries along the last axis, largest first; ties: lower index first."""
+    def upper_bound(self, values):
+        """search_sorted(..., "right"): the last position where each value could go, as TF.js's upperBound."""
     def crf_decode(self, transitions, lengths=None, validate=True):
         """Viterbi decoding: (tags [B, T] int32, best_scores [B] float32), the highest-scoring tag sequence of each
         sequence and its score; tags past each length are 0 (and a length of 0 scores 0). Ties go to the lower tag.
@@ -232,8 +249,21 @@ class Tensor:
         `mask` (bool, int32 or float32) broadcasts against `logits` by NumPy's rules: the logits' shape, or that
         shape without leading axes, or with 1s where it repeats. A [B, T] padding mask of [B, H, T, T] attention
         scores is reshaped to [B, 1, 1, T] first (pe.reshape or pe.expand_dims twice)."""
+    def batch_to_space_nd(self, block_shape, crops):
+        """TF.js's batchToSpaceND, space_to_batch_nd's inverse: [B * prod(block), *spatial, *rest] -> [B, *(spatial *
+        block, cropped), *rest]."""
+    def bincount(self, weights, size):
+        """How often each value 0..size-1 occurs in x (int32, 1-D), or the sum of the weights (x's shape) at those
+        positions, as TF.js's bincount; weights None or empty counts (int32 for None, else in weights' dtype). Values
+        >= size are left out; so are negative ones (TF.js raises)."""
     def broadcast_to(self, shape):
         """x repeated along new leading axes and size-1 axes to fill `shape` (NumPy rules)."""
+    def dense_bincount(self, weights, size, binary_output=False):
+        """bincount for a 1-D x, or for each row of a 2-D x (result [rows, size]), as TF.js's denseBincount;
+        binary_output gives 1 where a value occurs, whatever the weights."""
+    def depth_to_space(self, block_size, data_format="NHWC"):
+        """TF.js's depthToSpace: each pixel's channels become a block_size x block_size patch of pixels (channels in
+        depth-column-row order, as TensorFlow's DCR): [N, H, W, C] -> [N, H * b, W * b, C / b^2] (or NCHW)."""
     def expand_dims(self, axis=0): ...
     def flatten(self): ...
     def gather(self, indices, axis=0, batch_dims=0):
@@ -244,20 +274,40 @@ class Tensor:
         """Slices of x picked by index tuples, as TensorFlow's GatherNd: indices (int32) has shape batch + (k,) with
         k <= x's rank, each row an index into x's first k axes; the result has shape batch + x.shape[k:].
         An index out of range is an IndexError on numpy (a GPU writes 0 there, as TensorFlow does on GPUs)."""
+    def mirror_pad(self, paddings, mode):
+        """x padded with its own mirror image, as TF.js's mirrorPad: mode "reflect" leaves the edge out (abc -> cbabcba,
+        at most size - 1 a side), "symmetric" repeats it (abc -> babccb, at most size a side). One gather per padded
+        axis."""
     def pad(self, paddings, constant_value=0):
         """x with `constant_value` added around it: paddings is one [before, after] pair per axis."""
     def reshape(self, shape):
         """The same values in a new shape; one dimension may be -1 (inferred). Shares x's data."""
     def reverse(self, axis=None):
         """x with the order of elements reversed along `axis` (an int or a list; default all axes)."""
+    def scatter_nd(self, updates, shape):
+        """A tensor of `shape`, zero but for `updates` added at `indices`, as TF.js's scatterND: indices (int32) has
+        shape batch + (k,), updates batch + shape[k:]; repeated indices add up; an index out of range is dropped (as
+        TensorFlow on GPUs)."""
     def slice(self, begin, size=None):
         """The block of x that starts at `begin` with `size` elements per axis (-1: to the end). Ints, or lists
         shorter than x's rank, cover the leading axes; the other axes are taken whole."""
+    def space_to_batch_nd(self, block_shape, paddings):
+        """TF.js's spaceToBatchND: the M spatial axes after the batch axis, padded, are cut into blocks of block_shape
+        whose offsets move into the batch axis (offset-major): [B, *spatial, *rest] -> [B * prod(block), *(spatial
+        padded / block), *rest]."""
+    def sparse_to_dense(self, sparse_values, output_shape, default_value=0):
+        """A tensor of output_shape filled with default_value but for sparse_values at sparse_indices, as TF.js's
+        sparseToDense: indices int32 [n, k] (or [n] for k = 1, or a scalar), values [n] or one value for all; each index
+        at most once."""
     def split(self, num_or_size_splits, axis=0):
         """x cut along axis into a list of tensors: `num_or_size_splits` equal parts (an int that divides the axis
         size) or parts of the given sizes, one of which may be -1 (the rest)."""
     def squeeze(self, axis=None):
         """Drop size-1 dimensions (all of them, or those in `axis`)."""
+    def tensor_scatter_update(self, indices, updates):
+        """`tensor` with the slices at `indices` replaced by `updates`, as TF.js's tensorScatterUpdate (shapes as in
+        scatter_nd, with tensor's shape). An index given twice gets the sum of its updates (TensorFlow leaves the order
+        open; TF.js's CPU keeps the last)."""
     def tile(self, reps):
         """x repeated reps[i] times along each axis i."""
     def transpose(self, perm=None):

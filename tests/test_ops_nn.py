@@ -524,3 +524,15 @@ def test_conv2d_filter_gradient_with_zero_input_channels():
     x, w = pe.zeros((1, 4, 4, 0)), pe.zeros((3, 3, 0, 2))
     gx, gw = pe.grads(lambda a, b: pe.conv2d(a, b, padding="same").sum())(x, w)
     assert gx.shape == (1, 4, 4, 0) and gw.shape == (3, 3, 0, 2)
+
+
+def test_local_response_normalization_against_its_formula():
+    x = np.random.default_rng(5).normal(size=(1, 2, 3, 7))
+    r, bias, alpha, beta = 2, 1.5, 0.3, 0.75
+    squares = np.stack([(x[..., max(0, c - r) : c + r + 1] ** 2).sum(-1) for c in range(7)], -1)
+    want = x / (bias + alpha * squares) ** beta
+    got = pe.local_response_normalization(pe.tensor(x), r, bias, alpha, beta)
+    np.testing.assert_allclose(got.numpy(), want, rtol=1e-5, atol=1e-6)
+    check_gradients(lambda t: pe.local_response_normalization(t, 1, 1.0, 0.5, 0.5), x[:, :1, :2, :4])
+    with pytest.raises(ShapeError, match="local_response_normalization: x must have rank 4"):
+        pe.local_response_normalization(pe.tensor(x[0]))

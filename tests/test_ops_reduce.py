@@ -406,3 +406,18 @@ def test_top_k_gradients():
     x = pe.tensor([[1.0, 4.0, 2.0], [3.0, -1.0, 0.5]])
     close(pe.grad(lambda x: pe.top_k(x, 2)[0].sum())(x), [[0, 1, 1], [1, 0, 1]])
     close(pe.grad(lambda x: pe.top_k(x, 0)[0].sum() + (x * 0).sum())(x), np.zeros((2, 3)))
+
+
+def test_euclidean_norm_and_search_sorted():
+    x = pe.tensor([[3.0, 4.0], [6.0, 8.0]])
+    assert pe.euclidean_norm(x).item() == pytest.approx(125**0.5)
+    assert pe.euclidean_norm(x, 1, keepdims=True).numpy().tolist() == [[5.0], [10.0]]
+    check_gradients(lambda t: pe.euclidean_norm(t, 0), X[0])
+    assert pe.lower_bound([1, 3, 3, 7], [0, 3, 4, 8]).numpy().tolist() == [0, 1, 3, 4]
+    assert pe.upper_bound([1, 3, 3, 7], [0, 3, 4, 8]).numpy().tolist() == [0, 3, 3, 4]
+    rows = pe.search_sorted([[1.0, 2.0], [5.0, 6.0]], [[1.5], [7.0]], "right")
+    assert rows.dtype == "int32" and rows.numpy().tolist() == [[1], [2]]
+    with pytest.raises(ShapeError, match=r"search_sorted: sorted_sequence \(2, 2\) and values \(3, 1\) must have"):
+        pe.search_sorted([[1.0, 2.0], [5.0, 6.0]], [[1.5], [7.0], [0.0]])
+    with pytest.raises(ValueError, match="search_sorted: side must be 'left' or 'right'"):
+        pe.search_sorted([1.0], [1.0], "middle")

@@ -25,6 +25,8 @@ EDGES = np.array([np.nan, np.inf, -np.inf, 0.0, -0.0, 1.0, -1.0, 0.5, -0.5, 2.5,
 WIDE = np.concatenate([EDGES, RNG.uniform(-5, 5, 50).astype(np.float32)])
 UNIT = np.concatenate([EDGES, RNG.uniform(-1, 1, 50).astype(np.float32)])
 INTS = RNG.integers(-1000, 1000, (3, 7)).astype(np.int32)
+IMAGES = RNG.uniform(-1, 1, (2, 4, 6, 8)).astype(np.float32)
+SORTED = np.sort(RNG.integers(0, 20, (3, 9)), -1).astype(np.float32)
 
 # id: (TF.js function, py_engine function, arguments: numpy arrays become tensors on both sides)
 CALLS = {
@@ -70,6 +72,39 @@ CALLS = {
     "bitwise-and": ("bitwiseAnd", pe.bitwise_and, [INTS, INTS[::-1].copy()]),
     "is-inf": ("isInf", pe.is_inf, [EDGES]),
     "is-finite": ("isFinite", pe.is_finite, [EDGES]),
+    "space-to-batch": ("spaceToBatchND", pe.space_to_batch_nd, [IMAGES, [2, 3], [[1, 1], [0, 3]]]),
+    "batch-to-space": ("batchToSpaceND", pe.batch_to_space_nd, [IMAGES, [2, 1], [[1, 2], [0, 1]]]),
+    "depth-to-space": ("depthToSpace", pe.depth_to_space, [IMAGES, 2, "NHWC"]),
+    "mirror-pad-reflect": ("mirrorPad", pe.mirror_pad, [GRID, [[3, 2], [0, 4], [1, 5]], "reflect"]),
+    "mirror-pad-symmetric": ("mirrorPad", pe.mirror_pad, [INTS, [[3, 0], [7, 7]], "symmetric"]),
+    "scatter-nd": ("scatterND", pe.scatter_nd, [np.array([[1, 2], [0, 0], [1, 2]], np.int32), GRID[:3, 0], [2, 3, 6]]),
+    "tensor-scatter-update": (
+        "tensorScatterUpdate",
+        pe.tensor_scatter_update,
+        [GRID, np.array([[3], [0]], np.int32), -GRID[:2]],
+    ),
+    "sparse-to-dense": (
+        "sparseToDense",
+        pe.sparse_to_dense,
+        [np.array([[0, 1], [2, 3], [1, 0]], np.int32), np.array([5, 6, 7], np.int32), [3, 4], -1],
+    ),
+    "bincount": ("bincount", pe.bincount, [INTS[0] % 9 + 4, GRID[0, :, :].reshape(-1)[:7], 11]),
+    "dense-bincount": (
+        "denseBincount",
+        pe.dense_bincount,
+        [INTS % 5 + 2, RNG.uniform(0, 1, (3, 7)).astype(np.float32), 6],
+    ),
+    "dense-bincount-binary": ("denseBincount", pe.dense_bincount, [INTS % 5 + 2, np.zeros(0, np.float32), 6, True]),
+    "euclidean-norm": ("euclideanNorm", pe.euclidean_norm, [GRID, [0, 2], True]),
+    "lower-bound": ("lowerBound", pe.lower_bound, [SORTED, SORTED[:, ::-2] + 0.5]),
+    "upper-bound": ("upperBound", pe.upper_bound, [SORTED, SORTED[:, 1::2].copy()]),
+    "lrn": ("localResponseNormalization", pe.local_response_normalization, [IMAGES, 2, 1.5, 0.3, 0.75]),
+    "band-part": ("linalg.bandPart", pe.matrix_band_part, [GRID, 1, 2]),
+    "band-part-lower": ("linalg.bandPart", pe.matrix_band_part, [GRID, -1, 0]),
+    "einsum-matmul": ("einsum", pe.einsum, ["bij,bjk->bik", GRID, GRID.transpose(0, 2, 1).copy()]),
+    "einsum-outer-sum": ("einsum", pe.einsum, ["ij,kj->ik", GRID[0], GRID[1]]),
+    "einsum-transpose": ("einsum", pe.einsum, ["ijk->kij", GRID]),
+    "einsum-reduce": ("einsum", pe.einsum, ["ijk->j", GRID]),
     **{
         name: (tfjs_name, getattr(pe, name), [UNIT if name in ("asin", "acos", "atanh") else WIDE])
         for name, tfjs_name in [

@@ -16,10 +16,12 @@ __all__ = [
     "dropout",
     "global_avg_pool",
     "layer_norm",
+    "local_response_normalization",
     "max_pool",
 ]
 
 import numbers
+import operator
 
 import numpy as np
 
@@ -31,8 +33,10 @@ from ..window_output_size import conv_output_length, same_padding, window_output
 from .check import axes as normalize_axes
 from .check import int_tuple, rank_is
 from .convert import as_temporary, release
+from .convert import tensor as host_tensor
 from .creation import random_uniform, zeros
-from .math import cast, greater_equal, maximum, rsqrt
+from .linalg import matmul
+from .math import cast, greater_equal, maximum, pow, rsqrt
 from .reduce import mean as reduce_mean
 from .reduce import moments
 from .shape import concat, expand_dims, reshape
@@ -452,3 +456,20 @@ def avg_pool3d(x, pool_size, strides, padding="valid"):
     counts = np.minimum(starts + pool_size[0], depth) - np.maximum(starts, 0)  # real slices in each window
     total = reshape(total, (x.shape[0], out_depth, *total.shape[1:]))
     return total / counts.reshape(1, out_depth, 1, 1, 1).astype(np.float32)
+
+
+def local_response_normalization(x, depth_radius=5, bias=1.0, alpha=1.0, beta=0.5):
+    """x / (bias + alpha * s) ** beta, s the sum of squares over the channels within depth_radius of each channel (the
+    last axis), as TF.js's localResponseNormalization (TensorFlow's LRN). The window sum is one matmul with a band of
+    ones."""
+    op = "local_response_normalization"
+    r = operator.index(depth_radius)
+    if r < 0:
+        raise ValueError(f"{op}: depth_radius must be >= 0, got {depth_radius}")
+    with ENGINE.scope(op) as scope:
+        x = as_temporary(x, op, [], dtypes.float32)
+        rank_is(op, x, 4)
+        c = x.shape[-1]
+        band = host_tensor([[float(abs(i - j) <= r) for j in range(c)] for i in range(c)], dtypes.float32)
+        squares = matmul(reshape(x * x, (-1, c)), band)
+        return scope.export(x * pow(reshape(squares, x.shape) * float(alpha) + float(bias), -float(beta)))

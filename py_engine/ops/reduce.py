@@ -6,16 +6,20 @@ __all__ = [
     "argmax",
     "argmin",
     "cumsum",
+    "euclidean_norm",
     "log_softmax",
     "logsumexp",
+    "lower_bound",
     "max",
     "mean",
     "min",
     "moments",
     "prod",
+    "search_sorted",
     "softmax",
     "sum",
     "top_k",
+    "upper_bound",
 ]
 
 import builtins
@@ -29,7 +33,7 @@ from .check import axis_index, dtype_in
 from .convert import as_temporary, release
 from .creation import zeros
 from .math import abs as absolute
-from .math import exp, log, not_equal, squared_difference, where
+from .math import cast, exp, less, less_equal, log, not_equal, sqrt, squared_difference, where
 
 F32, I32, BOOL = dtypes.float32, dtypes.int32, dtypes.bool_
 
@@ -205,3 +209,40 @@ def top_k(x, k=1, sorted=True):
         return ENGINE.run_kernel("TopK", (x,), {"k": k})
     finally:
         release(temps)
+
+
+def euclidean_norm(x, axis=None, keepdims=False):
+    """sqrt(sum(x^2)) over the axes (default all), as TF.js's euclideanNorm (TensorFlow's EuclideanNorm)."""
+    return _composite("euclidean_norm", x, lambda x: sqrt(sum(x * x, axis, keepdims)))
+
+
+def search_sorted(sorted_sequence, values, side="left"):
+    """For each of values' last-axis entries, how many entries of sorted_sequence's last axis come before it (int32):
+    those < value (side "left") or <= value ("right"), as TF.js's searchSorted. The leading axes of the two match
+    (each row searches its own sequence); a 1-D sequence serves every row."""
+    op = "search_sorted"
+    if side not in ("left", "right"):
+        raise ValueError(f"{op}: side must be 'left' or 'right', got {side!r}")
+    with ENGINE.scope(op) as scope:
+        seq, vals = as_temporary(sorted_sequence, op, []), as_temporary(values, op, [])
+        if seq.dtype != vals.dtype:
+            vals = as_temporary(vals, op, [], seq.dtype)
+        if seq.rank == 0 or vals.rank == 0 or (seq.rank > 1 and seq.shape[:-1] != vals.shape[:-1]):
+            raise ShapeError(
+                f"{op}: sorted_sequence {seq.shape} and values {vals.shape} must have rank >= 1 and the same leading "
+                "axes (or a 1-D sequence)"
+            )
+        seq = ENGINE.view(seq, seq.shape[:-1] + (1, seq.shape[-1]))
+        vals = ENGINE.view(vals, vals.shape + (1,))
+        before = (less if side == "left" else less_equal)(seq, vals)
+        return scope.export(sum(cast(before, I32), -1))
+
+
+def lower_bound(sorted_sequence, values):
+    """search_sorted(..., "left"): the first position where each value could go, as TF.js's lowerBound."""
+    return search_sorted(sorted_sequence, values, "left")
+
+
+def upper_bound(sorted_sequence, values):
+    """search_sorted(..., "right"): the last position where each value could go, as TF.js's upperBound."""
+    return search_sorted(sorted_sequence, values, "right")
