@@ -201,6 +201,8 @@ class Tensor:
         """Index of the extreme value along `axis` (the first one on ties); axis=None: into the flattened x."""
     def argmin(self, axis=0):
         """Index of the extreme value along `axis` (the first one on ties); axis=None: into the flattened x."""
+    def cumprod(self, axis=0, exclusive=False, reverse=False):
+        """Running products along `axis` (exclusive starts from 1), as TF.js's cumprod."""
     def cumsum(self, axis=0, exclusive=False, reverse=False):
         """Running sums along `axis`; exclusive leaves out the element itself, reverse runs from the end."""
     def euclidean_norm(self, axis=None, keepdims=False):

@@ -421,3 +421,13 @@ def test_euclidean_norm_and_search_sorted():
         pe.search_sorted([[1.0, 2.0], [5.0, 6.0]], [[1.5], [7.0], [0.0]])
     with pytest.raises(ValueError, match="search_sorted: side must be 'left' or 'right'"):
         pe.search_sorted([1.0], [1.0], "middle")
+
+
+def test_cumprod():
+    x = pe.tensor([[1.0, 2.0, 3.0], [4.0, 0.5, 2.0]])
+    assert pe.cumprod(x, 1).numpy().tolist() == [[1, 2, 6], [4, 2, 4]]
+    assert pe.cumprod(x, 1, exclusive=True, reverse=True).numpy().tolist() == [[6, 3, 1], [1, 2, 1]]
+    assert pe.cumprod(pe.tensor([True, False]), 0).dtype == "int32"
+    for exclusive in (False, True):
+        for reverse in (False, True):
+            check_gradients(lambda t, e=exclusive, r=reverse: pe.cumprod(t, 1, e, r), X[0] + 3.0)

@@ -5,6 +5,7 @@ __all__ = [
     "any",
     "argmax",
     "argmin",
+    "cumprod",
     "cumsum",
     "euclidean_norm",
     "log_softmax",
@@ -179,18 +180,27 @@ def log_softmax(logits, axis=-1):
     return _composite("log_softmax", logits, body)
 
 
-def cumsum(x, axis=0, exclusive=False, reverse=False):
-    """Running sums along `axis`; exclusive leaves out the element itself, reverse runs from the end."""
+def _scan(op, kernel, x, axis, exclusive, reverse):
     temps = []
     try:
-        x = as_temporary(x, "cumsum", temps)
+        x = as_temporary(x, op, temps)
         if x.dtype == BOOL:
-            x = as_temporary(x, "cumsum", temps, I32)
-        _need_rank("cumsum", x)
-        attrs = {"axis": axis_index("cumsum", axis, x.rank), "exclusive": bool(exclusive), "reverse": bool(reverse)}
-        return ENGINE.run_kernel("Cumsum", (x,), attrs)
+            x = as_temporary(x, op, temps, I32)
+        _need_rank(op, x)
+        attrs = {"axis": axis_index(op, axis, x.rank), "exclusive": bool(exclusive), "reverse": bool(reverse)}
+        return ENGINE.run_kernel(kernel, (x,), attrs)
     finally:
         release(temps)
+
+
+def cumsum(x, axis=0, exclusive=False, reverse=False):
+    """Running sums along `axis`; exclusive leaves out the element itself, reverse runs from the end."""
+    return _scan("cumsum", "Cumsum", x, axis, exclusive, reverse)
+
+
+def cumprod(x, axis=0, exclusive=False, reverse=False):
+    """Running products along `axis` (exclusive starts from 1), as TF.js's cumprod."""
+    return _scan("cumprod", "Cumprod", x, axis, exclusive, reverse)
 
 
 def top_k(x, k=1, sorted=True):
