@@ -64,6 +64,13 @@ class Tensor:
 
         The result's length depends on the values: a GPU backend reads `condition` back and finds them on the host (one
         readback), as TF.js does."""
+    def setdiff1d(self, y):
+        """(out, indices): the values of x (1-D) that are not in y (1-D), in x's order, and their positions in x
+        (int32), as TF.js's setdiff1dAsync (TensorFlow's ListDiff). On a GPU backend both are read back."""
+    def unique(self, axis=0):
+        """(values, indices): the distinct slices of x along `axis` in order of first appearance, and for each slice of
+        x its position in values (int32), as TF.js's unique (TensorFlow's Unique / UniqueV2). NaNs count as one value,
+        and so do 0 and -0. On a GPU backend x is read back and compared on the host (one readback)."""
     def matmul(self, b, transpose_a=False, transpose_b=False):
         """a @ b over the last two axes; leading (batch) axes broadcast. Both need rank >= 2."""
     def matrix_band_part(self, num_lower, num_upper):
