@@ -51,6 +51,13 @@ class Tensor:
         """activation(conv2d(x, filter) + bias) in one kernel; filter [h, w, in, out], bias [out] or None."""
     def fused_depthwise_conv2d(self, filter, bias=None, activation="linear", strides=1, padding="valid", dilations=1):
         """activation(depthwise_conv2d(x, filter) + bias) in one kernel; filter [h, w, in, multiplier], bias [in * multiplier]."""
+    def crop_and_resize(self, boxes, box_ind, crop_size, method="bilinear", extrapolation_value=0.0):
+        """[num_boxes, crop_height, crop_width, C] float32: each box [y1, x1, y2, x2] (0..1 spans the image; y1 > y2
+        flips it) of image[box_ind] [N, H, W, C] sampled at crop_size = (crop_height, crop_width) points, bilinearly or
+        at the nearest pixel, as TF.js's tf.image.cropAndResize (TensorFlow's CropAndResize). Points outside the image
+        get extrapolation_value; a box_ind outside 0..N-1 gives zeros. Not differentiable (as in TF.js). Positions are
+        float64 on numpy (as TF.js's CPU backend) and float32 on a GPU (as TF.js's GPU backends), where a nearest pick
+        exactly halfway between two pixels may go the other way."""
     def resize_bilinear(self, size, align_corners=False, half_pixel_centers=False):
         """images [N, H, W, C] (or [H, W, C]) resized to size=(new_height, new_width) by bilinear interpolation.
 

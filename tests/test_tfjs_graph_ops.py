@@ -26,6 +26,11 @@ WIDE = np.concatenate([EDGES, RNG.uniform(-5, 5, 50).astype(np.float32)])
 UNIT = np.concatenate([EDGES, RNG.uniform(-1, 1, 50).astype(np.float32)])
 INTS = RNG.integers(-1000, 1000, (3, 7)).astype(np.int32)
 IMAGES = RNG.uniform(-1, 1, (2, 4, 6, 8)).astype(np.float32)
+# whole, part, flipped, partly outside, a point (nearest takes random boxes: a position at a tie, x.5, may round
+# either way in float32)
+CROP_BOXES = np.array(
+    [[0, 0, 1, 1], [0.1, 0.2, 0.7, 0.9], [1, 1, 0, 0], [-0.5, 0.2, 1.3, 0.8], [0.3, 0.5, 0.3, 0.5]], np.float32
+)
 SORTED = np.sort(RNG.integers(0, 20, (3, 9)), -1).astype(np.float32)
 
 # id: (TF.js function, py_engine function, arguments: numpy arrays become tensors on both sides)
@@ -58,6 +63,21 @@ CALLS = {
         pe.non_max_suppression_with_score,
         [EDGE_BOXES, EDGE_SCORES, 7, 0.9, -1.0, 1.0],
     ),
+    **{
+        f"crop-and-resize-{method}": (
+            "image.cropAndResize",
+            pe.crop_and_resize,
+            [
+                IMAGES,
+                boxes,
+                np.array([0, 1, 1, 0, 1], np.int32),
+                [5, 7],
+                method,
+                -1.5,
+            ],
+        )
+        for method, boxes in (("bilinear", CROP_BOXES), ("nearest", RNG.uniform(-0.3, 1.3, (5, 4)).astype(np.float32)))
+    },
     "gather-nd-rows": ("gatherND", pe.gather_nd, [GRID, RNG.integers(0, 4, (3, 2, 1)).astype(np.int32)]),
     "gather-nd-elements": (
         "gatherND",
@@ -175,8 +195,11 @@ def test_an_op_computes_what_tfjs_computes(call, tfjs_results):
                 expected.shape,
                 expected.dtype,
             )
-            if expected.dtype == np.float32:
-                np.testing.assert_allclose(got.numpy(), expected, rtol=1e-5, atol=1e-6)
+            if (
+                expected.dtype == np.float32
+            ):  # crop_and_resize's positions are float32 on a GPU (float64 in TF.js's CPU)
+                atol = 1e-4 if call.startswith("crop") else 1e-6
+                np.testing.assert_allclose(got.numpy(), expected, rtol=1e-5, atol=atol)
             else:
                 np.testing.assert_array_equal(got.numpy(), expected)
     assert pe.memory().num_tensors == 0

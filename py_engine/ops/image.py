@@ -1,6 +1,7 @@
 """Image ops: resizing (NHWC, as TensorFlow) and non-max suppression (TF.js's, for object detectors)."""
 
 __all__ = [
+    "crop_and_resize",
     "non_max_suppression",
     "non_max_suppression_padded",
     "non_max_suppression_with_score",
@@ -51,6 +52,39 @@ def resize_bilinear(images, size, align_corners=False, half_pixel_centers=False)
 def resize_nearest(images, size, align_corners=False, half_pixel_centers=False):
     """images resized to size=(new_height, new_width), each output pixel copying its nearest source pixel."""
     return _resize("resize_nearest", "ResizeNearestNeighbor", images, size, align_corners, half_pixel_centers)
+
+
+def crop_and_resize(image, boxes, box_ind, crop_size, method="bilinear", extrapolation_value=0.0):
+    """[num_boxes, crop_height, crop_width, C] float32: each box [y1, x1, y2, x2] (0..1 spans the image; y1 > y2
+    flips it) of image[box_ind] [N, H, W, C] sampled at crop_size = (crop_height, crop_width) points, bilinearly or
+    at the nearest pixel, as TF.js's tf.image.cropAndResize (TensorFlow's CropAndResize). Points outside the image
+    get extrapolation_value; a box_ind outside 0..N-1 gives zeros. Not differentiable (as in TF.js). Positions are
+    float64 on numpy (as TF.js's CPU backend) and float32 on a GPU (as TF.js's GPU backends), where a nearest pick
+    exactly halfway between two pixels may go the other way."""
+    op = "crop_and_resize"
+    crop_size = int_tuple(op, crop_size, 2, "crop_size")
+    if method not in ("bilinear", "nearest"):
+        raise ValueError(f"{op}: method must be 'bilinear' or 'nearest', got {method!r}")
+    attrs = {"crop_size": crop_size, "method": method}
+    attrs["extrapolation_value"] = _number(op, "extrapolation_value", extrapolation_value)
+    temps = []
+    try:
+        image = as_temporary(image, op, temps, dtypes.float32)
+        boxes = as_temporary(boxes, op, temps, dtypes.float32)
+        box_ind = as_temporary(box_ind, op, temps)
+        rank_is(op, image, 4, "image")
+        if min(image.shape[1:3]) == 0:
+            raise ShapeError(f"{op}: images of shape {image.shape} have no pixels to crop")
+        if boxes.rank != 2 or boxes.shape[1] != 4:
+            raise ShapeError(f"{op}: boxes must have shape [num_boxes, 4] (y1, x1, y2, x2), got {boxes.shape}")
+        if box_ind.dtype != dtypes.int32 or box_ind.shape != boxes.shape[:1]:
+            raise ShapeError(
+                f"{op}: box_ind must be int32 of shape [num_boxes] = {boxes.shape[:1]}, got {box_ind.dtype} "
+                f"{box_ind.shape}"
+            )
+        return ENGINE.run_kernel("CropAndResize", (image, boxes, box_ind), attrs)
+    finally:
+        release(temps)
 
 
 def _number(op, name, value, low=-math.inf, high=math.inf):

@@ -1,5 +1,5 @@
-"""Image kernels on numpy: resizing, matching TensorFlow's ResizeBilinear and ResizeNearestNeighbor, and non-max
-suppression, matching TF.js's NonMaxSuppressionV3/V4/V5.
+"""Image kernels on numpy: resizing, matching TensorFlow's ResizeBilinear and ResizeNearestNeighbor; CropAndResize and
+non-max suppression, matching TF.js's (CropAndResize's positions in float64, as its JavaScript computes them).
 
 Resizing: coordinates are computed in float32, as TensorFlow does, so that floor/round fall the same way. Both
 resizes are separable: the forward pass gathers source pixels (no dense interpolation matrices), the
@@ -105,6 +105,44 @@ def _unpack_rgba(packed, channels):
     return rgba[..., :channels].astype(np.int32)
 
 
+def _crop_axis(low, high, n_in, n_out):
+    """TF.js's sampling positions along one axis for every box (float64, as its JavaScript): [boxes, n_out]."""
+    if n_out > 1:
+        scale = (high - low) * (n_in - 1) / (n_out - 1)
+        return low[:, None] * (n_in - 1) + np.arange(n_out) * scale[:, None]
+    return np.repeat((0.5 * (low + high) * (n_in - 1))[:, None], n_out, 1)
+
+
+def _crop_and_resize(image, boxes, box_ind, crop_size, method, extrapolation_value):
+    """Each box [y1, x1, y2, x2] (normalized to 0..1) of image[box_ind] sampled at crop_size points, as TF.js's
+    CropAndResize: positions outside the image get extrapolation_value, a box_ind outside the batch gives zeros."""
+    batch, h, w = image.shape[:3]
+    if batch == 0:  # every box_ind is outside the batch
+        return np.zeros((boxes.shape[0], *crop_size, image.shape[3]), np.float32)
+    b = boxes.astype(np.float64)
+    ys, xs = _crop_axis(b[:, 0], b[:, 2], h, crop_size[0]), _crop_axis(b[:, 1], b[:, 3], w, crop_size[1])
+    inside = ((ys >= 0) & (ys <= h - 1))[:, :, None] & ((xs >= 0) & (xs <= w - 1))[:, None, :]
+    rows = np.clip(box_ind, 0, batch - 1)[:, None, None]
+
+    def at(y, x):  # [boxes, crop_h, crop_w, c] pixels at integer positions, clipped into the image
+        y, x = np.clip(y, 0, h - 1).astype(np.intp), np.clip(x, 0, w - 1).astype(np.intp)
+        return image[rows, y[:, :, None], x[:, None, :]].astype(np.float64)
+
+    if method == "bilinear":
+        top_y, left_x = np.floor(ys), np.floor(xs)
+        y_lerp, x_lerp = (ys - top_y)[:, :, None, None], (xs - left_x)[:, None, :, None]
+        top_left, top_right = at(top_y, left_x), at(top_y, np.ceil(xs))
+        bottom_left, bottom_right = at(np.ceil(ys), left_x), at(np.ceil(ys), np.ceil(xs))
+        top = top_left + (top_right - top_left) * x_lerp
+        bottom = bottom_left + (bottom_right - bottom_left) * x_lerp
+        out = top + (bottom - top) * y_lerp
+    else:  # JavaScript's Math.round: halves up
+        out = at(np.floor(ys + 0.5), np.floor(xs + 0.5))
+    out = np.where(inside[..., None], out, extrapolation_value)
+    out[(box_ind < 0) | (box_ind >= batch)] = 0
+    return out.astype(np.float32)
+
+
 def _non_max_suppression(boxes, scores, max_output_size, iou_threshold, score_threshold, soft_nms_sigma):
     """(selected box indices, their scores) as Python lists; boxes are [y1, x1, y2, x2] with the corners either way
     round."""
@@ -177,6 +215,7 @@ register_kernel("ResizeBilinear", "numpy", _resize_bilinear)
 register_kernel("ResizeBilinearGrad", "numpy", _resize_bilinear_grad)
 register_kernel("ResizeNearestNeighbor", "numpy", _resize_nearest)
 register_kernel("ResizeNearestNeighborGrad", "numpy", _resize_nearest_grad)
+register_kernel("CropAndResize", "numpy", _crop_and_resize)
 register_kernel("NonMaxSuppressionV3", "numpy", _nms_v3)
 register_kernel("NonMaxSuppressionV4", "numpy", _nms_v4)
 register_kernel("NonMaxSuppressionV5", "numpy", _nms_v5)

@@ -1,5 +1,5 @@
-"""Image-resize WGSL kernels (NHWC), and their gradients without atomics; unpacking RGBA pixels; non-max
-suppression, which runs on the host after a readback (host_kernel.py: its output's length depends on the values).
+"""Image-resize WGSL kernels (NHWC), and their gradients without atomics; unpacking RGBA pixels; crop and resize;
+non-max suppression, which runs on the host after a readback (host_kernel.py: its output's length depends on the values).
 
 Resizes: coordinates are computed in float32 from a scale that the CPU divides in float32 (WGSL division
 is not correctly rounded), so floor/round pick the pixels numpy picks. The gradients run per axis (x, then y,
@@ -207,5 +207,67 @@ register_kernel("ResizeBilinear", "webgpu", _resize("bilinear"))
 register_kernel("ResizeBilinearGrad", "webgpu", _resize_grad("bilinear"))
 register_kernel("ResizeNearestNeighbor", "webgpu", _resize("nearest"))
 register_kernel("ResizeNearestNeighborGrad", "webgpu", _resize_grad("nearest"))
+# ---- CropAndResize: one thread per output element (box, y, x, channel) ------------------------------------------
+# Positions are computed in f32 where TF.js computes in float64: a box edge on the image's edge (1.0) can land a
+# rounding error past it, so "inside" allows 2^-20 of the image's size (and the indices are clamped into it).
+CROP_FNS = """
+fn crop_position(low: f32, high: f32, n_in: u32, n_out: u32, o: u32) -> f32 {
+  let last = f32(n_in - 1u);
+  if (n_out > 1u) { return low * last + f32(o) * ((high - low) * last / f32(n_out - 1u)); }
+  return 0.5 * (low + high) * last;
+}
+fn inside(p: f32, n_in: u32) -> bool {
+  let last = f32(n_in - 1u);
+  let slack = last * 9.5367431640625e-7;
+  return p >= -slack && p <= last + slack;
+}
+fn pixel(b: u32, y: f32, x: f32, c: u32) -> f32 {
+  let Y = u32(clamp(y, 0.0, f32(u.in_h - 1u)));
+  let X = u32(clamp(x, 0.0, f32(u.in_w - 1u)));
+  return image[((b * u.in_h + Y) * u.in_w + X) * u.channels + c];
+}
+"""
+CROP_UNIFORMS = dict.fromkeys(("batch", "in_h", "in_w", "channels", "crop_h", "crop_w"), "u32")
+CROP_UNIFORMS["extrapolation"] = "f32"
+
+
+@functools.cache
+def _crop_and_resize_shader(method):
+    if method == "bilinear":
+        value = """  let top_y = floor(y); let left_x = floor(x);
+  let y_lerp = y - top_y; let x_lerp = x - left_x;
+  let top_left = pixel(b, top_y, left_x, c); let top_right = pixel(b, top_y, ceil(x), c);
+  let bottom_left = pixel(b, ceil(y), left_x, c); let bottom_right = pixel(b, ceil(y), ceil(x), c);
+  let top = top_left + (top_right - top_left) * x_lerp;
+  let bottom = bottom_left + (bottom_right - bottom_left) * x_lerp;
+  out[i] = top + (bottom - top) * y_lerp;"""
+    else:  # JavaScript's Math.round: halves up
+        value = "  out[i] = pixel(b, floor(y + 0.5), floor(x + 0.5), c);"
+    body = f"""  let c = i % u.channels;
+  let ox = (i / u.channels) % u.crop_w;
+  let oy = (i / u.channels / u.crop_w) % u.crop_h;
+  let k = i / u.channels / u.crop_w / u.crop_h;
+  let index = box_ind[k];
+  if (index < 0 || u32(index) >= u.batch) {{ out[i] = 0.0; return; }}
+  let b = u32(index);
+  let y = crop_position(boxes[4u * k], boxes[4u * k + 2u], u.in_h, u.crop_h, oy);
+  let x = crop_position(boxes[4u * k + 1u], boxes[4u * k + 3u], u.in_w, u.crop_w, ox);
+  if (!inside(y, u.in_h) || !inside(x, u.in_w)) {{ out[i] = u.extrapolation; return; }}
+{value}"""
+    ins = [("image", F32), ("boxes", F32), ("box_ind", I32)]
+    return compose_linear_shader(f"CropAndResize:{method}", body, ins, [("out", F32)], CROP_UNIFORMS, CROP_FNS)
+
+
+def _crop_and_resize(backend, image, boxes, box_ind, crop_size, method, extrapolation_value):
+    batch, h, w, c = image.shape
+    out = backend.empty((boxes.shape[0], *crop_size, c), F32)
+    uniforms = {"count": out.size, "batch": batch, "in_h": h, "in_w": w, "channels": c}
+    uniforms |= {"crop_h": crop_size[0], "crop_w": crop_size[1], "extrapolation": extrapolation_value}
+    shader = _crop_and_resize_shader(method)
+    backend.dispatch(shader, [image, boxes, box_ind, out], uniforms, linear_groups(out.size))
+    return out
+
+
+register_kernel("CropAndResize", "webgpu", _crop_and_resize)
 for _name in ("NonMaxSuppressionV3", "NonMaxSuppressionV4", "NonMaxSuppressionV5"):
     register_kernel(_name, "webgpu", on_host(_name))
