@@ -187,6 +187,9 @@ class Tensor:
         """(x - mean) / sqrt(variance + epsilon) * scale + offset, with moving statistics (inference).
 
         The parameters have rank 1 (one value per entry of x's last axis) or x's rank, and broadcast to x."""
+    def conv1d(self, filter, stride=1, padding="valid", data_format="NWC", dilation=1):
+        """1-D convolution of x [N, W, C] (or [W, C]) with filter [w, C, out], as TF.js's conv1d: conv2d over a height of
+        1. padding: "same", "valid", an int, or [left, right]; data_format: "NWC" only (as TF.js)."""
     def conv2d(self, filter, strides=1, padding="valid", dilations=1):
         """2-D convolution (cross-correlation) of x [N, H, W, C] (or one image [H, W, C]) with filter [h, w, C, out].
 
@@ -232,6 +235,10 @@ class Tensor:
     def min(self, axis=None, keepdims=False): ...
     def moments(self, axis=None, keepdims=False):
         """(mean, variance) over the axes."""
+    def multinomial(self, num_samples, seed=None, normalized=False):
+        """num_samples class indices (int32) drawn for each row of logits [batch, classes] (or [classes]), each class
+        with probability softmax(logits) (or logits itself, when normalized holds probabilities), as TF.js's multinomial.
+        Drawn from the engine's generator (pe.set_seed, or seed), so the draws are not TF.js's."""
     def prod(self, axis=None, keepdims=False): ...
     def search_sorted(self, values, side="left"):
         """For each of values' last-axis entries, how many entries of sorted_sequence's last axis come before it (int32):

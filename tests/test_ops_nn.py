@@ -536,3 +536,14 @@ def test_local_response_normalization_against_its_formula():
     check_gradients(lambda t: pe.local_response_normalization(t, 1, 1.0, 0.5, 0.5), x[:, :1, :2, :4])
     with pytest.raises(ShapeError, match="local_response_normalization: x must have rank 4"):
         pe.local_response_normalization(pe.tensor(x[0]))
+
+
+def test_conv1d_is_conv2d_over_one_row():
+    rng = np.random.default_rng(8)
+    x, f = rng.normal(size=(2, 9, 3)), rng.normal(size=(3, 3, 4))
+    want = np.stack([np.einsum("bkc,kco->bo", x[:, i : i + 3], f) for i in range(7)], 1)
+    np.testing.assert_allclose(pe.conv1d(pe.tensor(x), pe.tensor(f)).numpy(), want, rtol=1e-5, atol=1e-5)
+    assert pe.conv1d(pe.tensor(x[0]), pe.tensor(f), 2, "same").shape == (5, 4)
+    check_gradients(lambda t: pe.conv1d(t, pe.tensor(f[:2]), 1, 1, dilation=2), x[:1, :5])
+    with pytest.raises(ShapeError, match="conv1d: filter must have rank 3"):
+        pe.conv1d(pe.tensor(x), pe.tensor(f[0]))

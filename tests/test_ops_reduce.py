@@ -431,3 +431,17 @@ def test_cumprod():
     for exclusive in (False, True):
         for reverse in (False, True):
             check_gradients(lambda t, e=exclusive, r=reverse: pe.cumprod(t, 1, e, r), X[0] + 3.0)
+
+
+def test_multinomial_draws_each_class_by_its_probability():
+    pe.set_seed(7)
+    logits = pe.tensor([[0.0, 0.0, np.log(2.0)], [-1e9, 0.0, -1e9]])
+    draws = pe.multinomial(logits, 40000)
+    assert draws.shape == (2, 40000) and draws.dtype == "int32"
+    counts = [np.bincount(row, minlength=3) / 40000 for row in draws.numpy()]
+    np.testing.assert_allclose(counts[0], [0.25, 0.25, 0.5], atol=0.01)
+    assert counts[1].tolist() == [0.0, 1.0, 0.0]  # the other classes have probability 0
+    picks = pe.multinomial([0.0, 1.0, 0.0], 5, seed=3, normalized=True)
+    assert picks.shape == (5,) and picks.numpy().tolist() == [1] * 5
+    with pytest.raises(ShapeError, match=r"multinomial: logits must be \[classes\] or \[batch, classes\]"):
+        pe.multinomial(pe.zeros((2, 2, 2)), 3)

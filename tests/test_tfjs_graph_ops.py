@@ -124,6 +124,12 @@ CALLS = {
     "euclidean-norm": ("euclideanNorm", pe.euclidean_norm, [GRID, [0, 2], True]),
     "lower-bound": ("lowerBound", pe.lower_bound, [SORTED, SORTED[:, ::-2] + 0.5]),
     "upper-bound": ("upperBound", pe.upper_bound, [SORTED, SORTED[:, 1::2].copy()]),
+    "conv1d": ("conv1d", pe.conv1d, [IMAGES[0], RNG.uniform(-1, 1, (3, 8, 5)).astype(np.float32), 2, "same", "NWC", 1]),
+    "conv1d-dilated": (
+        "conv1d",
+        pe.conv1d,
+        [IMAGES[0], RNG.uniform(-1, 1, (2, 8, 3)).astype(np.float32), 1, "valid", "NWC", 2],
+    ),
     "lrn": ("localResponseNormalization", pe.local_response_normalization, [IMAGES, 2, 1.5, 0.3, 0.75]),
     "band-part": ("linalg.bandPart", pe.matrix_band_part, [GRID, 1, 2]),
     "band-part-lower": ("linalg.bandPart", pe.matrix_band_part, [GRID, -1, 0]),

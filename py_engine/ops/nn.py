@@ -11,6 +11,7 @@ namespace.
 __all__ = [
     "avg_pool",
     "batch_norm",
+    "conv1d",
     "conv2d",
     "depthwise_conv2d",
     "dropout",
@@ -146,6 +147,27 @@ def conv2d(x, filter, strides=1, padding="valid", dilations=1):
     padding: "same", "valid", an int, or [[top, bottom], [left, right]]; strides, dilations: int or pair.
     """
     return _conv("conv2d", "Conv2D", "h, w, in, out", x, filter, strides, padding, dilations)
+
+
+def conv1d(x, filter, stride=1, padding="valid", data_format="NWC", dilation=1):
+    """1-D convolution of x [N, W, C] (or [W, C]) with filter [w, C, out], as TF.js's conv1d: conv2d over a height of
+    1. padding: "same", "valid", an int, or [left, right]; data_format: "NWC" only (as TF.js)."""
+    op = "conv1d"
+    if data_format != "NWC":
+        raise ValueError(f"{op}: data_format must be 'NWC' (as in TF.js), got {data_format!r}")
+    with ENGINE.scope(op) as scope:
+        x, filter = float_input(op, x, []), float_input(op, filter, [], "filter")
+        rank_is(op, x, (2, 3))
+        rank_is(op, filter, 3, "filter")
+        if isinstance(padding, str):
+            pad = padding
+        elif isinstance(padding, numbers.Integral):
+            pad = [[0, 0], [int(padding), int(padding)]]
+        else:
+            pad = [[0, 0], list(padding)]
+        rows = reshape(x, x.shape[:-2] + (1,) + x.shape[-2:])
+        y = conv2d(rows, reshape(filter, (1, *filter.shape)), (1, stride), pad, (1, dilation))
+        return scope.export(reshape(y, y.shape[:-3] + y.shape[-2:]))
 
 
 def depthwise_conv2d(x, filter, strides=1, padding="valid", dilations=1):

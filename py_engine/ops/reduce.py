@@ -15,6 +15,7 @@ __all__ = [
     "mean",
     "min",
     "moments",
+    "multinomial",
     "prod",
     "search_sorted",
     "softmax",
@@ -32,9 +33,9 @@ from ..errors import ShapeError
 from .check import axes as normalize_axes
 from .check import axis_index, dtype_in
 from .convert import as_temporary, release
-from .creation import zeros
+from .creation import random_uniform, zeros
 from .math import abs as absolute
-from .math import cast, exp, less, less_equal, log, not_equal, sqrt, squared_difference, where
+from .math import cast, exp, less, less_equal, log, minimum, not_equal, sqrt, squared_difference, where
 
 F32, I32, BOOL = dtypes.float32, dtypes.int32, dtypes.bool_
 
@@ -256,3 +257,23 @@ def lower_bound(sorted_sequence, values):
 def upper_bound(sorted_sequence, values):
     """search_sorted(..., "right"): the last position where each value could go, as TF.js's upperBound."""
     return search_sorted(sorted_sequence, values, "right")
+
+
+def multinomial(logits, num_samples, seed=None, normalized=False):
+    """num_samples class indices (int32) drawn for each row of logits [batch, classes] (or [classes]), each class
+    with probability softmax(logits) (or logits itself, when normalized holds probabilities), as TF.js's multinomial.
+    Drawn from the engine's generator (pe.set_seed, or seed), so the draws are not TF.js's."""
+    op = "multinomial"
+    n = operator.index(num_samples)
+    if n < 0:
+        raise ValueError(f"{op}: num_samples must be >= 0, got {num_samples}")
+    with ENGINE.scope(op) as scope:
+        x = as_temporary(logits, op, [], F32)
+        if x.rank not in (1, 2) or x.shape[-1] == 0:
+            raise ShapeError(f"{op}: logits must be [classes] or [batch, classes] with classes >= 1, got {x.shape}")
+        rows = x if x.rank == 2 else ENGINE.view(x, (1,) + x.shape)
+        cdf = cumsum(rows if normalized else softmax(rows), -1)
+        total = ENGINE.view(cdf[:, -1:], (rows.shape[0], 1))
+        draws = random_uniform((rows.shape[0], n), seed=seed) * total
+        picks = minimum(search_sorted(cdf, draws, "right"), x.shape[-1] - 1)  # a draw rounding up to the total
+        return scope.export(picks if x.rank == 2 else ENGINE.view(picks, (n,)))
