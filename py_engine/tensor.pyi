@@ -196,6 +196,10 @@ class Tensor:
         padding: "same", "valid", an int, or [[top, bottom], [left, right]]; strides, dilations: int or pair."""
     def depthwise_conv2d(self, filter, strides=1, padding="valid", dilations=1):
         """Each input channel c convolved with its own filters [h, w, C, multiplier]: output channel c * multiplier + m."""
+    def dilation2d(self, filter, strides=1, padding="valid", dilations=1, data_format="NHWC"):
+        """Grayscale morphological dilation, as TF.js's dilation2d: out = max over the window of x + filter, x [N, H, W,
+        C] (or [H, W, C]), filter [h, w, C]; padding "same" or "valid" never wins. Written as a strided slice per tap and
+        a max, so its gradient comes with it."""
     def dropout(self, rate, noise_shape=None, seed=None):
         """Zero each element with probability `rate` and scale the rest by 1 / (1 - rate) (inverted dropout).
 
@@ -212,6 +216,10 @@ class Tensor:
         ones."""
     def max_pool(self, filter_size, strides, padding="valid"):
         """Maximum over each window; padding never wins."""
+    def max_pool_with_argmax(self, filter_size, strides, padding="valid", include_batch_in_index=False):
+        """(result, indexes): max_pool's result and, for each, the flat index of the element it took (the first of
+        equals, in window order), ((b * H + y) * W + x) * C + c with include_batch_in_index, else (y * W + x) * C + c,
+        as TF.js's maxPoolWithArgmax. x [N, H, W, C]; padding "same" or "valid"."""
     def all(self, axis=None, keepdims=False): ...
     def any(self, axis=None, keepdims=False): ...
     def argmax(self, axis=0):

@@ -547,3 +547,20 @@ def test_conv1d_is_conv2d_over_one_row():
     check_gradients(lambda t: pe.conv1d(t, pe.tensor(f[:2]), 1, 1, dilation=2), x[:1, :5])
     with pytest.raises(ShapeError, match="conv1d: filter must have rank 3"):
         pe.conv1d(pe.tensor(x), pe.tensor(f[0]))
+
+
+def test_dilation2d_and_max_pool_with_argmax():
+    x = np.arange(16, dtype=np.float32).reshape(1, 4, 4, 1)
+    flat = np.zeros((2, 2, 1), np.float32)
+    np.testing.assert_array_equal(pe.dilation2d(pe.tensor(x), pe.tensor(flat)).numpy()[0, :, :, 0], x[0, 1:, 1:, 0])
+    result, indexes = pe.max_pool_with_argmax(pe.tensor(x), 2, 2)
+    assert result.numpy().ravel().tolist() == [5, 7, 13, 15] and indexes.numpy().ravel().tolist() == [5, 7, 13, 15]
+    rng = np.random.default_rng(9)
+    image, filt = pe.tensor(rng.normal(size=(3, 4, 2))), pe.tensor(rng.normal(size=(2, 3, 2)))
+    check_gradients(lambda t: pe.dilation2d(t, filt, 1, "same"), image.numpy())
+    check_gradients(lambda f: pe.dilation2d(image, f, 2, "same"), filt.numpy())
+    check_gradients(lambda t: pe.max_pool_with_argmax(t, 2, 1)[0], rng.normal(size=(1, 3, 3, 2)))
+    with pytest.raises(ShapeError, match=r"dilation2d: filter must be \[h, w, 1\] \(x's channels\), got \(2, 2, 2\)"):
+        pe.dilation2d(pe.tensor(x), pe.zeros((2, 2, 2)))
+    with pytest.raises(ValueError, match="dilation2d: data_format must be 'NHWC'"):
+        pe.dilation2d(pe.tensor(x), pe.tensor(flat), data_format="NCHW")

@@ -130,6 +130,18 @@ CALLS = {
         pe.conv1d,
         [IMAGES[0], RNG.uniform(-1, 1, (2, 8, 3)).astype(np.float32), 1, "valid", "NWC", 2],
     ),
+    "dilation2d-same": (
+        "dilation2d",
+        pe.dilation2d,
+        [IMAGES, RNG.uniform(-1, 1, (3, 2, 8)).astype(np.float32), [1, 2], "same", 1, "NHWC"],
+    ),
+    "dilation2d-dilated": (
+        "dilation2d",
+        pe.dilation2d,
+        [IMAGES[0], RNG.uniform(-1, 1, (2, 2, 8)).astype(np.float32), 1, "valid", [2, 1], "NHWC"],
+    ),
+    "max-pool-with-argmax": ("maxPoolWithArgmax", pe.max_pool_with_argmax, [IMAGES, [3, 2], [2, 1], "same", False]),
+    "max-pool-with-argmax-batch": ("maxPoolWithArgmax", pe.max_pool_with_argmax, [IMAGES, 2, 2, "valid", True]),
     "lrn": ("localResponseNormalization", pe.local_response_normalization, [IMAGES, 2, 1.5, 0.3, 0.75]),
     "band-part": ("linalg.bandPart", pe.matrix_band_part, [GRID, 1, 2]),
     "band-part-lower": ("linalg.bandPart", pe.matrix_band_part, [GRID, -1, 0]),
