@@ -65,6 +65,15 @@ class Tensor:
         at pixel centres (what tf.image.resize does). The result is float32."""
     def resize_nearest(self, size, align_corners=False, half_pixel_centers=False):
         """images resized to size=(new_height, new_width), each output pixel copying its nearest source pixel."""
+    def transform(self, transforms, interpolation="nearest", fill_mode="constant", fill_value=0, output_shape=None):
+        """Projective transforms of images [N, H, W, C], as TF.js's tf.image.transform (TensorFlow's
+        ImageProjectiveTransformV3): output pixel (x, y) of image b reads the input at ((a0 x + a1 y + a2) / k,
+        (a3 x + a4 y + a5) / k), k = a6 x + a7 y + 1, where transforms [N, 8] (or [1, 8] for all) holds a0..a7.
+
+        interpolation "nearest" or "bilinear"; fill_mode "constant" (fill_value), "reflect", "wrap" or "nearest" for
+        points outside; output_shape (height, width), default the input's. The result has the image's dtype (an int32
+        image's bilinear values are truncated). TF.js's CPU backend transforms only the first image (a bug not
+        followed). Not differentiable. Positions are float64 on numpy, float32 on a GPU (as TF.js's GPU backends)."""
     def argwhere(self):
         """The coordinates (int32, shape [n, rank], in row-major order) of the n true elements of `condition` (bool; a
         number counts as true when nonzero), as TensorFlow's Where with one argument (TF.js's whereAsync).

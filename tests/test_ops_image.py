@@ -281,3 +281,19 @@ def test_crop_and_resize_hand_checked_and_errors():
         pe.crop_and_resize(image, [[0.0, 0.0, 1.0, 1.0]], [0], (2, 2), "bicubic")
     with pytest.raises(ShapeError, match="crop_and_resize: image must have rank 4"):
         pe.crop_and_resize(image[0], [[0.0, 0.0, 1.0, 1.0]], [0], (2, 2))
+
+
+def test_transform_shifts_and_errors():
+    image = pe.tensor(np.arange(12, dtype=np.float32).reshape(1, 3, 4, 1))
+    shift = [[1, 0, 1, 0, 1, 0, 0, 0]]  # output (x, y) reads input (x + 1, y)
+    np.testing.assert_array_equal(
+        pe.transform(image, shift, fill_value=-1).numpy()[0, :, :, 0], [[1, 2, 3, -1], [5, 6, 7, -1], [9, 10, 11, -1]]
+    )
+    np.testing.assert_array_equal(pe.transform(image, shift, fill_mode="wrap").numpy()[0, 0, :, 0], [1, 2, 3, 0])
+    assert pe.transform(image, shift, "bilinear", output_shape=(2, 5)).shape == (1, 2, 5, 1)
+    with pytest.raises(ShapeError, match=r"transform: transforms must be \[1, 8\] or \[1, 8\], got \(1, 6\)"):
+        pe.transform(image, [[1, 0, 1, 0, 1, 0]])
+    with pytest.raises(ValueError, match="transform: fill_mode must be 'constant', 'reflect', 'wrap' or 'nearest'"):
+        pe.transform(image, shift, fill_mode="mirror")
+    with pytest.raises(ValueError, match="transform: interpolation must be 'nearest' or 'bilinear'"):
+        pe.transform(image, shift, "cubic")

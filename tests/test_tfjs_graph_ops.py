@@ -31,6 +31,10 @@ IMAGES = RNG.uniform(-1, 1, (2, 4, 6, 8)).astype(np.float32)
 CROP_BOXES = np.array(
     [[0, 0, 1, 1], [0.1, 0.2, 0.7, 0.9], [1, 1, 0, 0], [-0.5, 0.2, 1.3, 0.8], [0.3, 0.5, 0.3, 0.5]], np.float32
 )
+# TF.js's CPU backend transforms only the first image: one image; random entries keep positions off pixel halves
+TRANSFORM = (
+    np.array([[1, 0, 0, 0, 1, 0, 0, 0]]) + RNG.uniform(-0.4, 0.4, (1, 8)) * [1, 1, 3, 1, 1, 3, 0.03, 0.03]
+).astype(np.float32)
 SORTED = np.sort(RNG.integers(0, 20, (3, 9)), -1).astype(np.float32)
 
 # id: (TF.js function, py_engine function, arguments: numpy arrays become tensors on both sides)
@@ -77,6 +81,15 @@ CALLS = {
             ],
         )
         for method, boxes in (("bilinear", CROP_BOXES), ("nearest", RNG.uniform(-0.3, 1.3, (5, 4)).astype(np.float32)))
+    },
+    **{
+        f"transform-{interpolation}-{fill_mode}": (
+            "image.transform",
+            pe.transform,
+            [IMAGES[:1], TRANSFORM, interpolation, fill_mode, -1.5, [5, 9]],
+        )
+        for interpolation in ("nearest", "bilinear")
+        for fill_mode in ("constant", "reflect", "wrap", "nearest")
     },
     "gather-nd-rows": ("gatherND", pe.gather_nd, [GRID, RNG.integers(0, 4, (3, 2, 1)).astype(np.int32)]),
     "gather-nd-elements": (
@@ -213,10 +226,8 @@ def test_an_op_computes_what_tfjs_computes(call, tfjs_results):
                 expected.shape,
                 expected.dtype,
             )
-            if (
-                expected.dtype == np.float32
-            ):  # crop_and_resize's positions are float32 on a GPU (float64 in TF.js's CPU)
-                atol = 1e-4 if call.startswith("crop") else 1e-6
+            if expected.dtype == np.float32:  # positions are float32 on a GPU (float64 in TF.js's CPU)
+                atol = 1e-4 if call.startswith(("crop", "transform")) else 1e-6
                 np.testing.assert_allclose(got.numpy(), expected, rtol=1e-5, atol=atol)
             else:
                 np.testing.assert_array_equal(got.numpy(), expected)

@@ -7,6 +7,7 @@ __all__ = [
     "non_max_suppression_with_score",
     "resize_bilinear",
     "resize_nearest",
+    "transform",
 ]
 
 import math
@@ -83,6 +84,41 @@ def crop_and_resize(image, boxes, box_ind, crop_size, method="bilinear", extrapo
                 f"{box_ind.shape}"
             )
         return ENGINE.run_kernel("CropAndResize", (image, boxes, box_ind), attrs)
+    finally:
+        release(temps)
+
+
+def transform(image, transforms, interpolation="nearest", fill_mode="constant", fill_value=0, output_shape=None):
+    """Projective transforms of images [N, H, W, C], as TF.js's tf.image.transform (TensorFlow's
+    ImageProjectiveTransformV3): output pixel (x, y) of image b reads the input at ((a0 x + a1 y + a2) / k,
+    (a3 x + a4 y + a5) / k), k = a6 x + a7 y + 1, where transforms [N, 8] (or [1, 8] for all) holds a0..a7.
+
+    interpolation "nearest" or "bilinear"; fill_mode "constant" (fill_value), "reflect", "wrap" or "nearest" for
+    points outside; output_shape (height, width), default the input's. The result has the image's dtype (an int32
+    image's bilinear values are truncated). TF.js's CPU backend transforms only the first image (a bug not
+    followed). Not differentiable. Positions are float64 on numpy, float32 on a GPU (as TF.js's GPU backends)."""
+    op = "transform"
+    if interpolation not in ("nearest", "bilinear"):
+        raise ValueError(f"{op}: interpolation must be 'nearest' or 'bilinear', got {interpolation!r}")
+    if fill_mode not in ("constant", "reflect", "wrap", "nearest"):
+        raise ValueError(f"{op}: fill_mode must be 'constant', 'reflect', 'wrap' or 'nearest', got {fill_mode!r}")
+    attrs = {"interpolation": interpolation, "fill_mode": fill_mode}
+    attrs["fill_value"] = _number(op, "fill_value", fill_value)
+    temps = []
+    try:
+        image = as_temporary(image, op, temps)
+        transforms = as_temporary(transforms, op, temps, dtypes.float32)
+        if image.dtype not in (dtypes.float32, dtypes.int32):
+            raise DTypeError(f"{op}: image has dtype {image.dtype}, expected float32 or int32")
+        rank_is(op, image, 4, "image")
+        if min(image.shape[1:3]) == 0:
+            raise ShapeError(f"{op}: images of shape {image.shape} have no pixels to transform")
+        if transforms.rank != 2 or transforms.shape[1] != 8 or transforms.shape[0] not in (1, image.shape[0]):
+            raise ShapeError(f"{op}: transforms must be [1, 8] or [{image.shape[0]}, 8], got {transforms.shape}")
+        attrs["output_shape"] = (
+            image.shape[1:3] if output_shape is None else int_tuple(op, output_shape, 2, "output_shape")
+        )
+        return ENGINE.run_kernel("Transform", (image, transforms), attrs)
     finally:
         release(temps)
 

@@ -1,5 +1,6 @@
 """Image kernels on numpy: resizing, matching TensorFlow's ResizeBilinear and ResizeNearestNeighbor; CropAndResize and
-non-max suppression, matching TF.js's (CropAndResize's positions in float64, as its JavaScript computes them).
+Transform (projective) and non-max suppression, matching TF.js's (their positions in float64, as its JavaScript
+computes them).
 
 Resizing: coordinates are computed in float32, as TensorFlow does, so that floor/round fall the same way. Both
 resizes are separable: the forward pass gathers source pixels (no dense interpolation matrices), the
@@ -143,6 +144,56 @@ def _crop_and_resize(image, boxes, box_ind, crop_size, method, extrapolation_val
     return out.astype(np.float32)
 
 
+def _map_coordinate(p, n, fill_mode):
+    """A source coordinate past the image's edge mapped back in (reflect, wrap, nearest) or left (constant), as
+    TF.js's Transform does it in JavaScript (float64)."""
+    if fill_mode == "constant":
+        return p
+    if fill_mode == "nearest" or n <= 1:
+        return np.clip(p, 0, n - 1) if fill_mode == "nearest" else np.where((p < 0) | (p > n - 1), 0.0, p)
+    if fill_mode == "reflect":
+        span = 2 * n
+        low = np.where(p < span, span * np.trunc(-p / span) + p, p)
+        low = np.where(low < -n, low + span, -low - 1)
+        high = p - span * np.trunc(p / span)
+        high = np.where(high >= n, span - high - 1, high)
+        p = np.where(p < 0, low, np.where(p > n - 1, high, p))
+    else:  # wrap
+        last = n - 1
+        p = np.where(p < 0, p + n * (np.trunc(-p / last) + 1), np.where(p > last, p - n * np.trunc(p / last), p))
+    return np.clip(p, 0, n - 1)
+
+
+def _transform(image, transforms, interpolation, fill_mode, fill_value, output_shape):
+    """Each output pixel (x, y) of image b reads the input at ((a0 x + a1 y + a2) / k, (a3 x + a4 y + a5) / k),
+    k = a6 x + a7 y + 1, for transforms[b] (or transforms[0] for all) = a0..a7, as TF.js's Transform (which, on its
+    CPU backend, transforms only the first image)."""
+    batch, h, w, _ = image.shape
+    out = np.full((batch, *output_shape, image.shape[3]), fill_value, np.float64)
+    ys, xs = np.mgrid[0 : output_shape[0], 0 : output_shape[1]].astype(np.float64)
+    for b in range(batch):
+        a = transforms[0 if transforms.shape[0] == 1 else b].astype(np.float64)
+        k = a[6] * xs + a[7] * ys + 1
+        x = _map_coordinate((a[0] * xs + a[1] * ys + a[2]) / k, w, fill_mode)
+        y = _map_coordinate((a[3] * xs + a[4] * ys + a[5]) / k, h, fill_mode)
+
+        def read(yi, xi, b=b):  # fill_value outside the image
+            inside = (yi >= 0) & (yi < h) & (xi >= 0) & (xi < w)
+            yi, xi = np.where(inside, yi, 0).astype(np.intp), np.where(inside, xi, 0).astype(np.intp)
+            return np.where(inside[..., None], image[b, yi, xi].astype(np.float64), fill_value)
+
+        if interpolation == "nearest":  # JavaScript's Math.round: halves up
+            value = read(np.floor(y + 0.5), np.floor(x + 0.5))
+        else:
+            y0, x0 = np.floor(y), np.floor(x)
+            y1, x1 = y0 + 1, x0 + 1
+            top = (x1 - x)[..., None] * read(y0, x0) + (x - x0)[..., None] * read(y0, x1)
+            bottom = (x1 - x)[..., None] * read(y1, x0) + (x - x0)[..., None] * read(y1, x1)
+            value = (y1 - y)[..., None] * top + (y - y0)[..., None] * bottom
+        out[b] = np.where((k != 0)[..., None], value, fill_value)
+    return out.astype(image.dtype)
+
+
 def _non_max_suppression(boxes, scores, max_output_size, iou_threshold, score_threshold, soft_nms_sigma):
     """(selected box indices, their scores) as Python lists; boxes are [y1, x1, y2, x2] with the corners either way
     round."""
@@ -216,6 +267,7 @@ register_kernel("ResizeBilinearGrad", "numpy", _resize_bilinear_grad)
 register_kernel("ResizeNearestNeighbor", "numpy", _resize_nearest)
 register_kernel("ResizeNearestNeighborGrad", "numpy", _resize_nearest_grad)
 register_kernel("CropAndResize", "numpy", _crop_and_resize)
+register_kernel("Transform", "numpy", _transform)
 register_kernel("NonMaxSuppressionV3", "numpy", _nms_v3)
 register_kernel("NonMaxSuppressionV4", "numpy", _nms_v4)
 register_kernel("NonMaxSuppressionV5", "numpy", _nms_v5)

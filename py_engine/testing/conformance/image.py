@@ -1,5 +1,5 @@
 """Conformance cases: image resizing, forward and gradients (pe.grad with an explicit dy, so no reduction kernel is
-needed), unpacking RGBA pixels, crop and resize, and non-max suppression (V3, V4 padded, V5 with soft-NMS scores)."""
+needed), unpacking RGBA pixels, crop and resize, projective transforms, and non-max suppression (V3, V4 padded, V5 with soft-NMS scores)."""
 
 import numpy as np
 
@@ -113,6 +113,42 @@ def _crop_cases():
     return cases
 
 
+def _transform_cases():
+    """Random transforms (decimal ones put many positions exactly on a pixel's half, where float32 and float64 round
+    apart); every fill mode, both interpolations, one transform for all images or one each, int32 images."""
+    rng = np.random.default_rng(55)
+    images = rand((2, 6, 7, 3), 56)
+    near_identity = np.concatenate([np.eye(3).ravel()[:6], [0, 0]]) + rng.uniform(-0.3, 0.3, 8) * [
+        1,
+        1,
+        4,
+        1,
+        1,
+        4,
+        0.02,
+        0.02,
+    ]
+    transforms = {
+        "one": near_identity[None].astype(np.float32),
+        "each": rng.uniform(-1.5, 1.5, (2, 8)).astype(np.float32),
+    }
+    transforms["each"][:, 6:] *= 0.01
+    cases = []
+    for interpolation in ("nearest", "bilinear"):
+        for fill_mode in ("constant", "reflect", "wrap", "nearest"):
+            for label, t in transforms.items():
+                fn = lambda i, t, m=interpolation, f=fill_mode: ops.transform(i, t, m, f, -1.5, (8, 5))  # noqa: E731
+                cases.append(Case(f"transform/{interpolation}-{fill_mode}-{label}", fn, [images, t], atol=1e-5))
+        fn = lambda i, t, m=interpolation: ops.transform(i, t, m, "reflect", 7)  # noqa: E731
+        ints = rand((2, 6, 7, 3), 57, -50, 50, np.int32)
+        cases.append(Case(f"transform/{interpolation}-int32", fn, [ints, transforms["one"]]))
+        fn = lambda i, t, m=interpolation: ops.transform(i, t, m, "wrap", 0, (120, 90))  # noqa: E731
+        cases.append(
+            Case(f"transform/{interpolation}-large", fn, [rand((1, 50, 40, 3), 58), transforms["one"]], atol=1e-4)
+        )
+    return cases
+
+
 def _nms_cases():
     boxes, scores = detections(40, 40)
     edge_boxes = np.array(
@@ -166,6 +202,7 @@ def _nms_cases():
 
 CASES = (
     _crop_cases()
+    + _transform_cases()
     + _nms_cases()
     + _unpack_cases()
     + _resize_cases(ops.resize_bilinear, "resize_bilinear")

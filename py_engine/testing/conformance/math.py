@@ -191,7 +191,8 @@ def _gradient_cases(cases):
         inside = rand((5, 70), 42, lo + 0.01, hi - 0.01)  # away from the ends, where the derivative is infinite
         op = getattr(ops, name)
         fn = grads(lambda t, w, op=op: (op(t) * w).sum())
-        cases.append(Case(f"{name}/grad", lambda t, w, fn=fn: fn(t, w)[0], [inside, rand((5, 70), 43)], 1e-4, 1e-4))
+        rtol = 1e-3 if name == "tan" else 1e-4  # 1 + tan^2 grows the forward's error (SwiftShader's tan: 1.4e-4)
+        cases.append(Case(f"{name}/grad", lambda t, w, fn=fn: fn(t, w)[0], [inside, rand((5, 70), 43)], rtol, 1e-4))
     for name in ("prelu", "atan2", "div_no_nan"):
         op = getattr(ops, name)
         fn = grads(lambda a, b, w, op=op: (op(a, b) * w).sum())

@@ -87,6 +87,7 @@ fn expm1_(x: f32) -> f32 {  // Kahan's: (u - 1) * x / log(u) cancels the roundin
 // asin and acos through atan2 (the builtins were 2e-4 off on llvmpipe); NaN outside [-1, 1]
 fn asin_(x: f32) -> f32 {
   if (is_nan(x) || abs(x) > 1.0) { return nan(); }
+  if (x == 0.0) { return x; }  // SwiftShader's atan2(-0, 1) is pi
   return atan2(x, sqrt((1.0 - x) * (1.0 + x)));
 }
 fn acos_(x: f32) -> f32 {
