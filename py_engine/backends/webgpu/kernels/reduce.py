@@ -1,4 +1,4 @@
-"""Reduction WGSL kernels: Sum, Mean, Prod, Max, Min, All, Any, ArgMax, ArgMin, Softmax, Cumsum, TopK.
+"""Reduction WGSL kernels: Sum, Mean, Prod, Max, Min, All, Any, ArgMax, ArgMin, Softmax, Cumsum, Cumprod, TopK.
 
 A reduction views its input as [rows..., reduced...] through shapes and strides in the uniforms (no
 transpose copies). Each output row gets either a workgroup that reduces through workgroup memory
@@ -27,6 +27,7 @@ TOPK_MAX_SELECT_STEPS = 16384  # loop steps of a selection TopK thread beyond wh
 LOWEST = {F32: "f32_from_bits(0xff800000u)", I32: "bitcast<i32>(0x80000000u)"}
 HIGHEST = {F32: "f32_from_bits(0x7f800000u)", I32: "2147483647"}
 ZERO = {F32: "0.0", I32: "0", BOOL: "0u"}
+ONE = {F32: "1.0", I32: "1"}
 
 REDUCE_UNIFORMS = dict.fromkeys(("rows", "n", "chunks", "chunk_len", "exclusive", "reverse"), "u32")
 REDUCE_UNIFORMS["mean_count"] = "f32"
@@ -334,14 +335,16 @@ def _softmax(backend, x, axis):
 register_kernel("Softmax", "webgpu", _softmax)
 
 
-# ---- Cumsum ---------------------------------------------------------------------------------
+# ---- Cumsum, Cumprod --------------------------------------------------------------------------
 
 
 @functools.cache
-def _cumsum_shader(dtype, wg):
-    """Running sums along the reduced dim (word 6: exclusive, word 7: reverse): one thread per row (wg = 0),
-    or a workgroup per row scanning chunks in workgroup memory and carrying each chunk's total to the next."""
-    elem, zero = ELEMENT[dtype], ZERO[dtype]
+def _scan_shader(kind, dtype, wg):
+    """Running sums (kind "Cumsum") or products ("Cumprod") along the reduced dim (word 6: exclusive, word 7:
+    reverse): one thread per row (wg = 0), or a workgroup per row scanning chunks in workgroup memory and carrying
+    each chunk's total to the next."""
+    elem, zero = ELEMENT[dtype], (ZERO if kind == "Cumsum" else ONE)[dtype]
+    op = "+" if kind == "Cumsum" else "*"
     io = [("x", dtype)], [("out", dtype)]
     if wg == 0:
         body = f"""  if (i >= u.rows) {{ return; }}
@@ -351,9 +354,9 @@ def _cumsum_shader(dtype, wg):
   for (var j = 0u; j < n; j = j + 1u) {{
     let o = base + red_offset(select(j, n - 1u - j, u.reverse != 0u));
     let v = x[o];
-    if (u.exclusive != 0u) {{ out[o] = acc; acc = acc + v; }} else {{ acc = acc + v; out[o] = acc; }}
+    if (u.exclusive != 0u) {{ out[o] = acc; acc = acc {op} v; }} else {{ acc = acc {op} v; out[o] = acc; }}
   }}"""
-        return compose_shader(f"Cumsum:{dtype}:serial", linear_main(body), *io, REDUCE_UNIFORMS, HELPERS + VIEW)
+        return compose_shader(f"{kind}:{dtype}:serial", linear_main(body), *io, REDUCE_UNIFORMS, HELPERS + VIEW)
     # each thread scans SCAN_ITEMS consecutive elements itself, the workgroup scans the threads' totals
     body = f"""  if (g >= u.rows) {{ return; }}
   let base = row_offset(g);
@@ -368,7 +371,7 @@ def _cumsum_shader(dtype, wg):
       let j = first + k;
       vals[k] = {zero};
       if (j < n) {{ vals[k] = x[base + red_offset(select(j, n - 1u - j, reverse))]; }}
-      total = total + vals[k];
+      total = total {op} vals[k];
     }}
     scan[t] = total;
     workgroupBarrier();
@@ -376,30 +379,34 @@ def _cumsum_shader(dtype, wg):
       var add = {zero};
       if (t >= s) {{ add = scan[t - s]; }}
       workgroupBarrier();
-      scan[t] = scan[t] + add;
+      scan[t] = scan[t] {op} add;
       workgroupBarrier();
     }}
     var run = carry;
-    if (t > 0u) {{ run = run + scan[t - 1u]; }}
+    if (t > 0u) {{ run = run {op} scan[t - 1u]; }}
     for (var k = 0u; k < {SCAN_ITEMS}u; k = k + 1u) {{
       let j = first + k;
       if (j < n) {{
         let o = base + red_offset(select(j, n - 1u - j, reverse));
-        if (u.exclusive != 0u) {{ out[o] = run; run = run + vals[k]; }} else {{ run = run + vals[k]; out[o] = run; }}
+        if (u.exclusive != 0u) {{ out[o] = run; run = run {op} vals[k]; }} else {{ run = run {op} vals[k]; out[o] = run; }}
       }}
     }}
-    carry = carry + scan[{wg - 1}u];
+    carry = carry {op} scan[{wg - 1}u];
     workgroupBarrier();
   }}"""
     code = f"var<workgroup> scan: array<{elem}, {wg}>;\n" + _group_main(body, wg)
-    return compose_shader(f"Cumsum:{dtype}:wg{wg}", code, *io, REDUCE_UNIFORMS, HELPERS + VIEW)
+    return compose_shader(f"{kind}:{dtype}:wg{wg}", code, *io, REDUCE_UNIFORMS, HELPERS + VIEW)
 
 
-def _cumsum(backend, x, axis, exclusive, reverse):
-    return _whole_rows(backend, x, axis, lambda wg: _cumsum_shader(x.dtype, wg), int(exclusive), int(reverse))
+def _scan(kind):
+    def kernel(backend, x, axis, exclusive, reverse):
+        return _whole_rows(backend, x, axis, lambda wg: _scan_shader(kind, x.dtype, wg), int(exclusive), int(reverse))
+
+    return kernel
 
 
-register_kernel("Cumsum", "webgpu", _cumsum)
+register_kernel("Cumsum", "webgpu", _scan("Cumsum"))
+register_kernel("Cumprod", "webgpu", _scan("Cumprod"))
 
 
 # ---- TopK -----------------------------------------------------------------------------------
