@@ -15,7 +15,7 @@ import pytest
 
 import py_engine as pe
 from py_engine.io.errors import ModelLoadError
-from tests.graph_model_cases import model_inputs
+from tests.graph_model_cases import model_inputs, write_graph_model
 
 
 def load(path):
@@ -223,6 +223,30 @@ def test_execute_async_runs_control_flow_and_releases_what_loops_left(graph_mode
     assert [o.shape for o in outputs] == [(1,), (1, 100)]
     assert pe.memory().num_tensors == before + 2
     pe.dispose(outputs)
+    model.dispose()
+
+
+def test_a_tensor_list_split_then_concatenated_is_the_tensor_again(tmp_path):
+    """TensorFlow's TensorListSplit/TensorListConcatV2 (TF.js 4.22 reshapes each piece to the element shape, so it
+    cannot run this graph: no TF.js reference here)."""
+    shape = {"shape": {"dim": [{"size": "5"}, {"size": "3"}]}}
+    nodes = [
+        {"name": "x", "op": "Placeholder", "attr": {"dtype": {"type": "DT_FLOAT"}, "shape": shape}},
+        {"name": "element_shape", "op": "Const", "attr": {"dtype": {"type": "DT_INT32"}}},
+        {"name": "lengths", "op": "Const", "attr": {"dtype": {"type": "DT_INT32"}}},
+        {"name": "split", "op": "TensorListSplit", "input": ["x", "element_shape", "lengths"]},
+        {"name": "length", "op": "TensorListLength", "input": ["split"]},
+        {"name": "concat", "op": "TensorListConcatV2", "input": ["split"]},
+    ]
+    weights = [("element_shape", np.array([-1, 3], np.int32)), ("lengths", np.array([2, 3], np.int32))]
+    model = load(write_graph_model(tmp_path, nodes, weights))
+    x = np.arange(15, dtype=np.float32).reshape(5, 3)
+    before = pe.memory().num_tensors
+    length, joined, lengths = asyncio.run(model.execute_async(pe.tensor(x), ["length", "concat:0", "concat:1"]))
+    assert length.item() == 2 and lengths.tolist() == [2, 3]
+    np.testing.assert_array_equal(joined.numpy(), x)
+    pe.dispose([length, joined, lengths])
+    assert pe.memory().num_tensors == before + 1  # the input
     model.dispose()
 
 

@@ -40,7 +40,7 @@ BOXES = np.array(
 )
 NMS_SCORES = np.array([0.9, 0.75, 0.6, 0.95, 0.5, 0.3], np.float32)
 
-# name: (op, inputs, attrs, number of outputs)
+# name: (op, inputs, attrs, number of outputs); GRAPHS below join them
 CASES = {
     "selu": ("Selu", [x(f(2, 5))], {}, 1),
     "cosh": ("Cosh", [x(f(6))], {}, 1),
@@ -288,8 +288,62 @@ CASES = {
 }
 
 
+def node(name, op, inputs, **attrs):
+    return {"name": name, "op": op, "input": inputs, "attr": {k: attr(v) for k, v in attrs.items()}}
+
+
+F32 = "DT_FLOAT"
+# graphs of several nodes (TensorLists): name: (nodes, inputs, None, the tensors they output)
+GRAPHS = {
+    "list_push_pop": (
+        [
+            node("empty", "EmptyTensorList", ["const2", "const3"], element_dtype=F32),
+            node("push0", "TensorListPushBack", ["empty", "input0"], element_dtype=F32),
+            node("push1", "TensorListPushBack", ["push0", "input1"], element_dtype=F32),
+            node("push2", "TensorListPushBack", ["push1", "input0"], element_dtype=F32),
+            node("pop", "TensorListPopBack", ["push2", "const2"], element_dtype=F32),
+            # the list changes in place (in TF.js too, whose PopBack outputs the tensor alone): read it after
+            node("length", "TensorListLength", ["push2", "^pop"]),
+            node("stack", "TensorListStack", ["push2", "const2", "^pop"], element_dtype=F32, num_elements=-1),
+        ],
+        [x(f(3)), x(f(3)), c(i([3])), c(i(-1))],
+        None,
+        ["length", "stack"],
+    ),
+    "list_scatter_gather": (
+        [
+            node("scatter", "TensorListScatterV2", ["input0", "const1", "const2", "const3"], element_dtype=F32),
+            node("gather", "TensorListGather", ["scatter", "const4", "const2"], element_dtype=F32),
+            node("item", "TensorListGetItem", ["scatter", "const5", "const2"], element_dtype=F32),
+            node("resize", "TensorListResize", ["scatter", "const5", "^item", "^gather"]),  # in place: after the reads
+            node("length", "TensorListLength", ["resize"]),
+        ],
+        [x(f(4, 2)), c(i([3, 0, 2, 1])), c(i([2])), c(i(4)), c(i([0, 3, 1])), c(i(2))],
+        None,
+        ["gather", "item", "length"],
+    ),
+    "list_set_stack": (
+        [
+            node("reserve", "TensorListReserve", ["const1", "const2"], element_dtype=F32),
+            node("from", "TensorListFromTensor", ["input0", "const1"], element_dtype=F32),
+            node("read", "TensorListGetItem", ["from", "const3", "const1"], element_dtype=F32),
+            node("set0", "TensorListSetItem", ["reserve", "const3", "read"], element_dtype=F32),
+            node("set1", "TensorListSetItem", ["set0", "const4", "input5"], element_dtype=F32),
+            node("stack", "TensorListStack", ["set1", "const1"], element_dtype=F32, num_elements=2),
+        ],
+        [x(f(3, 2)), c(i([2])), c(i(2)), c(i(1)), c(i(0)), x(f(2))],
+        None,
+        ["stack"],
+    ),
+}
+
+
+CASES |= GRAPHS
+
+
 def case_nodes(op, inputs, attrs, outputs):
-    """The nodes and Const weights of a one-op graph: placeholders p0.., consts c0.., the op, an Identity per output."""
+    """The nodes and Const weights of a case: placeholders input0.., consts const1.., the op (or a graph's nodes),
+    an Identity per output."""
     nodes, weights, names = [], [], []
     for k, (kind, array) in enumerate(inputs):
         name, dtype = f"{kind}{k}", TF_DTYPES[str(array.dtype)]
@@ -302,8 +356,11 @@ def case_nodes(op, inputs, attrs, outputs):
             nodes.append({"name": name, "op": "Const", "attr": {"dtype": {"type": dtype}}})
             weights.append((name, array))
         names.append(name)
-    nodes.append({"name": "op", "op": op, "input": names, "attr": {k: attr(v) for k, v in attrs.items()}})
-    nodes += [{"name": f"out{k}", "op": "Identity", "input": [f"op:{k}"]} for k in range(outputs)]
+    if isinstance(op, list):  # a graph
+        nodes += op
+        return nodes + [node(f"out{k}", "Identity", [name]) for k, name in enumerate(outputs)], weights
+    nodes.append(node("op", op, names, **attrs))
+    nodes += [node(f"out{k}", "Identity", [f"op:{k}"]) for k in range(outputs)]
     return nodes, weights
 
 
