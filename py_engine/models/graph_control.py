@@ -125,7 +125,7 @@ async def run_dynamic(model, plan, feeds):
     for node in plan.nodes:
         for name in {tensor_name(i)[0] for i in [*node.inputs, *node.control]}:
             consumers.setdefault(name, []).append(node)
-    host_values = dict(model._host_values)
+    host_values = model.host_values()
     values = {}  # (tensor name, context) -> tensor or TensorList
     uses = {}  # (tensor name, context) -> consumers still to read it there
     done, produced, stack = set(), set(), []

@@ -231,8 +231,10 @@ class GraphModel:
             plan.capturable = False
             return self._run(plan, tensors)
 
-    def host_value(self, tensor_id):
-        return self._host_values.get(tensor_id)
+    def host_values(self):
+        """{tensor id: numpy array} of the small constants (shapes, axes) a run reads on the host; a run adds its
+        own (a Shape's result) to its copy."""
+        return dict(self._host_values)
 
     def weight(self, node_name):
         return self._weights[node_name]
@@ -309,7 +311,7 @@ def run_static(model, plan, tensors):
     values = dict(zip(plan.feeds, tensors))
     owned = set()  # the names whose tensors this run made (the others are the caller's or weights)
     uses = dict(plan.uses)
-    host_values = dict(model._host_values)
+    host_values = model.host_values()
     for node in plan.nodes:
         if node.op in SOURCE_OPS:
             continue
