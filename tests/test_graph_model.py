@@ -318,6 +318,39 @@ def test_a_layers_model_or_a_broken_graph_is_refused_clearly(tmp_path):
     failing_load(tmp_path, r"Const node\(s\) 'b' have no weight")
 
 
+def test_an_if_calling_a_function_the_library_lacks_is_refused_at_load(tmp_path):
+    shape = {"shape": {"dim": [{"size": "2"}]}}
+    nodes = [
+        {"name": "x", "op": "Placeholder", "attr": {"dtype": {"type": "DT_FLOAT"}, "shape": shape}},
+        {"name": "p", "op": "Placeholder", "attr": {"dtype": {"type": "DT_BOOL"}, "shape": {"shape": {}}}},
+        {
+            "name": "branch",
+            "op": "StatelessIf",
+            "input": ["p", "x"],
+            "attr": {"then_branch": {"func": {"name": "twice"}}, "else_branch": {"func": {"name": "nope"}}},
+        },
+    ]
+    twice = {
+        "signature": {
+            "name": "twice",
+            "inputArg": [{"name": "a", "type": "DT_FLOAT"}],
+            "outputArg": [{"name": "b", "type": "DT_FLOAT"}],
+        },
+        "nodeDef": [{"name": "sum", "op": "AddV2", "input": ["a", "a"]}],
+        "ret": {"b": "sum:z:0"},
+    }
+    write_graph_model(tmp_path, nodes, [], [twice])
+    failing_load(tmp_path, r"node 'branch' \(StatelessIf\) calls the function 'nope', which the graph's library lacks")
+    nodes[2]["attr"]["else_branch"] = {"func": {"name": "twice"}}
+    write_graph_model(tmp_path, nodes, [], [twice])
+    model = load(tmp_path)
+    x, p = pe.tensor([1.5, -2.0]), pe.tensor(True)
+    with pytest.raises(RuntimeError, match=r"'branch' \(StatelessIf\).*use `await model.execute_async"):
+        model.execute([x, p])
+    assert asyncio.run(model.execute_async([x, p])).tolist() == [3.0, -4.0]
+    model.dispose()
+
+
 # ---- GPU: warm-up compiles everything, each execute is one replayed submission -----------------------------------
 
 

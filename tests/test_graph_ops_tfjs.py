@@ -338,6 +338,82 @@ GRAPHS = {
 }
 
 
+def function(name, inputs, outputs, nodes, ret):
+    """A library FunctionDef: inputs and outputs [(argument, DT_...)], its nodes, ret {output: "node:argument:k"}."""
+    args = [{"name": n, "type": t} for n, t in inputs]
+    signature = {"name": name, "inputArg": args, "outputArg": [{"name": n, "type": t} for n, t in outputs]}
+    return {"signature": signature, "nodeDef": nodes, "ret": ret}
+
+
+def func(name):
+    return {"func": {"name": name}}
+
+
+LOOP_ARGS = [("i", "DT_INT32"), ("acc", F32), ("x", F32)]
+FUNCTIONS = [
+    function(
+        "below_four",
+        LOOP_ARGS,
+        [("holds", "DT_BOOL")],
+        [node("four", "Const", [], dtype="DT_INT32"), node("less", "Less", ["i", "four:output:0"])],
+        {"holds": "less:z:0"},
+    ),
+    function(
+        "accumulate",
+        LOOP_ARGS,
+        LOOP_ARGS,
+        [
+            node("one", "Const", [], dtype="DT_INT32"),
+            node("next_i", "AddV2", ["i", "one:output:0"]),
+            node("i_float", "Cast", ["i"], DstT=F32, SrcT="DT_INT32"),
+            node("scaled", "Mul", ["x", "i_float:y:0"]),
+            node("next_acc", "AddV2", ["acc", "scaled:z:0"]),
+            node("top", "TopKV2", ["next_acc:z:0", "one:output:0"], sorted=True),
+            node("shifted", "Sub", ["next_acc:z:0", "top:values:0"]),
+            node("same_x", "Identity", ["x"]),
+        ],
+        {"i": "next_i:z:0", "acc": "shifted:z:0", "x": "same_x:output:0"},
+    ),
+    function("double", [("x", F32)], [("y", F32)], [node("twice", "AddV2", ["x", "x"])], {"y": "twice:z:0"}),
+    function(
+        "less_one",
+        [("x", F32)],
+        [("y", F32)],
+        [node("one_f", "Const", [], dtype=F32), node("minus", "Sub", ["x", "one_f:output:0"])],
+        {"y": "minus:z:0"},
+    ),
+]
+FUNCTION_WEIGHTS = [("four", i(4)), ("one", i(1)), ("one_f", np.float32(1.0))]
+
+
+def _with_funcs(n, **funcs):
+    n["attr"].update({k: func(v) for k, v in funcs.items()})
+    return n
+
+
+GRAPHS |= {
+    "while_and_if": (
+        [
+            _with_funcs(
+                node("loop", "StatelessWhile", ["const1", "const2", "input0"], parallel_iterations=10),
+                cond="below_four",
+                body="accumulate",
+            ),
+            node("total", "Sum", ["input0", "const3"], keep_dims=False),
+            node("positive", "Greater", ["total", "const4"]),
+            node("negative", "LogicalNot", ["positive"]),
+            _with_funcs(
+                node("if_pos", "StatelessIf", ["positive", "input0"]), then_branch="double", else_branch="less_one"
+            ),
+            _with_funcs(node("if_neg", "If", ["negative", "input0"]), then_branch="double", else_branch="less_one"),
+        ],
+        [x(f(3)), c(i(0)), c(np.zeros(3, np.float32)), c(i([0])), c(0.0)],
+        None,
+        ["loop:1", "loop:0", "if_pos", "if_neg"],
+    )
+}
+
+
 CASES |= GRAPHS
 
 
@@ -373,7 +449,8 @@ def reference(tmp_path_factory):
     cases = []
     for name, (op, inputs, attrs, outputs) in CASES.items():
         nodes, weights = case_nodes(op, inputs, attrs, outputs)
-        write_graph_model(models / name, nodes, weights)
+        functions = FUNCTIONS if name == "while_and_if" else ()
+        write_graph_model(models / name, nodes, weights + (FUNCTION_WEIGHTS if functions else []), functions)
         files = []
         for k, (_, array) in enumerate(a for a in inputs if a[0] == "input"):
             (out / f"{name}.input{k}.bin").write_bytes(np.ascontiguousarray(array).tobytes())

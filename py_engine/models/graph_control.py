@@ -19,7 +19,7 @@ from .. import ops
 from ..engine import ENGINE
 from ..io.graph_format import engine_dtype, tensor_name
 from .graph_model import finish, run_node
-from .graph_ops import LIST_OPS, Call
+from .graph_ops import FUNCTION_OPS, LIST_OPS, Call
 
 ROOT = ()  # the context outside every frame
 
@@ -240,4 +240,38 @@ async def _run(model, node, context, args, host_values):
         return [(1 if taken else 0, context, _view(args[0]))]
     if op in LIST_OPS:
         return [(k, context, v) for k, v in enumerate(_list_op(node, args, Call(node, args, host_values).host))]
+    if op in FUNCTION_OPS:
+        call = _if if op in ("If", "StatelessIf") else _while
+        return [(k, context, v) for k, v in enumerate(await call(model, node, args))]
     return [(k, context, v) for k, v in enumerate(run_node(model, node, args, host_values))]
+
+
+async def _call(model, function, args):
+    """The outputs (a list) of a library function on `args`."""
+    outputs = await model.function(function).execute_async(list(args))
+    return outputs if isinstance(outputs, list) else [outputs]
+
+
+async def _true(t):
+    return bool(np.asarray(await t.data()).reshape(-1)[0])
+
+
+async def _if(model, node, args):
+    """If(cond, *inputs): then_branch(*inputs) where cond holds, else else_branch(*inputs)."""
+    branch = node.attrs["then_branch"] if await _true(args[0]) else node.attrs["else_branch"]
+    return await _call(model, branch, args[1:])
+
+
+async def _while(model, node, args):
+    """While(*inputs): body applied while cond holds, as TF.js runs it; each round's values are released when the
+    next round has replaced them."""
+    values = [_view(a) for a in args]
+    while True:
+        condition = await _call(model, node.attrs["cond"], values)
+        holds = await _true(condition[0])
+        ENGINE.dispose(condition)
+        if not holds:
+            return values
+        after = await _call(model, node.attrs["body"], values)
+        ENGINE.dispose(values)
+        values = after

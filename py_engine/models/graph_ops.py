@@ -599,11 +599,12 @@ LIST_OPS = (
     "TensorListConcat",
     "TensorListConcatV2",
 )
+# TF2's functional control flow: they call the graph's library functions (graph_control.py runs them).
+FUNCTION_OPS = ("If", "StatelessIf", "While", "StatelessWhile")
 # Nodes whose values the executor provides (inputs, weights) or that compute nothing.
 SOURCE_OPS = ("Const", "Placeholder", "NoOp")
 _NO_COMPLEX = "the engine has no complex dtype"
 _NO_STRINGS = "the engine has no string tensors"
-_FUNCTIONS = "calls the graph's library functions (TF2's functional control flow); converted models use frames"
 _TENSOR_ARRAY = "TF1's TensorArray: TF2 graphs (and the converter's output of them) use TensorLists, which run here"
 
 # The ops TF.js 4.22 runs that this engine does not, and why (tests/test_tfjs_graph_coverage.py keeps it exact).
@@ -616,10 +617,6 @@ NOT_HERE = {
     "IFFT": _NO_COMPLEX,
     "RFFT": _NO_COMPLEX,
     "IRFFT": _NO_COMPLEX,
-    "If": _FUNCTIONS,
-    "StatelessIf": _FUNCTIONS,
-    "While": _FUNCTIONS,
-    "StatelessWhile": _FUNCTIONS,
     **dict.fromkeys(
         (
             "TensorArrayV3",
