@@ -226,9 +226,9 @@ def test_execute_async_runs_control_flow_and_releases_what_loops_left(graph_mode
     model.dispose()
 
 
-def test_a_tensor_list_split_then_concatenated_is_the_tensor_again(tmp_path):
-    """TensorFlow's TensorListSplit/TensorListConcatV2 (TF.js 4.22 reshapes each piece to the element shape, so it
-    cannot run this graph: no TF.js reference here)."""
+def test_a_tensor_list_or_array_split_then_concatenated_is_the_tensor_again(tmp_path):
+    """TensorFlow's TensorListSplit/TensorListConcatV2 and TensorArraySplitV3/ConcatV3 (TF.js 4.22 reshapes each
+    piece to the element shape, so it cannot run this graph: no TF.js reference here)."""
     shape = {"shape": {"dim": [{"size": "5"}, {"size": "3"}]}}
     nodes = [
         {"name": "x", "op": "Placeholder", "attr": {"dtype": {"type": "DT_FLOAT"}, "shape": shape}},
@@ -237,15 +237,25 @@ def test_a_tensor_list_split_then_concatenated_is_the_tensor_again(tmp_path):
         {"name": "split", "op": "TensorListSplit", "input": ["x", "element_shape", "lengths"]},
         {"name": "length", "op": "TensorListLength", "input": ["split"]},
         {"name": "concat", "op": "TensorListConcatV2", "input": ["split"]},
+        {"name": "two", "op": "Const", "attr": {"dtype": {"type": "DT_INT32"}}},
+        {"name": "array", "op": "TensorArrayV3", "input": ["two"], "attr": {"dtype": {"type": "DT_FLOAT"}}},
+        {"name": "array_split", "op": "TensorArraySplitV3", "input": ["array", "x", "lengths", "array:1"]},
+        {"name": "array_concat", "op": "TensorArrayConcatV3", "input": ["array", "array_split"]},
     ]
-    weights = [("element_shape", np.array([-1, 3], np.int32)), ("lengths", np.array([2, 3], np.int32))]
+    weights = [
+        ("element_shape", np.array([-1, 3], np.int32)),
+        ("lengths", np.array([2, 3], np.int32)),
+        ("two", np.array(2, np.int32)),
+    ]
     model = load(write_graph_model(tmp_path, nodes, weights))
     x = np.arange(15, dtype=np.float32).reshape(5, 3)
     before = pe.memory().num_tensors
-    length, joined, lengths = asyncio.run(model.execute_async(pe.tensor(x), ["length", "concat:0", "concat:1"]))
-    assert length.item() == 2 and lengths.tolist() == [2, 3]
+    names = ["length", "concat:0", "concat:1", "array_concat:0", "array_concat:1"]
+    length, joined, lengths, array_joined, array_lengths = asyncio.run(model.execute_async(pe.tensor(x), names))
+    assert length.item() == 2 and lengths.tolist() == [2, 3] == array_lengths.tolist()
     np.testing.assert_array_equal(joined.numpy(), x)
-    pe.dispose([length, joined, lengths])
+    np.testing.assert_array_equal(array_joined.numpy(), x)
+    pe.dispose([length, joined, lengths, array_joined, array_lengths])
     assert pe.memory().num_tensors == before + 1  # the input
     model.dispose()
 

@@ -386,12 +386,40 @@ FUNCTIONS = [
 FUNCTION_WEIGHTS = [("four", i(4)), ("one", i(1)), ("one_f", np.float32(1.0))]
 
 
-def _with_funcs(n, **funcs):
-    n["attr"].update({k: func(v) for k, v in funcs.items()})
+def _with_attrs(n, **attrs):
+    """n with AttrValues given as JSON (shapes, functions)."""
+    n["attr"].update(attrs)
     return n
 
 
+def _with_funcs(n, **funcs):
+    return _with_attrs(n, **{k: func(v) for k, v in funcs.items()})
+
+
 GRAPHS |= {
+    "tensor_array": (
+        [
+            node(
+                "array",
+                "TensorArrayV3",
+                ["const1"],
+                dtype=F32,
+                element_shape=[2],
+                dynamic_size=False,
+                clear_after_read=False,
+                identical_element_shapes=True,
+                tensor_array_name="a",
+            ),
+            node("write0", "TensorArrayWriteV3", ["array:0", "const2", "input0", "array:1"]),
+            node("scatter", "TensorArrayScatterV3", ["array:0", "const3", "input4", "write0"]),
+            node("gather", "TensorArrayGatherV3", ["array:0", "const5", "scatter"], dtype=F32),
+            node("read", "TensorArrayReadV3", ["array:0", "const2", "scatter"], dtype=F32),
+            node("size", "TensorArraySizeV3", ["array:0", "scatter"]),
+        ],
+        [x(f(2)), c(i(4)), c(i(0)), c(i([1, 3])), x(f(2, 2)), c(i([3, 0, 1]))],
+        None,
+        ["gather", "read", "size"],
+    ),
     "while_and_if": (
         [
             _with_funcs(
@@ -410,7 +438,7 @@ GRAPHS |= {
         [x(f(3)), c(i(0)), c(np.zeros(3, np.float32)), c(i([0])), c(0.0)],
         None,
         ["loop:1", "loop:0", "if_pos", "if_neg"],
-    )
+    ),
 }
 
 

@@ -598,6 +598,16 @@ LIST_OPS = (
     "TensorListGather",
     "TensorListConcat",
     "TensorListConcatV2",
+    # TF1's TensorArrays, on the same lists
+    "TensorArrayV3",
+    "TensorArrayWriteV3",
+    "TensorArrayReadV3",
+    "TensorArrayGatherV3",
+    "TensorArrayScatterV3",
+    "TensorArrayConcatV3",
+    "TensorArraySplitV3",
+    "TensorArraySizeV3",
+    "TensorArrayCloseV3",
 )
 # TF2's functional control flow: they call the graph's library functions (graph_control.py runs them).
 FUNCTION_OPS = ("If", "StatelessIf", "While", "StatelessWhile")
@@ -605,7 +615,6 @@ FUNCTION_OPS = ("If", "StatelessIf", "While", "StatelessWhile")
 SOURCE_OPS = ("Const", "Placeholder", "NoOp")
 _NO_COMPLEX = "the engine has no complex dtype"
 _NO_STRINGS = "the engine has no string tensors"
-_TENSOR_ARRAY = "TF1's TensorArray: TF2 graphs (and the converter's output of them) use TensorLists, which run here"
 
 # The ops TF.js 4.22 runs that this engine does not, and why (tests/test_tfjs_graph_coverage.py keeps it exact).
 NOT_HERE = {
@@ -617,20 +626,6 @@ NOT_HERE = {
     "IFFT": _NO_COMPLEX,
     "RFFT": _NO_COMPLEX,
     "IRFFT": _NO_COMPLEX,
-    **dict.fromkeys(
-        (
-            "TensorArrayV3",
-            "TensorArrayWriteV3",
-            "TensorArrayReadV3",
-            "TensorArrayGatherV3",
-            "TensorArrayScatterV3",
-            "TensorArrayConcatV3",
-            "TensorArraySplitV3",
-            "TensorArraySizeV3",
-            "TensorArrayCloseV3",
-        ),
-        _TENSOR_ARRAY,
-    ),
     "FakeQuantWithMinMaxVars": "no engine op (fake quantization is for training quantized models)",
     "SparseFillEmptyRows": "the engine has no sparse tensors",
     "SparseReshape": "the engine has no sparse tensors",
