@@ -213,3 +213,19 @@ def test_unique_and_setdiff1d_errors_and_readbacks(gpu):
         pe.setdiff1d([1.0], [1])
     with pytest.raises(ShapeError, match=r"setdiff1d: x and y must be 1-D, got shapes \(1, 1\) and \(1,\)"):
         pe.setdiff1d([[1]], [1])
+
+
+def test_strided_slice_masks_follow_tensorflow():
+    a = np.arange(2 * 4 * 6 * 8, dtype=np.float32).reshape(2, 4, 6, 8)
+    x = pe.tensor(a)
+    got = pe.strided_slice(x, [1, 2, 0, 7], [2, 3, 6, 8], [1, 1, 2, 1], shrink_axis_mask=0b1011)
+    np.testing.assert_array_equal(got.numpy(), a[1, 2, 0:6:2, 7])
+    got = pe.strided_slice(x, [0, 1], [0, 3], [1, -1], begin_mask=0b10, end_mask=0b01, new_axis_mask=0)
+    np.testing.assert_array_equal(got.numpy(), a[0:, :3:-1])
+    np.testing.assert_array_equal(pe.strided_slice(x, [0, 1], [0, 3], ellipsis_mask=1).numpy(), a[..., 1:3])
+    with pytest.raises(ValueError, match="strided_slice: ellipsis_mask 3 may set one bit only"):
+        pe.strided_slice(x, [0, 0], [1, 1], ellipsis_mask=3)
+    with pytest.raises(ValueError, match=r"strided_slice: strides \[1, 0\] must not contain 0"):
+        pe.strided_slice(x, [0, 0], [1, 1], [1, 0])
+    with pytest.raises(IndexError, match="index 9 is out of bounds for axis 0 with size 2"):
+        pe.strided_slice(x, [9], [10], shrink_axis_mask=1)

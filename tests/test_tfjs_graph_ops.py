@@ -91,6 +91,29 @@ CALLS = {
         for interpolation in ("nearest", "bilinear")
         for fill_mode in ("constant", "reflect", "wrap", "nearest")
     },
+    **{
+        f"strided-slice-{k}": ("stridedSlice", pe.strided_slice, [IMAGES, *spec])
+        for k, spec in enumerate(
+            [
+                ([0, 1, 0, 0], [2, 4, 6, 8], [1, 2, 3, 1]),
+                ([1, -1, 5, 7], [0, 0, 0, 0], [-1, -1, -2, -3], 0, 0),
+                ([0, 1, 2, 3], [0, 3, 0, 0], [1, 1, 1, 1], 0b1001, 0b1100),
+                ([1, 0, 2], [2, 0, 5], [1, 1, 1], 0, 0, 0b010),  # ellipsis in the middle
+                ([0, 0, 1, 0], [0, 0, 3, 0], [1, 1, 1, 1], 0b1001, 0b1001, 0, 0b0010),  # a new axis
+                (
+                    [1, -2, 0, 7],
+                    [2, 3, 6, 8],
+                    [1, 1, 1, 1],
+                    0,
+                    0,
+                    0,
+                    0,
+                    0b1011,
+                ),  # shrink (TF.js fails it with a stride 2)
+                ([0, 3], [0, 0], [1, -1], 1, 2, 0, 0, 0),
+            ]
+        )
+    },
     "gather-nd-rows": ("gatherND", pe.gather_nd, [GRID, RNG.integers(0, 4, (3, 2, 1)).astype(np.int32)]),
     "gather-nd-elements": (
         "gatherND",

@@ -5,7 +5,7 @@ A result that holds x's values in x's order (full slices, None, ints on size-1 a
 else is one StridedSlice kernel over every axis of x, then a view that drops the int axes and adds the None axes.
 """
 
-__all__ = ["argwhere", "setdiff1d", "unique"]
+__all__ = ["argwhere", "setdiff1d", "strided_slice", "unique"]
 
 import operator
 
@@ -130,5 +130,44 @@ def setdiff1d(x, y):
         if x.rank != 1 or y.rank != 1:
             raise ShapeError(f"setdiff1d: x and y must be 1-D, got shapes {x.shape} and {y.shape}")
         return ENGINE.run_kernel("ListDiff", (x, y))
+    finally:
+        release(temps)
+
+
+def strided_slice(
+    x, begin, end, strides=None, begin_mask=0, end_mask=0, ellipsis_mask=0, new_axis_mask=0, shrink_axis_mask=0
+):
+    """TF.js's stridedSlice (TensorFlow's StridedSlice): begin, end and strides (default ones) per spec entry, whose
+    bit i in the masks makes entry i start from the beginning (begin_mask), run to the end (end_mask), stand for the
+    axes not named (ellipsis_mask: at most one), insert a new axis (new_axis_mask) or take the single index begin[i]
+    and drop the axis (shrink_axis_mask). Runs as x[...] (a view or one StridedSlice kernel)."""
+    op = "strided_slice"
+    try:
+        begin, end = [operator.index(b) for b in begin], [operator.index(e) for e in end]
+        strides = [1] * len(begin) if strides is None else [operator.index(s) for s in strides]
+        masks = [operator.index(m) for m in (begin_mask, end_mask, ellipsis_mask, new_axis_mask, shrink_axis_mask)]
+    except TypeError:
+        raise TypeError(f"{op}: begin, end and strides must be lists of ints and the masks ints") from None
+    if not len(begin) == len(end) == len(strides):
+        raise ValueError(f"{op}: begin {begin}, end {end} and strides {strides} must have one length")
+    if 0 in strides:
+        raise ValueError(f"{op}: strides {strides} must not contain 0")
+    begin_mask, end_mask, ellipsis_mask, new_axis_mask, shrink_axis_mask = masks
+    if bin(ellipsis_mask).count("1") > 1:
+        raise ValueError(f"{op}: ellipsis_mask {ellipsis_mask} may set one bit only")
+    key = []
+    for i, (b, e, s) in enumerate(zip(begin, end, strides)):
+        bit = 1 << i
+        if ellipsis_mask & bit:
+            key.append(Ellipsis)
+        elif new_axis_mask & bit:
+            key.append(None)
+        elif shrink_axis_mask & bit:
+            key.append(b)
+        else:
+            key.append(slice(None if begin_mask & bit else b, None if end_mask & bit else e, s))
+    temps = []
+    try:
+        return getitem(as_temporary(x, op, temps), tuple(key))  # a view outlives the temporary it shows
     finally:
         release(temps)
