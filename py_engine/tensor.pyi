@@ -83,11 +83,6 @@ class Tensor:
     def setdiff1d(self, y):
         """(out, indices): the values of x (1-D) that are not in y (1-D), in x's order, and their positions in x
         (int32), as TF.js's setdiff1dAsync (TensorFlow's ListDiff). On a GPU backend both are read back."""
-    def strided_slice(self, begin, end, strides=None, begin_mask=0, end_mask=0, ellipsis_mask=0, new_axis_mask=0, shrink_axis_mask=0):
-        """TF.js's stridedSlice (TensorFlow's StridedSlice): begin, end and strides (default ones) per spec entry, whose
-        bit i in the masks makes entry i start from the beginning (begin_mask), run to the end (end_mask), stand for the
-        axes not named (ellipsis_mask: at most one), insert a new axis (new_axis_mask) or take the single index begin[i]
-        and drop the axis (shrink_axis_mask). Runs as x[...] (a view or one StridedSlice kernel)."""
     def unique(self, axis=0):
         """(values, indices): the distinct slices of x along `axis` in order of first appearance, and for each slice of
         x its position in values (int32), as TF.js's unique (TensorFlow's Unique / UniqueV2). NaNs count as one value,

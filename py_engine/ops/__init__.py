@@ -71,6 +71,7 @@ _NOT_METHODS = {"tensor", "scalar", "fill", "zeros", "ones", "arange", "linspace
 _NOT_METHODS |= {"concat", "stack", "add_n", "einsum"}  # they take a list of tensors (einsum: an equation first)
 _NOT_METHODS |= {"random_normal", "random_uniform", "truncated_normal"}
 _NOT_METHODS |= {"non_max_suppression", "non_max_suppression_padded", "non_max_suppression_with_score"}  # of 2 inputs
+_NOT_METHODS |= {"strided_slice"}  # x[...] is its method form
 
 for _name in __all__:
     if _name not in _NOT_METHODS:
