@@ -335,6 +335,12 @@ class Tensor:
         """TF.js's spaceToBatchND: the M spatial axes after the batch axis, padded, are cut into blocks of block_shape
         whose offsets move into the batch axis (offset-major): [B, *spatial, *rest] -> [B * prod(block), *(spatial
         padded / block), *rest]."""
+    def sparse_segment_mean(self, indices, segment_ids):
+        """sparse_segment_sum divided by each segment's count (float32 data), as TF.js's sparse.sparseSegmentMean;
+        segments no id names are 0."""
+    def sparse_segment_sum(self, indices, segment_ids):
+        """out[s] = the sum of data[indices[k]] over the k with segment_ids[k] == s (segment_ids sorted, int32), as TF.js's
+        sparse.sparseSegmentSum; segments no id names are 0."""
     def sparse_to_dense(self, sparse_values, output_shape, default_value=0):
         """A tensor of output_shape filled with default_value but for sparse_values at sparse_indices, as TF.js's
         sparseToDense: indices int32 [n, k] (or [n] for k = 1, or a scalar), values [n] or one value for all; each index

@@ -147,6 +147,16 @@ CALLS = {
         pe.sparse_to_dense,
         [np.array([[0, 1], [2, 3], [1, 0]], np.int32), np.array([5, 6, 7], np.int32), [3, 4], -1],
     ),
+    "sparse-segment-sum": (
+        "sparse.sparseSegmentSum",
+        pe.sparse_segment_sum,
+        [GRID, np.array([3, 0, 1, 3, 2], np.int32), np.array([0, 0, 2, 2, 4], np.int32)],
+    ),
+    "sparse-segment-mean": (
+        "sparse.sparseSegmentMean",
+        pe.sparse_segment_mean,
+        [GRID[:, 0], np.array([3, 0, 1, 3, 2], np.int32), np.array([0, 0, 2, 2, 4], np.int32)],
+    ),
     "bincount": ("bincount", pe.bincount, [INTS[0] % 9 + 4, GRID[0, :, :].reshape(-1)[:7], 11]),
     "dense-bincount": (
         "denseBincount",
