@@ -83,6 +83,14 @@ class Tensor:
     def setdiff1d(self, y):
         """(out, indices): the values of x (1-D) that are not in y (1-D), in x's order, and their positions in x
         (int32), as TF.js's setdiff1dAsync (TensorFlow's ListDiff). On a GPU backend both are read back."""
+    def sparse_fill_empty_rows(self, values, dense_shape, default_value):
+        """(indices, values, empty_row_indicator, reverse_index_map): the sparse tensor (indices [n, rank] int32, values
+        [n], dense_shape [rank]) with an entry [row, 0, ...] = default_value added for each row that has none, entries
+        ordered by row, as TF.js's sparse.sparseFillEmptyRows. On a GPU backend the inputs are read back."""
+    def sparse_reshape(self, input_shape, new_shape):
+        """(output_indices, output_shape): the sparse tensor of dense shape input_shape (int32 [rank]) with entries at
+        input_indices ([n, rank]) reshaped to new_shape (one -1 inferred), each entry keeping its flat position, as TF.js's
+        sparse.sparseReshape. On a GPU backend the inputs are read back."""
     def unique(self, axis=0):
         """(values, indices): the distinct slices of x along `axis` in order of first appearance, and for each slice of
         x its position in values (int32), as TF.js's unique (TensorFlow's Unique / UniqueV2). NaNs count as one value,

@@ -229,3 +229,17 @@ def test_strided_slice_masks_follow_tensorflow():
         pe.strided_slice(x, [0, 0], [1, 1], [1, 0])
     with pytest.raises(IndexError, match="index 9 is out of bounds for axis 0 with size 2"):
         pe.strided_slice(x, [9], [10], shrink_axis_mask=1)
+
+
+def test_sparse_fill_empty_rows_and_sparse_reshape_errors():
+    indices, values, counts = pe.sparse_fill_empty_rows([[2, 0]], [5.0], [3, 2], 0.5)[:3]
+    assert indices.numpy().tolist() == [[0, 0], [1, 0], [2, 0]] and values.numpy().tolist() == [0.5, 0.5, 5.0]
+    assert counts.dtype == "bool"
+    with pytest.raises(ValueError, match=r"sparse_fill_empty_rows: indices\[0\] = \[3, 0\] has a row outside 0..2"):
+        pe.sparse_fill_empty_rows([[3, 0]], [5.0], [3, 2], 0.5)
+    with pytest.raises(ShapeError, match=r"sparse_fill_empty_rows: values must be \[n\] = \(1,\), got \(2,\)"):
+        pe.sparse_fill_empty_rows([[0, 0]], [5.0, 6.0], [3, 2], 0.5)
+    with pytest.raises(ValueError, match=r"sparse_reshape: cannot infer the -1 of \[4, -1\] for 6 elements"):
+        pe.sparse_reshape([[0, 1]], [2, 3], [4, -1])
+    with pytest.raises(ShapeError, match=r"sparse_reshape: indices must be \[n, rank\] and the dense shape \[rank\]"):
+        pe.sparse_reshape([[0, 1, 0]], [2, 3], [6])

@@ -157,6 +157,35 @@ CALLS = {
         pe.sparse_segment_mean,
         [GRID[:, 0], np.array([3, 0, 1, 3, 2], np.int32), np.array([0, 0, 2, 2, 4], np.int32)],
     ),
+    "sparse-fill-empty-rows": (
+        "sparse.sparseFillEmptyRows",
+        pe.sparse_fill_empty_rows,
+        [
+            np.array([[0, 0], [1, 0], [1, 3], [1, 1], [3, 2], [3, 3], [0, 2]], np.int32),
+            np.array([0.0, 10, 13, 14, 32, 33, 2], np.float32),
+            np.array([5, 6], np.int32),
+            np.array(-1.0, np.float32),
+        ],
+    ),
+    "sparse-fill-empty-rows-full": (
+        "sparse.sparseFillEmptyRows",
+        pe.sparse_fill_empty_rows,
+        [
+            np.array([[0, 1], [1, 0]], np.int32),
+            np.array([4, 5], np.int32),
+            np.array([2, 3], np.int32),
+            np.array(9, np.int32),
+        ],
+    ),
+    "sparse-reshape": (
+        "sparse.sparseReshape",
+        pe.sparse_reshape,
+        [
+            np.array([[0, 0, 0], [0, 0, 1], [0, 1, 0], [1, 0, 0], [1, 2, 3]], np.int32),
+            np.array([2, 3, 6], np.int32),
+            np.array([9, -1], np.int32),
+        ],
+    ),
     "bincount": ("bincount", pe.bincount, [INTS[0] % 9 + 4, GRID[0, :, :].reshape(-1)[:7], 11]),
     "dense-bincount": (
         "denseBincount",

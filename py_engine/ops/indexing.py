@@ -5,12 +5,13 @@ A result that holds x's values in x's order (full slices, None, ints on size-1 a
 else is one StridedSlice kernel over every axis of x, then a view that drops the int axes and adds the None axes.
 """
 
-__all__ = ["argwhere", "setdiff1d", "strided_slice", "unique"]
+__all__ = ["argwhere", "setdiff1d", "sparse_fill_empty_rows", "sparse_reshape", "strided_slice", "unique"]
 
 import operator
 
 import numpy as np
 
+from .. import dtypes
 from ..engine import ENGINE
 from ..errors import DTypeError, ShapeError
 from ..tensor import Tensor
@@ -169,5 +170,53 @@ def strided_slice(
     temps = []
     try:
         return getitem(as_temporary(x, op, temps), tuple(key))  # a view outlives the temporary it shows
+    finally:
+        release(temps)
+
+
+def _sparse_inputs(op, indices, dense_shape, temps):
+    indices, dense_shape = as_temporary(indices, op, temps), as_temporary(dense_shape, op, temps)
+    if indices.dtype != dtypes.int32 or dense_shape.dtype != dtypes.int32:
+        raise DTypeError(
+            f"{op}: indices and the dense shape must be int32, got {indices.dtype} and {dense_shape.dtype}"
+        )
+    if indices.rank != 2 or dense_shape.rank != 1 or indices.shape[1] != dense_shape.shape[0]:
+        raise ShapeError(
+            f"{op}: indices must be [n, rank] and the dense shape [rank], got {indices.shape} and {dense_shape.shape}"
+        )
+    return indices, dense_shape
+
+
+def sparse_fill_empty_rows(indices, values, dense_shape, default_value):
+    """(indices, values, empty_row_indicator, reverse_index_map): the sparse tensor (indices [n, rank] int32, values
+    [n], dense_shape [rank]) with an entry [row, 0, ...] = default_value added for each row that has none, entries
+    ordered by row, as TF.js's sparse.sparseFillEmptyRows. On a GPU backend the inputs are read back."""
+    op = "sparse_fill_empty_rows"
+    temps = []
+    try:
+        indices, dense_shape = _sparse_inputs(op, indices, dense_shape, temps)
+        values = as_temporary(values, op, temps)
+        if values.shape != indices.shape[:1]:
+            raise ShapeError(f"{op}: values must be [n] = {indices.shape[:1]}, got {values.shape}")
+        default = as_temporary(default_value, op, temps, values.dtype)
+        if default.size != 1:
+            raise ShapeError(f"{op}: default_value must be one value, got shape {default.shape}")
+        return ENGINE.run_kernel("SparseFillEmptyRows", (indices, values, dense_shape, default))
+    finally:
+        release(temps)
+
+
+def sparse_reshape(input_indices, input_shape, new_shape):
+    """(output_indices, output_shape): the sparse tensor of dense shape input_shape (int32 [rank]) with entries at
+    input_indices ([n, rank]) reshaped to new_shape (one -1 inferred), each entry keeping its flat position, as TF.js's
+    sparse.sparseReshape. On a GPU backend the inputs are read back."""
+    op = "sparse_reshape"
+    temps = []
+    try:
+        indices, shape = _sparse_inputs(op, input_indices, input_shape, temps)
+        new_shape = as_temporary(new_shape, op, temps)
+        if new_shape.dtype != dtypes.int32 or new_shape.rank != 1:
+            raise ShapeError(f"{op}: new_shape must be a 1-D int32 tensor, got {new_shape.dtype} {new_shape.shape}")
+        return ENGINE.run_kernel("SparseReshape", (indices, shape, new_shape))
     finally:
         release(temps)

@@ -1,6 +1,6 @@
 """Indexing kernels on numpy: the strided slice that x[...] runs, and its gradient; the ops whose output's length
 depends on the values (the GPU backend runs them on the host: backends/webgpu/host_kernel.py): Where (the coordinates
-of the true elements), Unique and ListDiff (setdiff1d)."""
+of the true elements), Unique, ListDiff (setdiff1d), SparseFillEmptyRows and SparseReshape."""
 
 import math
 
@@ -46,8 +46,55 @@ def _list_diff(x, y):
     return x[keep], np.array(keep, np.int32)
 
 
+def _sparse_fill_empty_rows(indices, values, dense_shape, default_value):
+    """(indices, values, empty_row_indicator, reverse_index_map) of a sparse tensor whose empty rows got one entry,
+    [row, 0, ...] = default_value: entries ordered by row (stably), as TF.js's SparseFillEmptyRows."""
+    rows, n = int(dense_shape[0]), indices.shape[0]
+    row = indices[:, 0] if n else np.zeros(0, np.int32)
+    bad = (row < 0) | (row >= rows)
+    if bad.any():
+        k = int(np.argmax(bad))
+        raise ValueError(
+            f"sparse_fill_empty_rows: indices[{k}] = {indices[k].tolist()} has a row outside 0..{rows - 1}"
+        )
+    counts = np.bincount(row, minlength=rows)
+    empty = counts == 0
+    starts = np.cumsum(np.maximum(counts, 1)) - np.maximum(counts, 1)
+    order = np.argsort(row, kind="stable")
+    sorted_rows = row[order]
+    positions = np.empty(n, np.int64)
+    positions[order] = starts[sorted_rows] + np.arange(n) - np.searchsorted(sorted_rows, sorted_rows)
+    total = n + int(empty.sum())
+    out_indices = np.zeros((total, indices.shape[1]), np.int32)
+    out_values = np.empty(total, values.dtype)
+    out_indices[positions], out_values[positions] = indices, values
+    out_indices[starts[empty], 0], out_values[starts[empty]] = np.flatnonzero(empty), default_value
+    return out_indices, out_values, empty, positions.astype(np.int32)
+
+
+def _sparse_reshape(indices, shape, new_shape):
+    """(indices, shape) of a sparse tensor of dense shape `shape` reshaped to new_shape (one -1 inferred), as TF.js's
+    SparseReshape: each entry's flat position stays."""
+    size, target = math.prod(shape.tolist()), new_shape.tolist()
+    known = math.prod(d for d in target if d != -1)
+    if target.count(-1) > 1 or any(d < -1 for d in target):
+        raise ValueError(f"sparse_reshape: new_shape {target} may hold one -1 and no other negative size")
+    if -1 in target:
+        if known <= 0 or size % known:
+            raise ValueError(f"sparse_reshape: cannot infer the -1 of {target} for {size} elements")
+        target[target.index(-1)] = size // known
+    if math.prod(target) != size:
+        raise ValueError(f"sparse_reshape: new_shape {target} ({math.prod(target)} elements) must hold {size}")
+    flat = np.ravel_multi_index(indices.T, shape.tolist()) if indices.size else np.zeros(indices.shape[0], np.int64)
+    return np.stack(np.unravel_index(flat, target), -1).astype(np.int32).reshape(-1, len(target)), np.array(
+        target, np.int32
+    )
+
+
 register_kernel("StridedSlice", "numpy", lambda x, begin, end, strides: x[_strided(begin, end, strides)])
 register_kernel("StridedSliceGrad", "numpy", _strided_slice_grad)
 register_kernel("Where", "numpy", lambda condition: np.argwhere(condition).astype(np.int32))
 register_kernel("Unique", "numpy", _unique)
 register_kernel("ListDiff", "numpy", _list_diff)
+register_kernel("SparseFillEmptyRows", "numpy", _sparse_fill_empty_rows)
+register_kernel("SparseReshape", "numpy", _sparse_reshape)

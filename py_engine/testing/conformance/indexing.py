@@ -1,5 +1,6 @@
 """Conformance cases: tensor indexing (x[...], one StridedSlice kernel) on every dtype, and its gradient
-(StridedSliceGrad); argwhere (Where), unique (Unique), setdiff1d (ListDiff)."""
+(StridedSliceGrad); argwhere (Where), unique (Unique), setdiff1d (ListDiff), sparse_fill_empty_rows and
+sparse_reshape."""
 
 import numpy as np
 
@@ -38,6 +39,28 @@ def _cases():
     for dtype, x in typed_inputs((50,), 65).items():
         cases.append(Case(f"setdiff1d/{dtype}", ops.setdiff1d, [x, x[::4].copy()]))
     cases.append(Case("setdiff1d/empty-y", ops.setdiff1d, [rand((9,), 66), np.zeros(0, np.float32)]))
+    sparse = np.array([[3, 1], [0, 2], [3, 0], [5, 5], [0, 0]], np.int32)
+    for dtype, values in typed_inputs((5,), 67).items():
+        if dtype != "bool":
+            fill = lambda i, v, s, d: ops.sparse_fill_empty_rows(i, v, s, d)  # noqa: E731
+            default = np.array(-7, values.dtype)
+            cases.append(
+                Case(f"sparse_fill_empty_rows/{dtype}", fill, [sparse, values, np.array([7, 6], np.int32), default])
+            )
+    cases.append(
+        Case(
+            "sparse_reshape/infer",
+            ops.sparse_reshape,
+            [sparse, np.array([6, 6], np.int32), np.array([3, -1, 2], np.int32)],
+        )
+    )
+    cases.append(
+        Case(
+            "sparse_reshape/empty",
+            ops.sparse_reshape,
+            [np.zeros((0, 2), np.int32), np.array([6, 6], np.int32), np.array([36], np.int32)],
+        )
+    )
     cases.append(Case("setdiff1d/all-gone", ops.setdiff1d, [np.array([1, 1, 2], np.int32), np.array([2, 1], np.int32)]))
     return cases
 
