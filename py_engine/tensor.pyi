@@ -80,6 +80,11 @@ class Tensor:
 
         The result's length depends on the values: a GPU backend reads `condition` back and finds them on the host (one
         readback), as TF.js does."""
+    def ragged_range(self, limits, deltas):
+        """(nested_splits, dense_values): the ranges start, start + delta, ... before limit of each row (starts, limits
+        and deltas 1-D of one length, or scalars serving every row), as a ragged tensor: row k is
+        dense_values[nested_splits[k]:nested_splits[k + 1]], as TF.js's raggedRange. Values in starts' dtype (float32 or
+        int32). On a GPU backend the inputs are read back."""
     def setdiff1d(self, y):
         """(out, indices): the values of x (1-D) that are not in y (1-D), in x's order, and their positions in x
         (int32), as TF.js's setdiff1dAsync (TensorFlow's ListDiff). On a GPU backend both are read back."""

@@ -186,6 +186,16 @@ CALLS = {
             np.array([9, -1], np.int32),
         ],
     ),
+    "ragged-range": (
+        "raggedRange",
+        pe.ragged_range,
+        [np.array([0, 5, 8, 2], np.int32), np.array([3, 5, 1, 9], np.int32), np.array([1, 1, -3, 2], np.int32)],
+    ),
+    "ragged-range-float": (
+        "raggedRange",
+        pe.ragged_range,
+        [np.array(0.5, np.float32), np.array([2.0, -1.0, 3.3], np.float32), np.array([0.25, -0.5, 0.7], np.float32)],
+    ),
     "bincount": ("bincount", pe.bincount, [INTS[0] % 9 + 4, GRID[0, :, :].reshape(-1)[:7], 11]),
     "dense-bincount": (
         "denseBincount",

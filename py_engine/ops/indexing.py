@@ -5,7 +5,15 @@ A result that holds x's values in x's order (full slices, None, ints on size-1 a
 else is one StridedSlice kernel over every axis of x, then a view that drops the int axes and adds the None axes.
 """
 
-__all__ = ["argwhere", "setdiff1d", "sparse_fill_empty_rows", "sparse_reshape", "strided_slice", "unique"]
+__all__ = [
+    "argwhere",
+    "ragged_range",
+    "setdiff1d",
+    "sparse_fill_empty_rows",
+    "sparse_reshape",
+    "strided_slice",
+    "unique",
+]
 
 import operator
 
@@ -218,5 +226,28 @@ def sparse_reshape(input_indices, input_shape, new_shape):
         if new_shape.dtype != dtypes.int32 or new_shape.rank != 1:
             raise ShapeError(f"{op}: new_shape must be a 1-D int32 tensor, got {new_shape.dtype} {new_shape.shape}")
         return ENGINE.run_kernel("SparseReshape", (indices, shape, new_shape))
+    finally:
+        release(temps)
+
+
+def ragged_range(starts, limits, deltas):
+    """(nested_splits, dense_values): the ranges start, start + delta, ... before limit of each row (starts, limits
+    and deltas 1-D of one length, or scalars serving every row), as a ragged tensor: row k is
+    dense_values[nested_splits[k]:nested_splits[k + 1]], as TF.js's raggedRange. Values in starts' dtype (float32 or
+    int32). On a GPU backend the inputs are read back."""
+    op = "ragged_range"
+    temps = []
+    try:
+        starts = as_temporary(starts, op, temps)
+        if starts.dtype not in (dtypes.float32, dtypes.int32):
+            raise DTypeError(f"{op}: starts has dtype {starts.dtype}, expected float32 or int32")
+        limits, deltas = (as_temporary(t, op, temps, starts.dtype) for t in (limits, deltas))
+        sizes = {t.shape[0] for t in (starts, limits, deltas) if t.rank == 1}
+        if any(t.rank > 1 for t in (starts, limits, deltas)) or len(sizes) > 1:
+            raise ShapeError(
+                f"{op}: starts, limits and deltas must be scalars or 1-D of one length, got {starts.shape}, "
+                f"{limits.shape} and {deltas.shape}"
+            )
+        return ENGINE.run_kernel("RaggedRange", (starts, limits, deltas))
     finally:
         release(temps)

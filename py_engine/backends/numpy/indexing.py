@@ -1,6 +1,6 @@
 """Indexing kernels on numpy: the strided slice that x[...] runs, and its gradient; the ops whose output's length
 depends on the values (the GPU backend runs them on the host: backends/webgpu/host_kernel.py): Where (the coordinates
-of the true elements), Unique, ListDiff (setdiff1d), SparseFillEmptyRows and SparseReshape."""
+of the true elements), Unique, ListDiff (setdiff1d), SparseFillEmptyRows, SparseReshape and RaggedRange."""
 
 import math
 
@@ -91,6 +91,27 @@ def _sparse_reshape(indices, shape, new_shape):
     )
 
 
+def _ragged_range(starts, limits, deltas):
+    """(splits, values): row k holds start, start + delta, ... before limit; a scalar input serves every row. As
+    TF.js's RaggedRange, each value by adding delta to the last, in float64."""
+    rows = max((a.shape[0] for a in (starts, limits, deltas) if a.ndim), default=1)
+    splits, values = [0], []
+    for k in range(rows):
+        start, limit, delta = (a.item() if a.ndim == 0 else a[k].item() for a in (starts, limits, deltas))
+        if delta == 0:
+            raise ValueError(f"ragged_range: deltas must not be 0 (row {k})")
+        size = (
+            0
+            if (delta > 0 and limit < start) or (delta < 0 and limit > start)
+            else math.ceil(abs((limit - start) / delta))
+        )
+        for _ in range(size):
+            values.append(start)
+            start += delta
+        splits.append(splits[-1] + size)
+    return np.array(splits, np.int32), np.array(values, starts.dtype)
+
+
 register_kernel("StridedSlice", "numpy", lambda x, begin, end, strides: x[_strided(begin, end, strides)])
 register_kernel("StridedSliceGrad", "numpy", _strided_slice_grad)
 register_kernel("Where", "numpy", lambda condition: np.argwhere(condition).astype(np.int32))
@@ -98,3 +119,4 @@ register_kernel("Unique", "numpy", _unique)
 register_kernel("ListDiff", "numpy", _list_diff)
 register_kernel("SparseFillEmptyRows", "numpy", _sparse_fill_empty_rows)
 register_kernel("SparseReshape", "numpy", _sparse_reshape)
+register_kernel("RaggedRange", "numpy", _ragged_range)

@@ -1,6 +1,6 @@
 """Conformance cases: tensor indexing (x[...], one StridedSlice kernel) on every dtype, and its gradient
-(StridedSliceGrad); argwhere (Where), unique (Unique), setdiff1d (ListDiff), sparse_fill_empty_rows and
-sparse_reshape."""
+(StridedSliceGrad); argwhere (Where), unique (Unique), setdiff1d (ListDiff), sparse_fill_empty_rows,
+sparse_reshape and ragged_range."""
 
 import numpy as np
 
@@ -61,6 +61,10 @@ def _cases():
             [np.zeros((0, 2), np.int32), np.array([6, 6], np.int32), np.array([36], np.int32)],
         )
     )
+    ranges = [np.array([0, 5, 8, 2], np.int32), np.array([3, 5, 1, 9], np.int32), np.array([1, 1, -3, 2], np.int32)]
+    cases.append(Case("ragged_range/int32", ops.ragged_range, ranges))
+    floats = [np.float32(0.5), np.array([2.0, -1.0, 3.3], np.float32), np.array([0.25, -0.5, 0.7], np.float32)]
+    cases.append(Case("ragged_range/float32-scalar-start", ops.ragged_range, floats))
     cases.append(Case("setdiff1d/all-gone", ops.setdiff1d, [np.array([1, 1, 2], np.int32), np.array([2, 1], np.int32)]))
     return cases
 
