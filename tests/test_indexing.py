@@ -247,8 +247,10 @@ def test_sparse_fill_empty_rows_and_sparse_reshape_errors():
 
 def test_ragged_range():
     splits, values = pe.ragged_range([0, 5], 4, [2, -2])
-    assert splits.numpy().tolist() == [0, 2, 2] and values.numpy().tolist() == [0, 2]
+    assert splits.numpy().tolist() == [0, 2, 3] and values.numpy().tolist() == [0, 2, 5]
     with pytest.raises(ValueError, match=r"ragged_range: deltas must not be 0 \(row 1\)"):
         pe.ragged_range([0, 1], 4, [1, 0])
-    with pytest.raises(ShapeError, match="ragged_range: starts, limits and deltas must be scalars or 1-D of one length"):
+    with pytest.raises(
+        ShapeError, match="ragged_range: starts, limits and deltas must be scalars or 1-D of one length"
+    ):
         pe.ragged_range([0, 1], [4, 5, 6], 1)
