@@ -254,3 +254,14 @@ def test_ragged_range():
         ShapeError, match="ragged_range: starts, limits and deltas must be scalars or 1-D of one length"
     ):
         pe.ragged_range([0, 1], [4, 5, 6], 1)
+
+
+def test_ragged_gather():
+    splits, values = pe.ragged_gather([[0, 2, 2, 5]], [1.0, 2.0, 3.0, 4.0, 5.0], [2, 0])
+    assert [s.numpy().tolist() for s in splits] == [[0, 3, 5]] and values.numpy().tolist() == [3, 4, 5, 1, 2]
+    with pytest.raises(IndexError, match="ragged_gather: index 3 is out of range for 3 rows"):
+        pe.ragged_gather([[0, 2, 2, 5]], [1.0, 2.0, 3.0, 4.0, 5.0], [3])
+    with pytest.raises(ValueError, match="ragged_gather: output_ragged_rank 2 must be 1 for these inputs"):
+        pe.ragged_gather([[0, 2, 2, 5]], [1.0, 2.0, 3.0, 4.0, 5.0], [0], 2)
+    with pytest.raises(TypeError, match="ragged_gather: params_nested_splits must be a list"):
+        pe.ragged_gather(pe.tensor([0, 2]), [1.0, 2.0], [0])

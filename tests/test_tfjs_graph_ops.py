@@ -196,6 +196,16 @@ CALLS = {
         pe.ragged_range,
         [np.array(0.5, np.float32), np.array([2.0, -1.0, 3.3], np.float32), np.array([0.25, -0.5, 0.7], np.float32)],
     ),
+    "ragged-gather": (
+        "raggedGather",
+        lambda splits, values, indices, rank: ragged_flat(pe.ragged_gather(splits, values, indices, rank)),
+        [
+            [np.array([0, 2, 2, 5], np.int32), np.array([0, 1, 3, 3, 6, 7], np.int32)],
+            np.arange(14, dtype=np.float32).reshape(7, 2),
+            np.array([[2, 0], [1, 2]], np.int32),
+            3,
+        ],
+    ),
     "bincount": ("bincount", pe.bincount, [INTS[0] % 9 + 4, GRID[0, :, :].reshape(-1)[:7], 11]),
     "dense-bincount": (
         "denseBincount",
@@ -251,6 +261,12 @@ CALLS = {
         ]
     },
 }
+
+
+def ragged_flat(result):
+    """ragged_gather's (splits list, values) as TF.js's result lists them: the splits, then the values."""
+    splits, values = result
+    return (*splits, values)
 
 
 def encode(value):

@@ -7,6 +7,7 @@ else is one StridedSlice kernel over every axis of x, then a view that drops the
 
 __all__ = [
     "argwhere",
+    "ragged_gather",
     "ragged_range",
     "setdiff1d",
     "sparse_fill_empty_rows",
@@ -249,5 +250,34 @@ def ragged_range(starts, limits, deltas):
                 f"{limits.shape} and {deltas.shape}"
             )
         return ENGINE.run_kernel("RaggedRange", (starts, limits, deltas))
+    finally:
+        release(temps)
+
+
+def ragged_gather(params_nested_splits, params_dense_values, indices, output_ragged_rank=None):
+    """(output_nested_splits, output_dense_values): the rows of the ragged tensor (params_nested_splits, a list of
+    int32 row splits from the outermost, and params_dense_values) at indices (int32, any shape), as TF.js's
+    raggedGather; indices' own axes come first as uniform ragged dimensions. output_ragged_rank, when given, must be
+    what that makes (indices.rank - 1 + len(params_nested_splits)). On a GPU backend the inputs are read back."""
+    op = "ragged_gather"
+    if isinstance(params_nested_splits, Tensor) or not isinstance(params_nested_splits, (list, tuple)):
+        raise TypeError(f"{op}: params_nested_splits must be a list of 1-D int32 tensors, one per ragged dimension")
+    if not params_nested_splits:
+        raise ValueError(f"{op}: params_nested_splits must name at least one ragged dimension")
+    temps = []
+    try:
+        splits = [as_temporary(t, op, temps) for t in params_nested_splits]
+        values, indices = as_temporary(params_dense_values, op, temps), as_temporary(indices, op, temps)
+        if any(t.dtype != dtypes.int32 or t.rank != 1 for t in splits) or indices.dtype != dtypes.int32:
+            raise DTypeError(f"{op}: the splits must be 1-D int32 tensors and indices int32")
+        if values.rank == 0 or indices.rank == 0:
+            raise ShapeError(
+                f"{op}: params_dense_values and indices must have rank >= 1, got {values.shape} and {indices.shape}"
+            )
+        rank = indices.rank - 1 + len(splits)
+        if output_ragged_rank is not None and output_ragged_rank != rank:
+            raise ValueError(f"{op}: output_ragged_rank {output_ragged_rank} must be {rank} for these inputs")
+        out = ENGINE.run_kernel("RaggedGather", (*splits, values, indices), {"ragged_rank": len(splits)})
+        return list(out[:-1]), out[-1]
     finally:
         release(temps)

@@ -1,6 +1,6 @@
 """Indexing kernels on numpy: the strided slice that x[...] runs, and its gradient; the ops whose output's length
 depends on the values (the GPU backend runs them on the host: backends/webgpu/host_kernel.py): Where (the coordinates
-of the true elements), Unique, ListDiff (setdiff1d), SparseFillEmptyRows, SparseReshape and RaggedRange."""
+of the true elements), Unique, ListDiff (setdiff1d), SparseFillEmptyRows, SparseReshape, RaggedRange and RaggedGather."""
 
 import math
 
@@ -112,6 +112,39 @@ def _ragged_range(starts, limits, deltas):
     return np.array(splits, np.int32), np.array(values, starts.dtype)
 
 
+def _ragged_gather(*arrays, ragged_rank):
+    """(output splits..., output values): the rows of a ragged tensor (ragged_rank splits arrays, then its dense
+    values) picked by indices (the last array, any shape), as TF.js's RaggedGather: indices' own axes become uniform
+    ragged dimensions in front of the gathered ones."""
+    param_splits, values, indices = arrays[:ragged_rank], arrays[ragged_rank], arrays[ragged_rank + 1]
+    rows = param_splits[0].shape[0] - 1
+    bad = (indices < 0) | (indices >= rows)
+    if bad.any():
+        raise IndexError(f"ragged_gather: index {indices[bad].flat[0]} is out of range for {rows} rows")
+    for k, splits in enumerate(param_splits):
+        end = values.shape[0] if k == ragged_rank - 1 else param_splits[k + 1].shape[0] - 1
+        if splits.size == 0 or splits[0] < 0 or splits[-1] > end or (np.diff(splits) < 0).any():
+            raise ValueError(f"ragged_gather: splits {k} must be sorted, non-empty, from >= 0 and within the values")
+    out_splits = []
+    count = 1
+    for d in range(indices.ndim - 1):  # indices' outer axes: uniform rows
+        count *= indices.shape[d]
+        out_splits.append(list(range(0, (count + 1) * indices.shape[d + 1], indices.shape[d + 1])))
+    out_splits += [[0] for _ in param_splits]
+    slices = []
+    for index in indices.reshape(-1).tolist():
+        start, limit = index, index + 1
+        for k, splits in enumerate(param_splits):
+            out = out_splits[indices.ndim - 1 + k]
+            shift = out[-1] - splits[start]
+            out.extend((splits[start + 1 : limit + 1] + shift).tolist())
+            start, limit = int(splits[start]), int(splits[limit])
+        if limit > start:
+            slices.append((start, limit))
+    picked = np.concatenate([values[a:b] for a, b in slices]) if slices else values[:0]
+    return (*(np.array(s, np.int32) for s in out_splits), picked)
+
+
 register_kernel("StridedSlice", "numpy", lambda x, begin, end, strides: x[_strided(begin, end, strides)])
 register_kernel("StridedSliceGrad", "numpy", _strided_slice_grad)
 register_kernel("Where", "numpy", lambda condition: np.argwhere(condition).astype(np.int32))
@@ -120,3 +153,4 @@ register_kernel("ListDiff", "numpy", _list_diff)
 register_kernel("SparseFillEmptyRows", "numpy", _sparse_fill_empty_rows)
 register_kernel("SparseReshape", "numpy", _sparse_reshape)
 register_kernel("RaggedRange", "numpy", _ragged_range)
+register_kernel("RaggedGather", "numpy", _ragged_gather)

@@ -1,6 +1,6 @@
 """Conformance cases: tensor indexing (x[...], one StridedSlice kernel) on every dtype, and its gradient
 (StridedSliceGrad); argwhere (Where), unique (Unique), setdiff1d (ListDiff), sparse_fill_empty_rows,
-sparse_reshape and ragged_range."""
+sparse_reshape, ragged_range and ragged_gather."""
 
 import numpy as np
 
@@ -65,6 +65,14 @@ def _cases():
     cases.append(Case("ragged_range/int32", ops.ragged_range, ranges))
     floats = [np.float32(0.5), np.array([2.0, -1.0, 3.3], np.float32), np.array([0.25, -0.5, 0.7], np.float32)]
     cases.append(Case("ragged_range/float32-scalar-start", ops.ragged_range, floats))
+
+    def gather_rows(s0, s1, values, indices):
+        splits, picked = ops.ragged_gather([s0, s1], values, indices)
+        return (*splits, picked)
+
+    ragged = [np.array([0, 2, 2, 5], np.int32), np.array([0, 1, 3, 3, 6, 7], np.int32), rand((7, 2), 68)]
+    cases.append(Case("ragged_gather/matrix-indices", gather_rows, [*ragged, np.array([[2, 0], [1, 2]], np.int32)]))
+    cases.append(Case("ragged_gather/empty-rows", gather_rows, [*ragged, np.array([1, 1], np.int32)]))
     cases.append(Case("setdiff1d/all-gone", ops.setdiff1d, [np.array([1, 1, 2], np.int32), np.array([2, 1], np.int32)]))
     return cases
 

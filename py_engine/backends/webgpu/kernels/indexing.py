@@ -57,5 +57,5 @@ def _strided_slice_grad(backend, dy, shape, begin, end, strides):
 
 
 register_kernel("StridedSliceGrad", "webgpu", _strided_slice_grad)
-for _name in ("Where", "Unique", "ListDiff", "SparseFillEmptyRows", "SparseReshape", "RaggedRange"):
+for _name in ("Where", "Unique", "ListDiff", "SparseFillEmptyRows", "SparseReshape", "RaggedRange", "RaggedGather"):
     register_kernel(_name, "webgpu", on_host(_name))
