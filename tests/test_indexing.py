@@ -265,3 +265,17 @@ def test_ragged_gather():
         pe.ragged_gather([[0, 2, 2, 5]], [1.0, 2.0, 3.0, 4.0, 5.0], [0], 2)
     with pytest.raises(TypeError, match="ragged_gather: params_nested_splits must be a list"):
         pe.ragged_gather(pe.tensor([0, 2]), [1.0, 2.0], [0])
+
+
+def test_ragged_tensor_to_tensor():
+    rows = pe.ragged_tensor_to_tensor(-1, [1.0, 2.0, 3.0], 0.5, [[0, 2, 2, 3]], ["ROW_SPLITS"])
+    assert rows.numpy().tolist() == [[1, 2], [0.5, 0.5], [3, 0.5]]
+    # 3 rows with values in rows 0 and 2, cut to 2 rows of 3; a default of one value's shape (TF's semantics)
+    ids = pe.ragged_tensor_to_tensor(
+        [2, 3, 2], [[1, 2], [3, 4]], [8, 9], [3, [0, 2]], ["FIRST_DIM_SIZE", "VALUE_ROWIDS"]
+    )
+    assert ids.numpy().tolist() == [[[1, 2], [8, 9], [8, 9]], [[8, 9], [8, 9], [8, 9]]]
+    with pytest.raises(ValueError, match="row_partition_types must be ROW_SPLITS each, or FIRST_DIM_SIZE then"):
+        pe.ragged_tensor_to_tensor(-1, [1.0], 0.0, [[0, 1]], ["ROW_LENGTHS"])
+    with pytest.raises(ShapeError, match=r"shape must have 2 entries \(or be a scalar -1\) for these values"):
+        pe.ragged_tensor_to_tensor([1, 2, 3], [1.0], 0.0, [[0, 1]], ["ROW_SPLITS"])

@@ -206,6 +206,28 @@ CALLS = {
             3,
         ],
     ),
+    "ragged-to-tensor-splits": (
+        "raggedTensorToTensor",
+        pe.ragged_tensor_to_tensor,
+        [
+            np.array([-1, 2, -1], np.int32),
+            np.arange(7, dtype=np.float32),
+            np.array(-1.0, np.float32),
+            [np.array([0, 2, 2, 5], np.int32), np.array([0, 1, 3, 3, 6, 7], np.int32)],
+            ["ROW_SPLITS", "ROW_SPLITS"],
+        ],
+    ),
+    "ragged-to-tensor-rowids": (
+        "raggedTensorToTensor",
+        pe.ragged_tensor_to_tensor,
+        [
+            np.array([5, 2, 2], np.int32),
+            np.arange(14, dtype=np.int32).reshape(7, 2),
+            np.array(-3, np.int32),  # TF.js fills with 0 where a default of one value's shape is given
+            [np.array(4, np.int32), np.array([0, 0, 0, 2, 3, 3, 3], np.int32)],
+            ["FIRST_DIM_SIZE", "VALUE_ROWIDS"],
+        ],
+    ),
     "bincount": ("bincount", pe.bincount, [INTS[0] % 9 + 4, GRID[0, :, :].reshape(-1)[:7], 11]),
     "dense-bincount": (
         "denseBincount",

@@ -72,6 +72,7 @@ _NOT_METHODS |= {"concat", "stack", "add_n", "einsum", "ragged_gather"}  # a lis
 _NOT_METHODS |= {"random_normal", "random_uniform", "truncated_normal"}
 _NOT_METHODS |= {"non_max_suppression", "non_max_suppression_padded", "non_max_suppression_with_score"}  # of 2 inputs
 _NOT_METHODS |= {"strided_slice"}  # x[...] is its method form
+_NOT_METHODS |= {"ragged_tensor_to_tensor"}  # its first argument is a shape
 
 for _name in __all__:
     if _name not in _NOT_METHODS:

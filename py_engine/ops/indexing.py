@@ -9,6 +9,7 @@ __all__ = [
     "argwhere",
     "ragged_gather",
     "ragged_range",
+    "ragged_tensor_to_tensor",
     "setdiff1d",
     "sparse_fill_empty_rows",
     "sparse_reshape",
@@ -279,5 +280,42 @@ def ragged_gather(params_nested_splits, params_dense_values, indices, output_rag
             raise ValueError(f"{op}: output_ragged_rank {output_ragged_rank} must be {rank} for these inputs")
         out = ENGINE.run_kernel("RaggedGather", (*splits, values, indices), {"ragged_rank": len(splits)})
         return list(out[:-1]), out[-1]
+    finally:
+        release(temps)
+
+
+_PARTITIONS = ("ROW_SPLITS", "FIRST_DIM_SIZE", "VALUE_ROWIDS")
+
+
+def ragged_tensor_to_tensor(shape, values, default_value, row_partition_tensors, row_partition_types):
+    """A ragged tensor as a dense one, as TF.js's raggedTensorToTensor (TensorFlow's RaggedTensorToTensor): values
+    [n, ...] split into rows by row_partition_tensors (int32, outermost first), whose row_partition_types are
+    "ROW_SPLITS" each, or "FIRST_DIM_SIZE" (a scalar row count) then "VALUE_ROWIDS" each; shape (int32, -1 entries
+    or a scalar -1: as large as the rows need) cuts longer rows; short rows get default_value (a scalar or one value's
+    shape). On a GPU backend the inputs are read back."""
+    op = "ragged_tensor_to_tensor"
+    types = list(row_partition_types)
+    if not types or any(t not in _PARTITIONS for t in types) or "FIRST_DIM_SIZE" in types[1:]:
+        raise ValueError(
+            f"{op}: row_partition_types must be ROW_SPLITS each, or FIRST_DIM_SIZE then VALUE_ROWIDS each, got {types}"
+        )
+    if len(types) != len(row_partition_tensors) or (types[0] == "FIRST_DIM_SIZE") != ("VALUE_ROWIDS" in types):
+        raise ValueError(f"{op}: {len(row_partition_tensors)} row partitions do not match the types {types}")
+    temps = []
+    try:
+        values = as_temporary(values, op, temps)
+        shape = as_temporary(shape, op, temps, dtypes.int32)
+        default = as_temporary(default_value, op, temps, values.dtype)
+        parts = [as_temporary(t, op, temps) for t in row_partition_tensors]
+        if any(t.dtype != dtypes.int32 for t in parts):
+            raise DTypeError(f"{op}: the row partition tensors must be int32")
+        ragged_rank = len(types) - (types[0] == "FIRST_DIM_SIZE")
+        rank = 1 + ragged_rank + values.rank - 1
+        if values.rank == 0 or (shape.rank == 1 and shape.shape[0] != rank) or shape.rank > 1:
+            raise ShapeError(
+                f"{op}: shape must have {rank} entries (or be a scalar -1) for these values, got {shape.shape}"
+            )
+        attrs = {"partition_types": tuple(types)}
+        return ENGINE.run_kernel("RaggedTensorToTensor", (shape, values, default, *parts), attrs)
     finally:
         release(temps)

@@ -1,6 +1,6 @@
 """Indexing kernels on numpy: the strided slice that x[...] runs, and its gradient; the ops whose output's length
 depends on the values (the GPU backend runs them on the host: backends/webgpu/host_kernel.py): Where (the coordinates
-of the true elements), Unique, ListDiff (setdiff1d), SparseFillEmptyRows, SparseReshape, RaggedRange and RaggedGather."""
+of the true elements), Unique, ListDiff (setdiff1d), SparseFillEmptyRows, SparseReshape, RaggedRange, RaggedGather and RaggedTensorToTensor."""
 
 import math
 
@@ -145,6 +145,48 @@ def _ragged_gather(*arrays, ragged_rank):
     return (*(np.array(s, np.int32) for s in out_splits), picked)
 
 
+def _ragged_to_dense(shape, values, default_value, *partitions, partition_types):
+    """A ragged tensor (values, and its row partitions from the outermost: "ROW_SPLITS" arrays, or "FIRST_DIM_SIZE"
+    then "VALUE_ROWIDS" arrays) as a dense one of `shape` (-1 or a scalar -1: as large as the rows need), default_value
+    where a row is short, rows cut where shape is smaller; as TF.js's RaggedTensorToTensor."""
+    if partition_types[0] == "FIRST_DIM_SIZE":
+        rows, partitions, partition_types = int(partitions[0]), partitions[1:], partition_types[1:]
+    else:
+        rows = partitions[0].shape[0] - 1
+    parents, columns, count = [], [], rows  # per level: each element's parent and its place in that parent's row
+    for kind, part in zip(partition_types, partitions):
+        if kind == "ROW_SPLITS":
+            n = int(part[-1])
+            parent = np.searchsorted(part, np.arange(n), "right") - 1
+            column = np.arange(n) - part[parent]
+        elif kind == "VALUE_ROWIDS":
+            n = part.shape[0]
+            parent, column = part, np.arange(n) - np.searchsorted(part, part, "left")
+        else:
+            raise ValueError(f"ragged_tensor_to_tensor: row partition type {kind!r} is not supported")
+        parents.append(parent.astype(np.int64))
+        columns.append(column.astype(np.int64))
+        count = n
+    if count != values.shape[0]:
+        raise ValueError(f"ragged_tensor_to_tensor: the partitions hold {count} values, values has {values.shape[0]}")
+    ids = np.arange(count)  # walked up to the root rows, noting each level's column
+    per_level = []
+    for parent, column in zip(reversed(parents), reversed(columns)):
+        per_level.append(column[ids])
+        ids = parent[ids]
+    coords = [ids, *reversed(per_level)]
+    ragged_dims = [rows] + [int(c.max()) + 1 if c.size else 0 for c in columns]
+    inner = values.shape[1:]
+    wanted = [-1] * (len(ragged_dims) + len(inner)) if shape.ndim == 0 else shape.tolist()
+    out_shape = [w if w >= 0 else d for w, d in zip(wanted, [*ragged_dims, *inner])]
+    out = np.empty(out_shape, values.dtype)
+    out[...] = default_value  # a scalar, or one value's shape
+    keep = np.all([c < d for c, d in zip(coords, out_shape)], 0)
+    cut = tuple(slice(0, min(a, b)) for a, b in zip(out_shape[len(ragged_dims) :], inner))
+    out[(*(c[keep] for c in coords), *cut)] = values[keep][(slice(None), *cut)]
+    return out
+
+
 register_kernel("StridedSlice", "numpy", lambda x, begin, end, strides: x[_strided(begin, end, strides)])
 register_kernel("StridedSliceGrad", "numpy", _strided_slice_grad)
 register_kernel("Where", "numpy", lambda condition: np.argwhere(condition).astype(np.int32))
@@ -154,3 +196,4 @@ register_kernel("SparseFillEmptyRows", "numpy", _sparse_fill_empty_rows)
 register_kernel("SparseReshape", "numpy", _sparse_reshape)
 register_kernel("RaggedRange", "numpy", _ragged_range)
 register_kernel("RaggedGather", "numpy", _ragged_gather)
+register_kernel("RaggedTensorToTensor", "numpy", _ragged_to_dense)

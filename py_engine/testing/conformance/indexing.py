@@ -1,6 +1,6 @@
 """Conformance cases: tensor indexing (x[...], one StridedSlice kernel) on every dtype, and its gradient
 (StridedSliceGrad); argwhere (Where), unique (Unique), setdiff1d (ListDiff), sparse_fill_empty_rows,
-sparse_reshape, ragged_range and ragged_gather."""
+sparse_reshape, ragged_range, ragged_gather and ragged_tensor_to_tensor."""
 
 import numpy as np
 
@@ -73,6 +73,25 @@ def _cases():
     ragged = [np.array([0, 2, 2, 5], np.int32), np.array([0, 1, 3, 3, 6, 7], np.int32), rand((7, 2), 68)]
     cases.append(Case("ragged_gather/matrix-indices", gather_rows, [*ragged, np.array([[2, 0], [1, 2]], np.int32)]))
     cases.append(Case("ragged_gather/empty-rows", gather_rows, [*ragged, np.array([1, 1], np.int32)]))
+
+    def to_dense(shape, values, default, s0, s1):
+        return ops.ragged_tensor_to_tensor(shape, values, default, [s0, s1], ["ROW_SPLITS", "ROW_SPLITS"])
+
+    splits = ragged[:2]
+    cases.append(
+        Case(
+            "ragged_tensor_to_tensor/splits",
+            to_dense,
+            [np.array([-1, 2, -1, 2], np.int32), ragged[2], np.float32(-1), *splits],
+        )
+    )
+    cases.append(
+        Case(
+            "ragged_tensor_to_tensor/vector-default",
+            to_dense,
+            [np.array(-1, np.int32), ragged[2], np.array([7.0, 8.0], np.float32), *splits],
+        )
+    )
     cases.append(Case("setdiff1d/all-gone", ops.setdiff1d, [np.array([1, 1, 2], np.int32), np.array([2, 1], np.int32)]))
     return cases
 

@@ -57,5 +57,14 @@ def _strided_slice_grad(backend, dy, shape, begin, end, strides):
 
 
 register_kernel("StridedSliceGrad", "webgpu", _strided_slice_grad)
-for _name in ("Where", "Unique", "ListDiff", "SparseFillEmptyRows", "SparseReshape", "RaggedRange", "RaggedGather"):
+for _name in (
+    "Where",
+    "Unique",
+    "ListDiff",
+    "SparseFillEmptyRows",
+    "SparseReshape",
+    "RaggedRange",
+    "RaggedGather",
+    "RaggedTensorToTensor",
+):
     register_kernel(_name, "webgpu", on_host(_name))
