@@ -260,6 +260,46 @@ def test_a_tensor_list_or_array_split_then_concatenated_is_the_tensor_again(tmp_
     model.dispose()
 
 
+def test_ragged_ops_run_in_a_graph_as_the_engine_ops_do(tmp_path):
+    """TF.js 4.22's converter never registers its ragged op list (tf.loadGraphModel says "Unknown op 'RaggedRange'"),
+    so these are checked against the engine's ops, which tests/test_tfjs_graph_ops.py checks against TF.js."""
+    i32 = {"dtype": {"type": "DT_INT32"}}
+    nodes = [
+        {"name": "starts", "op": "Placeholder", "attr": {**i32, "shape": {"shape": {"dim": [{"size": "2"}]}}}},
+        *({"name": n, "op": "Const", "attr": i32} for n in ("limits", "deltas", "shape", "default", "at")),
+        {"name": "range", "op": "RaggedRange", "input": ["starts", "limits", "deltas"]},
+        {
+            "name": "gather",
+            "op": "RaggedGather",
+            "input": ["range:0", "range:1", "at"],
+            "attr": {"OUTPUT_RAGGED_RANK": {"i": "1"}, "PARAMS_RAGGED_RANK": {"i": "1"}},
+        },
+        {
+            "name": "dense",
+            "op": "RaggedTensorToTensor",
+            "input": ["shape", "gather:1", "default", "gather:0"],
+            "attr": {"row_partition_types": {"list": {"s": [base64.b64encode(b"ROW_SPLITS").decode()]}}},
+        },
+    ]
+    limits, deltas, shape, default, at = [3, 9], [1, 2], [2, 4], -1, [1, 0]
+    weights = [
+        (n, np.array(v, np.int32))
+        for n, v in zip(("limits", "deltas", "shape", "default", "at"), (limits, deltas, shape, default, at))
+    ]
+    model = load(write_graph_model(tmp_path, nodes, weights))
+    starts = pe.tensor(np.array([0, 5], np.int32))
+    got = asyncio.run(model.execute_async(starts, "dense"))
+    with pe.scope():
+        splits, values = pe.ragged_range(starts, pe.tensor(limits), pe.tensor(deltas))
+        out_splits, out_values = pe.ragged_gather([splits], values, pe.tensor(at), 1)
+        expected = pe.ragged_tensor_to_tensor(
+            pe.tensor(shape), out_values, pe.tensor(default), out_splits, ["ROW_SPLITS"]
+        )
+        np.testing.assert_array_equal(got.numpy(), expected.numpy())
+    assert got.tolist() == [[5, 7, -1, -1], [0, 1, 2, -1]]
+    model.dispose()
+
+
 # ---- errors ------------------------------------------------------------------------------------------------------
 
 

@@ -279,6 +279,10 @@ CASES = {
         {"strides": [1, 1, 1, 1], "rates": [1, 2, 2, 1], "padding": "SAME"},
         1,
     ),
+    "sparse_fill_empty_rows": ("SparseFillEmptyRows", [c(i([[0, 0], [2, 1]])), x(f(2)), c(i([4, 3])), c(-1.0)], {}, 4),
+    "sparse_reshape": ("SparseReshape", [c(i([[0, 1], [1, 2]])), c(i([2, 3])), c(i([3, -1]))], {}, 2),
+    "sparse_segment_sum": ("SparseSegmentSum", [x(f(4, 2)), c(i([0, 2, 3])), c(i([0, 0, 1]))], {}, 1),
+    "sparse_segment_mean": ("SparseSegmentMean", [x(f(4, 2)), c(i([0, 2, 3])), c(i([0, 0, 1]))], {}, 1),
     "max_pool_argmax": (
         "MaxPoolWithArgmax",
         [x(f(1, 4, 4, 2))],
