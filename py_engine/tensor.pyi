@@ -51,6 +51,26 @@ class Tensor:
         """activation(conv2d(x, filter) + bias) in one kernel; filter [h, w, in, out], bias [out] or None."""
     def fused_depthwise_conv2d(self, filter, bias=None, activation="linear", strides=1, padding="valid", dilations=1):
         """activation(depthwise_conv2d(x, filter) + bias) in one kernel; filter [h, w, in, multiplier], bias [in * multiplier]."""
+    def non_max_suppression(self, scores, max_output_size, iou_threshold=0.5, score_threshold=...):
+        """The indices (int32, best first) of at most max_output_size boxes, chosen greedily by score, each overlapping
+        every box chosen before it by an IoU below iou_threshold; boxes scoring score_threshold or less are never chosen.
+
+        boxes: [num_boxes, 4] as [y1, x1, y2, x2], either corner first; scores: [num_boxes]. As TF.js's
+        tf.image.nonMaxSuppression (TensorFlow's NonMaxSuppressionV3), result for result. The result's length depends on
+        the values, so a GPU backend reads boxes and scores back and selects on the host (two readbacks), as TF.js does."""
+    def non_max_suppression_padded(
+        self, scores, max_output_size, iou_threshold=0.5, score_threshold=..., pad_to_max_output_size=False
+    ):
+        """(selected_indices, valid_outputs): non_max_suppression's indices, padded with 0 to min(max_output_size,
+        num_boxes) entries when pad_to_max_output_size, and how many of them were selected (an int32 scalar). As TF.js's
+        tf.image.nonMaxSuppressionPadded (TensorFlow's NonMaxSuppressionV4); on the host after a readback on a GPU."""
+    def non_max_suppression_with_score(
+        self, scores, max_output_size, iou_threshold=0.5, score_threshold=..., soft_nms_sigma=0.0
+    ):
+        """(selected_indices, selected_scores): with soft_nms_sigma > 0 (at most 1) this is soft-NMS, where an overlap
+        below iou_threshold scales a box's score by exp(-0.5 * iou^2 / soft_nms_sigma) instead of ruling it out, and the
+        box waits its turn with that score; selected_scores are the scores the boxes were selected with. As TF.js's
+        tf.image.nonMaxSuppressionWithScore (TensorFlow's NonMaxSuppressionV5); on the host after a readback on a GPU."""
     def resize_bilinear(self, size, align_corners=False, half_pixel_centers=False):
         """images [N, H, W, C] (or [H, W, C]) resized to size=(new_height, new_width) by bilinear interpolation.
 
@@ -58,6 +78,12 @@ class Tensor:
         at pixel centres (what tf.image.resize does). The result is float32."""
     def resize_nearest(self, size, align_corners=False, half_pixel_centers=False):
         """images resized to size=(new_height, new_width), each output pixel copying its nearest source pixel."""
+    def argwhere(self):
+        """The coordinates (int32, shape [n, rank], in row-major order) of the n true elements of `condition` (bool; a
+        number counts as true when nonzero), as TensorFlow's Where with one argument (TF.js's whereAsync).
+
+        The result's length depends on the values: a GPU backend reads `condition` back and finds them on the host (one
+        readback), as TF.js does."""
     def matmul(self, b, transpose_a=False, transpose_b=False):
         """a @ b over the last two axes; leading (batch) axes broadcast. Both need rank >= 2."""
     def abs(self):
@@ -203,6 +229,10 @@ class Tensor:
         """Slices of x along `axis` at `indices` (int32, any shape), with shape
         x.shape[:axis] + indices.shape[batch_dims:] + x.shape[axis + 1:]. The first batch_dims axes of x and indices
         are batch axes: each batch entry gathers with its own indices."""
+    def gather_nd(self, indices):
+        """Slices of x picked by index tuples, as TensorFlow's GatherNd: indices (int32) has shape batch + (k,) with
+        k <= x's rank, each row an index into x's first k axes; the result has shape batch + x.shape[k:].
+        An index out of range is an IndexError on numpy (a GPU writes 0 there, as TensorFlow does on GPUs)."""
     def pad(self, paddings, constant_value=0):
         """x with `constant_value` added around it: paddings is one [before, after] pair per axis."""
     def reshape(self, shape):

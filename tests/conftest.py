@@ -65,3 +65,12 @@ def graph_models(tmp_path_factory):
     models = tmp_path_factory.mktemp("graph-models")
     assert main(["fetch-models", "--models", str(models)]) == 0
     return models
+
+
+@pytest.fixture(scope="session")
+def graph_model_reference(graph_models, tmp_path_factory):
+    """TF.js's outputs of every graph model on the photo (tests/graph_model_cases.py), computed once per session."""
+    from app.graph_models import MODELS
+    from tests.graph_model_cases import tfjs_reference
+
+    return tfjs_reference(graph_models, sorted(MODELS), tmp_path_factory.mktemp("graph-model-reference"))

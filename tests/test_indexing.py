@@ -188,3 +188,13 @@ def test_strided_slice_grad_kernel_has_a_gradient():
     check_gradients(lambda dy: ENGINE.run_kernel("StridedSliceGrad", (dy,), attrs), [0.5, -1.0, 2.0])
     out = ENGINE.run_kernel("StridedSliceGrad", (pe.tensor([1.0, 2.0, 3.0]),), attrs)
     np.testing.assert_array_equal(out.numpy(), [3, 0, 2, 0, 1])
+
+
+def test_argwhere_and_where_with_the_condition_alone():
+    x = pe.tensor([[0.0, 2.0, np.nan], [0.0, 0.0, -1.0]])
+    expected = [[0, 1], [0, 2], [1, 2]]  # row-major; NaN is nonzero, so true
+    coordinates = [pe.argwhere(x), pe.where(x), x.argwhere(), pe.where(x != 0)]
+    assert [(c.dtype, c.numpy().tolist()) for c in coordinates] == [("int32", expected)] * 4
+    assert pe.argwhere(pe.scalar(True)).shape == (1, 0) and pe.argwhere(np.zeros((0, 3), bool)).shape == (0, 2)
+    with pytest.raises(TypeError, match=r"where: give both a and b \(pick from them\), or neither"):
+        pe.where(x > 0, x)

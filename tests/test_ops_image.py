@@ -1,3 +1,4 @@
+import asyncio
 import math
 
 import numpy as np
@@ -198,3 +199,65 @@ def test_resize_leaves_only_its_result():
     pe.resize_bilinear([[[1], [2]], [[3], [4]]], (3, 3))
     pe.resize_nearest(np.ones((2, 2, 1), np.float32), (3, 3))
     assert pe.memory().num_tensors == before + 2
+
+
+# ---- non-max suppression (tests/test_tfjs_graph_ops.py checks the results against TF.js's) ----------------------
+
+BOXES = np.array(
+    [[0, 0, 1, 1], [0, 0.1, 1, 1.1], [0, -0.1, 1, 0.9], [0, 10, 1, 11], [0, 10.1, 1, 11.1], [0, 100, 1, 101]]
+)
+SCORES = [0.9, 0.75, 0.6, 0.95, 0.5, 0.3]
+
+
+def test_non_max_suppression_hand_checked():
+    # TF.js's documented example: 3 overlaps 4 and 0 overlaps 1 and 2 (IoU 0.82 and 0.67 > 0.5)
+    assert pe.non_max_suppression(BOXES, SCORES, 3).numpy().tolist() == [3, 0, 5]
+    indices, valid = pe.non_max_suppression_padded(BOXES, SCORES, 5, score_threshold=0.4, pad_to_max_output_size=True)
+    assert indices.numpy().tolist() == [3, 0, 0, 0, 0] and valid.shape == () and valid.item() == 2
+    indices, valid = pe.non_max_suppression_padded(BOXES, SCORES, 50, pad_to_max_output_size=True)  # pads to 6 boxes
+    assert indices.numpy().tolist() == [3, 0, 5, 0, 0, 0] and valid.item() == 3
+    # soft-NMS: box 1 (IoU 0.818 with box 0) keeps 0.75 * exp(-0.5 * 0.818^2 / 0.5), and waits behind box 5
+    indices, scores = pe.non_max_suppression_with_score(BOXES, SCORES, 6, 1.0, soft_nms_sigma=0.5)
+    iou = 0.9 / 1.1
+    assert indices.numpy().tolist() == [3, 0, 1, 5, 4, 2]
+    np.testing.assert_allclose(scores.numpy()[:4], [0.95, 0.9, 0.75 * math.exp(-iou * iou), 0.3], rtol=1e-6)
+
+
+def test_non_max_suppression_errors():
+    with pytest.raises(
+        ShapeError, match=r"non_max_suppression: boxes must have shape \[num_boxes, 4\] .* got \(6, 3\)"
+    ):
+        pe.non_max_suppression(BOXES[:, :3], SCORES, 3)
+    with pytest.raises(ShapeError, match=r"scores must have shape \[num_boxes\] = \(6,\), got \(5,\)"):
+        pe.non_max_suppression(BOXES, SCORES[:5], 3)
+    with pytest.raises(ValueError, match=r"non_max_suppression: iou_threshold must be in \[0, 1\], got 1.5"):
+        pe.non_max_suppression(BOXES, SCORES, 3, 1.5)
+    with pytest.raises(ValueError, match="max_output_size must be >= 0, got -1"):
+        pe.non_max_suppression(BOXES, SCORES, -1)
+    with pytest.raises(TypeError, match=r"max_output_size must be an int, got 2\.5"):
+        pe.non_max_suppression(BOXES, SCORES, 2.5)
+    with pytest.raises(TypeError, match="score_threshold must be a number, got nan"):
+        pe.non_max_suppression(BOXES, SCORES, 3, 0.5, math.nan)
+    with pytest.raises(ValueError, match=r"non_max_suppression_with_score: soft_nms_sigma must be in \[0, 1\], got 2"):
+        pe.non_max_suppression_with_score(BOXES, SCORES, 3, soft_nms_sigma=2)
+    assert pe.memory().num_tensors == 0
+
+
+def test_data_dependent_ops_read_back_on_webgpu_and_run_in_warmup_and_not_in_capture(gpu):
+    boxes, scores, mask = pe.tensor(BOXES), pe.tensor(SCORES), pe.tensor([[True, False], [True, True]])
+    before = pe.stats()
+    indices, kept = pe.non_max_suppression_with_score(boxes, scores, 3)
+    assert pe.stats()["readbacks"] - before["readbacks"] == 2  # boxes and scores
+    assert pe.stats()["uploads"] - before["uploads"] == 2  # the results
+    assert indices.numpy().tolist() == [3, 0, 5]
+    before = pe.stats()
+    coordinates = pe.where(mask)
+    assert coordinates.numpy().tolist() == [[0, 0], [1, 0], [1, 1]]
+    assert pe.stats()["readbacks"] - before["readbacks"] == 2  # the mask, then the result
+    before = pe.stats()
+    asyncio.run(pe.warmup(lambda: pe.non_max_suppression(boxes, scores, 3) + pe.argwhere(mask).sum()))
+    assert pe.stats()["readbacks"] == before["readbacks"]  # a dry run reads nothing
+    with pytest.raises(pe.CaptureError, match="read a tensor back"):
+        pe.capture(lambda b, s: pe.non_max_suppression(b, s, 3))(boxes, scores)
+    pe.dispose([boxes, scores, mask, indices, kept, coordinates])
+    assert pe.memory().num_tensors == 0

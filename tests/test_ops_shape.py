@@ -322,6 +322,38 @@ def test_gather_errors():
         pe.gather(x, [[0], [1], [1]], 1, batch_dims=1)
 
 
+def test_gather_nd_follows_tensorflow():
+    x = pe.tensor(ARR)
+    _same(pe.gather_nd(x, [[1, 2], [0, 0]]), ARR[[1, 0], [2, 0]])  # rows of the last axis
+    _same(x.gather_nd([[1, 2, 3]]), np.array([ARR[1, 2, 3]]))
+    _same(pe.gather_nd(x, [1]), ARR[1])  # a scalar batch
+    _same(pe.gather_nd(x, np.zeros((2, 0), np.int32)), np.stack([ARR, ARR]))  # an empty tuple picks all of x
+    _same(pe.gather_nd(pe.tensor([True, False]), [[1], [1]]), np.array([False, False]))
+
+
+def test_gather_nd_errors():
+    x = pe.tensor(ARR)
+    with pytest.raises(
+        IndexError, match=r"gather_nd: index \[1, 3\] is out of range for the first 2 axes of x, of sizes \[2, 3\]"
+    ):
+        pe.gather_nd(x, [[0, 0], [1, 3]])
+    with pytest.raises(IndexError, match=r"gather_nd: index \[-1\] is out of range"):
+        pe.gather_nd(x, [[-1]])
+    with pytest.raises(DTypeError, match="gather_nd: indices have dtype float32, expected int32"):
+        pe.gather_nd(x, [[0.0]])
+    with pytest.raises(ShapeError, match="gather_nd: indices must have rank >= 1"):
+        pe.gather_nd(x, 0)
+    with pytest.raises(
+        ShapeError, match=r"gather_nd: the last axis of indices \(1, 4\) has 4 entries, more than x's rank 3"
+    ):
+        pe.gather_nd(x, [[0, 0, 0, 0]])
+    assert _buffers() == 1
+
+
+def test_gather_nd_on_webgpu_writes_0_for_an_index_out_of_range(gpu):
+    _same(pe.gather_nd(pe.tensor(ARR), [[0, 1], [2, 0], [1, -1]]), np.array([ARR[0, 1], np.zeros(4), np.zeros(4)]))
+
+
 def test_unsorted_segment_sum():
     data = np.arange(12, dtype=np.float32).reshape(3, 4)
     out = pe.unsorted_segment_sum(pe.tensor(data), pe.tensor([2, 0, 2], "int32"), 4)
@@ -439,6 +471,11 @@ def test_gather_gradient():
     check_gradients(lambda x: pe.gather(x, pe.tensor([[2, 0], [2, 2]], "int32"), 1), X[:, :, :2])
     check_gradients(lambda x: pe.gather(x, pe.tensor([[3, 3, 0], [1, 2, 1]], "int32"), 2, batch_dims=1), X[:, :2])
     check_gradients(lambda x: pe.gather(x, pe.tensor([1, 1], "int32")), X[0, :2])
+
+
+def test_gather_nd_gradient():
+    check_gradients(lambda x: pe.gather_nd(x, pe.tensor([[1, 0], [0, 2], [1, 0]], "int32")), X[:, :3])
+    check_gradients(lambda x: pe.gather_nd(x, pe.tensor([[[1, 1, 1]], [[0, 2, 0]]], "int32")), X[:, :3, :2])
 
 
 def test_unsorted_segment_sum_gradient():

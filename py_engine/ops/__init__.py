@@ -1,10 +1,11 @@
 """The public ops, and the Tensor methods and operators that call them."""
 
 from ..tensor import Tensor
-from . import creation, fused, gradients, image, linalg, math, nn, recurrent, reduce, sequence, shape  # noqa: F401
+from . import creation, fused, gradients, image, indexing, linalg, math, nn, recurrent, reduce, sequence, shape  # noqa: F401
 from .creation import *  # noqa: F403
 from .fused import *  # noqa: F403
 from .image import *  # noqa: F403
+from .indexing import *  # noqa: F403
 from .linalg import *  # noqa: F403
 from .math import *  # noqa: F403
 from .nn import *  # noqa: F403
@@ -13,7 +14,8 @@ from .sequence import *  # noqa: F403
 from .shape import *  # noqa: F403
 
 # recurrent's ops stay out of the package namespace: the recurrent layers are their users
-__all__ = creation.__all__ + fused.__all__ + image.__all__ + linalg.__all__ + math.__all__ + nn.__all__
+__all__ = creation.__all__ + fused.__all__ + image.__all__ + indexing.__all__ + linalg.__all__ + math.__all__
+__all__ += nn.__all__
 __all__ += reduce.__all__ + sequence.__all__ + shape.__all__
 
 

@@ -1,8 +1,11 @@
-"""Basic indexing, x[...]: ints, slices with any step, None (a new axis) and Ellipsis, as in numpy.
+"""Basic indexing, x[...]: ints, slices with any step, None (a new axis) and Ellipsis, as in numpy; and argwhere,
+the coordinates of the true elements.
 
 A result that holds x's values in x's order (full slices, None, ints on size-1 axes) is a view of x. Anything
 else is one StridedSlice kernel over every axis of x, then a view that drops the int axes and adds the None axes.
 """
+
+__all__ = ["argwhere"]
 
 import operator
 
@@ -10,6 +13,7 @@ import numpy as np
 
 from ..engine import ENGINE
 from ..tensor import Tensor
+from .convert import as_temporary, release
 
 _ADVANCED = (
     "tensor indexing: {} indexes are not supported (only ints, slices, None and ...); "
@@ -83,3 +87,17 @@ def getitem(x, key):
     out = ENGINE.view(part, shape)
     part.dispose()
     return out
+
+
+def argwhere(condition):
+    """The coordinates (int32, shape [n, rank], in row-major order) of the n true elements of `condition` (bool; a
+    number counts as true when nonzero), as TensorFlow's Where with one argument (TF.js's whereAsync).
+
+    The result's length depends on the values: a GPU backend reads `condition` back and finds them on the host (one
+    readback), as TF.js does."""
+    temps = []
+    try:
+        condition = as_temporary(condition, "argwhere", temps)
+        return ENGINE.run_kernel("Where", (condition,))
+    finally:
+        release(temps)

@@ -59,6 +59,7 @@ from ..tensor import Tensor
 from .check import broadcast_shapes, dtype_in
 from .convert import as_temporary, binary_operands, host_array, release, run
 from .convert import cast as _cast_tensor
+from .indexing import argwhere
 
 F32, I32, BOOL = dtypes.float32, dtypes.int32, dtypes.bool_
 NUMERIC = (F32, I32)
@@ -217,8 +218,13 @@ logical_and = _binary("logical_and", "LogicalAnd", allowed=(BOOL,))
 logical_or = _binary("logical_or", "LogicalOr", allowed=(BOOL,))
 
 
-def where(condition, a, b):
-    """Elements of a where condition is true, else of b; all three broadcast together."""
+def where(condition, a=None, b=None):
+    """Elements of a where condition is true, else of b; all three broadcast together. With condition alone: the
+    coordinates of its true elements (argwhere), as TensorFlow's tf.where."""
+    if a is None and b is None:
+        return argwhere(condition)
+    if a is None or b is None:
+        raise TypeError("where: give both a and b (pick from them), or neither (the coordinates of the true elements)")
     a, b, temps = binary_operands("where", a, b)
     try:
         condition = as_temporary(condition, "where", temps)

@@ -8,6 +8,7 @@ __all__ = [
     "expand_dims",
     "flatten",
     "gather",
+    "gather_nd",
     "pad",
     "reshape",
     "reverse",
@@ -266,6 +267,35 @@ def gather(x, indices, axis=0, batch_dims=0):
                 f"gather: the {b} batch dimensions differ: x has shape {x.shape}, indices have shape {indices.shape}"
             )
         return ENGINE.run_kernel("Gather", (x, indices), {"axis": axis, "batch_dims": b})
+    finally:
+        release(temps)
+
+
+def gather_nd(x, indices):
+    """Slices of x picked by index tuples, as TensorFlow's GatherNd: indices (int32) has shape batch + (k,) with
+    k <= x's rank, each row an index into x's first k axes; the result has shape batch + x.shape[k:].
+    An index out of range is an IndexError on numpy (a GPU writes 0 there, as TensorFlow does on GPUs)."""
+    x = _tensor("gather_nd", x)
+    temps = []
+    try:
+        indices = as_temporary(indices, "gather_nd", temps)
+        if indices.dtype != I32:
+            raise DTypeError(f"gather_nd: indices have dtype {indices.dtype}, expected int32")
+        if indices.rank == 0:
+            raise ShapeError("gather_nd: indices must have rank >= 1 (its last axis indexes x), got a scalar")
+        k, batch = indices.shape[-1], indices.shape[:-1]
+        if k > x.rank:
+            raise ShapeError(
+                f"gather_nd: the last axis of indices {indices.shape} has {k} entries, more than x's rank {x.rank} "
+                f"(shape {x.shape})"
+            )
+        if k == 0:  # each empty index tuple picks the whole of x
+            whole = ENGINE.view(x, (1,) * len(batch) + x.shape)
+            try:
+                return broadcast_to(whole, batch + x.shape)
+            finally:
+                whole.dispose()
+        return ENGINE.run_kernel("GatherNd", (x, indices))
     finally:
         release(temps)
 

@@ -1,9 +1,18 @@
-"""Image resizing kernels on numpy, matching TensorFlow's ResizeBilinear and ResizeNearestNeighbor.
+"""Image kernels on numpy: resizing, matching TensorFlow's ResizeBilinear and ResizeNearestNeighbor, and non-max
+suppression, matching TF.js's NonMaxSuppressionV3/V4/V5.
 
-Coordinates are computed in float32, as TensorFlow does, so that floor/round fall the same way. Both
+Resizing: coordinates are computed in float32, as TensorFlow does, so that floor/round fall the same way. Both
 resizes are separable: the forward pass gathers source pixels (no dense interpolation matrices), the
 backward pass sums dy back along one axis at a time.
+
+Non-max suppression is TF.js's greedy algorithm in float64, as its JavaScript computes: the highest-scoring candidate
+is taken unless its IoU with a box already taken reaches iou_threshold; with soft_nms_sigma > 0 each overlap scales
+its score by exp(-0.5 / sigma * iou^2) instead, and it goes back among the candidates. Its output's length depends on
+the values, so the GPU backend runs these kernels on the host (backends/webgpu/host_kernel.py).
 """
+
+import heapq
+import math
 
 import numpy as np
 
@@ -96,8 +105,78 @@ def _unpack_rgba(packed, channels):
     return rgba[..., :channels].astype(np.int32)
 
 
+def _non_max_suppression(boxes, scores, max_output_size, iou_threshold, score_threshold, soft_nms_sigma):
+    """(selected box indices, their scores) as Python lists; boxes are [y1, x1, y2, x2] with the corners either way
+    round."""
+    b = boxes.astype(np.float64)
+    low, high = np.minimum(b[:, :2], b[:, 2:]), np.maximum(b[:, :2], b[:, 2:])
+    area = (high[:, 0] - low[:, 0]) * (high[:, 1] - low[:, 1])
+    scale = -0.5 / soft_nms_sigma if soft_nms_sigma > 0 else 0.0
+    # a heap of (-score, box index, first selected box not yet compared): the best score first, ties to the lower index
+    candidates = [(-s, i, 0) for i, s in enumerate(scores.astype(np.float64).tolist()) if s > score_threshold]
+    heapq.heapify(candidates)
+    selected, selected_scores = [], []
+    while len(selected) < max_output_size and candidates:
+        negative, i, begin = heapq.heappop(candidates)
+        original = score = -negative
+        if original < score_threshold:
+            break
+        ignored = False
+        for iou in _ious(low, high, area, i, selected[begin:][::-1]):  # the latest selections first
+            if iou >= iou_threshold:
+                ignored = True
+                break
+            score *= math.exp(scale * iou * iou) if iou <= iou_threshold else 0.0  # NaN (a NaN box) zeroes it
+            if score <= score_threshold:
+                break
+        if ignored:
+            continue
+        if score == original:
+            selected.append(i)
+            selected_scores.append(score)
+        elif score > score_threshold:  # softened but still in the running: compared again with the newer picks only
+            heapq.heappush(candidates, (-score, i, len(selected)))
+    return selected, selected_scores
+
+
+def _ious(low, high, area, i, others):
+    """IoU of box i with each box in `others` (a list of indices), as TF.js computes it: 0 where an area is <= 0."""
+    if not others:
+        return []
+    j = np.array(others)
+    extent = np.maximum(np.minimum(high[i], high[j]) - np.maximum(low[i], low[j]), 0.0)
+    inter = extent[:, 0] * extent[:, 1]
+    iou = inter / (area[i] + area[j] - inter)
+    return np.where((area[i] <= 0) | (area[j] <= 0), 0.0, iou).tolist()
+
+
+def _nms_v3(boxes, scores, max_output_size, iou_threshold, score_threshold):
+    selected, _ = _non_max_suppression(boxes, scores, max_output_size, iou_threshold, score_threshold, 0.0)
+    return np.array(selected, np.int32)
+
+
+def _nms_v4(boxes, scores, max_output_size, iou_threshold, score_threshold, pad_to_max_output_size):
+    """(indices, how many are valid): padded with 0 to max_output_size when asked."""
+    selected, _ = _non_max_suppression(boxes, scores, max_output_size, iou_threshold, score_threshold, 0.0)
+    valid = len(selected)
+    if pad_to_max_output_size:
+        selected += [0] * (max_output_size - valid)
+    return np.array(selected, np.int32), np.array(valid, np.int32)
+
+
+def _nms_v5(boxes, scores, max_output_size, iou_threshold, score_threshold, soft_nms_sigma):
+    """(indices, their scores, softened where soft_nms_sigma > 0)."""
+    selected, kept = _non_max_suppression(
+        boxes, scores, max_output_size, iou_threshold, score_threshold, soft_nms_sigma
+    )
+    return np.array(selected, np.int32), np.array(kept, np.float32)
+
+
 register_kernel("UnpackRGBA", "numpy", _unpack_rgba)
 register_kernel("ResizeBilinear", "numpy", _resize_bilinear)
 register_kernel("ResizeBilinearGrad", "numpy", _resize_bilinear_grad)
 register_kernel("ResizeNearestNeighbor", "numpy", _resize_nearest)
 register_kernel("ResizeNearestNeighborGrad", "numpy", _resize_nearest_grad)
+register_kernel("NonMaxSuppressionV3", "numpy", _nms_v3)
+register_kernel("NonMaxSuppressionV4", "numpy", _nms_v4)
+register_kernel("NonMaxSuppressionV5", "numpy", _nms_v5)

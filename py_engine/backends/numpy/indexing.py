@@ -1,4 +1,5 @@
-"""Indexing kernels on numpy: the strided slice that x[...] runs, and its gradient."""
+"""Indexing kernels on numpy: the strided slice that x[...] runs, and its gradient; Where, the coordinates of the
+true elements (the GPU backend runs it on the host: backends/webgpu/host_kernel.py)."""
 
 import numpy as np
 
@@ -19,3 +20,4 @@ def _strided_slice_grad(dy, shape, begin, end, strides):
 
 register_kernel("StridedSlice", "numpy", lambda x, begin, end, strides: x[_strided(begin, end, strides)])
 register_kernel("StridedSliceGrad", "numpy", _strided_slice_grad)
+register_kernel("Where", "numpy", lambda condition: np.argwhere(condition).astype(np.int32))

@@ -1,5 +1,5 @@
 """Conformance cases: image resizing, forward and gradients (pe.grad with an explicit dy, so no reduction kernel is
-needed), and unpacking RGBA pixels."""
+needed), unpacking RGBA pixels, and non-max suppression (V3, V4 padded, V5 with soft-NMS scores)."""
 
 import numpy as np
 
@@ -64,8 +64,73 @@ def words_of(shape, seed):
     return rand(shape, 30 + seed, -(2**31), 2**31 - 1, np.int32)
 
 
+def detections(n, seed):
+    """n boxes in clusters (so many overlap), half of them with their corners given the other way round, and scores
+    with ties."""
+    rng = np.random.default_rng(seed)
+    centres = rng.uniform(0, 10, (max(n // 8, 1), 2))[rng.integers(0, max(n // 8, 1), n)] + rng.normal(0, 0.3, (n, 2))
+    sizes = rng.uniform(0.5, 2, (n, 2))
+    boxes = np.concatenate([centres - sizes / 2, centres + sizes / 2], 1)
+    flip = rng.random(n) < 0.5
+    boxes[flip] = boxes[flip][:, [2, 3, 0, 1]]
+    scores = np.round(rng.random(n), 2)  # two decimals: equal scores, ordered by box index
+    return boxes.astype(np.float32), scores.astype(np.float32)
+
+
+def _nms_cases():
+    boxes, scores = detections(40, 40)
+    edge_boxes = np.array(
+        [
+            [0, 0, 1, 1],
+            [0, 0, 1, 1],
+            [1, 1, 0, 0],
+            [0, 0, 0, 1],
+            [np.nan, 0, 1, 1],
+            [0, 0, 1, np.inf],
+            [0, 0.5, 1, 1.5],
+        ],
+        np.float32,
+    )  # duplicates, reversed corners, a zero area, NaN and an infinite coordinate
+    edge_scores = np.array([0.5, 0.5, 0.9, 0.7, 0.8, np.nan, 0.6], np.float32)
+    big_boxes, big_scores = detections(3000, 41)
+    inputs = {"clusters": [boxes, scores], "edges": [edge_boxes, edge_scores], "large": [big_boxes, big_scores]}
+    inputs["empty"] = [np.zeros((0, 4), np.float32), np.zeros(0, np.float32)]
+    cases = []
+    for label, pair in inputs.items():
+        cases += [
+            Case(f"non_max_suppression/{label}", lambda b, s: ops.non_max_suppression(b, s, 20, 0.3), pair),
+            Case(
+                f"non_max_suppression/{label}-score-threshold",
+                lambda b, s: ops.non_max_suppression(b, s, 100, 0.5, 0.4),
+                pair,
+            ),
+            Case(
+                f"non_max_suppression_padded/{label}",
+                lambda b, s: ops.non_max_suppression_padded(b, s, 50, 0.4, 0.2, True),
+                pair,
+            ),
+            Case(
+                f"non_max_suppression_padded/{label}-unpadded",
+                lambda b, s: ops.non_max_suppression_padded(b, s, 10, 0.4),
+                pair,
+            ),
+            Case(
+                f"non_max_suppression_with_score/{label}-soft",
+                lambda b, s: ops.non_max_suppression_with_score(b, s, 30, 0.6, 0.1, 0.5),
+                pair,
+            ),
+            Case(
+                f"non_max_suppression_with_score/{label}-hard",
+                lambda b, s: ops.non_max_suppression_with_score(b, s, 30, 0.5),
+                pair,
+            ),
+        ]
+    return cases
+
+
 CASES = (
-    _unpack_cases()
+    _nms_cases()
+    + _unpack_cases()
     + _resize_cases(ops.resize_bilinear, "resize_bilinear")
     + _resize_cases(ops.resize_nearest, "resize_nearest")
 )

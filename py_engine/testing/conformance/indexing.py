@@ -1,7 +1,10 @@
 """Conformance cases: tensor indexing (x[...], one StridedSlice kernel) on every dtype, and its gradient
-(StridedSliceGrad)."""
+(StridedSliceGrad); argwhere (Where)."""
 
-from .case import Case, rand
+import numpy as np
+
+from ... import ops
+from .case import FLOAT_EDGES, SHAPES, Case, rand, with_edges
 from .shape import grad_case, typed_inputs
 
 
@@ -17,6 +20,13 @@ def _cases():
     cases.append(Case("getitem/large", lambda t: t[::-3, 5:-5:2], [large]))
     cases.append(grad_case("getitem/grad-negative-steps", lambda t: t[::-1, 3:0:-2, ::-3], x3, (3, 2, 3), 57))
     cases.append(grad_case("getitem/grad-large", lambda t: t[::-3, 5:-5:2], large, (100, 124), 58))
+    for label, shape in SHAPES.items():
+        cases.append(Case(f"argwhere/{label}", ops.argwhere, [rand(shape, 59, dtype=bool)]))
+    for dtype, x in typed_inputs((4, 3, 5), 60).items():
+        cases.append(Case(f"argwhere/{dtype}", ops.argwhere, [x]))  # numbers: nonzero (NaN included) is true
+    cases.append(Case("argwhere/special-values", ops.argwhere, [with_edges(np.zeros((9, 7), np.float32), FLOAT_EDGES)]))
+    cases.append(Case("argwhere/none-true", ops.argwhere, [np.zeros((5, 70), bool)]))
+    cases.append(Case("argwhere/rank5", ops.argwhere, [rand((2, 3, 1, 4, 3), 61, dtype=bool)]))
     return cases
 
 

@@ -1,4 +1,5 @@
-"""Image-resize WGSL kernels (NHWC), and their gradients without atomics; unpacking RGBA pixels.
+"""Image-resize WGSL kernels (NHWC), and their gradients without atomics; unpacking RGBA pixels; non-max
+suppression, which runs on the host after a readback (host_kernel.py: its output's length depends on the values).
 
 Resizes: coordinates are computed in float32 from a scale that the CPU divides in float32 (WGSL division
 is not correctly rounded), so floor/round pick the pixels numpy picks. The gradients run per axis (x, then y,
@@ -11,6 +12,7 @@ import functools
 import numpy as np
 
 from ....kernel_registry import register_kernel
+from ..host_kernel import on_host
 from ..shader_layout import compose_linear_shader
 from ..wgsl import linear_groups
 
@@ -205,3 +207,5 @@ register_kernel("ResizeBilinear", "webgpu", _resize("bilinear"))
 register_kernel("ResizeBilinearGrad", "webgpu", _resize_grad("bilinear"))
 register_kernel("ResizeNearestNeighbor", "webgpu", _resize("nearest"))
 register_kernel("ResizeNearestNeighborGrad", "webgpu", _resize_grad("nearest"))
+for _name in ("NonMaxSuppressionV3", "NonMaxSuppressionV4", "NonMaxSuppressionV5"):
+    register_kernel(_name, "webgpu", on_host(_name))
