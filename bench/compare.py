@@ -3,6 +3,7 @@
     .venv/bin/python bench/compare.py                       # 10 warm runs each (3 on TF.js's cpu backend)
     .venv/bin/python bench/compare.py --runs 20 --out /tmp/compare.json --url http://127.0.0.1:8000/
     .venv/bin/python bench/compare.py --ours-only --static DIR --out /tmp/a.json   # another page folder, no TF.js
+    .venv/bin/python bench/compare.py --model movenet-lightning   # a graph model of docs/models.md (below)
 
 Batch 1, a [1, 224, 224, 3] input of zeros, the forward pass to the top-5 (softmax and top-k included):
 - ours, in the playground page (?backend=webgpu, then wasm, then numpy; Pyodide in the worker), through the page's
@@ -26,6 +27,13 @@ repeat visit, in a profile kept from a first visit that loaded the classifier (i
 Cache Storage). `--ours-only` measures ours alone (a quick before/after of a change to the page: run it in turns
 with `--static` pointing at the other commit's static/). Writes JSON (--out, default bench/results/compare.json) and a bar chart next to it (.png: an SVG
 drawn in the same Chromium and screenshot), and prints the ratios. Timings are for reading, never asserted in tests.
+
+With --model NAME, a graph model of docs/models.md (movenet-lightning, centernet...): ours loads it with
+pe.load_graph_model on webgpu, wasm and numpy, TF.js with tf.loadGraphModel on its four backends, the same files
+from /models, and each executes it on the same pixel-like input ((i * 7919) % 256 in the input's dtype): load,
+warm-up (the first execute), first run, cold and the median of --runs warm runs, each from execute to every output
+read back; and how far each part's outputs are from ours on numpy (no roofline, no repeat visit). Writes
+bench/results/compare-NAME.json and .png.
 """
 
 import argparse
@@ -285,9 +293,9 @@ import statistics, time
 SAMPLES = SAMPLES_
 
 
-def summary(name, values):
-    flat = values.reshape(-1).astype("float64")
-    return {"name": name, "shape": list(values.shape), "sum": float(flat.sum()),
+def summary(name, shape, values):
+    flat = values.astype("float64")
+    return {"name": name, "shape": shape, "sum": float(flat.sum()),
             "sample": flat[:: max(1, flat.size // SAMPLES)][:SAMPLES].tolist()}
 
 
@@ -297,7 +305,7 @@ async def timed(model, x):
         start = time.perf_counter()
         ys = model.execute(x)
         ys = ys if isinstance(ys, list) else [ys]
-        values = [await y.data() for y in ys]
+        values = [(list(y.shape), await y.data()) for y in ys]
         return (time.perf_counter() - start) * 1e3, values
 
 
@@ -314,7 +322,7 @@ warm = [(await timed(model, x))[0] for _ in range(RUNS_)]
 result = {
     "load_ms": load_ms, "warmup_ms": warmup_ms, "first_ms": first_ms, "cold_ms": cold_ms,
     "warm_ms": statistics.median(warm), "runs": RUNS_, "input": {"shape": shape, "dtype": spec.dtype},
-    "outputs": [summary(info.name, v) for info, v in zip(model.outputs, values)],
+    "outputs": [summary(info.name, shape, v) for info, (shape, v) in zip(model.outputs, values)],
 }
 x.dispose()
 model.dispose()
