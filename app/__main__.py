@@ -1,4 +1,5 @@
-"""The command line: python -m app serve | fetch-assets | build-wheel | build-wasm | convert | export (see --help)."""
+"""The command line: python -m app serve | fetch-assets | fetch-models | build-wheel | build-wasm | convert | export
+(see --help)."""
 
 import argparse
 import os
@@ -10,6 +11,7 @@ from app.assets import AssetError, ensure_pyodide, read_manifest
 from app.convert import add_convert_parser, convert_model
 from app.engine_wheel import EngineWheel, WheelError
 from app.export import ExportError, export_site
+from app.graph_models import fetch_models
 from app.settings import Settings
 
 
@@ -122,6 +124,14 @@ def parser() -> argparse.ArgumentParser:
     )
     f = sub.add_parser("fetch-assets", help="fetch and verify the offline Pyodide (instant when already done)")
     f.add_argument("--force", action="store_true", help="fetch and verify again even if a verified copy is there")
+    m = sub.add_parser(
+        "fetch-models",
+        help="fetch and verify the graph models of @vladmandic/human into the models folder (see docs/models.md)",
+    )
+    m.add_argument(
+        "--models", type=Path, help="folder of TensorFlow.js models (default: models/, or $PLAYGROUND_MODELS)"
+    )
+    m.add_argument("--force", action="store_true", help="write every model again even if a complete one is there")
     sub.add_parser("build-wheel", help="build the engine wheel and print its path and URL")
     sub.add_parser("build-wasm", help="rebuild the wasm backend's SIMD kernels (kernels.c -> kernels.wasm) with Zig")
     add_convert_parser(sub)
@@ -145,6 +155,8 @@ def main(argv: list[str] | None = None) -> int:
         settings = settings_from(args)
         if args.command == "fetch-assets":
             fetch_assets(settings, force=args.force)
+        elif args.command == "fetch-models":
+            fetch_models(settings.models_dir, settings.assets_dir, force=args.force)
         elif args.command == "build-wheel":
             build_wheel(settings)
         elif args.command == "build-wasm":

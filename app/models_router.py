@@ -1,4 +1,8 @@
-"""The router of /models: the CDN-style weight endpoints for the TensorFlow.js layers models in the models folder.
+"""The router of /models: the catalogue and CDN-style weight endpoints of the TensorFlow.js models in the models folder
+(layers models such as the converted classifier, graph models such as those of app/graph_models.py).
+
+GET /models lists each model: its name, kind ("layers-model" or "graph-model", from model.json's format), and the
+task and license its metadata.json gives (null without one), and names the page's default classifier.
 
 models/<name>/model.json is served with each weightsManifest path rewritten to
 shards/<sha256>/<original path>, relative to model.json, so a shard's URL names its content: shards are
@@ -30,8 +34,14 @@ from app.paths import check_relative, safe_file
 SHA256 = re.compile(r"^[0-9a-f]{64}$")
 # The page's classifier unless its visitor picks another: /models names it for the picker, /config.json for the worker.
 DEFAULT_CLASSIFIER = "efficientnet-lite0"
-# Beside the weights, what a page needs to use a model: class names and preprocessing.
-SIDECARS = ("labels.json", "metadata.json")
+# Beside the weights, what a page needs to use a model (class names, preprocessing, task, source) and its licence text:
+# file name -> content type.
+SIDECARS = {
+    "labels.json": "application/json",
+    "metadata.json": "application/json",
+    "LICENSE": "text/plain; charset=utf-8",
+}
+KINDS = ("layers-model", "graph-model")
 
 
 @dataclass(frozen=True)
@@ -42,6 +52,7 @@ class Model:
 
 
 _models: FileCache[Model] = FileCache()
+_entries: FileCache[dict] = FileCache()
 
 
 def _shard_path(name: str, path: object) -> str:
@@ -96,6 +107,48 @@ def read_model(models_dir: Path, name: str, watched: Watched) -> Model:
     return Model(served, hashlib.sha256(served).hexdigest(), shards)
 
 
+def model_kind(spec: object) -> str | None:
+    """ "layers-model" or "graph-model": model.json's format, else what its topology is (a graph's has nodes)."""
+    if not isinstance(spec, dict):
+        return None
+    if spec.get("format") in KINDS:
+        return spec["format"]
+    topology = spec.get("modelTopology")
+    return "graph-model" if isinstance(topology, dict) and "node" in topology else "layers-model"
+
+
+def _read_json(models_dir: Path, rel: str) -> object:
+    """The parsed file rel of the models folder, or None when it is missing, leads out of the folder or is not JSON."""
+    file = safe_file(models_dir, rel)
+    try:
+        return json.loads(file.read_bytes()) if file else None
+    except (OSError, ValueError):
+        return None
+
+
+def _text(value: object) -> str | None:
+    return value if isinstance(value, str) else None
+
+
+def catalogue_entry(models_dir: Path, name: str) -> dict:
+    """{name, kind, task, license} of one model; a null where its model.json or metadata.json does not say."""
+
+    def read(watched: Watched) -> dict:
+        for file in ("model.json", "metadata.json"):
+            watched.add(models_dir / name / file, where=True)
+        metadata = _read_json(models_dir, f"{name}/metadata.json")
+        metadata = metadata if isinstance(metadata, dict) else {}
+        source = metadata.get("source") if isinstance(metadata.get("source"), dict) else {}
+        return {
+            "name": name,
+            "kind": model_kind(_read_json(models_dir, f"{name}/model.json")),
+            "task": _text(metadata.get("task")),
+            "license": _text(source.get("license")),
+        }
+
+    return _entries.get((models_dir, name), read)
+
+
 def models_router(models_dir: Path) -> APIRouter:
     router = APIRouter()
 
@@ -104,7 +157,8 @@ def models_router(models_dir: Path) -> APIRouter:
         found = models_dir.glob("*/model.json") if models_dir.is_dir() else []
         names = sorted(p.parent.name for p in found if safe_file(models_dir, f"{p.parent.name}/model.json"))
         default = DEFAULT_CLASSIFIER if DEFAULT_CLASSIFIER in names else None
-        return JSONResponse({"models": names, "default": default}, headers={"Cache-Control": REVALIDATE, **NOSNIFF})
+        listed = [catalogue_entry(models_dir, name) for name in names]
+        return JSONResponse({"models": listed, "default": default}, headers={"Cache-Control": REVALIDATE, **NOSNIFF})
 
     @router.api_route("/models/{name}/model.json", methods=["GET", "HEAD"])
     def model_json(name: str, request: Request):
@@ -138,6 +192,6 @@ def models_router(models_dir: Path) -> APIRouter:
         file = safe_file(models_dir, f"{name}/{sidecar}")
         if file is None:
             raise HTTPError(404, f"model {clip(name)} has no {sidecar}")
-        return send(request, path=file, etag=file_sha256(file), cache_control=REVALIDATE, media_type="application/json")
+        return send(request, path=file, etag=file_sha256(file), cache_control=REVALIDATE, media_type=SIDECARS[sidecar])
 
     return router

@@ -3,6 +3,7 @@
     .venv/bin/python bench/compare.py                       # 10 warm runs each (3 on TF.js's cpu backend)
     .venv/bin/python bench/compare.py --runs 20 --out /tmp/compare.json --url http://127.0.0.1:8000/
     .venv/bin/python bench/compare.py --ours-only --static DIR --out /tmp/a.json   # another page folder, no TF.js
+    .venv/bin/python bench/compare.py --model movenet-lightning   # a graph model of docs/models.md (below)
 
 Batch 1, a [1, 224, 224, 3] input of zeros, the forward pass to the top-5 (softmax and top-k included):
 - ours, in the playground page (?backend=webgpu, then wasm, then numpy; Pyodide in the worker), through the page's
@@ -26,6 +27,13 @@ repeat visit, in a profile kept from a first visit that loaded the classifier (i
 Cache Storage). `--ours-only` measures ours alone (a quick before/after of a change to the page: run it in turns
 with `--static` pointing at the other commit's static/). Writes JSON (--out, default bench/results/compare.json) and a bar chart next to it (.png: an SVG
 drawn in the same Chromium and screenshot), and prints the ratios. Timings are for reading, never asserted in tests.
+
+With --model NAME, a graph model of docs/models.md (movenet-lightning, centernet...): ours loads it with
+pe.load_graph_model on webgpu, wasm and numpy, TF.js with tf.loadGraphModel on its four backends, the same files
+from /models, and each executes it on the same pixel-like input ((i * 7919) % 256 in the input's dtype): load,
+warm-up (the first execute), first run, cold and the median of --runs warm runs, each from execute to every output
+read back; and how far each part's outputs are from ours on numpy (no roofline, no repeat visit). Writes
+bench/results/compare-NAME.json and .png.
 """
 
 import argparse
@@ -37,6 +45,7 @@ import os
 import platform
 import sys
 import tempfile
+import urllib.request
 from pathlib import Path
 
 from harness import (
@@ -54,7 +63,8 @@ from playwright.sync_api import Error as PlaywrightError
 from playwright.sync_api import sync_playwright
 
 TFJS = REPO / "bench" / "tfjs" / "node_modules" / "@tensorflow"
-MODEL_JSON = "models/efficientnet-lite0/model.json"
+CLASSIFIER, CLASSIFIER_TITLE = "efficientnet-lite0", "EfficientNet-Lite0"
+MODEL_JSON = f"models/{CLASSIFIER}/model.json"
 REPEAT = "ours webgpu, repeat visit"
 # TF.js runs in a blank page on the playground server's origin, answered by this script, with TF.js's files
 # routed from bench/tfjs: a page of another origin may not fetch from a loopback server (Chromium's local network
@@ -252,7 +262,7 @@ Object.defineProperty(Navigator.prototype, "hardwareConcurrency", { get: () => 2
 """
 
 
-def tfjs(browser, url, backend, threaded, runs):
+def tfjs(browser, url, backend, threaded, runs, measure_js=TFJS_MEASURE, model_json=MODEL_JSON):
     context = browser.new_context()
     try:
         page = context.new_page()
@@ -268,13 +278,175 @@ def tfjs(browser, url, backend, threaded, runs):
         page.goto(url + TFJS_PAGE)
         for script in TFJS_SCRIPTS:
             page.add_script_tag(path=TFJS / script)
-        return page.evaluate(TFJS_MEASURE, [url + MODEL_JSON, url + TFJS_FILES + TFJS_WASM, backend, threaded, runs])
+        return page.evaluate(measure_js, [url + model_json, url + TFJS_FILES + TFJS_WASM, backend, threaded, runs])
     finally:
         context.close()
 
 
+# --model NAME, a graph model of docs/models.md: ours (pe.load_graph_model, execute) against TF.js's tf.loadGraphModel
+# of the same files from /models, on the same input: pixel-like values (i * 7919) % 256 in the input's dtype, made
+# alike on both sides, so that the outputs can be compared too (SAMPLES values of each, evenly spaced).
+SAMPLES = 64
+GRAPH_OURS = """
+import statistics, time
+
+SAMPLES = SAMPLES_
+
+
+def summary(name, shape, values):
+    flat = values.astype("float64")
+    return {"name": name, "shape": shape, "sum": float(flat.sum()),
+            "sample": flat[:: max(1, flat.size // SAMPLES)][:SAMPLES].tolist()}
+
+
+async def timed(model, x):
+    # ms from execute to every output read back, and the outputs
+    with pe.scope():
+        start = time.perf_counter()
+        ys = model.execute(x)
+        ys = ys if isinstance(ys, list) else [ys]
+        values = [(list(y.shape), await y.data()) for y in ys]
+        return (time.perf_counter() - start) * 1e3, values
+
+
+began = time.perf_counter()
+model = await pe.load_graph_model(MODEL_URL_)
+load_ms = (time.perf_counter() - began) * 1e3
+spec = model.inputs[0]
+shape = [1 if d in (-1, None) else d for d in spec.shape]
+x = pe.tensor(((np.arange(int(np.prod(shape))) * 7919) % 256).astype(spec.dtype).reshape(shape))
+warmup_ms, _ = await timed(model, x)
+first_ms, values = await timed(model, x)
+cold_ms = (time.perf_counter() - began) * 1e3
+warm = [(await timed(model, x))[0] for _ in range(RUNS_)]
+result = {
+    "load_ms": load_ms, "warmup_ms": warmup_ms, "first_ms": first_ms, "cold_ms": cold_ms,
+    "warm_ms": statistics.median(warm), "runs": RUNS_, "input": {"shape": shape, "dtype": spec.dtype},
+    "outputs": [summary(info.name, shape, v) for info, (shape, v) in zip(model.outputs, values)],
+}
+x.dispose()
+model.dispose()
+result
+"""
+
+TFJS_GRAPH_MEASURE = """async ([modelUrl, wasmPath, backend, threaded, runs]) => {
+  if (backend === "wasm") {
+    tf.wasm.setWasmPaths(wasmPath);
+    if (threaded) tf.wasm.setThreadsCount(window.logicalCores);
+    else tf.env().set("WASM_HAS_MULTITHREAD_SUPPORT", false);
+  }
+  if (!(await tf.setBackend(backend))) throw new Error(`TF.js could not start its ${backend} backend`);
+  await tf.ready();
+  const timed = async (model, x) => {  // ms from execute to every output read back, and the outputs
+    const start = performance.now();
+    const out = model.execute(x);
+    const ys = Array.isArray(out) ? out : [out];
+    const values = await Promise.all(ys.map((y) => y.data()));
+    const ms = performance.now() - start;
+    const shapes = ys.map((y) => y.shape);
+    tf.dispose(ys);
+    return [ms, values, shapes];
+  };
+  const began = performance.now();
+  const model = await tf.loadGraphModel(modelUrl);
+  const load_ms = performance.now() - began;
+  const spec = model.inputs[0];
+  const shape = spec.shape.map((d) => (d === -1 || d == null ? 1 : d));
+  const size = shape.reduce((a, b) => a * b, 1);
+  const x = tf.tensor(Array.from({ length: size }, (_, i) => (i * 7919) % 256), shape, spec.dtype);
+  const [warmup_ms] = await timed(model, x);
+  const [first_ms, values, shapes] = await timed(model, x);
+  const cold_ms = performance.now() - began;
+  const warm = [];
+  for (let i = 0; i < runs; i++) warm.push((await timed(model, x))[0]);
+  warm.sort((a, b) => a - b);
+  const mid = warm.length >> 1;
+  const outputs = values.map((v, k) => {
+    const step = Math.max(1, Math.floor(v.length / SAMPLES_));
+    const sample = [];
+    for (let i = 0; i < v.length && sample.length < SAMPLES_; i += step) sample.push(v[i]);
+    return { name: model.outputs[k].name, shape: shapes[k], sum: v.reduce((a, b) => a + b, 0), sample };
+  });
+  x.dispose();
+  model.dispose();
+  return {
+    load_ms, warmup_ms, first_ms, cold_ms, runs, outputs, version: tf.version.tfjs,
+    warm_ms: warm.length % 2 ? warm[mid] : (warm[mid - 1] + warm[mid]) / 2,
+    input: { shape, dtype: spec.dtype },
+  };
+}""".replace("SAMPLES_", str(SAMPLES))
+
+
+def measure_graph(browser, url, args):
+    """(results, failures) of the graph model args.model: ours on webgpu, wasm and numpy, then TF.js's parts."""
+    model_json = f"models/{args.model}/model.json"
+    code = GRAPH_OURS.replace("SAMPLES_", str(SAMPLES)).replace("RUNS_", str(args.runs))
+    results, failures = {}, {}
+    for backend in ("webgpu", "wasm", "numpy"):
+        context = browser.new_context()
+        try:
+            results[f"ours {backend}"] = run_ours(
+                context, url, backend, code.replace("MODEL_URL_", repr(url + model_json))
+            )
+        finally:
+            context.close()
+        progress(f"ours {backend}", results[f"ours {backend}"])
+    for label, (backend, threaded) in TFJS_PARTS.items() if not args.ours_only else ():
+        runs = args.cpu_runs if backend == "cpu" else args.runs
+        try:
+            results[label] = tfjs(browser, url, backend, threaded, runs, TFJS_GRAPH_MEASURE, model_json)
+        except PlaywrightError as error:
+            failures[label] = error.message.splitlines()[0]
+            print(f"{label}: failed: {failures[label]}", file=sys.stderr, flush=True)
+            continue
+        progress(label, results[label])
+    return results, failures
+
+
+def check_graph_model(url, name, parser):
+    """Exits with the catalogue's names unless the server lists `name` as a graph model."""
+    with urllib.request.urlopen(url + "models") as response:
+        graphs = [m["name"] for m in json.load(response)["models"] if m["kind"] == "graph-model"]
+    if name not in graphs:
+        parser.error(f"--model {name}: the server's graph models are {', '.join(graphs) or 'none'}")
+
+
+def output_differences(results, reference="ours numpy"):
+    """{part: the largest |difference| of its outputs' samples from the reference's, over the reference's largest
+    |value|}: the same weights on the same input give the same outputs, up to float32 rounding."""
+    ref = {o["name"].split(":")[0]: o for o in results[reference]["outputs"]}
+    differences = {}
+    for label, r in results.items():
+        worst = 0.0
+        for out in r["outputs"]:
+            base = ref[out["name"].split(":")[0]]
+            assert out["shape"] == base["shape"], (label, out["name"], out["shape"], base["shape"])
+            scale = max(max(abs(v) for v in base["sample"]), 1e-6)
+            worst = max(worst, max(abs(a - b) for a, b in zip(out["sample"], base["sample"])) / scale)
+        differences[label] = worst
+    return differences
+
+
 def measure(playwright, browser, url, args):
     """(machine, results, failures): a TF.js backend that cannot run this model here is a failure, not the end."""
+    results, failures = (
+        measure_graph(browser, url, args)
+        if args.model != CLASSIFIER
+        else measure_classifier(playwright, browser, url, args)
+    )
+    machine = {
+        "date": datetime.date.today().isoformat(),
+        "cpu": cpu_model(),
+        "cpu_cores": os.cpu_count(),
+        "chromium": browser.version,
+        "adapter": results["ours webgpu"]["adapter"],
+    }
+    for r in results.values():
+        r.pop("adapter", None)
+    return machine, results, failures
+
+
+def measure_classifier(playwright, browser, url, args):
     results, failures = {}, {}
     for backend in ("webgpu", "wasm", "numpy"):
         results[f"ours {backend}"] = ours(browser, url, backend, args.runs)
@@ -290,16 +462,7 @@ def measure(playwright, browser, url, args):
             print(f"{label}: failed: {failures[label]}", file=sys.stderr, flush=True)
             continue
         progress(label, results[label])
-    machine = {
-        "date": datetime.date.today().isoformat(),
-        "cpu": cpu_model(),
-        "cpu_cores": os.cpu_count(),
-        "chromium": browser.version,
-        "adapter": results["ours webgpu"]["adapter"],
-    }
-    for r in results.values():
-        r.pop("adapter", None)
-    return machine, results, failures
+    return results, failures
 
 
 def cpu_model():
@@ -322,9 +485,8 @@ def roofline(results):
     return name, gflops, 2 * gpu["multiply_adds"] / gflops / 1e6
 
 
-def ratios(results):
+def ratios(results, roof_ms=None):
     """The ratios the comparison is read in (below 1: the first is faster); a pair with a part that failed is left out."""
-    roof_ms = roofline(results)[2]
     pairs = [
         ("ours webgpu", "TF.js webgpu"),
         ("ours wasm", "TF.js wasm"),
@@ -338,7 +500,7 @@ def ratios(results):
             for key, what in (("warm_ms", "warm forward"), ("cold_ms", "cold")):
                 name = f"{ours_label.replace(' ', '-')} / {tf_label.replace(' ', '-')}, {what}"
                 lines[name] = results[ours_label][key] / results[tf_label][key]
-    for label in ("ours webgpu", "TF.js webgpu"):
+    for label in ("ours webgpu", "TF.js webgpu") if roof_ms else ():
         if label in results:
             lines[f"{label.replace(' ', '-')} warm forward / roofline"] = results[label]["warm_ms"] / roof_ms
     for label, r in results.items():
@@ -348,15 +510,21 @@ def ratios(results):
     return lines
 
 
-def print_report(machine, results, ratio_lines):
+def print_report(machine, results, ratio_lines, model="EfficientNet-Lite0"):
     adapter = machine["adapter"] or {}
     print(
-        f"EfficientNet-Lite0, batch 1, {machine['date']}, {machine['cpu']} ({machine['cpu_cores']} cores), "
+        f"{model}, batch 1, {machine['date']}, {machine['cpu']} ({machine['cpu_cores']} cores), "
         f"Chromium {machine['chromium']}, "
         f"webgpu adapter: {adapter.get('vendor', '')} {adapter.get('architecture', '')} {adapter.get('description', '')}"
     )
-    top1 = {label: r["top1"] for label, r in results.items()}
-    print(f"top-1 class of the zeros input (the same weights give the same class): {top1}")
+    if all("top1" in r for r in results.values()):
+        top1 = {label: r["top1"] for label, r in results.items()}
+        print(f"top-1 class of the zeros input (the same weights give the same class): {top1}")
+    else:
+        shapes = {o["name"]: o["shape"] for o in results["ours numpy"]["outputs"]}
+        print(f"input {results['ours numpy']['input']}, outputs {shapes}")
+        differences = ", ".join(f"{label} {d:.1e}" for label, d in output_differences(results).items())
+        print(f"outputs' largest difference from ours numpy (over its largest value): {differences}")
     width = max(map(len, results))
     print(
         f"\n  {'':{width}s} {'warm':>8s} {'load':>8s} {'warm-up':>8s} {'1st run':>8s} {'cold':>8s}   (ms; warm: median)"
@@ -367,6 +535,12 @@ def print_report(machine, results, ratio_lines):
         if "threads_count" in r:  # TF.js's wasm backend: which build ran
             extra += f"   SIMD {r['simd']}, threads {r['threads_count']}"
         print(f"  {label:{width}s}{cells}{extra}   n={r['runs']}")
+    print("\nratios (below 1: the first is faster)")
+    for name, value in ratio_lines.items():
+        print(f"  {name:52s} {value:7.2f}x")
+
+
+def print_roofline(results):
     gpu = results["ours webgpu"]
     variant, _, roof_ms = roofline(results)
     per_variant = ", ".join(f"{name} {g:.2f}" for name, g in gpu["matmul_gflops"].items())
@@ -374,13 +548,10 @@ def print_report(machine, results, ratio_lines):
         f"\nroofline: matmul 1024^3 on the page's adapter, GFLOP/s: {per_variant}; the best ({variant}) would do "
         f"the model's {gpu['multiply_adds'] / 1e6:.0f}M multiply-adds in {roof_ms:.0f} ms"
     )
-    print("\nratios (below 1: the first is faster)")
-    for name, value in ratio_lines.items():
-        print(f"  {name:52s} {value:7.2f}x")
 
 
-def bar_chart_svg(machine, results, roof_ms):
-    """Two panels of horizontal bars (warm forward, cold) in ms; the roofline marked on the warm panel."""
+def bar_chart_svg(machine, results, roof_ms=None, model="EfficientNet-Lite0"):
+    """Two panels of horizontal bars (warm forward, cold) in ms; the roofline (if given) marked on the warm panel."""
     row, label_width, bar_width, panel_gap = 26, 190, 560, 40
     rows = list(results.items())
     panels = [("warm forward, median (ms)", "warm_ms"), ("cold: load + warm-up + first run (ms)", "cold_ms")]
@@ -392,7 +563,7 @@ def bar_chart_svg(machine, results, roof_ms):
         f'<svg xmlns="http://www.w3.org/2000/svg" width="{width}" height="{height}" font-family="sans-serif" '
         'font-size="13">',
         f'<rect width="{width}" height="{height}" fill="white"/>',
-        f'<text x="8" y="18" font-weight="bold">EfficientNet-Lite0, batch 1: ours vs TensorFlow.js '
+        f'<text x="8" y="18" font-weight="bold">{html.escape(model)}, batch 1: ours vs TensorFlow.js '
         f"{html.escape(tfjs_version)}, Chromium {html.escape(machine['chromium'])}, "
         f"{machine['cpu_cores']} cores ({html.escape(machine['cpu'])}), {html.escape(adapter.get('architecture') or adapter.get('vendor') or '')}"
         "</text>",
@@ -411,7 +582,7 @@ def bar_chart_svg(machine, results, roof_ms):
                 f'<text x="{label_width + length + 5:.1f}" y="{y + 15}">{r[key]:.0f}</text>',
             ]
             y += row
-        if key == "warm_ms" and roof_ms <= top:
+        if key == "warm_ms" and roof_ms is not None and roof_ms <= top:
             x = label_width + bar_width * roof_ms / top
             parts += [
                 f'<line x1="{x:.1f}" y1="{y - len(rows) * row}" x2="{x:.1f}" y2="{y}" stroke="black" '
@@ -435,35 +606,49 @@ def main():
     parser.add_argument("--url", help="a running playground server (default: start python -m app serve)")
     parser.add_argument("--runs", type=int, default=10, help="warm runs per engine and backend (default 10)")
     parser.add_argument("--cpu-runs", type=int, default=3, help="warm runs on TF.js's cpu backend (default 3)")
-    parser.add_argument("--out", type=Path, default=REPO / "bench" / "results" / "compare.json", help="the JSON")
+    parser.add_argument(
+        "--out", type=Path, help="the JSON (default: bench/results/compare.json, or compare-MODEL.json)"
+    )
     parser.add_argument("--static", type=Path, help="the page folder to serve (default: static/)")
     parser.add_argument("--ours-only", action="store_true", help="measure ours alone, without TF.js")
+    parser.add_argument(
+        "--model",
+        default=CLASSIFIER,
+        help=f"{CLASSIFIER} (default: the page's classifier), or a graph model of docs/models.md, e.g. "
+        "movenet-lightning or centernet (pe.load_graph_model against tf.loadGraphModel)",
+    )
     args = parser.parse_args()
     if min(args.runs, args.cpu_runs) < 1:
         parser.error(f"--runs and --cpu-runs must be >= 1 (got {args.runs}, {args.cpu_runs})")
     if not args.ours_only and not (TFJS / "tfjs").exists():
         sys.exit("TF.js is not installed: npm ci --prefix bench/tfjs --ignore-scripts")
+    graph = args.model != CLASSIFIER
+    args.out = args.out or REPO / "bench" / "results" / (f"compare-{args.model}.json" if graph else "compare.json")
     chart = args.out.with_suffix(".png")
     args.out.parent.mkdir(parents=True, exist_ok=True)
     if args.url and args.static:
         parser.error("--static serves a page folder from a server of our own: leave out --url")
-    with playground_server(args.url, static=args.static) as url, sync_playwright() as p:
+    with playground_server(args.url, static=args.static, graph_models=graph) as url, sync_playwright() as p:
+        if graph:
+            check_graph_model(url, args.model, parser)
         browser = launch(p)
         machine, results, failures = measure(p, browser, url, args)
-        variant, gflops, roof_ms = roofline(results)
-        screenshot(browser, bar_chart_svg(machine, results, roof_ms), chart)  # the same Chromium draws the chart
+        variant, gflops, roof_ms = (None, None, None) if graph else roofline(results)
+        # the same Chromium draws the chart
+        screenshot(browser, bar_chart_svg(machine, results, roof_ms, args.model if graph else CLASSIFIER_TITLE), chart)
         browser.close()
-    ratio_lines = ratios(results)
-    print_report(machine, results, ratio_lines)
+    ratio_lines = ratios(results, roof_ms)
+    print_report(machine, results, ratio_lines, args.model if graph else CLASSIFIER_TITLE)
+    if not graph:
+        print_roofline(results)
     for label, reason in failures.items():
         print(f"  {label} did not run: {reason}")
-    report = {
-        "machine": machine,
-        "results": results,
-        "roofline": {"variant": variant, "gflops": gflops, "model_ms": roof_ms},
-        "ratios": ratio_lines,
-        "failures": failures,
-    }
+    report = {"model": args.model, "machine": machine, "results": results}
+    if graph:
+        report["output_differences"] = output_differences(results)
+    else:
+        report["roofline"] = {"variant": variant, "gflops": gflops, "model_ms": roof_ms}
+    report |= {"ratios": ratio_lines, "failures": failures}
     args.out.write_text(json.dumps(report, indent=2) + "\n")
     print(f"\nwrote {args.out} and {chart}")
 

@@ -98,23 +98,30 @@ def free_port():
         return s.getsockname()[1]
 
 
-def models_folder(scratch: Path) -> Path:
-    """The checkout's models/ when it holds the default classifier, else a folder in `scratch` it is converted into."""
-    if (REPO / "models" / "efficientnet-lite0" / "model.json").exists():
-        return REPO / "models"
-    subprocess.run([PYTHON, "-m", "app", "convert", "efficientnet-lite0", "--models", str(scratch)], check=True)
-    return scratch
+def models_folder(scratch: Path, graph_models: bool = False) -> Path:
+    """The checkout's models/ when it holds the default classifier, else a folder in `scratch` it is converted into;
+    with graph_models, the graph models of docs/models.md are fetched into it too (instant when they are there)."""
+    folder = REPO / "models"
+    if not (folder / "efficientnet-lite0" / "model.json").exists():
+        folder = scratch
+        subprocess.run(
+            [PYTHON, "-m", "app", "convert", "efficientnet-lite0", "--models", str(folder)], cwd=REPO, check=True
+        )
+    if graph_models:
+        subprocess.run([PYTHON, "-m", "app", "fetch-models", "--models", str(folder)], cwd=REPO, check=True)
+    return folder
 
 
 @contextlib.contextmanager
-def playground_server(url=None, needs_model=True, static=None):
-    """`url` if given, else `python -m app serve` on a free port (with models/, converted first if missing; an
-    empty models folder when the benchmark needs no model), serving the page from `static` if given."""
+def playground_server(url=None, needs_model=True, static=None, graph_models=False):
+    """`url` if given, else `python -m app serve` on a free port (with models/, converted first if missing, and the
+    graph models if asked for; an empty models folder when the benchmark needs no model), serving the page from
+    `static` if given."""
     if url:
         yield url
         return
     with tempfile.TemporaryDirectory() as scratch:
-        models = models_folder(Path(scratch)) if needs_model else Path(scratch)
+        models = models_folder(Path(scratch), graph_models) if needs_model else Path(scratch)
         port = free_port()
         command = [PYTHON, "-m", "app", "serve", "--port", str(port), "--models", str(models)]
         if static is not None:

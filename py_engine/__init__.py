@@ -165,6 +165,8 @@ _LAZY_MODULES = {
 _LAZY_NAMES = {
     "ModelLoadError": "io.errors",
     "load_layers_model": "models.loading",
+    "load_graph_model": "models.graph_model",
+    "GraphModel": "models.graph_model",
     "save_layers_model": "io.save",
     "Input": "layers",
     "Model": "models",

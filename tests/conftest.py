@@ -53,3 +53,24 @@ def efficientnet_lite0(tmp_path_factory):
     models = tmp_path_factory.mktemp("models")
     assert main(["convert", "efficientnet-lite0", "--models", str(models)]) == 0
     return models / "efficientnet-lite0"
+
+
+@pytest.fixture(scope="session")
+def graph_models(tmp_path_factory):
+    """The folder of the eleven TF.js graph models of @vladmandic/human (<name>/model.json, shards, LICENSE,
+    metadata.json), written once per session from the verified tarball cached in .assets/npm/ (fetched from npm the
+    first time: app/graph_models.py)."""
+    from app.__main__ import main
+
+    models = tmp_path_factory.mktemp("graph-models")
+    assert main(["fetch-models", "--models", str(models)]) == 0
+    return models
+
+
+@pytest.fixture(scope="session")
+def graph_model_reference(graph_models, tmp_path_factory):
+    """TF.js's outputs of every graph model on the photo (tests/graph_model_cases.py), computed once per session."""
+    from app.graph_models import MODELS
+    from tests.graph_model_cases import tfjs_reference
+
+    return tfjs_reference(graph_models, sorted(MODELS), tmp_path_factory.mktemp("graph-model-reference"))

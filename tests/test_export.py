@@ -18,9 +18,10 @@ from tests.server_site import FAKE_PYODIDE, SECRET, SHARD1, SHARD2, STATIC, buil
 
 
 @pytest.fixture(scope="module")
-def site(tmp_path_factory):
+def site(tmp_path_factory, graph_models):
     settings = build_site(tmp_path_factory.mktemp("site"))
     shutil.rmtree(settings.models_dir / "broken")  # its model.json is not JSON: tested on its own below
+    shutil.copytree(graph_models / "blazeface", settings.models_dir / "blazeface")  # a graph model, with its LICENSE
     return settings
 
 
@@ -82,14 +83,34 @@ def test_the_export_holds_the_page_pyodide_the_wheel_and_the_models_and_nothing_
         f"shards/{sha256(SHARD2)}/sub/group1-shard2of2.bin",
     ]
     assert files[f"models/tiny/shards/{sha256(SHARD2)}/sub/group1-shard2of2.bin"] == SHARD2
-    assert (
-        json.loads(files["models/index.html"]) == client.get("/models").json() == {"models": ["tiny"], "default": None}
-    )
+    listed = json.loads(files["models/index.html"])
+    assert listed == client.get("/models").json() and listed["default"] is None
+    assert [(m["name"], m["kind"]) for m in listed["models"]] == [
+        ("blazeface", "graph-model"),
+        ("tiny", "layers-model"),
+    ]
     # what the server refuses: a link out of static/, a file the Pyodide manifest does not list, a model folder
     # that leads out of the models folder, a shard model.json does not list
     assert {"link-out.txt", "pyodide/unlisted.js", "pyodide/verified.json", "models/tiny/link.bin"}.isdisjoint(files)
     assert not [rel for rel in files if rel.startswith("models/escaped")]
     assert not [rel for rel, data in files.items() if SECRET.encode() in data]
+
+
+def test_a_graph_model_is_exported_with_its_shard_license_and_metadata(exported, site, client):
+    files = exported_files(exported)
+    folder = site.models_dir / "blazeface"
+    shard = (folder / "blazeface.bin").read_bytes()
+    model = json.loads(files["models/blazeface/model.json"])
+    assert model["format"] == "graph-model" and model["weightsManifest"][0]["paths"] == [
+        f"shards/{sha256(shard)}/blazeface.bin"
+    ]
+    assert files[f"models/blazeface/shards/{sha256(shard)}/blazeface.bin"] == shard
+    assert files["models/blazeface/LICENSE"] == (folder / "LICENSE").read_bytes()
+    assert files["models/blazeface/metadata.json"] == (folder / "metadata.json").read_bytes()
+    rules = parse_headers((exported / HEADERS_FILE).read_text())
+    assert rules["/models/blazeface/LICENSE"]["content-type"] == "text/plain; charset=utf-8"
+    # the service worker answers the shard from its cache first, as the classifier's
+    assert f"/models/blazeface/shards/{sha256(shard)}/blazeface.bin" in read_manifest(exported)["immutable"]
 
 
 def test_the_headers_file_gives_each_url_the_servers_headers(exported, client):

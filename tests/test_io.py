@@ -326,11 +326,14 @@ def test_unsupported_manifest_entries(saved):
     artifacts = read_json(folder)
     artifacts["weightsManifest"][0]["weights"][0]["dtype"] = "float16"
     write_json(folder, artifacts)
-    failing_load(folder, r"weight 'stem/kernel' has dtype 'float16'; supported: float32, int32")
+    failing_load(folder, r"weight 'stem/kernel' has dtype 'float16'; supported: float32, int32, bool")
     artifacts["weightsManifest"][0]["weights"][0]["dtype"] = "float32"
-    artifacts["weightsManifest"][0]["weights"][0]["quantization"] = {"dtype": "uint8", "scale": 1, "min": 0}
+    artifacts["weightsManifest"][0]["weights"][0]["quantization"] = {"dtype": "int4", "scale": 1, "min": 0}
     write_json(folder, artifacts)
-    failing_load(folder, "weight 'stem/kernel' is quantized")
+    failing_load(folder, "weight 'stem/kernel' has quantization dtype 'int4'; supported: uint8, uint16, float16")
+    artifacts["weightsManifest"][0]["weights"][0]["quantization"] = {"dtype": "uint8"}
+    write_json(folder, artifacts)
+    failing_load(folder, "weight 'stem/kernel' is quantized to uint8 without numbers 'min' and 'scale'")
     del artifacts["weightsManifest"][0]["weights"][0]["quantization"]
     artifacts["weightsManifest"][0]["paths"][0] = "/etc/passwd"
     write_json(folder, artifacts)

@@ -1,3 +1,4 @@
+import asyncio
 import math
 
 import numpy as np
@@ -198,3 +199,101 @@ def test_resize_leaves_only_its_result():
     pe.resize_bilinear([[[1], [2]], [[3], [4]]], (3, 3))
     pe.resize_nearest(np.ones((2, 2, 1), np.float32), (3, 3))
     assert pe.memory().num_tensors == before + 2
+
+
+# ---- non-max suppression (tests/test_tfjs_graph_ops.py checks the results against TF.js's) ----------------------
+
+BOXES = np.array(
+    [[0, 0, 1, 1], [0, 0.1, 1, 1.1], [0, -0.1, 1, 0.9], [0, 10, 1, 11], [0, 10.1, 1, 11.1], [0, 100, 1, 101]]
+)
+SCORES = [0.9, 0.75, 0.6, 0.95, 0.5, 0.3]
+
+
+def test_non_max_suppression_hand_checked():
+    # TF.js's documented example: 3 overlaps 4 and 0 overlaps 1 and 2 (IoU 0.82 and 0.67 > 0.5)
+    assert pe.non_max_suppression(BOXES, SCORES, 3).numpy().tolist() == [3, 0, 5]
+    indices, valid = pe.non_max_suppression_padded(BOXES, SCORES, 5, score_threshold=0.4, pad_to_max_output_size=True)
+    assert indices.numpy().tolist() == [3, 0, 0, 0, 0] and valid.shape == () and valid.item() == 2
+    indices, valid = pe.non_max_suppression_padded(BOXES, SCORES, 50, pad_to_max_output_size=True)  # pads to 6 boxes
+    assert indices.numpy().tolist() == [3, 0, 5, 0, 0, 0] and valid.item() == 3
+    # soft-NMS: box 1 (IoU 0.818 with box 0) keeps 0.75 * exp(-0.5 * 0.818^2 / 0.5), and waits behind box 5
+    indices, scores = pe.non_max_suppression_with_score(BOXES, SCORES, 6, 1.0, soft_nms_sigma=0.5)
+    iou = 0.9 / 1.1
+    assert indices.numpy().tolist() == [3, 0, 1, 5, 4, 2]
+    np.testing.assert_allclose(scores.numpy()[:4], [0.95, 0.9, 0.75 * math.exp(-iou * iou), 0.3], rtol=1e-6)
+
+
+def test_non_max_suppression_errors():
+    with pytest.raises(
+        ShapeError, match=r"non_max_suppression: boxes must have shape \[num_boxes, 4\] .* got \(6, 3\)"
+    ):
+        pe.non_max_suppression(BOXES[:, :3], SCORES, 3)
+    with pytest.raises(ShapeError, match=r"scores must have shape \[num_boxes\] = \(6,\), got \(5,\)"):
+        pe.non_max_suppression(BOXES, SCORES[:5], 3)
+    with pytest.raises(ValueError, match=r"non_max_suppression: iou_threshold must be in \[0, 1\], got 1.5"):
+        pe.non_max_suppression(BOXES, SCORES, 3, 1.5)
+    with pytest.raises(ValueError, match="max_output_size must be >= 0, got -1"):
+        pe.non_max_suppression(BOXES, SCORES, -1)
+    with pytest.raises(TypeError, match=r"max_output_size must be an int, got 2\.5"):
+        pe.non_max_suppression(BOXES, SCORES, 2.5)
+    with pytest.raises(TypeError, match="score_threshold must be a number, got nan"):
+        pe.non_max_suppression(BOXES, SCORES, 3, 0.5, math.nan)
+    with pytest.raises(ValueError, match=r"non_max_suppression_with_score: soft_nms_sigma must be in \[0, 1\], got 2"):
+        pe.non_max_suppression_with_score(BOXES, SCORES, 3, soft_nms_sigma=2)
+    assert pe.memory().num_tensors == 0
+
+
+def test_data_dependent_ops_read_back_on_webgpu_and_run_in_warmup_and_not_in_capture(gpu):
+    boxes, scores, mask = pe.tensor(BOXES), pe.tensor(SCORES), pe.tensor([[True, False], [True, True]])
+    before = pe.stats()
+    indices, kept = pe.non_max_suppression_with_score(boxes, scores, 3)
+    assert pe.stats()["readbacks"] - before["readbacks"] == 2  # boxes and scores
+    assert pe.stats()["uploads"] - before["uploads"] == 2  # the results
+    assert indices.numpy().tolist() == [3, 0, 5]
+    before = pe.stats()
+    coordinates = pe.where(mask)
+    assert coordinates.numpy().tolist() == [[0, 0], [1, 0], [1, 1]]
+    assert pe.stats()["readbacks"] - before["readbacks"] == 2  # the mask, then the result
+    before = pe.stats()
+    asyncio.run(pe.warmup(lambda: pe.non_max_suppression(boxes, scores, 3) + pe.argwhere(mask).sum()))
+    assert pe.stats()["readbacks"] == before["readbacks"]  # a dry run reads nothing
+    with pytest.raises(pe.CaptureError, match="read a tensor back"):
+        pe.capture(lambda b, s: pe.non_max_suppression(b, s, 3))(boxes, scores)
+    pe.dispose([boxes, scores, mask, indices, kept, coordinates])
+    assert pe.memory().num_tensors == 0
+
+
+def test_crop_and_resize_hand_checked_and_errors():
+    image = pe.tensor(np.arange(9, dtype=np.float32).reshape(1, 3, 3, 1))
+    whole = pe.crop_and_resize(image, [[0.0, 0.0, 1.0, 1.0]], [0], (3, 3))
+    np.testing.assert_array_equal(whole.numpy().ravel(), np.arange(9))
+    flipped = pe.crop_and_resize(image, [[1.0, 0.0, 0.0, 1.0]], [0], (2, 2), "nearest")
+    np.testing.assert_array_equal(flipped.numpy().ravel(), [6, 8, 0, 2])
+    centre = pe.crop_and_resize(
+        image, [[0.25, 0.25, 0.75, 0.75], [0.0, 0.0, 3.0, 1.0]], [0, 0], (1, 1), "bilinear", 9.5
+    )
+    np.testing.assert_array_equal(centre.numpy().ravel(), [4.0, 9.5])  # the second box's centre row (3) is outside
+    with pytest.raises(ShapeError, match=r"crop_and_resize: box_ind must be int32 of shape \[num_boxes\] = \(1,\)"):
+        pe.crop_and_resize(image, [[0.0, 0.0, 1.0, 1.0]], [0, 0], (2, 2))
+    with pytest.raises(ShapeError, match=r"crop_and_resize: boxes must have shape \[num_boxes, 4\]"):
+        pe.crop_and_resize(image, [0.0, 0.0, 1.0, 1.0], [0], (2, 2))
+    with pytest.raises(ValueError, match="crop_and_resize: method must be 'bilinear' or 'nearest'"):
+        pe.crop_and_resize(image, [[0.0, 0.0, 1.0, 1.0]], [0], (2, 2), "bicubic")
+    with pytest.raises(ShapeError, match="crop_and_resize: image must have rank 4"):
+        pe.crop_and_resize(image[0], [[0.0, 0.0, 1.0, 1.0]], [0], (2, 2))
+
+
+def test_transform_shifts_and_errors():
+    image = pe.tensor(np.arange(12, dtype=np.float32).reshape(1, 3, 4, 1))
+    shift = [[1, 0, 1, 0, 1, 0, 0, 0]]  # output (x, y) reads input (x + 1, y)
+    np.testing.assert_array_equal(
+        pe.transform(image, shift, fill_value=-1).numpy()[0, :, :, 0], [[1, 2, 3, -1], [5, 6, 7, -1], [9, 10, 11, -1]]
+    )
+    np.testing.assert_array_equal(pe.transform(image, shift, fill_mode="wrap").numpy()[0, 0, :, 0], [1, 2, 3, 0])
+    assert pe.transform(image, shift, "bilinear", output_shape=(2, 5)).shape == (1, 2, 5, 1)
+    with pytest.raises(ShapeError, match=r"transform: transforms must be \[1, 8\] or \[1, 8\], got \(1, 6\)"):
+        pe.transform(image, [[1, 0, 1, 0, 1, 0]])
+    with pytest.raises(ValueError, match="transform: fill_mode must be 'constant', 'reflect', 'wrap' or 'nearest'"):
+        pe.transform(image, shift, fill_mode="mirror")
+    with pytest.raises(ValueError, match="transform: interpolation must be 'nearest' or 'bilinear'"):
+        pe.transform(image, shift, "cubic")

@@ -101,8 +101,11 @@ def test_changed_shard_changes_model_json_and_retires_the_old_url(client, site):
 
 def test_model_list(client):
     r = client.get("/models")
-    assert r.status_code == 200 and {"tiny", "broken"} <= set(r.json()["models"])
-    assert "escaped" not in r.json()["models"]  # its folder is a symlink out of the models folder
+    listed = {entry["name"]: entry for entry in r.json()["models"]}
+    assert r.status_code == 200 and {"tiny", "broken"} <= set(listed)
+    assert listed["tiny"] == {"name": "tiny", "kind": "layers-model", "task": None, "license": None}  # no metadata.json
+    assert listed["broken"]["kind"] is None  # its model.json is not JSON: listed, but as no kind of model
+    assert "escaped" not in listed  # its folder is a symlink out of the models folder
     assert r.json()["default"] is None  # the page's default classifier (efficientnet-lite0) is not served here
 
 

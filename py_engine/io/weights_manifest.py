@@ -1,7 +1,8 @@
 """The weightsManifest of the TF.js layers format, and the weight shards it describes.
 
 A manifest group is {"paths": [...], "weights": [{"name", "shape", "dtype"}, ...]}: the weights' values,
-little-endian, concatenated in manifest order and cut into shards of at most `max_shard_bytes` at byte
+little-endian (a weight with a "quantization" {dtype: uint8 | uint16 | float16, min, scale} stored in that dtype,
+as TF.js's converter writes them and TF.js's loader reads them), concatenated in manifest order and cut into shards of at most `max_shard_bytes` at byte
 boundaries (a weight may span two shards), exactly as TF.js writes them. This engine adds "sha256" and
 "sizes" (one per path), which TF.js ignores, and checks them when it loads.
 """
@@ -14,7 +15,8 @@ import numpy as np
 from .errors import ModelLoadError
 
 DEFAULT_SHARD_BYTES = 4 * 1024 * 1024
-DTYPES = {"float32": np.dtype("<f4"), "int32": np.dtype("<i4")}
+DTYPES = {"float32": np.dtype("<f4"), "int32": np.dtype("<i4"), "bool": np.dtype(np.bool_)}
+QUANTIZED = {"uint8": np.dtype(np.uint8), "uint16": np.dtype("<u2"), "float16": np.dtype("<f2")}
 
 
 def _manifest_dtype(name, array):
@@ -68,15 +70,31 @@ def check_group(group, number):
     total = 0
     for spec in group["weights"]:
         name = spec.get("name")
-        if spec.get("quantization") is not None:
-            raise ModelLoadError(f"weight {name!r} is quantized; quantized weights are not supported")
         if spec.get("dtype", "float32") not in DTYPES:
-            raise ModelLoadError(f"weight {name!r} has dtype {spec.get('dtype')!r}; supported: float32, int32")
+            raise ModelLoadError(f"weight {name!r} has dtype {spec.get('dtype')!r}; supported: {', '.join(DTYPES)}")
         shape = spec.get("shape")
         if not isinstance(shape, list) or not all(isinstance(d, int) and d >= 0 for d in shape):
             raise ModelLoadError(f"weight {name!r} has an invalid shape {shape!r} in the manifest")
-        total += math.prod(shape) * 4
+        total += math.prod(shape) * _stored_dtype(spec).itemsize
     return total
+
+
+def _stored_dtype(spec):
+    """The dtype a weight's bytes are in: its own, or its quantization's (checked as TF.js's decodeWeight does)."""
+    name, dtype, quantization = spec.get("name"), spec.get("dtype", "float32"), spec.get("quantization")
+    if quantization is None:
+        return DTYPES[dtype]
+    stored = quantization.get("dtype") if isinstance(quantization, dict) else None
+    if stored not in QUANTIZED:
+        raise ModelLoadError(f"weight {name!r} has quantization dtype {stored!r}; supported: {', '.join(QUANTIZED)}")
+    if stored == "float16" and dtype != "float32":
+        raise ModelLoadError(f"weight {name!r} is quantized to float16, which only a float32 weight can be")
+    if stored != "float16":
+        if dtype == "bool":
+            raise ModelLoadError(f"weight {name!r} is a bool quantized to {stored}: TF.js quantizes float32 and int32")
+        if not all(isinstance(quantization.get(k), (int, float)) for k in ("min", "scale")):
+            raise ModelLoadError(f"weight {name!r} is quantized to {stored} without numbers 'min' and 'scale'")
+    return QUANTIZED[stored]
 
 
 def verify(group, shards, need, digests=None):
@@ -111,10 +129,11 @@ def verify(group, shards, need, digests=None):
 
 def unpack(group, shards):
     """{weight name: array} from a group's (verified) shards: each weight a fresh array of its own, copied once from
-    the shard(s) holding it (one copy for 18.8 MB of weights, not a joined copy of every shard and then another)."""
+    the shard(s) holding it (one copy for 18.8 MB of weights, not a joined copy of every shard and then another),
+    then dequantized in one numpy expression if it is quantized."""
     arrays, k, at = {}, 0, 0  # at: the offset in shard k
     for spec in group["weights"]:
-        out = np.empty(spec["shape"], DTYPES[spec.get("dtype", "float32")])
+        out = np.empty(spec["shape"], _stored_dtype(spec))
         dest, filled = out.reshape(-1).view(np.uint8), 0
         while filled < dest.size:  # a weight may span shards
             while at == len(shards[k]):
@@ -122,8 +141,20 @@ def unpack(group, shards):
             n = min(dest.size - filled, len(shards[k]) - at)
             _copy(shards[k], at, dest[filled : filled + n])
             filled, at = filled + n, at + n
-        arrays[spec["name"]] = out
+        arrays[spec["name"]] = _dequantized(spec, out)
     return arrays
+
+
+def _dequantized(spec, stored):
+    """A weight's values from its stored array, as TF.js's decodeWeight computes them: v * scale + min (in double,
+    rounded half up for int32), float16 widened."""
+    quantization, dtype = spec.get("quantization"), DTYPES[spec.get("dtype", "float32")]
+    if quantization is None:
+        return stored
+    if quantization["dtype"] == "float16":
+        return stored.astype(np.float32)
+    values = stored * float(quantization["scale"]) + float(quantization["min"])
+    return (np.floor(values + 0.5) if dtype == DTYPES["int32"] else values).astype(dtype)
 
 
 def _copy(shard, start, dest):
@@ -137,3 +168,29 @@ def _copy(shard, start, dest):
 def zeros(group):
     """{weight name: zeros} of a group's weights, without their shards."""
     return {spec["name"]: np.zeros(spec["shape"], DTYPES[spec.get("dtype", "float32")]) for spec in group["weights"]}
+
+
+async def fetch(location, groups, on_progress=None):
+    """{weight name: array} of every group's weights, their shards (relative to `location`, an io.fetch.Location)
+    fetched concurrently and checked; on_progress(bytes loaded, bytes total) as io.fetch reports it."""
+    totals = [check_group(group, k + 1) for k, group in enumerate(groups)]
+    shards = [(group, k) for group in groups for k in range(len(group["paths"]))]
+    names = [f"shard {group['paths'][k]!r}" for group, k in shards]
+    targets = [location.resolve(group["paths"][k]) for group, k in shards]
+    sha256 = any("sha256" in group for group in groups)
+    read = await location.read_all(targets, names, sum(totals), on_progress, sha256)
+    arrays, at = {}, 0
+    for group, need in zip(groups, totals):
+        own = read[at : at + len(group["paths"])]
+        at += len(own)
+        datas, digests = [data for data, _ in own], [digest for _, digest in own]
+        verify(group, datas, need, digests)
+        for name, array in unpack(group, datas).items():
+            if name in arrays:
+                raise ModelLoadError(twice(name))
+            arrays[name] = array
+    return arrays
+
+
+def twice(name):
+    return f"weight {name!r} appears twice in the weights manifest"

@@ -53,8 +53,12 @@ async def _load(location, on_progress, with_weights):
         raise ModelLoadError(f"unknown layer classes: {listed}. Supported: {', '.join(sorted(CLASSES))}")
 
     groups = artifacts.get("weightsManifest") or []
-    totals = [weights_manifest.check_group(group, k + 1) for k, group in enumerate(groups)]
-    arrays = await _weights(location, groups, totals, on_progress) if with_weights else _zeros(groups)
+    if with_weights:
+        arrays = await weights_manifest.fetch(location, groups, on_progress)
+    else:
+        for k, group in enumerate(groups):
+            weights_manifest.check_group(group, k + 1)
+        arrays = _zeros(groups)
 
     source = WeightSource(arrays, "the weights manifest")
     try:
@@ -79,23 +83,6 @@ async def _load(location, on_progress, with_weights):
         raise
 
 
-async def _weights(location, groups, totals, on_progress):
-    """{weight name: array} from the groups' shards, fetched concurrently and checked."""
-    shards = [(group, k) for group in groups for k in range(len(group["paths"]))]
-    names = [f"shard {group['paths'][k]!r}" for group, k in shards]
-    targets = [location.resolve(group["paths"][k]) for group, k in shards]
-    sha256 = any("sha256" in group for group in groups)
-    read = await location.read_all(targets, names, sum(totals), on_progress, sha256)
-    arrays, at = {}, 0
-    for group, need in zip(groups, totals):
-        own = read[at : at + len(group["paths"])]
-        at += len(own)
-        datas, digests = [data for data, _ in own], [digest for _, digest in own]
-        weights_manifest.verify(group, datas, need, digests)
-        _add(arrays, weights_manifest.unpack(group, datas))
-    return arrays
-
-
 def _zeros(groups):
     arrays = {}
     for group in groups:
@@ -106,5 +93,5 @@ def _zeros(groups):
 def _add(arrays, group_arrays):
     for name, array in group_arrays.items():
         if name in arrays:
-            raise ModelLoadError(f"weight {name!r} appears twice in the weights manifest")
+            raise ModelLoadError(weights_manifest.twice(name))
         arrays[name] = array

@@ -1,10 +1,11 @@
 """The public ops, and the Tensor methods and operators that call them."""
 
 from ..tensor import Tensor
-from . import creation, fused, gradients, image, linalg, math, nn, recurrent, reduce, sequence, shape  # noqa: F401
+from . import creation, fused, gradients, image, indexing, linalg, math, nn, recurrent, reduce, sequence, shape  # noqa: F401
 from .creation import *  # noqa: F403
 from .fused import *  # noqa: F403
 from .image import *  # noqa: F403
+from .indexing import *  # noqa: F403
 from .linalg import *  # noqa: F403
 from .math import *  # noqa: F403
 from .nn import *  # noqa: F403
@@ -13,7 +14,8 @@ from .sequence import *  # noqa: F403
 from .shape import *  # noqa: F403
 
 # recurrent's ops stay out of the package namespace: the recurrent layers are their users
-__all__ = creation.__all__ + fused.__all__ + image.__all__ + linalg.__all__ + math.__all__ + nn.__all__
+__all__ = creation.__all__ + fused.__all__ + image.__all__ + indexing.__all__ + linalg.__all__ + math.__all__
+__all__ += nn.__all__
 __all__ += reduce.__all__ + sequence.__all__ + shape.__all__
 
 
@@ -66,8 +68,11 @@ _OPERATORS = {
 
 # Methods: x.op(...) is op(x, ...), for every op that takes one tensor first.
 _NOT_METHODS = {"tensor", "scalar", "fill", "zeros", "ones", "arange", "linspace", "eye", "set_seed", "where"}
-_NOT_METHODS |= {"concat", "stack"}  # they take a list of tensors
+_NOT_METHODS |= {"concat", "stack", "add_n", "einsum", "ragged_gather"}  # a list first (einsum: an equation)
 _NOT_METHODS |= {"random_normal", "random_uniform", "truncated_normal"}
+_NOT_METHODS |= {"non_max_suppression", "non_max_suppression_padded", "non_max_suppression_with_score"}  # of 2 inputs
+_NOT_METHODS |= {"strided_slice"}  # x[...] is its method form
+_NOT_METHODS |= {"ragged_tensor_to_tensor"}  # its first argument is a shape
 
 for _name in __all__:
     if _name not in _NOT_METHODS:

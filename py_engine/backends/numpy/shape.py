@@ -32,6 +32,18 @@ def _gather(x, indices, axis, batch_dims):
     return out.reshape(x.shape[:axis] + indices.shape[batch_dims:] + x.shape[axis + 1 :])
 
 
+def _gather_nd(x, indices):
+    """out[b...] = x[indices[b..., 0], ..., indices[b..., k - 1]] (the op sends k >= 1)."""
+    k = indices.shape[-1]
+    bad = ((indices < 0) | (indices >= np.array(x.shape[:k]))).any(-1)
+    if bad.any():
+        raise IndexError(
+            f"gather_nd: index {indices[bad][0].tolist()} is out of range for the first {k} axes of x, "
+            f"of sizes {list(x.shape[:k])}"
+        )
+    return x[tuple(np.moveaxis(indices, -1, 0))]
+
+
 def _unsorted_segment_sum(data, segment_ids, num_segments):
     """Rows of data (segment_ids.shape leading axes) summed by id; ids outside 0..num_segments-1 are dropped."""
     rest = data.shape[segment_ids.ndim :]
@@ -43,4 +55,5 @@ def _unsorted_segment_sum(data, segment_ids, num_segments):
 
 
 register_kernel("Gather", "numpy", _gather)
+register_kernel("GatherNd", "numpy", _gather_nd)
 register_kernel("UnsortedSegmentSum", "numpy", _unsorted_segment_sum)

@@ -6,7 +6,7 @@ from ...kernel_registry import register_gradient
 from ..creation import arange, zeros_like
 from ..math import clip_by_value, logical_and, where
 from ..reduce import sum as reduce_sum
-from ..shape import gather, pad, reshape, reverse, transpose, unsorted_segment_sum
+from ..shape import gather, pad, reshape, reverse, scatter_nd, transpose, unsorted_segment_sum
 from ..shape import slice as slice_op
 from .math import unbroadcast
 
@@ -39,6 +39,10 @@ def _gather_grad(dy, ins, outs, attrs):
     return reshape(transpose(reshape(g, (b, n, p, q)), (0, 2, 1, 3)), x.shape), None
 
 
+def _gather_nd_grad(dy, ins, outs, attrs):
+    return scatter_nd(ins[1], dy, ins[0].shape), None
+
+
 def _segment_sum_grad(dy, ins, outs, attrs):
     x, ids = ins
     n = attrs["num_segments"]
@@ -64,4 +68,5 @@ register_gradient("Pad", lambda dy, ins, outs, attrs: slice_op(dy, [b for b, _ i
 register_gradient("Reverse", lambda dy, ins, outs, attrs: reverse(dy, attrs["axis"]))
 register_gradient("Tile", _tile_grad)
 register_gradient("Gather", _gather_grad)
+register_gradient("GatherNd", _gather_nd_grad)
 register_gradient("UnsortedSegmentSum", _segment_sum_grad)

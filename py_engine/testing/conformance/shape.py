@@ -1,4 +1,4 @@
-"""Conformance cases: shape kernels (transpose, concat, slice, gather, segment sum, tile, pad, reverse, broadcast_to)
+"""Conformance cases: shape kernels (transpose, concat, slice, gather, gather_nd, segment sum, tile, pad, reverse, broadcast_to)
 through their public ops, and their gradients (pe.grad with an explicit dy, so no reduction kernel is needed)."""
 
 import numpy as np
@@ -101,6 +101,28 @@ def _cases():
             (3, 4, 4),
             69,
         )
+    )
+
+    # gather_nd: whole rows (k < rank), single elements (k = rank), an empty and a scalar batch, k = 0
+    nd_idx = np.array([[[0, 4], [4, 0]], [[2, 5], [0, 0]], [[4, 5], [3, 1]]], np.int32)  # batch (3, 2), k = 2
+    for dtype, x in typed_inputs((5, 6, 7), 87).items():
+        cases.append(Case(f"gather_nd/rows-{dtype}", ops.gather_nd, [x, nd_idx]))
+    cases.append(Case("gather_nd/elements", ops.gather_nd, [x3, np.array([[2, 4, 6], [0, 0, 0], [1, 3, 5]], np.int32)]))
+    cases.append(Case("gather_nd/scalar-batch", ops.gather_nd, [x3, np.array([1, 2], np.int32)]))
+    cases.append(Case("gather_nd/empty-batch", ops.gather_nd, [x3, np.zeros((0, 2), np.int32)]))
+    cases.append(Case("gather_nd/k0", ops.gather_nd, [rand((2, 3), 88), np.zeros((4, 0), np.int32)]))
+    large_idx = np.stack([rand((97, 5), 89, 0, 300, np.int32), rand((97, 5), 90, 0, 257, np.int32)], -1)
+    cases.append(Case("gather_nd/large", ops.gather_nd, [large, large_idx]))
+    cases.append(Case("gather_nd/large-rows", ops.gather_nd, [large, rand((130, 1), 91, 0, 300, np.int32)]))
+    cases.append(
+        grad_case(
+            "gather_nd/grad-rows", lambda t: ops.gather_nd(t, ops.tensor(nd_idx)), rand((5, 6, 7), 95), (3, 2, 7), 92
+        )
+    )
+    repeated = np.array([[1, 2, 3], [1, 2, 3], [0, 4, 6]], np.int32)  # a repeated tuple: its gradients add up
+    cases.append(grad_case("gather_nd/grad-elements", lambda t: ops.gather_nd(t, ops.tensor(repeated)), x3, (3,), 93))
+    cases.append(
+        grad_case("gather_nd/grad-large", lambda t: ops.gather_nd(t, ops.tensor(large_idx)), large, (97, 5), 94)
     )
 
     # unsorted_segment_sum

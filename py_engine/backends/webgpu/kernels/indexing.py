@@ -1,9 +1,11 @@
 """Indexing WGSL kernels: the strided slice that x[...] runs (shape.py's strided copy), and its gradient, whose
-threads each find the dy element that came from their output element, or write 0."""
+threads each find the dy element that came from their output element, or write 0; Where, Unique, ListDiff and the
+sparse and ragged ones, on the host after a readback (host_kernel.py: their output's length depends on the values)."""
 
 import functools
 
 from ....kernel_registry import register_kernel
+from ..host_kernel import on_host
 from ..shader_layout import compose_linear_shader
 from ..wgsl import ELEMENT, MAX_RANK, linear_groups
 from ..wgsl import strides as contiguous_strides
@@ -55,3 +57,14 @@ def _strided_slice_grad(backend, dy, shape, begin, end, strides):
 
 
 register_kernel("StridedSliceGrad", "webgpu", _strided_slice_grad)
+for _name in (
+    "Where",
+    "Unique",
+    "ListDiff",
+    "SparseFillEmptyRows",
+    "SparseReshape",
+    "RaggedRange",
+    "RaggedGather",
+    "RaggedTensorToTensor",
+):
+    register_kernel(_name, "webgpu", on_host(_name))

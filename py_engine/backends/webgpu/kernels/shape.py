@@ -5,7 +5,7 @@ Transpose, Slice, StridedSlice, Reverse and Tile are all out[i] = x[base + sum_d
 over the output coordinates c_d: the kernel works out base, strides and periods (Tile's wrap) on the CPU, drops
 size-1 axes and merges axes that stay contiguous in x, so e.g. a row slice is a rank-1 copy.
 
-Gather writes 0 where an index is out of range (numpy raises; TensorFlow on GPUs also writes 0).
+Gather and GatherNd write 0 where an index is out of range (numpy raises; TensorFlow on GPUs also writes 0).
 """
 
 import functools
@@ -226,6 +226,35 @@ def _gather(backend, x, indices, axis, batch_dims):
 
 
 register_kernel("Gather", "webgpu", _gather)
+
+# ---- GatherNd: x as (rows of its first k axes, q), indices as (m, k), out as (m, q) -----------------------------
+
+
+@functools.cache
+def _gather_nd_shader(dtype):
+    body = f"""  let q = u.q;
+  let row = i / q;
+  var src = 0u;
+  for (var d = 0u; d < u.k; d = d + 1u) {{
+    let index = indices[row * u.k + d];
+    if (index < 0 || u32(index) >= u_dims(d)) {{ out[i] = {ELEMENT[dtype]}(0); return; }}
+    src = src * u_dims(d) + u32(index);
+  }}
+  out[i] = x[src * q + i % q];"""
+    uniforms = {"q": "u32", "k": "u32", "dims": f"u32[{MAX_RANK}]"}
+    ins = [("x", dtype), ("indices", I32)]
+    return compose_linear_shader(f"GatherNd:{dtype}", body, ins, [("out", dtype)], uniforms)
+
+
+def _gather_nd(backend, x, indices):
+    k = indices.shape[-1]
+    out = backend.empty(indices.shape[:-1] + x.shape[k:], x.dtype)
+    uniforms = {"count": out.size, "q": math.prod(x.shape[k:]), "k": k, "dims": x.shape[:k]}
+    backend.dispatch(_gather_nd_shader(x.dtype), [x, indices, out], uniforms, linear_groups(out.size))
+    return out
+
+
+register_kernel("GatherNd", "webgpu", _gather_nd)
 
 # ---- UnsortedSegmentSum: one thread per output element adds, in row order, the rows with its id ----------
 # No float atomics in WGSL; the cost is (segments * row size) threads times the number of rows.
