@@ -10,7 +10,7 @@
 //                   | {id, op: "memory"} | {id, op: "stats"} | {id, op: "info"} | {id, op: "clearNamespace"}
 //                   | {id, op: "setBackend", name}
 //                   | {id, op, script, ...}  a panel's request, answered by its worker script (`script`, loaded on
-//                                         the first): static/classify_worker.js, static/teach_worker.js,
+//                                         the first): static/classify_worker.js, static/teach_worker.js, static/vision_worker.js,
 //                                         static/memory_lab_worker.js list theirs
 //   worker -> page  {id, ok: true, value} | {id, ok: false, error}    one reply per request
 //                   {event: "status", text, phase, downloaded}  boot progress: the phase (as worker.js's
@@ -54,7 +54,8 @@ const backendRequested = new URL(self.location.href).searchParams.get("backend")
 // The page's Python modules (static/*.py), written into /home/pyodide; startup_cache.py is imported first, by
 // startup_cache.js right after Pyodide has booted.
 const PYTHON_MODULES = [
-  "playground.py", "playground_run.py", "playground_display.py", "teach.py", "memory_lab.py", "startup_cache.py",
+  "playground.py", "playground_run.py", "playground_display.py", "teach.py", "memory_lab.py", "vision_panel.py",
+  "startup_cache.py",
 ];
 const STARTUP_CACHE_PY = PYTHON_MODULES.indexOf("startup_cache.py");
 const timings = {};

@@ -1,6 +1,6 @@
 // The playground page's entry module: starts the Pyodide worker (worker_client.js), makes window.playground of the
 // page's parts (status.js, code.js, run_controls.js, output_log.js), starts the panels registered with panels.js
-// (charts, memory lab, examples, classify, teach) and the tabs that show them (tabs.js).
+// (charts, memory lab, examples, classify, vision, teach) and the tabs that show them (tabs.js).
 //
 // window.playground (for the devtools console and the e2e tests; every call goes to the worker):
 //   ready                  Promise -> {backend: "webgpu"|"wasm"|"numpy", adapter: {vendor, architecture, device,
@@ -81,6 +81,7 @@ import "./memory_lab_panel.js";
 import "./examples_panel.js";
 import { showClassifierProgress } from "./classify_panel.js";
 import "./teach_panel.js";
+import "./vision_panel.js";
 import { createCode } from "./code.js";
 import { decodeImage } from "./images.js";
 import { createOutputLog } from "./output_log.js";
