@@ -43,7 +43,7 @@ def serious(page):
     ]
 
 
-PANELS = ["Examples", "Charts", "Memory lab", "Classify", "Teach"]
+PANELS = ["Examples", "Charts", "Memory lab", "Classify", "Vision", "Teach"]
 VIEWPORTS = [{"width": 1440, "height": 900}, {"width": 390, "height": 844}]
 
 

@@ -73,6 +73,8 @@
 //                          each also fires the DOM event "playground:" + name with the data as `detail`. They
 //                          arrive while the code still runs: pe.browser.training_progress() is a fit callback
 //                          posting "training" events {kind, epoch, epochs, batch, logs, memory} per epoch
+//                          and pe.browser.show_image(...) posts "image" {title, width, height, rgba, boxes, points,
+//                          lines}, drawn in the Output (static/playground/image_output.js)
 // Requests are answered one at a time in order (a memory() sent during a long run waits for it); stop() is not a
 // request: it reaches the running code at once.
 
@@ -83,6 +85,7 @@ import { showClassifierProgress } from "./classify_panel.js";
 import "./teach_panel.js";
 import "./vision_panel.js";
 import { createCode } from "./code.js";
+import { imageFigure } from "./image_output.js";
 import { decodeImage } from "./images.js";
 import { createOutputLog } from "./output_log.js";
 import { startPanels } from "./panels.js";
@@ -185,6 +188,7 @@ function onEvent(m) {
       posted.push({ name: m.name, data: m.data });
       if (posted.length > MAX_POSTED) posted.splice(0, posted.length - MAX_POSTED);
       if (m.name === "training") showTraining(m.data);
+      if (m.name === "image") output.figure(imageFigure(m.data));
       window.dispatchEvent(new CustomEvent("playground:" + m.name, { detail: m.data }));
       break;
     case "classifier-progress": showClassifierProgress(m); break;

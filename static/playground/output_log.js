@@ -1,11 +1,12 @@
 // The Output log of the playground page: what the code prints as it runs, then its last value or its error.
 //
-// createOutputLog(element) -> {clear(), print(chunks, dropped), value(node), error(error), note(text, kind)}
+// createOutputLog(element) -> {clear(), print(chunks, dropped), value(node), error(error), note(text, kind), figure(node)}
 //   print    [{stream: "stdout"|"stderr", text}] as the worker batches them; dropped: lines the worker left out
 //   value    a display tree from static/playground_display.py (describe): tensors as a table with their shape, dtype
 //            and statistics, strings and summaries as text, containers item by item; None shows nothing (as in a
 //            notebook: a last line print() returns it)
 //   error    {type, message, traceback, line} from static/playground_run.py: the traceback as text
+//   figure   a picture the code showed while it runs (pe.browser.show_image, image_output.js), after what it printed
 // Everything is built with textContent (no HTML from Python reaches the page). The log keeps its last MAX_CHARS
 // characters of printed text: a loop that prints forever cannot grow the page without bound.
 export function createOutputLog(element) {
@@ -201,5 +202,6 @@ export function createOutputLog(element) {
     note(text, kind = "") {
       append(el("div", `note ${kind}`.trim(), text));
     },
+    figure: append,
   };
 }
