@@ -9,8 +9,13 @@ In the playground's worker only (elsewhere they raise RuntimeError):
 - plot(y), plot(x, y), plot({"name": y, ...}), plot(x, {"name": y, ...}), with title= and x_label=: a line chart
   in the page's Charts panel (event "plot"). Values are lists, numpy arrays or 1-D tensors (a tensor is read back
   synchronously: pass `await t.data()` to keep the event loop free); NaN and infinities leave gaps.
-- show_image(image, boxes=, points=, lines=, title=): an image in the page's Output with boxes (labelled), points and
-  lines drawn over it (event "image"); pe.vision's results draw as they are (boxes with label and score, keypoints).
+- show_image(image, boxes=, points=, lines=, title=, key=): an image in the page's Output with boxes (labelled),
+  points and lines drawn over it (event "image"); pe.vision's results draw as they are (boxes with label and score,
+  keypoints); a later image with the same key replaces it (a live view).
+- await fetch_image(url): a photo (same-origin URL, such as "samples/astronaut.png") decoded by the browser, as an
+  int32 tensor [height, width, 3].
+- await camera_frame(): the webcam's current frame as an int32 tensor [height, width, 3] (the page opens the camera
+  at the first call and closes it when the run ends).
 """
 
 import numpy as np
@@ -177,8 +182,8 @@ def _points(points):
     return flat
 
 
-def image_message(image, boxes=(), points=(), lines=(), title="Image"):
-    """What show_image() posts: {"title", "width", "height", "rgba": bytes, "boxes", "points", "lines"}."""
+def image_message(image, boxes=(), points=(), lines=(), title="Image", key=None):
+    """What show_image() posts: {"title", "key", "width", "height", "rgba": bytes, "boxes", "points", "lines"}."""
     if hasattr(image, "numpy") and hasattr(image, "shape"):  # a Tensor
         image = image.numpy()
     array = np.asarray(image)
@@ -200,6 +205,7 @@ def image_message(image, boxes=(), points=(), lines=(), title="Image"):
         pixels = np.concatenate([pixels, np.full((height, width, 1), 255, np.uint8)], axis=-1)
     return {
         "title": str(title),
+        "key": None if key is None else str(key),
         "width": int(width),
         "height": int(height),
         "rgba": pixels.tobytes(),
@@ -209,9 +215,48 @@ def image_message(image, boxes=(), points=(), lines=(), title="Image"):
     }
 
 
-def show_image(image, boxes=(), points=(), lines=(), title="Image"):
+def show_image(image, boxes=(), points=(), lines=(), title="Image", key=None):
     """Show `image` (a tensor or numpy array [height, width, channels] of 0..255, or floats in 0..1) in the page's
     Output, with boxes (labelled), points and lines drawn over it in its pixel coordinates; pe.vision's results can
-    be passed as they are: boxes=objects (or faces), points=poses (their keypoints). A tensor is read back
-    synchronously. Only in the playground's worker."""
-    post("image", image_message(image, boxes, points, lines, title=title))
+    be passed as they are: boxes=objects (or faces), points=poses (their keypoints). An image with the `key` of one
+    shown before in the same run takes its place. A tensor is read back synchronously (on webgpu, pass
+    `await t.data()` reshaped instead). Only in the playground's worker."""
+    post("image", image_message(image, boxes, points, lines, title=title, key=key))
+
+
+async def fetch_image(url):
+    """The image at `url` (the page's own files, such as "samples/astronaut.png", or a data: URL), decoded by the
+    browser, as an int32 tensor [height, width, 3] of 0..255. Only in the playground's worker."""
+    try:
+        import js
+        from pyodide.ffi import JsException
+    except ImportError:
+        raise RuntimeError("pe.browser.fetch_image works in the playground page only") from None
+    try:
+        response = await js.fetch(str(url))
+        if not response.ok:
+            raise RuntimeError(f"fetch_image: {url}: HTTP {response.status}; check the address")
+        bitmap = await js.createImageBitmap(await response.blob())
+    except JsException as e:
+        raise RuntimeError(f"fetch_image: {url} is not an image the browser can decode ({e.message})") from None
+    context = js.OffscreenCanvas.new(bitmap.width, bitmap.height).getContext("2d")
+    context.drawImage(bitmap, 0, 0)
+    pixels = context.getImageData(0, 0, bitmap.width, bitmap.height).data
+    bitmap.close()
+    return from_pixels(pixels, int(bitmap.height), int(bitmap.width))
+
+
+async def camera_frame(max_side=640):
+    """The webcam's current frame as an int32 tensor [height, width, 3], shrunk until its long side is at most
+    `max_side`. The page opens the camera at the first call (the browser asks the user once) and closes it when the
+    run ends. Only in the playground's worker."""
+    try:
+        import js
+        from pyodide.ffi import JsException, to_js
+    except ImportError:
+        raise RuntimeError("pe.browser.camera_frame works in the playground page only (no camera here)") from None
+    try:
+        frame = await js.peAsk("camera-frame", to_js({"max_side": int(max_side)}, dict_converter=js.Object.fromEntries))
+    except JsException as e:
+        raise RuntimeError(f"camera_frame: {e.message}") from None
+    return from_pixels(frame.pixels, int(frame.height), int(frame.width))

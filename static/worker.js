@@ -37,6 +37,8 @@
 //                   {event: "device-lost", reason} GPUDevice.lost resolved
 //                   {event: "classifier-progress", loaded, total}  model weights downloading
 //                   {event: "python", name, data}  pe.browser.post(name, data) from Python
+//                   {event: "ask", ask, name, data}  a question from Python (self.peAsk below); the page answers
+//                                                  {op: "answer", ask, ok, value | error}
 // Requests run one at a time in arrival order: a run that awaits (readback) finishes before the
 // next request starts, so the page never sees a half-run program.
 "use strict";
@@ -414,8 +416,28 @@ async function drain() {
   lastBusy = performance.now();
 }
 
+// Python's questions to the page (pe.browser.camera_frame asks for the webcam's frame): peAsk(name, data) posts
+// {event: "ask", ask, name, data}; the page's {op: "answer", ask, ok, value | error} is taken at once, not queued
+// behind the run that waits for it.
+const asks = new Map();
+let nextAsk = 1;
+self.peAsk = (name, data) => new Promise((resolve, reject) => {
+  const ask = nextAsk++;
+  asks.set(ask, { resolve, reject });
+  post({ event: "ask", ask, name, data });
+});
+
+function answered({ ask, ok, value, error }) {
+  const waiting = asks.get(ask);
+  asks.delete(ask);
+  if (ok) waiting?.resolve(value);
+  else waiting?.reject(new Error(error));
+}
+
 self.onmessage = ({ data: message }) => {
-  if (message.op === "interrupt") {
+  if (message.op === "answer") {
+    answered(message);
+  } else if (message.op === "interrupt") {
     interruptBuffer = message.buffer;
     if (runner) setInterruptBuffer(interruptBuffer);
   } else if (message.op === "stop") {

@@ -1,6 +1,7 @@
 """pe.browser.show_image's message (what the page draws in the Output): the image as RGBA bytes from any layout and
 dtype, boxes, points and lines in the accepted forms, and the errors."""
 
+import asyncio
 from types import SimpleNamespace
 
 import numpy as np
@@ -18,7 +19,7 @@ def test_an_rgb_tensor_becomes_opaque_rgba_bytes(each_backend):
     assert (message["title"], message["width"], message["height"]) == ("tiny", 3, 2)
     rgba = np.frombuffer(message["rgba"], np.uint8).reshape(2, 3, 4)
     assert rgba[..., :3].tolist() == pixels.tolist() and (rgba[..., 3] == 255).all()
-    assert message["boxes"] == message["points"] == message["lines"] == []
+    assert message["boxes"] == message["points"] == message["lines"] == [] and message["key"] is None
 
 
 def test_grey_and_unit_floats_are_scaled_and_clipped():
@@ -65,6 +66,10 @@ def test_errors_say_what_was_wrong():
         pe.browser.image_message(image, points=[object()])
 
 
-def test_show_image_needs_the_page():
+def test_show_image_fetch_image_and_camera_frame_need_the_page():
     with pytest.raises(RuntimeError, match="works in the playground page only"):
         pe.browser.show_image(np.zeros((2, 2, 3)))
+    with pytest.raises(RuntimeError, match="fetch_image works in the playground page only"):
+        asyncio.run(pe.browser.fetch_image("samples/astronaut.png"))
+    with pytest.raises(RuntimeError, match="camera_frame works in the playground page only"):
+        asyncio.run(pe.browser.camera_frame())

@@ -85,6 +85,7 @@ import { showClassifierProgress } from "./classify_panel.js";
 import "./teach_panel.js";
 import "./vision_panel.js";
 import { createCode } from "./code.js";
+import { createAsks } from "./page_asks.js";
 import { imageFigure } from "./image_output.js";
 import { decodeImage } from "./images.js";
 import { createOutputLog } from "./output_log.js";
@@ -107,6 +108,7 @@ let restartedAt = null; // when Restart was pressed, while the new runtime boots
 
 const client = createWorkerClient({ onEvent, onBootError: (reason) => { if (playground.state === "starting") bootFailed(reason); } });
 const request = client.request;
+const onAsk = createAsks(client);
 
 const playground = {
   ready: null,
@@ -192,6 +194,7 @@ function onEvent(m) {
       window.dispatchEvent(new CustomEvent("playground:" + m.name, { detail: m.data }));
       break;
     case "classifier-progress": showClassifierProgress(m); break;
+    case "ask": onAsk(m); break;
     case "device-lost":
       playground.onDeviceLost = m.reason;
       showDeviceLost(m.reason);

@@ -6,7 +6,8 @@
 //            and statistics, strings and summaries as text, containers item by item; None shows nothing (as in a
 //            notebook: a last line print() returns it)
 //   error    {type, message, traceback, line} from static/playground_run.py: the traceback as text
-//   figure   a picture the code showed while it runs (pe.browser.show_image, image_output.js), after what it printed
+//   figure   a picture the code showed while it runs (pe.browser.show_image, image_output.js), after what it printed;
+//            one with the data-key of a figure shown before takes that one's place
 // Everything is built with textContent (no HTML from Python reaches the page). The log keeps its last MAX_CHARS
 // characters of printed text: a loop that prints forever cannot grow the page without bound.
 export function createOutputLog(element) {
@@ -202,6 +203,11 @@ export function createOutputLog(element) {
     note(text, kind = "") {
       append(el("div", `note ${kind}`.trim(), text));
     },
-    figure: append,
+    figure(node) {
+      const shown = node.dataset.key === undefined ? null
+        : [...element.querySelectorAll("figure[data-key]")].find((f) => f.dataset.key === node.dataset.key);
+      if (shown) shown.replaceWith(node);
+      else append(node);
+    },
   };
 }

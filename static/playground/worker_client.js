@@ -51,6 +51,11 @@ export function createWorkerClient({ onEvent, onBootError }) {
     return interruptBuffer !== null;
   }
 
+  // Answers a question Python asked the page (the worker's peAsk), at once, even while a run waits for it.
+  function answer(ask, outcome, transfer = []) {
+    worker.postMessage({ op: "answer", ask, ...outcome }, transfer);
+  }
+
   // Ends the worker; every pending request rejects.
   function terminate() {
     worker.terminate();
@@ -58,5 +63,5 @@ export function createWorkerClient({ onEvent, onBootError }) {
     waiting.clear();
   }
 
-  return { request, start, stop, terminate };
+  return { request, answer, start, stop, terminate };
 }
