@@ -51,26 +51,13 @@ class Tensor:
         """activation(conv2d(x, filter) + bias) in one kernel; filter [h, w, in, out], bias [out] or None."""
     def fused_depthwise_conv2d(self, filter, bias=None, activation="linear", strides=1, padding="valid", dilations=1):
         """activation(depthwise_conv2d(x, filter) + bias) in one kernel; filter [h, w, in, multiplier], bias [in * multiplier]."""
-    def non_max_suppression(self, scores, max_output_size, iou_threshold=0.5, score_threshold=...):
-        """The indices (int32, best first) of at most max_output_size boxes, chosen greedily by score, each overlapping
-        every box chosen before it by an IoU below iou_threshold; boxes scoring score_threshold or less are never chosen.
-
-        boxes: [num_boxes, 4] as [y1, x1, y2, x2], either corner first; scores: [num_boxes]. As TF.js's
-        tf.image.nonMaxSuppression (TensorFlow's NonMaxSuppressionV3), result for result. The result's length depends on
-        the values, so a GPU backend reads boxes and scores back and selects on the host (two readbacks), as TF.js does."""
-    def non_max_suppression_padded(
-        self, scores, max_output_size, iou_threshold=0.5, score_threshold=..., pad_to_max_output_size=False
-    ):
-        """(selected_indices, valid_outputs): non_max_suppression's indices, padded with 0 to min(max_output_size,
-        num_boxes) entries when pad_to_max_output_size, and how many of them were selected (an int32 scalar). As TF.js's
-        tf.image.nonMaxSuppressionPadded (TensorFlow's NonMaxSuppressionV4); on the host after a readback on a GPU."""
-    def non_max_suppression_with_score(
-        self, scores, max_output_size, iou_threshold=0.5, score_threshold=..., soft_nms_sigma=0.0
-    ):
-        """(selected_indices, selected_scores): with soft_nms_sigma > 0 (at most 1) this is soft-NMS, where an overlap
-        below iou_threshold scales a box's score by exp(-0.5 * iou^2 / soft_nms_sigma) instead of ruling it out, and the
-        box waits its turn with that score; selected_scores are the scores the boxes were selected with. As TF.js's
-        tf.image.nonMaxSuppressionWithScore (TensorFlow's NonMaxSuppressionV5); on the host after a readback on a GPU."""
+    def crop_and_resize(self, boxes, box_ind, crop_size, method="bilinear", extrapolation_value=0.0):
+        """[num_boxes, crop_height, crop_width, C] float32: each box [y1, x1, y2, x2] (0..1 spans the image; y1 > y2
+        flips it) of image[box_ind] [N, H, W, C] sampled at crop_size = (crop_height, crop_width) points, bilinearly or
+        at the nearest pixel, as TF.js's tf.image.cropAndResize (TensorFlow's CropAndResize). Points outside the image
+        get extrapolation_value; a box_ind outside 0..N-1 gives zeros. Not differentiable (as in TF.js). Positions are
+        float64 on numpy (as TF.js's CPU backend) and float32 on a GPU (as TF.js's GPU backends), where a nearest pick
+        exactly halfway between two pixels may go the other way."""
     def resize_bilinear(self, size, align_corners=False, half_pixel_centers=False):
         """images [N, H, W, C] (or [H, W, C]) resized to size=(new_height, new_width) by bilinear interpolation.
 
@@ -78,36 +65,80 @@ class Tensor:
         at pixel centres (what tf.image.resize does). The result is float32."""
     def resize_nearest(self, size, align_corners=False, half_pixel_centers=False):
         """images resized to size=(new_height, new_width), each output pixel copying its nearest source pixel."""
+    def transform(self, transforms, interpolation="nearest", fill_mode="constant", fill_value=0, output_shape=None):
+        """Projective transforms of images [N, H, W, C], as TF.js's tf.image.transform (TensorFlow's
+        ImageProjectiveTransformV3): output pixel (x, y) of image b reads the input at ((a0 x + a1 y + a2) / k,
+        (a3 x + a4 y + a5) / k), k = a6 x + a7 y + 1, where transforms [N, 8] (or [1, 8] for all) holds a0..a7.
+
+        interpolation "nearest" or "bilinear"; fill_mode "constant" (fill_value), "reflect", "wrap" or "nearest" for
+        points outside; output_shape (height, width), default the input's. The result has the image's dtype (an int32
+        image's bilinear values are truncated). TF.js's CPU backend transforms only the first image (a bug not
+        followed). Not differentiable. Positions are float64 on numpy, float32 on a GPU (as TF.js's GPU backends)."""
     def argwhere(self):
         """The coordinates (int32, shape [n, rank], in row-major order) of the n true elements of `condition` (bool; a
         number counts as true when nonzero), as TensorFlow's Where with one argument (TF.js's whereAsync).
 
         The result's length depends on the values: a GPU backend reads `condition` back and finds them on the host (one
         readback), as TF.js does."""
+    def setdiff1d(self, y):
+        """(out, indices): the values of x (1-D) that are not in y (1-D), in x's order, and their positions in x
+        (int32), as TF.js's setdiff1dAsync (TensorFlow's ListDiff). On a GPU backend both are read back."""
+    def unique(self, axis=0):
+        """(values, indices): the distinct slices of x along `axis` in order of first appearance, and for each slice of
+        x its position in values (int32), as TF.js's unique (TensorFlow's Unique / UniqueV2). NaNs count as one value,
+        and so do 0 and -0. On a GPU backend x is read back and compared on the host (one readback)."""
     def matmul(self, b, transpose_a=False, transpose_b=False):
         """a @ b over the last two axes; leading (batch) axes broadcast. Both need rank >= 2."""
+    def matrix_band_part(self, num_lower, num_upper):
+        """x with the entries of its last two axes outside a band set to 0: those more than num_lower below the diagonal
+        or num_upper above it (a negative number keeps that whole triangle), as TF.js's linalg.bandPart."""
     def abs(self):
         """|x|"""
+    def acos(self):
+        """arccosine; NaN outside [-1, 1]"""
+    def acosh(self):
+        """inverse hyperbolic cosine; NaN below 1"""
     def add(self, b):
         """a + b"""
+    def asin(self):
+        """arcsine; NaN outside [-1, 1]"""
+    def asinh(self):
+        """inverse hyperbolic sine"""
+    def atan(self):
+        """arctangent"""
+    def atan2(self, b):
+        """the angle of the point (b, a), in [-pi, pi], as numpy's arctan2(a, b)"""
+    def atanh(self):
+        """inverse hyperbolic tangent; +-inf at +-1, NaN outside [-1, 1]"""
+    def bitwise_and(self, b):
+        """a & b, bit by bit, on int32"""
     def cast(self, dtype):
         """x as `dtype` (float -> int32 truncates toward zero; nonzero -> True); a view when x has that dtype."""
     def ceil(self): ...
     def clip_by_value(self, clip_value_min, clip_value_max): ...
     def cos(self): ...
+    def cosh(self): ...
     def div(self, b):
         """a / b; integers are divided as floats, as Python's /"""
+    def div_no_nan(self, b):
+        """a / b, but 0 where b is 0 (whatever a is); integers are divided as floats"""
     def elu(self):
         """x if x > 0 else exp(x) - 1"""
     def equal(self, b): ...
     def erf(self):
         """the error function, 2 / sqrt(pi) * integral of exp(-t^2) from 0 to x"""
     def exp(self): ...
+    def expm1(self):
+        """exp(x) - 1, accurate for small x"""
     def floor(self): ...
     def floor_div(self, b):
         """a // b"""
     def greater(self, b): ...
     def greater_equal(self, b): ...
+    def is_finite(self):
+        """True where x is neither NaN nor infinite"""
+    def is_inf(self):
+        """True where x is +inf or -inf"""
     def is_nan(self): ...
     def leaky_relu(self, alpha=0.2): ...
     def less(self, b): ...
@@ -129,6 +160,8 @@ class Tensor:
     def not_equal(self, b): ...
     def pow(self, b):
         """a ** b"""
+    def prelu(self, b):
+        """x where x >= 0, else alpha * x (alpha broadcasts against x); as TF.js's prelu(x, alpha)"""
     def reciprocal(self):
         """1 / x"""
     def relu(self):
@@ -139,10 +172,13 @@ class Tensor:
         """round half to even, as TensorFlow"""
     def rsqrt(self):
         """1 / sqrt(x)"""
+    def selu(self):
+        """scale * x if x > 0 else scale * alpha * (exp(x) - 1), TF.js's constants"""
     def sigmoid(self): ...
     def sign(self):
         """-1, 0 or 1 by the sign of x"""
     def sin(self): ...
+    def sinh(self): ...
     def softplus(self):
         """log(1 + exp(x))"""
     def sqrt(self): ...
@@ -152,6 +188,7 @@ class Tensor:
         """(a - b) ** 2"""
     def sub(self, b):
         """a - b"""
+    def tan(self): ...
     def tanh(self): ...
     def avg_pool(self, filter_size, strides, padding="valid"):
         """Mean over each window; with padding, each window is divided by its real (unpadded) pixel count."""
@@ -159,12 +196,19 @@ class Tensor:
         """(x - mean) / sqrt(variance + epsilon) * scale + offset, with moving statistics (inference).
 
         The parameters have rank 1 (one value per entry of x's last axis) or x's rank, and broadcast to x."""
+    def conv1d(self, filter, stride=1, padding="valid", data_format="NWC", dilation=1):
+        """1-D convolution of x [N, W, C] (or [W, C]) with filter [w, C, out], as TF.js's conv1d: conv2d over a height of
+        1. padding: "same", "valid", an int, or [left, right]; data_format: "NWC" only (as TF.js)."""
     def conv2d(self, filter, strides=1, padding="valid", dilations=1):
         """2-D convolution (cross-correlation) of x [N, H, W, C] (or one image [H, W, C]) with filter [h, w, C, out].
 
         padding: "same", "valid", an int, or [[top, bottom], [left, right]]; strides, dilations: int or pair."""
     def depthwise_conv2d(self, filter, strides=1, padding="valid", dilations=1):
         """Each input channel c convolved with its own filters [h, w, C, multiplier]: output channel c * multiplier + m."""
+    def dilation2d(self, filter, strides=1, padding="valid", dilations=1, data_format="NHWC"):
+        """Grayscale morphological dilation, as TF.js's dilation2d: out = max over the window of x + filter, x [N, H, W,
+        C] (or [H, W, C]), filter [h, w, C]; padding "same" or "valid" never wins. Written as a strided slice per tap and
+        a max, so its gradient comes with it."""
     def dropout(self, rate, noise_shape=None, seed=None):
         """Zero each element with probability `rate` and scale the rest by 1 / (1 - rate) (inverted dropout).
 
@@ -175,31 +219,55 @@ class Tensor:
         """(x - mean) / sqrt(variance + epsilon) * gamma + beta, with mean and variance over `axis` (int or list).
 
         gamma and beta have the normalised axes' shape (e.g. (C,) for axis=-1) or broadcast to x."""
+    def local_response_normalization(self, depth_radius=5, bias=1.0, alpha=1.0, beta=0.5):
+        """x / (bias + alpha * s) ** beta, s the sum of squares over the channels within depth_radius of each channel (the
+        last axis), as TF.js's localResponseNormalization (TensorFlow's LRN). The window sum is one matmul with a band of
+        ones."""
     def max_pool(self, filter_size, strides, padding="valid"):
         """Maximum over each window; padding never wins."""
+    def max_pool_with_argmax(self, filter_size, strides, padding="valid", include_batch_in_index=False):
+        """(result, indexes): max_pool's result and, for each, the flat index of the element it took (the first of
+        equals, in window order), ((b * H + y) * W + x) * C + c with include_batch_in_index, else (y * W + x) * C + c,
+        as TF.js's maxPoolWithArgmax. x [N, H, W, C]; padding "same" or "valid"."""
     def all(self, axis=None, keepdims=False): ...
     def any(self, axis=None, keepdims=False): ...
     def argmax(self, axis=0):
         """Index of the extreme value along `axis` (the first one on ties); axis=None: into the flattened x."""
     def argmin(self, axis=0):
         """Index of the extreme value along `axis` (the first one on ties); axis=None: into the flattened x."""
+    def cumprod(self, axis=0, exclusive=False, reverse=False):
+        """Running products along `axis` (exclusive starts from 1), as TF.js's cumprod."""
     def cumsum(self, axis=0, exclusive=False, reverse=False):
         """Running sums along `axis`; exclusive leaves out the element itself, reverse runs from the end."""
+    def euclidean_norm(self, axis=None, keepdims=False):
+        """sqrt(sum(x^2)) over the axes (default all), as TF.js's euclideanNorm (TensorFlow's EuclideanNorm)."""
     def log_softmax(self, axis=-1):
         """x - logsumexp(x) along `axis`."""
     def logsumexp(self, axis=None, keepdims=False):
         """log(sum(exp(x))) over the axes, without overflow; -inf over an empty axis."""
+    def lower_bound(self, values):
+        """search_sorted(..., "left"): the first position where each value could go, as TF.js's lowerBound."""
     def max(self, axis=None, keepdims=False): ...
     def mean(self, axis=None, keepdims=False): ...
     def min(self, axis=None, keepdims=False): ...
     def moments(self, axis=None, keepdims=False):
         """(mean, variance) over the axes."""
+    def multinomial(self, num_samples, seed=None, normalized=False):
+        """num_samples class indices (int32) drawn for each row of logits [batch, classes] (or [classes]), each class
+        with probability softmax(logits) (or logits itself, when normalized holds probabilities), as TF.js's multinomial.
+        Drawn from the engine's generator (pe.set_seed, or seed), so the draws are not TF.js's."""
     def prod(self, axis=None, keepdims=False): ...
+    def search_sorted(self, values, side="left"):
+        """For each of values' last-axis entries, how many entries of sorted_sequence's last axis come before it (int32):
+        those < value (side "left") or <= value ("right"), as TF.js's searchSorted. The leading axes of the two match
+        (each row searches its own sequence); a 1-D sequence serves every row."""
     def softmax(self, axis=-1):
         """exp(x) / sum(exp(x)) along `axis`, without overflow."""
     def sum(self, axis=None, keepdims=False): ...
     def top_k(self, k=1, sorted=True):
         """(values, indices) of the k largest entries along the last axis, largest first; ties: lower index first."""
+    def upper_bound(self, values):
+        """search_sorted(..., "right"): the last position where each value could go, as TF.js's upperBound."""
     def crf_decode(self, transitions, lengths=None, validate=True):
         """Viterbi decoding: (tags [B, T] int32, best_scores [B] float32), the highest-scoring tag sequence of each
         sequence and its score; tags past each length are 0 (and a length of 0 scores 0). Ties go to the lower tag.
@@ -221,8 +289,21 @@ class Tensor:
         `mask` (bool, int32 or float32) broadcasts against `logits` by NumPy's rules: the logits' shape, or that
         shape without leading axes, or with 1s where it repeats. A [B, T] padding mask of [B, H, T, T] attention
         scores is reshaped to [B, 1, 1, T] first (pe.reshape or pe.expand_dims twice)."""
+    def batch_to_space_nd(self, block_shape, crops):
+        """TF.js's batchToSpaceND, space_to_batch_nd's inverse: [B * prod(block), *spatial, *rest] -> [B, *(spatial *
+        block, cropped), *rest]."""
+    def bincount(self, weights, size):
+        """How often each value 0..size-1 occurs in x (int32, 1-D), or the sum of the weights (x's shape) at those
+        positions, as TF.js's bincount; weights None or empty counts (int32 for None, else in weights' dtype). Values
+        >= size are left out; so are negative ones (TF.js raises)."""
     def broadcast_to(self, shape):
         """x repeated along new leading axes and size-1 axes to fill `shape` (NumPy rules)."""
+    def dense_bincount(self, weights, size, binary_output=False):
+        """bincount for a 1-D x, or for each row of a 2-D x (result [rows, size]), as TF.js's denseBincount;
+        binary_output gives 1 where a value occurs, whatever the weights."""
+    def depth_to_space(self, block_size, data_format="NHWC"):
+        """TF.js's depthToSpace: each pixel's channels become a block_size x block_size patch of pixels (channels in
+        depth-column-row order, as TensorFlow's DCR): [N, H, W, C] -> [N, H * b, W * b, C / b^2] (or NCHW)."""
     def expand_dims(self, axis=0): ...
     def flatten(self): ...
     def gather(self, indices, axis=0, batch_dims=0):
@@ -233,20 +314,40 @@ class Tensor:
         """Slices of x picked by index tuples, as TensorFlow's GatherNd: indices (int32) has shape batch + (k,) with
         k <= x's rank, each row an index into x's first k axes; the result has shape batch + x.shape[k:].
         An index out of range is an IndexError on numpy (a GPU writes 0 there, as TensorFlow does on GPUs)."""
+    def mirror_pad(self, paddings, mode):
+        """x padded with its own mirror image, as TF.js's mirrorPad: mode "reflect" leaves the edge out (abc -> cbabcba,
+        at most size - 1 a side), "symmetric" repeats it (abc -> babccb, at most size a side). One gather per padded
+        axis."""
     def pad(self, paddings, constant_value=0):
         """x with `constant_value` added around it: paddings is one [before, after] pair per axis."""
     def reshape(self, shape):
         """The same values in a new shape; one dimension may be -1 (inferred). Shares x's data."""
     def reverse(self, axis=None):
         """x with the order of elements reversed along `axis` (an int or a list; default all axes)."""
+    def scatter_nd(self, updates, shape):
+        """A tensor of `shape`, zero but for `updates` added at `indices`, as TF.js's scatterND: indices (int32) has
+        shape batch + (k,), updates batch + shape[k:]; repeated indices add up; an index out of range is dropped (as
+        TensorFlow on GPUs)."""
     def slice(self, begin, size=None):
         """The block of x that starts at `begin` with `size` elements per axis (-1: to the end). Ints, or lists
         shorter than x's rank, cover the leading axes; the other axes are taken whole."""
+    def space_to_batch_nd(self, block_shape, paddings):
+        """TF.js's spaceToBatchND: the M spatial axes after the batch axis, padded, are cut into blocks of block_shape
+        whose offsets move into the batch axis (offset-major): [B, *spatial, *rest] -> [B * prod(block), *(spatial
+        padded / block), *rest]."""
+    def sparse_to_dense(self, sparse_values, output_shape, default_value=0):
+        """A tensor of output_shape filled with default_value but for sparse_values at sparse_indices, as TF.js's
+        sparseToDense: indices int32 [n, k] (or [n] for k = 1, or a scalar), values [n] or one value for all; each index
+        at most once."""
     def split(self, num_or_size_splits, axis=0):
         """x cut along axis into a list of tensors: `num_or_size_splits` equal parts (an int that divides the axis
         size) or parts of the given sizes, one of which may be -1 (the rest)."""
     def squeeze(self, axis=None):
         """Drop size-1 dimensions (all of them, or those in `axis`)."""
+    def tensor_scatter_update(self, indices, updates):
+        """`tensor` with the slices at `indices` replaced by `updates`, as TF.js's tensorScatterUpdate (shapes as in
+        scatter_nd, with tensor's shape). An index given twice gets the sum of its updates (TensorFlow leaves the order
+        open; TF.js's CPU keeps the last)."""
     def tile(self, reps):
         """x repeated reps[i] times along each axis i."""
     def transpose(self, perm=None):

@@ -1,6 +1,7 @@
 """The graph models' test inputs (a real photo, sized and typed for each model) and TF.js's outputs on them
 (tests/tfjs/run_graph_models.mjs), shared by the graph-model tests through the session fixture in conftest.py."""
 
+import base64
 import json
 from pathlib import Path
 
@@ -22,7 +23,7 @@ def model_input(shape, dtype):
     """The photo as a model's input: resized to its height and width, one channel (gray) or three, float32 in
     [0, 1] or int32 in [0, 255]; a batch of one where the batch size is free."""
     shape = [1 if d == -1 else d for d in shape]
-    with pe.on_backend("numpy"):
+    with pe.on_backend("numpy"), pe.scope():
         image = pe.resize_bilinear(pe.tensor(photo()[None]), shape[1:3]).numpy()
     if shape[3] == 1:
         image = image.mean(axis=3, keepdims=True)
@@ -73,3 +74,37 @@ def tfjs_reference(models_dir, names, out):
         ]
         result[name] = {"inputs": inputs[name], "outputs": outputs}
     return result
+
+
+# ---- graphs written here: AttrValues, and a model.json of nodes with its one shard of Const weights -------------
+
+TF_DTYPES = {"float32": "DT_FLOAT", "int32": "DT_INT32", "bool": "DT_BOOL"}
+
+
+def attr(value):
+    """A Python value as TensorFlow's AttrValue JSON (a str: a string attr; "DT_...": a type)."""
+    if isinstance(value, bool):
+        return {"b": value}
+    if isinstance(value, int):
+        return {"i": str(value)}
+    if isinstance(value, float):
+        return {"f": value}
+    if isinstance(value, str):
+        return {"type": value} if value.startswith("DT_") else {"s": base64.b64encode(value.encode()).decode()}
+    if all(isinstance(v, str) for v in value):
+        return {"list": {"s": [base64.b64encode(v.encode()).decode() for v in value]}}
+    return {"list": {"i": [str(v) for v in value]}}
+
+
+def write_graph_model(folder, nodes, weights):
+    """folder/model.json (a GraphDef of `nodes`) and folder/weights.bin holding `weights` [(Const name, array)]."""
+    folder.mkdir(parents=True, exist_ok=True)
+    (folder / "weights.bin").write_bytes(b"".join(array.tobytes() for _, array in weights))
+    specs = [{"name": name, "shape": list(a.shape), "dtype": str(a.dtype)} for name, a in weights]
+    artifacts = {
+        "format": "graph-model",
+        "modelTopology": {"node": nodes, "library": {}, "versions": {"producer": 1}},
+        "weightsManifest": [{"paths": ["weights.bin"], "weights": specs}],
+    }
+    (folder / "model.json").write_text(json.dumps(artifacts))
+    return folder

@@ -4,7 +4,7 @@ import numpy as np
 import pytest
 
 import py_engine as pe
-from py_engine import DisposedTensorError
+from py_engine import DisposedTensorError, ShapeError
 from py_engine.engine import ENGINE
 from py_engine.kernel_registry import get_kernel
 from tests.gradcheck import check_gradients
@@ -198,3 +198,18 @@ def test_argwhere_and_where_with_the_condition_alone():
     assert pe.argwhere(pe.scalar(True)).shape == (1, 0) and pe.argwhere(np.zeros((0, 3), bool)).shape == (0, 2)
     with pytest.raises(TypeError, match=r"where: give both a and b \(pick from them\), or neither"):
         pe.where(x > 0, x)
+
+
+def test_unique_and_setdiff1d_errors_and_readbacks(gpu):
+    values, indices = pe.unique(pe.tensor([3, 1, 3, 2, 1]))
+    assert values.numpy().tolist() == [3, 1, 2] and indices.numpy().tolist() == [0, 1, 0, 2, 1]
+    before = pe.stats()["readbacks"]
+    out, positions = pe.setdiff1d(pe.tensor([1.0, 2.0, 3.0]), pe.tensor([2.0]))
+    assert pe.stats()["readbacks"] - before == 2  # x and y
+    assert out.numpy().tolist() == [1.0, 3.0] and positions.numpy().tolist() == [0, 2]
+    with pytest.raises(ShapeError, match="unique: x must have rank >= 1, got a scalar"):
+        pe.unique(pe.scalar(1.0))
+    with pytest.raises(pe.DTypeError, match="setdiff1d: x and y must have one dtype, got float32 and int32"):
+        pe.setdiff1d([1.0], [1])
+    with pytest.raises(ShapeError, match=r"setdiff1d: x and y must be 1-D, got shapes \(1, 1\) and \(1,\)"):
+        pe.setdiff1d([[1]], [1])

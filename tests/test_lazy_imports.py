@@ -28,6 +28,8 @@ LAZY_NAMES = {
     "regularizers": "py_engine.train.regularizers",
     "ModelLoadError": "py_engine.io.errors",
     "load_layers_model": "py_engine.models.loading",
+    "load_graph_model": "py_engine.models.graph_model",
+    "GraphModel": "py_engine.models.graph_model",
     "save_layers_model": "py_engine.io.save",
     "Input": "py_engine.layers",
     "Model": "py_engine.models",
@@ -84,7 +86,9 @@ print(json.dumps(got))
     assert got == {name: [True, True, name not in NOT_EXPORTED] for name in LAZY_NAMES}
 
 
-@pytest.mark.parametrize("module", [*LAZY_PACKAGES, "py_engine.models.loading", "py_engine.io.save"])
+@pytest.mark.parametrize(
+    "module", [*LAZY_PACKAGES, "py_engine.models.loading", "py_engine.models.graph_model", "py_engine.io.save"]
+)
 def test_a_lazy_module_imports_as_a_programs_first_import(module):
     loaded = run_python(f"import json, sys\nimport {module}\nprint(json.dumps(sorted(sys.modules)))")
     assert module in loaded

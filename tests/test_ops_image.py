@@ -261,3 +261,39 @@ def test_data_dependent_ops_read_back_on_webgpu_and_run_in_warmup_and_not_in_cap
         pe.capture(lambda b, s: pe.non_max_suppression(b, s, 3))(boxes, scores)
     pe.dispose([boxes, scores, mask, indices, kept, coordinates])
     assert pe.memory().num_tensors == 0
+
+
+def test_crop_and_resize_hand_checked_and_errors():
+    image = pe.tensor(np.arange(9, dtype=np.float32).reshape(1, 3, 3, 1))
+    whole = pe.crop_and_resize(image, [[0.0, 0.0, 1.0, 1.0]], [0], (3, 3))
+    np.testing.assert_array_equal(whole.numpy().ravel(), np.arange(9))
+    flipped = pe.crop_and_resize(image, [[1.0, 0.0, 0.0, 1.0]], [0], (2, 2), "nearest")
+    np.testing.assert_array_equal(flipped.numpy().ravel(), [6, 8, 0, 2])
+    centre = pe.crop_and_resize(
+        image, [[0.25, 0.25, 0.75, 0.75], [0.0, 0.0, 3.0, 1.0]], [0, 0], (1, 1), "bilinear", 9.5
+    )
+    np.testing.assert_array_equal(centre.numpy().ravel(), [4.0, 9.5])  # the second box's centre row (3) is outside
+    with pytest.raises(ShapeError, match=r"crop_and_resize: box_ind must be int32 of shape \[num_boxes\] = \(1,\)"):
+        pe.crop_and_resize(image, [[0.0, 0.0, 1.0, 1.0]], [0, 0], (2, 2))
+    with pytest.raises(ShapeError, match=r"crop_and_resize: boxes must have shape \[num_boxes, 4\]"):
+        pe.crop_and_resize(image, [0.0, 0.0, 1.0, 1.0], [0], (2, 2))
+    with pytest.raises(ValueError, match="crop_and_resize: method must be 'bilinear' or 'nearest'"):
+        pe.crop_and_resize(image, [[0.0, 0.0, 1.0, 1.0]], [0], (2, 2), "bicubic")
+    with pytest.raises(ShapeError, match="crop_and_resize: image must have rank 4"):
+        pe.crop_and_resize(image[0], [[0.0, 0.0, 1.0, 1.0]], [0], (2, 2))
+
+
+def test_transform_shifts_and_errors():
+    image = pe.tensor(np.arange(12, dtype=np.float32).reshape(1, 3, 4, 1))
+    shift = [[1, 0, 1, 0, 1, 0, 0, 0]]  # output (x, y) reads input (x + 1, y)
+    np.testing.assert_array_equal(
+        pe.transform(image, shift, fill_value=-1).numpy()[0, :, :, 0], [[1, 2, 3, -1], [5, 6, 7, -1], [9, 10, 11, -1]]
+    )
+    np.testing.assert_array_equal(pe.transform(image, shift, fill_mode="wrap").numpy()[0, 0, :, 0], [1, 2, 3, 0])
+    assert pe.transform(image, shift, "bilinear", output_shape=(2, 5)).shape == (1, 2, 5, 1)
+    with pytest.raises(ShapeError, match=r"transform: transforms must be \[1, 8\] or \[1, 8\], got \(1, 6\)"):
+        pe.transform(image, [[1, 0, 1, 0, 1, 0]])
+    with pytest.raises(ValueError, match="transform: fill_mode must be 'constant', 'reflect', 'wrap' or 'nearest'"):
+        pe.transform(image, shift, fill_mode="mirror")
+    with pytest.raises(ValueError, match="transform: interpolation must be 'nearest' or 'bilinear'"):
+        pe.transform(image, shift, "cubic")

@@ -157,3 +157,40 @@ def test_numpy_products_without_blas_are_matmuls(a_shape, b_shape, rng):
         got = numpy_matmul(a, rhs, blas=False)
         assert got.dtype == np.float32 and got.shape == want.shape
         np.testing.assert_allclose(got, want, rtol=1e-5, atol=1e-4)
+
+
+@pytest.mark.parametrize(
+    "equation, shapes",
+    [
+        ("ij,jk->ik", [(3, 4), (4, 5)]),
+        ("bij,bjk->bik", [(2, 3, 4), (2, 4, 5)]),
+        ("bij,bkj->bki", [(2, 3, 4), (2, 5, 4)]),
+        ("ij,ij->i", [(3, 4), (3, 4)]),
+        ("i,j->ij", [(3,), (4,)]),
+        ("ijk,kl->", [(2, 3, 4), (4, 2)]),
+        ("abc->cab", [(2, 3, 4)]),
+        ("abc->b", [(2, 3, 4)]),
+    ],
+)
+def test_einsum_matches_numpy(equation, shapes):
+    rng = np.random.default_rng(len(equation))
+    arrays = [rng.normal(size=s).astype(np.float32) for s in shapes]
+    got = pe.einsum(equation, *[pe.tensor(a) for a in arrays])
+    np.testing.assert_allclose(got.numpy(), np.einsum(equation, *arrays), rtol=1e-5, atol=1e-5)
+
+
+def test_einsum_errors_gradient_and_band_part():
+    a = pe.tensor(np.ones((2, 3), np.float32))
+    with pytest.raises(ValueError, match="einsum: the equation must name the output"):
+        pe.einsum("ij,jk", a, a)
+    with pytest.raises(ValueError, match=r"einsum: 'ii' in 'ii->i' must be distinct letters"):
+        pe.einsum("ii->i", a)
+    with pytest.raises(ShapeError, match="einsum: letter 'j' has sizes 3 and 2"):
+        pe.einsum("ij,jk->ik", a, a)
+    with pytest.raises(ValueError, match=r"names 3 operands, 3 given \(1 or 2 are supported\)"):
+        pe.einsum("i,i,i->i", a, a, a)
+    b = pe.tensor(np.arange(12, dtype=np.float32).reshape(3, 4))
+    check_gradients(lambda x: pe.einsum("ij,jk->ki", x, b), np.linspace(-1, 1, 6).reshape(2, 3))
+    banded = pe.matrix_band_part(pe.ones((3, 4)), 0, 1).numpy()
+    np.testing.assert_array_equal(banded, [[1, 1, 0, 0], [0, 1, 1, 0], [0, 0, 1, 1]])
+    check_gradients(lambda x: pe.matrix_band_part(x, 1, -1), np.linspace(-1, 1, 12).reshape(3, 4))

@@ -536,3 +536,46 @@ def test_comparisons_give_no_gradient():
     with pytest.raises(GradientError, match="cannot compute the gradient"):
         pe.grad(lambda x: pe.cast(pe.logical_and(x > 0, x < 1), "float32").sum())(x)
     close(pe.grad(lambda x: pe.where(x > 0, x, 0.0).sum())(x), MIXED > 0)  # only the selected branch counts
+
+
+def test_add_n_sums_a_list_and_frees_its_partial_sums():
+    a, b, c = pe.tensor([1.0, 2.0]), pe.tensor([10.0, 20.0]), pe.tensor([100.0, 200.0])
+    total = pe.add_n([a, b, c])
+    assert total.numpy().tolist() == [111.0, 222.0] and pe.memory().num_tensors == 4
+    assert pe.add_n([a]).numpy().tolist() == [1.0, 2.0]
+    assert pe.add_n([[1, 2], [3, 4]]).dtype == "int32"
+    with pytest.raises(
+        ValueError,
+        match=r"add_n: every tensor must have the shape and dtype of the first, float32 \(2,\); tensor 1 is float32 \(3,\)",
+    ):
+        pe.add_n([a, pe.tensor([1.0, 2.0, 3.0])])
+    with pytest.raises(TypeError, match="add_n: expected a non-empty list of tensors"):
+        pe.add_n(a)
+    check_gradients(lambda x: pe.add_n([x, x * 2.0, x]), np.linspace(-1, 1, 6).reshape(2, 3))
+
+
+def test_prelu_and_the_float_tests():
+    x = pe.tensor([[-2.0, 0.0, 3.0], [-1.0, -0.5, np.nan]])
+    want = np.array([[-0.2, 0, 3], [-0.1, -0.1, np.nan]], np.float32)
+    np.testing.assert_array_equal(pe.prelu(x, pe.tensor([0.1, 0.2, 0.3])).numpy(), want)
+    assert pe.prelu(pe.tensor([-4, 4]), 2).numpy().tolist() == [-8, 4]
+    edges = pe.tensor([np.inf, -np.inf, np.nan, 0.0])
+    assert pe.is_inf(edges).numpy().tolist() == [True, True, False, False]
+    assert pe.is_finite(edges).numpy().tolist() == [False, False, False, True]
+    assert pe.is_finite(pe.tensor([1, 2])).numpy().tolist() == [True, True]
+    assert pe.div_no_nan(pe.tensor([np.nan, 1.0, 3.0]), pe.tensor([0.0, 0.0, 2.0])).numpy().tolist() == [0, 0, 1.5]
+    assert pe.bitwise_and(pe.tensor([12, -1]), 10).numpy().tolist() == [8, 10]
+    with pytest.raises(DTypeError, match="bitwise_and: got float32 operands, expected int32"):
+        pe.bitwise_and(pe.tensor([1.0]), pe.tensor([1.0]))
+
+
+def test_gradients_of_the_inverse_and_hyperbolic_functions():
+    x = np.linspace(-0.9, 0.9, 12).reshape(3, 4)
+    for op in (pe.tan, pe.asin, pe.acos, pe.atan, pe.sinh, pe.cosh, pe.asinh, pe.atanh, pe.expm1, pe.selu):
+        check_gradients(op, x)
+    check_gradients(pe.acosh, x + 2.0)
+    check_gradients(lambda a: pe.prelu(a, pe.tensor([0.1, 0.2, 0.3, 0.4])), x)
+    check_gradients(lambda a: pe.prelu(pe.tensor(x), a), np.array([0.1, 0.2, 0.3, 0.4]))
+    check_gradients(lambda a: pe.atan2(a, pe.tensor(x[::-1] + 0.05)), x)
+    check_gradients(lambda b: pe.atan2(pe.tensor(x), b), x[::-1] + 0.05)
+    check_gradients(lambda a: pe.div_no_nan(a, pe.tensor([0.0, 1.0, -2.0, 0.5])), x)

@@ -524,3 +524,43 @@ def test_conv2d_filter_gradient_with_zero_input_channels():
     x, w = pe.zeros((1, 4, 4, 0)), pe.zeros((3, 3, 0, 2))
     gx, gw = pe.grads(lambda a, b: pe.conv2d(a, b, padding="same").sum())(x, w)
     assert gx.shape == (1, 4, 4, 0) and gw.shape == (3, 3, 0, 2)
+
+
+def test_local_response_normalization_against_its_formula():
+    x = np.random.default_rng(5).normal(size=(1, 2, 3, 7))
+    r, bias, alpha, beta = 2, 1.5, 0.3, 0.75
+    squares = np.stack([(x[..., max(0, c - r) : c + r + 1] ** 2).sum(-1) for c in range(7)], -1)
+    want = x / (bias + alpha * squares) ** beta
+    got = pe.local_response_normalization(pe.tensor(x), r, bias, alpha, beta)
+    np.testing.assert_allclose(got.numpy(), want, rtol=1e-5, atol=1e-6)
+    check_gradients(lambda t: pe.local_response_normalization(t, 1, 1.0, 0.5, 0.5), x[:, :1, :2, :4])
+    with pytest.raises(ShapeError, match="local_response_normalization: x must have rank 4"):
+        pe.local_response_normalization(pe.tensor(x[0]))
+
+
+def test_conv1d_is_conv2d_over_one_row():
+    rng = np.random.default_rng(8)
+    x, f = rng.normal(size=(2, 9, 3)), rng.normal(size=(3, 3, 4))
+    want = np.stack([np.einsum("bkc,kco->bo", x[:, i : i + 3], f) for i in range(7)], 1)
+    np.testing.assert_allclose(pe.conv1d(pe.tensor(x), pe.tensor(f)).numpy(), want, rtol=1e-5, atol=1e-5)
+    assert pe.conv1d(pe.tensor(x[0]), pe.tensor(f), 2, "same").shape == (5, 4)
+    check_gradients(lambda t: pe.conv1d(t, pe.tensor(f[:2]), 1, 1, dilation=2), x[:1, :5])
+    with pytest.raises(ShapeError, match="conv1d: filter must have rank 3"):
+        pe.conv1d(pe.tensor(x), pe.tensor(f[0]))
+
+
+def test_dilation2d_and_max_pool_with_argmax():
+    x = np.arange(16, dtype=np.float32).reshape(1, 4, 4, 1)
+    flat = np.zeros((2, 2, 1), np.float32)
+    np.testing.assert_array_equal(pe.dilation2d(pe.tensor(x), pe.tensor(flat)).numpy()[0, :, :, 0], x[0, 1:, 1:, 0])
+    result, indexes = pe.max_pool_with_argmax(pe.tensor(x), 2, 2)
+    assert result.numpy().ravel().tolist() == [5, 7, 13, 15] and indexes.numpy().ravel().tolist() == [5, 7, 13, 15]
+    rng = np.random.default_rng(9)
+    image, filt = pe.tensor(rng.normal(size=(3, 4, 2))), pe.tensor(rng.normal(size=(2, 3, 2)))
+    check_gradients(lambda t: pe.dilation2d(t, filt, 1, "same"), image.numpy())
+    check_gradients(lambda f: pe.dilation2d(image, f, 2, "same"), filt.numpy())
+    check_gradients(lambda t: pe.max_pool_with_argmax(t, 2, 1)[0], rng.normal(size=(1, 3, 3, 2)))
+    with pytest.raises(ShapeError, match=r"dilation2d: filter must be \[h, w, 1\] \(x's channels\), got \(2, 2, 2\)"):
+        pe.dilation2d(pe.tensor(x), pe.zeros((2, 2, 2)))
+    with pytest.raises(ValueError, match="dilation2d: data_format must be 'NHWC'"):
+        pe.dilation2d(pe.tensor(x), pe.tensor(flat), data_format="NCHW")

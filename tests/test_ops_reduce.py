@@ -406,3 +406,42 @@ def test_top_k_gradients():
     x = pe.tensor([[1.0, 4.0, 2.0], [3.0, -1.0, 0.5]])
     close(pe.grad(lambda x: pe.top_k(x, 2)[0].sum())(x), [[0, 1, 1], [1, 0, 1]])
     close(pe.grad(lambda x: pe.top_k(x, 0)[0].sum() + (x * 0).sum())(x), np.zeros((2, 3)))
+
+
+def test_euclidean_norm_and_search_sorted():
+    x = pe.tensor([[3.0, 4.0], [6.0, 8.0]])
+    assert pe.euclidean_norm(x).item() == pytest.approx(125**0.5)
+    assert pe.euclidean_norm(x, 1, keepdims=True).numpy().tolist() == [[5.0], [10.0]]
+    check_gradients(lambda t: pe.euclidean_norm(t, 0), X[0])
+    assert pe.lower_bound([1, 3, 3, 7], [0, 3, 4, 8]).numpy().tolist() == [0, 1, 3, 4]
+    assert pe.upper_bound([1, 3, 3, 7], [0, 3, 4, 8]).numpy().tolist() == [0, 3, 3, 4]
+    rows = pe.search_sorted([[1.0, 2.0], [5.0, 6.0]], [[1.5], [7.0]], "right")
+    assert rows.dtype == "int32" and rows.numpy().tolist() == [[1], [2]]
+    with pytest.raises(ShapeError, match=r"search_sorted: sorted_sequence \(2, 2\) and values \(3, 1\) must have"):
+        pe.search_sorted([[1.0, 2.0], [5.0, 6.0]], [[1.5], [7.0], [0.0]])
+    with pytest.raises(ValueError, match="search_sorted: side must be 'left' or 'right'"):
+        pe.search_sorted([1.0], [1.0], "middle")
+
+
+def test_cumprod():
+    x = pe.tensor([[1.0, 2.0, 3.0], [4.0, 0.5, 2.0]])
+    assert pe.cumprod(x, 1).numpy().tolist() == [[1, 2, 6], [4, 2, 4]]
+    assert pe.cumprod(x, 1, exclusive=True, reverse=True).numpy().tolist() == [[6, 3, 1], [1, 2, 1]]
+    assert pe.cumprod(pe.tensor([True, False]), 0).dtype == "int32"
+    for exclusive in (False, True):
+        for reverse in (False, True):
+            check_gradients(lambda t, e=exclusive, r=reverse: pe.cumprod(t, 1, e, r), X[0] + 3.0)
+
+
+def test_multinomial_draws_each_class_by_its_probability():
+    pe.set_seed(7)
+    logits = pe.tensor([[0.0, 0.0, np.log(2.0)], [-1e9, 0.0, -1e9]])
+    draws = pe.multinomial(logits, 40000)
+    assert draws.shape == (2, 40000) and draws.dtype == "int32"
+    counts = [np.bincount(row, minlength=3) / 40000 for row in draws.numpy()]
+    np.testing.assert_allclose(counts[0], [0.25, 0.25, 0.5], atol=0.01)
+    assert counts[1].tolist() == [0.0, 1.0, 0.0]  # the other classes have probability 0
+    picks = pe.multinomial([0.0, 1.0, 0.0], 5, seed=3, normalized=True)
+    assert picks.shape == (5,) and picks.numpy().tolist() == [1] * 5
+    with pytest.raises(ShapeError, match=r"multinomial: logits must be \[classes\] or \[batch, classes\]"):
+        pe.multinomial(pe.zeros((2, 2, 2)), 3)

@@ -482,3 +482,74 @@ def test_unsorted_segment_sum_gradient():
     ids = pe.tensor([[2, -1], [0, 2], [5, 1]], "int32")
     check_gradients(lambda x: pe.unsorted_segment_sum(x, ids, 3), X[0].reshape(3, 2, 2))
     check_gradients(lambda x: pe.unsorted_segment_sum(x, pe.tensor([0, 0], "int32"), 0), X[0, :2])
+
+
+# ---- composites (tests/test_tfjs_graph_ops.py checks their values against TF.js's) --------------------------------
+
+
+def test_space_batch_depth_round_trips_and_nchw():
+    x = pe.tensor(np.arange(2 * 4 * 6 * 8, dtype=np.float32).reshape(2, 4, 6, 8))
+    moved = pe.space_to_batch_nd(x, [2, 3], [[0, 0], [0, 0]])
+    assert moved.shape == (12, 2, 2, 8)
+    _same(pe.batch_to_space_nd(moved, [2, 3], [[0, 0], [0, 0]]), x.numpy())
+    nchw = pe.depth_to_space(pe.transpose(x, (0, 3, 1, 2)), 2, "NCHW")
+    _same(pe.transpose(nchw, (0, 2, 3, 1)), pe.depth_to_space(x, 2).numpy())
+    with pytest.raises(ShapeError, match=r"space_to_batch_nd: the padded spatial shape \[5, 6\] is not divisible"):
+        pe.space_to_batch_nd(x, [2, 3], [[1, 0], [0, 0]])
+    with pytest.raises(ShapeError, match="batch_to_space_nd: the batch size 2 is not divisible by prod"):
+        pe.batch_to_space_nd(x, [2, 2], [[0, 0], [0, 0]])
+    with pytest.raises(ShapeError, match=r"depth_to_space: the channels \(8\) must be divisible by block_size\^2 = 9"):
+        pe.depth_to_space(x, 3)
+    with pytest.raises(ValueError, match="depth_to_space: data_format must be 'NHWC' or 'NCHW'"):
+        pe.depth_to_space(x, 2, "NWHC")
+
+
+def test_mirror_pad_and_its_limits():
+    _same(pe.mirror_pad(pe.tensor([1, 2, 3]), [[2, 2]], "reflect"), np.array([3, 2, 1, 2, 3, 2, 1], np.int32))
+    _same(pe.mirror_pad(pe.tensor([1, 2, 3]), [[3, 1]], "symmetric"), np.array([3, 2, 1, 1, 2, 3, 3], np.int32))
+    with pytest.raises(
+        ShapeError,
+        match=r"mirror_pad: padding \(3, 0\) of axis 0 \(size 3\) is too large for mode 'reflect': at most 2",
+    ):
+        pe.mirror_pad(pe.tensor([1, 2, 3]), [[3, 0]], "reflect")
+    with pytest.raises(ValueError, match="mirror_pad: mode must be 'reflect' or 'symmetric'"):
+        pe.mirror_pad(pe.tensor([1, 2, 3]), [[1, 0]], "wrap")
+
+
+def test_scatter_ops():
+    _same(pe.scatter_nd([[1], [3], [1]], [9.0, 10.0, 11.0], [5]), np.array([0, 20, 0, 10, 0], np.float32))
+    _same(pe.scatter_nd([[0, 9]], [1.0], [2, 2]), np.zeros((2, 2), np.float32))  # out of range: dropped
+    _same(pe.tensor_scatter_update(pe.tensor([1, 2, 3, 4]), [[1], [3]], [9, 10]), np.array([1, 9, 3, 10], np.int32))
+    _same(pe.sparse_to_dense([1, 3], [5.0, 6.0], [5], -1), np.array([-1, 5, -1, 6, -1], np.float32))
+    _same(pe.sparse_to_dense([[0, 1]], 7, [2, 2]), np.array([[0, 7], [0, 0]], np.int32))
+    with pytest.raises(ShapeError, match=r"scatter_nd: updates have shape \(2,\), expected indices' batch \(3,\)"):
+        pe.scatter_nd([[1], [3], [1]], [9.0, 10.0], [5])
+    with pytest.raises(DTypeError, match="scatter_nd: indices have dtype float32, expected int32"):
+        pe.scatter_nd([[1.0]], [9.0], [5])
+    with pytest.raises(DTypeError, match="scatter_nd: updates has dtype bool, expected float32 or int32"):
+        pe.scatter_nd([[1]], [True], [5])
+
+
+def test_bincount_ops():
+    _same(pe.bincount([1, 1, 3, 7], None, 5), np.array([0, 2, 0, 1, 0], np.int32))
+    _same(pe.bincount([1, 1, 3], [0.5, 1.0, 2.0], 4), np.array([0, 1.5, 0, 2], np.float32))
+    _same(pe.dense_bincount([[1, 1], [0, 9]], None, 3, binary_output=True), np.array([[0, 1, 0], [1, 0, 0]], np.int32))
+    with pytest.raises(ShapeError, match=r"bincount: weights \(1,\) must have x's shape \(3,\), or no elements"):
+        pe.bincount([1, 1, 3], [1.0], 4)
+    with pytest.raises(ShapeError, match=r"bincount: x must have rank 1, got shape \(1, 3\)"):
+        pe.bincount([[1, 1, 3]], None, 4)
+    with pytest.raises(ValueError, match="dense_bincount: size must be >= 0, got -1"):
+        pe.dense_bincount([1], None, -1)
+
+
+def test_composite_gradients_and_no_leaks():
+    check_gradients(lambda x: pe.space_to_batch_nd(x, [2], [[1, 0]]), X)
+    check_gradients(lambda x: pe.batch_to_space_nd(x, [2], [[1, 0]]), X)
+    check_gradients(lambda x: pe.depth_to_space(x, 2), X.reshape(1, 2, 3, 4))
+    check_gradients(lambda x: pe.mirror_pad(x, [[1, 1], [2, 0], [0, 3]], "reflect"), X)
+    check_gradients(lambda u: pe.scatter_nd(pe.tensor([[1], [0], [1]], "int32"), u, [3, 4]), X[0])
+    x = pe.tensor(X)
+    before = pe.memory().num_tensors
+    pe.dispose([pe.mirror_pad(x, [[1, 1], [0, 0], [2, 3]], "symmetric"), pe.bincount([1, 2], None, 3)])
+    pe.dispose(pe.sparse_to_dense([1, 3], [5.0, 6.0], [5]))
+    assert pe.memory().num_tensors == before

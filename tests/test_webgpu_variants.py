@@ -1,5 +1,5 @@
-"""The webgpu matmul/conv kernels in both variants, whatever the adapter: "register-blocked" (CPU adapters)
-and "tiled" (workgroup memory, real GPUs), chosen by backend.on_cpu and recorded in backend.variants."""
+"""The webgpu kernels in each of their variants, recorded in backend.variants: matmul/conv "register-blocked" (CPU
+adapters) and "tiled" (workgroup memory, real GPUs), chosen by backend.on_cpu; TopK's by the row's length."""
 
 import asyncio
 
@@ -86,3 +86,19 @@ def test_filter_gradient_split_into_slices(backend, rng):
     asyncio.run(pe.set_backend("numpy"))
     want = ENGINE.run_kernel("Conv2DBackpropFilter", (pe.tensor(x), pe.tensor(dy)), attrs).numpy()
     np.testing.assert_allclose(got, want, rtol=1e-4, atol=1e-4)
+
+
+@pytest.mark.parametrize(
+    ("n", "variant"),
+    [(1000, "bitonic"), (5000, "selection"), (45000, "segmented selection"), (300000, "segmented selection")],
+)
+def test_top_k_of_long_rows_matches_numpy_with_ties(n, variant, rng):
+    """Long rows are cut into segments (a selection thread looping ~65536 steps returned zeros on llvmpipe), the
+    segments' picks merged in a second dispatch: the same values and indices, ties to the lower index."""
+    assert asyncio.run(pe.set_backend("webgpu")), ENGINE.fallback_reason
+    x = np.round(rng.uniform(0, 4, (2, n))).astype(np.float32)  # many ties
+    values, indices = pe.top_k(pe.tensor(x), 100)
+    assert ENGINE.active().variants["top_k"] == variant
+    order = np.argsort(-x, axis=1, kind="stable")[:, :100]
+    np.testing.assert_array_equal(indices.numpy(), order)
+    np.testing.assert_array_equal(values.numpy(), np.take_along_axis(x, order, 1))

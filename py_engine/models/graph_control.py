@@ -19,7 +19,7 @@ from .. import ops
 from ..engine import ENGINE
 from ..io.graph_format import engine_dtype, tensor_name
 from .graph_model import finish, run_node
-from .graph_ops import LIST_OPS
+from .graph_ops import LIST_OPS, Call
 
 ROOT = ()  # the context outside every frame
 
@@ -46,33 +46,75 @@ def _element_shape(value):
     return None if shape == [-1] else shape
 
 
+def _index(host, i):
+    return int(np.asarray(host(i)).reshape(-1)[0])
+
+
+def _stacked(tensor_list, items, dtype_attr):
+    """The items stacked on a new first axis (unset ones zeros of the element shape)."""
+    if not items:
+        return ops.zeros([0, *(tensor_list.element_shape or [])], tensor_list.dtype or dtype_attr or "float32")
+    return ops.stack(
+        [t if t is not None else ops.zeros(tensor_list.element_shape, tensor_list.dtype) for t in items], 0
+    )
+
+
 def _list_op(node, args, host):
-    """The outputs of a TensorList op."""
-    op = node.op
+    """The outputs of a TensorList op (TF.js's tensor_list.ts, op for op)."""
+    op, dtype = node.op, engine_dtype(node.attrs.get("element_dtype"))
     if op == "TensorListReserve":
-        count = int(host(1).reshape(-1)[0])
-        return [TensorList([None] * count, _element_shape(host(0)), engine_dtype(node.attrs.get("element_dtype")))]
+        return [TensorList([None] * _index(host, 1), _element_shape(host(0)), dtype)]
+    if op == "EmptyTensorList":
+        return [TensorList([], _element_shape(host(0)), dtype)]
     if op == "TensorListFromTensor":
         items = ops.unstack(args[0], 0) if args[0].shape[0] else []
+        return [TensorList(items, _element_shape(host(1)), args[0].dtype)]
+    if op in ("TensorListScatter", "TensorListScatterV2"):
+        indices = [int(i) for i in np.asarray(host(1)).reshape(-1)]
+        size = _index(host, 3) if op == "TensorListScatterV2" and _index(host, 3) >= 0 else max(indices, default=-1) + 1
+        items = [None] * size
+        for i, item in zip(indices, ops.unstack(args[0], 0) if indices else []):
+            items[i] = item
+        return [TensorList(items, _element_shape(host(2)), args[0].dtype)]
+    if op == "TensorListSplit":
+        lengths, at, items = [int(n) for n in np.asarray(host(2)).reshape(-1)], 0, []
+        for n in lengths:
+            items.append(ops.slice(args[0], [at], [n]))
+            at += n
         return [TensorList(items, _element_shape(host(1)), args[0].dtype)]
     tensor_list = args[0]
     if op == "TensorListLength":
         return [ops.scalar(len(tensor_list.items), "int32")]
     if op == "TensorListGetItem":
-        item = tensor_list.items[int(host(1).reshape(-1)[0])]
+        item = tensor_list.items[_index(host, 1)]
         if item is None:
             return [ops.zeros(tensor_list.element_shape or [], tensor_list.dtype or "float32")]
         return [ENGINE.view(item, item.shape)]
     if op == "TensorListSetItem":  # in place, as TF.js's TensorList; its items are released with the run
-        tensor_list.items[int(host(1).reshape(-1)[0])] = ENGINE.view(args[2], args[2].shape)
+        tensor_list.items[_index(host, 1)] = ENGINE.view(args[2], args[2].shape)
+        return [tensor_list]
+    if op == "TensorListPushBack":
+        tensor_list.items.append(ENGINE.view(args[1], args[1].shape))
+        return [tensor_list]
+    if op == "TensorListPopBack":
+        if not tensor_list.items:
+            raise ValueError(f"{node.name}: TensorListPopBack on an empty list")
+        item = tensor_list.items.pop()
+        return [tensor_list, ENGINE.view(item, item.shape)]
+    if op == "TensorListResize":
+        size = _index(host, 1)
+        tensor_list.items[size:] = []
+        tensor_list.items.extend([None] * (size - len(tensor_list.items)))
         return [tensor_list]
     if op == "TensorListStack":
-        items = tensor_list.items
-        if not items:
-            shape = [0, *(tensor_list.element_shape or [])]
-            return [ops.zeros(shape, engine_dtype(node.attrs.get("element_dtype")) or "float32")]
-        filled = [t if t is not None else ops.zeros(tensor_list.element_shape, tensor_list.dtype) for t in items]
-        return [ops.stack(filled, 0)]
+        return [_stacked(tensor_list, tensor_list.items, dtype)]
+    if op == "TensorListGather":
+        items = [tensor_list.items[int(i)] for i in np.asarray(host(1)).reshape(-1)]
+        return [_stacked(tensor_list, items, dtype)]
+    if op in ("TensorListConcat", "TensorListConcatV2"):
+        items = [t for t in tensor_list.items if t is not None]
+        lengths = ops.tensor(np.array([t.shape[0] for t in items], np.int32))
+        return [ops.concat(items, 0) if len(items) > 1 else ENGINE.view(items[0], items[0].shape), lengths]
     raise AssertionError(op)
 
 
@@ -83,14 +125,10 @@ async def run_dynamic(model, plan, feeds):
     for node in plan.nodes:
         for name in {tensor_name(i)[0] for i in [*node.inputs, *node.control]}:
             consumers.setdefault(name, []).append(node)
-    host_values = dict(model._host_values)
+    host_values = model.host_values()
     values = {}  # (tensor name, context) -> tensor or TensorList
     uses = {}  # (tensor name, context) -> consumers still to read it there
     done, produced, stack = set(), set(), []
-
-    def host(x):
-        value = host_values.get(x.id)
-        return np.asarray(x.numpy()) if value is None else value
 
     def lookup(name, context):
         """The value of `name` in `context`, or None: feeds and weights are everywhere, a constant Enter's value
@@ -137,12 +175,9 @@ async def run_dynamic(model, plan, feeds):
             if not isinstance(value, TensorList) and key[0] not in plan.outputs:
                 value.dispose()
 
-    for node in plan.nodes:
-        if not node.inputs and not [c for c in node.control if tensor_name(c)[0] in nodes]:
+    for node in reversed(plan.nodes):  # those that read only inputs and weights start; the others follow
+        if not any(tensor_name(name)[0] in nodes for name in [*node.inputs, *node.control]):
             stack.append((node, ROOT))
-    for name in feeds:
-        for consumer in consumers.get(tensor_name(name)[0], ()):
-            stack.append((consumer, ROOT))
 
     while stack:
         node, context = stack.pop()
@@ -167,7 +202,7 @@ async def run_dynamic(model, plan, feeds):
             continue
         done.add((node.name, context))
         args = [value for value, _ in found]
-        for out, out_context, value in await _run(model, node, context, args, host, host_values):
+        for out, out_context, value in await _run(model, node, context, args, host_values):
             store(f"{node.name}:{out}", out_context, value)
         for _, key in found:
             if key is not None:
@@ -183,7 +218,7 @@ async def run_dynamic(model, plan, feeds):
     return finish(model, {name: lookup(name, ROOT)[0] for name in plan.outputs}, plan.outputs, list(feeds.values()))
 
 
-async def _run(model, node, context, args, host, host_values):
+async def _run(model, node, context, args, host_values):
     """[(output index, context, value)] of one node in `context`."""
     op = node.op
     if op == "NoOp":
@@ -204,5 +239,5 @@ async def _run(model, node, context, args, host, host_values):
         taken = bool(np.asarray(await predicate.data() if value is None else value).reshape(-1)[0])
         return [(1 if taken else 0, context, _view(args[0]))]
     if op in LIST_OPS:
-        return [(k, context, v) for k, v in enumerate(_list_op(node, args, host))]
+        return [(k, context, v) for k, v in enumerate(_list_op(node, args, Call(node, args, host_values).host))]
     return [(k, context, v) for k, v in enumerate(run_node(model, node, args, host_values))]

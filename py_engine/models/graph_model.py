@@ -23,7 +23,7 @@ from ..io.errors import ModelLoadError
 from ..io.fetch import Location
 from ..io.graph_format import engine_dtype, parse_graph, read_json, tensor_name
 from ..tensor import Tensor
-from .graph_ops import CONTROL_OPS, DYNAMIC_OPS, LIST_OPS, OPS, SOURCE_OPS, Call, missing_engine_ops
+from .graph_ops import CONTROL_OPS, DYNAMIC_OPS, LIST_OPS, NOT_HERE, OPS, SOURCE_OPS, Call, missing_engine_ops
 
 HOST_VALUE_LIMIT = 64  # Const values up to this many elements stay on the host too: shapes, axes, sizes
 
@@ -231,8 +231,10 @@ class GraphModel:
             plan.capturable = False
             return self._run(plan, tensors)
 
-    def host_value(self, tensor_id):
-        return self._host_values.get(tensor_id)
+    def host_values(self):
+        """{tensor id: numpy array} of the small constants (shapes, axes) a run reads on the host; a run adds its
+        own (a Shape's result) to its copy."""
+        return dict(self._host_values)
 
     def weight(self, node_name):
         return self._weights[node_name]
@@ -255,7 +257,7 @@ class Plan:
             node = model.nodes[name]
             if name in fed or node.op == "Const":
                 continue
-            if node.op.startswith("Placeholder"):
+            if node.op == "Placeholder":
                 raise ValueError(
                     f"GraphModel: the outputs {', '.join(map(repr, outputs))} need the input {name!r}, "
                     f"which was not given (given: {', '.join(map(repr, feeds)) or 'none'})"
@@ -309,7 +311,7 @@ def run_static(model, plan, tensors):
     values = dict(zip(plan.feeds, tensors))
     owned = set()  # the names whose tensors this run made (the others are the caller's or weights)
     uses = dict(plan.uses)
-    host_values = dict(model._host_values)
+    host_values = model.host_values()
     for node in plan.nodes:
         if node.op in SOURCE_OPS:
             continue
@@ -384,7 +386,7 @@ async def _load(location, on_progress):
     if unknown:
         listed = "; ".join(
             f"{op} (node{'s' if len(names) > 1 else ''} {', '.join(map(repr, names[:3]))}"
-            f"{f' and {len(names) - 3} more' if len(names) > 3 else ''})"
+            f"{f' and {len(names) - 3} more' if len(names) > 3 else ''}{': ' + NOT_HERE[op] if op in NOT_HERE else ''})"
             for op, names in sorted(unknown.items())
         )
         raise ModelLoadError(

@@ -11,6 +11,7 @@ import numpy as np
 from .. import ops
 from ..engine import ENGINE
 from ..io.graph_format import engine_dtype
+from ..ops import nn
 
 
 class Op:
@@ -90,15 +91,10 @@ def _activation(x, name, alpha=None, leaky_alpha=0.2):
     if name in ("", "linear"):
         return x
     if name == "prelu":
-        return _prelu(x, alpha)
+        return ops.prelu(x, alpha)
     if name == "leakyrelu":
         return ops.leaky_relu(x, leaky_alpha)
     return _op(name)(x)
-
-
-def _prelu(x, alpha):
-    """x where x > 0, else alpha * x (TF.js's prelu)."""
-    return ops.relu(x) + alpha * ops.minimum(x, 0)
 
 
 def _fused_parts(c):
@@ -128,7 +124,7 @@ def _fused_conv(kind):
         y = fused(c.x(0), c.x(1), bias, "linear", **args) if bias is not None else conv(c.x(0), c.x(1), **args)
         return _activation(y, activation, alpha, c.attr("leakyrelu_alpha", 0.2))
 
-    return Op(run, ["relu", "minimum", "leaky_relu", "sigmoid", "relu6", "elu", "tanh"])
+    return Op(run, ["prelu", "leaky_relu", "sigmoid", "relu6", "elu", "tanh"])
 
 
 def _fused_matmul(c):
@@ -158,13 +154,6 @@ def _arg_reduce(name):
 def _div(c):
     a, b = c.x(0), c.x(1)
     return ops.floor_div(a, b) if a.dtype == b.dtype == "int32" else ops.div(a, b)
-
-
-def _add_n(c):
-    total = c.x(0) + c.x(1)
-    for x in c.inputs[2:]:
-        total = total + x
-    return total
 
 
 def _cast(c):
@@ -277,6 +266,108 @@ def _clip(c):
     return ops.clip_by_value(c.x(0), c.host(1).item(), c.host(2).item())
 
 
+def _nms_args(c):
+    """boxes, scores, max_output_size, iou_threshold, score_threshold of a NonMaxSuppression node."""
+    numbers = [c.host(i).item() for i in range(2, min(len(c.inputs), 5))]
+    return (c.x(0), c.x(1), int(numbers[0]), *numbers[1:])
+
+
+def _nms_v5(c):
+    boxes, scores, size, iou, score = _nms_args(c)
+    return list(ops.non_max_suppression_with_score(boxes, scores, size, iou, score, c.host(5).item()))
+
+
+def _nms_v4(c):
+    boxes, scores, size, iou, score = _nms_args(c)
+    return list(
+        ops.non_max_suppression_padded(boxes, scores, size, iou, score, c.attr("pad_to_max_output_size", False))
+    )
+
+
+def _conv1d(c):
+    padding = c.attr("padding", "VALID").lower()
+    return ops.conv1d(c.x(0), c.x(1), c.attr("stride", 1), padding, c.attr("data_format", "NWC"), c.attr("dilation", 1))
+
+
+def _dilation2d(c):
+    return ops.dilation2d(c.x(0), c.x(1), _hw(c.attr("strides")), c.attr("padding").lower(), _hw(c.attr("rates")))
+
+
+def _max_pool_with_argmax(c):
+    result = ops.max_pool_with_argmax(
+        c.x(0), _hw(c.attr("ksize")), **_conv_args(c), include_batch_in_index=c.attr("include_batch_in_index", False)
+    )
+    return list(result)
+
+
+def _lrn(c):
+    return ops.local_response_normalization(
+        c.x(0), c.attr("depth_radius", 5), c.attr("bias", 1.0), c.attr("alpha", 1.0), c.attr("beta", 0.5)
+    )
+
+
+def _euclidean_norm(c):
+    return ops.euclidean_norm(c.x(0), tuple(c.ints(1)), c.attr("keep_dims", False))
+
+
+def _crop_and_resize(c):
+    method, extrapolation = c.attr("method", "bilinear"), c.attr("extrapolation_value", 0.0)
+    return ops.crop_and_resize(c.x(0), c.x(1), c.x(2), c.ints(3), method, extrapolation)
+
+
+def _transform(c):
+    """ImageProjectiveTransformV3(images, transforms, output_shape, fill_value)."""
+    interpolation, fill_mode = c.attr("interpolation", "NEAREST").lower(), c.attr("fill_mode", "CONSTANT").lower()
+    return ops.transform(c.x(0), c.x(1), interpolation, fill_mode, c.host(3).item(), c.ints(2))
+
+
+def _pairs(value):
+    return [tuple(p) for p in np.asarray(value).reshape(-1, 2).tolist()]
+
+
+def _sparse_to_dense(c):
+    return ops.sparse_to_dense(c.x(0), c.x(2), c.ints(1), c.host(3).item())
+
+
+def _conv3d(c):
+    strides, dilations = c.attr("strides")[1:4], c.attr("dilations", [1, 1, 1, 1, 1])[1:4]
+    return nn.conv3d(c.x(0), c.x(1), tuple(strides), c.attr("padding").lower(), tuple(dilations))
+
+
+def _pool3d(name):
+    return Op(
+        lambda c: getattr(nn, name)(
+            c.x(0), tuple(c.attr("ksize")[1:4]), tuple(c.attr("strides")[1:4]), c.attr("padding").lower()
+        )
+    )
+
+
+def _conv2d_backprop_input(c):
+    """The gradient of a conv2d for its input: conv2d_transpose of out_backprop (input 2) with the filter."""
+    size = c.ints(0)
+    return nn.conv2d_transpose(c.x(2), c.x(1), size[1:3], _hw(c.attr("strides")), c.attr("padding").lower())
+
+
+def _broadcast_args(c):
+    return ops.tensor(np.array(np.broadcast_shapes(tuple(c.ints(0)), tuple(c.ints(1))), np.int32))
+
+
+def _random(name):
+    def run(c):
+        seed = c.attr("seed", 0) or None
+        dtype = engine_dtype(c.attr("dtype", "DT_FLOAT"))
+        if name == "random_uniform":
+            return ops.random_uniform(c.ints(0), c.attr("minval", 0.0), c.attr("maxval", 1.0), dtype, seed)
+        return getattr(ops, name)(c.ints(0), 0.0, 1.0, dtype, seed)
+
+    return Op(run, [name])
+
+
+def _reverse_v1(c):
+    dims = np.asarray(c.host(1)).reshape(-1)
+    return ops.reverse(c.x(0), tuple(int(k) for k in np.flatnonzero(dims)))
+
+
 def _like(fill):
     return Op(lambda c: ops.fill(list(c.x(0).shape), fill, c.x(0).dtype), ["fill"])
 
@@ -285,6 +376,8 @@ OPS = {
     # graph
     "Identity": Op(view),
     "Snapshot": Op(view),
+    "PlaceholderWithDefault": Op(view),  # its input, where it is not fed
+    "Print": Op(view),
     "StopGradient": Op(view),
     "EnsureShape": Op(view),
     "IdentityN": Op(lambda c: [ENGINE.view(x, x.shape) for x in c.inputs], outputs=None),
@@ -296,12 +389,12 @@ OPS = {
     "Add": binary("add"),
     "AddV2": binary("add"),
     "BiasAdd": binary("add"),
-    "AddN": Op(_add_n),
+    "AddN": Op(lambda c: ops.add_n(list(c.inputs)), ["add_n"]),
     "Sub": binary("sub"),
     "Mul": binary("mul"),
     "RealDiv": binary("div"),
     "Div": Op(_div, ["div", "floor_div"]),
-    "DivNoNan": Op(lambda c: ops.where(ops.equal(c.x(1), 0), ops.zeros_like(c.x(0)), c.x(0) / c.x(1))),
+    "DivNoNan": binary("div_no_nan"),
     "FloorDiv": binary("floor_div"),
     "FloorMod": binary("mod"),
     "Mod": binary("mod"),
@@ -316,14 +409,14 @@ OPS = {
     "Elu": unary("elu"),
     "Erf": unary("erf"),
     "Exp": unary("exp"),
-    "Expm1": Op(lambda c: ops.exp(c.x(0)) - 1),
+    "Expm1": unary("expm1"),
     "Floor": unary("floor"),
     "IsNan": unary("is_nan"),
     "LeakyRelu": Op(lambda c: ops.leaky_relu(c.x(0), c.attr("alpha", 0.2))),
     "Log": unary("log"),
     "Log1p": unary("log1p"),
     "Neg": unary("neg"),
-    "Prelu": Op(lambda c: _prelu(c.x(0), c.x(1))),
+    "Prelu": binary("prelu"),
     "Reciprocal": unary("reciprocal"),
     "Relu": unary("relu"),
     "Relu6": unary("relu6"),
@@ -337,6 +430,19 @@ OPS = {
     "Square": unary("square"),
     "Tanh": unary("tanh"),
     "ClipByValue": Op(_clip),
+    "Selu": unary("selu"),
+    "Cosh": unary("cosh"),
+    "Sinh": unary("sinh"),
+    "Tan": unary("tan"),
+    "Acos": unary("acos"),
+    "Asin": unary("asin"),
+    "Atan": unary("atan"),
+    "Atan2": binary("atan2"),
+    "Asinh": unary("asinh"),
+    "Acosh": unary("acosh"),
+    "Atanh": unary("atanh"),
+    "IsInf": unary("is_inf"),
+    "IsFinite": unary("is_finite"),
     # logical
     "Equal": binary("equal"),
     "NotEqual": binary("not_equal"),
@@ -347,14 +453,20 @@ OPS = {
     "LogicalAnd": binary("logical_and"),
     "LogicalOr": binary("logical_or"),
     "LogicalNot": unary("logical_not"),
+    "BitwiseAnd": binary("bitwise_and"),
     "Select": Op(lambda c: ops.where(c.x(0), c.x(1), c.x(2))),
     "SelectV2": Op(lambda c: ops.where(c.x(0), c.x(1), c.x(2))),
     # matrices
     "MatMul": Op(lambda c: ops.matmul(c.x(0), c.x(1), c.attr("transpose_a", False), c.attr("transpose_b", False))),
     "BatchMatMul": Op(lambda c: ops.matmul(c.x(0), c.x(1), c.attr("adj_x", False), c.attr("adj_y", False))),
     "BatchMatMulV2": Op(lambda c: ops.matmul(c.x(0), c.x(1), c.attr("adj_x", False), c.attr("adj_y", False))),
-    "_FusedMatMul": Op(_fused_matmul, ["matmul", "relu", "relu6", "sigmoid", "elu", "tanh", "leaky_relu"]),
+    "_FusedMatMul": Op(_fused_matmul, ["matmul", "relu", "relu6", "sigmoid", "elu", "tanh", "prelu", "leaky_relu"]),
     "Transpose": Op(lambda c: ops.transpose(c.x(0), c.ints(1))),
+    # TF's inputs (TF.js 4.22 reads num_lower for num_upper too)
+    "MatrixBandPart": Op(
+        lambda c: ops.matrix_band_part(c.x(0), c.host(1).item(), c.host(2).item()), ["matrix_band_part"]
+    ),
+    "Einsum": Op(lambda c: ops.einsum(c.attr("equation"), *c.inputs), ["einsum"]),
     # convolution
     "Conv2D": _conv("conv2d"),
     "DepthwiseConv2dNative": _conv("depthwise_conv2d"),
@@ -363,6 +475,13 @@ OPS = {
     "FusedDepthwiseConv2dNative": _fused_conv("depthwise"),
     "MaxPool": _pool("max_pool"),
     "AvgPool": _pool("avg_pool"),
+    "Conv1D": Op(_conv1d, ["conv1d"]),
+    "Dilation2D": Op(_dilation2d, ["dilation2d"]),
+    "MaxPoolWithArgmax": Op(_max_pool_with_argmax, ["max_pool_with_argmax"], outputs=2),
+    "Conv3D": Op(_conv3d),
+    "MaxPool3D": _pool3d("max_pool3d"),
+    "AvgPool3D": _pool3d("avg_pool3d"),
+    "Conv2DBackpropInput": Op(_conv2d_backprop_input),
     # reduction
     "Sum": _reduce("sum"),
     "Mean": _reduce("mean"),
@@ -374,9 +493,18 @@ OPS = {
     "ArgMax": _arg_reduce("argmax"),
     "ArgMin": _arg_reduce("argmin"),
     "Cumsum": Op(_cumsum),
+    "Cumprod": Op(
+        lambda c: ops.cumprod(c.x(0), c.ints(1)[0], c.attr("exclusive", False), c.attr("reverse", False)), ["cumprod"]
+    ),
+    "Bincount": Op(lambda c: ops.bincount(c.x(0), c.x(2), c.ints(1)[0]), ["bincount"]),
+    "DenseBincount": Op(
+        lambda c: ops.dense_bincount(c.x(0), c.x(2), c.ints(1)[0], c.attr("binary_output", False)), ["dense_bincount"]
+    ),
     # normalization
     "Softmax": Op(lambda c: ops.softmax(c.x(0), -1)),
     "LogSoftmax": Op(lambda c: ops.log_softmax(c.x(0), -1)),
+    "EuclideanNorm": Op(_euclidean_norm, ["euclidean_norm"]),
+    "LRN": Op(_lrn, ["local_response_normalization"]),
     "FusedBatchNorm": Op(_batch_norm),
     "FusedBatchNormV2": Op(_batch_norm),
     "FusedBatchNormV3": Op(_batch_norm),
@@ -394,6 +522,10 @@ OPS = {
     "Split": Op(_split, outputs=None),
     "SplitV": Op(_split_v, outputs=None),
     "ReverseV2": Op(lambda c: ops.reverse(c.x(0), tuple(c.ints(1)))),
+    "Reverse": Op(_reverse_v1),
+    "ScatterNd": Op(lambda c: ops.scatter_nd(c.x(0), c.x(1), c.ints(2)), ["scatter_nd"]),
+    "TensorScatterUpdate": Op(lambda c: ops.tensor_scatter_update(c.x(0), c.x(1), c.x(2)), ["tensor_scatter_update"]),
+    "SparseToDense": Op(_sparse_to_dense, ["sparse_to_dense"]),
     # transformation
     "Cast": Op(_cast),
     "ExpandDims": Op(lambda c: ops.expand_dims(c.x(0), c.ints(1)[0])),
@@ -402,33 +534,147 @@ OPS = {
     "Pad": Op(_pad),
     "PadV2": Op(_pad),
     "BroadcastTo": Op(lambda c: ops.broadcast_to(c.x(0), c.ints(1))),
+    "BroadcastArgs": Op(_broadcast_args),
+    "DepthToSpace": Op(
+        lambda c: ops.depth_to_space(c.x(0), c.attr("block_size"), c.attr("data_format", "NHWC")), ["depth_to_space"]
+    ),
+    "SpaceToBatchND": Op(lambda c: ops.space_to_batch_nd(c.x(0), c.ints(1), _pairs(c.host(2))), ["space_to_batch_nd"]),
+    "BatchToSpaceND": Op(lambda c: ops.batch_to_space_nd(c.x(0), c.ints(1), _pairs(c.host(2))), ["batch_to_space_nd"]),
+    "MirrorPad": Op(lambda c: ops.mirror_pad(c.x(0), _pairs(c.host(1)), c.attr("mode").lower()), ["mirror_pad"]),
     # creation
     "Fill": Op(_fill),
     "Range": Op(_range),
     "ZerosLike": _like(0),
     "OnesLike": _like(1),
     "OneHot": Op(_one_hot),
+    "Zeros": Op(lambda c: ops.zeros(c.ints(0), engine_dtype(c.attr("dtype", "DT_FLOAT")))),
+    "Ones": Op(lambda c: ops.ones(c.ints(0), engine_dtype(c.attr("dtype", "DT_FLOAT")))),
+    "LinSpace": Op(lambda c: ops.linspace(c.host(0).item(), c.host(1).item(), c.host(2).item())),
+    "RandomStandardNormal": _random("random_normal"),
+    "RandomUniform": _random("random_uniform"),
+    "TruncatedNormal": _random("truncated_normal"),
+    "RandomUniformInt": Op(
+        lambda c: ops.random_uniform(
+            c.ints(0), c.attr("minval", 0), c.attr("maxval"), "int32", c.attr("seed", 0) or None
+        )
+    ),
+    "Multinomial": Op(lambda c: ops.multinomial(c.x(0), c.ints(1)[0], c.attr("seed", 0) or None), ["multinomial"]),
     # evaluation
     "TopKV2": Op(_top_k, outputs=2),
+    "LowerBound": binary("lower_bound"),
+    "UpperBound": binary("upper_bound"),
+    "Unique": Op(lambda c: list(ops.unique(c.x(0))), ["unique"], outputs=2),
+    "UniqueV2": Op(lambda c: list(ops.unique(c.x(0), c.ints(1)[0])), ["unique"], outputs=2),
+    # dynamic: output sizes depend on values (TF.js's executeAsync runs them; here too)
+    "NonMaxSuppressionV2": Op(lambda c: ops.non_max_suppression(*_nms_args(c)), ["non_max_suppression"]),
+    "NonMaxSuppressionV3": Op(lambda c: ops.non_max_suppression(*_nms_args(c)), ["non_max_suppression"]),
+    "NonMaxSuppressionV4": Op(_nms_v4, ["non_max_suppression_padded"], outputs=2),
+    "NonMaxSuppressionV5": Op(_nms_v5, ["non_max_suppression_with_score"], outputs=2),
+    "Where": Op(lambda c: ops.argwhere(ops.cast(c.x(0), "bool")), ["argwhere"]),
+    "ListDiff": Op(lambda c: list(ops.setdiff1d(c.x(0), c.x(1))), ["setdiff1d"], outputs=2),
     # image
     "ResizeBilinear": _resize("resize_bilinear"),
     "ResizeNearestNeighbor": _resize("resize_nearest"),
+    "CropAndResize": Op(_crop_and_resize, ["crop_and_resize"]),
+    "ImageProjectiveTransformV3": Op(_transform, ["transform"]),
 }
 
 # The ops the executor runs itself (graph_control.py): frames of while loops, and TensorLists.
 CONTROL_OPS = ("Enter", "Exit", "Switch", "Merge", "NextIteration", "LoopCond")
 LIST_OPS = (
+    "EmptyTensorList",
     "TensorListReserve",
     "TensorListFromTensor",
+    "TensorListScatter",
+    "TensorListScatterV2",
+    "TensorListSplit",
     "TensorListGetItem",
     "TensorListSetItem",
-    "TensorListStack",
+    "TensorListPushBack",
+    "TensorListPopBack",
+    "TensorListResize",
     "TensorListLength",
+    "TensorListStack",
+    "TensorListGather",
+    "TensorListConcat",
+    "TensorListConcatV2",
 )
 # Nodes whose values the executor provides (inputs, weights) or that compute nothing.
-SOURCE_OPS = ("Const", "Placeholder", "PlaceholderWithDefault", "NoOp")
+SOURCE_OPS = ("Const", "Placeholder", "NoOp")
+_NO_COMPLEX = "the engine has no complex dtype"
+_NO_STRINGS = "the engine has no string tensors"
+_FUNCTIONS = "calls the graph's library functions (TF2's functional control flow); converted models use frames"
+_TENSOR_ARRAY = "TF1's TensorArray: TF2 graphs (and the converter's output of them) use TensorLists, which run here"
+
+# The ops TF.js 4.22 runs that this engine does not, and why (tests/test_tfjs_graph_coverage.py keeps it exact).
+NOT_HERE = {
+    "Complex": _NO_COMPLEX,
+    "ComplexAbs": _NO_COMPLEX,
+    "Imag": _NO_COMPLEX,
+    "Real": _NO_COMPLEX,
+    "FFT": _NO_COMPLEX,
+    "IFFT": _NO_COMPLEX,
+    "RFFT": _NO_COMPLEX,
+    "IRFFT": _NO_COMPLEX,
+    "If": _FUNCTIONS,
+    "StatelessIf": _FUNCTIONS,
+    "While": _FUNCTIONS,
+    "StatelessWhile": _FUNCTIONS,
+    **dict.fromkeys(
+        (
+            "TensorArrayV3",
+            "TensorArrayWriteV3",
+            "TensorArrayReadV3",
+            "TensorArrayGatherV3",
+            "TensorArrayScatterV3",
+            "TensorArrayConcatV3",
+            "TensorArraySplitV3",
+            "TensorArraySizeV3",
+            "TensorArrayCloseV3",
+        ),
+        _TENSOR_ARRAY,
+    ),
+    "FakeQuantWithMinMaxVars": "no engine op (fake quantization is for training quantized models)",
+    "SparseFillEmptyRows": "the engine has no sparse tensors",
+    "SparseReshape": "the engine has no sparse tensors",
+    "SparseSegmentMean": "the engine has no sparse tensors",
+    "SparseSegmentSum": "the engine has no sparse tensors",
+    "RaggedGather": "the engine has no ragged tensors",
+    "RaggedRange": "the engine has no ragged tensors",
+    "RaggedTensorToTensor": "the engine has no ragged tensors",
+    "StaticRegexReplace": _NO_STRINGS,
+    "StringNGrams": _NO_STRINGS,
+    "StringSplit": _NO_STRINGS,
+    "StringToHashBucketFast": _NO_STRINGS,
+    **dict.fromkeys(
+        (
+            "HashTable",
+            "HashTableV2",
+            "LookupTableImport",
+            "LookupTableImportV2",
+            "LookupTableFind",
+            "LookupTableFindV2",
+            "LookupTableSize",
+            "LookupTableSizeV2",
+            "InitializeTable",
+            "InitializeTableV2",
+        ),
+        "hash tables hold strings and resources: " + _NO_STRINGS,
+    ),
+    "SimpleMLCreateModelResource": "TensorFlow Decision Forests' ops (TF.js runs them with @tensorflow/tfjs-tfdf)",
+    "SimpleMLLoadModelFromPathWithHandle": "TensorFlow Decision Forests' ops (TF.js runs them with @tensorflow/tfjs-tfdf)",
+    "SimpleMLInferenceOpWithHandle": "TensorFlow Decision Forests' ops (TF.js runs them with @tensorflow/tfjs-tfdf)",
+}
+
 # Ops whose output sizes depend on values: a graph with one runs with execute_async, as in TF.js.
-DYNAMIC_OPS = ("NonMaxSuppressionV2", "NonMaxSuppressionV3", "NonMaxSuppressionV4", "NonMaxSuppressionV5", "Where")
+DYNAMIC_OPS = (
+    "NonMaxSuppressionV2",
+    "NonMaxSuppressionV3",
+    "NonMaxSuppressionV4",
+    "NonMaxSuppressionV5",
+    "Where",
+    "ListDiff",
+)
 
 
 def missing_engine_ops(op):

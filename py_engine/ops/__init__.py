@@ -68,8 +68,9 @@ _OPERATORS = {
 
 # Methods: x.op(...) is op(x, ...), for every op that takes one tensor first.
 _NOT_METHODS = {"tensor", "scalar", "fill", "zeros", "ones", "arange", "linspace", "eye", "set_seed", "where"}
-_NOT_METHODS |= {"concat", "stack"}  # they take a list of tensors
+_NOT_METHODS |= {"concat", "stack", "add_n", "einsum"}  # they take a list of tensors (einsum: an equation first)
 _NOT_METHODS |= {"random_normal", "random_uniform", "truncated_normal"}
+_NOT_METHODS |= {"non_max_suppression", "non_max_suppression_padded", "non_max_suppression_with_score"}  # of 2 inputs
 
 for _name in __all__:
     if _name not in _NOT_METHODS:

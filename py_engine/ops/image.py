@@ -1,11 +1,13 @@
 """Image ops: resizing (NHWC, as TensorFlow) and non-max suppression (TF.js's, for object detectors)."""
 
 __all__ = [
+    "crop_and_resize",
     "non_max_suppression",
     "non_max_suppression_padded",
     "non_max_suppression_with_score",
     "resize_bilinear",
     "resize_nearest",
+    "transform",
 ]
 
 import math
@@ -51,6 +53,74 @@ def resize_bilinear(images, size, align_corners=False, half_pixel_centers=False)
 def resize_nearest(images, size, align_corners=False, half_pixel_centers=False):
     """images resized to size=(new_height, new_width), each output pixel copying its nearest source pixel."""
     return _resize("resize_nearest", "ResizeNearestNeighbor", images, size, align_corners, half_pixel_centers)
+
+
+def crop_and_resize(image, boxes, box_ind, crop_size, method="bilinear", extrapolation_value=0.0):
+    """[num_boxes, crop_height, crop_width, C] float32: each box [y1, x1, y2, x2] (0..1 spans the image; y1 > y2
+    flips it) of image[box_ind] [N, H, W, C] sampled at crop_size = (crop_height, crop_width) points, bilinearly or
+    at the nearest pixel, as TF.js's tf.image.cropAndResize (TensorFlow's CropAndResize). Points outside the image
+    get extrapolation_value; a box_ind outside 0..N-1 gives zeros. Not differentiable (as in TF.js). Positions are
+    float64 on numpy (as TF.js's CPU backend) and float32 on a GPU (as TF.js's GPU backends), where a nearest pick
+    exactly halfway between two pixels may go the other way."""
+    op = "crop_and_resize"
+    crop_size = int_tuple(op, crop_size, 2, "crop_size")
+    if method not in ("bilinear", "nearest"):
+        raise ValueError(f"{op}: method must be 'bilinear' or 'nearest', got {method!r}")
+    attrs = {"crop_size": crop_size, "method": method}
+    attrs["extrapolation_value"] = _number(op, "extrapolation_value", extrapolation_value)
+    temps = []
+    try:
+        image = as_temporary(image, op, temps, dtypes.float32)
+        boxes = as_temporary(boxes, op, temps, dtypes.float32)
+        box_ind = as_temporary(box_ind, op, temps)
+        rank_is(op, image, 4, "image")
+        if min(image.shape[1:3]) == 0:
+            raise ShapeError(f"{op}: images of shape {image.shape} have no pixels to crop")
+        if boxes.rank != 2 or boxes.shape[1] != 4:
+            raise ShapeError(f"{op}: boxes must have shape [num_boxes, 4] (y1, x1, y2, x2), got {boxes.shape}")
+        if box_ind.dtype != dtypes.int32 or box_ind.shape != boxes.shape[:1]:
+            raise ShapeError(
+                f"{op}: box_ind must be int32 of shape [num_boxes] = {boxes.shape[:1]}, got {box_ind.dtype} "
+                f"{box_ind.shape}"
+            )
+        return ENGINE.run_kernel("CropAndResize", (image, boxes, box_ind), attrs)
+    finally:
+        release(temps)
+
+
+def transform(image, transforms, interpolation="nearest", fill_mode="constant", fill_value=0, output_shape=None):
+    """Projective transforms of images [N, H, W, C], as TF.js's tf.image.transform (TensorFlow's
+    ImageProjectiveTransformV3): output pixel (x, y) of image b reads the input at ((a0 x + a1 y + a2) / k,
+    (a3 x + a4 y + a5) / k), k = a6 x + a7 y + 1, where transforms [N, 8] (or [1, 8] for all) holds a0..a7.
+
+    interpolation "nearest" or "bilinear"; fill_mode "constant" (fill_value), "reflect", "wrap" or "nearest" for
+    points outside; output_shape (height, width), default the input's. The result has the image's dtype (an int32
+    image's bilinear values are truncated). TF.js's CPU backend transforms only the first image (a bug not
+    followed). Not differentiable. Positions are float64 on numpy, float32 on a GPU (as TF.js's GPU backends)."""
+    op = "transform"
+    if interpolation not in ("nearest", "bilinear"):
+        raise ValueError(f"{op}: interpolation must be 'nearest' or 'bilinear', got {interpolation!r}")
+    if fill_mode not in ("constant", "reflect", "wrap", "nearest"):
+        raise ValueError(f"{op}: fill_mode must be 'constant', 'reflect', 'wrap' or 'nearest', got {fill_mode!r}")
+    attrs = {"interpolation": interpolation, "fill_mode": fill_mode}
+    attrs["fill_value"] = _number(op, "fill_value", fill_value)
+    temps = []
+    try:
+        image = as_temporary(image, op, temps)
+        transforms = as_temporary(transforms, op, temps, dtypes.float32)
+        if image.dtype not in (dtypes.float32, dtypes.int32):
+            raise DTypeError(f"{op}: image has dtype {image.dtype}, expected float32 or int32")
+        rank_is(op, image, 4, "image")
+        if min(image.shape[1:3]) == 0:
+            raise ShapeError(f"{op}: images of shape {image.shape} have no pixels to transform")
+        if transforms.rank != 2 or transforms.shape[1] != 8 or transforms.shape[0] not in (1, image.shape[0]):
+            raise ShapeError(f"{op}: transforms must be [1, 8] or [{image.shape[0]}, 8], got {transforms.shape}")
+        attrs["output_shape"] = (
+            image.shape[1:3] if output_shape is None else int_tuple(op, output_shape, 2, "output_shape")
+        )
+        return ENGINE.run_kernel("Transform", (image, transforms), attrs)
+    finally:
+        release(temps)
 
 
 def _number(op, name, value, low=-math.inf, high=math.inf):

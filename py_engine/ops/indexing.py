@@ -1,18 +1,20 @@
-"""Basic indexing, x[...]: ints, slices with any step, None (a new axis) and Ellipsis, as in numpy; and argwhere,
-the coordinates of the true elements.
+"""Basic indexing, x[...]: ints, slices with any step, None (a new axis) and Ellipsis, as in numpy; and the ops
+that pick elements by their values, whose output's length depends on them: argwhere, unique, setdiff1d.
 
 A result that holds x's values in x's order (full slices, None, ints on size-1 axes) is a view of x. Anything
 else is one StridedSlice kernel over every axis of x, then a view that drops the int axes and adds the None axes.
 """
 
-__all__ = ["argwhere"]
+__all__ = ["argwhere", "setdiff1d", "unique"]
 
 import operator
 
 import numpy as np
 
 from ..engine import ENGINE
+from ..errors import DTypeError, ShapeError
 from ..tensor import Tensor
+from .check import axis_index
 from .convert import as_temporary, release
 
 _ADVANCED = (
@@ -99,5 +101,34 @@ def argwhere(condition):
     try:
         condition = as_temporary(condition, "argwhere", temps)
         return ENGINE.run_kernel("Where", (condition,))
+    finally:
+        release(temps)
+
+
+def unique(x, axis=0):
+    """(values, indices): the distinct slices of x along `axis` in order of first appearance, and for each slice of
+    x its position in values (int32), as TF.js's unique (TensorFlow's Unique / UniqueV2). NaNs count as one value,
+    and so do 0 and -0. On a GPU backend x is read back and compared on the host (one readback)."""
+    temps = []
+    try:
+        x = as_temporary(x, "unique", temps)
+        if x.rank == 0:
+            raise ShapeError("unique: x must have rank >= 1, got a scalar")
+        return ENGINE.run_kernel("Unique", (x,), {"axis": axis_index("unique", axis, x.rank)})
+    finally:
+        release(temps)
+
+
+def setdiff1d(x, y):
+    """(out, indices): the values of x (1-D) that are not in y (1-D), in x's order, and their positions in x
+    (int32), as TF.js's setdiff1dAsync (TensorFlow's ListDiff). On a GPU backend both are read back."""
+    temps = []
+    try:
+        x, y = as_temporary(x, "setdiff1d", temps), as_temporary(y, "setdiff1d", temps)
+        if x.dtype != y.dtype:
+            raise DTypeError(f"setdiff1d: x and y must have one dtype, got {x.dtype} and {y.dtype}")
+        if x.rank != 1 or y.rank != 1:
+            raise ShapeError(f"setdiff1d: x and y must be 1-D, got shapes {x.shape} and {y.shape}")
+        return ENGINE.run_kernel("ListDiff", (x, y))
     finally:
         release(temps)

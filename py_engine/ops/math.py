@@ -2,20 +2,34 @@
 
 __all__ = [
     "abs",
+    "acos",
+    "acosh",
     "add",
+    "add_n",
+    "asin",
+    "asinh",
+    "atan",
+    "atan2",
+    "atanh",
+    "bitwise_and",
     "cast",
     "ceil",
     "clip_by_value",
     "cos",
+    "cosh",
     "div",
+    "div_no_nan",
     "elu",
     "equal",
     "erf",
     "exp",
+    "expm1",
     "floor",
     "floor_div",
     "greater",
     "greater_equal",
+    "is_finite",
+    "is_inf",
     "is_nan",
     "leaky_relu",
     "less",
@@ -32,19 +46,23 @@ __all__ = [
     "neg",
     "not_equal",
     "pow",
+    "prelu",
     "reciprocal",
     "relu",
     "relu6",
     "round",
     "rsqrt",
+    "selu",
     "sigmoid",
     "sign",
     "sin",
+    "sinh",
     "softplus",
     "sqrt",
     "square",
     "squared_difference",
     "sub",
+    "tan",
     "tanh",
     "where",
 ]
@@ -111,8 +129,23 @@ cos = _unary("cos", "Cos", to_float=True)
 floor = _unary("floor", "Floor", to_float=True)
 ceil = _unary("ceil", "Ceil", to_float=True)
 round = _unary("round", "Round", to_float=True, doc="round half to even, as TensorFlow")
+tan = _unary("tan", "Tan", to_float=True)
+asin = _unary("asin", "Asin", to_float=True, doc="arcsine; NaN outside [-1, 1]")
+acos = _unary("acos", "Acos", to_float=True, doc="arccosine; NaN outside [-1, 1]")
+atan = _unary("atan", "Atan", to_float=True, doc="arctangent")
+sinh = _unary("sinh", "Sinh", to_float=True)
+cosh = _unary("cosh", "Cosh", to_float=True)
+asinh = _unary("asinh", "Asinh", to_float=True, doc="inverse hyperbolic sine")
+acosh = _unary("acosh", "Acosh", to_float=True, doc="inverse hyperbolic cosine; NaN below 1")
+atanh = _unary("atanh", "Atanh", to_float=True, doc="inverse hyperbolic tangent; +-inf at +-1, NaN outside [-1, 1]")
+expm1 = _unary("expm1", "Expm1", to_float=True, doc="exp(x) - 1, accurate for small x")
+selu = _unary(
+    "selu", "Selu", to_float=True, doc="scale * x if x > 0 else scale * alpha * (exp(x) - 1), TF.js's constants"
+)
 logical_not = _unary("logical_not", "LogicalNot", allowed=(BOOL,))
 is_nan = _unary("is_nan", "IsNan", allowed=(F32, I32, BOOL))
+is_inf = _unary("is_inf", "IsInf", allowed=(F32, I32, BOOL), doc="True where x is +inf or -inf")
+is_finite = _unary("is_finite", "IsFinite", allowed=(F32, I32, BOOL), doc="True where x is neither NaN nor infinite")
 
 
 def cast(x, dtype):
@@ -215,7 +248,46 @@ less_equal = _binary("less_equal", "LessEqual")
 greater = _binary("greater", "Greater")
 greater_equal = _binary("greater_equal", "GreaterEqual")
 logical_and = _binary("logical_and", "LogicalAnd", allowed=(BOOL,))
+bitwise_and = _binary("bitwise_and", "BitwiseAnd", allowed=(I32,), doc="a & b, bit by bit, on int32")
+prelu = _binary(
+    "prelu", "Prelu", doc="x where x >= 0, else alpha * x (alpha broadcasts against x); as TF.js's prelu(x, alpha)"
+)
+atan2 = _binary(
+    "atan2", "Atan2", result=F32, doc="the angle of the point (b, a), in [-pi, pi], as numpy's arctan2(a, b)"
+)
+div_no_nan = _binary(
+    "div_no_nan",
+    "DivNoNan",
+    result=F32,
+    doc="a / b, but 0 where b is 0 (whatever a is); integers are divided as floats",
+)
 logical_or = _binary("logical_or", "LogicalOr", allowed=(BOOL,))
+
+
+def add_n(tensors):
+    """The sum of a list of tensors of one shape and dtype, as TF.js's addN (AddN)."""
+    if isinstance(tensors, Tensor) or not isinstance(tensors, (list, tuple)) or not tensors:
+        raise TypeError(f"add_n: expected a non-empty list of tensors, got {tensors!r:.80}")
+    temps = []
+    try:
+        tensors = [as_temporary(t, "add_n", temps) for t in tensors]
+        first = tensors[0]
+        for k, t in enumerate(tensors):
+            if (t.shape, t.dtype) != (first.shape, first.dtype):
+                raise ValueError(
+                    f"add_n: every tensor must have the shape and dtype of the first, {first.dtype} {first.shape}; "
+                    f"tensor {k} is {t.dtype} {t.shape}"
+                )
+        dtype_in("add_n", first, NUMERIC)
+        if len(tensors) == 1:
+            return ENGINE.view(first, first.shape)
+        total = ENGINE.run_kernel("Add", (tensors[0], tensors[1]))
+        for t in tensors[2:]:
+            total, partial = ENGINE.run_kernel("Add", (total, t)), total
+            partial.dispose()
+        return total
+    finally:
+        release(temps)
 
 
 def where(condition, a=None, b=None):

@@ -11,15 +11,20 @@ namespace.
 __all__ = [
     "avg_pool",
     "batch_norm",
+    "conv1d",
     "conv2d",
     "depthwise_conv2d",
+    "dilation2d",
     "dropout",
     "global_avg_pool",
     "layer_norm",
+    "local_response_normalization",
     "max_pool",
+    "max_pool_with_argmax",
 ]
 
 import numbers
+import operator
 
 import numpy as np
 
@@ -31,11 +36,14 @@ from ..window_output_size import conv_output_length, same_padding, window_output
 from .check import axes as normalize_axes
 from .check import int_tuple, rank_is
 from .convert import as_temporary, release
+from .convert import tensor as host_tensor
 from .creation import random_uniform, zeros
-from .math import cast, greater_equal, maximum, rsqrt
+from .linalg import matmul
+from .math import cast, greater_equal, maximum, pow, rsqrt
+from .reduce import argmax, moments
+from .reduce import max as reduce_max
 from .reduce import mean as reduce_mean
-from .reduce import moments
-from .shape import concat, expand_dims, reshape
+from .shape import concat, expand_dims, reshape, stack
 from .shape import pad as pad_tensor
 
 F32 = dtypes.float32
@@ -142,6 +150,27 @@ def conv2d(x, filter, strides=1, padding="valid", dilations=1):
     padding: "same", "valid", an int, or [[top, bottom], [left, right]]; strides, dilations: int or pair.
     """
     return _conv("conv2d", "Conv2D", "h, w, in, out", x, filter, strides, padding, dilations)
+
+
+def conv1d(x, filter, stride=1, padding="valid", data_format="NWC", dilation=1):
+    """1-D convolution of x [N, W, C] (or [W, C]) with filter [w, C, out], as TF.js's conv1d: conv2d over a height of
+    1. padding: "same", "valid", an int, or [left, right]; data_format: "NWC" only (as TF.js)."""
+    op = "conv1d"
+    if data_format != "NWC":
+        raise ValueError(f"{op}: data_format must be 'NWC' (as in TF.js), got {data_format!r}")
+    with ENGINE.scope(op) as scope:
+        x, filter = float_input(op, x, []), float_input(op, filter, [], "filter")
+        rank_is(op, x, (2, 3))
+        rank_is(op, filter, 3, "filter")
+        if isinstance(padding, str):
+            pad = padding
+        elif isinstance(padding, numbers.Integral):
+            pad = [[0, 0], [int(padding), int(padding)]]
+        else:
+            pad = [[0, 0], list(padding)]
+        rows = reshape(x, x.shape[:-2] + (1,) + x.shape[-2:])
+        y = conv2d(rows, reshape(filter, (1, *filter.shape)), (1, stride), pad, (1, dilation))
+        return scope.export(reshape(y, y.shape[:-3] + y.shape[-2:]))
 
 
 def depthwise_conv2d(x, filter, strides=1, padding="valid", dilations=1):
@@ -452,3 +481,82 @@ def avg_pool3d(x, pool_size, strides, padding="valid"):
     counts = np.minimum(starts + pool_size[0], depth) - np.maximum(starts, 0)  # real slices in each window
     total = reshape(total, (x.shape[0], out_depth, *total.shape[1:]))
     return total / counts.reshape(1, out_depth, 1, 1, 1).astype(np.float32)
+
+
+def local_response_normalization(x, depth_radius=5, bias=1.0, alpha=1.0, beta=0.5):
+    """x / (bias + alpha * s) ** beta, s the sum of squares over the channels within depth_radius of each channel (the
+    last axis), as TF.js's localResponseNormalization (TensorFlow's LRN). The window sum is one matmul with a band of
+    ones."""
+    op = "local_response_normalization"
+    r = operator.index(depth_radius)
+    if r < 0:
+        raise ValueError(f"{op}: depth_radius must be >= 0, got {depth_radius}")
+    with ENGINE.scope(op) as scope:
+        x = as_temporary(x, op, [], dtypes.float32)
+        rank_is(op, x, 4)
+        c = x.shape[-1]
+        band = host_tensor([[float(abs(i - j) <= r) for j in range(c)] for i in range(c)], dtypes.float32)
+        squares = matmul(reshape(x * x, (-1, c)), band)
+        return scope.export(x * pow(reshape(squares, x.shape) * float(alpha) + float(bias), -float(beta)))
+
+
+# what TF.js's Dilation2D and MaxPoolWithArgmax start from, so a window of padding alone gives it (as float32)
+_BELOW_EVERYTHING = -9007199254740991.0  # JavaScript's Number.MIN_SAFE_INTEGER
+
+
+def _window_taps(x, window, strides, pad, dilations):
+    """([N, out_h, out_w, C] for each tap of the window, row-major), x [N, H, W, C] padded with _BELOW_EVERYTHING:
+    a strided slice per tap."""
+    padded = pad_tensor(x, ((0, 0), *pad, (0, 0)), _BELOW_EVERYTHING)
+    out_h, out_w = window_output_hw(x.shape[1:3], window, strides, pad, dilations)
+    taps = []
+    for i in range(window[0]):
+        for j in range(window[1]):
+            y0, x0 = i * dilations[0], j * dilations[1]
+            rows = slice(y0, y0 + (out_h - 1) * strides[0] + 1, strides[0])
+            taps.append(padded[:, rows, x0 : x0 + (out_w - 1) * strides[1] + 1 : strides[1], :])
+    return taps
+
+
+def dilation2d(x, filter, strides=1, padding="valid", dilations=1, data_format="NHWC"):
+    """Grayscale morphological dilation, as TF.js's dilation2d: out = max over the window of x + filter, x [N, H, W,
+    C] (or [H, W, C]), filter [h, w, C]; padding "same" or "valid" never wins. Written as a strided slice per tap and
+    a max, so its gradient comes with it."""
+    op = "dilation2d"
+    if data_format != "NHWC":
+        raise ValueError(f"{op}: data_format must be 'NHWC' (as in TF.js), got {data_format!r}")
+    with ENGINE.scope(op) as scope:
+        x, filter = float_input(op, x, []), float_input(op, filter, [], "filter")
+        rank_is(op, x, (3, 4))
+        if filter.rank != 3 or filter.shape[2] != x.shape[-1]:
+            raise ShapeError(f"{op}: filter must be [h, w, {x.shape[-1]}] (x's channels), got {filter.shape}")
+        dilations = int_tuple(op, dilations, 2, "dilations")
+        batch = x if x.rank == 4 else reshape(x, (1, *x.shape))
+        strides, pad = _window_attrs(op, batch, filter.shape[:2], strides, padding, dilations)
+        taps = _window_taps(batch, filter.shape[:2], strides, pad, dilations)
+        w = filter.shape[1]
+        out = reduce_max(stack([t + filter[k // w, k % w] for k, t in enumerate(taps)], 0), 0)
+        return scope.export(out if x.rank == 4 else reshape(out, out.shape[1:]))
+
+
+def max_pool_with_argmax(x, filter_size, strides, padding="valid", include_batch_in_index=False):
+    """(result, indexes): max_pool's result and, for each, the flat index of the element it took (the first of
+    equals, in window order), ((b * H + y) * W + x) * C + c with include_batch_in_index, else (y * W + x) * C + c,
+    as TF.js's maxPoolWithArgmax. x [N, H, W, C]; padding "same" or "valid"."""
+    op = "max_pool_with_argmax"
+    with ENGINE.scope(op) as scope:
+        x = float_input(op, x, [])
+        rank_is(op, x, 4)
+        window = int_tuple(op, filter_size, 2, "filter_size")
+        strides, pad = _window_attrs(op, x, window, strides, padding, what="window")
+        taps = stack(_window_taps(x, window, strides, pad, (1, 1)), 0)
+        n, h, w, c = x.shape
+        out_h, out_w = taps.shape[2:4]
+        tap = argmax(taps, 0)  # [N, out_h, out_w, C]: the first of equals
+        rows = host_tensor([[[oy * strides[0] - pad[0][0]]] for oy in range(out_h)], dtypes.int32)
+        cols = host_tensor([[ox * strides[1] - pad[1][0]] for ox in range(out_w)], dtypes.int32)
+        y, x_at = rows + tap // window[1], cols + tap % window[1]
+        index = (y * w + x_at) * c + host_tensor(list(range(c)), dtypes.int32)
+        if include_batch_in_index:
+            index = index + reshape(host_tensor([b * h * w * c for b in range(n)], dtypes.int32), (n, 1, 1, 1))
+        return scope.export((reduce_max(taps, 0), index))

@@ -5,17 +5,23 @@ __all__ = [
     "any",
     "argmax",
     "argmin",
+    "cumprod",
     "cumsum",
+    "euclidean_norm",
     "log_softmax",
     "logsumexp",
+    "lower_bound",
     "max",
     "mean",
     "min",
     "moments",
+    "multinomial",
     "prod",
+    "search_sorted",
     "softmax",
     "sum",
     "top_k",
+    "upper_bound",
 ]
 
 import builtins
@@ -27,9 +33,9 @@ from ..errors import ShapeError
 from .check import axes as normalize_axes
 from .check import axis_index, dtype_in
 from .convert import as_temporary, release
-from .creation import zeros
+from .creation import random_uniform, zeros
 from .math import abs as absolute
-from .math import exp, log, not_equal, squared_difference, where
+from .math import cast, exp, less, less_equal, log, minimum, not_equal, sqrt, squared_difference, where
 
 F32, I32, BOOL = dtypes.float32, dtypes.int32, dtypes.bool_
 
@@ -175,18 +181,27 @@ def log_softmax(logits, axis=-1):
     return _composite("log_softmax", logits, body)
 
 
-def cumsum(x, axis=0, exclusive=False, reverse=False):
-    """Running sums along `axis`; exclusive leaves out the element itself, reverse runs from the end."""
+def _scan(op, kernel, x, axis, exclusive, reverse):
     temps = []
     try:
-        x = as_temporary(x, "cumsum", temps)
+        x = as_temporary(x, op, temps)
         if x.dtype == BOOL:
-            x = as_temporary(x, "cumsum", temps, I32)
-        _need_rank("cumsum", x)
-        attrs = {"axis": axis_index("cumsum", axis, x.rank), "exclusive": bool(exclusive), "reverse": bool(reverse)}
-        return ENGINE.run_kernel("Cumsum", (x,), attrs)
+            x = as_temporary(x, op, temps, I32)
+        _need_rank(op, x)
+        attrs = {"axis": axis_index(op, axis, x.rank), "exclusive": bool(exclusive), "reverse": bool(reverse)}
+        return ENGINE.run_kernel(kernel, (x,), attrs)
     finally:
         release(temps)
+
+
+def cumsum(x, axis=0, exclusive=False, reverse=False):
+    """Running sums along `axis`; exclusive leaves out the element itself, reverse runs from the end."""
+    return _scan("cumsum", "Cumsum", x, axis, exclusive, reverse)
+
+
+def cumprod(x, axis=0, exclusive=False, reverse=False):
+    """Running products along `axis` (exclusive starts from 1), as TF.js's cumprod."""
+    return _scan("cumprod", "Cumprod", x, axis, exclusive, reverse)
 
 
 def top_k(x, k=1, sorted=True):
@@ -205,3 +220,60 @@ def top_k(x, k=1, sorted=True):
         return ENGINE.run_kernel("TopK", (x,), {"k": k})
     finally:
         release(temps)
+
+
+def euclidean_norm(x, axis=None, keepdims=False):
+    """sqrt(sum(x^2)) over the axes (default all), as TF.js's euclideanNorm (TensorFlow's EuclideanNorm)."""
+    return _composite("euclidean_norm", x, lambda x: sqrt(sum(x * x, axis, keepdims)))
+
+
+def search_sorted(sorted_sequence, values, side="left"):
+    """For each of values' last-axis entries, how many entries of sorted_sequence's last axis come before it (int32):
+    those < value (side "left") or <= value ("right"), as TF.js's searchSorted. The leading axes of the two match
+    (each row searches its own sequence); a 1-D sequence serves every row."""
+    op = "search_sorted"
+    if side not in ("left", "right"):
+        raise ValueError(f"{op}: side must be 'left' or 'right', got {side!r}")
+    with ENGINE.scope(op) as scope:
+        seq, vals = as_temporary(sorted_sequence, op, []), as_temporary(values, op, [])
+        if seq.dtype != vals.dtype:
+            vals = as_temporary(vals, op, [], seq.dtype)
+        if seq.rank == 0 or vals.rank == 0 or (seq.rank > 1 and seq.shape[:-1] != vals.shape[:-1]):
+            raise ShapeError(
+                f"{op}: sorted_sequence {seq.shape} and values {vals.shape} must have rank >= 1 and the same leading "
+                "axes (or a 1-D sequence)"
+            )
+        seq = ENGINE.view(seq, seq.shape[:-1] + (1, seq.shape[-1]))
+        vals = ENGINE.view(vals, vals.shape + (1,))
+        before = (less if side == "left" else less_equal)(seq, vals)
+        return scope.export(sum(cast(before, I32), -1))
+
+
+def lower_bound(sorted_sequence, values):
+    """search_sorted(..., "left"): the first position where each value could go, as TF.js's lowerBound."""
+    return search_sorted(sorted_sequence, values, "left")
+
+
+def upper_bound(sorted_sequence, values):
+    """search_sorted(..., "right"): the last position where each value could go, as TF.js's upperBound."""
+    return search_sorted(sorted_sequence, values, "right")
+
+
+def multinomial(logits, num_samples, seed=None, normalized=False):
+    """num_samples class indices (int32) drawn for each row of logits [batch, classes] (or [classes]), each class
+    with probability softmax(logits) (or logits itself, when normalized holds probabilities), as TF.js's multinomial.
+    Drawn from the engine's generator (pe.set_seed, or seed), so the draws are not TF.js's."""
+    op = "multinomial"
+    n = operator.index(num_samples)
+    if n < 0:
+        raise ValueError(f"{op}: num_samples must be >= 0, got {num_samples}")
+    with ENGINE.scope(op) as scope:
+        x = as_temporary(logits, op, [], F32)
+        if x.rank not in (1, 2) or x.shape[-1] == 0:
+            raise ShapeError(f"{op}: logits must be [classes] or [batch, classes] with classes >= 1, got {x.shape}")
+        rows = x if x.rank == 2 else ENGINE.view(x, (1,) + x.shape)
+        cdf = cumsum(rows if normalized else softmax(rows), -1)
+        total = ENGINE.view(cdf[:, -1:], (rows.shape[0], 1))
+        draws = random_uniform((rows.shape[0], n), seed=seed) * total
+        picks = minimum(search_sorted(cdf, draws, "right"), x.shape[-1] - 1)  # a draw rounding up to the total
+        return scope.export(picks if x.rank == 2 else ENGINE.view(picks, (n,)))

@@ -3,19 +3,28 @@ buffer. The other ops return a view too when the result holds x's values in x's 
 moves only size-1 axes, a full slice, zero padding, ...)."""
 
 __all__ = [
+    "batch_to_space_nd",
+    "bincount",
     "broadcast_to",
     "concat",
+    "dense_bincount",
+    "depth_to_space",
     "expand_dims",
     "flatten",
     "gather",
     "gather_nd",
+    "mirror_pad",
     "pad",
     "reshape",
     "reverse",
+    "scatter_nd",
     "slice",
+    "space_to_batch_nd",
+    "sparse_to_dense",
     "split",
     "squeeze",
     "stack",
+    "tensor_scatter_update",
     "tile",
     "transpose",
     "unsorted_segment_sum",
@@ -23,6 +32,7 @@ __all__ = [
 ]
 
 import functools
+import math
 import numbers
 import operator
 
@@ -33,6 +43,11 @@ from ..tensor import Tensor
 from .check import axes as normalize_axes
 from .check import axis_index, broadcast_shapes, dtype_in
 from .convert import as_temporary, release
+from .convert import tensor as host_tensor
+from .creation import ones
+from .math import greater, logical_and, where
+from .reduce import all as reduce_all
+from .reduce import sum as reduce_sum
 
 F32, I32, BOOL = dtypes.float32, dtypes.int32, dtypes.bool_
 
@@ -359,3 +374,231 @@ def reverse(x, axis=None):
     if not axis:
         return ENGINE.view(x, x.shape)
     return ENGINE.run_kernel("Reverse", (x,), {"axis": axis})
+
+
+# ---- composites: ops written with the ops above (their gradients come with them) ----------------------------------
+
+
+def _pairs(op, pairs, n, name):
+    """n [before, after] pairs of non-negative ints."""
+    try:
+        out = tuple((operator.index(a), operator.index(b)) for a, b in pairs)
+    except (TypeError, ValueError):
+        raise TypeError(f"{op}: {name} must be [before, after] pairs of ints, got {pairs!r}") from None
+    if len(out) != n or any(p < 0 for pair in out for p in pair):
+        raise ValueError(f"{op}: {name} must be {n} pairs of non-negative ints, got {pairs!r}")
+    return out
+
+
+def mirror_pad(x, paddings, mode):
+    """x padded with its own mirror image, as TF.js's mirrorPad: mode "reflect" leaves the edge out (abc -> cbabcba,
+    at most size - 1 a side), "symmetric" repeats it (abc -> babccb, at most size a side). One gather per padded
+    axis."""
+    x = _tensor("mirror_pad", x)
+    if mode not in ("reflect", "symmetric"):
+        raise ValueError(f"mirror_pad: mode must be 'reflect' or 'symmetric', got {mode!r}")
+    pads = _pairs("mirror_pad", paddings, x.rank, "paddings")
+    edge = 1 if mode == "reflect" else 0
+    for axis, ((a, b), n) in enumerate(zip(pads, x.shape)):
+        if max(a, b) > n - edge:
+            raise ShapeError(
+                f"mirror_pad: padding {(a, b)} of axis {axis} (size {n}) is too large for mode {mode!r}: "
+                f"at most {n - edge} a side"
+            )
+    with ENGINE.scope("mirror_pad") as scope:
+        out = x
+        for axis, ((a, b), n) in enumerate(zip(pads, x.shape)):
+            if a or b:
+                p = list(range(-a, n + b))
+                index = [-q - 1 + edge if q < 0 else 2 * n - 1 - edge - q if q >= n else q for q in p]
+                out = gather(out, host_tensor(index, I32), axis)
+        return scope.export(out if out is not x else ENGINE.view(x, x.shape))
+
+
+def _block(op, block_shape, x, first):
+    """block_shape as a tuple of positive ints, one per spatial axis of x (the axes after `first`)."""
+    block = _ints(op, block_shape, "block_shape")
+    if not block or min(block) < 1 or x.rank < first + len(block):
+        raise ValueError(f"{op}: block_shape {block_shape!r} must be positive ints, one per spatial axis of {x.shape}")
+    return block
+
+
+def space_to_batch_nd(x, block_shape, paddings):
+    """TF.js's spaceToBatchND: the M spatial axes after the batch axis, padded, are cut into blocks of block_shape
+    whose offsets move into the batch axis (offset-major): [B, *spatial, *rest] -> [B * prod(block), *(spatial
+    padded / block), *rest]."""
+    op = "space_to_batch_nd"
+    x = _tensor(op, x)
+    block = _block(op, block_shape, x, 1)
+    m = len(block)
+    pads = _pairs(op, paddings, m, "paddings")
+    padded = [n + a + b for n, (a, b) in zip(x.shape[1 : m + 1], pads)]
+    if any(p % k for p, k in zip(padded, block)):
+        raise ShapeError(f"{op}: the padded spatial shape {padded} is not divisible by block_shape {block}")
+    rest = x.shape[m + 1 :]
+    with ENGINE.scope(op) as scope:
+        y = pad(x, ((0, 0), *pads, *((0, 0),) * len(rest)))
+        split_shape = (x.shape[0], *(d for p, k in zip(padded, block) for d in (p // k, k)), *rest)
+        y = reshape(y, split_shape)
+        perm = [2 + 2 * i for i in range(m)] + [0] + [1 + 2 * i for i in range(m)] + list(range(2 * m + 1, y.rank))
+        y = transpose(y, perm)
+        batch = x.shape[0] * math.prod(block)
+        return scope.export(reshape(y, (batch, *(p // k for p, k in zip(padded, block)), *rest)))
+
+
+def batch_to_space_nd(x, block_shape, crops):
+    """TF.js's batchToSpaceND, space_to_batch_nd's inverse: [B * prod(block), *spatial, *rest] -> [B, *(spatial *
+    block, cropped), *rest]."""
+    op = "batch_to_space_nd"
+    x = _tensor(op, x)
+    block = _block(op, block_shape, x, 1)
+    m, blocks = len(block), math.prod(block)
+    cuts = _pairs(op, crops, m, "crops")
+    if x.shape[0] % blocks:
+        raise ShapeError(f"{op}: the batch size {x.shape[0]} is not divisible by prod(block_shape {block}) = {blocks}")
+    spatial, rest = x.shape[1 : m + 1], x.shape[m + 1 :]
+    full = [d * k for d, k in zip(spatial, block)]
+    if any(a + b > f for (a, b), f in zip(cuts, full)):
+        raise ShapeError(f"{op}: crops {cuts} remove more than the spatial shape {full}")
+    with ENGINE.scope(op) as scope:
+        y = reshape(x, (*block, x.shape[0] // blocks, *spatial, *rest))
+        perm = [m] + [a for i in range(m) for a in (m + 1 + i, i)] + list(range(2 * m + 1, y.rank))
+        y = reshape(transpose(y, perm), (x.shape[0] // blocks, *full, *rest))
+        begin = (0, *(a for a, _ in cuts), *(0,) * len(rest))
+        size = (-1, *(f - a - b for (a, b), f in zip(cuts, full)), *(-1,) * len(rest))
+        return scope.export(slice(y, begin, size))
+
+
+def depth_to_space(x, block_size, data_format="NHWC"):
+    """TF.js's depthToSpace: each pixel's channels become a block_size x block_size patch of pixels (channels in
+    depth-column-row order, as TensorFlow's DCR): [N, H, W, C] -> [N, H * b, W * b, C / b^2] (or NCHW)."""
+    op = "depth_to_space"
+    x = _tensor(op, x)
+    if data_format not in ("NHWC", "NCHW"):
+        raise ValueError(f"{op}: data_format must be 'NHWC' or 'NCHW', got {data_format!r}")
+    b = operator.index(block_size)
+    if x.rank != 4 or b < 2:
+        raise ShapeError(f"{op}: x must have rank 4 and block_size be >= 2, got shape {x.shape} and {block_size}")
+    if data_format == "NHWC":
+        n, h, w, c = x.shape
+    else:
+        n, c, h, w = x.shape
+    if c % (b * b):
+        raise ShapeError(f"{op}: the channels ({c}) must be divisible by block_size^2 = {b * b}")
+    with ENGINE.scope(op) as scope:
+        if data_format == "NHWC":
+            y = transpose(reshape(x, (n, h, w, b, b, c // (b * b))), (0, 1, 3, 2, 4, 5))
+            return scope.export(reshape(y, (n, h * b, w * b, c // (b * b))))
+        y = transpose(reshape(x, (n, b, b, c // (b * b), h, w)), (0, 3, 4, 1, 5, 2))
+        return scope.export(reshape(y, (n, c // (b * b), h * b, w * b)))
+
+
+def _scatter_rows(op, indices, shape):
+    """indices (int32, [..., k]) as rows of `shape`'s first k axes flattened (-1 for an index out of range, which a
+    segment sum drops), shape [m]; checks the shapes."""
+    if indices.dtype != I32:
+        raise DTypeError(f"{op}: indices have dtype {indices.dtype}, expected int32")
+    if indices.rank == 0 or indices.shape[-1] > len(shape):
+        raise ShapeError(f"{op}: indices {indices.shape} must have rank >= 1 and at most {len(shape)} entries a row")
+    dims = shape[: indices.shape[-1]]
+    strides = [math.prod(dims[d + 1 :]) for d in range(len(dims))]
+    rows = reduce_sum(indices * host_tensor(strides, I32), -1)
+    valid = reduce_all(logical_and(indices >= 0, indices < host_tensor(list(dims), I32)), -1)
+    return reshape(where(valid, rows, -1), (-1,)), math.prod(dims)
+
+
+def scatter_nd(indices, updates, shape):
+    """A tensor of `shape`, zero but for `updates` added at `indices`, as TF.js's scatterND: indices (int32) has
+    shape batch + (k,), updates batch + shape[k:]; repeated indices add up; an index out of range is dropped (as
+    TensorFlow on GPUs)."""
+    op = "scatter_nd"
+    shape = _ints(op, shape, "shape")
+    with ENGINE.scope(op) as scope:
+        indices, updates = as_temporary(indices, op, []), as_temporary(updates, op, [])
+        dtype_in(op, updates, (F32, I32), "updates")
+        rows, n = _scatter_rows(op, indices, shape)
+        if updates.shape != indices.shape[:-1] + shape[indices.shape[-1] :]:
+            raise ShapeError(
+                f"{op}: updates have shape {updates.shape}, expected indices' batch {indices.shape[:-1]} + "
+                f"shape[{indices.shape[-1]}:] {shape[indices.shape[-1] :]}"
+            )
+        flat = reshape(updates, (rows.shape[0], *shape[indices.shape[-1] :]))
+        return scope.export(reshape(unsorted_segment_sum(flat, rows, n), shape))
+
+
+def tensor_scatter_update(tensor, indices, updates):
+    """`tensor` with the slices at `indices` replaced by `updates`, as TF.js's tensorScatterUpdate (shapes as in
+    scatter_nd, with tensor's shape). An index given twice gets the sum of its updates (TensorFlow leaves the order
+    open; TF.js's CPU keeps the last)."""
+    op = "tensor_scatter_update"
+    tensor = _tensor(op, tensor)
+    with ENGINE.scope(op) as scope:
+        updates = as_temporary(updates, op, [], tensor.dtype)
+        indices = as_temporary(indices, op, [])
+        hits = scatter_nd(indices, ones(updates.shape, I32), tensor.shape)
+        return scope.export(where(greater(hits, 0), scatter_nd(indices, updates, tensor.shape), tensor))
+
+
+def sparse_to_dense(sparse_indices, sparse_values, output_shape, default_value=0):
+    """A tensor of output_shape filled with default_value but for sparse_values at sparse_indices, as TF.js's
+    sparseToDense: indices int32 [n, k] (or [n] for k = 1, or a scalar), values [n] or one value for all; each index
+    at most once."""
+    op = "sparse_to_dense"
+    shape = _ints(op, output_shape, "output_shape")
+    with ENGINE.scope(op) as scope:
+        indices, values = as_temporary(sparse_indices, op, []), as_temporary(sparse_values, op, [])
+        dtype_in(op, values, (F32, I32), "sparse_values")
+        if indices.rank < 2:
+            indices = reshape(indices, (-1, 1) if indices.rank == 1 else (1, indices.size))
+        if values.rank == 0:
+            values = broadcast_to(values, indices.shape[:1])
+        if values.shape != indices.shape[:1] or indices.shape[1] != len(shape):
+            raise ShapeError(
+                f"{op}: sparse_indices {indices.shape} must be [n, {len(shape)}] and sparse_values [n] or a scalar, "
+                f"got {values.shape}"
+            )
+        hits = scatter_nd(indices, ones(values.shape, I32), shape)
+        return scope.export(where(greater(hits, 0), scatter_nd(indices, values, shape), default_value))
+
+
+def _bincount(op, x, weights, size, binary_output, ranks):
+    """Counts (or weight sums) of each value 0..size-1 of x, per row of a 2-D x; values >= size are left out."""
+    size = operator.index(size)
+    if size < 0:
+        raise ValueError(f"{op}: size must be >= 0, got {size}")
+    with ENGINE.scope(op) as scope:
+        x = as_temporary(x, op, [])
+        dtype_in(op, x, (I32,))
+        if x.rank not in ranks:
+            raise ShapeError(f"{op}: x must have rank {' or '.join(map(str, ranks))}, got shape {x.shape}")
+        dtype = I32
+        if weights is not None:
+            weights = as_temporary(weights, op, [])
+            dtype_in(op, weights, (F32, I32), "weights")
+            dtype = weights.dtype
+            if weights.size and weights.shape != x.shape:
+                raise ShapeError(f"{op}: weights {weights.shape} must have x's shape {x.shape}, or no elements")
+        if weights is None or not weights.size or binary_output:
+            weights = ones(x.shape, dtype)
+        rows = x.shape[0] if x.rank == 2 else 1
+        ids = x
+        if x.rank == 2:
+            ids = x + reshape(host_tensor([r * size for r in range(rows)], I32), (rows, 1))
+        ids = reshape(where(logical_and(x >= 0, x < size), ids, -1), (-1,))
+        counts = unsorted_segment_sum(reshape(weights, (-1,)), ids, rows * size)
+        if binary_output:
+            counts = ENGINE.run_kernel("Cast", (greater(counts, 0),), {"dtype": dtype})
+        return scope.export(reshape(counts, (rows, size) if x.rank == 2 else (size,)))
+
+
+def bincount(x, weights, size):
+    """How often each value 0..size-1 occurs in x (int32, 1-D), or the sum of the weights (x's shape) at those
+    positions, as TF.js's bincount; weights None or empty counts (int32 for None, else in weights' dtype). Values
+    >= size are left out; so are negative ones (TF.js raises)."""
+    return _bincount("bincount", x, weights, size, False, (1,))
+
+
+def dense_bincount(x, weights, size, binary_output=False):
+    """bincount for a 1-D x, or for each row of a 2-D x (result [rows, size]), as TF.js's denseBincount;
+    binary_output gives 1 where a value occurs, whatever the weights."""
+    return _bincount("dense_bincount", x, weights, size, bool(binary_output), (1, 2))

@@ -1,6 +1,6 @@
 // node tests/tfjs/graph_ops.mjs INFILE OUTFILE
 // What TF.js's ops compute for calls that tests/test_tfjs_graph_ops.py lists: INFILE is {id: {fn, args}}, fn a path
-// on tf ("image.nonMaxSuppressionWithScore"), each arg a number, a bool, a list, or {tensor: {dtype, shape, b64}}
+// on tf ("image.nonMaxSuppressionWithScore"), each arg a number, a bool, a list of args, or {tensor: {dtype, shape, b64}}
 // (the little-endian bytes of the values, so NaN and the infinities cross exactly). The result of each call (a tensor,
 // a list of tensors, or an object of them in its order) is written as a list of such tensors. The file is written
 // last, so its presence means the run finished.
@@ -24,12 +24,14 @@ async function fromTensor(t) {
   return {dtype: t.dtype, shape: t.shape, b64: Buffer.from(values.buffer).toString('base64')};
 }
 
+const fromArg = (a) => (Array.isArray(a) ? a.map(fromArg) : a !== null && typeof a === 'object' && a.tensor ? toTensor(a.tensor) : a);
+
 const calls = JSON.parse(fs.readFileSync(inFile, 'utf8'));
 const results = {};
 for (const [id, {fn, args}] of Object.entries(calls)) {
   const f = fn.split('.').reduce((o, k) => o[k], tf);
   if (typeof f !== 'function') throw new Error(`${id}: tf.${fn} is not a function`);
-  const out = await f(...args.map((a) => (a !== null && typeof a === 'object' && a.tensor ? toTensor(a.tensor) : a)));
+  const out = await f(...args.map(fromArg));
   const tensors = out instanceof tf.Tensor ? [out] : Array.isArray(out) ? out : Object.values(out);
   results[id] = await Promise.all(tensors.map(fromTensor));
 }

@@ -33,7 +33,9 @@ for (const {model: name, inputs} of JSON.parse(fs.readFileSync(casesJson, 'utf8'
   const written = [];
   for (const [k, t] of outputs.entries()) {
     const file = `${name}.${k}.bin`;
-    const data = await t.data();
+    // values converted to the tensor's dtype: TF.js 4.22 leaves some float32 outputs of graph models holding
+    // an Int32Array (handtrack's num_detections), whose bytes read as float32 would be garbage
+    const data = ARRAYS[t.dtype].from(await t.data());
     fs.writeFileSync(path.join(outDir, file), Buffer.from(data.buffer, data.byteOffset, data.byteLength));
     written.push({name: model.outputNodes[k], shape: t.shape, dtype: t.dtype, file});
   }

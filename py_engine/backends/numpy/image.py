@@ -1,5 +1,6 @@
-"""Image kernels on numpy: resizing, matching TensorFlow's ResizeBilinear and ResizeNearestNeighbor, and non-max
-suppression, matching TF.js's NonMaxSuppressionV3/V4/V5.
+"""Image kernels on numpy: resizing, matching TensorFlow's ResizeBilinear and ResizeNearestNeighbor; CropAndResize and
+Transform (projective) and non-max suppression, matching TF.js's (their positions in float64, as its JavaScript
+computes them).
 
 Resizing: coordinates are computed in float32, as TensorFlow does, so that floor/round fall the same way. Both
 resizes are separable: the forward pass gathers source pixels (no dense interpolation matrices), the
@@ -105,6 +106,94 @@ def _unpack_rgba(packed, channels):
     return rgba[..., :channels].astype(np.int32)
 
 
+def _crop_axis(low, high, n_in, n_out):
+    """TF.js's sampling positions along one axis for every box (float64, as its JavaScript): [boxes, n_out]."""
+    if n_out > 1:
+        scale = (high - low) * (n_in - 1) / (n_out - 1)
+        return low[:, None] * (n_in - 1) + np.arange(n_out) * scale[:, None]
+    return np.repeat((0.5 * (low + high) * (n_in - 1))[:, None], n_out, 1)
+
+
+def _crop_and_resize(image, boxes, box_ind, crop_size, method, extrapolation_value):
+    """Each box [y1, x1, y2, x2] (normalized to 0..1) of image[box_ind] sampled at crop_size points, as TF.js's
+    CropAndResize: positions outside the image get extrapolation_value, a box_ind outside the batch gives zeros."""
+    batch, h, w = image.shape[:3]
+    if batch == 0:  # every box_ind is outside the batch
+        return np.zeros((boxes.shape[0], *crop_size, image.shape[3]), np.float32)
+    b = boxes.astype(np.float64)
+    ys, xs = _crop_axis(b[:, 0], b[:, 2], h, crop_size[0]), _crop_axis(b[:, 1], b[:, 3], w, crop_size[1])
+    inside = ((ys >= 0) & (ys <= h - 1))[:, :, None] & ((xs >= 0) & (xs <= w - 1))[:, None, :]
+    rows = np.clip(box_ind, 0, batch - 1)[:, None, None]
+
+    def at(y, x):  # [boxes, crop_h, crop_w, c] pixels at integer positions, clipped into the image
+        y, x = np.clip(y, 0, h - 1).astype(np.intp), np.clip(x, 0, w - 1).astype(np.intp)
+        return image[rows, y[:, :, None], x[:, None, :]].astype(np.float64)
+
+    if method == "bilinear":
+        top_y, left_x = np.floor(ys), np.floor(xs)
+        y_lerp, x_lerp = (ys - top_y)[:, :, None, None], (xs - left_x)[:, None, :, None]
+        top_left, top_right = at(top_y, left_x), at(top_y, np.ceil(xs))
+        bottom_left, bottom_right = at(np.ceil(ys), left_x), at(np.ceil(ys), np.ceil(xs))
+        top = top_left + (top_right - top_left) * x_lerp
+        bottom = bottom_left + (bottom_right - bottom_left) * x_lerp
+        out = top + (bottom - top) * y_lerp
+    else:  # JavaScript's Math.round: halves up
+        out = at(np.floor(ys + 0.5), np.floor(xs + 0.5))
+    out = np.where(inside[..., None], out, extrapolation_value)
+    out[(box_ind < 0) | (box_ind >= batch)] = 0
+    return out.astype(np.float32)
+
+
+def _map_coordinate(p, n, fill_mode):
+    """A source coordinate past the image's edge mapped back in (reflect, wrap, nearest) or left (constant), as
+    TF.js's Transform does it in JavaScript (float64)."""
+    if fill_mode == "constant":
+        return p
+    if fill_mode == "nearest" or n <= 1:
+        return np.clip(p, 0, n - 1) if fill_mode == "nearest" else np.where((p < 0) | (p > n - 1), 0.0, p)
+    if fill_mode == "reflect":
+        span = 2 * n
+        low = np.where(p < span, span * np.trunc(-p / span) + p, p)
+        low = np.where(low < -n, low + span, -low - 1)
+        high = p - span * np.trunc(p / span)
+        high = np.where(high >= n, span - high - 1, high)
+        p = np.where(p < 0, low, np.where(p > n - 1, high, p))
+    else:  # wrap
+        last = n - 1
+        p = np.where(p < 0, p + n * (np.trunc(-p / last) + 1), np.where(p > last, p - n * np.trunc(p / last), p))
+    return np.clip(p, 0, n - 1)
+
+
+def _transform(image, transforms, interpolation, fill_mode, fill_value, output_shape):
+    """Each output pixel (x, y) of image b reads the input at ((a0 x + a1 y + a2) / k, (a3 x + a4 y + a5) / k),
+    k = a6 x + a7 y + 1, for transforms[b] (or transforms[0] for all) = a0..a7, as TF.js's Transform (which, on its
+    CPU backend, transforms only the first image)."""
+    batch, h, w, _ = image.shape
+    out = np.full((batch, *output_shape, image.shape[3]), fill_value, np.float64)
+    ys, xs = np.mgrid[0 : output_shape[0], 0 : output_shape[1]].astype(np.float64)
+    for b in range(batch):
+        a = transforms[0 if transforms.shape[0] == 1 else b].astype(np.float64)
+        k = a[6] * xs + a[7] * ys + 1
+        x = _map_coordinate((a[0] * xs + a[1] * ys + a[2]) / k, w, fill_mode)
+        y = _map_coordinate((a[3] * xs + a[4] * ys + a[5]) / k, h, fill_mode)
+
+        def read(yi, xi, b=b):  # fill_value outside the image
+            inside = (yi >= 0) & (yi < h) & (xi >= 0) & (xi < w)
+            yi, xi = np.where(inside, yi, 0).astype(np.intp), np.where(inside, xi, 0).astype(np.intp)
+            return np.where(inside[..., None], image[b, yi, xi].astype(np.float64), fill_value)
+
+        if interpolation == "nearest":  # JavaScript's Math.round: halves up
+            value = read(np.floor(y + 0.5), np.floor(x + 0.5))
+        else:
+            y0, x0 = np.floor(y), np.floor(x)
+            y1, x1 = y0 + 1, x0 + 1
+            top = (x1 - x)[..., None] * read(y0, x0) + (x - x0)[..., None] * read(y0, x1)
+            bottom = (x1 - x)[..., None] * read(y1, x0) + (x - x0)[..., None] * read(y1, x1)
+            value = (y1 - y)[..., None] * top + (y - y0)[..., None] * bottom
+        out[b] = np.where((k != 0)[..., None], value, fill_value)
+    return out.astype(image.dtype)
+
+
 def _non_max_suppression(boxes, scores, max_output_size, iou_threshold, score_threshold, soft_nms_sigma):
     """(selected box indices, their scores) as Python lists; boxes are [y1, x1, y2, x2] with the corners either way
     round."""
@@ -177,6 +266,8 @@ register_kernel("ResizeBilinear", "numpy", _resize_bilinear)
 register_kernel("ResizeBilinearGrad", "numpy", _resize_bilinear_grad)
 register_kernel("ResizeNearestNeighbor", "numpy", _resize_nearest)
 register_kernel("ResizeNearestNeighborGrad", "numpy", _resize_nearest_grad)
+register_kernel("CropAndResize", "numpy", _crop_and_resize)
+register_kernel("Transform", "numpy", _transform)
 register_kernel("NonMaxSuppressionV3", "numpy", _nms_v3)
 register_kernel("NonMaxSuppressionV4", "numpy", _nms_v4)
 register_kernel("NonMaxSuppressionV5", "numpy", _nms_v5)

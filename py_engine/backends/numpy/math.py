@@ -42,6 +42,14 @@ def _erf(x):
     return (x * p / q).astype(x.dtype)
 
 
+# TF.js's selu constants (as float32 operands)
+SELU_SCALE, SELU_SCALE_ALPHA = 1.0507009873554805, 1.7580993408473768
+
+
+def _selu(x):
+    return np.where(x > 0, np.float32(SELU_SCALE) * x, np.float32(SELU_SCALE_ALPHA) * np.expm1(np.minimum(x, 0)))
+
+
 def _pow(a, b):
     if a.dtype.kind == "i" and np.any(b < 0):  # numpy refuses negative integer powers of integers
         return np.trunc(np.power(a.astype(np.float64), b)).astype(a.dtype)
@@ -67,12 +75,25 @@ _UNARY = {
     "Erf": _erf,
     "Sin": np.sin,
     "Cos": np.cos,
+    "Tan": np.tan,
+    "Asin": np.arcsin,
+    "Acos": np.arccos,
+    "Atan": np.arctan,
+    "Sinh": np.sinh,
+    "Cosh": np.cosh,
+    "Asinh": np.arcsinh,
+    "Acosh": np.arccosh,
+    "Atanh": np.arctanh,
+    "Expm1": np.expm1,
+    "Selu": _selu,
     "Floor": np.floor,
     "Ceil": np.ceil,
     "Round": np.round,  # half to even, as TensorFlow
     "Sign": np.sign,
     "LogicalNot": np.logical_not,
     "IsNan": np.isnan,
+    "IsInf": np.isinf,
+    "IsFinite": np.isfinite,
 }
 
 _BINARY = {
@@ -86,6 +107,10 @@ _BINARY = {
     "Maximum": np.maximum,
     "Minimum": np.minimum,
     "SquaredDifference": lambda a, b: np.square(a - b),
+    "Prelu": lambda a, b: np.where(a < 0, a * b, a),
+    "Atan2": np.arctan2,
+    "DivNoNan": lambda a, b: np.where(b == 0, np.float32(0), a / b),
+    "BitwiseAnd": np.bitwise_and,
     "Equal": np.equal,
     "NotEqual": np.not_equal,
     "Less": np.less,

@@ -1,4 +1,4 @@
-"""Reduction, softmax, cumsum and top_k kernels on numpy."""
+"""Reduction, softmax, cumsum, cumprod and top_k kernels on numpy."""
 
 import numpy as np
 
@@ -24,14 +24,19 @@ def _softmax(x, axis):
     return e / np.add.reduce(e, axis, keepdims=True)
 
 
-def _cumsum(x, axis, exclusive, reverse):
-    if reverse:
-        x = np.flip(x, axis)
-    out = np.add.accumulate(x, axis, _acc(x))
-    if exclusive:
-        out = np.roll(out, 1, axis)
-        np.moveaxis(out, axis, 0)[:1] = 0
-    return np.flip(out, axis) if reverse else out
+def _scan(ufunc):
+    """Cumsum (np.add) or Cumprod (np.multiply): exclusive starts from the identity, reverse runs from the end."""
+
+    def kernel(x, axis, exclusive, reverse):
+        if reverse:
+            x = np.flip(x, axis)
+        out = ufunc.accumulate(x, axis, _acc(x))
+        if exclusive:
+            out = np.roll(out, 1, axis)
+            np.moveaxis(out, axis, 0)[:1] = ufunc.identity
+        return np.flip(out, axis) if reverse else out
+
+    return kernel
 
 
 def _top_k(x, k):
@@ -56,5 +61,6 @@ register_kernel("Any", "numpy", lambda x, axis, keepdims: np.logical_or.reduce(x
 register_kernel("ArgMax", "numpy", lambda x, axis: np.argmax(x, axis=axis))
 register_kernel("ArgMin", "numpy", lambda x, axis: np.argmin(x, axis=axis))
 register_kernel("Softmax", "numpy", _softmax)
-register_kernel("Cumsum", "numpy", _cumsum)
+register_kernel("Cumsum", "numpy", _scan(np.add))
+register_kernel("Cumprod", "numpy", _scan(np.multiply))
 register_kernel("TopK", "numpy", _top_k)

@@ -2,9 +2,27 @@
 
 import math
 
+from ...backends.numpy.math import SELU_SCALE, SELU_SCALE_ALPHA
 from ...kernel_registry import register_gradient
 from ..creation import zeros_like
-from ..math import activation_grad, clip_by_value_grad, cos, exp, floor, log, neg, sigmoid, sign, sin, square, where
+from ..math import (
+    activation_grad,
+    clip_by_value_grad,
+    cos,
+    cosh,
+    div_no_nan,
+    exp,
+    floor,
+    log,
+    neg,
+    rsqrt,
+    sigmoid,
+    sign,
+    sin,
+    sinh,
+    square,
+    where,
+)
 from ..math import pow as power
 from ..reduce import sum as reduce_sum
 from ..shape import reshape
@@ -47,6 +65,17 @@ _G = {
     "Erf": lambda dy, x, y: dy * exp(neg(square(x))) * _TWO_OVER_SQRT_PI,
     "Sin": lambda dy, x, y: dy * cos(x),
     "Cos": lambda dy, x, y: -dy * sin(x),
+    "Tan": lambda dy, x, y: dy * (y * y + 1.0),
+    "Asin": lambda dy, x, y: dy * rsqrt(1.0 - x * x),
+    "Acos": lambda dy, x, y: -dy * rsqrt(1.0 - x * x),
+    "Atan": lambda dy, x, y: dy / (x * x + 1.0),
+    "Sinh": lambda dy, x, y: dy * cosh(x),
+    "Cosh": lambda dy, x, y: dy * sinh(x),
+    "Asinh": lambda dy, x, y: dy * rsqrt(x * x + 1.0),
+    "Acosh": lambda dy, x, y: dy * rsqrt(x * x - 1.0),
+    "Atanh": lambda dy, x, y: dy / (1.0 - x * x),
+    "Expm1": lambda dy, x, y: dy * (y + 1.0),
+    "Selu": lambda dy, x, y: where(x > 0, dy * SELU_SCALE, dy * (y + SELU_SCALE_ALPHA)),
 }
 for _name, _g in _G.items():
     register_gradient(_name, lambda dy, ins, outs, attrs, _g=_g: _g(dy, ins[0], outs[0]))
@@ -116,6 +145,23 @@ def _minimum_grad(dy, a, b, y):
 def _squared_difference_grad(dy, a, b, y):
     g = dy * (a - b) * 2.0
     return g, -g
+
+
+@_binary_gradient("Prelu")
+def _prelu_grad(dy, a, b, y):
+    negative = a < 0
+    return where(negative, dy * b, dy), where(negative, dy * a, 0.0)
+
+
+@_binary_gradient("Atan2")
+def _atan2_grad(dy, a, b, y):
+    g = dy / (a * a + b * b)
+    return g * b, -g * a
+
+
+@_binary_gradient("DivNoNan")
+def _div_no_nan_grad(dy, a, b, y):
+    return div_no_nan(dy, b), where(b == 0, 0.0, -dy * a / (b * b))
 
 
 def _select_gradient(dy, ins, outs, attrs):

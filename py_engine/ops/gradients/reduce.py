@@ -54,6 +54,12 @@ def _cumsum_grad(dy, ins, outs, attrs):
     return cumsum(dy, attrs["axis"], attrs["exclusive"], not attrs["reverse"])
 
 
+def _cumprod_grad(dy, ins, outs, attrs):
+    """TensorFlow's rule: each x[i] scales the products after it, so its gradient is the reversed running sum of
+    y * dy, divided by x[i] (not finite where x is 0, as in TensorFlow)."""
+    return cumsum(outs[0] * dy, attrs["axis"], attrs["exclusive"], not attrs["reverse"]) / ins[0]
+
+
 def _top_k_grad(dys, ins, outs, attrs):
     dvalues, _ = dys
     n = ins[0].shape[-1]
@@ -66,4 +72,5 @@ register_gradient("Min", _extreme_grad)
 register_gradient("Prod", _prod_grad)
 register_gradient("Softmax", _softmax_grad)
 register_gradient("Cumsum", _cumsum_grad)
+register_gradient("Cumprod", _cumprod_grad)
 register_gradient("TopK", _top_k_grad)

@@ -3,11 +3,10 @@
 import math
 
 from ...kernel_registry import register_gradient
-from ..creation import arange, tensor, zeros_like
+from ..creation import arange, zeros_like
 from ..math import clip_by_value, logical_and, where
-from ..reduce import all as reduce_all
 from ..reduce import sum as reduce_sum
-from ..shape import gather, pad, reshape, reverse, transpose, unsorted_segment_sum
+from ..shape import gather, pad, reshape, reverse, scatter_nd, transpose, unsorted_segment_sum
 from ..shape import slice as slice_op
 from .math import unbroadcast
 
@@ -41,17 +40,7 @@ def _gather_grad(dy, ins, outs, attrs):
 
 
 def _gather_nd_grad(dy, ins, outs, attrs):
-    """Scatter-add dy back: each index tuple becomes a row of x's first k axes flattened (-1, dropped, where a GPU
-    read 0 for an index out of range), then one segment sum over those rows."""
-    x, indices = ins
-    k = indices.shape[-1]
-    dims = x.shape[:k]
-    strides = [math.prod(dims[d + 1 :]) for d in range(k)]
-    rows = reduce_sum(indices * tensor(strides, "int32"), -1)
-    valid = reduce_all(logical_and(indices >= 0, indices < tensor(list(dims), "int32")), -1)
-    rows = reshape(where(valid, rows, -1), (-1,))
-    g = unsorted_segment_sum(reshape(dy, (rows.shape[0],) + x.shape[k:]), rows, math.prod(dims))
-    return reshape(g, x.shape), None
+    return scatter_nd(ins[1], dy, ins[0].shape), None
 
 
 def _segment_sum_grad(dy, ins, outs, attrs):

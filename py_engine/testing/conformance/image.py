@@ -1,5 +1,5 @@
 """Conformance cases: image resizing, forward and gradients (pe.grad with an explicit dy, so no reduction kernel is
-needed), unpacking RGBA pixels, and non-max suppression (V3, V4 padded, V5 with soft-NMS scores)."""
+needed), unpacking RGBA pixels, crop and resize, projective transforms, and non-max suppression (V3, V4 padded, V5 with soft-NMS scores)."""
 
 import numpy as np
 
@@ -77,6 +77,78 @@ def detections(n, seed):
     return boxes.astype(np.float32), scores.astype(np.float32)
 
 
+def _crop_cases():
+    """Positions are float32 on a GPU (as TF.js's GPU backends), float64 on numpy (as TF.js's CPU): bilinear values
+    agree within atol; nearest picks agree away from ties (x.5), so its boxes are random."""
+    images = rand((3, 9, 11, 2), 50, -3, 3)
+    boxes = np.array(
+        [
+            [0, 0, 1, 1],
+            [0.1, 0.2, 0.7, 0.9],
+            [1, 1, 0, 0],
+            [-0.5, 0.2, 1.3, 0.8],
+            [0.3, 0.3, 0.3, 0.3],
+            [0.5, 0, 0.5, 1],
+        ],
+        np.float32,
+    )  # the whole image, a part, flipped, partly outside, a point, a line
+    box_ind = np.array([0, 2, 1, 0, 7, -1], np.int32)  # 7 and -1: outside the batch, zeros
+    random_boxes = rand((6, 4), 54, -0.3, 1.3)
+    cases = []
+    for label, size in {"up": (13, 17), "down": (3, 4), "one": (1, 1), "column": (5, 1)}.items():
+        for method, picks in (("bilinear", boxes), ("nearest", random_boxes)):
+            fn = lambda i, b, k, s=size, m=method: ops.crop_and_resize(i, b, k, s, m, -2.5)  # noqa: E731
+            cases.append(Case(f"crop_and_resize/{method}-{label}", fn, [images, picks, box_ind], atol=1e-4))
+    for method, n in (("bilinear", 300), ("nearest", 40)):
+        fn = lambda i, b, k, m=method: ops.crop_and_resize(i, b, k, (24, 24), m)  # noqa: E731
+        inputs = [rand((2, 40, 30, 3), 52), rand((n, 4), 51, -0.2, 1.2), rand((n,), 53, 0, 2, np.int32)]
+        cases.append(Case(f"crop_and_resize/{method}-large", fn, inputs, atol=1e-4))
+    cases.append(
+        Case(
+            "crop_and_resize/no-boxes",
+            lambda i, b, k: ops.crop_and_resize(i, b, k, (2, 3)),
+            [images, np.zeros((0, 4), np.float32), np.zeros(0, np.int32)],
+        )
+    )
+    return cases
+
+
+def _transform_cases():
+    """Random transforms (decimal ones put many positions exactly on a pixel's half, where float32 and float64 round
+    apart); every fill mode, both interpolations, one transform for all images or one each, int32 images."""
+    rng = np.random.default_rng(55)
+    images = rand((2, 6, 7, 3), 56)
+    near_identity = np.concatenate([np.eye(3).ravel()[:6], [0, 0]]) + rng.uniform(-0.3, 0.3, 8) * [
+        1,
+        1,
+        4,
+        1,
+        1,
+        4,
+        0.02,
+        0.02,
+    ]
+    transforms = {
+        "one": near_identity[None].astype(np.float32),
+        "each": rng.uniform(-1.5, 1.5, (2, 8)).astype(np.float32),
+    }
+    transforms["each"][:, 6:] *= 0.01
+    cases = []
+    for interpolation in ("nearest", "bilinear"):
+        for fill_mode in ("constant", "reflect", "wrap", "nearest"):
+            for label, t in transforms.items():
+                fn = lambda i, t, m=interpolation, f=fill_mode: ops.transform(i, t, m, f, -1.5, (8, 5))  # noqa: E731
+                cases.append(Case(f"transform/{interpolation}-{fill_mode}-{label}", fn, [images, t], atol=1e-5))
+        fn = lambda i, t, m=interpolation: ops.transform(i, t, m, "reflect", 7)  # noqa: E731
+        ints = rand((2, 6, 7, 3), 57, -50, 50, np.int32)
+        cases.append(Case(f"transform/{interpolation}-int32", fn, [ints, transforms["one"]]))
+        fn = lambda i, t, m=interpolation: ops.transform(i, t, m, "wrap", 0, (120, 90))  # noqa: E731
+        cases.append(
+            Case(f"transform/{interpolation}-large", fn, [rand((1, 50, 40, 3), 58), transforms["one"]], atol=1e-4)
+        )
+    return cases
+
+
 def _nms_cases():
     boxes, scores = detections(40, 40)
     edge_boxes = np.array(
@@ -129,7 +201,9 @@ def _nms_cases():
 
 
 CASES = (
-    _nms_cases()
+    _crop_cases()
+    + _transform_cases()
+    + _nms_cases()
     + _unpack_cases()
     + _resize_cases(ops.resize_bilinear, "resize_bilinear")
     + _resize_cases(ops.resize_nearest, "resize_nearest")

@@ -1,5 +1,5 @@
 """Conformance cases: tensor indexing (x[...], one StridedSlice kernel) on every dtype, and its gradient
-(StridedSliceGrad); argwhere (Where)."""
+(StridedSliceGrad); argwhere (Where), unique (Unique), setdiff1d (ListDiff)."""
 
 import numpy as np
 
@@ -27,6 +27,18 @@ def _cases():
     cases.append(Case("argwhere/special-values", ops.argwhere, [with_edges(np.zeros((9, 7), np.float32), FLOAT_EDGES)]))
     cases.append(Case("argwhere/none-true", ops.argwhere, [np.zeros((5, 70), bool)]))
     cases.append(Case("argwhere/rank5", ops.argwhere, [rand((2, 3, 1, 4, 3), 61, dtype=bool)]))
+    for dtype, x in typed_inputs((40,), 62).items():
+        cases.append(Case(f"unique/{dtype}", ops.unique, [np.concatenate([x, x[::3]])]))  # repeats, edge values
+    cases.append(Case("unique/nan-and-zeros", ops.unique, [np.array([np.nan, 0.0, -0.0, np.nan, 1.0], np.float32)]))
+    rows = rand((6, 3), 63, -2, 2, np.int32)
+    cases.append(Case("unique/axis1", lambda t: ops.unique(t, 1), [np.concatenate([rows, rows[:, ::-1]], 1)]))
+    cases.append(Case("unique/axis0-rows", ops.unique, [np.concatenate([rows, rows[::2]], 0)]))
+    cases.append(Case("unique/empty", ops.unique, [np.zeros(0, np.float32)]))
+    cases.append(Case("unique/large", ops.unique, [rand((70000,), 64, -300, 300, np.int32)]))
+    for dtype, x in typed_inputs((50,), 65).items():
+        cases.append(Case(f"setdiff1d/{dtype}", ops.setdiff1d, [x, x[::4].copy()]))
+    cases.append(Case("setdiff1d/empty-y", ops.setdiff1d, [rand((9,), 66), np.zeros(0, np.float32)]))
+    cases.append(Case("setdiff1d/all-gone", ops.setdiff1d, [np.array([1, 1, 2], np.int32), np.array([2, 1], np.int32)]))
     return cases
 
 

@@ -35,19 +35,33 @@ UNARY = {
     "round": ((-3, 3), False),
     "sign": ((-3, 3), True),
     "is_nan": ((-3, 3), True),
+    "is_inf": ((-3, 3), True),
+    "is_finite": ((-3, 3), True),
+    "tan": ((-1.4, 1.4), False),
+    "asin": ((-1, 1), False),
+    "acos": ((-1, 1), False),
+    "atan": ((-10, 10), False),
+    "sinh": ((-5, 5), False),
+    "cosh": ((-5, 5), False),
+    "asinh": ((-10, 10), False),
+    "acosh": ((1, 10), False),
+    "atanh": ((-1, 1), False),
+    "expm1": ((-3, 3), False),
+    "selu": ((-3, 3), False),
 }
 # Edge values for each op: NaN, the infinities and signed zeros wherever numpy's result is the definition. WGSL
 # only promises sin and cos on [-pi, pi] (below), so theirs stay there, with NaN, the infinities and zeros.
 TRIG_EDGES = np.array([np.nan, np.inf, -np.inf, 0.0, -0.0, 1.0, -1.0, 0.5, 3.0, -3.0], np.float32)
-UNARY_EDGES = {name: TRIG_EDGES if name in ("sin", "cos") else SPECIAL for name in UNARY}
+UNARY_EDGES = {name: TRIG_EDGES if name in ("sin", "cos", "tan") else SPECIAL for name in UNARY}
 
 BINARY = ["add", "sub", "mul", "div", "floor_div", "mod", "pow", "maximum", "minimum", "squared_difference"]
+BINARY += ["prelu", "atan2", "div_no_nan"]
 COMPARE = ["equal", "not_equal", "less", "less_equal", "greater", "greater_equal"]
 
 
 # WGSL only promises sin and cos to an absolute error of 2^-11 (about 5e-4) on [-pi, pi], and
 # SwiftShader's are that coarse (1e-4 seen); every other op is held to float32 rounding.
-ATOL = {"sin": 1e-3, "cos": 1e-3}
+ATOL = {"sin": 1e-3, "cos": 1e-3, "tan": 1e-3}
 
 
 def _cases():
@@ -99,6 +113,14 @@ def _cases():
         for label, (sa, sb) in BROADCAST_PAIRS.items():
             a, b = with_edges(rand(sa, 27, -2, 2), SPECIAL), with_edges(rand(sb, 28, -2, 2), SPECIAL, 1)
             cases.append(Case(f"{name}/{label}", fn, [np.round(a), np.round(b)]))  # whole numbers: many equal pairs
+    cases.append(Case("bitwise_and/int32-edges", ops.bitwise_and, [INT_EDGES.reshape(-1, 1), INT_EDGES]))
+    cases.append(
+        Case(
+            "bitwise_and/large",
+            ops.bitwise_and,
+            [rand((300, 257), 47, -1000, 1000, np.int32), rand((257,), 48, 0, 64, np.int32)],
+        )
+    )
     both = np.array([False, True])
     for name in ["equal", "not_equal", "logical_and", "logical_or"]:
         fn = getattr(ops, name)
@@ -164,6 +186,19 @@ def _gradient_cases(cases):
         cases.append(Case(f"{name}/grad", lambda t, w, fn=fn: fn(t, w)[0], [x, w], **close))
     clip = grads(lambda t, w: (ops.clip_by_value(t, -0.5, 1.25) * w).sum())
     cases.append(Case("clip_by_value/grad", lambda t, w: clip(t, w)[0], [x, w]))
+    for name in ("tan", "asin", "acos", "atan", "sinh", "cosh", "asinh", "acosh", "atanh", "expm1", "selu"):
+        lo, hi = UNARY[name][0]
+        inside = rand((5, 70), 42, lo + 0.01, hi - 0.01)  # away from the ends, where the derivative is infinite
+        op = getattr(ops, name)
+        fn = grads(lambda t, w, op=op: (op(t) * w).sum())
+        rtol = 1e-3 if name == "tan" else 1e-4  # 1 + tan^2 grows the forward's error (SwiftShader's tan: 1.4e-4)
+        cases.append(Case(f"{name}/grad", lambda t, w, fn=fn: fn(t, w)[0], [inside, rand((5, 70), 43)], rtol, 1e-4))
+    for name in ("prelu", "atan2", "div_no_nan"):
+        op = getattr(ops, name)
+        fn = grads(lambda a, b, w, op=op: (op(a, b) * w).sum())
+        a, b = rand((5, 70), 44), rand((70,), 45)
+        b[::7] = 0.0  # div_no_nan's zeros
+        cases.append(Case(f"{name}/grad", lambda a, b, w, fn=fn: fn(a, b, w), [a, b, rand((5, 70), 46)], 1e-4, 1e-4))
 
 
 def _number_operand_cases(cases, specials):

@@ -194,6 +194,33 @@ def _cumsum_cases():
     return cases
 
 
+def _cumprod_cases():
+    """Running products: factors near 1 so that long rows neither overflow nor vanish (rtol then means something)."""
+    cases, x = [], rand((3, 5, 7), 70, 0.5, 1.5)
+    for label, axis in {"axis0": 0, "negative": -1}.items():
+        for exclusive in (False, True):
+            for reverse in (False, True):
+                kind = f"{label}{'-exclusive' if exclusive else ''}{'-reverse' if reverse else ''}"
+                f = lambda t, a=axis, e=exclusive, r=reverse: ops.cumprod(t, a, e, r)  # noqa: E731
+                cases.append(Case(f"cumprod/{kind}", f, [x], rtol=1e-5))
+    cases.append(Case("cumprod/int32", lambda t: ops.cumprod(t, 1, True), [rand((4, 9), 71, -3, 4, np.int32)]))
+    cases.append(
+        Case("cumprod/int32-wrap-gpu", as_gpu(lambda t: ops.cumprod(t, 1)), [rand((3, 300), 72, -9, 9, np.int32)])
+    )
+    cases.append(Case("cumprod/bool", lambda t: ops.cumprod(t, 0), [rand((6, 4), 73, dtype=bool)]))
+    cases.append(Case("cumprod/size0", lambda t: ops.cumprod(t, 1), [rand((0, 3), 74)]))
+    cases.append(Case("cumprod/scalar-axis-size1", lambda t: ops.cumprod(t, 0), [rand((1, 6), 75)]))
+    cases.append(Case("cumprod/special-values", lambda t: ops.cumprod(t, 1, True), [SPECIAL_ROWS]))
+    near_one = rand((300, 257), 76, 0.99, 1.01)
+    for label, f in {
+        "large-axis0": lambda t: ops.cumprod(t, 0),
+        "large-axis1": lambda t: ops.cumprod(t, 1, True, True),
+    }.items():
+        cases.append(Case(f"cumprod/{label}", f, [near_one], rtol=1e-4))
+        cases.append(Case(f"cumprod/{label}-gpu", as_gpu(f), [near_one], rtol=1e-4))
+    return cases
+
+
 def _top_k_cases():
     cases = []
     x = rand((3, 5, 7), 50)
@@ -248,9 +275,10 @@ def _gradient_cases():
         grad_case("softmax", lambda t: ops.softmax(t, 1), x, x.shape),
         grad_case("log_softmax", ops.log_softmax, x, x.shape),
         grad_case("cumsum", lambda t: ops.cumsum(t, 1, True, False), x, x.shape),
+        grad_case("cumprod", lambda t: ops.cumprod(t, 1, False, True), x + 3.0, x.shape, rtol=1e-4),
         grad_case("top_k", lambda t: ops.top_k(t, 3)[0], distinct, (4, 5, 3)),
         grad_case("softmax-large", lambda t: ops.softmax(t, 0), rand(LARGE, 63), LARGE, rtol=1e-4, atol=1e-6),
     ]
 
 
-CASES = _reduction_cases() + _softmax_cases() + _cumsum_cases() + _top_k_cases() + _gradient_cases()
+CASES = _reduction_cases() + _softmax_cases() + _cumsum_cases() + _cumprod_cases() + _top_k_cases() + _gradient_cases()

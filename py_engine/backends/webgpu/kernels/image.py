@@ -1,5 +1,6 @@
-"""Image-resize WGSL kernels (NHWC), and their gradients without atomics; unpacking RGBA pixels; non-max
-suppression, which runs on the host after a readback (host_kernel.py: its output's length depends on the values).
+"""Image-resize WGSL kernels (NHWC), and their gradients without atomics; unpacking RGBA pixels; crop and resize;
+projective transforms;
+non-max suppression, which runs on the host after a readback (host_kernel.py: its output's length depends on the values).
 
 Resizes: coordinates are computed in float32 from a scale that the CPU divides in float32 (WGSL division
 is not correctly rounded), so floor/round pick the pixels numpy picks. The gradients run per axis (x, then y,
@@ -207,5 +208,139 @@ register_kernel("ResizeBilinear", "webgpu", _resize("bilinear"))
 register_kernel("ResizeBilinearGrad", "webgpu", _resize_grad("bilinear"))
 register_kernel("ResizeNearestNeighbor", "webgpu", _resize("nearest"))
 register_kernel("ResizeNearestNeighborGrad", "webgpu", _resize_grad("nearest"))
+# ---- CropAndResize: one thread per output element (box, y, x, channel) ------------------------------------------
+# Positions are computed in f32 where TF.js computes in float64: a box edge on the image's edge (1.0) can land a
+# rounding error past it, so "inside" allows 2^-20 of the image's size (and the indices are clamped into it).
+CROP_FNS = """
+fn crop_position(low: f32, high: f32, n_in: u32, n_out: u32, o: u32) -> f32 {
+  let last = f32(n_in - 1u);
+  if (n_out > 1u) { return low * last + f32(o) * ((high - low) * last / f32(n_out - 1u)); }
+  return 0.5 * (low + high) * last;
+}
+fn inside(p: f32, n_in: u32) -> bool {
+  let last = f32(n_in - 1u);
+  let slack = last * 9.5367431640625e-7;
+  return p >= -slack && p <= last + slack;
+}
+fn pixel(b: u32, y: f32, x: f32, c: u32) -> f32 {
+  let Y = u32(clamp(y, 0.0, f32(u.in_h - 1u)));
+  let X = u32(clamp(x, 0.0, f32(u.in_w - 1u)));
+  return image[((b * u.in_h + Y) * u.in_w + X) * u.channels + c];
+}
+"""
+CROP_UNIFORMS = dict.fromkeys(("batch", "in_h", "in_w", "channels", "crop_h", "crop_w"), "u32")
+CROP_UNIFORMS["extrapolation"] = "f32"
+
+
+@functools.cache
+def _crop_and_resize_shader(method):
+    if method == "bilinear":
+        value = """  let top_y = floor(y); let left_x = floor(x);
+  let y_lerp = y - top_y; let x_lerp = x - left_x;
+  let top_left = pixel(b, top_y, left_x, c); let top_right = pixel(b, top_y, ceil(x), c);
+  let bottom_left = pixel(b, ceil(y), left_x, c); let bottom_right = pixel(b, ceil(y), ceil(x), c);
+  let top = top_left + (top_right - top_left) * x_lerp;
+  let bottom = bottom_left + (bottom_right - bottom_left) * x_lerp;
+  out[i] = top + (bottom - top) * y_lerp;"""
+    else:  # JavaScript's Math.round: halves up
+        value = "  out[i] = pixel(b, floor(y + 0.5), floor(x + 0.5), c);"
+    body = f"""  let c = i % u.channels;
+  let ox = (i / u.channels) % u.crop_w;
+  let oy = (i / u.channels / u.crop_w) % u.crop_h;
+  let k = i / u.channels / u.crop_w / u.crop_h;
+  let index = box_ind[k];
+  if (index < 0 || u32(index) >= u.batch) {{ out[i] = 0.0; return; }}
+  let b = u32(index);
+  let y = crop_position(boxes[4u * k], boxes[4u * k + 2u], u.in_h, u.crop_h, oy);
+  let x = crop_position(boxes[4u * k + 1u], boxes[4u * k + 3u], u.in_w, u.crop_w, ox);
+  if (!inside(y, u.in_h) || !inside(x, u.in_w)) {{ out[i] = u.extrapolation; return; }}
+{value}"""
+    ins = [("image", F32), ("boxes", F32), ("box_ind", I32)]
+    return compose_linear_shader(f"CropAndResize:{method}", body, ins, [("out", F32)], CROP_UNIFORMS, CROP_FNS)
+
+
+def _crop_and_resize(backend, image, boxes, box_ind, crop_size, method, extrapolation_value):
+    batch, h, w, c = image.shape
+    out = backend.empty((boxes.shape[0], *crop_size, c), F32)
+    uniforms = {"count": out.size, "batch": batch, "in_h": h, "in_w": w, "channels": c}
+    uniforms |= {"crop_h": crop_size[0], "crop_w": crop_size[1], "extrapolation": extrapolation_value}
+    shader = _crop_and_resize_shader(method)
+    backend.dispatch(shader, [image, boxes, box_ind, out], uniforms, linear_groups(out.size))
+    return out
+
+
+register_kernel("CropAndResize", "webgpu", _crop_and_resize)
+# ---- Transform: one thread per output element (image, y, x, channel), in f32 -----------------------------------
+TRANSFORM_MODES = {"constant": 0, "reflect": 1, "wrap": 2, "nearest": 3}
+TRANSFORM_FNS = """
+fn map_coordinate(p: f32, n: u32) -> f32 {  // TF.js's mapCoord for u.fill_mode
+  let len = f32(n);
+  let last = len - 1.0;
+  if (u.fill_mode == 0u) { return p; }
+  if (u.fill_mode == 3u) { return clamp(p, 0.0, last); }
+  var q = p;
+  if (n <= 1u) { if (q < 0.0 || q > last) { q = 0.0; } return q; }
+  if (u.fill_mode == 1u) {
+    let span = 2.0 * len;
+    if (q < 0.0) {
+      q = span * trunc(-q / span) + q;
+      q = select(-q - 1.0, q + span, q < -len);
+    } else if (q > last) {
+      q = q - span * trunc(q / span);
+      if (q >= len) { q = span - q - 1.0; }
+    }
+  } else {
+    if (q < 0.0) { q = q + len * (trunc(-q / last) + 1.0); } else if (q > last) { q = q - len * trunc(q / last); }
+  }
+  return clamp(q, 0.0, last);
+}
+fn pixel_or_fill(b: u32, y: f32, x: f32, c: u32) -> f32 {
+  if (y < 0.0 || y >= f32(u.in_h) || x < 0.0 || x >= f32(u.in_w)) { return u.fill_value; }
+  return f32(image[((b * u.in_h + u32(y)) * u.in_w + u32(x)) * u.channels + c]);
+}
+"""
+TRANSFORM_UNIFORMS = dict.fromkeys(("in_h", "in_w", "channels", "out_h", "out_w", "per_image", "fill_mode"), "u32")
+TRANSFORM_UNIFORMS["fill_value"] = "f32"
+
+
+@functools.cache
+def _transform_shader(interpolation, dtype):
+    if interpolation == "nearest":  # JavaScript's Math.round: halves up
+        value = "pixel_or_fill(b, floor(y + 0.5), floor(x + 0.5), c)"
+    else:
+        value = """(y0 + 1.0 - y) * ((x0 + 1.0 - x) * pixel_or_fill(b, y0, x0, c) + (x - x0) * pixel_or_fill(b, y0, x0 + 1.0, c))
+    + (y - y0) * ((x0 + 1.0 - x) * pixel_or_fill(b, y0 + 1.0, x0, c) + (x - x0) * pixel_or_fill(b, y0 + 1.0, x0 + 1.0, c))"""
+    store = "v" if dtype == F32 else "i32(v)"
+    body = f"""  let c = i % u.channels;
+  let ox = f32((i / u.channels) % u.out_w);
+  let oy = f32((i / u.channels / u.out_w) % u.out_h);
+  let b = i / u.channels / u.out_w / u.out_h;
+  let t = b * 8u * u.per_image;
+  let k = transforms[t + 6u] * ox + transforms[t + 7u] * oy + 1.0;
+  var v = u.fill_value;
+  if (k != 0.0) {{
+    let x = map_coordinate((transforms[t] * ox + transforms[t + 1u] * oy + transforms[t + 2u]) / k, u.in_w);
+    let y = map_coordinate((transforms[t + 3u] * ox + transforms[t + 4u] * oy + transforms[t + 5u]) / k, u.in_h);
+    let y0 = floor(y); let x0 = floor(x);
+    v = {value};
+  }}
+  out[i] = {store};"""
+    ins = [("image", dtype), ("transforms", F32)]
+    key = f"Transform:{interpolation}:{dtype}"
+    return compose_linear_shader(key, body, ins, [("out", dtype)], TRANSFORM_UNIFORMS, TRANSFORM_FNS)
+
+
+def _transform(backend, image, transforms, interpolation, fill_mode, fill_value, output_shape):
+    batch, h, w, c = image.shape
+    out = backend.empty((batch, *output_shape, c), image.dtype)
+    uniforms = {"count": out.size, "in_h": h, "in_w": w, "channels": c, "out_h": output_shape[0]}
+    uniforms |= {"out_w": output_shape[1], "per_image": int(transforms.shape[0] > 1), "fill_value": fill_value}
+    uniforms["fill_mode"] = TRANSFORM_MODES[fill_mode]
+    shader = _transform_shader(interpolation, image.dtype)
+    backend.dispatch(shader, [image, transforms, out], uniforms, linear_groups(out.size))
+    return out
+
+
+register_kernel("Transform", "webgpu", _transform)
 for _name in ("NonMaxSuppressionV3", "NonMaxSuppressionV4", "NonMaxSuppressionV5"):
     register_kernel(_name, "webgpu", on_host(_name))

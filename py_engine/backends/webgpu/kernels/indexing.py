@@ -1,6 +1,6 @@
 """Indexing WGSL kernels: the strided slice that x[...] runs (shape.py's strided copy), and its gradient, whose
-threads each find the dy element that came from their output element, or write 0; Where, on the host after a
-readback (host_kernel.py: its output's length depends on the values)."""
+threads each find the dy element that came from their output element, or write 0; Where, Unique and ListDiff, on
+the host after a readback (host_kernel.py: their output's length depends on the values)."""
 
 import functools
 
@@ -57,4 +57,5 @@ def _strided_slice_grad(backend, dy, shape, begin, end, strides):
 
 
 register_kernel("StridedSliceGrad", "webgpu", _strided_slice_grad)
-register_kernel("Where", "webgpu", on_host("Where"))
+for _name in ("Where", "Unique", "ListDiff"):
+    register_kernel(_name, "webgpu", on_host(_name))

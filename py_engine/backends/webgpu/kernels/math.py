@@ -10,7 +10,7 @@ HostScalar: `x * 2.0`'s 2.0) is a uniform too, `u.value<k>`, not a binding.
 import functools
 
 from ....kernel_registry import get_kernel, register_kernel
-from ...numpy.math import ERF_ALPHA, ERF_BETA
+from ...numpy.math import ERF_ALPHA, ERF_BETA, SELU_SCALE, SELU_SCALE_ALPHA
 from ..shader_layout import compose_linear_shader
 from ..wgsl import ELEMENT, MAX_RANK, broadcast_strides, linear_groups
 
@@ -77,6 +77,52 @@ fn mod_i(a: i32, b: i32) -> i32 {
   let r = a - div_trunc_i(a, b) * b;
   return select(r, r + b, r != 0 && ((r < 0) != (b < 0)));
 }
+fn expm1_(x: f32) -> f32 {  // Kahan's: (u - 1) * x / log(u) cancels the rounding of u = exp(x)
+  let u = exp_safe(x);
+  if (u == 1.0 || is_nan(x)) { return x; }
+  let um = u - 1.0;
+  if (um == -1.0 || is_inf(u)) { return um; }
+  return um * (x / log(u));
+}
+// asin and acos through atan2 (the builtins were 2e-4 off on llvmpipe); NaN outside [-1, 1]
+fn asin_(x: f32) -> f32 {
+  if (is_nan(x) || abs(x) > 1.0) { return nan(); }
+  if (x == 0.0) { return x; }  // SwiftShader's atan2(-0, 1) is pi
+  return atan2(x, sqrt((1.0 - x) * (1.0 + x)));
+}
+fn acos_(x: f32) -> f32 {
+  if (is_nan(x) || abs(x) > 1.0) { return nan(); }
+  return atan2(sqrt((1.0 - x) * (1.0 + x)), x);
+}
+fn asinh_(x: f32) -> f32 {
+  let a = abs(x);
+  var r = log(a) + 0.6931472;  // past 1e18, a * a would overflow: log(2a)
+  if (a <= 1e18) { r = log1p_(a + a * a / (1.0 + sqrt(1.0 + a * a))); }
+  return select(select(r, -r, x < 0.0), x, is_nan(x));
+}
+fn acosh_(x: f32) -> f32 {
+  if (is_nan(x) || x < 1.0) { return nan(); }
+  if (x > 1e18) { return log(x) + 0.6931472; }
+  let t = x - 1.0;
+  return log1p_(t + sqrt(2.0 * t + t * t));
+}
+fn atanh_(x: f32) -> f32 {
+  if (is_nan(x) || abs(x) > 1.0) { return nan(); }
+  let a = abs(x);  // on |x|: log1p of a positive number loses nothing near x = -1
+  let r = 0.5 * log1p_(2.0 * a / (1.0 - a));
+  return select(r, -r, x < 0.0);
+}
+// numpy's arctan2 on every special value: signed zeros pick 0 or pi, infinities the multiples of pi / 4
+fn atan2_(a: f32, b: f32) -> f32 {
+  if (is_nan(a) || is_nan(b)) { return nan(); }
+  let negative_b = (bitcast<u32>(b) & 0x80000000u) != 0u;
+  var r = atan2(abs(a), b);
+  if (is_inf(a) && is_inf(b)) { r = select(0.7853981633974483, 2.356194490192345, negative_b); }
+  else if (is_inf(a)) { r = 1.5707963267948966; }
+  else if (is_inf(b) || a == 0.0) { r = select(0.0, 3.141592653589793, negative_b); }
+  else if (b == 0.0) { r = 1.5707963267948966; }
+  return select(r, -r, (bitcast<u32>(a) & 0x80000000u) != 0u);
+}
 fn is_inf(x: f32) -> bool { return (bitcast<u32>(x) & 0x7fffffffu) == 0x7f800000u; }
 fn signed_zero(negative: bool) -> f32 { return bitcast<f32>(select(0u, 0x80000000u, negative)); }
 fn fmod_(a: f32, b: f32) -> f32 {
@@ -128,6 +174,17 @@ UNARY = {
     "Erf": "select(erf_(x), x, IS_NAN(x))",
     "Sin": "sin(x)",
     "Cos": "cos(x)",
+    "Tan": "select(select(tan(x), nan(), is_inf(x)), x, IS_NAN(x))",
+    "Asin": "asin_(x)",
+    "Acos": "acos_(x)",
+    "Atan": "select(select(atan(x), sign(x) * 1.5707964, is_inf(x)), x, IS_NAN(x))",
+    "Sinh": "select(sinh(x), x, IS_NAN(x))",
+    "Cosh": "select(cosh(x), x, IS_NAN(x))",
+    "Asinh": "asinh_(x)",
+    "Acosh": "acosh_(x)",
+    "Atanh": "atanh_(x)",
+    "Expm1": "expm1_(x)",
+    "Selu": f"select({SELU_SCALE_ALPHA!r} * expm1_(x), {SELU_SCALE!r} * x, x > 0.0)",
     "Floor": "floor(x)",
     "Ceil": "ceil(x)",
     "Round": "round(x)",  # WGSL rounds half to even, as TensorFlow and numpy
@@ -145,6 +202,10 @@ BINARY = {
     "Maximum": {F32: "select(max(a, b), nan(), is_nan(a) || is_nan(b))", I32: "max(a, b)"},
     "Minimum": {F32: "select(min(a, b), nan(), is_nan(a) || is_nan(b))", I32: "min(a, b)"},
     "SquaredDifference": "(a - b) * (a - b)",
+    "Prelu": "select(a, a * b, a < T(0))",
+    "Atan2": "atan2_(a, b)",
+    "DivNoNan": "select(a / b, 0.0, b == 0.0)",
+    "BitwiseAnd": "a & b",
 }
 COMPARE = {
     "Equal": "==",
@@ -279,9 +340,20 @@ for _name, _expr in LOGICAL.items():
     register_kernel(_name, "webgpu", _logical_kernel(_name, _expr))
 
 
-def _is_nan(backend, x):
-    expr = "select(0u, 1u, is_nan(x))" if x.dtype == F32 else "0u"
-    return run_elementwise(backend, "IsNan", expr, [x], x.shape, BOOL)
+# float tests, constant on int and bool tensors
+FLOAT_TESTS = {
+    "IsNan": ("is_nan(x)", "0u"),
+    "IsInf": ("is_inf(x)", "0u"),
+    "IsFinite": ("!is_inf(x) && !is_nan(x)", "1u"),
+}
+
+
+def _float_test(name, test, otherwise):
+    def kernel(backend, x):
+        expr = f"select(0u, 1u, {test})" if x.dtype == F32 else otherwise
+        return run_elementwise(backend, name, expr, [x], x.shape, BOOL)
+
+    return kernel
 
 
 def _leaky_relu(backend, x, alpha):
@@ -369,7 +441,8 @@ def _fused_elementwise(backend, *inputs, program):
     return tuple(outs)
 
 
-register_kernel("IsNan", "webgpu", _is_nan)
+for _name, (_test, _otherwise) in FLOAT_TESTS.items():
+    register_kernel(_name, "webgpu", _float_test(_name, _test, _otherwise))
 register_kernel("LeakyRelu", "webgpu", _leaky_relu)
 register_kernel("Select", "webgpu", _select)
 register_kernel("Cast", "webgpu", _cast)
@@ -387,7 +460,7 @@ TAKES_HOST_SCALARS = frozenset(
         *BINARY,
         *COMPARE,
         *LOGICAL,
-        "IsNan",
+        *FLOAT_TESTS,
         "LeakyRelu",
         "Select",
         "Cast",

@@ -1,4 +1,4 @@
-"""Reduction WGSL kernels: Sum, Mean, Prod, Max, Min, All, Any, ArgMax, ArgMin, Softmax, Cumsum, TopK.
+"""Reduction WGSL kernels: Sum, Mean, Prod, Max, Min, All, Any, ArgMax, ArgMin, Softmax, Cumsum, Cumprod, TopK.
 
 A reduction views its input as [rows..., reduced...] through shapes and strides in the uniforms (no
 transpose copies). Each output row gets either a workgroup that reduces through workgroup memory
@@ -22,10 +22,12 @@ F32, I32, BOOL = "float32", "int32", "bool"
 ITEMS = 16  # elements each thread of a workgroup reduces serially before the tree
 SCAN_ITEMS = 8  # and scans serially in Cumsum
 TOPK_MAX_SORT = 1024  # longest row the bitonic TopK sorts in workgroup memory
+TOPK_MAX_SELECT_STEPS = 16384  # loop steps of a selection TopK thread beyond which rows are cut into segments
 
 LOWEST = {F32: "f32_from_bits(0xff800000u)", I32: "bitcast<i32>(0x80000000u)"}
 HIGHEST = {F32: "f32_from_bits(0x7f800000u)", I32: "2147483647"}
 ZERO = {F32: "0.0", I32: "0", BOOL: "0u"}
+ONE = {F32: "1.0", I32: "1"}
 
 REDUCE_UNIFORMS = dict.fromkeys(("rows", "n", "chunks", "chunk_len", "exclusive", "reverse"), "u32")
 REDUCE_UNIFORMS["mean_count"] = "f32"
@@ -333,14 +335,16 @@ def _softmax(backend, x, axis):
 register_kernel("Softmax", "webgpu", _softmax)
 
 
-# ---- Cumsum ---------------------------------------------------------------------------------
+# ---- Cumsum, Cumprod --------------------------------------------------------------------------
 
 
 @functools.cache
-def _cumsum_shader(dtype, wg):
-    """Running sums along the reduced dim (word 6: exclusive, word 7: reverse): one thread per row (wg = 0),
-    or a workgroup per row scanning chunks in workgroup memory and carrying each chunk's total to the next."""
-    elem, zero = ELEMENT[dtype], ZERO[dtype]
+def _scan_shader(kind, dtype, wg):
+    """Running sums (kind "Cumsum") or products ("Cumprod") along the reduced dim (word 6: exclusive, word 7:
+    reverse): one thread per row (wg = 0), or a workgroup per row scanning chunks in workgroup memory and carrying
+    each chunk's total to the next."""
+    elem, zero = ELEMENT[dtype], (ZERO if kind == "Cumsum" else ONE)[dtype]
+    op = "+" if kind == "Cumsum" else "*"
     io = [("x", dtype)], [("out", dtype)]
     if wg == 0:
         body = f"""  if (i >= u.rows) {{ return; }}
@@ -350,9 +354,9 @@ def _cumsum_shader(dtype, wg):
   for (var j = 0u; j < n; j = j + 1u) {{
     let o = base + red_offset(select(j, n - 1u - j, u.reverse != 0u));
     let v = x[o];
-    if (u.exclusive != 0u) {{ out[o] = acc; acc = acc + v; }} else {{ acc = acc + v; out[o] = acc; }}
+    if (u.exclusive != 0u) {{ out[o] = acc; acc = acc {op} v; }} else {{ acc = acc {op} v; out[o] = acc; }}
   }}"""
-        return compose_shader(f"Cumsum:{dtype}:serial", linear_main(body), *io, REDUCE_UNIFORMS, HELPERS + VIEW)
+        return compose_shader(f"{kind}:{dtype}:serial", linear_main(body), *io, REDUCE_UNIFORMS, HELPERS + VIEW)
     # each thread scans SCAN_ITEMS consecutive elements itself, the workgroup scans the threads' totals
     body = f"""  if (g >= u.rows) {{ return; }}
   let base = row_offset(g);
@@ -367,7 +371,7 @@ def _cumsum_shader(dtype, wg):
       let j = first + k;
       vals[k] = {zero};
       if (j < n) {{ vals[k] = x[base + red_offset(select(j, n - 1u - j, reverse))]; }}
-      total = total + vals[k];
+      total = total {op} vals[k];
     }}
     scan[t] = total;
     workgroupBarrier();
@@ -375,30 +379,34 @@ def _cumsum_shader(dtype, wg):
       var add = {zero};
       if (t >= s) {{ add = scan[t - s]; }}
       workgroupBarrier();
-      scan[t] = scan[t] + add;
+      scan[t] = scan[t] {op} add;
       workgroupBarrier();
     }}
     var run = carry;
-    if (t > 0u) {{ run = run + scan[t - 1u]; }}
+    if (t > 0u) {{ run = run {op} scan[t - 1u]; }}
     for (var k = 0u; k < {SCAN_ITEMS}u; k = k + 1u) {{
       let j = first + k;
       if (j < n) {{
         let o = base + red_offset(select(j, n - 1u - j, reverse));
-        if (u.exclusive != 0u) {{ out[o] = run; run = run + vals[k]; }} else {{ run = run + vals[k]; out[o] = run; }}
+        if (u.exclusive != 0u) {{ out[o] = run; run = run {op} vals[k]; }} else {{ run = run {op} vals[k]; out[o] = run; }}
       }}
     }}
-    carry = carry + scan[{wg - 1}u];
+    carry = carry {op} scan[{wg - 1}u];
     workgroupBarrier();
   }}"""
     code = f"var<workgroup> scan: array<{elem}, {wg}>;\n" + _group_main(body, wg)
-    return compose_shader(f"Cumsum:{dtype}:wg{wg}", code, *io, REDUCE_UNIFORMS, HELPERS + VIEW)
+    return compose_shader(f"{kind}:{dtype}:wg{wg}", code, *io, REDUCE_UNIFORMS, HELPERS + VIEW)
 
 
-def _cumsum(backend, x, axis, exclusive, reverse):
-    return _whole_rows(backend, x, axis, lambda wg: _cumsum_shader(x.dtype, wg), int(exclusive), int(reverse))
+def _scan(kind):
+    def kernel(backend, x, axis, exclusive, reverse):
+        return _whole_rows(backend, x, axis, lambda wg: _scan_shader(kind, x.dtype, wg), int(exclusive), int(reverse))
+
+    return kernel
 
 
-register_kernel("Cumsum", "webgpu", _cumsum)
+register_kernel("Cumsum", "webgpu", _scan("Cumsum"))
+register_kernel("Cumprod", "webgpu", _scan("Cumprod"))
 
 
 # ---- TopK -----------------------------------------------------------------------------------
@@ -422,12 +430,13 @@ fn before(av: {ELEMENT[dtype]}, ai: i32, bv: {ELEMENT[dtype]}, bi: i32) -> bool 
 
 
 @functools.cache
-def _top_k_shader(dtype, wg, sort):
-    """One workgroup per row (words 0 = rows, 1 = n, 2 = k, 3 = n padded to a power of two). `sort`: a bitonic
-    sort of the row in workgroup memory, then the first k; else k passes each picking the best element that
-    comes after the previous pick."""
+def _top_k_shader(dtype, wg, mode):
+    """One workgroup per row (words 0 = rows, 1 = n, 2 = k, 3 = n padded to a power of two). mode "sort": a
+    bitonic sort of the row in workgroup memory, then the first k; else k passes each picking the best element that
+    comes after the previous pick: of the row ("select"), of one segment of it ("segments", words 4 = segments per
+    row, 5 = their length), or of the segments' picks with their indices ("candidates")."""
     elem, zero = ELEMENT[dtype], ZERO[dtype]
-    if sort:
+    if mode == "sort":
         memory = (
             f"var<workgroup> keys: array<{elem}, {TOPK_MAX_SORT}>;\nvar<workgroup> ids: array<i32, {TOPK_MAX_SORT}>;\n"
         )
@@ -459,17 +468,32 @@ def _top_k_shader(dtype, wg, sort):
     indices[g * u.k + i] = ids[i];
   }}"""
     else:
+        # where this workgroup's elements are, how many, and each one's index in its row (`sort` is the stage:
+        # "select" a whole row; "segments" each a segment of a row; "candidates" the segments' picks, with ids)
+        where = {
+            "select": ("g * n", "n", "i32(i)"),
+            "segments": (
+                "(g / u.segs) * n + (g % u.segs) * u.seg",
+                "min(u.seg, n - (g % u.segs) * u.seg)",
+                "i32((g % u.segs) * u.seg + i)",
+            ),
+            "candidates": ("g * u.segs * u.k", "u.segs * u.k", "ids[src + i]"),
+        }
+        src, count, ident = where[mode]
         memory = f"var<workgroup> best_v: array<{elem}, {wg}>;\nvar<workgroup> best_i: array<i32, {wg}>;\n"
         body = f"""  if (g >= u.rows) {{ return; }}
   let n = u.n;
+  let src = {src};
+  let count = {count};
   var prev_v = {zero};
   var prev_i = -1;
   for (var pick = 0u; pick < u.k; pick = pick + 1u) {{
     var bv = {zero};
     var bi = i32(n);  // padding: every element beats it
-    for (var i = t; i < n; i = i + {wg}u) {{
-      let v = x[g * n + i];
-      if ((prev_i < 0 || before(prev_v, prev_i, v, i32(i))) && before(v, i32(i), bv, bi)) {{ bv = v; bi = i32(i); }}
+    for (var i = t; i < count; i = i + {wg}u) {{
+      let v = x[src + i];
+      let id = {ident};
+      if ((prev_i < 0 || before(prev_v, prev_i, v, id)) && before(v, id, bv, bi)) {{ bv = v; bi = id; }}
     }}
     best_v[t] = bv;
     best_i[t] = bi;
@@ -489,10 +513,11 @@ def _top_k_shader(dtype, wg, sort):
     }}
     workgroupBarrier();
   }}"""
-    key = f"TopK:{dtype}:wg{wg}:{'sort' if sort else 'select'}"
+    key = f"TopK:{dtype}:wg{wg}:{mode}"
     outs = [("values", dtype), ("indices", I32)]
-    uniforms = dict.fromkeys(("rows", "n", "k", "padded"), "u32")
-    return compose_shader(key, memory + _group_main(body, wg), [("x", dtype)], outs, uniforms, HELPERS + _before(dtype))
+    ins = [("x", dtype), ("ids", I32)] if mode == "candidates" else [("x", dtype)]
+    uniforms = dict.fromkeys(("rows", "n", "k", "padded", "segs", "seg"), "u32")
+    return compose_shader(key, memory + _group_main(body, wg), ins, outs, uniforms, HELPERS + _before(dtype))
 
 
 def _top_k(backend, x, k):
@@ -505,10 +530,36 @@ def _top_k(backend, x, k):
     sort_cost = levels * (levels + 1) // 2 * -(-padded // (2 * wg))
     select_cost = k * (-(-n // wg) + wg.bit_length())
     sort = padded <= TOPK_MAX_SORT and sort_cost < select_cost
+    uniforms = {"rows": rows, "n": n, "k": k, "padded": padded, "segs": 1, "seg": n}
+    if not sort and select_cost > TOPK_MAX_SELECT_STEPS and k:
+        return _top_k_segmented(backend, x, k, rows, wg, uniforms, values, indices)
     backend.variants["top_k"] = "bitonic" if sort else "selection"
-    shader = _top_k_shader(x.dtype, wg, sort)
-    uniforms = {"rows": rows, "n": n, "k": k, "padded": padded}
+    shader = _top_k_shader(x.dtype, wg, "sort" if sort else "select")
     backend.dispatch(shader, [x, values, indices], uniforms, linear_groups(rows, 1))
+    return values, indices
+
+
+def _top_k_segmented(backend, x, k, rows, wg, uniforms, values, indices):
+    """TopK of long rows in two dispatches: the top k of each segment (short enough that a thread's loop stays
+    under TOPK_MAX_SELECT_STEPS; llvmpipe's GL returned zeros past ~65536 steps), then the top k of those picks."""
+    n = uniforms["n"]
+    seg = max(k, TOPK_MAX_SELECT_STEPS // max(k, 1) * wg)
+    segs = -(-n // seg)
+    picks_v, picks_i = backend.empty((rows * segs * k,), x.dtype), backend.empty((rows * segs * k,), I32)
+    segmented = {**uniforms, "rows": rows * segs, "segs": segs, "seg": seg}
+    backend.dispatch(
+        _top_k_shader(x.dtype, wg, "segments"), [x, picks_v, picks_i], segmented, linear_groups(rows * segs, 1)
+    )
+    merged = {**uniforms, "segs": segs}
+    backend.dispatch(
+        _top_k_shader(x.dtype, wg, "candidates"),
+        [picks_v, picks_i, values, indices],
+        merged,
+        linear_groups(rows, 1),
+    )
+    backend.free(picks_v)
+    backend.free(picks_i)
+    backend.variants["top_k"] = "segmented selection"
     return values, indices
 
 
