@@ -1,0 +1,179 @@
+"""pe.vision's tasks on real photos against TF.js: each task runs here (numpy and webgpu) and again with its models
+answered by TF.js's graph execution of the same inputs (tests/vision_cases.py); both decode to the same results
+within a pixel or two. Then decoding on known values, memory over repeated calls, and bad input."""
+
+import asyncio
+import math
+
+import numpy as np
+import pytest
+
+import py_engine as pe
+from py_engine.engine import ENGINE
+from py_engine.errors import DTypeError, ShapeError
+from py_engine.vision import KEYPOINT_NAMES, PoseDetector
+from tests.vision_cases import Recorder, Replay, photo, tfjs_outputs
+
+PIXELS, SCORE = 2.0, 0.02  # how far our results may be from those decoded from TF.js's outputs
+
+
+def load_pose(models):
+    return PoseDetector.load(models / "movenet-lightning")
+
+
+# task: (load(models folder), {detector attribute: model name}, call(detector) -> coroutine of results)
+TASKS = {
+    "pose": (load_pose, {"model": "movenet-lightning"}, lambda d: d.estimate_poses(photo("astronaut"))),
+}
+
+
+def run(coroutine):
+    return asyncio.run(coroutine)
+
+
+@pytest.fixture(scope="session")
+def vision_reference(graph_models, tmp_path_factory):
+    """{task: [(input, TF.js's outputs)] per model attribute}: each task's model inputs on numpy, and TF.js's answers."""
+    recorded = {}
+    with pe.on_backend("numpy"):
+        for task, (load, models, call) in TASKS.items():
+            detector = run(load(graph_models))
+            recorders = {attr: Recorder(getattr(detector, attr)) for attr in models}
+            for attr, recorder in recorders.items():
+                setattr(detector, attr, recorder)
+            run(call(detector))
+            for attr, recorder in recorders.items():
+                recorded[f"{task}.{attr}"] = (models[attr], recorder.inputs)
+                setattr(detector, attr, recorder.model)
+            detector.dispose()
+    return tfjs_outputs(graph_models, recorded, tmp_path_factory.mktemp("vision-tfjs"))
+
+
+def assert_close(ours, theirs, path="result"):
+    """Plain results alike: the same structure and names, coordinates within PIXELS, scores within SCORE."""
+    if isinstance(ours, dict):
+        assert ours.keys() == theirs.keys(), path
+        for key in ours:
+            assert_close(ours[key], theirs[key], f"{path}.{key}")
+    elif isinstance(ours, list):
+        assert len(ours) == len(theirs), f"{path}: {len(ours)} here, {len(theirs)} from TF.js's outputs"
+        for k, (a, b) in enumerate(zip(ours, theirs, strict=True)):
+            assert_close(a, b, f"{path}[{k}]")
+    elif isinstance(ours, float):
+        tolerance = SCORE if path.endswith(("score", "probability")) else PIXELS
+        assert math.isfinite(ours) and abs(ours - theirs) <= tolerance, f"{path}: {ours} here, {theirs} from TF.js"
+    else:
+        assert ours == theirs, path
+
+
+def as_plain(results):
+    return [r.to_dict() for r in results]
+
+
+@pytest.mark.parametrize("task", TASKS)
+def test_each_task_gives_what_tfjs_outputs_decode_to(task, each_backend, graph_models, vision_reference):
+    load, models, call = TASKS[task]
+    detector = run(load(graph_models))
+    try:
+        ours = as_plain(run(call(detector)))
+        for attr in models:
+            setattr(detector, attr, Replay(getattr(detector, attr), vision_reference[f"{task}.{attr}"]))
+        theirs = as_plain(run(call(detector)))
+        assert all(not getattr(detector, attr).calls for attr in models), "fewer model calls than recorded"
+        assert ours, "nothing found on the photo"
+        assert_close(ours, theirs)
+    finally:
+        for attr in models:
+            model = getattr(detector, attr)
+            setattr(detector, attr, getattr(model, "model", model))
+        detector.dispose()
+
+
+def test_the_pose_on_the_astronaut_photo(graph_models):
+    detector = run(load_pose(graph_models))
+    try:
+        (pose,) = run(detector.estimate_poses(photo("astronaut")))
+        points = {k.name: k for k in pose.keypoints}
+        assert [k.name for k in pose.keypoints] == list(KEYPOINT_NAMES)
+        # her face is at x 170..280, y 60..180 of the 512x512 photo, her shoulders below it on either side
+        for name in ("nose", "left_eye", "right_eye"):
+            assert 170 < points[name].x < 280 and 60 < points[name].y < 180 and points[name].score > 0.4
+        assert points["right_shoulder"].x < points["nose"].x < points["left_shoulder"].x
+        assert points["left_shoulder"].y > points["nose"].y + 80
+        assert pose.score == pytest.approx(sum(k.score for k in pose.keypoints) / 17)
+        assert "Keypoint('nose', x=" in repr(pose) and pose.to_dict()["keypoints"][0]["name"] == "nose"
+    finally:
+        detector.dispose()
+
+
+class Answer:
+    """A model that answers every call with the same arrays (decoding checked on known values)."""
+
+    def __init__(self, model, *arrays):
+        self.model, self.arrays = model, arrays
+
+    def __getattr__(self, name):
+        return getattr(self.model, name)
+
+    def execute(self, x, outputs=None):
+        ys = [pe.tensor(a) for a in self.arrays]
+        return ys[0] if len(ys) == 1 else ys
+
+
+def test_pose_keypoints_map_from_the_letterboxed_square_to_the_image(graph_models):
+    detector = run(load_pose(graph_models))
+    model = detector.model
+    try:
+        raw = np.zeros((1, 1, 17, 3), np.float32)
+        raw[0, 0, :] = [0.5, 0.25, 0.9]  # (y, x, score) in the 600x600 square the 300x600 image is centred in
+        detector.model = Answer(model, raw)
+        (pose,) = run(detector.estimate_poses(np.zeros((300, 600, 3), np.uint8)))
+        assert (pose.keypoints[0].x, pose.keypoints[0].y) == pytest.approx((150, 150))
+        assert pose.score == pytest.approx(0.9)
+        raw[..., 2] = 0.1
+        assert run(detector.estimate_poses(np.zeros((300, 600, 3), np.uint8))) == []
+    finally:
+        detector.model = model
+        detector.dispose()
+
+
+@pytest.mark.parametrize("task", TASKS)
+def test_repeated_calls_leave_memory_flat(task, each_backend, graph_models):
+    load, _, call = TASKS[task]
+    detector = run(load(graph_models))
+    try:
+        first = as_plain(run(call(detector)))
+        before = pe.memory()
+        for _ in range(3):
+            assert as_plain(run(call(detector))) == first
+        after = pe.memory()
+        assert (after.num_tensors, after.num_bytes) == (before.num_tensors, before.num_bytes)
+    finally:
+        detector.dispose()
+
+
+BAD_IMAGES = [
+    (np.zeros((64, 64), np.uint8), ShapeError, r"shape \[height, width, 3\].*got \(64, 64\)"),
+    (np.zeros((64, 64, 4), np.uint8), ShapeError, r"got \(64, 64, 4\): drop an alpha channel"),
+    (np.zeros((0, 64, 3), np.uint8), ShapeError, r"got \(0, 64, 3\)"),
+    (np.zeros((64, 64, 3), np.float64), DTypeError, r"dtype uint8, int32, float32.*got ndarray of dtype float64"),
+    ([[[0, 0, 0]]], DTypeError, r"got list"),
+]
+
+
+@pytest.mark.parametrize(("image", "error", "message"), BAD_IMAGES, ids=["2-d", "rgba", "empty", "float64", "list"])
+def test_a_bad_image_is_refused_saying_what_is_expected(image, error, message, graph_models):
+    detector = run(load_pose(graph_models))
+    try:
+        live = ENGINE.memory().num_tensors
+        with pytest.raises(error, match=message):
+            run(detector.estimate_poses(image))
+        assert ENGINE.memory().num_tensors == live
+    finally:
+        detector.dispose()
+
+
+def test_a_model_of_another_task_is_refused_at_load(graph_models):
+    with pytest.raises(ValueError, match=r"PoseDetector: .*blazeface is not the model this task reads"):
+        run(PoseDetector.load(graph_models / "blazeface"))
+    assert ENGINE.memory().num_tensors == 0
