@@ -244,6 +244,58 @@ async def save(folder):
     return [os.path.basename(path), *(os.path.basename(p) for p in saved["shards"])]
 
 
+FULL_INPUT_NOTE = (
+    "a 224x224 RGB image of 0..255 (float32 [n, 224, 224, 3]; resize it first, bilinear with half-pixel centers as "
+    "the page does): the model normalizes it and runs EfficientNet-Lite0 and the head"
+)
+
+
+async def _fetch_bytes(url):
+    from pyodide.http import pyfetch  # the full model is written in the browser only
+
+    response = await pyfetch(url)
+    if not response.ok:
+        raise RuntimeError(f"{url}: HTTP {response.status}")
+    return await response.bytes()
+
+
+async def save_full(folder):
+    """Write the full model of images (EfficientNet-Lite0 and the head, a 224x224 image in; teach_full_model.py)
+    into `folder`; returns the file names, model.json first."""
+    import tempfile
+
+    from teach_full_model import full_model
+
+    head = _trained_head()
+    if _kind != "image":
+        raise ValueError("teach: the full model is for image classes; for poses the head is the whole model")
+    url = playground.CLASSIFIER_URL
+    body_json = json.loads((await _fetch_bytes(url + "model.json")).decode())
+    shards = [path for group in body_json["weightsManifest"] for path in group["paths"]]
+    body_weights = b"".join([await _fetch_bytes(url + path) for path in shards])
+    normalize = (await playground._fetch_json(url + "metadata.json", playground.DEFAULT_METADATA))["input"]
+    with tempfile.TemporaryDirectory() as saved:
+        files = head.save(saved)
+        with open(files["model_json"]) as f:
+            head_json = json.load(f)
+        head_weights = b""
+        for path in files["shards"]:
+            with open(path, "rb") as f:
+                head_weights += f.read()
+    metadata = {
+        "teach": {"classes": _class_names, "kind": "image", "input": FULL_INPUT_NOTE, **_source(), "full": True}
+    }
+    model_json, shard = full_model(
+        body_json, body_weights, head_json, head_weights, normalize["mean"], normalize["std"], metadata
+    )
+    (shard_name,) = model_json["weightsManifest"][0]["paths"]
+    with open(os.path.join(folder, "model.json"), "w") as f:
+        json.dump(model_json, f)
+    with open(os.path.join(folder, shard_name), "wb") as f:
+        f.write(shard)
+    return ["model.json", shard_name]
+
+
 async def load(folder):
     """Load a head that save() wrote (model.json and its shards in `folder`); returns its class names."""
     path = os.path.join(folder, "model.json")

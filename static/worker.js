@@ -56,8 +56,8 @@ const backendRequested = new URL(self.location.href).searchParams.get("backend")
 // The page's Python modules (static/*.py), written into /home/pyodide; startup_cache.py is imported first, by
 // startup_cache.js right after Pyodide has booted.
 const PYTHON_MODULES = [
-  "playground.py", "playground_run.py", "playground_display.py", "teach.py", "memory_lab.py", "vision_panel.py",
-  "startup_cache.py",
+  "playground.py", "playground_run.py", "playground_display.py", "teach.py", "teach_full_model.py", "memory_lab.py",
+  "vision_panel.py", "startup_cache.py",
 ];
 const STARTUP_CACHE_PY = PYTHON_MODULES.indexOf("startup_cache.py");
 const timings = {};

@@ -54,14 +54,19 @@
 //                          the classifier now (zeros and cached: true once loaded)
 //   model                  null (the server's default classifier) or the URL of the model folder that classify() and
 //                          loadClassifier() use; the Classify panel's model picker (static/playground/model_picker.js) sets it
-//   teach                  the Teach panel (static/playground/teach_panel.js; transfer learning on EfficientNet-Lite0's 1280 pooled
-//                          features, in the worker): classes() -> names; addClass(name?) -> index; removeClass(i);
-//                          addExample(classIndex, urlOrBlob) -> {counts}; embed(urlOrBlob) -> Float32Array [1280];
-//                          train({epochs}) -> {classes, examples, history} ("training" events per epoch meanwhile);
-//                          predict(urlOrBlob) -> [{index, label, probability}] for every class, best first;
-//                          exportModel() -> {modelJson, weights: ArrayBuffer, files: [{name, blob}]} (the TF.js layers
-//                          files model.save wrote; class names in modelJson.userDefinedMetadata.teach); download()
-//                          saves those files; loadModel([File | {name, blob}]) loads such files back -> {classes}
+//   teach                  the Teach panel (static/playground/teach_panel.js; transfer learning in the worker on
+//                          EfficientNet-Lite0's 1280 pooled features for images, MoveNet's 51 keypoint features for
+//                          poses): kind() -> "image"|"pose"; setKind(kind) (forgets the examples); classes() -> names;
+//                          addClass(name?) -> index; removeClass(i); addExample(classIndex, urlOrBlob) -> {counts};
+//                          embed(urlOrBlob) -> Float32Array (the features); train({epochs}) -> {classes, examples,
+//                          history} ("training" events per epoch meanwhile); predict(urlOrBlob) -> [{index, label,
+//                          probability}] for every class, best first; live {start(), stop(), running(), frames()}: the
+//                          camera's frames predicted live; exportModel({full}) -> {modelJson, weights: ArrayBuffer,
+//                          files: [{name, blob}]} (the TF.js layers files model.save wrote; full: for images the body
+//                          and the head, a 224x224 image in; else the head; class names in
+//                          modelJson.userDefinedMetadata.teach); download({full}) saves those files;
+//                          loadModel([File | {name, blob}]) loads a head back -> {classes, kind}; clear() forgets every
+//                          class; restored: Promise -> whether the last visit's classes came back (IndexedDB)
 //   state                  "starting" | "ready" | "failed"
 //   startupCache           undefined until a boot that found its snapshot or bytecode missing from the browser's
 //                          cache has stored them for the next boot: then {snapshot_bytes?, bytecode_files?} (what was
