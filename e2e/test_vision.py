@@ -152,3 +152,66 @@ def test_the_pose_example_draws_the_cameras_frames_live_in_one_picture(page):
     assert re.match(r"Frame 30: \d+ keypoints: \d+x\d+, 1[0-7] points$", pictures[0].get_attribute("aria-label"))
     page.evaluate("playground.runPython('detector.dispose()')")
     assert page.evaluate("playground.memory()")["num_tensors"] == before  # the frames' tensors went with each step
+
+
+def count(teach, n):
+    return int(teach.get_by_role("listitem", name=f"Class {n}").locator(".teach-count").inner_text().split()[0])
+
+
+def test_teach_pose_classes_recorded_trained_predicted_live_and_kept_across_a_reload(page):
+    show_panel(page, "Teach")
+    teach = page.get_by_role("region", name="Teach")
+    teach.get_by_role("radio", name="Poses").check()
+    expect(teach.get_by_role("status", name="Teach status")).to_have_text("Classes of poses: add examples to each.")
+    teach.get_by_role("textbox", name="Class 1 name").fill("astronaut")
+    teach.get_by_role("textbox", name="Class 2 name").fill("nobody")
+    teach.get_by_role("button", name="Use the camera").click()
+    record = teach.get_by_role("button", name="Hold to record camera frames into class 1")
+    expect(record).to_be_enabled()
+    record.hover()
+    page.mouse.down()
+    page.wait_for_function(
+        "() => Number(document.querySelector('.teach-class .teach-count').textContent.split(' ')[0]) >= 6",
+        timeout=FRAMES_MS,
+    )
+    page.mouse.up()
+    for sample in ("Cat", "Coffee", "Rocket"):
+        teach.get_by_role("button", name=f"Add the {sample} sample to class 2").click()
+    expect(teach.get_by_role("listitem", name="Class 2").locator(".teach-count")).to_have_text(
+        "3 images", timeout=RUN_MS
+    )
+    recorded = count(teach, 1)
+    features = page.evaluate("playground.teach.embed('samples/astronaut.png').then((f) => Array.from(f))")
+    assert len(features) == 51 and all(0 <= v <= 1 for v in features[2::3])  # (x / width, y / height, score) x 17
+
+    teach.get_by_label("Epochs").fill("40")
+    teach.get_by_role("button", name="Train", exact=True).click()
+    status = teach.get_by_role("status", name="Teach status")
+    expect(status).to_contain_text(f"Trained on {recorded + 3} images for 40 epochs", timeout=RUN_MS)
+    live = teach.get_by_role("button", name="Predict live from the camera")
+    live.click()
+    expect(live).to_have_attribute("aria-pressed", "true")
+    expect(status).to_have_text(re.compile(r"^Live: astronaut \(\d+%\) · [3-9] frames classified"), timeout=RUN_MS)
+    best = teach.get_by_role("list", name="Your classes' probabilities").get_by_role("listitem").first
+    assert best.inner_text().startswith("astronaut: ")
+    live.click()
+    expect(live).to_have_attribute("aria-pressed", "false")
+    teach.get_by_role("button", name="Use the camera").click()
+    assert (
+        page.evaluate("playground.teach.exportModel()")["modelJson"]["userDefinedMetadata"]["teach"]["kind"] == "pose"
+    )
+
+    page.reload()
+    page.wait_for_function("() => window.playground && playground.state === 'ready'", timeout=BOOT_TIMEOUT_MS)
+    assert page.evaluate("playground.teach.restored") is True
+    teach = page.get_by_role("region", name="Teach")
+    assert teach.get_by_role("radio", name="Poses").is_checked()
+    expect(teach.get_by_role("textbox", name="Class 1 name")).to_have_value("astronaut")
+    assert (count(teach, 1), count(teach, 2)) == (recorded, 3)
+    result = page.evaluate("playground.teach.train({epochs: 5})")  # the kept features train without a new embedding
+    assert result["classes"] == ["astronaut", "nobody"] and result["examples"] == recorded + 3
+    teach.get_by_role("button", name="Clear classes").click()
+    expect(teach.get_by_role("status", name="Teach status")).to_contain_text("Cleared")
+    page.reload()
+    page.wait_for_function("() => window.playground && playground.state === 'ready'", timeout=BOOT_TIMEOUT_MS)
+    assert page.evaluate("playground.teach.restored") is False
