@@ -11,7 +11,8 @@ import pytest
 import py_engine as pe
 from py_engine.engine import ENGINE
 from py_engine.errors import DTypeError, ShapeError
-from py_engine.vision import KEYPOINT_NAMES, ObjectDetector, PoseDetector
+from py_engine.vision import KEYPOINT_NAMES, FaceDetector, ObjectDetector, PoseDetector
+from py_engine.vision.face import blazeface_anchors
 from tests.vision_cases import Recorder, Replay, photo, tfjs_outputs
 
 PIXELS, SCORE = 2.0, 0.02  # how far our results may be from those decoded from TF.js's outputs
@@ -25,9 +26,17 @@ def load_objects(models):
     return ObjectDetector.load(models / "centernet")
 
 
+def load_faces(models, **extras):
+    extras = {k: models / name for k, name in FACE_MODELS.items() if k != "model"} if extras == {} else extras
+    return FaceDetector.load(models / "blazeface", **extras)
+
+
+FACE_MODELS = {"model": "blazeface", "mesh": "facemesh", "iris": "iris", "emotion": "emotion"}
+
 # task: (load(models folder), {detector attribute: model name}, call(detector) -> coroutine of results)
 TASKS = {
     "pose": (load_pose, {"model": "movenet-lightning"}, lambda d: d.estimate_poses(photo("astronaut"))),
+    "faces": (load_faces, FACE_MODELS, lambda d: d.estimate_faces(photo("astronaut"))),
     "objects": (load_objects, {"model": "centernet"}, lambda d: d.detect(photo("coffee"), threshold=0.1)),
 }
 
@@ -48,7 +57,7 @@ def vision_reference(graph_models, tmp_path_factory):
                 setattr(detector, attr, recorder)
             run(call(detector))
             for attr, recorder in recorders.items():
-                recorded[f"{task}.{attr}"] = (models[attr], recorder.inputs)
+                recorded[f"{task}.{attr}"] = (models[attr], recorder.recorded)
                 setattr(detector, attr, recorder.model)
             detector.dispose()
     return tfjs_outputs(graph_models, recorded, tmp_path_factory.mktemp("vision-tfjs"))
@@ -65,7 +74,7 @@ def assert_close(ours, theirs, path="result"):
         for k, (a, b) in enumerate(zip(ours, theirs, strict=True)):
             assert_close(a, b, f"{path}[{k}]")
     elif isinstance(ours, float):
-        tolerance = SCORE if path.endswith(("score", "probability")) else PIXELS
+        tolerance = SCORE if path.endswith("score") or ".emotion." in path else PIXELS
         assert math.isfinite(ours) and abs(ours - theirs) <= tolerance, f"{path}: {ours} here, {theirs} from TF.js"
     else:
         assert ours == theirs, path
@@ -143,6 +152,64 @@ def test_object_boxes_scale_from_the_model_input_to_the_image_and_overlaps_are_s
     finally:
         detector.model = model
         detector.dispose()
+
+
+def test_the_face_on_the_astronaut_photo(graph_models):
+    detector = run(load_faces(graph_models))
+    try:
+        (face,) = run(detector.estimate_faces(photo("astronaut")))
+        # her face spans x 175..275, y 75..180; her eyes are at (203, 101) and (247, 103), and she smiles
+        assert face.box.to_dict() == pytest.approx(
+            {"x_min": 175, "y_min": 75, "x_max": 275, "y_max": 180, "width": 100, "height": 105}, abs=6
+        )
+        assert face.score > 0.8
+        landmarks = {k.name: (k.x, k.y) for k in face.landmarks}
+        assert landmarks["right_eye"] == pytest.approx((203, 101), abs=4)
+        assert landmarks["left_eye"] == pytest.approx((247, 103), abs=4)
+        assert len(face.mesh) == 468 and all(165 < p.x < 285 and 60 < p.y < 190 for p in face.mesh)
+        for side in ("left", "right"):
+            centre = face.irises[side][0]
+            assert (centre.x, centre.y) == pytest.approx(landmarks[f"{side}_eye"], abs=4)
+            assert all(0 < abs(p.x - centre.x) + abs(p.y - centre.y) < 8 for p in face.irises[side][1:])
+        assert max(face.emotion, key=face.emotion.get) == "happy" and sum(face.emotion.values()) == pytest.approx(1)
+        assert repr(face).startswith("Face(score=") and "468 mesh points, irises, emotion='happy'" in repr(face)
+        assert set(face.to_dict()) == {"box", "score", "landmarks", "mesh", "irises", "emotion"}
+    finally:
+        detector.dispose()
+
+
+def test_blazeface_boxes_and_landmarks_decode_from_the_anchors(graph_models):
+    anchors = blazeface_anchors(256)
+    assert anchors.shape == (896, 2)
+    assert anchors[[0, 1, 2, 511, 512, 517, 518]].tolist() == [
+        [8, 8], [8, 8], [24, 8], [248, 248], [16, 16], [16, 16], [48, 16]
+    ]  # fmt: skip
+    detector = run(load_faces(graph_models, mesh=None))
+    model = detector.model
+    try:
+        logits_16, logits_32 = np.full((1, 512, 1), -10, np.float32), np.full((1, 384, 1), -10, np.float32)
+        regressors_16, regressors_32 = np.zeros((1, 512, 16), np.float32), np.zeros((1, 384, 16), np.float32)
+        logits_32[0, 5] = 3  # anchor 512 + 5: centre (16, 16) of the 256x256 input
+        regressors_32[0, 5, :4] = [4, -4, 32, 16]  # centre (20, 12), 32 wide, 16 high
+        regressors_32[0, 5, 4:6] = [2, 6]  # the right eye at (18, 22)
+        detector.model = Answer(model, regressors_32, logits_16, logits_32, regressors_16)
+        # a 128x512 image is letterboxed into the 512x512 square (2 image pixels per input pixel) 192 pixels down
+        (face,) = run(detector.estimate_faces(np.zeros((128, 512, 3), np.uint8)))
+        assert face.score == pytest.approx(1 / (1 + math.exp(-3)))
+        assert face.box.to_dict() == pytest.approx(
+            {"x_min": 8, "y_min": 8 - 192, "x_max": 72, "y_max": 40 - 192, "width": 64, "height": 32}
+        )
+        assert (face.landmarks[0].x, face.landmarks[0].y) == pytest.approx((36, 44 - 192))
+        assert face.mesh is face.irises is face.emotion is None
+    finally:
+        detector.model = model
+        detector.dispose()
+
+
+def test_iris_needs_the_mesh(graph_models):
+    with pytest.raises(ValueError, match="iris needs the mesh model"):
+        run(load_faces(graph_models, iris=graph_models / "iris"))
+    assert ENGINE.memory().num_tensors == 0
 
 
 class Answer:
