@@ -2,6 +2,7 @@
 call on an [H, W, 3] image that gives plain-number results in the image's pixels (docs/vision.md)."""
 
 from .face import EMOTIONS, LANDMARK_NAMES, Face, FaceDetector
+from .hands import Hand, HandDetector
 from .objects import COCO_LABELS, Detection, ObjectDetector
 from .pose import KEYPOINT_NAMES, Pose, PoseDetector
 from .results import Box, Keypoint, Point
@@ -15,6 +16,8 @@ __all__ = [
     "Detection",
     "Face",
     "FaceDetector",
+    "Hand",
+    "HandDetector",
     "Keypoint",
     "ObjectDetector",
     "Point",
