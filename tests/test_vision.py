@@ -128,6 +128,11 @@ def test_the_pose_on_the_astronaut_photo(graph_models):
         assert points["left_shoulder"].y > points["nose"].y + 80
         assert pose.score == pytest.approx(sum(k.score for k in pose.keypoints) / 17)
         assert "Keypoint('nose', x=" in repr(pose) and pose.to_dict()["keypoints"][0]["name"] == "nose"
+        # the same pixels as an int32 or float32 tensor, or a float32 array, give the same pose
+        for image in (pe.tensor(photo("astronaut"), "int32"), pe.tensor(photo("astronaut"), "float32")):
+            assert run(detector.estimate_poses(image)) == [pose]
+            image.dispose()
+        assert run(detector.estimate_poses(photo("astronaut").astype(np.float32))) == [pose]
     finally:
         detector.dispose()
 
@@ -289,18 +294,26 @@ def test_repeated_calls_leave_memory_flat(task, each_backend, graph_models):
         detector.dispose()
 
 
-BAD_IMAGES = [
-    (np.zeros((64, 64), np.uint8), ShapeError, r"shape \[height, width, 3\].*got \(64, 64\)"),
-    (np.zeros((64, 64, 4), np.uint8), ShapeError, r"got \(64, 64, 4\): drop an alpha channel"),
-    (np.zeros((0, 64, 3), np.uint8), ShapeError, r"got \(0, 64, 3\)"),
-    (np.zeros((64, 64, 3), np.float64), DTypeError, r"dtype uint8, int32, float32.*got ndarray of dtype float64"),
-    ([[[0, 0, 0]]], DTypeError, r"got list"),
+BAD_IMAGES = [  # (make the image, the error, its message)
+    (lambda: np.zeros((64, 64), np.uint8), ShapeError, r"shape \[height, width, 3\].*got \(64, 64\)"),
+    (lambda: np.zeros((64, 64, 4), np.uint8), ShapeError, r"got \(64, 64, 4\): drop an alpha channel"),
+    (lambda: np.zeros((0, 64, 3), np.uint8), ShapeError, r"got \(0, 64, 3\)"),
+    (
+        lambda: np.zeros((64, 64, 3), np.float64),
+        DTypeError,
+        r"dtype uint8, int32, float32.*got ndarray of dtype float64",
+    ),
+    (lambda: [[[0, 0, 0]]], DTypeError, r"got list"),
+    (lambda: pe.zeros((8, 8, 3), "bool"), DTypeError, r"got Tensor of dtype bool"),
 ]
 
 
-@pytest.mark.parametrize(("image", "error", "message"), BAD_IMAGES, ids=["2-d", "rgba", "empty", "float64", "list"])
-def test_a_bad_image_is_refused_saying_what_is_expected(image, error, message, graph_models):
+@pytest.mark.parametrize(
+    ("make", "error", "message"), BAD_IMAGES, ids=["2-d", "rgba", "empty", "float64", "list", "bool"]
+)
+def test_a_bad_image_is_refused_saying_what_is_expected(make, error, message, graph_models):
     detector = run(load_pose(graph_models))
+    image = make()
     try:
         live = ENGINE.memory().num_tensors
         with pytest.raises(error, match=message):
