@@ -80,9 +80,22 @@ class Tensor:
 
         The result's length depends on the values: a GPU backend reads `condition` back and finds them on the host (one
         readback), as TF.js does."""
+    def ragged_range(self, limits, deltas):
+        """(nested_splits, dense_values): the ranges start, start + delta, ... before limit of each row (starts, limits
+        and deltas 1-D of one length, or scalars serving every row), as a ragged tensor: row k is
+        dense_values[nested_splits[k]:nested_splits[k + 1]], as TF.js's raggedRange. Values in starts' dtype (float32 or
+        int32). On a GPU backend the inputs are read back."""
     def setdiff1d(self, y):
         """(out, indices): the values of x (1-D) that are not in y (1-D), in x's order, and their positions in x
         (int32), as TF.js's setdiff1dAsync (TensorFlow's ListDiff). On a GPU backend both are read back."""
+    def sparse_fill_empty_rows(self, values, dense_shape, default_value):
+        """(indices, values, empty_row_indicator, reverse_index_map): the sparse tensor (indices [n, rank] int32, values
+        [n], dense_shape [rank]) with an entry [row, 0, ...] = default_value added for each row that has none, entries
+        ordered by row, as TF.js's sparse.sparseFillEmptyRows. On a GPU backend the inputs are read back."""
+    def sparse_reshape(self, input_shape, new_shape):
+        """(output_indices, output_shape): the sparse tensor of dense shape input_shape (int32 [rank]) with entries at
+        input_indices ([n, rank]) reshaped to new_shape (one -1 inferred), each entry keeping its flat position, as TF.js's
+        sparse.sparseReshape. On a GPU backend the inputs are read back."""
     def unique(self, axis=0):
         """(values, indices): the distinct slices of x along `axis` in order of first appearance, and for each slice of
         x its position in values (int32), as TF.js's unique (TensorFlow's Unique / UniqueV2). NaNs count as one value,
@@ -335,6 +348,12 @@ class Tensor:
         """TF.js's spaceToBatchND: the M spatial axes after the batch axis, padded, are cut into blocks of block_shape
         whose offsets move into the batch axis (offset-major): [B, *spatial, *rest] -> [B * prod(block), *(spatial
         padded / block), *rest]."""
+    def sparse_segment_mean(self, indices, segment_ids):
+        """sparse_segment_sum divided by each segment's count (float32 data), as TF.js's sparse.sparseSegmentMean;
+        segments no id names are 0."""
+    def sparse_segment_sum(self, indices, segment_ids):
+        """out[s] = the sum of data[indices[k]] over the k with segment_ids[k] == s (segment_ids sorted, int32), as TF.js's
+        sparse.sparseSegmentSum; segments no id names are 0."""
     def sparse_to_dense(self, sparse_values, output_shape, default_value=0):
         """A tensor of output_shape filled with default_value but for sparse_values at sparse_indices, as TF.js's
         sparseToDense: indices int32 [n, k] (or [n] for k = 1, or a scalar), values [n] or one value for all; each index

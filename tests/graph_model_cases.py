@@ -96,14 +96,15 @@ def attr(value):
     return {"list": {"i": [str(v) for v in value]}}
 
 
-def write_graph_model(folder, nodes, weights):
-    """folder/model.json (a GraphDef of `nodes`) and folder/weights.bin holding `weights` [(Const name, array)]."""
+def write_graph_model(folder, nodes, weights, functions=()):
+    """folder/model.json (a GraphDef of `nodes`, with library `functions`: FunctionDefs as JSON) and
+    folder/weights.bin holding `weights` [(Const name, array)]."""
     folder.mkdir(parents=True, exist_ok=True)
     (folder / "weights.bin").write_bytes(b"".join(array.tobytes() for _, array in weights))
     specs = [{"name": name, "shape": list(a.shape), "dtype": str(a.dtype)} for name, a in weights]
     artifacts = {
         "format": "graph-model",
-        "modelTopology": {"node": nodes, "library": {}, "versions": {"producer": 1}},
+        "modelTopology": {"node": nodes, "library": {"function": list(functions)}, "versions": {"producer": 1}},
         "weightsManifest": [{"paths": ["weights.bin"], "weights": specs}],
     }
     (folder / "model.json").write_text(json.dumps(artifacts))

@@ -226,9 +226,9 @@ def test_execute_async_runs_control_flow_and_releases_what_loops_left(graph_mode
     model.dispose()
 
 
-def test_a_tensor_list_split_then_concatenated_is_the_tensor_again(tmp_path):
-    """TensorFlow's TensorListSplit/TensorListConcatV2 (TF.js 4.22 reshapes each piece to the element shape, so it
-    cannot run this graph: no TF.js reference here)."""
+def test_a_tensor_list_or_array_split_then_concatenated_is_the_tensor_again(tmp_path):
+    """TensorFlow's TensorListSplit/TensorListConcatV2 and TensorArraySplitV3/ConcatV3 (TF.js 4.22 reshapes each
+    piece to the element shape, so it cannot run this graph: no TF.js reference here)."""
     shape = {"shape": {"dim": [{"size": "5"}, {"size": "3"}]}}
     nodes = [
         {"name": "x", "op": "Placeholder", "attr": {"dtype": {"type": "DT_FLOAT"}, "shape": shape}},
@@ -237,16 +237,66 @@ def test_a_tensor_list_split_then_concatenated_is_the_tensor_again(tmp_path):
         {"name": "split", "op": "TensorListSplit", "input": ["x", "element_shape", "lengths"]},
         {"name": "length", "op": "TensorListLength", "input": ["split"]},
         {"name": "concat", "op": "TensorListConcatV2", "input": ["split"]},
+        {"name": "two", "op": "Const", "attr": {"dtype": {"type": "DT_INT32"}}},
+        {"name": "array", "op": "TensorArrayV3", "input": ["two"], "attr": {"dtype": {"type": "DT_FLOAT"}}},
+        {"name": "array_split", "op": "TensorArraySplitV3", "input": ["array", "x", "lengths", "array:1"]},
+        {"name": "array_concat", "op": "TensorArrayConcatV3", "input": ["array", "array_split"]},
     ]
-    weights = [("element_shape", np.array([-1, 3], np.int32)), ("lengths", np.array([2, 3], np.int32))]
+    weights = [
+        ("element_shape", np.array([-1, 3], np.int32)),
+        ("lengths", np.array([2, 3], np.int32)),
+        ("two", np.array(2, np.int32)),
+    ]
     model = load(write_graph_model(tmp_path, nodes, weights))
     x = np.arange(15, dtype=np.float32).reshape(5, 3)
     before = pe.memory().num_tensors
-    length, joined, lengths = asyncio.run(model.execute_async(pe.tensor(x), ["length", "concat:0", "concat:1"]))
-    assert length.item() == 2 and lengths.tolist() == [2, 3]
+    names = ["length", "concat:0", "concat:1", "array_concat:0", "array_concat:1"]
+    length, joined, lengths, array_joined, array_lengths = asyncio.run(model.execute_async(pe.tensor(x), names))
+    assert length.item() == 2 and lengths.tolist() == [2, 3] == array_lengths.tolist()
     np.testing.assert_array_equal(joined.numpy(), x)
-    pe.dispose([length, joined, lengths])
+    np.testing.assert_array_equal(array_joined.numpy(), x)
+    pe.dispose([length, joined, lengths, array_joined, array_lengths])
     assert pe.memory().num_tensors == before + 1  # the input
+    model.dispose()
+
+
+def test_ragged_ops_run_in_a_graph_as_the_engine_ops_do(tmp_path):
+    """TF.js 4.22's converter never registers its ragged op list (tf.loadGraphModel says "Unknown op 'RaggedRange'"),
+    so these are checked against the engine's ops, which tests/test_tfjs_graph_ops.py checks against TF.js."""
+    i32 = {"dtype": {"type": "DT_INT32"}}
+    nodes = [
+        {"name": "starts", "op": "Placeholder", "attr": {**i32, "shape": {"shape": {"dim": [{"size": "2"}]}}}},
+        *({"name": n, "op": "Const", "attr": i32} for n in ("limits", "deltas", "shape", "default", "at")),
+        {"name": "range", "op": "RaggedRange", "input": ["starts", "limits", "deltas"]},
+        {
+            "name": "gather",
+            "op": "RaggedGather",
+            "input": ["range:0", "range:1", "at"],
+            "attr": {"OUTPUT_RAGGED_RANK": {"i": "1"}, "PARAMS_RAGGED_RANK": {"i": "1"}},
+        },
+        {
+            "name": "dense",
+            "op": "RaggedTensorToTensor",
+            "input": ["shape", "gather:1", "default", "gather:0"],
+            "attr": {"row_partition_types": {"list": {"s": [base64.b64encode(b"ROW_SPLITS").decode()]}}},
+        },
+    ]
+    limits, deltas, shape, default, at = [3, 9], [1, 2], [2, 4], -1, [1, 0]
+    weights = [
+        (n, np.array(v, np.int32))
+        for n, v in zip(("limits", "deltas", "shape", "default", "at"), (limits, deltas, shape, default, at))
+    ]
+    model = load(write_graph_model(tmp_path, nodes, weights))
+    starts = pe.tensor(np.array([0, 5], np.int32))
+    got = asyncio.run(model.execute_async(starts, "dense"))
+    with pe.scope():
+        splits, values = pe.ragged_range(starts, pe.tensor(limits), pe.tensor(deltas))
+        out_splits, out_values = pe.ragged_gather([splits], values, pe.tensor(at), 1)
+        expected = pe.ragged_tensor_to_tensor(
+            pe.tensor(shape), out_values, pe.tensor(default), out_splits, ["ROW_SPLITS"]
+        )
+        np.testing.assert_array_equal(got.numpy(), expected.numpy())
+    assert got.tolist() == [[5, 7, -1, -1], [0, 1, 2, -1]]
     model.dispose()
 
 
@@ -316,6 +366,39 @@ def test_a_layers_model_or_a_broken_graph_is_refused_clearly(tmp_path):
     artifacts["weightsManifest"][0]["weights"][1]["name"] = "bias"
     (tmp_path / "model.json").write_text(json.dumps(artifacts))
     failing_load(tmp_path, r"Const node\(s\) 'b' have no weight")
+
+
+def test_an_if_calling_a_function_the_library_lacks_is_refused_at_load(tmp_path):
+    shape = {"shape": {"dim": [{"size": "2"}]}}
+    nodes = [
+        {"name": "x", "op": "Placeholder", "attr": {"dtype": {"type": "DT_FLOAT"}, "shape": shape}},
+        {"name": "p", "op": "Placeholder", "attr": {"dtype": {"type": "DT_BOOL"}, "shape": {"shape": {}}}},
+        {
+            "name": "branch",
+            "op": "StatelessIf",
+            "input": ["p", "x"],
+            "attr": {"then_branch": {"func": {"name": "twice"}}, "else_branch": {"func": {"name": "nope"}}},
+        },
+    ]
+    twice = {
+        "signature": {
+            "name": "twice",
+            "inputArg": [{"name": "a", "type": "DT_FLOAT"}],
+            "outputArg": [{"name": "b", "type": "DT_FLOAT"}],
+        },
+        "nodeDef": [{"name": "sum", "op": "AddV2", "input": ["a", "a"]}],
+        "ret": {"b": "sum:z:0"},
+    }
+    write_graph_model(tmp_path, nodes, [], [twice])
+    failing_load(tmp_path, r"node 'branch' \(StatelessIf\) calls the function 'nope', which the graph's library lacks")
+    nodes[2]["attr"]["else_branch"] = {"func": {"name": "twice"}}
+    write_graph_model(tmp_path, nodes, [], [twice])
+    model = load(tmp_path)
+    x, p = pe.tensor([1.5, -2.0]), pe.tensor(True)
+    with pytest.raises(RuntimeError, match=r"'branch' \(StatelessIf\).*use `await model.execute_async"):
+        model.execute([x, p])
+    assert asyncio.run(model.execute_async([x, p])).tolist() == [3.0, -4.0]
+    model.dispose()
 
 
 # ---- GPU: warm-up compiles everything, each execute is one replayed submission -----------------------------------

@@ -213,3 +213,69 @@ def test_unique_and_setdiff1d_errors_and_readbacks(gpu):
         pe.setdiff1d([1.0], [1])
     with pytest.raises(ShapeError, match=r"setdiff1d: x and y must be 1-D, got shapes \(1, 1\) and \(1,\)"):
         pe.setdiff1d([[1]], [1])
+
+
+def test_strided_slice_masks_follow_tensorflow():
+    a = np.arange(2 * 4 * 6 * 8, dtype=np.float32).reshape(2, 4, 6, 8)
+    x = pe.tensor(a)
+    got = pe.strided_slice(x, [1, 2, 0, 7], [2, 3, 6, 8], [1, 1, 2, 1], shrink_axis_mask=0b1011)
+    np.testing.assert_array_equal(got.numpy(), a[1, 2, 0:6:2, 7])
+    got = pe.strided_slice(x, [0, 1], [0, 3], [1, -1], begin_mask=0b10, end_mask=0b01, new_axis_mask=0)
+    np.testing.assert_array_equal(got.numpy(), a[0:, :3:-1])
+    np.testing.assert_array_equal(pe.strided_slice(x, [0, 1], [0, 3], ellipsis_mask=1).numpy(), a[..., 1:3])
+    with pytest.raises(ValueError, match="strided_slice: ellipsis_mask 3 may set one bit only"):
+        pe.strided_slice(x, [0, 0], [1, 1], ellipsis_mask=3)
+    with pytest.raises(ValueError, match=r"strided_slice: strides \[1, 0\] must not contain 0"):
+        pe.strided_slice(x, [0, 0], [1, 1], [1, 0])
+    with pytest.raises(IndexError, match="index 9 is out of bounds for axis 0 with size 2"):
+        pe.strided_slice(x, [9], [10], shrink_axis_mask=1)
+
+
+def test_sparse_fill_empty_rows_and_sparse_reshape_errors():
+    indices, values, counts = pe.sparse_fill_empty_rows([[2, 0]], [5.0], [3, 2], 0.5)[:3]
+    assert indices.numpy().tolist() == [[0, 0], [1, 0], [2, 0]] and values.numpy().tolist() == [0.5, 0.5, 5.0]
+    assert counts.dtype == "bool"
+    with pytest.raises(ValueError, match=r"sparse_fill_empty_rows: indices\[0\] = \[3, 0\] has a row outside 0..2"):
+        pe.sparse_fill_empty_rows([[3, 0]], [5.0], [3, 2], 0.5)
+    with pytest.raises(ShapeError, match=r"sparse_fill_empty_rows: values must be \[n\] = \(1,\), got \(2,\)"):
+        pe.sparse_fill_empty_rows([[0, 0]], [5.0, 6.0], [3, 2], 0.5)
+    with pytest.raises(ValueError, match=r"sparse_reshape: cannot infer the -1 of \[4, -1\] for 6 elements"):
+        pe.sparse_reshape([[0, 1]], [2, 3], [4, -1])
+    with pytest.raises(ShapeError, match=r"sparse_reshape: indices must be \[n, rank\] and the dense shape \[rank\]"):
+        pe.sparse_reshape([[0, 1, 0]], [2, 3], [6])
+
+
+def test_ragged_range():
+    splits, values = pe.ragged_range([0, 5], 4, [2, -2])
+    assert splits.numpy().tolist() == [0, 2, 3] and values.numpy().tolist() == [0, 2, 5]
+    with pytest.raises(ValueError, match=r"ragged_range: deltas must not be 0 \(row 1\)"):
+        pe.ragged_range([0, 1], 4, [1, 0])
+    with pytest.raises(
+        ShapeError, match="ragged_range: starts, limits and deltas must be scalars or 1-D of one length"
+    ):
+        pe.ragged_range([0, 1], [4, 5, 6], 1)
+
+
+def test_ragged_gather():
+    splits, values = pe.ragged_gather([[0, 2, 2, 5]], [1.0, 2.0, 3.0, 4.0, 5.0], [2, 0])
+    assert [s.numpy().tolist() for s in splits] == [[0, 3, 5]] and values.numpy().tolist() == [3, 4, 5, 1, 2]
+    with pytest.raises(IndexError, match="ragged_gather: index 3 is out of range for 3 rows"):
+        pe.ragged_gather([[0, 2, 2, 5]], [1.0, 2.0, 3.0, 4.0, 5.0], [3])
+    with pytest.raises(ValueError, match="ragged_gather: output_ragged_rank 2 must be 1 for these inputs"):
+        pe.ragged_gather([[0, 2, 2, 5]], [1.0, 2.0, 3.0, 4.0, 5.0], [0], 2)
+    with pytest.raises(TypeError, match="ragged_gather: params_nested_splits must be a list"):
+        pe.ragged_gather(pe.tensor([0, 2]), [1.0, 2.0], [0])
+
+
+def test_ragged_tensor_to_tensor():
+    rows = pe.ragged_tensor_to_tensor(-1, [1.0, 2.0, 3.0], 0.5, [[0, 2, 2, 3]], ["ROW_SPLITS"])
+    assert rows.numpy().tolist() == [[1, 2], [0.5, 0.5], [3, 0.5]]
+    # 3 rows with values in rows 0 and 2, cut to 2 rows of 3; a default of one value's shape (TF's semantics)
+    ids = pe.ragged_tensor_to_tensor(
+        [2, 3, 2], [[1, 2], [3, 4]], [8, 9], [3, [0, 2]], ["FIRST_DIM_SIZE", "VALUE_ROWIDS"]
+    )
+    assert ids.numpy().tolist() == [[[1, 2], [8, 9], [8, 9]], [[8, 9], [8, 9], [8, 9]]]
+    with pytest.raises(ValueError, match="row_partition_types must be ROW_SPLITS each, or FIRST_DIM_SIZE then"):
+        pe.ragged_tensor_to_tensor(-1, [1.0], 0.0, [[0, 1]], ["ROW_LENGTHS"])
+    with pytest.raises(ShapeError, match=r"shape must have 2 entries \(or be a scalar -1\) for these values"):
+        pe.ragged_tensor_to_tensor([1, 2, 3], [1.0], 0.0, [[0, 1]], ["ROW_SPLITS"])

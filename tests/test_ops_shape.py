@@ -553,3 +553,15 @@ def test_composite_gradients_and_no_leaks():
     pe.dispose([pe.mirror_pad(x, [[1, 1], [0, 0], [2, 3]], "symmetric"), pe.bincount([1, 2], None, 3)])
     pe.dispose(pe.sparse_to_dense([1, 3], [5.0, 6.0], [5]))
     assert pe.memory().num_tensors == before
+
+
+def test_sparse_segment_sum_and_mean():
+    data = pe.tensor([[1.0, 2.0], [3.0, 4.0], [5.0, 6.0]])
+    _same(pe.sparse_segment_sum(data, [0, 2, 1], [0, 0, 2]), np.array([[6, 8], [0, 0], [3, 4]], np.float32))
+    _same(pe.sparse_segment_mean(data, [0, 2, 1], [0, 0, 2]), np.array([[3, 4], [0, 0], [3, 4]], np.float32))
+    assert pe.sparse_segment_sum(data, np.zeros(0, np.int32), np.zeros(0, np.int32)).shape == (0, 2)
+    check_gradients(lambda t: pe.sparse_segment_mean(t, [2, 0, 2], [0, 1, 1]), X[0])
+    with pytest.raises(ShapeError, match="sparse_segment_sum: data must have rank >= 1 and indices and segment_ids"):
+        pe.sparse_segment_sum(data, [0, 1], [0])
+    with pytest.raises(DTypeError, match="sparse_segment_mean: indices has dtype float32, expected int32"):
+        pe.sparse_segment_mean(data, [0.0], [0])

@@ -91,6 +91,29 @@ CALLS = {
         for interpolation in ("nearest", "bilinear")
         for fill_mode in ("constant", "reflect", "wrap", "nearest")
     },
+    **{
+        f"strided-slice-{k}": ("stridedSlice", pe.strided_slice, [IMAGES, *spec])
+        for k, spec in enumerate(
+            [
+                ([0, 1, 0, 0], [2, 4, 6, 8], [1, 2, 3, 1]),
+                ([1, -1, 5, 7], [0, 0, 0, 0], [-1, -1, -2, -3], 0, 0),
+                ([0, 1, 2, 3], [0, 3, 0, 0], [1, 1, 1, 1], 0b1001, 0b1100),
+                ([1, 0, 2], [2, 0, 5], [1, 1, 1], 0, 0, 0b010),  # ellipsis in the middle
+                ([0, 0, 1, 0], [0, 0, 3, 0], [1, 1, 1, 1], 0b1001, 0b1001, 0, 0b0010),  # a new axis
+                (
+                    [1, -2, 0, 7],
+                    [2, 3, 6, 8],
+                    [1, 1, 1, 1],
+                    0,
+                    0,
+                    0,
+                    0,
+                    0b1011,
+                ),  # shrink (TF.js fails it with a stride 2)
+                ([0, 3], [0, 0], [1, -1], 1, 2, 0, 0, 0),
+            ]
+        )
+    },
     "gather-nd-rows": ("gatherND", pe.gather_nd, [GRID, RNG.integers(0, 4, (3, 2, 1)).astype(np.int32)]),
     "gather-nd-elements": (
         "gatherND",
@@ -123,6 +146,87 @@ CALLS = {
         "sparseToDense",
         pe.sparse_to_dense,
         [np.array([[0, 1], [2, 3], [1, 0]], np.int32), np.array([5, 6, 7], np.int32), [3, 4], -1],
+    ),
+    "sparse-segment-sum": (
+        "sparse.sparseSegmentSum",
+        pe.sparse_segment_sum,
+        [GRID, np.array([3, 0, 1, 3, 2], np.int32), np.array([0, 0, 2, 2, 4], np.int32)],
+    ),
+    "sparse-segment-mean": (
+        "sparse.sparseSegmentMean",
+        pe.sparse_segment_mean,
+        [GRID[:, 0], np.array([3, 0, 1, 3, 2], np.int32), np.array([0, 0, 2, 2, 4], np.int32)],
+    ),
+    "sparse-fill-empty-rows": (
+        "sparse.sparseFillEmptyRows",
+        pe.sparse_fill_empty_rows,
+        [
+            np.array([[0, 0], [1, 0], [1, 3], [1, 1], [3, 2], [3, 3], [0, 2]], np.int32),
+            np.array([0.0, 10, 13, 14, 32, 33, 2], np.float32),
+            np.array([5, 6], np.int32),
+            np.array(-1.0, np.float32),
+        ],
+    ),
+    "sparse-fill-empty-rows-full": (
+        "sparse.sparseFillEmptyRows",
+        pe.sparse_fill_empty_rows,
+        [
+            np.array([[0, 1], [1, 0]], np.int32),
+            np.array([4, 5], np.int32),
+            np.array([2, 3], np.int32),
+            np.array(9, np.int32),
+        ],
+    ),
+    "sparse-reshape": (
+        "sparse.sparseReshape",
+        pe.sparse_reshape,
+        [
+            np.array([[0, 0, 0], [0, 0, 1], [0, 1, 0], [1, 0, 0], [1, 2, 3]], np.int32),
+            np.array([2, 3, 6], np.int32),
+            np.array([9, -1], np.int32),
+        ],
+    ),
+    "ragged-range": (
+        "raggedRange",
+        pe.ragged_range,
+        [np.array([0, 5, 8, 2], np.int32), np.array([3, 5, 1, 9], np.int32), np.array([1, 1, -3, 2], np.int32)],
+    ),
+    "ragged-range-float": (
+        "raggedRange",
+        pe.ragged_range,
+        [np.array(0.5, np.float32), np.array([2.0, -1.0, 3.3], np.float32), np.array([0.25, -0.5, 0.7], np.float32)],
+    ),
+    "ragged-gather": (
+        "raggedGather",
+        lambda splits, values, indices, rank: ragged_flat(pe.ragged_gather(splits, values, indices, rank)),
+        [
+            [np.array([0, 2, 2, 5], np.int32), np.array([0, 1, 3, 3, 6, 7], np.int32)],
+            np.arange(14, dtype=np.float32).reshape(7, 2),
+            np.array([[2, 0], [1, 2]], np.int32),
+            3,
+        ],
+    ),
+    "ragged-to-tensor-splits": (
+        "raggedTensorToTensor",
+        pe.ragged_tensor_to_tensor,
+        [
+            np.array([-1, 2, -1], np.int32),
+            np.arange(7, dtype=np.float32),
+            np.array(-1.0, np.float32),
+            [np.array([0, 2, 2, 5], np.int32), np.array([0, 1, 3, 3, 6, 7], np.int32)],
+            ["ROW_SPLITS", "ROW_SPLITS"],
+        ],
+    ),
+    "ragged-to-tensor-rowids": (
+        "raggedTensorToTensor",
+        pe.ragged_tensor_to_tensor,
+        [
+            np.array([5, 2, 2], np.int32),
+            np.arange(14, dtype=np.int32).reshape(7, 2),
+            np.array(-3, np.int32),  # TF.js fills with 0 where a default of one value's shape is given
+            [np.array(4, np.int32), np.array([0, 0, 0, 2, 3, 3, 3], np.int32)],
+            ["FIRST_DIM_SIZE", "VALUE_ROWIDS"],
+        ],
     ),
     "bincount": ("bincount", pe.bincount, [INTS[0] % 9 + 4, GRID[0, :, :].reshape(-1)[:7], 11]),
     "dense-bincount": (
@@ -179,6 +283,12 @@ CALLS = {
         ]
     },
 }
+
+
+def ragged_flat(result):
+    """ragged_gather's (splits list, values) as TF.js's result lists them: the splits, then the values."""
+    splits, values = result
+    return (*splits, values)
 
 
 def encode(value):

@@ -1,13 +1,13 @@
 """TF.js's graph-model ops and which of them py_engine runs: TF.js's lists are read from the installed
 tfjs-converter (its operations/op_list/*.js, one file per category, each op a 'tfOpName'), ours from
-py_engine/models/graph_ops.py (OPS, the executor's own control, TensorList and source ops, and NOT_HERE with the
+py_engine/models/graph_ops.py (OPS, the executor's own control, function, TensorList and source ops, and NOT_HERE with the
 reason for each op it does not run). tests/test_tfjs_graph_coverage.py checks them; scripts/tfjs_coverage.py
 prints the table for the README."""
 
 import json
 import re
 
-from py_engine.models.graph_ops import CONTROL_OPS, LIST_OPS, OPS, SOURCE_OPS, missing_engine_ops
+from py_engine.models.graph_ops import CONTROL_OPS, FUNCTION_OPS, LIST_OPS, OPS, SOURCE_OPS, missing_engine_ops
 from tests.tfjs_node import TFJS
 
 CONVERTER = TFJS / "node_modules" / "@tensorflow" / "tfjs-converter"
@@ -30,7 +30,7 @@ def tfjs_ops():
 
 def runs_here(op):
     """Whether py_engine's graph executor runs `op`."""
-    if op in CONTROL_OPS or op in LIST_OPS or op in SOURCE_OPS:
+    if op in CONTROL_OPS or op in LIST_OPS or op in SOURCE_OPS or op in FUNCTION_OPS:
         return True
     return op in OPS and not missing_engine_ops(op)
 

@@ -23,17 +23,17 @@ class Recorder:
     """A model that runs and keeps a copy of each input it is given."""
 
     def __init__(self, model):
-        self.model, self.inputs = model, []
+        self.model, self.recorded = model, []
 
     def __getattr__(self, name):
         return getattr(self.model, name)
 
     def execute(self, x, outputs=None):
-        self.inputs.append(x.numpy())
+        self.recorded.append(x.numpy())
         return self.model.execute(x, outputs)
 
     async def execute_async(self, x, outputs=None):
-        self.inputs.append(x.numpy())
+        self.recorded.append(x.numpy())
         return await self.model.execute_async(x, outputs)
 
 
@@ -49,7 +49,8 @@ class Replay:
     def execute(self, x, outputs=None):
         recorded, answers = self.calls.pop(0)
         assert x.shape == recorded.shape and x.dtype == recorded.dtype
-        by_name = {name.split(":")[0]: value for name, value in answers}
+        # TF.js names its outputs by the signature's keys, in the order of the model's outputs here
+        by_name = {o.name: value for o, (_, value) in zip(self.model.outputs, answers, strict=True)}
         names = [o.name for o in self.model.outputs] if outputs is None else outputs
         names = [names] if isinstance(names, str) else names
         ys = [pe.tensor(by_name[n.split(":")[0]]) for n in names]

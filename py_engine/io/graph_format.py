@@ -48,7 +48,7 @@ class NodeDef:
 @dataclass
 class GraphArtifacts:
     """What model.json holds, parsed: nodes in file order, the signature's inputs and outputs ({key: {name, dtype,
-    shape}}), the library's functions ({name: {"inputs", "outputs", "nodes", "ret"}}), userDefinedMetadata, and
+    shape}}), the library's functions ({name: GraphArtifacts of its body}), userDefinedMetadata, and
     {weight name: numpy array} (dequantized)."""
 
     nodes: list
@@ -154,17 +154,72 @@ def _signature_entries(entries, what):
     return result
 
 
+# Ops whose outputs are several named arguments of one tensor each: a function body names their outputs
+# "node:argument:0", the graph "node:k" (an op with one list argument, Split's "output", needs no entry).
+OUTPUT_ARGS = {
+    "Switch": ("output_false", "output_true"),
+    "Merge": ("output", "value_index"),
+    "TopKV2": ("values", "indices"),
+    "Unique": ("y", "idx"),
+    "UniqueV2": ("y", "idx"),
+    "ListDiff": ("out", "idx"),
+    "NonMaxSuppressionV4": ("selected_indices", "valid_outputs"),
+    "NonMaxSuppressionV5": ("selected_indices", "selected_scores", "valid_outputs"),
+    "MaxPoolWithArgmax": ("output", "argmax"),
+    "TensorListPopBack": ("output_handle", "tensor"),
+    "TensorListConcat": ("tensor", "lengths"),
+    "TensorListConcatV2": ("tensor", "lengths"),
+}
+
+
+def _body_tensor(name, ops_of):
+    """A function body's "node:argument:k" (or an argument's name) as the graph's "node:index"."""
+    parts = name.split(":")
+    if len(parts) < 3:
+        producer, index = tensor_name(name)
+        return f"{producer}:{index}"
+    producer, argument, index = parts[0], parts[1], int(parts[2])
+    names = OUTPUT_ARGS.get(ops_of.get(producer), ())
+    return f"{producer}:{names.index(argument) + index if argument in names else index}"
+
+
 def _function(function):
-    """A library FunctionDef: its argument names, output names, nodes and ret map."""
+    """A library FunctionDef as a GraphArtifacts: a Placeholder per input argument (in order, as its signature's
+    inputs), its nodes, and its signature's outputs from its ret map."""
     signature = function.get("signature") or {}
     name = signature.get("name", "?")
-    nodes = [parse_node(node, f"library function {name!r}") for node in function.get("nodeDef") or []]
-    return {
-        "inputs": [arg["name"] for arg in signature.get("inputArg") or []],
-        "outputs": [arg["name"] for arg in signature.get("outputArg") or []],
-        "nodes": nodes,
-        "ret": dict(function.get("ret") or {}),
+    where = f"library function {name!r}"
+    raw = function.get("nodeDef") or []
+    ops_of = {node.get("name"): node.get("op") for node in raw if isinstance(node, dict)}
+    args = signature.get("inputArg") or []
+    nodes = [NodeDef(arg["name"], "Placeholder", [], [], {"dtype": arg.get("type")}) for arg in args]
+    for node in raw:
+        parsed = parse_node(node, where)
+        parsed.inputs = [_body_tensor(i, ops_of) for i in (n for n in node.get("input") or [] if not n.startswith("^"))]
+        nodes.append(parsed)
+    inputs = {
+        arg["name"]: {"name": f"{arg['name']}:0", "dtype": engine_dtype(arg.get("type")), "shape": None} for arg in args
     }
+    ret = function.get("ret") or {}
+    outputs = {}
+    for arg in signature.get("outputArg") or []:
+        if arg["name"] not in ret:
+            raise ModelLoadError(f"{where}: its output {arg['name']!r} has no entry in 'ret'")
+        outputs[arg["name"]] = {
+            "name": _body_tensor(ret[arg["name"]], ops_of),
+            "dtype": engine_dtype(arg.get("type")),
+            "shape": None,
+        }
+    _check_references(nodes, f"{where}: ")
+    return GraphArtifacts(nodes, inputs, outputs)
+
+
+def _check_references(nodes, where):
+    known = {node.name for node in nodes}
+    for node in nodes:
+        missing = [n for n in [*node.inputs, *node.control] if tensor_name(n)[0] not in known]
+        if missing:
+            raise ModelLoadError(f"{where}node {node.name!r} ({node.op}) reads {missing[0]!r}, which no node makes")
 
 
 def parse_graph(artifacts):
@@ -184,11 +239,7 @@ def parse_graph(artifacts):
     if len(set(names)) != len(names):
         twice = sorted({n for n in names if names.count(n) > 1})
         raise ModelLoadError(f"modelTopology names nodes twice: {', '.join(map(repr, twice[:10]))}")
-    known = set(names)
-    for node in nodes:
-        missing = [n for n in [*node.inputs, *node.control] if tensor_name(n)[0] not in known]
-        if missing:
-            raise ModelLoadError(f"node {node.name!r} ({node.op}) reads {missing[0]!r}, which no node makes")
+    _check_references(nodes, "")
     metadata = artifacts.get("userDefinedMetadata") or {}
     # as TF.js's loader: a signature in userDefinedMetadata wins over model.json's own
     signature = metadata.get("signature") or artifacts.get("signature") or {}

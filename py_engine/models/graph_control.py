@@ -19,7 +19,7 @@ from .. import ops
 from ..engine import ENGINE
 from ..io.graph_format import engine_dtype, tensor_name
 from .graph_model import finish, run_node
-from .graph_ops import LIST_OPS, Call
+from .graph_ops import FUNCTION_OPS, LIST_OPS, Call
 
 ROOT = ()  # the context outside every frame
 
@@ -62,6 +62,10 @@ def _stacked(tensor_list, items, dtype_attr):
 def _list_op(node, args, host):
     """The outputs of a TensorList op (TF.js's tensor_list.ts, op for op)."""
     op, dtype = node.op, engine_dtype(node.attrs.get("element_dtype"))
+    if op == "TensorArrayV3":  # (handle, flow): the flow only orders the array's ops
+        shape = node.attrs.get("element_shape")
+        array = TensorList([None] * _index(host, 0), shape, engine_dtype(node.attrs.get("dtype")))
+        return [array, ops.scalar(1.0)]
     if op == "TensorListReserve":
         return [TensorList([None] * _index(host, 1), _element_shape(host(0)), dtype)]
     if op == "EmptyTensorList":
@@ -111,10 +115,45 @@ def _list_op(node, args, host):
     if op == "TensorListGather":
         items = [tensor_list.items[int(i)] for i in np.asarray(host(1)).reshape(-1)]
         return [_stacked(tensor_list, items, dtype)]
+    if op.startswith("TensorArray"):
+        return _array_op(node, args, host)
     if op in ("TensorListConcat", "TensorListConcatV2"):
         items = [t for t in tensor_list.items if t is not None]
         lengths = ops.tensor(np.array([t.shape[0] for t in items], np.int32))
         return [ops.concat(items, 0) if len(items) > 1 else ENGINE.view(items[0], items[0].shape), lengths]
+    raise AssertionError(op)
+
+
+def _array_op(node, args, host):
+    """TF1's TensorArray ops on a TensorList (their handle), as TF.js's TensorArray: writes change it in place and
+    give a new flow value, which only orders them."""
+    op, array = node.op, args[0]
+    if op == "TensorArrayWriteV3":
+        array.items[_index(host, 1)] = ENGINE.view(args[2], args[2].shape)
+        return [ops.scalar(1.0)]
+    if op == "TensorArrayScatterV3":
+        for k, item in zip(np.asarray(host(1)).reshape(-1), ops.unstack(args[2], 0)):
+            array.items[int(k)] = item
+        return [ops.scalar(1.0)]
+    if op == "TensorArraySplitV3":
+        at = 0
+        for k, n in enumerate(int(n) for n in np.asarray(host(2)).reshape(-1)):
+            array.items[k] = ops.slice(args[1], [at], [n])
+            at += n
+        return [ops.scalar(1.0)]
+    if op == "TensorArrayReadV3":
+        item = array.items[_index(host, 1)]
+        return [ENGINE.view(item, item.shape)]
+    if op == "TensorArrayGatherV3":
+        return [_stacked(array, [array.items[int(k)] for k in np.asarray(host(1)).reshape(-1)], array.dtype)]
+    if op == "TensorArrayConcatV3":
+        items = [t for t in array.items if t is not None]
+        lengths = ops.tensor(np.array([t.shape[0] for t in items], np.int32))
+        return [ops.concat(items, 0) if len(items) > 1 else ENGINE.view(items[0], items[0].shape), lengths]
+    if op == "TensorArraySizeV3":
+        return [ops.scalar(len(array.items), "int32")]
+    if op == "TensorArrayCloseV3":
+        return []
     raise AssertionError(op)
 
 
@@ -240,4 +279,38 @@ async def _run(model, node, context, args, host_values):
         return [(1 if taken else 0, context, _view(args[0]))]
     if op in LIST_OPS:
         return [(k, context, v) for k, v in enumerate(_list_op(node, args, Call(node, args, host_values).host))]
+    if op in FUNCTION_OPS:
+        call = _if if op in ("If", "StatelessIf") else _while
+        return [(k, context, v) for k, v in enumerate(await call(model, node, args))]
     return [(k, context, v) for k, v in enumerate(run_node(model, node, args, host_values))]
+
+
+async def _call(model, function, args):
+    """The outputs (a list) of a library function on `args`."""
+    outputs = await model.function(function).execute_async(list(args))
+    return outputs if isinstance(outputs, list) else [outputs]
+
+
+async def _true(t):
+    return bool(np.asarray(await t.data()).reshape(-1)[0])
+
+
+async def _if(model, node, args):
+    """If(cond, *inputs): then_branch(*inputs) where cond holds, else else_branch(*inputs)."""
+    branch = node.attrs["then_branch"] if await _true(args[0]) else node.attrs["else_branch"]
+    return await _call(model, branch, args[1:])
+
+
+async def _while(model, node, args):
+    """While(*inputs): body applied while cond holds, as TF.js runs it; each round's values are released when the
+    next round has replaced them."""
+    values = [_view(a) for a in args]
+    while True:
+        condition = await _call(model, node.attrs["cond"], values)
+        holds = await _true(condition[0])
+        ENGINE.dispose(condition)
+        if not holds:
+            return values
+        after = await _call(model, node.attrs["body"], values)
+        ENGINE.dispose(values)
+        values = after

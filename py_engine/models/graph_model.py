@@ -23,7 +23,17 @@ from ..io.errors import ModelLoadError
 from ..io.fetch import Location
 from ..io.graph_format import engine_dtype, parse_graph, read_json, tensor_name
 from ..tensor import Tensor
-from .graph_ops import CONTROL_OPS, DYNAMIC_OPS, LIST_OPS, NOT_HERE, OPS, SOURCE_OPS, Call, missing_engine_ops
+from .graph_ops import (
+    CONTROL_OPS,
+    DYNAMIC_OPS,
+    FUNCTION_OPS,
+    LIST_OPS,
+    NOT_HERE,
+    OPS,
+    SOURCE_OPS,
+    Call,
+    missing_engine_ops,
+)
 
 HOST_VALUE_LIMIT = 64  # Const values up to this many elements stay on the host too: shapes, axes, sizes
 
@@ -40,8 +50,9 @@ class TensorInfo:
 class GraphModel:
     """A loaded TF.js graph model (pe.load_graph_model): inputs, outputs, execute, execute_async, predict."""
 
-    def __init__(self, graph, weights, host_values):
+    def __init__(self, graph, weights, host_values, owns_weights=True):
         self.graph, self._weights, self._host_values = graph, weights, host_values
+        self._owns_weights, self._functions = owns_weights, {}
         self.nodes = {node.name: node for node in graph.nodes}
         self._plans, self._captured, self.disposed = {}, {}, False
         self._input_nodes = self._io_nodes(
@@ -133,7 +144,8 @@ class GraphModel:
         for forward in self._captured.values():
             forward.dispose()
         self._captured.clear()
-        ENGINE.dispose(list(self._weights.values()))
+        if self._owns_weights:  # a library function's model shares its graph's
+            ENGINE.dispose(list(self._weights.values()))
         self._weights, self.disposed = {}, True
 
     # ---- arguments -------------------------------------------------------------------------------------------
@@ -231,6 +243,13 @@ class GraphModel:
             plan.capturable = False
             return self._run(plan, tensors)
 
+    def function(self, name):
+        """The library function `name` as a GraphModel of its body (sharing this model's weights): what If and
+        While nodes call."""
+        if name not in self._functions:
+            self._functions[name] = GraphModel(self.graph.functions[name], self._weights, self._host_values, False)
+        return self._functions[name]
+
     def host_values(self):
         """{tensor id: numpy array} of the small constants (shapes, axes) a run reads on the host; a run adds its
         own (a Shape's result) to its copy."""
@@ -264,7 +283,7 @@ class Plan:
                 )
             stack.extend(tensor_name(n)[0] for n in [*node.inputs, *node.control])
         self.nodes = [n for n in model.graph.nodes if n.name in needed and n.name not in fed and n.op != "Const"]
-        special = (*CONTROL_OPS, *LIST_OPS, *DYNAMIC_OPS)
+        special = (*CONTROL_OPS, *LIST_OPS, *DYNAMIC_OPS, *FUNCTION_OPS)
         self.dynamic = next((n for n in self.nodes if n.op in special), None)
         self.uses = {}
         for node in self.nodes:
@@ -367,16 +386,33 @@ async def load_graph_model(url_or_path, on_progress=None):
         raise ModelLoadError(f"load_graph_model({location.target}): {e}") from e.__cause__
 
 
+def _all_nodes(graph):
+    """The graph's nodes and its library functions' nodes."""
+    return [*graph.nodes, *(node for function in graph.functions.values() for node in function.nodes)]
+
+
 def unsupported_ops(graph):
-    """{op: [node names]} of the graph's nodes this engine cannot run."""
+    """{op: [node names]} of the graph's nodes (its functions' too) this engine cannot run."""
     unknown = {}
-    for node in graph.nodes:
+    for node in _all_nodes(graph):
         op = node.op
-        if op in SOURCE_OPS or op in CONTROL_OPS or op in LIST_OPS:
+        if op in SOURCE_OPS or op in CONTROL_OPS or op in LIST_OPS or op in FUNCTION_OPS:
             continue
         if op not in OPS or missing_engine_ops(op):
             unknown.setdefault(op, []).append(node.name)
     return unknown
+
+
+def _check_calls(graph):
+    """Every function an If or While node calls is in the library."""
+    for node in _all_nodes(graph):
+        if node.op in FUNCTION_OPS:
+            for key in ("then_branch", "else_branch", "cond", "body"):
+                name = node.attrs.get(key)
+                if key in node.attrs and name not in graph.functions:
+                    raise ModelLoadError(
+                        f"node {node.name!r} ({node.op}) calls the function {name!r}, which the graph's library lacks"
+                    )
 
 
 async def _load(location, on_progress):
@@ -392,7 +428,8 @@ async def _load(location, on_progress):
         raise ModelLoadError(
             f"the graph has ops this engine cannot run: {listed}. docs/graph_models.md lists the ops it runs"
         )
-    consts = [node for node in graph.nodes if node.op == "Const"]
+    _check_calls(graph)
+    consts = [node for node in _all_nodes(graph) if node.op == "Const"]
     for node in consts:
         if node.attrs.get("dtype") is not None and engine_dtype(node.attrs["dtype"]) is None:
             raise ModelLoadError(f"Const node {node.name!r} has dtype {node.attrs['dtype']}, which the engine lacks")
@@ -405,6 +442,8 @@ async def _load(location, on_progress):
     weights, host_values = {}, {}
     try:
         for node in consts:
+            if node.name in weights:  # a library function's Const named as one of the graph's: one weight, as TF.js
+                continue
             array = arrays[node.name] if node.name in arrays else node.attrs["value"]
             t = ENGINE.keep(ops.tensor(array))
             weights[node.name] = t

@@ -2,8 +2,9 @@
 
 OPS maps an op name to an Op: `run(call)` computes the node's outputs (a tensor, or a list for several) from a Call,
 and `needs` names the py_engine ops it calls, so that a graph needing one this engine lacks is refused at load time.
-The control-flow ops (Enter, Exit, Switch, Merge, NextIteration, LoopCond) and the TensorList ops are the
-executor's own (graph_control.py); NOT_HERE says why each other op TF.js 4.22 runs is not run here.
+The control-flow ops (Enter, Exit, Switch, Merge, NextIteration, LoopCond; If and While), the TensorList and
+TensorArray ops are the executor's own (graph_control.py); NOT_HERE says why each other op TF.js 4.22 runs is not
+run here.
 """
 
 import numpy as np
@@ -15,10 +16,10 @@ from ..ops import nn
 
 
 class Op:
-    __slots__ = ("needs", "outputs", "run")
+    __slots__ = ("needs", "run")
 
-    def __init__(self, run, needs=(), outputs=1):
-        self.run, self.needs, self.outputs = run, tuple(needs), outputs
+    def __init__(self, run, needs=()):
+        self.run, self.needs = run, tuple(needs)
 
 
 class Call:
@@ -162,21 +163,8 @@ def _cast(c):
 
 
 def _strided_slice(c):
-    """x[key] for TensorFlow's StridedSlice: begin/end/strides with its five bit masks as a numpy index."""
-    begin, end, strides = c.ints(1), c.ints(2), c.ints(3)
-    masks = {m: c.attr(f"{m}_mask", 0) for m in ("begin", "end", "ellipsis", "new_axis", "shrink_axis")}
-    key = []
-    for k, (b, e, s) in enumerate(zip(begin, end, strides)):
-        bit = 1 << k
-        if masks["ellipsis"] & bit:
-            key.append(Ellipsis)
-        elif masks["new_axis"] & bit:
-            key.append(None)
-        elif masks["shrink_axis"] & bit:
-            key.append(b)
-        else:
-            key.append(slice(None if masks["begin"] & bit else b, None if masks["end"] & bit else e, s))
-    return c.x(0)[tuple(key)]
+    masks = {f"{m}_mask": c.attr(f"{m}_mask", 0) for m in ("begin", "end", "ellipsis", "new_axis", "shrink_axis")}
+    return ops.strided_slice(c.x(0), c.ints(1), c.ints(2), c.ints(3), **masks)
 
 
 def _slice(c):
@@ -368,6 +356,18 @@ def _reverse_v1(c):
     return ops.reverse(c.x(0), tuple(int(k) for k in np.flatnonzero(dims)))
 
 
+def _ragged_gather(c):
+    """RaggedGather(*params_nested_splits, params_dense_values, indices): the output's splits, then its values."""
+    splits, values = ops.ragged_gather(list(c.inputs[:-2]), c.x(-2), c.x(-1), c.attr("OUTPUT_RAGGED_RANK"))
+    return [*splits, values]
+
+
+def _ragged_to_tensor(c):
+    """RaggedTensorToTensor(shape, values, default_value, *row_partition_tensors)."""
+    partitions = list(c.inputs[3:])
+    return ops.ragged_tensor_to_tensor(c.x(0), c.x(1), c.x(2), partitions, c.attr("row_partition_types"))
+
+
 def _like(fill):
     return Op(lambda c: ops.fill(list(c.x(0).shape), fill, c.x(0).dtype), ["fill"])
 
@@ -380,9 +380,9 @@ OPS = {
     "Print": Op(view),
     "StopGradient": Op(view),
     "EnsureShape": Op(view),
-    "IdentityN": Op(lambda c: [ENGINE.view(x, x.shape) for x in c.inputs], outputs=None),
+    "IdentityN": Op(lambda c: [ENGINE.view(x, x.shape) for x in c.inputs]),
     "Shape": Op(_shape),
-    "ShapeN": Op(lambda c: [ops.tensor(list(x.shape), "int32") for x in c.inputs], outputs=None),
+    "ShapeN": Op(lambda c: [ops.tensor(list(x.shape), "int32") for x in c.inputs]),
     "Size": Op(lambda c: ops.scalar(c.x(0).size, "int32")),
     "Rank": Op(lambda c: ops.scalar(c.x(0).rank, "int32")),
     # arithmetic
@@ -477,7 +477,7 @@ OPS = {
     "AvgPool": _pool("avg_pool"),
     "Conv1D": Op(_conv1d, ["conv1d"]),
     "Dilation2D": Op(_dilation2d, ["dilation2d"]),
-    "MaxPoolWithArgmax": Op(_max_pool_with_argmax, ["max_pool_with_argmax"], outputs=2),
+    "MaxPoolWithArgmax": Op(_max_pool_with_argmax, ["max_pool_with_argmax"]),
     "Conv3D": Op(_conv3d),
     "MaxPool3D": _pool3d("max_pool3d"),
     "AvgPool3D": _pool3d("avg_pool3d"),
@@ -515,12 +515,12 @@ OPS = {
     "Gather": Op(_gather),
     "GatherNd": Op(lambda c: ops.gather_nd(c.x(0), c.x(1)), ["gather_nd"]),
     "Pack": Op(lambda c: ops.stack(list(c.inputs), c.attr("axis", 0))),
-    "Unpack": Op(lambda c: ops.unstack(c.x(0), c.attr("axis", 0)), outputs=None),
+    "Unpack": Op(lambda c: ops.unstack(c.x(0), c.attr("axis", 0))),
     "Tile": Op(lambda c: ops.tile(c.x(0), c.ints(1))),
     "Slice": Op(_slice),
-    "StridedSlice": Op(_strided_slice),
-    "Split": Op(_split, outputs=None),
-    "SplitV": Op(_split_v, outputs=None),
+    "StridedSlice": Op(_strided_slice, ["strided_slice"]),
+    "Split": Op(_split),
+    "SplitV": Op(_split_v),
     "ReverseV2": Op(lambda c: ops.reverse(c.x(0), tuple(c.ints(1)))),
     "Reverse": Op(_reverse_v1),
     "ScatterNd": Op(lambda c: ops.scatter_nd(c.x(0), c.x(1), c.ints(2)), ["scatter_nd"]),
@@ -560,18 +560,26 @@ OPS = {
     ),
     "Multinomial": Op(lambda c: ops.multinomial(c.x(0), c.ints(1)[0], c.attr("seed", 0) or None), ["multinomial"]),
     # evaluation
-    "TopKV2": Op(_top_k, outputs=2),
+    "TopKV2": Op(_top_k),
     "LowerBound": binary("lower_bound"),
     "UpperBound": binary("upper_bound"),
-    "Unique": Op(lambda c: list(ops.unique(c.x(0))), ["unique"], outputs=2),
-    "UniqueV2": Op(lambda c: list(ops.unique(c.x(0), c.ints(1)[0])), ["unique"], outputs=2),
+    "Unique": Op(lambda c: list(ops.unique(c.x(0))), ["unique"]),
+    "UniqueV2": Op(lambda c: list(ops.unique(c.x(0), c.ints(1)[0])), ["unique"]),
     # dynamic: output sizes depend on values (TF.js's executeAsync runs them; here too)
     "NonMaxSuppressionV2": Op(lambda c: ops.non_max_suppression(*_nms_args(c)), ["non_max_suppression"]),
     "NonMaxSuppressionV3": Op(lambda c: ops.non_max_suppression(*_nms_args(c)), ["non_max_suppression"]),
-    "NonMaxSuppressionV4": Op(_nms_v4, ["non_max_suppression_padded"], outputs=2),
-    "NonMaxSuppressionV5": Op(_nms_v5, ["non_max_suppression_with_score"], outputs=2),
+    "NonMaxSuppressionV4": Op(_nms_v4, ["non_max_suppression_padded"]),
+    "NonMaxSuppressionV5": Op(_nms_v5, ["non_max_suppression_with_score"]),
     "Where": Op(lambda c: ops.argwhere(ops.cast(c.x(0), "bool")), ["argwhere"]),
-    "ListDiff": Op(lambda c: list(ops.setdiff1d(c.x(0), c.x(1))), ["setdiff1d"], outputs=2),
+    "ListDiff": Op(lambda c: list(ops.setdiff1d(c.x(0), c.x(1))), ["setdiff1d"]),
+    # sparse and ragged tensors, as TF.js holds them: indices, values and shapes, or row splits and values
+    "SparseFillEmptyRows": Op(lambda c: list(ops.sparse_fill_empty_rows(*c.inputs[:4])), ["sparse_fill_empty_rows"]),
+    "SparseReshape": Op(lambda c: list(ops.sparse_reshape(*c.inputs[:3])), ["sparse_reshape"]),
+    "SparseSegmentSum": Op(lambda c: ops.sparse_segment_sum(*c.inputs[:3]), ["sparse_segment_sum"]),
+    "SparseSegmentMean": Op(lambda c: ops.sparse_segment_mean(*c.inputs[:3]), ["sparse_segment_mean"]),
+    "RaggedGather": Op(_ragged_gather, ["ragged_gather"]),
+    "RaggedRange": Op(lambda c: list(ops.ragged_range(*c.inputs[:3])), ["ragged_range"]),
+    "RaggedTensorToTensor": Op(_ragged_to_tensor, ["ragged_tensor_to_tensor"]),
     # image
     "ResizeBilinear": _resize("resize_bilinear"),
     "ResizeNearestNeighbor": _resize("resize_nearest"),
@@ -598,13 +606,23 @@ LIST_OPS = (
     "TensorListGather",
     "TensorListConcat",
     "TensorListConcatV2",
+    # TF1's TensorArrays, on the same lists
+    "TensorArrayV3",
+    "TensorArrayWriteV3",
+    "TensorArrayReadV3",
+    "TensorArrayGatherV3",
+    "TensorArrayScatterV3",
+    "TensorArrayConcatV3",
+    "TensorArraySplitV3",
+    "TensorArraySizeV3",
+    "TensorArrayCloseV3",
 )
+# TF2's functional control flow: they call the graph's library functions (graph_control.py runs them).
+FUNCTION_OPS = ("If", "StatelessIf", "While", "StatelessWhile")
 # Nodes whose values the executor provides (inputs, weights) or that compute nothing.
 SOURCE_OPS = ("Const", "Placeholder", "NoOp")
 _NO_COMPLEX = "the engine has no complex dtype"
 _NO_STRINGS = "the engine has no string tensors"
-_FUNCTIONS = "calls the graph's library functions (TF2's functional control flow); converted models use frames"
-_TENSOR_ARRAY = "TF1's TensorArray: TF2 graphs (and the converter's output of them) use TensorLists, which run here"
 
 # The ops TF.js 4.22 runs that this engine does not, and why (tests/test_tfjs_graph_coverage.py keeps it exact).
 NOT_HERE = {
@@ -616,32 +634,7 @@ NOT_HERE = {
     "IFFT": _NO_COMPLEX,
     "RFFT": _NO_COMPLEX,
     "IRFFT": _NO_COMPLEX,
-    "If": _FUNCTIONS,
-    "StatelessIf": _FUNCTIONS,
-    "While": _FUNCTIONS,
-    "StatelessWhile": _FUNCTIONS,
-    **dict.fromkeys(
-        (
-            "TensorArrayV3",
-            "TensorArrayWriteV3",
-            "TensorArrayReadV3",
-            "TensorArrayGatherV3",
-            "TensorArrayScatterV3",
-            "TensorArrayConcatV3",
-            "TensorArraySplitV3",
-            "TensorArraySizeV3",
-            "TensorArrayCloseV3",
-        ),
-        _TENSOR_ARRAY,
-    ),
     "FakeQuantWithMinMaxVars": "no engine op (fake quantization is for training quantized models)",
-    "SparseFillEmptyRows": "the engine has no sparse tensors",
-    "SparseReshape": "the engine has no sparse tensors",
-    "SparseSegmentMean": "the engine has no sparse tensors",
-    "SparseSegmentSum": "the engine has no sparse tensors",
-    "RaggedGather": "the engine has no ragged tensors",
-    "RaggedRange": "the engine has no ragged tensors",
-    "RaggedTensorToTensor": "the engine has no ragged tensors",
     "StaticRegexReplace": _NO_STRINGS,
     "StringNGrams": _NO_STRINGS,
     "StringSplit": _NO_STRINGS,
@@ -680,15 +673,3 @@ DYNAMIC_OPS = (
 def missing_engine_ops(op):
     """The py_engine ops an op of the table needs that this engine does not have (none: it runs)."""
     return [name for name in OPS[op].needs if not hasattr(ops, name)]
-
-
-def output_count(node, inputs):
-    """How many outputs a node of a multi-output op makes (None in the table: it depends on the node)."""
-    count = OPS[node.op].outputs
-    if count is not None:
-        return count
-    if node.op in ("Split", "SplitV"):
-        return node.attrs.get("num_split", 1)
-    if node.op == "Unpack":
-        return node.attrs.get("num", 1)
-    return len(inputs)

@@ -68,9 +68,11 @@ _OPERATORS = {
 
 # Methods: x.op(...) is op(x, ...), for every op that takes one tensor first.
 _NOT_METHODS = {"tensor", "scalar", "fill", "zeros", "ones", "arange", "linspace", "eye", "set_seed", "where"}
-_NOT_METHODS |= {"concat", "stack", "add_n", "einsum"}  # they take a list of tensors (einsum: an equation first)
+_NOT_METHODS |= {"concat", "stack", "add_n", "einsum", "ragged_gather"}  # a list first (einsum: an equation)
 _NOT_METHODS |= {"random_normal", "random_uniform", "truncated_normal"}
 _NOT_METHODS |= {"non_max_suppression", "non_max_suppression_padded", "non_max_suppression_with_score"}  # of 2 inputs
+_NOT_METHODS |= {"strided_slice"}  # x[...] is its method form
+_NOT_METHODS |= {"ragged_tensor_to_tensor"}  # its first argument is a shape
 
 for _name in __all__:
     if _name not in _NOT_METHODS:

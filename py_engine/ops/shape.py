@@ -20,6 +20,8 @@ __all__ = [
     "scatter_nd",
     "slice",
     "space_to_batch_nd",
+    "sparse_segment_mean",
+    "sparse_segment_sum",
     "sparse_to_dense",
     "split",
     "squeeze",
@@ -602,3 +604,36 @@ def dense_bincount(x, weights, size, binary_output=False):
     """bincount for a 1-D x, or for each row of a 2-D x (result [rows, size]), as TF.js's denseBincount;
     binary_output gives 1 where a value occurs, whatever the weights."""
     return _bincount("dense_bincount", x, weights, size, bool(binary_output), (1, 2))
+
+
+def _sparse_segment(op, data, indices, segment_ids, mean):
+    """Rows data[indices[k]] summed (or averaged) into segment segment_ids[k]; segment_ids sorted, so there are
+    segment_ids[-1] + 1 segments: that one number is read back (a readback on a GPU), as TF.js reads them all."""
+    with ENGINE.scope(op) as scope:
+        data, indices, ids = (as_temporary(t, op, []) for t in (data, indices, segment_ids))
+        dtype_in(op, data, (F32, I32), "data")
+        dtype_in(op, indices, (I32,), "indices")
+        dtype_in(op, ids, (I32,), "segment_ids")
+        if data.rank == 0 or indices.rank != 1 or ids.shape != indices.shape:
+            raise ShapeError(
+                f"{op}: data must have rank >= 1 and indices and segment_ids be 1-D of one length, got {data.shape}, "
+                f"{indices.shape} and {ids.shape}"
+            )
+        n = ids[-1].item() + 1 if ids.size else 0
+        total = unsorted_segment_sum(gather(data, indices), ids, n)
+        if mean:
+            counts = unsorted_segment_sum(ones(ids.shape, F32), ids, n)
+            total = total / reshape(where(counts > 0, counts, 1.0), (n,) + (1,) * (data.rank - 1))
+        return scope.export(total)
+
+
+def sparse_segment_sum(data, indices, segment_ids):
+    """out[s] = the sum of data[indices[k]] over the k with segment_ids[k] == s (segment_ids sorted, int32), as TF.js's
+    sparse.sparseSegmentSum; segments no id names are 0."""
+    return _sparse_segment("sparse_segment_sum", data, indices, segment_ids, False)
+
+
+def sparse_segment_mean(data, indices, segment_ids):
+    """sparse_segment_sum divided by each segment's count (float32 data), as TF.js's sparse.sparseSegmentMean;
+    segments no id names are 0."""
+    return _sparse_segment("sparse_segment_mean", data, indices, segment_ids, True)

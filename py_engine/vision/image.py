@@ -7,7 +7,7 @@ import numpy as np
 
 from ..errors import DTypeError, ShapeError
 from ..ops.convert import tensor
-from ..ops.image import resize_bilinear
+from ..ops.image import crop_and_resize, resize_bilinear
 from ..ops.shape import pad
 from ..tensor import Tensor
 
@@ -46,6 +46,27 @@ class Region:
     def to_pixels(self, u, v):
         """Normalized coordinates (numbers or tensors) as pixels of the image."""
         return self.x + u * self.width, self.y + v * self.height
+
+
+def square_around(x_min, y_min, x_max, y_max, scale):
+    """The square Region centred on a box, its side the box's longer side times scale (the crops the second-stage
+    models of faces and hands take, with room around the face or hand)."""
+    side = max(x_max - x_min, y_max - y_min) * scale
+    return Region((x_min + x_max - side) / 2, (y_min + y_max - side) / 2, side, side)
+
+
+def crop_regions(images, regions, size, owners=None, flip=()):
+    """[len(regions), size, size, 3]: each Region of images [N, H, W, 3] (of images[owners[k]], default the first)
+    resized to size x size, bilinearly, black beyond the image; the regions whose places are in `flip` mirrored."""
+    height, width = images.shape[1:3]
+    boxes = []
+    for k, r in enumerate(regions):
+        left, right = r.x / width, (r.x + r.width) / width
+        if k in flip:
+            left, right = right, left  # crop_and_resize mirrors a box whose x1 > x2
+        boxes.append([r.y / height, left, (r.y + r.height) / height, right])
+    owners = [0] * len(regions) if owners is None else owners
+    return crop_and_resize(images, tensor(boxes, "float32"), tensor(owners, "int32"), (size, size))
 
 
 def letterbox(batch, size):

@@ -45,10 +45,27 @@ class Keypoint:
         return f"Keypoint({self.name!r}, x={self.x:.1f}, y={self.y:.1f}{score})"
 
 
+@dataclass(frozen=True)
+class Point:
+    """A point in pixels; z (where a model gives depth) is in pixels too, smaller nearer the camera."""
+
+    x: float
+    y: float
+    z: float = 0.0
+
+    def to_dict(self):
+        return asdict(self)
+
+    def __repr__(self):
+        return f"Point(x={self.x:.1f}, y={self.y:.1f}, z={self.z:.1f})"
+
+
 def as_dict(value):
     """value (a result, a list of them, or a number) as JSON-ready Python: each result through its to_dict."""
     if hasattr(value, "to_dict"):
         return value.to_dict()
     if isinstance(value, list | tuple):
         return [as_dict(v) for v in value]
+    if isinstance(value, dict):
+        return {k: as_dict(v) for k, v in value.items()}
     return value

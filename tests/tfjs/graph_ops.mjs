@@ -2,7 +2,7 @@
 // What TF.js's ops compute for calls that tests/test_tfjs_graph_ops.py lists: INFILE is {id: {fn, args}}, fn a path
 // on tf ("image.nonMaxSuppressionWithScore"), each arg a number, a bool, a list of args, or {tensor: {dtype, shape, b64}}
 // (the little-endian bytes of the values, so NaN and the infinities cross exactly). The result of each call (a tensor,
-// a list of tensors, or an object of them in its order) is written as a list of such tensors. The file is written
+// or lists and objects of them, flattened in their order) is written as a list of such tensors. The file is written
 // last, so its presence means the run finished.
 import fs from 'node:fs';
 import tf from '@tensorflow/tfjs';
@@ -32,7 +32,8 @@ for (const [id, {fn, args}] of Object.entries(calls)) {
   const f = fn.split('.').reduce((o, k) => o[k], tf);
   if (typeof f !== 'function') throw new Error(`${id}: tf.${fn} is not a function`);
   const out = await f(...args.map(fromArg));
-  const tensors = out instanceof tf.Tensor ? [out] : Array.isArray(out) ? out : Object.values(out);
+  const flat = (o) => (o instanceof tf.Tensor ? [o] : (Array.isArray(o) ? o : Object.values(o)).flatMap(flat));
+  const tensors = flat(out);
   results[id] = await Promise.all(tensors.map(fromTensor));
 }
 fs.writeFileSync(outFile, JSON.stringify(results));

@@ -1,5 +1,6 @@
 """Conformance cases: tensor indexing (x[...], one StridedSlice kernel) on every dtype, and its gradient
-(StridedSliceGrad); argwhere (Where), unique (Unique), setdiff1d (ListDiff)."""
+(StridedSliceGrad); argwhere (Where), unique (Unique), setdiff1d (ListDiff), sparse_fill_empty_rows,
+sparse_reshape, ragged_range, ragged_gather and ragged_tensor_to_tensor."""
 
 import numpy as np
 
@@ -38,6 +39,59 @@ def _cases():
     for dtype, x in typed_inputs((50,), 65).items():
         cases.append(Case(f"setdiff1d/{dtype}", ops.setdiff1d, [x, x[::4].copy()]))
     cases.append(Case("setdiff1d/empty-y", ops.setdiff1d, [rand((9,), 66), np.zeros(0, np.float32)]))
+    sparse = np.array([[3, 1], [0, 2], [3, 0], [5, 5], [0, 0]], np.int32)
+    for dtype, values in typed_inputs((5,), 67).items():
+        if dtype != "bool":
+            fill = lambda i, v, s, d: ops.sparse_fill_empty_rows(i, v, s, d)  # noqa: E731
+            default = np.array(-7, values.dtype)
+            cases.append(
+                Case(f"sparse_fill_empty_rows/{dtype}", fill, [sparse, values, np.array([7, 6], np.int32), default])
+            )
+    cases.append(
+        Case(
+            "sparse_reshape/infer",
+            ops.sparse_reshape,
+            [sparse, np.array([6, 6], np.int32), np.array([3, -1, 2], np.int32)],
+        )
+    )
+    cases.append(
+        Case(
+            "sparse_reshape/empty",
+            ops.sparse_reshape,
+            [np.zeros((0, 2), np.int32), np.array([6, 6], np.int32), np.array([36], np.int32)],
+        )
+    )
+    ranges = [np.array([0, 5, 8, 2], np.int32), np.array([3, 5, 1, 9], np.int32), np.array([1, 1, -3, 2], np.int32)]
+    cases.append(Case("ragged_range/int32", ops.ragged_range, ranges))
+    floats = [np.float32(0.5), np.array([2.0, -1.0, 3.3], np.float32), np.array([0.25, -0.5, 0.7], np.float32)]
+    cases.append(Case("ragged_range/float32-scalar-start", ops.ragged_range, floats))
+
+    def gather_rows(s0, s1, values, indices):
+        splits, picked = ops.ragged_gather([s0, s1], values, indices)
+        return (*splits, picked)
+
+    ragged = [np.array([0, 2, 2, 5], np.int32), np.array([0, 1, 3, 3, 6, 7], np.int32), rand((7, 2), 68)]
+    cases.append(Case("ragged_gather/matrix-indices", gather_rows, [*ragged, np.array([[2, 0], [1, 2]], np.int32)]))
+    cases.append(Case("ragged_gather/empty-rows", gather_rows, [*ragged, np.array([1, 1], np.int32)]))
+
+    def to_dense(shape, values, default, s0, s1):
+        return ops.ragged_tensor_to_tensor(shape, values, default, [s0, s1], ["ROW_SPLITS", "ROW_SPLITS"])
+
+    splits = ragged[:2]
+    cases.append(
+        Case(
+            "ragged_tensor_to_tensor/splits",
+            to_dense,
+            [np.array([-1, 2, -1, 2], np.int32), ragged[2], np.float32(-1), *splits],
+        )
+    )
+    cases.append(
+        Case(
+            "ragged_tensor_to_tensor/vector-default",
+            to_dense,
+            [np.array(-1, np.int32), ragged[2], np.array([7.0, 8.0], np.float32), *splits],
+        )
+    )
     cases.append(Case("setdiff1d/all-gone", ops.setdiff1d, [np.array([1, 1, 2], np.int32), np.array([2, 1], np.int32)]))
     return cases
 

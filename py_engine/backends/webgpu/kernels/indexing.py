@@ -1,6 +1,6 @@
 """Indexing WGSL kernels: the strided slice that x[...] runs (shape.py's strided copy), and its gradient, whose
-threads each find the dy element that came from their output element, or write 0; Where, Unique and ListDiff, on
-the host after a readback (host_kernel.py: their output's length depends on the values)."""
+threads each find the dy element that came from their output element, or write 0; Where, Unique, ListDiff and the
+sparse and ragged ones, on the host after a readback (host_kernel.py: their output's length depends on the values)."""
 
 import functools
 
@@ -57,5 +57,14 @@ def _strided_slice_grad(backend, dy, shape, begin, end, strides):
 
 
 register_kernel("StridedSliceGrad", "webgpu", _strided_slice_grad)
-for _name in ("Where", "Unique", "ListDiff"):
+for _name in (
+    "Where",
+    "Unique",
+    "ListDiff",
+    "SparseFillEmptyRows",
+    "SparseReshape",
+    "RaggedRange",
+    "RaggedGather",
+    "RaggedTensorToTensor",
+):
     register_kernel(_name, "webgpu", on_host(_name))

@@ -279,6 +279,10 @@ CASES = {
         {"strides": [1, 1, 1, 1], "rates": [1, 2, 2, 1], "padding": "SAME"},
         1,
     ),
+    "sparse_fill_empty_rows": ("SparseFillEmptyRows", [c(i([[0, 0], [2, 1]])), x(f(2)), c(i([4, 3])), c(-1.0)], {}, 4),
+    "sparse_reshape": ("SparseReshape", [c(i([[0, 1], [1, 2]])), c(i([2, 3])), c(i([3, -1]))], {}, 2),
+    "sparse_segment_sum": ("SparseSegmentSum", [x(f(4, 2)), c(i([0, 2, 3])), c(i([0, 0, 1]))], {}, 1),
+    "sparse_segment_mean": ("SparseSegmentMean", [x(f(4, 2)), c(i([0, 2, 3])), c(i([0, 0, 1]))], {}, 1),
     "max_pool_argmax": (
         "MaxPoolWithArgmax",
         [x(f(1, 4, 4, 2))],
@@ -338,6 +342,110 @@ GRAPHS = {
 }
 
 
+def function(name, inputs, outputs, nodes, ret):
+    """A library FunctionDef: inputs and outputs [(argument, DT_...)], its nodes, ret {output: "node:argument:k"}."""
+    args = [{"name": n, "type": t} for n, t in inputs]
+    signature = {"name": name, "inputArg": args, "outputArg": [{"name": n, "type": t} for n, t in outputs]}
+    return {"signature": signature, "nodeDef": nodes, "ret": ret}
+
+
+def func(name):
+    return {"func": {"name": name}}
+
+
+LOOP_ARGS = [("i", "DT_INT32"), ("acc", F32), ("x", F32)]
+FUNCTIONS = [
+    function(
+        "below_four",
+        LOOP_ARGS,
+        [("holds", "DT_BOOL")],
+        [node("four", "Const", [], dtype="DT_INT32"), node("less", "Less", ["i", "four:output:0"])],
+        {"holds": "less:z:0"},
+    ),
+    function(
+        "accumulate",
+        LOOP_ARGS,
+        LOOP_ARGS,
+        [
+            node("one", "Const", [], dtype="DT_INT32"),
+            node("next_i", "AddV2", ["i", "one:output:0"]),
+            node("i_float", "Cast", ["i"], DstT=F32, SrcT="DT_INT32"),
+            node("scaled", "Mul", ["x", "i_float:y:0"]),
+            node("next_acc", "AddV2", ["acc", "scaled:z:0"]),
+            node("top", "TopKV2", ["next_acc:z:0", "one:output:0"], sorted=True),
+            node("shifted", "Sub", ["next_acc:z:0", "top:values:0"]),
+            node("same_x", "Identity", ["x"]),
+        ],
+        {"i": "next_i:z:0", "acc": "shifted:z:0", "x": "same_x:output:0"},
+    ),
+    function("double", [("x", F32)], [("y", F32)], [node("twice", "AddV2", ["x", "x"])], {"y": "twice:z:0"}),
+    function(
+        "less_one",
+        [("x", F32)],
+        [("y", F32)],
+        [node("one_f", "Const", [], dtype=F32), node("minus", "Sub", ["x", "one_f:output:0"])],
+        {"y": "minus:z:0"},
+    ),
+]
+FUNCTION_WEIGHTS = [("four", i(4)), ("one", i(1)), ("one_f", np.float32(1.0))]
+
+
+def _with_attrs(n, **attrs):
+    """n with AttrValues given as JSON (shapes, functions)."""
+    n["attr"].update(attrs)
+    return n
+
+
+def _with_funcs(n, **funcs):
+    return _with_attrs(n, **{k: func(v) for k, v in funcs.items()})
+
+
+GRAPHS |= {
+    "tensor_array": (
+        [
+            node(
+                "array",
+                "TensorArrayV3",
+                ["const1"],
+                dtype=F32,
+                element_shape=[2],
+                dynamic_size=False,
+                clear_after_read=False,
+                identical_element_shapes=True,
+                tensor_array_name="a",
+            ),
+            node("write0", "TensorArrayWriteV3", ["array:0", "const2", "input0", "array:1"]),
+            node("scatter", "TensorArrayScatterV3", ["array:0", "const3", "input4", "write0"]),
+            node("gather", "TensorArrayGatherV3", ["array:0", "const5", "scatter"], dtype=F32),
+            node("read", "TensorArrayReadV3", ["array:0", "const2", "scatter"], dtype=F32),
+            node("size", "TensorArraySizeV3", ["array:0", "scatter"]),
+        ],
+        [x(f(2)), c(i(4)), c(i(0)), c(i([1, 3])), x(f(2, 2)), c(i([3, 0, 1]))],
+        None,
+        ["gather", "read", "size"],
+    ),
+    "while_and_if": (
+        [
+            _with_funcs(
+                node("loop", "StatelessWhile", ["const1", "const2", "input0"], parallel_iterations=10),
+                cond="below_four",
+                body="accumulate",
+            ),
+            node("total", "Sum", ["input0", "const3"], keep_dims=False),
+            node("positive", "Greater", ["total", "const4"]),
+            node("negative", "LogicalNot", ["positive"]),
+            _with_funcs(
+                node("if_pos", "StatelessIf", ["positive", "input0"]), then_branch="double", else_branch="less_one"
+            ),
+            _with_funcs(node("if_neg", "If", ["negative", "input0"]), then_branch="double", else_branch="less_one"),
+        ],
+        [x(f(3)), c(i(0)), c(np.zeros(3, np.float32)), c(i([0])), c(0.0)],
+        None,
+        ["loop:1", "loop:0", "if_pos", "if_neg"],
+    ),
+}
+
+
 CASES |= GRAPHS
 
 
@@ -373,7 +481,8 @@ def reference(tmp_path_factory):
     cases = []
     for name, (op, inputs, attrs, outputs) in CASES.items():
         nodes, weights = case_nodes(op, inputs, attrs, outputs)
-        write_graph_model(models / name, nodes, weights)
+        functions = FUNCTIONS if name == "while_and_if" else ()
+        write_graph_model(models / name, nodes, weights + (FUNCTION_WEIGHTS if functions else []), functions)
         files = []
         for k, (_, array) in enumerate(a for a in inputs if a[0] == "input"):
             (out / f"{name}.input{k}.bin").write_bytes(np.ascontiguousarray(array).tobytes())
