@@ -19,12 +19,12 @@ import os
 
 import numpy as np
 import playground
+import vision_panel
 
 import py_engine as pe
 
 FEATURES_LAYER = "avg_pool"
 NUM_FEATURES = {"image": 1280, "pose": 51}
-POSE_MODEL = "models/movenet-lightning"
 MIN_CLASSES, MAX_CLASSES = 2, 5
 LEARNING_RATE = 0.01
 BATCH_SIZE = 16
@@ -33,7 +33,7 @@ BATCH_SIZE = 16
 def _source():
     """Where the features come from: the playground's default classifier's layer, or the pose model."""
     if _kind == "pose":
-        return {"body": POSE_MODEL.rsplit("/", 1)[-1]}
+        return {"body": "movenet-lightning"}
     return {"body": playground.CLASSIFIER_URL.rstrip("/").rsplit("/", 1)[-1], "layer": FEATURES_LAYER}
 
 
@@ -51,7 +51,6 @@ _kind = "image"  # what the classes are of: "image" or "pose"
 _examples = []  # (class index, float32 features [NUM_FEATURES[_kind]])
 _head = None  # the trained (or loaded) head: a Sequential model
 _class_names = []  # the head's classes, in its output order
-_pose_detector = None
 
 
 def _plain(value):
@@ -80,12 +79,10 @@ async def embed(pixels, height, width, on_progress=None):
 
 async def pose_features(pixels, height, width):
     """MoveNet's 17 keypoints as 51 features: x / width, y / height and score each (the pose even when unsure)."""
-    global _pose_detector
-    if _pose_detector is None or _pose_detector.model.is_disposed:
-        _pose_detector = await pe.vision.PoseDetector.load(POSE_MODEL)
+    detector, _ = await vision_panel.detector("pose")  # the Vision panel's, loaded once for both
     with pe.scope():
         image = pe.browser.from_pixels(pixels, int(height), int(width))
-        (pose,) = await _pose_detector.estimate_poses(image, min_pose_score=0)
+        (pose,) = await detector.estimate_poses(image, min_pose_score=0)
     return np.array([(k.x / int(width), k.y / int(height), k.score) for k in pose.keypoints], np.float32).reshape(-1)
 
 

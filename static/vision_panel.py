@@ -23,7 +23,7 @@ async def _load(task):
     if task == "pose":
         return await vision.PoseDetector.load(MODELS + "movenet-lightning")
     if task == "faces":
-        return await vision.FaceDetector.load(MODELS + "blazeface")
+        return await vision.FaceDetector.load(MODELS + "blazeface", emotion=MODELS + "emotion")
     return await vision.HandDetector.load(MODELS + "handtrack", MODELS + "handlandmark-lite")
 
 

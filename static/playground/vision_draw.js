@@ -70,9 +70,12 @@ function skeleton(context, keypoints, colour) {
   dots(context, [...named.values()], colour);
 }
 
+// A face's likeliest emotion, from its probabilities ({neutral: 0.7, happy: 0.2, ...}).
+const emotionOf = (probabilities) => Object.entries(probabilities).reduce((best, e) => (e[1] > best[1] ? e : best))[0];
+
 function labelOf(task, result) {
-  const name = result.label ?? { pose: "person", faces: "face", hands: result.handedness ? `${result.handedness} hand` : "hand" }[task];
-  const emotion = result.emotion ? `, ${result.emotion.label ?? result.emotion}` : "";
+  const name = result.label ?? { pose: "person", faces: "face", hands: "hand" }[task];
+  const emotion = result.emotion ? `, ${emotionOf(result.emotion)}` : "";
   return `${name} ${percent(result.score)}${emotion}`;
 }
 
