@@ -73,7 +73,7 @@ def main():
     if min(args.rounds, args.epochs) < 1 or args.examples < 2:
         parser.error("--rounds and --epochs must be >= 1, --examples >= 2")
     runs = {backend: [] for backend in BACKENDS}
-    with playground_server(args.url) as url, sync_playwright() as p:
+    with playground_server(args.url, graph_models=args.kind == "pose") as url, sync_playwright() as p:
         browser = launch(p)
         chromium = browser.version
         for round_ in range(args.rounds):

@@ -176,7 +176,8 @@ def _points(points):
     for p in points:
         marks = getattr(p, "keypoints", None) or getattr(p, "landmarks", None)
         if marks is not None:
-            flat.extend(_xy(m, "a keypoint") for m in marks if getattr(m, "score", 1.0) >= 0.3)
+            # keypoints the model is unsure of are left out; those without a score (face landmarks) are drawn
+            flat.extend(_xy(m, "a keypoint") for m in marks if getattr(m, "score", None) is None or m.score >= 0.3)
         else:
             flat.append(_xy(p, "a point"))
     return flat
@@ -239,11 +240,12 @@ async def fetch_image(url):
         bitmap = await js.createImageBitmap(await response.blob())
     except JsException as e:
         raise RuntimeError(f"fetch_image: {url} is not an image the browser can decode ({e.message})") from None
-    context = js.OffscreenCanvas.new(bitmap.width, bitmap.height).getContext("2d")
+    width, height = int(bitmap.width), int(bitmap.height)
+    context = js.OffscreenCanvas.new(width, height).getContext("2d")
     context.drawImage(bitmap, 0, 0)
-    pixels = context.getImageData(0, 0, bitmap.width, bitmap.height).data
+    pixels = context.getImageData(0, 0, width, height).data
     bitmap.close()
-    return from_pixels(pixels, int(bitmap.height), int(bitmap.width))
+    return from_pixels(pixels, height, width)
 
 
 async def camera_frame(max_side=640):

@@ -37,10 +37,11 @@ def test_boxes_points_and_lines_in_every_accepted_form():
         }
     )
     pose = SimpleNamespace(keypoints=[SimpleNamespace(x=1, y=2, score=0.9), SimpleNamespace(x=3, y=4, score=0.1)])
+    face = SimpleNamespace(landmarks=[pe.vision.Keypoint("nose", 2, 3)])  # no score: drawn
     message = pe.browser.image_message(
         np.zeros((8, 8, 3), np.uint8),
         boxes=[[0, 0, 4, 4], {"x_min": 1, "y_min": 1, "x_max": 2, "y_max": 3, "label": "mine"}, detection],
-        points=[(7, 7), {"x": 6, "y": 5}, pose],
+        points=[(7, 7), {"x": 6, "y": 5}, pose, face],
         lines=[((0, 0), (7, 7))],
     )
     assert message["boxes"] == [
@@ -48,7 +49,7 @@ def test_boxes_points_and_lines_in_every_accepted_form():
         {"x_min": 1.0, "y_min": 1.0, "x_max": 2.0, "y_max": 3.0, "label": "mine"},
         {"x_min": 1.0, "y_min": 2.0, "x_max": 5.0, "y_max": 6.0, "label": "cat 88%"},
     ]
-    assert message["points"] == [[7.0, 7.0], [6.0, 5.0], [1.0, 2.0]]  # the pose's unseen keypoint is left out
+    assert message["points"] == [[7.0, 7.0], [6.0, 5.0], [1.0, 2.0], [2.0, 3.0]]  # the pose's unsure one left out
     assert message["lines"] == [[[0.0, 0.0], [7.0, 7.0]]]
 
 
