@@ -298,7 +298,8 @@ function createTeachPanel({ host, request, decodeImage }) {
     await request("teach", { action: "reset" });
     forgetHead();
     replaceClasses([newClass("Class 1"), newClass("Class 2")]);
-    await persist();
+    saving = saving.then(() => store.clear()); // after any save still under way
+    await saving;
     say("Cleared: every class and example is forgotten, here and in this browser's storage.");
   }
 
