@@ -216,7 +216,9 @@ def test_teach_pose_classes_recorded_trained_predicted_live_and_kept_across_a_re
     live = teach.get_by_role("button", name="Predict live from the camera")
     live.click()
     expect(live).to_have_attribute("aria-pressed", "true")
-    expect(status).to_have_text(re.compile(r"^Live: astronaut \(\d+%\) · ([3-9]|\d\d+) frames classified"), timeout=RUN_MS)
+    expect(status).to_have_text(
+        re.compile(r"^Live: astronaut \(\d+%\) · ([3-9]|\d\d+) frames classified"), timeout=RUN_MS
+    )
     best = teach.get_by_role("list", name="Your classes' probabilities").get_by_role("listitem").first
     assert best.inner_text().startswith("astronaut: ")
     live.click()
