@@ -67,6 +67,10 @@
 //                          modelJson.userDefinedMetadata.teach); download({full}) saves those files;
 //                          loadModel([File | {name, blob}]) loads a head back -> {classes, kind}; clear() forgets every
 //                          class; restored: Promise -> whether the last visit's classes came back (IndexedDB)
+//   vision                 the Vision panel (static/playground/vision_panel.js): detect(task, urlOrBlob) -> {task,
+//                          results: [to_dict() of each], backend, timings: {detect_ms}, load_ms}, task "objects" |
+//                          "pose" | "faces" | "hands"; start(task) and stop() the camera's live detection; running(),
+//                          frames(), fps(); last: the latest answer
 //   state                  "starting" | "ready" | "failed"
 //   startupCache           undefined until a boot that found its snapshot or bytecode missing from the browser's
 //                          cache has stored them for the next boot: then {snapshot_bytes?, bytecode_files?} (what was
