@@ -2,9 +2,9 @@
 
     .venv/bin/python bench/vision.py [--models DIR] [--backend numpy|webgpu] [--runs N]
 
-For each task on its photo (tests/fixtures/vision_photos.npz): the median time of the whole call (checks,
-preprocessing, every model it runs, decoding, the results as Python numbers) over the median time of the same model
-calls alone (each model's execute on the inputs the task gave it, the outputs it asked for read back). The ratio is
+For each task on its photo (tests/fixtures/vision_photos.npz): the time of the whole call (checks, preprocessing,
+every model it runs, decoding, the results as Python numbers) over the time of the same model calls alone (each
+model's execute on the inputs the task gave it, the outputs it asked for read back), timed in turns; medians. The ratio is
 what the task adds to its models; a task near 1.0 costs its models and little else. DIR holds the graph models
 (`python -m app fetch-models --models DIR`, the default `models`). Timings are for reading, never asserted.
 """
@@ -83,14 +83,21 @@ async def bare(calls):
                 await y.data()
 
 
-async def median_seconds(fn, runs):
-    await fn()  # warm: plans built, pipelines compiled, buffers pooled
-    times = []
+async def paired_seconds(whole, alone, runs):
+    """(whole, alone, ratio) medians over runs in turns, each run timing one then the other, so that a load that
+    comes and goes on the machine weighs on both alike (the ratio is the median of each pair's)."""
+    await whole()  # warm: plans built, pipelines compiled, buffers pooled
+    await alone()
+    pairs = []
     for _ in range(runs):
-        start = time.perf_counter()
-        await fn()
-        times.append(time.perf_counter() - start)
-    return statistics.median(times)
+        times = []
+        for fn in (whole, alone):
+            start = time.perf_counter()
+            await fn()
+            times.append(time.perf_counter() - start)
+        pairs.append(times)
+    medians = [statistics.median(t) for t in zip(*pairs, strict=True)]
+    return *medians, statistics.median(w / a for w, a in pairs)
 
 
 async def main(args):
@@ -108,9 +115,8 @@ async def main(args):
         calls = [(r.model, c) for r in recorders.values() for c in r.calls]
         for attr, recorder in recorders.items():
             setattr(detector, attr, recorder.model)
-        whole = await median_seconds(lambda d=detector, c=call: c(d), args.runs)
-        alone = await median_seconds(lambda c=calls: bare(c), args.runs)
-        print(f"{name:46} {whole * 1e3:8.1f} ms {alone * 1e3:10.1f} ms {whole / alone:6.2f}")
+        whole, alone, ratio = await paired_seconds(lambda d=detector, c=call: c(d), lambda c=calls: bare(c), args.runs)
+        print(f"{name:46} {whole * 1e3:8.1f} ms {alone * 1e3:10.1f} ms {ratio:6.2f}")
         detector.dispose()
 
 

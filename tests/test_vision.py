@@ -11,7 +11,14 @@ import pytest
 import py_engine as pe
 from py_engine.engine import ENGINE
 from py_engine.errors import DTypeError, ShapeError
-from py_engine.vision import KEYPOINT_NAMES, FaceDetector, HandDetector, ObjectDetector, PoseDetector
+from py_engine.vision import (
+    HAND_KEYPOINT_NAMES,
+    KEYPOINT_NAMES,
+    FaceDetector,
+    HandDetector,
+    ObjectDetector,
+    PoseDetector,
+)
 from py_engine.vision.face import blazeface_anchors
 from tests.vision_cases import Recorder, Replay, photo, tfjs_outputs
 
@@ -239,8 +246,9 @@ def test_the_gloved_hand_on_the_astronaut_photo(graph_models):
         glove = [h for h, (x, y) in zip(hands, centres, strict=True) if 60 < x < 180 and 440 < y < 512]
         assert len(glove) == 1 and glove[0].score > HAND_SCORE
         keypoints = glove[0].keypoints
-        assert [k.name for k in keypoints][:5] == ["wrist", "thumb_cmc", "thumb_mcp", "thumb_ip", "thumb_tip"]
-        assert len(keypoints) == 21 and keypoints[20].name == "pinky_finger_tip"
+        assert [k.name for k in keypoints] == list(HAND_KEYPOINT_NAMES)
+        assert HAND_KEYPOINT_NAMES[:5] == ("wrist", "thumb_cmc", "thumb_mcp", "thumb_ip", "thumb_tip")
+        assert len(keypoints) == 21 and HAND_KEYPOINT_NAMES[20] == "pinky_finger_tip"
         assert all(k.score > 0.5 for k in keypoints), "the landmark model sees a hand in the glove's crop"
         assert all(40 < k.x < 220 and 400 < k.y < 560 for k in keypoints)
         assert repr(glove[0]).endswith("21 keypoints)")

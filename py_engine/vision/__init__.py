@@ -2,7 +2,7 @@
 call on an [H, W, 3] image that gives plain-number results in the image's pixels (docs/vision.md)."""
 
 from .face import EMOTIONS, LANDMARK_NAMES, Face, FaceDetector
-from .hands import Hand, HandDetector
+from .hands import HAND_KEYPOINT_NAMES, Hand, HandDetector
 from .objects import COCO_LABELS, Detection, ObjectDetector
 from .pose import KEYPOINT_NAMES, Pose, PoseDetector
 from .results import Box, Keypoint, Point
@@ -10,6 +10,7 @@ from .results import Box, Keypoint, Point
 __all__ = [
     "COCO_LABELS",
     "EMOTIONS",
+    "HAND_KEYPOINT_NAMES",
     "KEYPOINT_NAMES",
     "LANDMARK_NAMES",
     "Box",

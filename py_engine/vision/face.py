@@ -102,8 +102,8 @@ class FaceDetector:
             faces = [Face(Box(*row[:4]), row[4], self._landmarks(row[5:])) for row in found]
             regions = [square_around(*row[:4], FACE_CROP) for row in found]
             if faces and self.mesh is not None:
-                meshes, irises = await self._mesh(batch, regions)
-                faces = [replace(f, mesh=m, irises=i) for f, m, i in zip(faces, meshes, irises, strict=True)]
+                meshes = await self._mesh(batch, regions)
+                faces = [replace(f, mesh=m, irises=i) for f, (m, i) in zip(faces, meshes, strict=True)]
             if faces and self.emotion is not None:
                 emotions = await self._emotions(batch, regions)
                 faces = [replace(f, emotion=e) for f, e in zip(faces, emotions, strict=True)]
@@ -133,22 +133,21 @@ class FaceDetector:
         return [Keypoint(name, *values[2 * k : 2 * k + 2]) for k, name in enumerate(LANDMARK_NAMES)]
 
     async def _mesh(self, batch, regions):
-        """Each face's 468 mesh Points, and its irises ({"left", "right"}: 5 Points each) or None without iris."""
+        """(468 mesh Points, irises) per face, irises {"left", "right"}: 5 Points each, or None without iris."""
         size = self.mesh.inputs[0].shape[1]
         crops = crop_regions(batch, regions, size) / 255
         points = self.mesh.execute(crops, "Identity_2").reshape((len(regions), -1, 3))  # in the crop's pixels
         meshes = await read(points)
-        irises = await self._irises(crops, meshes, size) if self.iris is not None else [None] * len(regions)
-        return [
-            [Point(*r.to_pixels(x / size, y / size), z * r.width / size) for x, y, z in mesh]
-            for r, mesh in zip(regions, meshes, strict=True)
-        ], [
-            None if eyes is None else {side: [Point(*r.to_pixels(x / size, y / size)) for x, y in eyes[side]]
-                                       for side in eyes}
-            for r, eyes in zip(regions, irises, strict=True)
-        ]  # fmt: skip
+        irises = await self._irises(crops, meshes) if self.iris is not None else [None] * len(regions)
+        found = []
+        for r, mesh, eyes in zip(regions, meshes, irises, strict=True):
+            mesh = [Point(*r.to_pixels(x / size, y / size), z * r.width / size) for x, y, z in mesh]
+            if eyes is not None:
+                eyes = {side: [Point(*r.to_pixels(x / size, y / size)) for x, y in iris] for side, iris in eyes.items()}
+            found.append((mesh, eyes))
+        return found
 
-    async def _irises(self, crops, meshes, size):
+    async def _irises(self, crops, meshes):
         """Each face's irises in its crop's pixels: the iris model on a square around each eye's corners (the left
         eye mirrored, as the model sees right eyes), its points 71..75 the iris (the centre first)."""
         eyes = []  # (face, side, Region of the face crop)

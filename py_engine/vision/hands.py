@@ -10,7 +10,7 @@ from .image import crop_regions, image_batch, letterbox, square_around
 from .model import load_task_model, read
 from .results import Box, Keypoint, as_dict
 
-KEYPOINT_NAMES = (
+HAND_KEYPOINT_NAMES = (
     "wrist", "thumb_cmc", "thumb_mcp", "thumb_ip", "thumb_tip", "index_finger_mcp", "index_finger_pip",
     "index_finger_dip", "index_finger_tip", "middle_finger_mcp", "middle_finger_pip", "middle_finger_dip",
     "middle_finger_tip", "ring_finger_mcp", "ring_finger_pip", "ring_finger_dip", "ring_finger_tip",
@@ -23,7 +23,7 @@ HAND_CROP = 1.4  # the landmark crop's side over the hand box's longer side
 @dataclass(frozen=True)
 class Hand:
     """A hand: its box and score from handtrack (the best of its hand classes), and 21 keypoints
-    (KEYPOINT_NAMES, MediaPipe's hand landmarks) whose score is the landmark model's hand presence."""
+    (HAND_KEYPOINT_NAMES, MediaPipe's hand landmarks) whose score is the landmark model's hand presence."""
 
     box: Box
     score: float
@@ -92,4 +92,4 @@ class HandDetector:
         x, y = region.to_pixels(points[:, 0], points[:, 1])
         presence = broadcast_to(presence, (21, 1))  # each keypoint's score: the hand's presence (0..1)
         rows = await read(concat([stack([x, y], 1), presence], 1))
-        return [Keypoint(name, *row) for name, row in zip(KEYPOINT_NAMES, rows, strict=True)]
+        return [Keypoint(name, *row) for name, row in zip(HAND_KEYPOINT_NAMES, rows, strict=True)]
