@@ -133,6 +133,13 @@ def test_a_sample_photo_shows_the_pose_of_the_astronaut(page):
     assert answer["task"] == "pose" and len(answer["results"][0]["keypoints"]) == 17
     nose = answer["results"][0]["keypoints"][0]
     assert nose["name"] == "nose" and 150 < nose["x"] < 300 and 50 < nose["y"] < 200, nose  # her face, in 512x512
+    # the canvas shows the photo with the pose drawn over it: the nose's dot, in the first pose's yellow
+    drawn = page.evaluate(
+        """([x, y]) => Array.from(document.querySelector('#vision canvas').getContext('2d')
+            .getImageData(Math.round(x), Math.round(y), 1, 1).data)""",
+        [nose["x"], nose["y"]],
+    )
+    assert drawn == [255, 212, 59, 255], drawn
 
 
 def run_example(page, title):

@@ -98,19 +98,21 @@ function createVisionPanel({ host, request }) {
     return small;
   }
 
-  // Draws the image on the canvas, sends its pixels to the worker, then draws and lists what was found.
+  // Sends the image's pixels to the worker, then draws the image with what was found over it and lists it. The
+  // canvas keeps the last frame and its drawing until the next answer: a live view never shows a bare frame.
   async function detect(name, image) {
     const bitmap = await bitmapOf(image);
     try {
+      const scratch = new OffscreenCanvas(bitmap.width, bitmap.height).getContext("2d", { willReadFrequently: true });
+      scratch.drawImage(bitmap, 0, 0);
+      const pixels = scratch.getImageData(0, 0, bitmap.width, bitmap.height).data.buffer;
+      const answer = await request("vision", { task: name, pixels, width: bitmap.width, height: bitmap.height }, [pixels]);
       canvas.width = bitmap.width;
       canvas.height = bitmap.height;
-      const context = canvas.getContext("2d", { willReadFrequently: true });
+      const context = canvas.getContext("2d");
       context.drawImage(bitmap, 0, 0);
-      canvas.hidden = false;
-      const pixels = context.getImageData(0, 0, bitmap.width, bitmap.height).data.buffer;
-      const answer = await request("vision", { task: name, pixels, width: bitmap.width, height: bitmap.height }, [pixels]);
-      context.drawImage(bitmap, 0, 0); // the frame again: the camera's next one may have been drawn meanwhile
       draw(context, answer);
+      canvas.hidden = false;
       const lines = describe(answer);
       results.replaceChildren(...(lines.length ? lines : [`Nothing found (${name}).`]).map((text) => el("li", { textContent: text })));
       last = answer;
