@@ -44,7 +44,7 @@ def serious(page):
     ]
 
 
-PANELS = ["Examples", "Files", "Charts", "Memory lab", "Classify", "Teach"]
+PANELS = ["Examples", "Files", "Charts", "Memory lab", "Classify", "Vision", "Teach"]
 VIEWPORTS = [{"width": 1440, "height": 900}, {"width": 390, "height": 844}]
 
 

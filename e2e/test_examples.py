@@ -22,6 +22,9 @@ EXAMPLES = [
     "Hand a tensor to WebGPU (data_to_gpu)",
     "Switch backends and warm up",
     "Classify an image from code",
+    "Detect objects in a photo",
+    "Pose from the camera",
+    "Faces and emotions",
 ]
 
 

@@ -1,7 +1,8 @@
 """The Teach panel in the page: examples of two classes (three bundled samples, two images drawn on a canvas) train
-a head on EfficientNet-Lite0's features that names its own training images; its download (model.json + .bin) loads
-back in the page, in CPython (pe.load_layers_model) and in TensorFlow.js (Node), predicting the same; no request
-carries an image."""
+a head on EfficientNet-Lite0's features that names its own training images; the head's download (model.json + .bin)
+loads back in the page, in CPython (pe.load_layers_model) and in TensorFlow.js (Node), predicting the same; the full
+model's download (the image in) predicts in TensorFlow.js what the page predicts; no request carries an image.
+(Pose classes, live prediction and the classes kept across a reload: e2e/test_vision.py.)"""
 
 import asyncio
 import base64
@@ -95,6 +96,37 @@ def tfjs_predict(folder, features, tmp_path):
     return np.array(result["data"], np.float32).reshape(result["shape"])
 
 
+# A 224x224 drawing (the full model's input size, so the page's resize keeps it as it is): its data: URL and RGBA.
+SQUARE = """() => {
+  const canvas = Object.assign(document.createElement("canvas"), {width: 224, height: 224});
+  const g = canvas.getContext("2d");
+  g.fillStyle = "#f4f4f4";
+  g.fillRect(0, 0, 224, 224);
+  g.fillStyle = "#1c3fd0";
+  for (let k = 0; k < 7; k++) g.fillRect(16 * k, 32 * k, 80, 24);
+  return [canvas.toDataURL("image/png"), Array.from(g.getImageData(0, 0, 224, 224).data)];
+}"""
+
+
+def download(page, teach, button, folder):
+    """Click the download button; the folder its two files (model.json and one shard) were saved into."""
+    downloads = []
+    page.on("download", lambda d: downloads.append(d))
+    teach.get_by_role("button", name=button, exact=True).click()
+    status = teach.get_by_role("status", name="Teach status")  # "Saving ..." since the click, then "Downloaded ..."
+    wait_for(lambda: expect(status).to_contain_text("Downloaded", timeout=SLOW_MS), teach)
+    expect(teach.get_by_role("link")).to_have_count(2)
+    for _ in range(200):  # the download events reach this thread while it waits in Playwright
+        if len(downloads) == 2:
+            break
+        page.wait_for_timeout(100)
+    assert len(downloads) == 2, [d.suggested_filename for d in downloads]
+    folder.mkdir()
+    for d in downloads:
+        d.save_as(folder / d.suggested_filename)
+    return folder
+
+
 def test_teach_trains_on_samples_and_drawings_and_the_download_loads_back_everywhere(gpu_page, tmp_path):
     page, seen = gpu_page.page, len(gpu_page.requests)
     show_panel(page, "Teach")
@@ -141,26 +173,17 @@ def test_teach_trains_on_samples_and_drawings_and_the_download_loads_back_everyw
     teach.screenshot(path=tmp_path / "teach.png")  # trained: the examples, the loss chart, a classified drawing
     assert (tmp_path / "teach.png").stat().st_size > 10_000
 
-    # The download: model.json and its weight shard, as model.save wrote them.
-    downloads = []
-    page.on("download", lambda download: downloads.append(download))
-    teach.get_by_role("button", name="Download model").click()
-    wait_for(lambda: expect(teach.get_by_role("link")).to_have_count(2, timeout=60_000), teach)
-    for _ in range(100):  # the download events reach this thread while it waits in Playwright
-        if len(downloads) == 2:
-            break
-        page.wait_for_timeout(100)
-    assert len(downloads) == 2, [d.suggested_filename for d in downloads]
-    folder = tmp_path / "head"
-    folder.mkdir()
-    for download in downloads:
-        download.save_as(folder / download.suggested_filename)
+    # The head alone: model.json and its weight shard, as model.save wrote them.
+    folder = download(page, teach, "Download the head alone", tmp_path / "head")
+    expect(status).to_contain_text("the head alone (its input is EfficientNet-Lite0's 1280 pooled features")
     model_json = json.loads((folder / "model.json").read_text())
     shards = [p for group in model_json["weightsManifest"] for p in group["paths"]]
     assert sorted(p.name for p in folder.iterdir()) == sorted(["model.json", *shards]) and shards[0].endswith(".bin")
     assert sum((folder / s).stat().st_size for s in shards) == (1280 * 2 + 2) * 4
     metadata = model_json["userDefinedMetadata"]["teach"]
-    assert metadata["classes"] == ["photo", "drawing"] and metadata["layer"] == "avg_pool"
+    assert (
+        metadata["classes"] == ["photo", "drawing"] and metadata["layer"] == "avg_pool" and metadata["kind"] == "image"
+    )
     assert metadata["body"] == "efficientnet-lite0"  # the classifier the features came from
     exported = page.evaluate(
         "playground.teach.exportModel().then(({modelJson, weights}) => ({modelJson, size: weights.byteLength}))"
@@ -174,6 +197,15 @@ def test_teach_trains_on_samples_and_drawings_and_the_download_loads_back_everyw
     expect(status).to_contain_text("Loaded a head for photo, drawing", timeout=60_000)
     again = page.evaluate(PREDICT_ALL, images)
     np.testing.assert_allclose(np.stack([probabilities(a["top"], 2) for a in again]), ours, rtol=0, atol=1e-4)
+
+    # The full model (EfficientNet-Lite0 and the head, a 224x224 image in) predicts in TF.js what the page predicts.
+    full = download(page, teach, "Download model", tmp_path / "full")
+    expect(status).to_contain_text("the full model (a 224x224 RGB image of 0..255 in, one probability per class out)")
+    assert json.loads((full / "model.json").read_text())["userDefinedMetadata"]["teach"]["full"] is True
+    url, rgba = page.evaluate(SQUARE)
+    pixels = np.array(rgba, np.float32).reshape(1, 224, 224, 4)[..., :3]
+    in_page = probabilities(page.evaluate("(url) => playground.teach.predict(url)", url), 2)
+    np.testing.assert_allclose(tfjs_predict(full, pixels, tmp_path)[0], in_page, rtol=0, atol=2e-3)
 
     # No request carried an image: the page's own server got GETs without a body, of its files and the model's.
     requests = gpu_page.requests[seen:]

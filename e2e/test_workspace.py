@@ -197,6 +197,7 @@ PANELS = {
     "Charts": "Charts",
     "Memory lab": "Memory lab",
     "Classify": "Classify an image",
+    "Vision": "Vision",
     "Teach": "Teach",
 }
 
@@ -227,7 +228,7 @@ def test_the_code_and_its_output_sit_side_by_side_and_the_panels_are_tabs_the_ad
         shown = [name for name in PANELS.values() if page.get_by_role("region", name=name, exact=True).is_visible()]
         assert shown == [region]
         assert f"panel={tab.lower().replace(' ', '-')}" in page.url
-    page.get_by_role("tab", name="Teach").focus()
+    page.get_by_role("tab", name="Vision").focus()
     page.keyboard.press("ArrowLeft")
     assert page.get_by_role("region", name="Classify an image").is_visible()
     assert page.get_by_role("tab", name="Classify").evaluate("t => t === document.activeElement")

@@ -161,6 +161,7 @@ _LAZY_MODULES = {
     "io": "io",
     "models": "models",
     "train": "train",
+    "vision": "vision",
 }
 _LAZY_NAMES = {
     "ModelLoadError": "io.errors",

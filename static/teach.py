@@ -1,11 +1,14 @@
 """The Teach panel's Python side (static/playground/teach_panel.js drives it through static/teach_worker.js):
-transfer learning.
+transfer learning on images or poses.
 
-Each example image goes through the classifier's preprocessing and EfficientNet-Lite0's frozen body up to its
-"avg_pool" layer (1280 pooled features), on the page's backend; only those features are kept, on the host. Training
-fits a small head, Dense(num_classes, softmax) on the features, with Adam. The head saves in the TF.js layers format
-(model.json + its .bin shard), with the class names and what its input is in model.json's userDefinedMetadata, and
-loads back from such files.
+Image classes: each example image goes through the classifier's preprocessing and EfficientNet-Lite0's frozen body
+up to its "avg_pool" layer (1280 pooled features), on the page's backend. Pose classes: MoveNet Lightning
+(pe.vision.PoseDetector) finds the person's 17 keypoints, whose (x, y) divided by the image's width and height and
+score make 51 features. Only the features are kept, on the host (the page keeps them across reloads and gives them
+back with add_features). Training fits a small head, Dense(num_classes, softmax) on the features, with Adam. The head
+saves in the TF.js layers format (model.json + its .bin shard), with the class names and what its input is in
+model.json's userDefinedMetadata, and loads back from such files; for images, the full model (the body and the head,
+taking a 224x224 image) saves too (teach_full_model.py).
 
 The body is the Classify panel's model as it is loaded (folded, its unfolded weights released): predict() with
 outputs="avg_pool" runs its inference plan up to that layer, so no second copy of the weights is needed.
@@ -16,29 +19,36 @@ import os
 
 import numpy as np
 import playground
+import vision_panel
 
 import py_engine as pe
 
 FEATURES_LAYER = "avg_pool"
-NUM_FEATURES = 1280
+NUM_FEATURES = {"image": 1280, "pose": 51}
 MIN_CLASSES, MAX_CLASSES = 2, 5
 LEARNING_RATE = 0.01
 BATCH_SIZE = 16
 
 
-def _body():
-    """The body the features come from: the playground's default classifier, named as its model folder is."""
-    return playground.CLASSIFIER_URL.rstrip("/").rsplit("/", 1)[-1]
+def _source():
+    """Where the features come from: the playground's default classifier's layer, or the pose model."""
+    if _kind == "pose":
+        return {"body": "movenet-lightning"}
+    return {"body": playground.CLASSIFIER_URL.rstrip("/").rsplit("/", 1)[-1], "layer": FEATURES_LAYER}
 
 
 # What the saved head says about its input, for whoever loads it (TF.js: model.getUserDefinedMetadata()).
-INPUT_NOTE = (
-    "the 1280 pooled features of EfficientNet-Lite0 (ImageNet weights, layer avg_pool): an RGB image resized to "
+INPUT_NOTES = {
+    "image": "the 1280 pooled features of EfficientNet-Lite0 (ImageNet weights, layer avg_pool): an RGB image resized to "
     "224x224 (bilinear, half-pixel centers), scaled to (x / 255 - mean) / std with mean [0.485, 0.456, 0.406] and "
-    "std [0.229, 0.224, 0.225], through the network up to its global average pooling"
-)
+    "std [0.229, 0.224, 0.225], through the network up to its global average pooling",
+    "pose": "MoveNet SinglePose Lightning's 17 keypoints (nose, left_eye, right_eye, left_ear, right_ear, "
+    "left_shoulder, right_shoulder, left_elbow, right_elbow, left_wrist, right_wrist, left_hip, right_hip, left_knee, "
+    "right_knee, left_ankle, right_ankle), each as x / image width, y / image height and its score: 51 values",
+}
 
-_examples = []  # (class index, float32 [1280] features)
+_kind = "image"  # what the classes are of: "image" or "pose"
+_examples = []  # (class index, float32 features [NUM_FEATURES[_kind]])
 _head = None  # the trained (or loaded) head: a Sequential model
 _class_names = []  # the head's classes, in its output order
 
@@ -48,7 +58,35 @@ def _plain(value):
     return value.to_py() if hasattr(value, "to_py") else value
 
 
+def set_kind(kind):
+    """Classes of images or of poses from now on; another kind than before forgets the examples and the head."""
+    global _kind
+    if kind not in NUM_FEATURES:
+        raise ValueError(f"teach: the classes are of 'image' or 'pose', got {kind!r}")
+    if kind != _kind:
+        reset()
+        _kind = kind
+    return {"kind": _kind, "counts": counts()}
+
+
 async def embed(pixels, height, width, on_progress=None):
+    """The features (numpy float32) of RGBA pixels (a JS Uint8Array): EfficientNet-Lite0's 1280 for images,
+    MoveNet's 51 for poses."""
+    if _kind == "pose":
+        return await pose_features(pixels, height, width)
+    return await image_features(pixels, height, width, on_progress)
+
+
+async def pose_features(pixels, height, width):
+    """MoveNet's 17 keypoints as 51 features: x / width, y / height and score each (the pose even when unsure)."""
+    detector, _ = await vision_panel.detector("pose")  # the Vision panel's, loaded once for both
+    with pe.scope():
+        image = pe.browser.from_pixels(pixels, int(height), int(width))
+        (pose,) = await detector.estimate_poses(image, min_pose_score=0)
+    return np.array([(k.x / int(width), k.y / int(height), k.score) for k in pose.keypoints], np.float32).reshape(-1)
+
+
+async def image_features(pixels, height, width, on_progress=None):
     """EfficientNet-Lite0's pooled features (numpy float32 [1280]) of RGBA pixels (a JS Uint8Array)."""
     # EfficientNet-Lite0 even when the Classify panel's model picker chose another model: the head's input is its
     # features (the picker's model is loaded again at its next classification)
@@ -56,7 +94,7 @@ async def embed(pixels, height, width, on_progress=None):
     with pe.scope():
         x = classifier.preprocess(pe.browser.from_pixels(pixels, int(height), int(width)))
         features = await classifier.model.predict(x, outputs=FEATURES_LAYER).data()
-    return np.asarray(features, np.float32).reshape(NUM_FEATURES)
+    return np.asarray(features, np.float32).reshape(NUM_FEATURES["image"])
 
 
 async def features(pixels, height, width, on_progress=None):
@@ -82,8 +120,23 @@ def counts():
 
 
 async def add_example(class_index, pixels, height, width, on_progress=None):
+    """Add an image's features to a class; returns {counts, features} (the page keeps the features)."""
     index = _check_class(class_index)
-    _examples.append((index, await embed(pixels, height, width, on_progress)))
+    features = await embed(pixels, height, width, on_progress)
+    _examples.append((index, features))
+    return {"counts": counts(), "features": features.tolist()}
+
+
+def add_features(class_index, features):
+    """Add features the page kept (add_example's) to a class, as on a reload; returns {counts}."""
+    index = _check_class(class_index)
+    values = np.asarray(_plain(features), np.float32).reshape(-1)
+    if values.size != NUM_FEATURES[_kind] or not np.all(np.isfinite(values)):
+        raise ValueError(
+            f"teach: a {_kind} example has {NUM_FEATURES[_kind]} finite features, got {values.size} values; clear the "
+            "classes and add the examples again"
+        )
+    _examples.append((index, values))
     return {"counts": counts()}
 
 
@@ -121,7 +174,7 @@ async def train(class_names, epochs=30):
     x = np.stack([f for _, f in _examples])
     y = np.array([i for i, _ in _examples], np.int32)
     head = pe.Sequential(
-        [pe.layers.Dense(len(names), activation="softmax", input_shape=(NUM_FEATURES,), name="teach_head")],
+        [pe.layers.Dense(len(names), activation="softmax", input_shape=(NUM_FEATURES[_kind],), name="teach_head")],
         name="teach_head_model",
     )
     optimizer = pe.optimizers.Adam(learning_rate=LEARNING_RATE)
@@ -155,7 +208,7 @@ def _trained_head():
 
 
 async def predict_features(features):
-    """The head's probabilities (numpy [n, classes]) for features [n, 1280]."""
+    """The head's probabilities (numpy [n, classes]) for features [n, NUM_FEATURES[kind]]."""
     head = _trained_head()
     with pe.scope():
         return np.asarray(await head.predict(np.asarray(features, np.float32)).data(), np.float32).reshape(
@@ -181,11 +234,63 @@ async def save(folder):
     with open(path) as f:
         artifacts = json.load(f)
     artifacts["userDefinedMetadata"] = {
-        "teach": {"classes": _class_names, "input": INPUT_NOTE, "body": _body(), "layer": FEATURES_LAYER}
+        "teach": {"classes": _class_names, "kind": _kind, "input": INPUT_NOTES[_kind], **_source()}
     }
     with open(path, "w") as f:
         json.dump(artifacts, f)
     return [os.path.basename(path), *(os.path.basename(p) for p in saved["shards"])]
+
+
+FULL_INPUT_NOTE = (
+    "a 224x224 RGB image of 0..255 (float32 [n, 224, 224, 3]; resize it first, bilinear with half-pixel centers as "
+    "the page does): the model normalizes it and runs EfficientNet-Lite0 and the head"
+)
+
+
+async def _fetch_bytes(url):
+    from pyodide.http import pyfetch  # the full model is written in the browser only
+
+    response = await pyfetch(url)
+    if not response.ok:
+        raise RuntimeError(f"{url}: HTTP {response.status}")
+    return await response.bytes()
+
+
+async def save_full(folder):
+    """Write the full model of images (EfficientNet-Lite0 and the head, a 224x224 image in; teach_full_model.py)
+    into `folder`; returns the file names, model.json first."""
+    import tempfile
+
+    from teach_full_model import full_model
+
+    head = _trained_head()
+    if _kind != "image":
+        raise ValueError("teach: the full model is for image classes; for poses the head is the whole model")
+    url = playground.CLASSIFIER_URL
+    body_json = json.loads((await _fetch_bytes(url + "model.json")).decode())
+    shards = [path for group in body_json["weightsManifest"] for path in group["paths"]]
+    body_weights = b"".join([await _fetch_bytes(url + path) for path in shards])
+    normalize = (await playground._fetch_json(url + "metadata.json", playground.DEFAULT_METADATA))["input"]
+    with tempfile.TemporaryDirectory() as saved:
+        files = head.save(saved)
+        with open(files["model_json"]) as f:
+            head_json = json.load(f)
+        head_weights = b""
+        for path in files["shards"]:
+            with open(path, "rb") as f:
+                head_weights += f.read()
+    metadata = {
+        "teach": {"classes": _class_names, "kind": "image", "input": FULL_INPUT_NOTE, **_source(), "full": True}
+    }
+    model_json, shard = full_model(
+        body_json, body_weights, head_json, head_weights, normalize["mean"], normalize["std"], metadata
+    )
+    (shard_name,) = model_json["weightsManifest"][0]["paths"]
+    with open(os.path.join(folder, "model.json"), "w") as f:
+        json.dump(model_json, f)
+    with open(os.path.join(folder, shard_name), "wb") as f:
+        f.write(shard)
+    return ["model.json", shard_name]
 
 
 async def load(folder):
@@ -193,22 +298,27 @@ async def load(folder):
     path = os.path.join(folder, "model.json")
     with open(path) as f:
         artifacts = json.load(f)
-    names = artifacts.get("userDefinedMetadata", {}).get("teach", {}).get("classes")
+    metadata = artifacts.get("userDefinedMetadata", {}).get("teach", {})
+    names, kind = metadata.get("classes"), metadata.get("kind", "image")
     if not isinstance(names, list):
         raise ValueError(
             "teach: this model.json has no userDefinedMetadata.teach.classes: it is not a head the Teach panel saved"
         )
+    if kind not in NUM_FEATURES:
+        raise ValueError(f"teach: this head's userDefinedMetadata.teach.kind is {kind!r}, not 'image' or 'pose'")
     head = await pe.load_layers_model("file://" + path)
     shape = tuple(head.inputs[0].shape)
-    if shape != (None, NUM_FEATURES) or head.outputs[0].shape[-1] != len(names):
+    if shape != (None, NUM_FEATURES[kind]) or head.outputs[0].shape[-1] != len(names):
         head.dispose()
         raise ValueError(
-            f"teach: the head takes {shape} and gives {head.outputs[0].shape[-1]} classes; a Teach head takes "
-            f"(None, {NUM_FEATURES}) features and gives one probability per class of {names}"
+            f"teach: the head takes {shape} and gives {head.outputs[0].shape[-1]} classes; a Teach head of {kind}s "
+            f"takes (None, {NUM_FEATURES[kind]}) features and gives one probability per class of {names} (the full "
+            "model of images, which takes the image, does not load here: load its head alone)"
         )
+    set_kind(kind)
     _examples.clear()  # they were for the classes of the head this one replaces
     _replace_head(head, [str(n) for n in names])
-    return {"classes": _class_names}
+    return {"classes": _class_names, "kind": _kind}
 
 
 def reset():

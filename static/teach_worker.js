@@ -1,14 +1,20 @@
 // The Teach panel's request in the Pyodide worker, {id, op: "teach", action, ...}: static/worker.js loads this script
 // with the first and hands each to the handler registered here, which calls static/teach.py.
 //
-//   {action: "addExample", classIndex, pixels: ArrayBuffer (RGBA, transferred), width, height} -> {counts}
-//   {action: "embed", pixels, width, height}  -> Float32Array [1280]: the features the head takes
+//   {action: "setKind", kind: "image"|"pose"}  -> {kind, counts}: another kind forgets the examples and the head
+//   {action: "addExample", classIndex, pixels: ArrayBuffer (RGBA, transferred), width, height}
+//                                             -> {counts, features: [numbers]} (the page keeps them across reloads)
+//   {action: "addFeatures", classIndex, features} -> {counts}: an example kept from an earlier visit
+//   {action: "embed", pixels, width, height}  -> Float32Array: the features the head takes (1280 for images, 51 for
+//                                                poses)
 //   {action: "removeClass", classIndex}       -> {counts}
 //   {action: "train", classes: [names], epochs} -> {classes, examples, history}; "training" events meanwhile
 //   {action: "predict", pixels, width, height} -> [{index, label, probability}], every class, best first
-//   {action: "export"}                        -> {files: [{name, blob}]}: model.json, then its weight shard(s), as
-//                                                model.save wrote them into Pyodide's file system
-//   {action: "load", files: [{name, blob}]}   -> {classes}: a head saved by "export", loaded back
+//   {action: "export"}                        -> {files: [{name, blob}]}: the head's model.json, then its weight
+//                                                shard(s), as model.save wrote them into Pyodide's file system
+//   {action: "exportFull"}                    -> {files}: the same for the full model of images (EfficientNet-Lite0
+//                                                and the head, taking a 224x224 image; teach_full_model.py)
+//   {action: "load", files: [{name, blob}]}   -> {classes, kind}: a head saved by "export", loaded back
 //   {action: "reset"}                         -> {counts}
 "use strict";
 
@@ -28,15 +34,17 @@ handleRequest("teach", (() => {
     teach ??= pyodide.pyimport("teach");
     const pixels = () => new Uint8Array(message.pixels);
     switch (message.action) {
+      case "setKind": return plain(teach.set_kind(message.kind));
+      case "addFeatures": return plain(teach.add_features(message.classIndex, message.features));
       case "addExample":
         return plain(await teach.add_example(message.classIndex, pixels(), message.height, message.width, progress));
       case "embed": return new Float32Array(plain(await teach.features(pixels(), message.height, message.width, progress)));
       case "removeClass": return plain(teach.remove_class(message.classIndex));
       case "train": return plain(await teach.train(message.classes, message.epochs));
       case "predict": return plain(await teach.predict(pixels(), message.height, message.width, progress));
-      case "export": {
+      case "export": case "exportFull": {
         emptyFolder(pyodide, SAVE_DIR);
-        const names = plain(await teach.save(SAVE_DIR));
+        const names = plain(await (message.action === "export" ? teach.save(SAVE_DIR) : teach.save_full(SAVE_DIR)));
         const files = names.map((name) => ({
           name,
           blob: new Blob([pyodide.FS.readFile(`${SAVE_DIR}/${name}`)], { type: TYPES[name.split(".").pop()] }),

@@ -17,6 +17,7 @@
 //                                         answered beside the queue, never after a run
 //                   | {id, op, script, ...}  a panel's request, answered by its worker script (`script`, loaded on
 //                                         the first): static/classify_worker.js, static/teach_worker.js,
+//                                         static/vision_worker.js,
 //                                         static/memory_lab_worker.js list theirs
 //   worker -> page  {id, ok: true, value} | {id, ok: false, error}    one reply per request
 //                   {event: "status", text, phase, downloaded}  boot progress: the phase (as worker.js's
@@ -48,6 +49,8 @@
 //                   {event: "device-lost", reason} GPUDevice.lost resolved
 //                   {event: "classifier-progress", loaded, total}  model weights downloading
 //                   {event: "python", name, data}  pe.browser.post(name, data) from Python
+//                   {event: "ask", ask, name, data}  a question from Python (self.peAsk below); the page answers
+//                                                  {op: "answer", ask, ok, value | error}
 // Requests run one at a time in arrival order: a run that awaits (readback) finishes before the
 // next request starts, so the page never sees a half-run program.
 "use strict";
@@ -66,7 +69,8 @@ const backendRequested = new URL(self.location.href).searchParams.get("backend")
 // startup_cache.js right after Pyodide has booted.
 const PYTHON_MODULES = [
   "playground.py", "playground_run.py", "playground_display.py", "playground_files.py", "playground_packages.py",
-  "playground_figures.py", "playground_completion.py", "teach.py", "memory_lab.py", "startup_cache.py",
+  "playground_figures.py", "playground_completion.py", "teach.py", "teach_full_model.py", "memory_lab.py",
+  "vision_panel.py", "startup_cache.py",
 ];
 const STARTUP_CACHE_PY = PYTHON_MODULES.indexOf("startup_cache.py");
 const timings = {};
@@ -475,8 +479,28 @@ async function drain() {
   lastBusy = performance.now();
 }
 
+// Python's questions to the page (pe.browser.camera_frame asks for the webcam's frame): peAsk(name, data) posts
+// {event: "ask", ask, name, data}; the page's {op: "answer", ask, ok, value | error} is taken at once, not queued
+// behind the run that waits for it.
+const asks = new Map();
+let nextAsk = 1;
+self.peAsk = (name, data) => new Promise((resolve, reject) => {
+  const ask = nextAsk++;
+  asks.set(ask, { resolve, reject });
+  post({ event: "ask", ask, name, data });
+});
+
+function answered({ ask, ok, value, error }) {
+  const waiting = asks.get(ask);
+  asks.delete(ask);
+  if (ok) waiting?.resolve(value);
+  else waiting?.reject(new Error(error));
+}
+
 self.onmessage = ({ data: message }) => {
-  if (message.op === "interrupt") {
+  if (message.op === "answer") {
+    answered(message);
+  } else if (message.op === "interrupt") {
     interruptBuffer = message.buffer;
     inputChannel = { control: new Int32Array(message.input, 0, 2), bytes: new Uint8Array(message.input, 8) };
     if (runner) setInterruptBuffer(interruptBuffer);

@@ -10,7 +10,14 @@ from pathlib import Path
 import pytest
 
 REPO = Path(__file__).resolve().parent.parent
-LAZY_PACKAGES = ("py_engine.browser", "py_engine.io", "py_engine.layers", "py_engine.models", "py_engine.train")
+LAZY_PACKAGES = (
+    "py_engine.browser",
+    "py_engine.io",
+    "py_engine.layers",
+    "py_engine.models",
+    "py_engine.train",
+    "py_engine.vision",
+)
 # each lazy name of py_engine -> the module that defines it (or the module itself, for a module's name)
 LAZY_NAMES = {
     "browser": "py_engine.browser",
@@ -18,6 +25,7 @@ LAZY_NAMES = {
     "layers": "py_engine.layers",
     "models": "py_engine.models",
     "train": "py_engine.train",
+    "vision": "py_engine.vision",
     "activations": "py_engine.layers.activations",
     "callbacks": "py_engine.train.callbacks",
     "constraints": "py_engine.train.constraints",

@@ -1,6 +1,6 @@
 // The playground page's entry module: starts the Pyodide worker (worker_client.js), makes window.playground of the
 // page's parts (status.js, code.js, run_controls.js, output_log.js), starts the panels registered with panels.js
-// (charts, memory lab, examples, files, classify, teach) and the tabs that show them (tabs.js).
+// (charts, memory lab, examples, files, classify, vision, teach) and the tabs that show them (tabs.js).
 //
 // window.playground (for the devtools console and the e2e tests; every call goes to the worker):
 //   ready                  Promise -> {backend: "webgpu"|"wasm"|"numpy", adapter: {vendor, architecture, device,
@@ -64,14 +64,23 @@
 //                          the classifier now (zeros and cached: true once loaded)
 //   model                  null (the server's default classifier) or the URL of the model folder that classify() and
 //                          loadClassifier() use; the Classify panel's model picker (static/playground/model_picker.js) sets it
-//   teach                  the Teach panel (static/playground/teach_panel.js; transfer learning on EfficientNet-Lite0's 1280 pooled
-//                          features, in the worker): classes() -> names; addClass(name?) -> index; removeClass(i);
-//                          addExample(classIndex, urlOrBlob) -> {counts}; embed(urlOrBlob) -> Float32Array [1280];
-//                          train({epochs}) -> {classes, examples, history} ("training" events per epoch meanwhile);
-//                          predict(urlOrBlob) -> [{index, label, probability}] for every class, best first;
-//                          exportModel() -> {modelJson, weights: ArrayBuffer, files: [{name, blob}]} (the TF.js layers
-//                          files model.save wrote; class names in modelJson.userDefinedMetadata.teach); download()
-//                          saves those files; loadModel([File | {name, blob}]) loads such files back -> {classes}
+//   teach                  the Teach panel (static/playground/teach_panel.js; transfer learning in the worker on
+//                          EfficientNet-Lite0's 1280 pooled features for images, MoveNet's 51 keypoint features for
+//                          poses): kind() -> "image"|"pose"; setKind(kind) (forgets the examples); classes() -> names;
+//                          addClass(name?) -> index; removeClass(i); addExample(classIndex, urlOrBlob) -> {counts};
+//                          embed(urlOrBlob) -> Float32Array (the features); train({epochs}) -> {classes, examples,
+//                          history} ("training" events per epoch meanwhile); predict(urlOrBlob) -> [{index, label,
+//                          probability}] for every class, best first; live {start(), stop(), running(), frames()}: the
+//                          camera's frames predicted live; exportModel({full}) -> {modelJson, weights: ArrayBuffer,
+//                          files: [{name, blob}]} (the TF.js layers files model.save wrote; full: for images the body
+//                          and the head, a 224x224 image in; else the head; class names in
+//                          modelJson.userDefinedMetadata.teach); download({full}) saves those files;
+//                          loadModel([File | {name, blob}]) loads a head back -> {classes, kind}; clear() forgets every
+//                          class; restored: Promise -> whether the last visit's classes came back (IndexedDB)
+//   vision                 the Vision panel (static/playground/vision_panel.js): detect(task, urlOrBlob) -> {task,
+//                          results: [to_dict() of each], backend, timings: {detect_ms}, load_ms}, task "objects" |
+//                          "pose" | "faces" | "hands"; start(task) and stop() the camera's live detection; running(),
+//                          frames(), fps(); last: the latest answer
 //   state                  "starting" | "ready" | "failed"
 //   startupCache           undefined until a boot that found its snapshot or bytecode missing from the browser's
 //                          cache has stored them for the next boot: then {snapshot_bytes?, bytecode_files?} (what was
@@ -83,6 +92,8 @@
 //                          each also fires the DOM event "playground:" + name with the data as `detail`. They
 //                          arrive while the code still runs: pe.browser.training_progress() is a fit callback
 //                          posting "training" events {kind, epoch, epochs, batch, logs, memory} per epoch
+//                          and pe.browser.show_image(...) posts "image" {title, width, height, rgba, boxes, points,
+//                          lines}, drawn in the Output (static/playground/image_output.js)
 // Requests are answered one at a time in order (a memory() sent during a long run waits for it); stop() is not a
 // request: it reaches the running code at once.
 
@@ -92,8 +103,11 @@ import "./examples_panel.js";
 import "./files_panel.js";
 import { showClassifierProgress } from "./classify_panel.js";
 import "./teach_panel.js";
+import "./vision_panel.js";
 import { createCode } from "./code.js";
 import { createCompletion } from "./completion.js";
+import { createAsks } from "./page_asks.js";
+import { imageFigure } from "./image_output.js";
 import { decodeImage } from "./images.js";
 import { createOutputLog } from "./output_log.js";
 import { startPanels } from "./panels.js";
@@ -116,6 +130,7 @@ let backendInUse = null; // the backend of the runtime's last report: a restart 
 
 const client = createWorkerClient({ onEvent, onBootError: (reason) => { if (playground.state === "starting") bootFailed(reason); } });
 const request = client.request;
+const onAsk = createAsks(client);
 
 const playground = {
   ready: null,
@@ -212,9 +227,11 @@ function onEvent(m) {
       posted.push({ name: m.name, data: m.data });
       if (posted.length > MAX_POSTED) posted.splice(0, posted.length - MAX_POSTED);
       if (m.name === "training") showTraining(m.data);
+      if (m.name === "image") output.figure(imageFigure(m.data));
       window.dispatchEvent(new CustomEvent("playground:" + m.name, { detail: m.data }));
       break;
     case "classifier-progress": showClassifierProgress(m); break;
+    case "ask": onAsk(m); break;
     case "device-lost":
       playground.onDeviceLost = m.reason;
       showDeviceLost(m.reason);

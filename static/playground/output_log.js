@@ -1,6 +1,7 @@
 // The Output log of the playground page: what the code prints as it runs, then its last value or its error.
 //
-// createOutputLog(element) -> {clear(), print(chunks, dropped), value(node), error(error), note(text, kind)}
+// createOutputLog(element) -> {clear(), print(chunks, dropped), value(node), error(error), note(text, kind),
+//   figure(node)}
 //   print    [{stream: "stdout"|"stderr", text} | {stream: "note", text} (a package load's progress) |
 //            {stream: "figure", png, alt, width, height} (plt.show())] as the worker batches them; dropped: lines the
 //            worker left out
@@ -12,6 +13,8 @@
 //   ask      input(prompt): the prompt and a text box ("Program input") at the end of the log; Enter gives
 //            answer(line) the line, which then stays in the log after its prompt, as a terminal shows it
 //   endInput the run ended (or was stopped) while input() waited: the box goes, the prompt stays
+//   figure   a picture the code showed while it runs (pe.browser.show_image, image_output.js), after what it printed;
+//            one with the data-key of a figure shown before takes that one's place
 // Everything is built with textContent (no HTML from Python reaches the page); a figure is an <img> of its PNG as a
 // data: URL, with its alt text. The log keeps its last MAX_CHARS characters of printed text (a figure counts for
 // FIGURE_CHARS): a loop that prints or plots forever cannot grow the page without bound.
@@ -78,7 +81,7 @@ export function createOutputLog(element) {
     for (const chunk of pending) {
       const { stream, text } = chunk;
       if (stream === "figure" || stream === "note") {
-        const shown = stream === "figure" ? figure(chunk) : el("div", "note printed-note", text);
+        const shown = stream === "figure" ? plotFigure(chunk) : el("div", "note printed-note", text);
         element.append(Object.assign(shown, { chars: chars(chunk) }));
         printedChars += shown.chars;
         continue;
@@ -164,7 +167,7 @@ export function createOutputLog(element) {
   }
 
   // A matplotlib figure (static/playground_figures.py): drawn at the screen's pixel ratio, shown at its CSS size.
-  function figure({ png, alt, width, height }) {
+  function plotFigure({ png, alt, width, height }) {
     const box = el("figure", "figure");
     const img = box.appendChild(el("img"));
     Object.assign(img, { src: "data:image/png;base64," + png, alt, width, height });
@@ -229,7 +232,7 @@ export function createOutputLog(element) {
       case "tensor": return tensor(node);
       case "list": case "dict": return container(node, depth);
       case "frame": return dataFrame(node);
-      case "figure": return figure(node);
+      case "figure": return plotFigure(node);
       default: return el("pre", "repr", node.text);
     }
   }
@@ -290,6 +293,12 @@ export function createOutputLog(element) {
     },
     note(text, kind = "") {
       append(el("div", `note ${kind}`.trim(), text));
+    },
+    figure(node) {
+      const shown = node.dataset.key === undefined ? null
+        : [...element.querySelectorAll("figure[data-key]")].find((f) => f.dataset.key === node.dataset.key);
+      if (shown) shown.replaceWith(node);
+      else append(node);
     },
   };
 }

@@ -1,9 +1,10 @@
-// The panels under the editor and its output (Examples, Files, Charts, Memory lab, Classify, Teach) as tabs, the ARIA
-// tabs pattern: one panel shows at a time, so what a user asked for is never far below the code; the arrow keys, Home
-// and End move between the tabs; the address remembers the panel (?panel=NAME) across reloads and in share links.
+// The panels under the editor and its output (Examples, Files, Charts, Memory lab, Classify, Vision, Teach) as tabs,
+// the ARIA tabs pattern: one panel shows at a time, so what a user asked for is never far below the code; the arrow
+// keys, Home and End move between the tabs; the address remembers the panel (?panel=NAME) across reloads and in share
+// links.
 //
 // Adds to window.playground:
-//   showPanel(name)   shows the panel "examples" | "files" | "charts" | "memory-lab" | "classify" | "teach"
+//   showPanel(name)   shows the panel "examples" | "files" | "charts" | "memory-lab" | "classify" | "vision" | "teach"
 export function initTabs(playground) {
   const PARAM = "panel";
   const tabs = [...document.querySelectorAll('.tabs[role="tablist"] [role="tab"]')];

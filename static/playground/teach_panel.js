@@ -1,23 +1,37 @@
-// The Teach panel (like Teachable Machine): the user names 2 to 5 classes, gives each a few images (files, drops or
-// the bundled samples), and the page trains a small head on EfficientNet-Lite0's pooled features, in the worker, on
-// the page's backend (static/teach_worker.js, static/teach.py). Then it classifies new images with the user's
-// classes; the head downloads as a TF.js layers model (model.json + its .bin shard) and loads back. The images never
-// leave the page: only their pixels go to the worker.
+// The Teach panel (like Teachable Machine): the user names 2 to 5 classes of images or of poses, gives each a few
+// examples (files, drops, the bundled samples, or the camera's frames while a class's button is held), and the page
+// trains a small head, in the worker, on the page's backend (static/teach_worker.js, static/teach.py): on
+// EfficientNet-Lite0's pooled features for images, on MoveNet's 17 keypoints for poses. Then it classifies the
+// camera's frames live, or a file, with the user's classes. The classes and their examples stay across reloads until
+// cleared (teach_store.js). The model downloads as a TF.js layers model (model.json + its .bin shard): for images the
+// full model (the image in) or, labelled so, the head alone; a head loads back. The images never leave the page: only
+// their pixels go to the worker.
 //
 // Registered as the panel "teach" with its worker requests; window.playground.teach is what createTeachPanel returns
 // (the API is listed in main.js's header).
 
 import * as camera from "./camera.js";
 import { registerPanel } from "./panels.js";
+import * as store from "./teach_store.js";
 
 function createTeachPanel({ host, request, decodeImage }) {
   const MIN_CLASSES = 2, MAX_CLASSES = 5, DEFAULT_EPOCHS = 30;
   const SAMPLES = [
+    { url: "samples/astronaut.png", name: "Astronaut" },
     { url: "samples/chelsea.png", name: "Cat" },
     { url: "samples/coffee.webp", name: "Coffee" },
     { url: "samples/rocket.jpg", name: "Rocket" },
   ];
-  const classes = [{ name: "Class 1", thumbs: [] }, { name: "Class 2", thumbs: [] }];
+  const KINDS = {
+    image: "EfficientNet-Lite0 turns each image into 1280 features",
+    pose: "MoveNet finds the person's 17 body keypoints in each image (51 features: x, y and score each)",
+  };
+  // each class: its name, its examples ({features, thumb}: as teach_store.js keeps them) and their thumbnails' URLs
+  const newClass = (name) => ({ name, samples: [], thumbs: [] });
+  const classes = [newClass("Class 1"), newClass("Class 2")];
+  let kind = "image";
+  let trained = false; // a head is there (trained or loaded)
+  let live = false, liveFrames = 0;
   let exported = []; // the object URLs of the last download's links
 
   const el = (tag, props = {}, ...children) => {
@@ -27,42 +41,52 @@ function createTeachPanel({ host, request, decodeImage }) {
     return node;
   };
 
+  const kindPick = el("fieldset", { className: "teach-kind" }, el("legend", { textContent: "Classes of" }),
+    ...Object.keys(KINDS).map((k) => el("label", {},
+      el("input", { type: "radio", name: "teach-kind", value: k, checked: k === kind }), k === "image" ? " Images" : " Poses")));
+  const hint = el("p", { className: "hint" });
   const list = el("ol", { className: "teach-classes" });
   const cameraButton = el("button", { type: "button", textContent: "Use the camera", attrs: { "aria-pressed": "false" } });
   const video = el("video", { hidden: true, attrs: { "aria-label": "Teach camera view" } });
   let recording = null; // the class index whose record button is held, while it is
   const addClassButton = el("button", { type: "button", textContent: "Add a class" });
+  const clearButton = el("button", { type: "button", textContent: "Clear classes", title: "Forget every class and example, here and in this browser's storage" });
   const epochs = el("input", { type: "number", id: "teach-epochs", min: 1, max: 1000, value: DEFAULT_EPOCHS });
   const trainButton = el("button", { type: "button", className: "primary", textContent: "Train" });
   const status = el("p", { className: "status", attrs: { role: "status", "aria-label": "Teach status" } });
   const chart = el("canvas", { width: 480, height: 90, hidden: true, attrs: { role: "img", "aria-label": "Loss per epoch" } });
+  const liveButton = el("button", {
+    type: "button", textContent: "Predict live from the camera", disabled: true, attrs: { "aria-pressed": "false" },
+  });
   const tryFile = el("input", { type: "file", id: "teach-try", accept: "image/png,image/jpeg,image/webp" });
   const tryPreview = el("img", { alt: "The image classified with your classes", hidden: true });
   const results = el("ol", { className: "teach-results", attrs: { "aria-label": "Your classes' probabilities" } });
   const downloadButton = el("button", { type: "button", textContent: "Download model", disabled: true });
+  const headButton = el("button", {
+    type: "button", textContent: "Download the head alone", disabled: true,
+    title: "The head's input is EfficientNet-Lite0's 1280 pooled features, not an image",
+  });
   const loadFiles = el("input", { type: "file", id: "teach-load", multiple: true, accept: ".json,.bin,application/json" });
   const links = el("span", { className: "teach-links" });
 
   host.append(
     el("h2", { textContent: "Teach" }),
-    el("p", {
-      className: "hint",
-      textContent: `Name ${MIN_CLASSES} to ${MAX_CLASSES} classes and give each a few images: EfficientNet-Lite0 ` +
-        "turns each into 1280 features, and a small head learns your classes from them. Your images stay in this page.",
-    }),
+    kindPick,
+    hint,
     el("div", { className: "teach-row" }, cameraButton),
     video,
     list,
-    el("div", { className: "teach-row" }, addClassButton),
+    el("div", { className: "teach-row" }, addClassButton, clearButton),
     el("div", { className: "teach-row" },
       el("label", { htmlFor: "teach-epochs", textContent: "Epochs" }), epochs, trainButton),
     status,
     chart,
+    el("div", { className: "teach-row" }, liveButton),
     el("div", { className: "teach-row" },
       el("label", { htmlFor: "teach-try", textContent: "Classify an image with your classes:" }), tryFile),
     tryPreview,
     results,
-    el("div", { className: "teach-row" }, downloadButton, links),
+    el("div", { className: "teach-row" }, downloadButton, headButton, links),
     el("div", { className: "teach-row" },
       el("label", { htmlFor: "teach-load", textContent: "Load a downloaded model (model.json and its .bin):" }), loadFiles),
   );
@@ -91,7 +115,7 @@ function createTeachPanel({ host, request, decodeImage }) {
     list.replaceChildren(...classes.map((c, i) => {
       const n = i + 1;
       const name = el("input", { type: "text", value: c.name, maxLength: 40, attrs: { "aria-label": `Class ${n} name` } });
-      name.addEventListener("input", () => { c.name = name.value; });
+      name.addEventListener("input", () => { c.name = name.value; persist(); });
       const file = el("input", {
         type: "file", multiple: true, accept: "image/png,image/jpeg,image/webp", attrs: { "aria-label": `Add images to class ${n}` },
       });
@@ -129,6 +153,10 @@ function createTeachPanel({ host, request, decodeImage }) {
       return row;
     }));
     addClassButton.disabled = classes.length >= MAX_CLASSES;
+    hint.textContent = `Name ${MIN_CLASSES} to ${MAX_CLASSES} classes and give each a few images: ${KINDS[kind]}, and a ` +
+      "small head learns your classes from them. Your images stay in this page; the classes stay in this browser until cleared.";
+    headButton.hidden = kind !== "image";
+    for (const input of kindPick.querySelectorAll("input")) input.checked = input.value === kind;
     // a frame added re-draws the list: the held button's successor keeps the keyboard's focus (its keyup ends it)
     if (recording !== null) list.querySelectorAll("button.record")[recording]?.focus();
   }
@@ -152,6 +180,7 @@ function createTeachPanel({ host, request, decodeImage }) {
   async function toggleCamera() {
     if (!video.hidden) {
       recording = null;
+      stopLive();
       camera.close(video);
       cameraButton.setAttribute("aria-pressed", "false");
       render();
@@ -179,10 +208,12 @@ function createTeachPanel({ host, request, decodeImage }) {
       throw new Error(`teach.addExample: class index must be 0 to ${classes.length - 1} (${classes.length} classes), got ${classIndex}`);
     }
     const [args, transfer] = await pixelsOf(image);
-    const result = await request("teach", { action: "addExample", classIndex, ...args }, transfer);
+    const { counts, features } = await request("teach", { action: "addExample", classIndex, ...args }, transfer);
+    classes[classIndex].samples.push({ features: Float32Array.from(features), thumb: image instanceof Blob ? image : String(image) });
     classes[classIndex].thumbs.push(image instanceof Blob ? URL.createObjectURL(image) : String(image));
     render();
-    return result;
+    persist();
+    return { counts };
   }
 
   async function addFromUI(classIndex, images) {
@@ -197,8 +228,9 @@ function createTeachPanel({ host, request, decodeImage }) {
 
   function addClass(name) {
     if (classes.length >= MAX_CLASSES) throw new Error(`teach.addClass: at most ${MAX_CLASSES} classes`);
-    classes.push({ name: name ?? `Class ${classes.length + 1}`, thumbs: [] });
+    classes.push(newClass(name ?? `Class ${classes.length + 1}`));
     render();
+    persist();
     return classes.length - 1;
   }
 
@@ -208,6 +240,67 @@ function createTeachPanel({ host, request, decodeImage }) {
     for (const src of classes[classIndex].thumbs) if (src.startsWith("blob:")) URL.revokeObjectURL(src);
     classes.splice(classIndex, 1);
     render();
+    persist();
+  }
+
+  // The classes as teach_store.js keeps them; saved after each change (the last of quick changes wins).
+  let saving = Promise.resolve();
+  function persist() {
+    const state = { kind, classes: classes.map(({ name, samples }) => ({ name, samples: [...samples] })) };
+    saving = saving.then(() => store.save(state)).catch((error) => {
+      console.error(error);
+      say(`Your classes could not be kept for the next visit: ${error.message}`, true);
+    });
+    return saving;
+  }
+
+  function replaceClasses(kept) {
+    for (const c of classes) for (const src of c.thumbs) if (src.startsWith("blob:")) URL.revokeObjectURL(src);
+    classes.splice(0, classes.length, ...kept.map(({ name, samples }) => ({
+      name, samples, thumbs: samples.map(({ thumb }) => (typeof thumb === "string" ? thumb : URL.createObjectURL(thumb))),
+    })));
+    render();
+  }
+
+  // The last visit's classes and examples, given back to the worker (their features: nothing is embedded again).
+  async function restore() {
+    const state = await store.load();
+    if (!state || !state.classes.length) return false;
+    kind = state.kind;
+    replaceClasses(state.classes);
+    await request("teach", { action: "setKind", kind });
+    for (const [i, c] of state.classes.entries()) {
+      for (const { features } of c.samples) await request("teach", { action: "addFeatures", classIndex: i, features });
+    }
+    say(`Your ${plural(classes.length, "class")} from the last visit are back, with ${plural(total(), "example")}: train again to use them.`);
+    return true;
+  }
+
+  function forgetHead() {
+    trained = false;
+    stopLive();
+    for (const button of [liveButton, downloadButton, headButton]) button.disabled = true;
+  }
+
+  // Images or poses: another kind forgets the examples (the names stay) and the head.
+  async function setKind(next) {
+    if (!(next in KINDS)) throw new Error(`teach.setKind: "image" or "pose", got ${JSON.stringify(next)}`);
+    if (next === kind) return;
+    await request("teach", { action: "setKind", kind: next });
+    kind = next;
+    forgetHead();
+    replaceClasses(classes.map(({ name }) => ({ name, samples: [] })));
+    persist();
+    say(`Classes of ${next === "image" ? "images" : "poses"}: add examples to each.`);
+  }
+
+  async function clear() {
+    await request("teach", { action: "reset" });
+    forgetHead();
+    replaceClasses([newClass("Class 1"), newClass("Class 2")]);
+    saving = saving.then(() => store.clear()); // after any save still under way
+    await saving;
+    say("Cleared: every class and example is forgotten, here and in this browser's storage.");
   }
 
   // The loss per epoch, drawn as the "training" events arrive.
@@ -254,7 +347,8 @@ function createTeachPanel({ host, request, decodeImage }) {
       const { loss, accuracy } = result.history;
       say(`Trained on ${plural(result.examples, "image")} for ${plural(loss.length, "epoch")}: loss ${loss.at(-1).toFixed(4)}, ` +
         `accuracy ${accuracy.at(-1).toFixed(3)}. Classify an image below, or download the model.`);
-      downloadButton.disabled = false;
+      trained = true;
+      for (const button of [liveButton, downloadButton, headButton]) button.disabled = false;
       return result;
     } finally {
       window.removeEventListener("playground:training", onEpoch);
@@ -276,8 +370,37 @@ function createTeachPanel({ host, request, decodeImage }) {
     const top = await guarded("Could not classify the image", () => predict(image)).catch(() => null);
     tryPreview.hidden = !top; // a file that is no image shows the message, not a broken-image icon
     if (!top) return;
-    results.replaceChildren(...top.map(({ label, probability }) => el("li", { textContent: `${label}: ${(probability * 100).toFixed(1)}%` })));
+    showTop(top);
     say(`Classified with your classes: ${top[0].label}.`);
+  }
+
+  function showTop(top) {
+    results.replaceChildren(...top.map(({ label, probability }) => el("li", { textContent: `${label}: ${(probability * 100).toFixed(1)}%` })));
+  }
+
+  // The camera's frames classified with your classes, one at a time, until pressed again.
+  async function startLive() {
+    if (live || !trained) return;
+    if (video.hidden) await toggleCamera();
+    if (video.hidden) return; // the camera could not start: the status says why
+    live = true;
+    liveFrames = 0;
+    liveButton.setAttribute("aria-pressed", "true");
+    tryPreview.hidden = true;
+    while (live && !video.hidden) {
+      const top = await guarded("Could not classify the camera's frame", async () => predict(await camera.frameBlob(video))).catch(() => null);
+      if (!top) break;
+      if (!live) return;
+      liveFrames += 1;
+      showTop(top);
+      say(`Live: ${top[0].label} (${(top[0].probability * 100).toFixed(0)}%) · ${plural(liveFrames, "frame")} classified`);
+    }
+    stopLive();
+  }
+
+  function stopLive() {
+    live = false;
+    liveButton.setAttribute("aria-pressed", "false");
   }
 
   async function embed(image) {
@@ -285,10 +408,11 @@ function createTeachPanel({ host, request, decodeImage }) {
     return request("teach", { action: "embed", ...args }, transfer);
   }
 
-  // The head as model.save wrote it in the worker: model.json (parsed), the weights (the shards' bytes, in the
-  // manifest's order) and the files themselves.
-  async function exportModel() {
-    const { files } = await request("teach", { action: "export" });
+  // The model as model.save wrote it in the worker: model.json (parsed), the weights (the shards' bytes, in the
+  // manifest's order) and the files themselves. full: for images, the body and the head (the image in); for poses
+  // the head is the whole model.
+  async function exportModel({ full = false } = {}) {
+    const { files } = await request("teach", { action: full && kind === "image" ? "exportFull" : "export" });
     const modelJson = JSON.parse(await files[0].blob.text());
     const shards = modelJson.weightsManifest.flatMap((group) => group.paths);
     const blobs = shards.map((path) => {
@@ -300,14 +424,19 @@ function createTeachPanel({ host, request, decodeImage }) {
   }
 
   // Each file downloads on its own (a browser may ask once whether the page may download several); the links stay.
-  async function download() {
-    const { files } = await exportModel();
+  // full: the model to use (downloadButton), else the head alone (headButton).
+  async function download({ full = true } = {}) {
+    say(full && kind === "image" ? "Saving the full model (EfficientNet-Lite0 and your head)..." : "Saving the head...");
+    const { files } = await exportModel({ full });
     for (const url of exported) URL.revokeObjectURL(url);
     exported = files.map(({ blob }) => URL.createObjectURL(blob));
     const anchors = files.map(({ name }, k) => el("a", { href: exported[k], download: name, textContent: name }));
     links.replaceChildren("Files: ", ...anchors.flatMap((a, k) => (k ? [" · ", a] : [a])));
     for (const a of anchors) a.click();
-    say(`Downloaded ${files.map((f) => f.name).join(" and ")}: keep them in one folder; tf.loadLayersModel reads them.`);
+    const what = kind === "pose" ? "the model (the head on 51 pose features: MoveNet's 17 keypoints as x / width, y / height and score)"
+      : full ? "the full model (a 224x224 RGB image of 0..255 in, one probability per class out)"
+        : "the head alone (its input is EfficientNet-Lite0's 1280 pooled features, layer avg_pool, not an image)";
+    say(`Downloaded ${what}: ${files.map((f) => f.name).join(" and ")}; keep them in one folder, tf.loadLayersModel reads them.`);
     return files.map((f) => f.name);
   }
 
@@ -315,9 +444,11 @@ function createTeachPanel({ host, request, decodeImage }) {
     const given = [...files].map((f) => ({ name: f.name, blob: f.blob ?? f }));
     if (!given.some((f) => f.name === "model.json")) throw new Error("teach.loadModel: choose the model.json and its .bin file together");
     const result = await request("teach", { action: "load", files: given });
-    classes.splice(0, classes.length, ...result.classes.map((name) => ({ name, thumbs: [] })));
-    render();
-    downloadButton.disabled = false;
+    kind = result.kind;
+    replaceClasses(result.classes.map((name) => ({ name, samples: [] })));
+    persist();
+    trained = true;
+    for (const button of [liveButton, downloadButton, headButton]) button.disabled = false;
     say(`Loaded a head for ${result.classes.join(", ")}. Classify an image below.`);
     return result;
   }
@@ -330,12 +461,26 @@ function createTeachPanel({ host, request, decodeImage }) {
   window.addEventListener("pointercancel", () => { recording = null; });
   window.addEventListener("blur", () => { recording = null; }); // a release in another window never reaches this one
   trainButton.addEventListener("click", () => train().catch(() => {}));
+  clearButton.addEventListener("click", () => guarded("Could not clear the classes", clear).catch(() => {}));
+  kindPick.addEventListener("change", (event) => guarded("Could not change what the classes are of", () => setKind(event.target.value)).catch(() => render()));
+  liveButton.addEventListener("click", () => (live ? stopLive() : startLive()));
+  headButton.addEventListener("click", () => guarded("Could not download the head", () => download({ full: false })).catch(() => {}));
   tryFile.addEventListener("change", () => predictFromUI(tryFile.files[0]));
-  downloadButton.addEventListener("click", () => guarded("Could not download the model", download).catch(() => {}));
+  downloadButton.addEventListener("click", () => guarded("Could not download the model", () => download()).catch(() => {}));
   loadFiles.addEventListener("change", () => guarded("Could not load the model", () => loadModel(loadFiles.files)).catch(() => {}));
   render();
+  const restored = restore().catch((error) => {
+    console.error(error);
+    say(`Your classes from the last visit could not be restored: ${lastLine(error.message)}`, true);
+    return false;
+  });
 
   return {
+    restored,
+    kind: () => kind,
+    setKind,
+    clear,
+    live: { start: startLive, stop: stopLive, running: () => live, frames: () => liveFrames },
     classes: () => classes.map((c) => c.name),
     addClass,
     removeClass,

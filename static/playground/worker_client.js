@@ -80,6 +80,11 @@ export function createWorkerClient({ onEvent, onBootError }) {
     Atomics.notify(input.control, 0);
   }
 
+  // Answers a question Python asked the page (the worker's peAsk), at once, even while a run waits for it.
+  function reply(ask, outcome, transfer = []) {
+    worker.postMessage({ op: "answer", ask, ...outcome }, transfer);
+  }
+
   // Ends the worker; every pending request rejects with an error marked `restarted`.
   function terminate() {
     worker.terminate();
@@ -89,5 +94,5 @@ export function createWorkerClient({ onEvent, onBootError }) {
     waiting.clear();
   }
 
-  return { request, start, stop, answer, terminate };
+  return { request, start, stop, answer, reply, terminate };
 }
