@@ -36,7 +36,7 @@ def runs_here(op):
 
 
 def table(ops):
-    """The README's table: per category, TF.js's ops, those that run here, and how many do not."""
+    """docs/graph_models.md's table: per category, TF.js's ops, those that run here, and how many do not."""
     rows = [
         f"| | TensorFlow.js {converter_version()} graph ops | py_engine | not here |",
         "|---|---|---|---|",
