@@ -15,6 +15,10 @@ from ...errors import BackendError
 from ...kernel_registry import names_on
 from ..numpy import NumpyBackend
 from . import native
+from . import threads as _threads
+
+MAX_THREADS = 15  # static/wasm_pool.js has a control slot for 15 workers besides the caller
+MAX_DEFAULT_THREADS = 4
 
 
 class WasmBackend(NumpyBackend):
@@ -30,17 +34,38 @@ class WasmBackend(NumpyBackend):
             raise BackendError(str(e)) from None
         native.exports = exports
         self.module_bytes = len(data)
+        self.threads_chosen = False
         _self_test()
+
+    async def configure(self, threads=None):
+        """set_backend("wasm", threads=n): the big kernels on n threads (1: the calling thread alone, as before).
+        None: keep the number set before, else the default for this machine (default_threads). Where threads cannot
+        run, one, and backend_info()'s threads_reason says why."""
+        if threads is None:
+            if self.threads_chosen:
+                return
+            threads = default_threads()
+        elif isinstance(threads, bool) or not isinstance(threads, int) or not 1 <= threads <= MAX_THREADS:
+            raise ValueError(f"threads must be a whole number from 1 to {MAX_THREADS}, got {threads!r}")
+        self.threads_chosen = True
+        await _threads.start(threads)
 
     def info(self):
         native_kernels = names_on(self.name)
         return {
             **super().info(),
-            "kernels": "WebAssembly SIMD128, one thread, on numpy's memory",
+            "kernels": "WebAssembly SIMD128 on numpy's memory; the big ones split over a pool of workers",
+            **_threads.info(),
             "module_bytes": self.module_bytes,
             "native_kernels": sorted(native_kernels),
             "fallback_kernels": sorted(names_on(self.kernel_fallback) - native_kernels),
         }
+
+
+def default_threads():
+    """The machine's cores (navigator.hardwareConcurrency), at most MAX_DEFAULT_THREADS: each thread takes a share
+    of every big kernel, so one per core until the copies in and out of the shared memory dominate."""
+    return max(1, min(_threads.cores(), MAX_DEFAULT_THREADS))
 
 
 def _self_test():

@@ -1,0 +1,247 @@
+"""The wasm backend's threads: the big kernels (products, convolutions, depthwise convolutions, pooling) split by
+output rows over a pool of workers that run the same kernels (kernels_shared.wasm) on a shared WebAssembly.Memory.
+
+Pyodide's memory is not shared, so a threaded op copies its operands into the shared memory (an arena, reused by
+every op: it grows to the largest op's operands and stays), each thread computes its own rows (no two write the
+same bytes), and the output is copied back into a numpy array. The calling thread takes the first share itself.
+The host provides the pool (`globalThis.pyEngineWasmPool`: static/wasm_pool.js, loaded by the page's worker, or by
+tests/pyodide/run.mjs in Node); where it cannot (not cross-origin isolated, no SharedArrayBuffer, no host pool),
+the backend runs on one thread and says why. A worker that stops answering ends the pool: the op, and every op
+after it, runs on the calling thread alone.
+"""
+
+from importlib import resources
+from types import SimpleNamespace
+
+import numpy as np
+
+from . import native
+from .native import F32, I32
+
+# multiply-adds (about) below which an op stays on the calling thread: the copies and a worker's wake-up cost more
+MIN_WORK = 1 << 19
+ARENA = 4096  # static/wasm_pool.js: the control block comes first
+ALIGN = 16
+JOIN_TIMEOUT_MS = 10000  # a worker that has not finished its share by then is taken for dead
+
+pool = None  # the running Pool, or None: every kernel on the calling thread
+reason = "one thread was asked for"  # why pool is None
+
+
+def module_bytes():
+    return resources.files(__package__).joinpath("kernels_shared.wasm").read_bytes()
+
+
+def unavailable():
+    """Why this host cannot run the pool, or None."""
+    try:
+        import js
+    except ImportError:
+        return "not in Pyodide"
+    if getattr(js, "crossOriginIsolated", None) is False:  # a browser's page or worker (Node has no such flag)
+        return "the page is not cross-origin isolated, so it has no SharedArrayBuffer"
+    if not hasattr(js, "SharedArrayBuffer"):
+        return "this JavaScript has no SharedArrayBuffer"
+    if not hasattr(js, "pyEngineWasmPool"):
+        return "the host provides no worker pool (globalThis.pyEngineWasmPool: static/wasm_pool.js)"
+    return None
+
+
+def cores():
+    """The machine's logical cores as the JavaScript host reports them (navigator.hardwareConcurrency), or 1."""
+    try:
+        import js
+
+        return int(js.navigator.hardwareConcurrency)
+    except (ImportError, AttributeError, TypeError, ValueError):
+        return 1
+
+
+class Pool:
+    """threads - 1 workers and the calling thread, on one shared memory; `run` splits one kernel call over them."""
+
+    def __init__(self, js_pool, threads):
+        self.threads = threads
+        self.js = js_pool
+        names = list(js_pool.names)
+        self.index = {name: i for i, name in enumerate(names)}
+        # each function looked up once: a JS attribute lookup per call would cost more than the call
+        self.exports = SimpleNamespace(**{name: getattr(js_pool.exports, name) for name in names})
+        self._post, self._start, self._join = js_pool.post, js_pool.start, js_pool.join
+        self._copy_in, self._copy_out, self._reserve = js_pool.copyIn, js_pool.copyOut, js_pool.reserve
+        self.size = self._reserve(0)
+        self.top = ARENA
+
+    def begin(self):
+        """Start an op: its operands go into the arena from the start."""
+        self.top = ARENA
+
+    def alloc(self, nbytes):
+        """The shared address of `nbytes` of the arena for this op."""
+        at = self.top
+        self.top = -(-(at + nbytes) // ALIGN) * ALIGN
+        if self.top > self.size:
+            self.size = self._reserve(self.top)
+        return at
+
+    def put(self, array, dtype=F32):
+        """`array` (C-contiguous, `dtype`) copied into the arena: its shared address."""
+        at = self.alloc(array.nbytes)
+        self._copy_in(at, native.address(array, array.size, dtype), array.nbytes)
+        return at
+
+    def get(self, at, array):
+        """The arena's bytes at `at` copied into `array` (a float32 array the wrapper allocated)."""
+        self._copy_out(native.address(array, array.size), at, array.nbytes)
+        return array
+
+    def run(self, name, parts):
+        """Call export `name` once per thread, thread t with parts[t]; the calling thread takes parts[0].
+        False if a worker did not finish (the pool is then closed: see lost())."""
+        fn = self.index[name]
+        for t, args in enumerate(parts[1:]):
+            self._post(t, fn, *args)
+        self._start()
+        getattr(self.exports, name)(*parts[0])
+        if self._join(JOIN_TIMEOUT_MS):
+            return True
+        stop(f"a worker of the pool did not finish its share within {JOIN_TIMEOUT_MS} ms; running on one thread")
+        return False
+
+    def close(self):
+        self.js.close()
+
+
+def split(count, parts, multiple=1):
+    """`parts` contiguous [start, end) ranges covering range(count), starts multiples of `multiple` (empty at the
+    end when there is not enough to go round)."""
+    step = -(-count // (parts * multiple)) * multiple
+    return [(min(t * step, count), min((t + 1) * step, count)) for t in range(parts)]
+
+
+async def start(threads):
+    """Run the big kernels on `threads` threads (1: the calling thread alone). True if the pool runs; otherwise
+    `reason` says why not."""
+    global pool, reason
+    stop("one thread was asked for")
+    if threads == 1:
+        return True
+    why = unavailable()
+    if why:
+        reason = why
+        return False
+    import js
+    from pyodide.ffi import to_js
+
+    try:
+        module = js.WebAssembly.Module.new(to_js(module_bytes()))
+        started = await js.pyEngineWasmPool(module, threads - 1, native.heap_memory())
+    except Exception as e:
+        reason = f"the pool of workers did not start ({e}); running on one thread"
+        return False
+    pool = Pool(started, threads)
+    why = _self_test(pool)
+    if why:
+        stop(why)
+        return False
+    return True
+
+
+def stop(why):
+    global pool, reason
+    if pool is not None:
+        pool.close()
+    pool, reason = None, why
+
+
+def worth(work):
+    """The running pool, if an op of `work` multiply-adds should use it."""
+    return pool if pool is not None and work >= MIN_WORK else None
+
+
+# ---- the threaded kernels: each returns its output, or None when the pool was lost (the caller then runs it) ----
+
+
+def gemm(p, a, b, m, n, k, transposed_b, out, bias=None, activation=0):
+    """out[m, n] = activation(a @ b + bias): a (m x k) row-major, b (k x n; n x k when `transposed_b`)."""
+    p.begin()
+    pa, pb = p.put(a), p.put(b)
+    packed = p.alloc(-(-n // 8) * 8 * k * 4)
+    p.exports.pack_b(pb, k, n, *((1, k) if transposed_b else (n, 1)), packed)
+    pbias = p.put(bias) if bias is not None else 0
+    pc = p.alloc(m * n * 4)
+    parts = [
+        (pa + i0 * k * 4, k, 1, packed, pc + i0 * n * 4, n, i1 - i0, n, k, pbias, 0, activation)
+        for i0, i1 in split(m, p.threads, 4)
+    ]
+    return p.get(pc, out) if p.run("gemm", parts) else None
+
+
+def conv2d(p, x, shape, rows, weights, k, o, bias, activation, y, block):
+    """y = activation(patches(x) @ weights + bias), kernels.c conv2d's rows split over the threads."""
+    p.begin()
+    px, ps, pw = p.put(x), p.put(shape, I32), p.put(weights)
+    packed = p.alloc(-(-o // 8) * 8 * k * 4)
+    p.exports.pack_b(pw, k, o, o, 1, packed)
+    pbias = p.put(bias) if bias is not None else 0
+    py = p.alloc(y.nbytes)
+    parts = [
+        (px, ps, r0, r1, packed, o, pbias, activation, py, p.alloc(block * k * 4), block)
+        for r0, r1 in split(rows, p.threads)
+    ]
+    return p.get(py, y) if p.run("conv2d", parts) else None
+
+
+def rows_kernel(p, name, x, shape, rows, y, *args):
+    """A kernel over output rows (n, oh) (depthwise, pool): kernels.c's name(x, first, last, s, *args, y), where an
+    array in args is copied in and passed by its shared address."""
+    p.begin()
+    px, ps = p.put(x), p.put(shape, I32)
+    args = [p.put(v) if isinstance(v, np.ndarray) else v for v in args]
+    py = p.alloc(y.nbytes)
+    parts = [(px, r0, r1, ps, *args, py) for r0, r1 in split(rows, p.threads)]
+    return p.get(py, y) if p.run(name, parts) else None
+
+
+def _self_test(p):
+    """Why the threaded kernels differ from the calling thread's on shapes that do not split evenly, or None."""
+    from . import nn
+    from .__init__ import _values
+    from .linalg import _batch_matmul
+
+    global MIN_WORK
+    a, b = _values((37, 29), 1), _values((29, 19), 2)
+    x, w, dw = _values((1, 13, 11, 6), 3), _values((3, 3, 6, 5), 4), _values((3, 3, 6, 1), 5)
+    conv = {"strides": (2, 1), "pad": ((1, 1), (0, 1)), "dilations": (1, 1)}
+    cases = {
+        "BatchMatMul": lambda: _batch_matmul(a, b, False, False),
+        "Conv2D": lambda: nn._conv2d(x, w, activation="relu6", **conv),
+        "DepthwiseConv2dNative": lambda: nn._depthwise(x, dw, **conv),
+        "MaxPool": lambda: nn._pool(average=False)(x, (3, 2), (2, 2), ((1, 1), (0, 1))),
+    }
+    saved, threaded = MIN_WORK, {}
+    try:
+        MIN_WORK = 0
+        threaded = {name: case() for name, case in cases.items()}
+    finally:
+        MIN_WORK = saved
+    global pool
+    if pool is None:
+        return reason
+    pool = None  # the same kernels on the calling thread alone
+    try:
+        for name, case in cases.items():
+            if not np.array_equal(threaded[name], case()):
+                return (
+                    f"the threaded kernels' self-test failed: {name} differs from one thread's; running on one thread"
+                )
+    finally:
+        pool = p
+    return None
+
+
+def info():
+    """backend_info()'s part: threads, and why one where the pool does not run."""
+    if pool is None:
+        return {"threads": 1, "threads_reason": reason, "threads_memory_bytes": 0}
+    return {"threads": pool.threads, "threads_reason": None, "threads_memory_bytes": pool.size}
