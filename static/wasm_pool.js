@@ -77,17 +77,19 @@ async function startWasmPool(module, workers, makeWorker, heap, timeoutMs = 1000
       Atomics.add(control, P.GENERATION, 1);
       Atomics.notify(control, P.GENERATION);
     },
-    // true once every worker has finished its share; false if one has not within timeoutMs (it died or hangs)
+    // null once every worker has finished its share, else what went wrong: a worker's kernel threw, or one has not
+    // finished within timeoutMs (it died or hangs)
     join(timeoutMs = 10000) {
-      for (let i = 0; i < P.SPIN; i++) if (Atomics.load(control, P.PENDING) === 0) return true;
       const deadline = Date.now() + timeoutMs;
-      for (;;) {
+      for (let spins = 0; ; spins++) {
         const pending = Atomics.load(control, P.PENDING);
-        if (pending === 0) return true;
+        if (pending === 0) break;
+        if (spins < P.SPIN) continue;
         const left = deadline - Date.now();
-        if (left <= 0) return false;
+        if (left <= 0) return `a worker did not finish its share within ${timeoutMs} ms`;
         Atomics.wait(control, P.PENDING, pending, left);
       }
+      return Atomics.load(control, P.FAILED) ? "a worker's kernel failed" : null;
     },
     close,
   };

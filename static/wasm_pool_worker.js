@@ -1,5 +1,6 @@
 // A worker of the wasm backend's pool (static/wasm_pool.js): instantiates the shared kernels on the shared memory
-// once, then runs each call the Python worker posts into its slot, and says when it is done (PENDING).
+// once, then runs each call the Python worker posts into its slot, and says when it is done (PENDING). A kernel that
+// throws (a trap) sets FAILED and ends this worker.
 // The one message it gets: {memory, module, index, layout: WASM_POOL}.
 "use strict";
 
@@ -22,7 +23,13 @@ self.addEventListener("message", ({ data: { memory, module, index, layout: P } }
     Atomics.wait(control, P.GENERATION, seen);
     seen = Atomics.load(control, P.GENERATION);
     const args = Array.from(control.subarray(slot + 2, slot + 2 + control[slot + 1]));
-    kernels[control[slot]](...args);
-    if (Atomics.sub(control, P.PENDING, 1) === 1) Atomics.notify(control, P.PENDING);
+    try {
+      kernels[control[slot]](...args);
+    } catch (error) {
+      Atomics.store(control, P.FAILED, 1); // the caller ends the pool: its output is not whole
+      throw error;
+    } finally {
+      if (Atomics.sub(control, P.PENDING, 1) === 1) Atomics.notify(control, P.PENDING);
+    }
   }
 }, { once: true });

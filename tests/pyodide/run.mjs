@@ -21,6 +21,7 @@ const workerSource = 'const { parentPort } = require("node:worker_threads");\n' 
 globalThis.pyEngineWasmPool = (module, workers, heap) => startWasmPool(module, workers, () => {
   const worker = new Worker(workerSource, { eval: true });
   worker.unref(); // a worker waiting for work must not keep Node running once stdin closes
+  worker.on("error", (error) => say(`a pool worker stopped: ${error}`)); // the pool notices it; Node must not exit
   return worker;
 }, heap);
 const { loadPyodide } = await import(pathToFileURL(path.join(pyodideDir, "pyodide.mjs")).href);

@@ -9,6 +9,8 @@ anything off (no SIMD, no access to the memory, a wrong result) and set_backend(
 reason in backend_info().
 """
 
+import asyncio
+
 import numpy as np
 
 from ...errors import BackendError
@@ -35,17 +37,26 @@ class WasmBackend(NumpyBackend):
         native.exports = exports
         self.module_bytes = len(data)
         self.threads_chosen = False
+        self.threads_starting = None  # the default pool's start, in the background
         _self_test()
 
     async def configure(self, threads=None):
-        """set_backend("wasm", threads=n): the big kernels on n threads (1: the calling thread alone, as before).
-        None: keep the number set before, else the default for this machine (default_threads). Where threads cannot
-        run, one, and backend_info()'s threads_reason says why."""
+        """set_backend("wasm", threads=n): the big kernels on n threads (1: the calling thread alone, as before),
+        started before set_backend returns. None: keep the number set before, else the default for this machine
+        (default_threads), whose pool starts in the background: the kernels run on one thread until it is ready.
+        Where threads cannot run, one, and backend_info()'s threads_reason says why."""
         if threads is None:
-            if self.threads_chosen:
-                return
-            threads = default_threads()
-        elif isinstance(threads, bool) or not isinstance(threads, int) or not 1 <= threads <= MAX_THREADS:
+            if not self.threads_chosen:
+                self.threads_chosen = True
+                n, cores = default_threads(), _threads.cores()
+                why = f"the default on {cores} core{'s' * (cores > 1)} (navigator.hardwareConcurrency)"
+                starting = _threads.start(n, why)
+                if n == 1:
+                    await starting
+                else:  # the pool's workers start while the page goes on
+                    self.threads_starting = asyncio.ensure_future(starting)
+            return
+        if isinstance(threads, bool) or not isinstance(threads, int) or not 1 <= threads <= MAX_THREADS:
             raise ValueError(f"threads must be a whole number from 1 to {MAX_THREADS}, got {threads!r}")
         self.threads_chosen = True
         await _threads.start(threads)

@@ -26,6 +26,7 @@ JOIN_TIMEOUT_MS = 10000  # a worker that has not finished its share by then is t
 
 pool = None  # the running Pool, or None: every kernel on the calling thread
 reason = "one thread was asked for"  # why pool is None
+_starts = 0  # start() calls so far: a start overtaken by a later one closes what it started
 
 
 def module_bytes():
@@ -71,6 +72,7 @@ class Pool:
         self._copy_in, self._copy_out, self._reserve = js_pool.copyIn, js_pool.copyOut, js_pool.reserve
         self.size = self._reserve(0)
         self.top = ARENA
+        self.calls = 0  # kernel calls split over the threads (backend_info's threaded_calls)
 
     def begin(self):
         """Start an op: its operands go into the arena from the start."""
@@ -97,15 +99,17 @@ class Pool:
 
     def run(self, name, parts):
         """Call export `name` once per thread, thread t with parts[t]; the calling thread takes parts[0].
-        False if a worker did not finish (the pool is then closed: see lost())."""
+        False if a worker failed or did not finish: the pool is then closed, and `reason` says why."""
         fn = self.index[name]
+        self.calls += 1
         for t, args in enumerate(parts[1:]):
             self._post(t, fn, *args)
         self._start()
         getattr(self.exports, name)(*parts[0])
-        if self._join(JOIN_TIMEOUT_MS):
+        failed = self._join(JOIN_TIMEOUT_MS)
+        if failed is None:
             return True
-        stop(f"a worker of the pool did not finish its share within {JOIN_TIMEOUT_MS} ms; running on one thread")
+        stop(f"the pool of workers stopped ({failed} in {name}); running on one thread")
         return False
 
     def close(self):
@@ -119,11 +123,15 @@ def split(count, parts, multiple=1):
     return [(min(t * step, count), min((t + 1) * step, count)) for t in range(parts)]
 
 
-async def start(threads):
-    """Run the big kernels on `threads` threads (1: the calling thread alone). True if the pool runs; otherwise
-    `reason` says why not."""
-    global pool, reason
-    stop("one thread was asked for")
+async def start(threads, why_one="one thread was asked for"):
+    """Run the big kernels on `threads` threads (1: the calling thread alone, `reason` then `why_one`). True if they
+    do; otherwise `reason` says why not."""
+    global pool, reason, _starts
+    if pool is not None and pool.threads == threads:
+        return True
+    _starts += 1
+    this = _starts
+    stop(why_one)
     if threads == 1:
         return True
     why = unavailable()
@@ -133,11 +141,16 @@ async def start(threads):
     import js
     from pyodide.ffi import to_js
 
+    reason = f"the pool of {threads} threads is starting"
     try:
         module = js.WebAssembly.Module.new(to_js(module_bytes()))
         started = await js.pyEngineWasmPool(module, threads - 1, native.heap_memory())
     except Exception as e:
-        reason = f"the pool of workers did not start ({e}); running on one thread"
+        if this == _starts:
+            reason = f"the pool of workers did not start ({e}); running on one thread"
+        return False
+    if this != _starts:  # set_backend asked again meanwhile: its answer stands
+        started.close()
         return False
     pool = Pool(started, threads)
     why = _self_test(pool)
@@ -205,8 +218,7 @@ def rows_kernel(p, name, x, shape, rows, y, *args):
 
 def _self_test(p):
     """Why the threaded kernels differ from the calling thread's on shapes that do not split evenly, or None."""
-    from . import nn
-    from .__init__ import _values
+    from . import _values, nn
     from .linalg import _batch_matmul
 
     global MIN_WORK
@@ -243,5 +255,10 @@ def _self_test(p):
 def info():
     """backend_info()'s part: threads, and why one where the pool does not run."""
     if pool is None:
-        return {"threads": 1, "threads_reason": reason, "threads_memory_bytes": 0}
-    return {"threads": pool.threads, "threads_reason": None, "threads_memory_bytes": pool.size}
+        return {"threads": 1, "threads_reason": reason, "threads_memory_bytes": 0, "threaded_calls": 0}
+    return {
+        "threads": pool.threads,
+        "threads_reason": None,
+        "threads_memory_bytes": pool.size,
+        "threaded_calls": pool.calls,
+    }
