@@ -6,7 +6,7 @@ a tensor between `numpy` and `wasm` copies nothing and every op works on both; p
 are native. It starts only where Pyodide runs (the page, Node): the module must be instantiated on the
 interpreter's own WebAssembly memory. At start a self-test compares a few kernels with numpy on awkward shapes;
 anything off (no SIMD, no access to the memory, a wrong result) and set_backend("wasm") falls back to numpy with the
-reason in backend_info().
+reason in backend_info(). set_backend("wasm", threads=n) splits the big kernels over a pool of workers (threads.py).
 """
 
 import asyncio
