@@ -1,10 +1,13 @@
-// A worker of the wasm backend's pool (static/wasm_pool.js): instantiates the shared kernels on the shared memory
-// once, then runs each call the Python worker posts into its slot, and says when it is done (PENDING). A kernel that
-// throws (a trap) sets FAILED and ends this worker.
-// The one message it gets: {memory, module, index, layout: WASM_POOL}.
+// A worker of the wasm backend's pool (static/wasm_pool.js: its layout and runShare): instantiates the shared
+// kernels on the shared memory once, then takes its part of each call the Python worker starts, and says when it is
+// done (PENDING). A kernel that throws (a trap) sets FAILED and ends this worker.
+// The one message it gets: {memory, module, index}.
 "use strict";
 
-self.addEventListener("message", ({ data: { memory, module, index, layout: P } }) => {
+importScripts("wasm_pool.js");
+
+self.addEventListener("message", ({ data: { memory, module, index } }) => {
+  const P = WASM_POOL;
   const control = new Int32Array(memory.buffer, 0, P.ARENA / 4);
   let kernels;
   try {
@@ -14,7 +17,6 @@ self.addEventListener("message", ({ data: { memory, module, index, layout: P } }
     Atomics.store(control, P.FAILED, 1);
     throw error;
   }
-  const slot = P.SLOTS + index * P.SLOT;
   let seen = Atomics.load(control, P.GENERATION); // read before READY: the first call comes after it
   Atomics.add(control, P.READY, 1);
   for (;;) {
@@ -22,9 +24,8 @@ self.addEventListener("message", ({ data: { memory, module, index, layout: P } }
     while (Atomics.load(control, P.GENERATION) === seen && spins++ < P.SPIN);
     Atomics.wait(control, P.GENERATION, seen);
     seen = Atomics.load(control, P.GENERATION);
-    const args = Array.from(control.subarray(slot + 2, slot + 2 + control[slot + 1]));
     try {
-      kernels[control[slot]](...args);
+      runShare(control, kernels, index);
     } catch (error) {
       Atomics.store(control, P.FAILED, 1); // the caller ends the pool: its output is not whole
       throw error;

@@ -17,6 +17,8 @@ const staticDir = path.join(path.dirname(fileURLToPath(import.meta.url)), "..", 
 vm.runInThisContext(fs.readFileSync(path.join(staticDir, "wasm_pool.js"), "utf8"));
 const workerSource = 'const { parentPort } = require("node:worker_threads");\n' +
   'globalThis.self = { addEventListener: (type, f) => parentPort.once(type, (data) => f({ data })) };\n' +
+  `globalThis.importScripts = (name) => require("node:vm").runInThisContext(require("node:fs").readFileSync(${
+    JSON.stringify(staticDir)} + "/" + name, "utf8"));\n` +
   fs.readFileSync(path.join(staticDir, "wasm_pool_worker.js"), "utf8");
 globalThis.pyEngineWasmPool = (module, workers, heap) => startWasmPool(module, workers, () => {
   const worker = new Worker(workerSource, { eval: true });

@@ -19,7 +19,7 @@ from ..numpy import NumpyBackend
 from . import native
 from . import threads as _threads
 
-MAX_THREADS = 15  # static/wasm_pool.js has a control slot for 15 workers besides the caller
+MAX_THREADS = 16  # static/wasm_pool.js has control slots for 16 threads
 MAX_DEFAULT_THREADS = 4
 
 

@@ -60,12 +60,24 @@ def _conv2d(x, weights, strides, pad, dilations, bias=None, activation="linear")
         return y
     code, after = _activate(y, activation)
     plain = _is_plain_1x1(weights.shape, strides, pad, dilations)
-    pool = threads.worth(rows * k * o)
+    pool = threads.worth(rows * k * o, x, weights, y)
     if pool:
         done = (
             threads.gemm(pool, x, weights, rows, o, k, False, y, bias, code)
             if plain
-            else threads.conv2d(pool, x, shape, rows, weights, k, o, bias, code, y, _block(-(-rows // pool.threads), k))
+            else threads.conv2d(
+                pool,
+                x,
+                shape,
+                rows,
+                weights,
+                k,
+                o,
+                bias,
+                code,
+                y,
+                _block(-(-rows // (pool.threads * threads.CHUNKS_PER_THREAD)), k),
+            )
         )
         if done is not None:
             return after(y) if after else y
@@ -134,7 +146,7 @@ def _depthwise(x, weights, strides, pad, dilations, bias=None, activation="linea
     if y.size == 0:
         return y
     code, after = _activate(y, activation)
-    pool, rows = threads.worth(y.size * kh * kw), x.shape[0] * oh
+    pool, rows = threads.worth(y.size * kh * kw, x, y), x.shape[0] * oh
     extra = (weights, bias if bias is not None else 0, code)
     if pool and threads.rows_kernel(pool, "depthwise", x, shape, rows, y, *extra) is not None:
         return after(y) if after else y
@@ -183,7 +195,7 @@ def _pool(average):
         x = native.f32(x)
         shape, oh, ow = _geometry(x.shape, ksize, strides, pad)
         y = native.out((x.shape[0], max(oh, 0), max(ow, 0), x.shape[3]))
-        pool = threads.worth(y.size * ksize[0] * ksize[1]) if y.size else None
+        pool = threads.worth(y.size * ksize[0] * ksize[1], x, y) if y.size else None
         rows = x.shape[0] * oh
         if pool and threads.rows_kernel(pool, "pool", x, shape, rows, y, int(average)) is not None:
             return y

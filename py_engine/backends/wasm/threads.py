@@ -20,9 +20,15 @@ from .native import F32, I32
 
 # multiply-adds (about) below which an op stays on the calling thread: the copies and a worker's wake-up cost more
 MIN_WORK = 1 << 19
+# multiply-adds per byte copied in and out below which an op stays on the calling thread: a thread's kernel does
+# about 8 G/s, a copy 8 GB/s, so on 2 threads an op must save more kernel time (half of it) than its copies cost.
+# Depthwise convolutions (9 or 25 per output, 8 bytes in and out) and pooling mostly stay.
+MIN_INTENSITY = 2
 ARENA = 4096  # static/wasm_pool.js: the control block comes first
 ALIGN = 16
 JOIN_TIMEOUT_MS = 10000  # a worker that has not finished its share by then is taken for dead
+# an op's rows in about this many chunks per thread: a thread that gets less of the CPU takes fewer
+CHUNKS_PER_THREAD = 4
 
 pool = None  # the running Pool, or None: every kernel on the calling thread
 reason = "one thread was asked for"  # why pool is None
@@ -68,7 +74,7 @@ class Pool:
         self.index = {name: i for i, name in enumerate(names)}
         # each function looked up once: a JS attribute lookup per call would cost more than the call
         self.exports = SimpleNamespace(**{name: getattr(js_pool.exports, name) for name in names})
-        self._post, self._start, self._join = js_pool.post, js_pool.start, js_pool.join
+        self._post, self._run = js_pool.post, js_pool.run
         self._copy_in, self._copy_out, self._reserve = js_pool.copyIn, js_pool.copyOut, js_pool.reserve
         self.size = self._reserve(0)
         self.top = ARENA
@@ -97,16 +103,19 @@ class Pool:
         self._copy_out(native.address(array, array.size), at, array.nbytes)
         return array
 
-    def run(self, name, parts):
-        """Call export `name` once per thread, thread t with parts[t]; the calling thread takes parts[0].
-        False if a worker failed or did not finish: the pool is then closed, and `reason` says why."""
-        fn = self.index[name]
+    def run(self, name, rows, args, first, last, *, multiple=1, scratch=None):
+        """Export `name` over `rows` rows on every thread, in chunks each thread takes while any are left: a chunk
+        of rows r0 .. r1 gets args[i] + r0 * first[i] + r1 * last[i] for argument i. scratch: {argument index: a
+        list of one address per thread} for what each thread needs of its own. False if a worker failed or did
+        not finish: the pool is then closed, and `reason` says why."""
         self.calls += 1
-        for t, args in enumerate(parts[1:]):
-            self._post(t, fn, *args)
-        self._start()
-        getattr(self.exports, name)(*parts[0])
-        failed = self._join(JOIN_TIMEOUT_MS)
+        chunk = max(multiple, -(-rows // (self.threads * CHUNKS_PER_THREAD * multiple)) * multiple)
+        for t in range(self.threads):
+            own = list(args)
+            for i, addresses in (scratch or {}).items():
+                own[i] = addresses[t]
+            self._post(t, *own)
+        failed = self._run(self.index[name], rows, chunk, JOIN_TIMEOUT_MS, *first, *last)
         if failed is None:
             return True
         stop(f"the pool of workers stopped ({failed} in {name}); running on one thread")
@@ -114,13 +123,6 @@ class Pool:
 
     def close(self):
         self.js.close()
-
-
-def split(count, parts, multiple=1):
-    """`parts` contiguous [start, end) ranges covering range(count), starts multiples of `multiple` (empty at the
-    end when there is not enough to go round)."""
-    step = -(-count // (parts * multiple)) * multiple
-    return [(min(t * step, count), min((t + 1) * step, count)) for t in range(parts)]
 
 
 async def start(threads, why_one="one thread was asked for"):
@@ -167,9 +169,11 @@ def stop(why):
     pool, reason = None, why
 
 
-def worth(work):
-    """The running pool, if an op of `work` multiply-adds should use it."""
-    return pool if pool is not None and work >= MIN_WORK else None
+def worth(work, *arrays):
+    """The running pool, if an op of `work` multiply-adds whose operands and output are `arrays` should use it."""
+    if pool is None or work < MIN_WORK or work < MIN_INTENSITY * sum(a.nbytes for a in arrays):
+        return None
+    return pool
 
 
 # ---- the threaded kernels: each returns its output, or None when the pool was lost (the caller then runs it) ----
@@ -183,26 +187,27 @@ def gemm(p, a, b, m, n, k, transposed_b, out, bias=None, activation=0):
     p.exports.pack_b(pb, k, n, *((1, k) if transposed_b else (n, 1)), packed)
     pbias = p.put(bias) if bias is not None else 0
     pc = p.alloc(m * n * 4)
-    parts = [
-        (pa + i0 * k * 4, k, 1, packed, pc + i0 * n * 4, n, i1 - i0, n, k, pbias, 0, activation)
-        for i0, i1 in split(m, p.threads, 4)
-    ]
-    return p.get(pc, out) if p.run("gemm", parts) else None
+    # gemm(a, sai, sak, bp, c, ldc, M, N, K, bias, res, act): rows r0 .. r1 at a + r0 * k, c + r0 * n, M = r1 - r0
+    args = (pa, k, 1, packed, pc, n, 0, n, k, pbias, 0, activation)
+    first = (k * 4, 0, 0, 0, n * 4, 0, -1, 0, 0, 0, 0, 0)
+    last = (0, 0, 0, 0, 0, 0, 1, 0, 0, 0, 0, 0)
+    return p.get(pc, out) if p.run("gemm", m, args, first, last, multiple=4) else None
 
 
 def conv2d(p, x, shape, rows, weights, k, o, bias, activation, y, block):
-    """y = activation(patches(x) @ weights + bias), kernels.c conv2d's rows split over the threads."""
+    """y = activation(patches(x) @ weights + bias), kernels.c conv2d's rows split over the threads (each with
+    scratch for `block` rows of patches)."""
     p.begin()
     px, ps, pw = p.put(x), p.put(shape, I32), p.put(weights)
     packed = p.alloc(-(-o // 8) * 8 * k * 4)
     p.exports.pack_b(pw, k, o, o, 1, packed)
     pbias = p.put(bias) if bias is not None else 0
     py = p.alloc(y.nbytes)
-    parts = [
-        (px, ps, r0, r1, packed, o, pbias, activation, py, p.alloc(block * k * 4), block)
-        for r0, r1 in split(rows, p.threads)
-    ]
-    return p.get(py, y) if p.run("conv2d", parts) else None
+    scratch = [p.alloc(block * k * 4) for _ in range(p.threads)]
+    # conv2d(x, s, first, rows, wp, O, bias, act, out, scratch, block)
+    args = (px, ps, 0, 0, packed, o, pbias, activation, py, 0, block)
+    first, last = (0, 0, 1, 0, 0, 0, 0, 0, 0, 0, 0), (0, 0, 0, 1, 0, 0, 0, 0, 0, 0, 0)
+    return p.get(py, y) if p.run("conv2d", rows, args, first, last, scratch={9: scratch}) else None
 
 
 def rows_kernel(p, name, x, shape, rows, y, *args):
@@ -212,8 +217,10 @@ def rows_kernel(p, name, x, shape, rows, y, *args):
     px, ps = p.put(x), p.put(shape, I32)
     args = [p.put(v) if isinstance(v, np.ndarray) else v for v in args]
     py = p.alloc(y.nbytes)
-    parts = [(px, r0, r1, ps, *args, py) for r0, r1 in split(rows, p.threads)]
-    return p.get(py, y) if p.run(name, parts) else None
+    args = (px, 0, 0, ps, *args, py)
+    first, last = [0] * len(args), [0] * len(args)
+    first[1] = last[2] = 1
+    return p.get(py, y) if p.run(name, rows, args, first, last) else None
 
 
 def _self_test(p):
@@ -221,7 +228,7 @@ def _self_test(p):
     from . import _values, nn
     from .linalg import _batch_matmul
 
-    global MIN_WORK
+    global MIN_WORK, MIN_INTENSITY
     a, b = _values((37, 29), 1), _values((29, 19), 2)
     x, w, dw = _values((1, 13, 11, 6), 3), _values((3, 3, 6, 5), 4), _values((3, 3, 6, 1), 5)
     conv = {"strides": (2, 1), "pad": ((1, 1), (0, 1)), "dilations": (1, 1)}
@@ -231,12 +238,12 @@ def _self_test(p):
         "DepthwiseConv2dNative": lambda: nn._depthwise(x, dw, **conv),
         "MaxPool": lambda: nn._pool(average=False)(x, (3, 2), (2, 2), ((1, 1), (0, 1))),
     }
-    saved, threaded = MIN_WORK, {}
+    saved, threaded = (MIN_WORK, MIN_INTENSITY), {}
     try:
-        MIN_WORK = 0
+        MIN_WORK = MIN_INTENSITY = 0
         threaded = {name: case() for name, case in cases.items()}
     finally:
-        MIN_WORK = saved
+        MIN_WORK, MIN_INTENSITY = saved
     global pool
     if pool is None:
         return reason
