@@ -187,3 +187,11 @@ def test_memory_stays_flat_over_100_threaded_forward_passes(node):
     per_pass = {b[3] - a[3] for a, b in itertools.pairwise(counts)}
     # the depthwise convolution and the pool do too little per byte copied (MIN_INTENSITY): the two convolutions
     assert per_pass == {2}, f"each pass splits its two convolutions over the threads: {per_pass}"
+
+
+@pytest.mark.parametrize(("cores", "threads"), [(1, 1), (2, 1), (3, 1), (4, 4), (8, 4), (16, 4)])
+def test_the_default_is_one_thread_per_core_from_four_cores_up_at_most_four(monkeypatch, cores, threads):
+    from py_engine.backends import wasm
+
+    monkeypatch.setattr(wasm._threads, "cores", lambda: cores)
+    assert wasm.default_threads() == threads

@@ -21,6 +21,9 @@ from . import threads as _threads
 
 MAX_THREADS = 16  # static/wasm_pool.js has control slots for 16 threads
 MAX_DEFAULT_THREADS = 4
+# below this many logical cores the default is one thread: on 2 (one of them often busy with the page or another
+# program) two threads measured from 0.76x to 1.10x one thread's warm forward pass, and its first classification slower
+MIN_CORES_FOR_THREADS = 4
 
 
 class WasmBackend(NumpyBackend):
@@ -74,9 +77,11 @@ class WasmBackend(NumpyBackend):
 
 
 def default_threads():
-    """The machine's cores (navigator.hardwareConcurrency), at most MAX_DEFAULT_THREADS: each thread takes a share
-    of every big kernel, so one per core until the copies in and out of the shared memory dominate."""
-    return max(1, min(_threads.cores(), MAX_DEFAULT_THREADS))
+    """One thread per core (navigator.hardwareConcurrency) from MIN_CORES_FOR_THREADS cores up, at most
+    MAX_DEFAULT_THREADS: each thread takes a share of every big kernel, until the copies in and out of the shared
+    memory and the ops that stay on one thread take most of the time left."""
+    cores = _threads.cores()
+    return min(cores, MAX_DEFAULT_THREADS) if cores >= MIN_CORES_FOR_THREADS else 1
 
 
 def _self_test():
