@@ -4,12 +4,15 @@ worker does). The conformance suite with every big kernel split over two threads
 thread's bit for bit, backend_info's threads and reasons, a failing worker's fallback, memory over 100 passes."""
 
 import itertools
+import re
+from pathlib import Path
 
 import pytest
 
 from .pyodide import start_node_pyodide
 from .test_wasm_backend import ALL_NATIVE
 
+ROOT = Path(__file__).resolve().parent.parent
 EVERY_KERNEL_THREADED = """
 from py_engine.backends.wasm import threads
 
@@ -195,3 +198,17 @@ def test_the_default_is_one_thread_per_core_from_four_cores_up_at_most_four(monk
 
     monkeypatch.setattr(wasm._threads, "cores", lambda: cores)
     assert wasm.default_threads() == threads
+
+
+def test_the_pool_script_and_python_agree_on_the_layout():
+    """static/wasm_pool.js states the shared memory's layout and limits; Python and the module's build use them."""
+    from app.wasm_kernels import SHARED_MAX_PAGES
+    from py_engine.backends import wasm
+    from py_engine.backends.wasm import threads
+
+    source = (ROOT / "static" / "wasm_pool.js").read_text()
+    layout = {name: int(value) for name, value in re.findall(r"^  (\w+): (\d+),", source, re.M)}
+    assert layout["MAX_PAGES"] == SHARED_MAX_PAGES, "the memory's maximum must be the module's declared one"
+    assert layout["ARENA"] == threads.ARENA
+    assert layout["MAX_THREADS"] == wasm.MAX_THREADS
+    assert layout["SLOTS"] + layout["MAX_THREADS"] * layout["SLOT"] <= layout["ARENA"] // 4, "slots before the arena"
