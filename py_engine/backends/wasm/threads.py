@@ -2,8 +2,8 @@
 output rows over a pool of workers that run the same kernels (kernels_shared.wasm) on a shared WebAssembly.Memory.
 
 Pyodide's memory is not shared, so a threaded op copies its operands into the shared memory (an arena, reused by
-every op: it grows to the largest op's operands and stays), each thread computes its own rows (no two write the
-same bytes), and the output is copied back into a numpy array. The calling thread takes the first share itself.
+every op: it grows to the largest op's operands and stays), every thread, the calling one too, takes chunks of
+output rows until none are left (no two write the same bytes), and the output is copied back into a numpy array.
 The host provides the pool (`globalThis.pyEngineWasmPool`: static/wasm_pool.js, loaded by the page's worker, or by
 tests/pyodide/run.mjs in Node); where it cannot (not cross-origin isolated, no SharedArrayBuffer, no host pool),
 the backend runs on one thread and says why. A worker that stops answering ends the pool: the op, and every op
