@@ -133,7 +133,10 @@ def parser() -> argparse.ArgumentParser:
     )
     m.add_argument("--force", action="store_true", help="write every model again even if a complete one is there")
     sub.add_parser("build-wheel", help="build the engine wheel and print its path and URL")
-    sub.add_parser("build-wasm", help="rebuild the wasm backend's SIMD kernels (kernels.c -> kernels.wasm) with Zig")
+    sub.add_parser(
+        "build-wasm",
+        help="rebuild the wasm backend's SIMD kernels (kernels.c -> kernels.wasm, kernels_shared.wasm) with Zig",
+    )
     add_convert_parser(sub)
     e = sub.add_parser(
         "export", help="write the whole playground into DIR as static files, with a _headers file (see app/export.py)"
@@ -160,9 +163,10 @@ def main(argv: list[str] | None = None) -> int:
         elif args.command == "build-wheel":
             build_wheel(settings)
         elif args.command == "build-wasm":
-            from app.wasm_kernels import MODULE, build
+            from app.wasm_kernels import build_all
 
-            print(f"{MODULE}: {len(build())} bytes")
+            for path, size in build_all().items():
+                print(f"{path}: {size} bytes")
         elif args.command == "convert":
             convert_model(args.model, settings.models_dir)
         elif args.command == "export":

@@ -9,7 +9,10 @@ tests/test_wasm_build.py rebuilds it and checks that the bytes are the same, so 
 one its source and the pinned compiler make. `build` also compiles it in Node, which proves that no code refers to a
 global (the module has none to refer to).
 
-.venv/bin/python -m app build-wasm        # rebuild py_engine/backends/wasm/kernels.wasm after editing kernels.c
+It is built twice from the one source: kernels.wasm imports Pyodide's own memory; kernels_shared.wasm (atomics,
+bulk memory) imports a shared memory, the one the backend's pool of workers runs the same kernels on (threads.py).
+
+.venv/bin/python -m app build-wasm        # rebuild both modules after editing kernels.c
 """
 
 import subprocess
@@ -19,6 +22,8 @@ from pathlib import Path
 
 SOURCE = Path(__file__).resolve().parent.parent / "py_engine" / "backends" / "wasm" / "kernels.c"
 MODULE = SOURCE.with_suffix(".wasm")
+SHARED_MODULE = SOURCE.with_name("kernels_shared.wasm")
+SHARED_MAX_PAGES = 16384  # 1 GiB: a shared memory declares its maximum (py_engine/backends/wasm/pool.js creates it)
 ZIG_VERSION = "0.17.0"  # pinned in pyproject.toml's dev extra (PyPI ziglang)
 FLAGS = [
     "-target", "wasm32-freestanding",
@@ -28,10 +33,16 @@ FLAGS = [
     "-Wl,--import-memory",  # Pyodide's memory, so numpy arrays are read and written in place
     "-Wl,-z,stack-size=0",  # no shadow stack: a kernel that would need one fails check() instead
 ]  # fmt: skip
+# the threads' variant: the same kernels on a shared memory (atomics and bulk memory are what wasm-ld needs for one)
+SHARED_FLAGS = [
+    *(f if not f.startswith("-mcpu=") else "-mcpu=generic+simd128+atomics+bulk_memory" for f in FLAGS),
+    "-Wl,--shared-memory", f"-Wl,--max-memory={SHARED_MAX_PAGES * 65536}",
+]  # fmt: skip
 
 # WebAssembly binary format: section ids, and the import kind of a memory
 _IMPORT, _GLOBAL, _EXPORT, _START, _DATA, _DATA_COUNT = 2, 6, 7, 8, 11, 12
 _MEMORY_KIND = 2
+_SHARED = 2  # memory limits flag: shared
 
 
 class UnsafeModuleError(ValueError):
@@ -111,8 +122,9 @@ def validate(data: bytes) -> None:
         )
 
 
-def check(data: bytes) -> None:
-    """Raise UnsafeModuleError unless the module's only import is env.memory and it has no globals, data or start."""
+def check(data: bytes, shared: bool = False) -> None:
+    """Raise UnsafeModuleError unless the module's only import is env.memory (a shared one when `shared`) and it has no
+    globals, data or start."""
     found = sections(data)
     for sid, what in ((_GLOBAL, "globals"), (_DATA, "data segments"), (_DATA_COUNT, "data segments")):
         if found.get(sid, b"\0")[0] != 0:
@@ -121,7 +133,7 @@ def check(data: bytes) -> None:
         raise UnsafeModuleError("the module has a start function; it must do nothing until a kernel is called")
     payload = found.get(_IMPORT, b"\0")
     count, at = _uleb(payload, 0)
-    imports = []
+    imports, memory_flags = [], 0
     for _ in range(count):
         module, at = _name(payload, at)
         field, at = _name(payload, at)
@@ -129,6 +141,7 @@ def check(data: bytes) -> None:
         imports.append((module, field, kind))
         if kind == _MEMORY_KIND:  # limits: flags, min, [max]
             flags, at = _uleb(payload, at + 1)
+            memory_flags = flags
             _, at = _uleb(payload, at)
             if flags & 1:
                 _, at = _uleb(payload, at)
@@ -136,10 +149,18 @@ def check(data: bytes) -> None:
             break  # anything else is refused below
     if imports != [("env", "memory", _MEMORY_KIND)]:
         raise UnsafeModuleError(f"the module must import env.memory and nothing else; it imports {imports}")
+    if bool(memory_flags & _SHARED) != shared:
+        raise UnsafeModuleError(f"the module's memory must {'' if shared else 'not '}be shared")
 
 
-def build(out: Path = MODULE, source: Path = SOURCE) -> bytes:
-    """Compile `source` (kernels.c) to `out` with the pinned Zig, check it, and return its bytes."""
+def build_all() -> dict[Path, int]:
+    """Both modules rebuilt from kernels.c: {path: size in bytes}."""
+    return {MODULE: len(build()), SHARED_MODULE: len(build(SHARED_MODULE, shared=True))}
+
+
+def build(out: Path = MODULE, source: Path = SOURCE, shared: bool = False) -> bytes:
+    """Compile `source` (kernels.c) to `out` with the pinned Zig (for a shared memory when `shared`), check it, and
+    return its bytes."""
     try:
         import ziglang  # noqa: F401 - only to say what is missing
     except ImportError:
@@ -148,12 +169,21 @@ def build(out: Path = MODULE, source: Path = SOURCE) -> bytes:
         ) from None
     with tempfile.TemporaryDirectory() as tmp:
         target = Path(tmp) / "kernels.wasm"
-        command = [sys.executable, "-m", "ziglang", "cc", *FLAGS, "-o", str(target), str(source)]
+        command = [
+            sys.executable,
+            "-m",
+            "ziglang",
+            "cc",
+            *(SHARED_FLAGS if shared else FLAGS),
+            "-o",
+            str(target),
+            str(source),
+        ]
         done = subprocess.run(command, capture_output=True, text=True, cwd=source.parent)
         if done.returncode:
             raise SystemExit(f"zig cc failed:\n{done.stderr}")
         data = without_unused_stack_pointer(target.read_bytes())
-    check(data)
+    check(data, shared)
     validate(data)
     Path(out).write_bytes(data)
     return data

@@ -6,7 +6,8 @@
     .venv/bin/python bench/compare.py --model movenet-lightning   # a graph model of docs/models.md (below)
 
 Batch 1, a [1, 224, 224, 3] input of zeros, the forward pass to the top-5 (softmax and top-k included):
-- ours, in the playground page (?backend=webgpu, then wasm, then numpy; Pyodide in the worker), through the page's
+- ours, in the playground page (?backend=webgpu, then wasm on 1 thread and on 2 (set_backend("wasm", threads=n)),
+  then numpy; Pyodide in the worker), through the page's
   classifier: load (model.json, shards, checks), warm-up (batch-norm folding and pipeline compiles: the page's), first
   run (it records the captured forward pass), then the median of --runs warm runs, captured (pe.capture: one bridge
   call per run, as the page classifies) and uncaptured (an op at a time);
@@ -77,6 +78,13 @@ TFJS_WASM = "tfjs-backend-wasm/dist/"
 # The playground server's headers (app/page.py): TF.js's page is cross-origin isolated as ours is, which gives it
 # SharedArrayBuffer and so its wasm backend's threads
 ISOLATED = {"Cross-Origin-Opener-Policy": "same-origin", "Cross-Origin-Embedder-Policy": "require-corp"}
+# label: (backend, wasm's threads: None for the other backends)
+OURS_PARTS = {
+    "ours webgpu": ("webgpu", None),
+    "ours wasm": ("wasm", 1),
+    "ours wasm 2 threads": ("wasm", 2),
+    "ours numpy": ("numpy", None),
+}
 # label: (TF.js backend, whether its wasm backend may use threads)
 TFJS_PARTS = {
     "TF.js webgpu": ("webgpu", False),
@@ -218,10 +226,14 @@ def run_ours(context, url, backend, code):
     return {**result, "adapter": info["adapter"]}
 
 
-def ours(browser, url, backend, runs):
+def ours(browser, url, backend, runs, threads=None):
+    """Ours on `backend` (wasm: on `threads` threads) in a fresh context."""
     context = browser.new_context()
+    code = OURS.replace("RUNS", str(runs))
+    if threads:
+        code = f'assert await pe.set_backend("wasm", threads={threads}), pe.backend_info()\n' + code
     try:
-        return run_ours(context, url, backend, OURS.replace("RUNS", str(runs)))
+        return run_ours(context, url, backend, code)
     finally:
         context.close()
 
@@ -448,9 +460,9 @@ def measure(playwright, browser, url, args):
 
 def measure_classifier(playwright, browser, url, args):
     results, failures = {}, {}
-    for backend in ("webgpu", "wasm", "numpy"):
-        results[f"ours {backend}"] = ours(browser, url, backend, args.runs)
-        progress(f"ours {backend}", results[f"ours {backend}"])
+    for label, (backend, threads) in OURS_PARTS.items():
+        results[label] = ours(browser, url, backend, args.runs, threads)
+        progress(label, results[label])
     results[REPEAT] = ours_repeat_visit(playwright, url, args.runs)
     progress(REPEAT, results[REPEAT])
     for label, (backend, threaded) in TFJS_PARTS.items() if not args.ours_only else ():
@@ -491,6 +503,8 @@ def ratios(results, roof_ms=None):
         ("ours webgpu", "TF.js webgpu"),
         ("ours wasm", "TF.js wasm"),
         ("ours wasm", "TF.js wasm threaded"),
+        ("ours wasm 2 threads", "ours wasm"),
+        ("ours wasm 2 threads", "TF.js wasm threaded"),
         ("ours numpy", "TF.js wasm"),
         ("ours numpy", "TF.js cpu"),
     ]

@@ -5,8 +5,8 @@
 Prints, per EfficientNet-Lite0 1x1-convolution shape, GFLOP/s of our GEMM with its bias + relu6 epilogue (the
 FusedConv2D kernel's), numpy's matmul in the same Pyodide, and TF.js-wasm's fused matMul (SIMD, one thread,
 `npm ci --prefix bench/tfjs --ignore-scripts` first); then EfficientNet-Lite0's warm forward pass (batch 1,
-`python -m app convert efficientnet-lite0` first) on wasm and numpy, and TF.js-wasm's predict of the same model
-folder. Each figure is the best of --rounds rounds, the engines in turns within a round, with the ratios to
+`python -m app convert efficientnet-lite0` first) on wasm (1 thread, and 2: Node's worker_threads run the page's
+pool), numpy, and TF.js-wasm's predict of the same model folder. Each figure is the best of --rounds rounds, the engines in turns within a round, with the ratios to
 TF.js-wasm. Node runs V8 as Chromium does, but an older one: the page's numbers come from bench/compare.py.
 """
 
@@ -55,9 +55,10 @@ for m, k, n in __SHAPES__:
 def forward():
     model.predict(image).dispose()
 
-for backend in ("wasm", "numpy"):
-    await pe.set_backend(backend)
-    result["forward_" + backend] = best_ms(forward, 3 if backend == "wasm" else 1)
+for name, backend, threads in (("wasm", "wasm", 1), ("wasm_2_threads", "wasm", 2), ("numpy", "numpy", None)):
+    assert await pe.set_backend(backend, **({"threads": threads} if threads else {}))
+    result["forward_" + name] = best_ms(forward, 1 if backend == "numpy" else 3)
+await pe.set_backend("wasm", threads=1)
 result
 """
 
@@ -133,8 +134,13 @@ def main():
         g, np_, tf = best(ours, "gemm", i), best(ours, "matmul", i), best(tfjs, "gemm", i)
         print(f"{m:>6} x {k:>4} x {n:>4} {flop / g:>10.1f} {flop / np_:>8.1f} {flop / tf:>11.1f}   {g / tf:>14.2f}x")
     wasm, numpy, tf = best(ours, "forward_wasm"), best(ours, "forward_numpy"), best(tfjs, "forward")
-    print(f"EfficientNet-Lite0 warm forward, ms: ours wasm {wasm:.1f}, ours numpy {numpy:.1f}, TF.js-wasm {tf:.1f}")
+    two = best(ours, "forward_wasm_2_threads")
+    print(
+        f"EfficientNet-Lite0 warm forward, ms: ours wasm {wasm:.1f}, on 2 threads {two:.1f}, ours numpy {numpy:.1f}, "
+        f"TF.js-wasm {tf:.1f}"
+    )
     print(f"ours wasm / TF.js-wasm: {wasm / tf:.2f}x; ours numpy / TF.js-wasm: {numpy / tf:.2f}x")
+    print(f"ours wasm 2 threads / 1 thread: {two / wasm:.2f}x; 2 threads / TF.js-wasm (1 thread): {two / tf:.2f}x")
 
 
 if __name__ == "__main__":

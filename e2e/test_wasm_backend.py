@@ -67,28 +67,62 @@ def test_the_conformance_suite_passes_on_wasm_in_the_page(wasm_page):
     assert report["passed"] == report["total"]
 
 
-def test_a_sample_classified_on_wasm_gets_numpys_top_5(wasm_page):
-    page = wasm_page.page
+# resolves once the page shows another classification than window.previousClassification (wait_for_function would
+# evaluate a string, which the page's CSP forbids)
+NEW_CLASSIFICATION = """(ms) => new Promise((resolve, reject) => {
+  const start = performance.now();
+  const tick = () => playground.lastClassification !== window.previousClassification ? resolve()
+    : performance.now() - start > ms ? reject(new Error(`no new classification in ${ms} ms`)) : setTimeout(tick, 50);
+  tick();
+})"""
+
+
+def classify_the_cat(page, backend):
+    """Classify the cat sample in the Classify panel: (its top-5 rows as shown, the top 5 with probabilities, the
+    timing line)."""
     show_panel(page, "Classify")
     panel = page.get_by_role("region", name="Classify an image")
+    page.evaluate("window.previousClassification = playground.lastClassification")
+    panel.get_by_role("button", name="Cat (PNG)").click()
+    # this click's answer, not the last one's still on screen
+    page.evaluate(NEW_CLASSIFICATION, CLASSIFY_TIMEOUT_MS)
+    timing = panel.get_by_text(re.compile(rf"^{backend}: preprocess "))
+    expect(timing).to_be_visible(timeout=CLASSIFY_TIMEOUT_MS)
+    rows = panel.get_by_role("list").get_by_role("listitem").all_inner_texts()
+    top = page.evaluate("playground.lastClassification.top")
+    return [re.sub(r": [\d.]+%$", "", row) for row in rows], top, timing.inner_text()
 
-    def classify_the_cat(backend):
-        panel.get_by_role("button", name="Cat (PNG)").click()
-        timing = panel.get_by_text(re.compile(rf"^{backend}: preprocess "))
-        expect(timing).to_be_visible(timeout=CLASSIFY_TIMEOUT_MS)
-        rows = panel.get_by_role("list").get_by_role("listitem").all_inner_texts()
-        top = page.evaluate("playground.lastClassification.top")
-        return [re.sub(r": [\d.]+%$", "", row) for row in rows], top, timing.inner_text()
 
-    rows, on_wasm, timing = classify_the_cat("wasm")
+def test_a_sample_classified_on_wasm_gets_numpys_top_5(wasm_page):
+    page = wasm_page.page
+    rows, on_wasm, timing = classify_the_cat(page, "wasm")
     assert on_wasm[0]["index"] in CATS and len(rows) == 5, rows
     # wasm computes in forward and reads back from the host, as numpy does: no GPU work waits in the readback
     assert " · readback " in timing and "GPU" not in timing, timing
     assert switch(page, "numpy").startswith("Backend: numpy")
-    rows_on_numpy, on_numpy, _ = classify_the_cat("numpy")
+    rows_on_numpy, on_numpy, _ = classify_the_cat(page, "numpy")
     assert rows == rows_on_numpy
     assert max(abs(a["probability"] - b["probability"]) for a, b in zip(on_wasm, on_numpy)) < 1e-3
     assert switch(page, "wasm").startswith("Backend: wasm")
+
+
+def test_on_two_threads_the_classifier_gets_one_threads_top_5(wasm_page):
+    """The page is cross-origin isolated, so the pool of workers starts (static/wasm_pool.js): the classification
+    splits its convolutions over two threads and gets one thread's answer."""
+    page = wasm_page.page
+    threads = 'await pe.set_backend("wasm", threads=THREADS) and pe.backend_info()'
+    one = wasm_page.run(threads.replace("THREADS", "1"))
+    assert one["threads"] == 1 and one["threads_reason"] == "one thread was asked for", one
+    rows, on_one, _ = classify_the_cat(page, "wasm")
+    two = wasm_page.run(threads.replace("THREADS", "2"))
+    try:
+        assert two["threads"] == 2 and two["threads_reason"] is None, two
+        rows_on_two, on_two, _ = classify_the_cat(page, "wasm")
+        calls = wasm_page.run('pe.backend_info()["threaded_calls"]') - two["threaded_calls"]
+    finally:
+        wasm_page.run('await pe.set_backend("wasm", threads=1)')
+    assert rows_on_two == rows and on_two == on_one, (on_two, on_one)
+    assert calls >= 30, f"the forward pass's big convolutions went to the pool: {calls} calls"
 
 
 def test_fit_on_wasm_learns_with_a_flat_tensor_count(wasm_page):

@@ -64,6 +64,12 @@ const configFetch = download("config.json", "text");
 configFetch.catch(() => {}); // awaited by boot(); an early failure must not go unhandled meanwhile
 importScripts("startup_cache.js");
 
+// The wasm backend's threads (py_engine/backends/wasm/threads.py asks for them): static/wasm_pool.js and its
+// workers, loaded the first time set_backend("wasm") runs on more than one thread.
+self.pyEngineWasmPool = (module, workers, heap) => {
+  if (!self.startWasmPool) importScripts("wasm_pool.js");
+  return self.startWasmPool(module, workers, () => new Worker("wasm_pool_worker.js"), heap);
+};
 const backendRequested = new URL(self.location.href).searchParams.get("backend"); // ?backend=NAME, else the page picks
 // The page's Python modules (static/*.py), written into /home/pyodide; startup_cache.py is imported first, by
 // startup_cache.js right after Pyodide has booted.

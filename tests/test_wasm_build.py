@@ -1,5 +1,6 @@
-"""The wasm backend's module: rebuilt from source with the pinned Zig it is the committed file, byte for byte, and
-the build refuses a module that could write into the interpreter's memory on its own."""
+"""The wasm backend's modules (one thread's, and the threads' on a shared memory): rebuilt from source with the
+pinned Zig each is the committed file, byte for byte, and the build refuses a module that could write into the
+interpreter's memory on its own."""
 
 import pytest
 
@@ -8,6 +9,7 @@ from app.wasm_kernels import UnsafeModuleError, check, exports, sections
 
 HEADER = b"\0asm\1\0\0\0"
 MEMORY_IMPORT = b"\x02\x0f\x01\x03env\x06memory\x02\x00\x01"  # the import section: env.memory, one page or more
+SHARED_IMPORT = b"\x02\x10\x01\x03env\x06memory\x02\x03\x01\x02"  # env.memory shared, 1 to 2 pages
 
 
 def section(sid, payload):
@@ -15,22 +17,34 @@ def section(sid, payload):
     return bytes([sid, len(payload)]) + payload
 
 
-def test_rebuilding_the_module_gives_the_committed_bytes(tmp_path):
-    rebuilt = wasm_kernels.build(tmp_path / "kernels.wasm")
-    assert rebuilt == wasm_kernels.MODULE.read_bytes(), (
-        "kernels.wasm is not what kernels.c builds to: run .venv/bin/python -m app build-wasm and commit both"
+@pytest.mark.parametrize("shared", [False, True])
+def test_rebuilding_the_module_gives_the_committed_bytes(tmp_path, shared):
+    committed = wasm_kernels.SHARED_MODULE if shared else wasm_kernels.MODULE
+    rebuilt = wasm_kernels.build(tmp_path / committed.name, shared=shared)
+    assert rebuilt == committed.read_bytes(), (
+        f"{committed.name} is not what kernels.c builds to: run .venv/bin/python -m app build-wasm and commit them"
     )
 
 
-def test_the_committed_module_imports_only_the_memory_and_exports_the_kernels():
-    data = wasm_kernels.MODULE.read_bytes()
-    check(data)
+@pytest.mark.parametrize("shared", [False, True])
+def test_the_committed_modules_import_only_the_memory_and_export_the_kernels(shared):
+    data = (wasm_kernels.SHARED_MODULE if shared else wasm_kernels.MODULE).read_bytes()
+    check(data, shared)
     assert set(exports(data)) >= {"gemm", "pack_b", "conv2d", "depthwise", "pool", "binary", "fused_elementwise"}
     assert 6 not in sections(data) and 11 not in sections(data), "no globals, no data"
 
 
 def test_a_module_with_only_the_memory_import_passes():
     check(HEADER + MEMORY_IMPORT)
+    check(HEADER + SHARED_IMPORT, shared=True)
+
+
+def test_the_threads_module_must_import_a_shared_memory_and_the_other_must_not():
+    """The pool's workers can only share a memory declared shared; Pyodide's own memory is not."""
+    with pytest.raises(UnsafeModuleError, match="must be shared"):
+        check(HEADER + MEMORY_IMPORT, shared=True)
+    with pytest.raises(UnsafeModuleError, match="must not be shared"):
+        check(HEADER + SHARED_IMPORT)
 
 
 @pytest.mark.parametrize(

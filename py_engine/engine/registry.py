@@ -38,15 +38,19 @@ class BackendRegistry:
         return self._backends[name]
 
     @must_await("set_backend")
-    async def set_backend(self, name):
-        """Make `name` the active backend. Returns False, and falls back to numpy, if it cannot start."""
+    async def set_backend(self, name, **options):
+        """Make `name` the active backend. Returns False, and falls back to numpy, if it cannot start.
+
+        options go to the backend's configure() (wasm: threads=n), also when it runs already."""
         if name not in self._factories:
             raise BackendError(f"unknown backend {name!r}; registered backends: {', '.join(sorted(self._factories))}")
+        configure = getattr(self._factories[name][0], "configure", None)
+        if options and configure is None:
+            raise BackendError(f"backend {name!r} takes no options; got {', '.join(sorted(options))}")
         previous = self.backend
         try:
             self.backend = await self._start(name)
             self.fallback_reason = None
-            return True
         except Exception as e:  # a backend that cannot start must not leave the engine without one
             if name == "numpy":
                 raise
@@ -56,6 +60,9 @@ class BackendRegistry:
         finally:
             if previous is not None:
                 self._release_if_idle(previous)
+        if configure is not None:
+            await self.backend.configure(**options)
+        return True
 
     def _release_if_idle(self, backend):
         """A GPU backend that is no longer active keeps no spare buffers: its pool goes back to the device

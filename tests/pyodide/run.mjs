@@ -5,9 +5,27 @@
 import fs from "node:fs";
 import path from "node:path";
 import readline from "node:readline";
-import { pathToFileURL } from "node:url";
+import { fileURLToPath, pathToFileURL } from "node:url";
+import vm from "node:vm";
+import { Worker } from "node:worker_threads";
 
 const [pyodideDir, wheel] = process.argv.slice(2);
+
+// The wasm backend's threads as the page has them (static/worker.js's pyEngineWasmPool): the page's pool script,
+// with worker_threads running the page's worker script behind a Web Worker's `self`.
+const staticDir = path.join(path.dirname(fileURLToPath(import.meta.url)), "..", "..", "static");
+vm.runInThisContext(fs.readFileSync(path.join(staticDir, "wasm_pool.js"), "utf8"));
+const workerSource = 'const { parentPort } = require("node:worker_threads");\n' +
+  'globalThis.self = { addEventListener: (type, f) => parentPort.once(type, (data) => f({ data })) };\n' +
+  `globalThis.importScripts = (name) => require("node:vm").runInThisContext(require("node:fs").readFileSync(${
+    JSON.stringify(staticDir)} + "/" + name, "utf8"));\n` +
+  fs.readFileSync(path.join(staticDir, "wasm_pool_worker.js"), "utf8");
+globalThis.pyEngineWasmPool = (module, workers, heap) => startWasmPool(module, workers, () => {
+  const worker = new Worker(workerSource, { eval: true });
+  worker.unref(); // a worker waiting for work must not keep Node running once stdin closes
+  worker.on("error", (error) => say(`a pool worker stopped: ${error}`)); // the pool notices it; Node must not exit
+  return worker;
+}, heap);
 const { loadPyodide } = await import(pathToFileURL(path.join(pyodideDir, "pyodide.mjs")).href);
 const say = (line) => process.stderr.write(line + "\n");
 const pyodide = await loadPyodide({ indexURL: pyodideDir + "/", stdout: say, stderr: say });

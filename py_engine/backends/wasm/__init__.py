@@ -6,8 +6,10 @@ a tensor between `numpy` and `wasm` copies nothing and every op works on both; p
 are native. It starts only where Pyodide runs (the page, Node): the module must be instantiated on the
 interpreter's own WebAssembly memory. At start a self-test compares a few kernels with numpy on awkward shapes;
 anything off (no SIMD, no access to the memory, a wrong result) and set_backend("wasm") falls back to numpy with the
-reason in backend_info().
+reason in backend_info(). set_backend("wasm", threads=n) splits the big kernels over a pool of workers (threads.py).
 """
+
+import asyncio
 
 import numpy as np
 
@@ -15,6 +17,13 @@ from ...errors import BackendError
 from ...kernel_registry import names_on
 from ..numpy import NumpyBackend
 from . import native
+from . import threads as _threads
+
+MAX_THREADS = 16  # static/wasm_pool.js has control slots for 16 threads
+MAX_DEFAULT_THREADS = 4
+# below this many logical cores the default is one thread: on 2 (one of them often busy with the page or another
+# program) two threads measured from 0.76x to 1.10x one thread's warm forward pass, and its first classification slower
+MIN_CORES_FOR_THREADS = 4
 
 
 class WasmBackend(NumpyBackend):
@@ -30,17 +39,49 @@ class WasmBackend(NumpyBackend):
             raise BackendError(str(e)) from None
         native.exports = exports
         self.module_bytes = len(data)
+        self.threads_chosen = False
+        self.threads_starting = None  # the default pool's start, in the background
         _self_test()
+
+    async def configure(self, threads=None):
+        """set_backend("wasm", threads=n): the big kernels on n threads (1: the calling thread alone, as before),
+        started before set_backend returns. None: keep the number set before, else the default for this machine
+        (default_threads), whose pool starts in the background: the kernels run on one thread until it is ready.
+        Where threads cannot run, one, and backend_info()'s threads_reason says why."""
+        if threads is None:
+            if not self.threads_chosen:
+                self.threads_chosen = True
+                n, cores = default_threads(), _threads.cores()
+                why = f"the default on {cores} core{'s' * (cores > 1)} (navigator.hardwareConcurrency)"
+                starting = _threads.start(n, why)
+                if n == 1:
+                    await starting
+                else:  # the pool's workers start while the page goes on
+                    self.threads_starting = asyncio.ensure_future(starting)
+            return
+        if isinstance(threads, bool) or not isinstance(threads, int) or not 1 <= threads <= MAX_THREADS:
+            raise ValueError(f"threads must be a whole number from 1 to {MAX_THREADS}, got {threads!r}")
+        self.threads_chosen = True
+        await _threads.start(threads)
 
     def info(self):
         native_kernels = names_on(self.name)
         return {
             **super().info(),
-            "kernels": "WebAssembly SIMD128, one thread, on numpy's memory",
+            "kernels": "WebAssembly SIMD128 on numpy's memory; the big ones split over a pool of workers",
+            **_threads.info(),
             "module_bytes": self.module_bytes,
             "native_kernels": sorted(native_kernels),
             "fallback_kernels": sorted(names_on(self.kernel_fallback) - native_kernels),
         }
+
+
+def default_threads():
+    """One thread per core (navigator.hardwareConcurrency) from MIN_CORES_FOR_THREADS cores up, at most
+    MAX_DEFAULT_THREADS: each thread takes a share of every big kernel, until the copies in and out of the shared
+    memory and the ops that stay on one thread take most of the time left."""
+    cores = _threads.cores()
+    return min(cores, MAX_DEFAULT_THREADS) if cores >= MIN_CORES_FOR_THREADS else 1
 
 
 def _self_test():

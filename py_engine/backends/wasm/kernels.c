@@ -236,11 +236,12 @@ INLINE void patch_row(const f32 *x, const int *s, pixel p, f32 *row) {
 }
 
 // shape: int32[13] = H, W, C, OH, OW, KH, KW, stride h, w, dilation h, w, pad top, left.
-// out[rows, O] = act(patches(x) @ W + bias), `block` patch rows at a time in scratch (block * KH*KW*C floats).
-EXPORT(conv2d)(const f32 *x, const int *s, int rows, const f32 *wp, int O, const f32 *bias, int act, f32 *out,
-                   f32 *scratch, int block) {
+// out[first .. rows, O] = act(patches(x) @ W + bias), `block` patch rows at a time in scratch (block * KH*KW*C
+// floats). A thread of the pool computes its own range of rows (first > 0) with its own scratch.
+EXPORT(conv2d)(const f32 *x, const int *s, int first, int rows, const f32 *wp, int O, const f32 *bias, int act,
+                   f32 *out, f32 *scratch, int block) {
   int K = s[5] * s[6] * s[2];
-  for (int r0 = 0; r0 < rows; r0 += block) {
+  for (int r0 = first; r0 < rows; r0 += block) {
     int n = rows - r0 < block ? rows - r0 : block;
     pixel p = pixel_of(s, r0);
     for (int r = 0; r < n; r++, next_pixel(s, &p)) patch_row(x, s, p, scratch + (long)r * K);
@@ -327,19 +328,22 @@ INLINE void depthwise_four(const f32 *image, const f32 *w, int W, int C, int KW,
   wasm_v128_store(dst + 3 * C, activate(a3, act));
 }
 
-// out[N, OH, OW, C] = act(depthwise(x, w) + bias); s as conv2d's (C = channels).
-EXPORT(depthwise)(const f32 *x, int N, const int *s, const f32 *w, const f32 *bias, int act, f32 *out) {
+// out[N, OH, OW, C] = act(depthwise(x, w) + bias), output rows first .. last of the N * OH (a thread of the pool
+// computes its own range); s as conv2d's (C = channels).
+EXPORT(depthwise)(const f32 *x, int first, int last, const int *s, const f32 *w, const f32 *bias, int act,
+                      f32 *out) {
   int H = s[0], W = s[1], C = s[2], OH = s[3], OW = s[4], KH = s[5], KW = s[6];
   int sh = s[7], sw = s[8], dh = s[9], dw = s[10], pt = s[11], pl = s[12];
   // outputs whose whole window row lies inside the width: ow in [inner0, inner1)
   int inner0 = (pl + sw - 1) / sw, inner1 = (W - 1 - (KW - 1) * dw + pl) / sw + 1;
   if (inner1 > OW) inner1 = OW;
   if (C % 4 || inner1 < inner0) inner0 = inner1 = 0;
-  for (int n = 0; n < N; n++) {
+  for (int r = first; r < last; r++) {
+    int n = r / OH, oh = r % OH;
     const f32 *image = x + (long)n * H * W * C;
-    for (int oh = 0; oh < OH; oh++) {
+    {
       int ih0 = oh * sh - pt, kh0 = first_tap(ih0, dh), kh1 = end_tap(ih0, dh, KH, H);
-      f32 *row = out + ((long)n * OH + oh) * OW * C;
+      f32 *row = out + (long)r * OW * C;
       int ow = inner0;
       for (; ow + 4 <= inner1; ow += 4)
         for (int c = 0; c < C; c += 4)
@@ -426,13 +430,15 @@ EXPORT(depthwise_filter_grad)(const f32 *x, const f32 *dy, int N, const int *s, 
 }
 
 // ---- pooling: padding never takes part ------------------------------------------------------------------------
-// out[N, OH, OW, C]: the max (avg = 0) or the mean over the real pixels (avg = 1) of each window.
-EXPORT(pool)(const f32 *x, int N, const int *s, int avg, f32 *out) {
+// out[N, OH, OW, C]: the max (avg = 0) or the mean over the real pixels (avg = 1) of each window, output rows
+// first .. last of the N * OH.
+EXPORT(pool)(const f32 *x, int first, int last, const int *s, int avg, f32 *out) {
   int H = s[0], W = s[1], C = s[2], OH = s[3], OW = s[4], KH = s[5], KW = s[6];
   int sh = s[7], sw = s[8], pt = s[11], pl = s[12];
-  for (int n = 0; n < N; n++) {
+  for (int r = first; r < last; r++) {
+    int n = r / OH, oh = r % OH;
     const f32 *image = x + (long)n * H * W * C;
-    for (int oh = 0; oh < OH; oh++) {
+    {
       int ih0 = oh * sh - pt, kh0 = first_tap(ih0, 1), kh1 = end_tap(ih0, 1, KH, H);
       for (int ow = 0; ow < OW; ow++) {
         int iw0 = ow * sw - pl, kw0 = first_tap(iw0, 1), kw1 = end_tap(iw0, 1, KW, W);

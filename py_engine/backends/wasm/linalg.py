@@ -6,7 +6,7 @@ import numpy as np
 
 from ...kernel_registry import register_kernel
 from ..numpy.linalg import _batch_matmul as numpy_batch_matmul
-from . import native
+from . import native, threads
 from .native import F32, address
 
 # below this many multiply-adds (about) numpy's product is quicker than packing B and calling the module
@@ -57,6 +57,9 @@ def _batch_matmul(a, b, transpose_a, transpose_b):
     count, a_count, b_count = math.prod(batch), math.prod(a.shape[:-2]), math.prod(b.shape[:-2])
     out = native.out((*batch, m, n))
     if b_count == 1 and not transpose_a:  # a's batch folds into its rows: one GEMM, B packed once
+        pool = threads.worth(a_count * m * n * k, a, b, out)
+        if pool and threads.gemm(pool, a, b, a_count * m, n, k, transpose_b, out) is not None:
+            return out
         return gemm(a, pack(b, k, n, transpose_b), a_count * m, n, k, out)
     if a_count not in (1, count) or b_count not in (1, count):
         return numpy_batch_matmul(a, b, transpose_a, transpose_b)

@@ -26,12 +26,10 @@ def module_bytes():
     return resources.files(__package__).joinpath("kernels.wasm").read_bytes()
 
 
-def instantiate(data):
-    """The module's exports, on the memory of the Pyodide this code runs in (private API, pinned Pyodide 0.27)."""
+def heap_memory():
+    """The WebAssembly.Memory of the Pyodide this code runs in (private API, pinned Pyodide 0.27)."""
     try:
-        import js
         import pyodide_js
-        from pyodide.ffi import to_js
     except ImportError:
         raise Unavailable(
             "the wasm backend runs where Pyodide runs (the page, or Node); in CPython use 'numpy' or 'webgpu'"
@@ -42,6 +40,15 @@ def instantiate(data):
     memory = resolve("memory").sym
     if memory is None or not memory.buffer.byteLength:
         raise Unavailable("this Pyodide's WebAssembly memory was not found (resolveGlobalSymbol('memory'))")
+    return memory
+
+
+def instantiate(data):
+    """The module's exports, on the memory of the Pyodide this code runs in."""
+    memory = heap_memory()
+    import js
+    from pyodide.ffi import to_js
+
     try:
         compiled = js.WebAssembly.Module.new(to_js(data))
     except Exception as e:  # a browser without WebAssembly SIMD rejects the module here

@@ -10,7 +10,7 @@ from ...window_output_size import window_output_hw
 from ..numpy import fused as numpy_fused
 from ..numpy import nn as numpy_nn
 from ..numpy.math import _UNARY
-from . import native
+from . import native, threads
 from .linalg import ACTIVATIONS, gemm, pack
 from .math import UNARY, _unary
 from .native import F32, I32, address
@@ -59,14 +59,36 @@ def _conv2d(x, weights, strides, pad, dilations, bias=None, activation="linear")
     if rows <= 0:
         return y
     code, after = _activate(y, activation)
+    plain = _is_plain_1x1(weights.shape, strides, pad, dilations)
+    pool = threads.worth(rows * k * o, x, weights, y)
+    if pool:
+        done = (
+            threads.gemm(pool, x, weights, rows, o, k, False, y, bias, code)
+            if plain
+            else threads.conv2d(
+                pool,
+                x,
+                shape,
+                rows,
+                weights,
+                k,
+                o,
+                bias,
+                code,
+                y,
+                _block(-(-rows // (pool.threads * threads.CHUNKS_PER_THREAD)), k),
+            )
+        )
+        if done is not None:
+            return after(y) if after else y
     packed = pack(weights, k, o)
-    if _is_plain_1x1(weights.shape, strides, pad, dilations):
+    if plain:
         gemm(x, packed, rows, o, k, y, bias=bias, activation=code)
     else:
         block = _block(rows, k)
         scratch = native.out(block * k)
         native.exports.conv2d(
-            address(x, x.size), address(shape, 13, I32), rows, address(packed, packed.size), o,
+            address(x, x.size), address(shape, 13, I32), 0, rows, address(packed, packed.size), o,
             address(bias, o) if bias is not None else 0, code, address(y, y.size), address(scratch, scratch.size), block,
         )  # fmt: skip
     return after(y) if after else y
@@ -124,8 +146,12 @@ def _depthwise(x, weights, strides, pad, dilations, bias=None, activation="linea
     if y.size == 0:
         return y
     code, after = _activate(y, activation)
+    pool, rows = threads.worth(y.size * kh * kw, x, y), x.shape[0] * oh
+    extra = (weights, bias if bias is not None else 0, code)
+    if pool and threads.rows_kernel(pool, "depthwise", x, shape, rows, y, *extra) is not None:
+        return after(y) if after else y
     native.exports.depthwise(
-        address(x, x.size), x.shape[0], address(shape, 13, I32), address(weights, weights.size),
+        address(x, x.size), 0, x.shape[0] * oh, address(shape, 13, I32), address(weights, weights.size),
         address(bias, c) if bias is not None else 0, code, address(y, y.size),
     )  # fmt: skip
     return after(y) if after else y
@@ -169,9 +195,13 @@ def _pool(average):
         x = native.f32(x)
         shape, oh, ow = _geometry(x.shape, ksize, strides, pad)
         y = native.out((x.shape[0], max(oh, 0), max(ow, 0), x.shape[3]))
+        pool = threads.worth(y.size * ksize[0] * ksize[1], x, y) if y.size else None
+        rows = x.shape[0] * oh
+        if pool and threads.rows_kernel(pool, "pool", x, shape, rows, y, int(average)) is not None:
+            return y
         if y.size:
             native.exports.pool(
-                address(x, x.size), x.shape[0], address(shape, 13, I32), int(average), address(y, y.size)
+                address(x, x.size), 0, x.shape[0] * oh, address(shape, 13, I32), int(average), address(y, y.size)
             )
         return y
 

@@ -1,0 +1,214 @@
+"""The wasm backend on threads (set_backend("wasm", threads=n)): the served Pyodide in Node, whose worker_threads run
+the page's pool scripts (static/wasm_pool.js, wasm_pool_worker.js; tests/pyodide/run.mjs provides them as the page's
+worker does). The conformance suite with every big kernel split over two threads, the threaded kernels against one
+thread's bit for bit, backend_info's threads and reasons, a failing worker's fallback, memory over 100 passes."""
+
+import itertools
+import re
+from pathlib import Path
+
+import pytest
+
+from .pyodide import start_node_pyodide
+from .test_wasm_backend import ALL_NATIVE
+
+ROOT = Path(__file__).resolve().parent.parent
+EVERY_KERNEL_THREADED = """
+from py_engine.backends.wasm import threads
+
+@contextlib.contextmanager
+def every_kernel_threaded():
+    saved = threads.MIN_WORK, threads.MIN_INTENSITY
+    threads.MIN_WORK = threads.MIN_INTENSITY = 0
+    try:
+        with all_native():
+            yield
+    finally:
+        threads.MIN_WORK, threads.MIN_INTENSITY = saved
+"""
+
+
+@pytest.fixture(scope="module")
+def node():
+    pyodide = start_node_pyodide()
+    pyodide.run(ALL_NATIVE)
+    pyodide.run(EVERY_KERNEL_THREADED)
+    yield pyodide
+    pyodide.close()
+
+
+def test_the_conformance_suite_passes_with_every_big_kernel_on_two_threads(node):
+    report = node.run(
+        """
+        from py_engine.testing.conformance import all_cases, run_suite
+        assert await pe.set_backend("wasm", threads=2)
+        before = pe.backend_info()["threaded_calls"]
+        with every_kernel_threaded():
+            report = await run_suite("wasm")
+        info = pe.backend_info()
+        {**report, "total": len(all_cases()), "threads": info["threads"], "calls": info["threaded_calls"] - before}
+        """
+    )
+    assert report["failed"] == {}, str(report["failed"])[:5000]
+    assert report["passed"] == report["total"] > 1000
+    assert report["threads"] == 2 and report["calls"] > 300, report["calls"]
+
+
+def test_threaded_kernels_give_one_threads_results_bit_for_bit(node):
+    """Each thread computes whole output rows with the same code, so the split changes no sum's order."""
+    compared = node.run(
+        """
+        rng = np.random.default_rng(3)
+        x = pe.tensor(rng.standard_normal((2, 41, 37, 24), np.float32))
+        w, dw = pe.tensor(rng.standard_normal((3, 3, 24, 40), np.float32)), pe.tensor(rng.standard_normal((5, 5, 24, 1), np.float32))
+        w1, b = pe.tensor(rng.standard_normal((1, 1, 24, 72), np.float32)), pe.tensor(rng.standard_normal((72,), np.float32))
+        a, m = pe.tensor(rng.standard_normal((3, 123, 150), np.float32)), pe.tensor(rng.standard_normal((150, 97), np.float32))
+        def outputs():
+            return {
+                "conv": pe.conv2d(x, w, strides=2, padding="same").numpy(),
+                "conv1x1": pe.relu6(pe.conv2d(x, w1, strides=1, padding="valid") + b).numpy(),
+                "depthwise": pe.depthwise_conv2d(x, dw, strides=1, padding="same").numpy(),
+                "max_pool": pe.max_pool(x, 3, 2, "same").numpy(),
+                "avg_pool": pe.avg_pool(x, 2, 2, "valid").numpy(),
+                "matmul": pe.matmul(a, m).numpy(),
+            }
+        await pe.set_backend("wasm", threads=1)
+        one = outputs()
+        await pe.set_backend("wasm", threads=2)
+        calls = pe.backend_info()["threaded_calls"]
+        with every_kernel_threaded():  # the pools here are below the size worth splitting
+            two = outputs()
+        calls = pe.backend_info()["threaded_calls"] - calls
+        await pe.set_backend("numpy")
+        ref = outputs()
+        [calls, {k: [bool(np.array_equal(one[k], two[k])), bool(np.allclose(two[k], ref[k], rtol=1e-4, atol=1e-3))] for k in one}]
+        """
+    )
+    calls, same = compared
+    assert calls == 6, "each of the six ops went to the pool"
+    assert same == {k: [True, True] for k in same}, same
+
+
+def test_backend_info_says_how_many_threads_and_why_one(node):
+    info = node.run(
+        """
+        from py_engine.engine import ENGINE
+        import js
+        ENGINE.forget_backend("wasm")
+        await pe.set_backend("wasm")  # the default: Node 20 has no navigator.hardwareConcurrency, so one core
+        default = pe.backend_info()
+        await pe.set_backend("wasm", threads=2)
+        two = pe.backend_info()
+        await pe.set_backend("wasm")  # the number chosen stays
+        kept = pe.backend_info()["threads"]
+        host = js.pyEngineWasmPool
+        js.Reflect.deleteProperty(js.globalThis, "pyEngineWasmPool")
+        await pe.set_backend("wasm", threads=3)
+        hostless = pe.backend_info()
+        js.globalThis.pyEngineWasmPool = host
+        await pe.set_backend("wasm", threads=1)
+        one = pe.backend_info()
+        [[d["threads"], d["threads_reason"], d["threads_memory_bytes"]] for d in (default, two, hostless, one)] + [kept]
+        """
+    )
+    default, two, hostless, one, kept = info
+    assert default[:2] == [1, "the default on 1 core (navigator.hardwareConcurrency)"], default
+    assert two[:2] == [2, None] and two[2] > 4096, two
+    assert kept == 2
+    assert hostless[:2] == [1, "the host provides no worker pool (globalThis.pyEngineWasmPool: static/wasm_pool.js)"]
+    assert one == [1, "one thread was asked for", 0]
+
+
+@pytest.mark.parametrize(
+    ("name", "options", "message"),
+    [
+        ("wasm", {"threads": 0}, "threads must be a whole number from 1 to 16, got 0"),
+        ("wasm", {"threads": "2"}, "threads must be a whole number from 1 to 16, got '2'"),
+        ("wasm", {"threads": True}, "threads must be a whole number from 1 to 16, got True"),
+        ("numpy", {"threads": 2}, "backend 'numpy' takes no options; got threads"),
+    ],
+)
+def test_a_wrong_thread_count_is_refused_with_what_to_pass(node, name, options, message):
+    error = node.run(
+        f"""
+        try:
+            await pe.set_backend({name!r}, **{options!r})
+            error = None
+        except (ValueError, pe.BackendError) as e:
+            error = str(e)
+        error
+        """
+    )
+    assert error == message
+
+
+def test_a_kernel_that_fails_on_the_pool_leaves_one_thread_with_the_reason(node):
+    """A trap in a kernel (here: a GEMM told to write past the end of the shared memory) ends the pool; that op and
+    every later one run on the calling thread, right."""
+    outcome = node.run(
+        """
+        await pe.set_backend("wasm", threads=2)
+        p = threads.pool
+        past_the_end = (0, 1, 1, 0, 0x7FFFFFF0, 8, 0, 8, 1, 0, 0, 0)
+        first, last = (0, 0, 0, 0, 32, 0, -1, 0, 0, 0, 0, 0), (0, 0, 0, 0, 0, 0, 1, 0, 0, 0, 0, 0)
+        ran = p.run("gemm", 64, past_the_end, first, last, multiple=4)
+        info = pe.backend_info()
+        a, b = np.ones((300, 200), np.float32), np.ones((200, 100), np.float32)
+        right = bool(np.array_equal(pe.matmul(a, b).numpy(), a @ b))
+        [ran, info["threads"], info["threads_reason"], right, await pe.set_backend("wasm", threads=2) and pe.backend_info()["threads"]]
+        """
+    )
+    ran, threads, reason, right, again = outcome
+    assert ran is False and threads == 1 and right
+    assert reason == "the pool of workers stopped (a kernel failed in gemm); running on one thread", reason
+    assert again == 2, "a new pool starts when asked again"
+
+
+def test_memory_stays_flat_over_100_threaded_forward_passes(node):
+    counts = node.run(
+        """
+        await pe.set_backend("wasm", threads=2)
+        pe.set_seed(0)
+        model = pe.Sequential([
+            pe.layers.Conv2D(32, 3, padding="same", activation="relu", input_shape=(64, 64, 3)),
+            pe.layers.DepthwiseConv2D(3, padding="same", activation="relu"),
+            pe.layers.Conv2D(64, 1, activation="relu"),
+            pe.layers.MaxPooling2D(2),
+            pe.layers.GlobalAveragePooling2D(),
+            pe.layers.Dense(10),
+        ])
+        image = pe.tensor(np.random.default_rng(0).standard_normal((1, 64, 64, 3)).astype(np.float32))
+        seen = []
+        for i in range(100):
+            model.predict(image).dispose()
+            info, memory = pe.backend_info(), pe.memory()
+            seen.append([memory.num_tensors, memory.num_bytes, info["threads_memory_bytes"], info["threaded_calls"]])
+        seen
+        """
+    )
+    assert {tuple(c[:3]) for c in counts[1:]} == {tuple(counts[1][:3])}, counts[:3]
+    per_pass = {b[3] - a[3] for a, b in itertools.pairwise(counts)}
+    # the depthwise convolution and the pool do too little per byte copied (MIN_INTENSITY): the two convolutions
+    assert per_pass == {2}, f"each pass splits its two convolutions over the threads: {per_pass}"
+
+
+@pytest.mark.parametrize(("cores", "threads"), [(1, 1), (2, 1), (3, 1), (4, 4), (8, 4), (16, 4)])
+def test_the_default_is_one_thread_per_core_from_four_cores_up_at_most_four(monkeypatch, cores, threads):
+    from py_engine.backends import wasm
+
+    monkeypatch.setattr(wasm._threads, "cores", lambda: cores)
+    assert wasm.default_threads() == threads
+
+
+def test_the_pool_script_and_python_agree_on_the_layout():
+    """static/wasm_pool.js states the shared memory's layout and limits; Python and the module's build use them."""
+    from app.wasm_kernels import SHARED_MAX_PAGES
+    from py_engine.backends import wasm
+    from py_engine.backends.wasm import threads
+
+    source = (ROOT / "static" / "wasm_pool.js").read_text()
+    layout = {name: int(value) for name, value in re.findall(r"^  (\w+): (\d+),", source, re.M)}
+    assert layout["MAX_PAGES"] == SHARED_MAX_PAGES, "the memory's maximum must be the module's declared one"
+    assert layout["ARENA"] == threads.ARENA
+    assert layout["MAX_THREADS"] == wasm.MAX_THREADS
+    assert layout["SLOTS"] + layout["MAX_THREADS"] * layout["SLOT"] <= layout["ARENA"] // 4, "slots before the arena"
