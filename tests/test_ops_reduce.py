@@ -296,6 +296,20 @@ def test_top_k_matches_a_full_sort(rng):
     close(pe.top_k(x)[0], x.max(-1, keepdims=True))  # default k=1
 
 
+def test_top_k_of_a_long_row_keeps_the_full_sorts_order(rng):
+    # a detector's long score row takes the partial sort: ties across the k-th value and NaNs (sorted last)
+    # must come out as the full stable sort's
+    x = np.round(rng.normal(size=(1, 4000)), 1).astype(np.float32)
+    x[0, rng.integers(0, 4000, 300)] = np.nan
+    nan_mostly = np.full((1, 4000), np.nan, np.float32)
+    nan_mostly[0, [7, 3000, 11]] = [1.0, 2.0, 1.0]
+    for row in (x, nan_mostly, np.round(rng.normal(size=4000)).astype(np.int32)):
+        values, indices = pe.top_k(row, 100)
+        order = np.argsort(-row.astype(np.float64), axis=-1, kind="stable")[..., :100]
+        close(indices, order.astype(np.int32), "int32")
+        np.testing.assert_array_equal(values.numpy(), np.take_along_axis(row, order, -1))
+
+
 def test_top_k_sizes():
     values, indices = pe.top_k(pe.tensor([1.0, 3.0]), 0)
     assert values.shape == indices.shape == (0,) and values.dtype == "float32" and indices.dtype == "int32"

@@ -158,6 +158,37 @@ def test_kernels_stay_right_when_the_memory_grows_between_calls(node):
     assert ok == [True, True, True]
 
 
+def test_a_tensors_weights_are_packed_once_and_the_packing_goes_with_the_tensor(node):
+    """A convolution's filter and a product's B that are tensors (read-only buffers) are packed into the GEMM's
+    panels at their first use only (a model's weights: not on every run); the packed copy goes when the tensor
+    does."""
+    packs, same, left = node.run(
+        """
+        import gc
+        from py_engine.backends.wasm import linalg
+        await pe.set_backend("wasm")
+        rng = np.random.default_rng(2)
+        x, w = rng.standard_normal((1, 16, 16, 8), np.float32), rng.standard_normal((3, 3, 8, 16), np.float32)
+        a, b = rng.standard_normal((64, 72), np.float32), rng.standard_normal((72, 16), np.float32)
+        x, w, a, b = pe.tensor(x), pe.tensor(w), pe.tensor(a), pe.tensor(b)
+        packs, original = [], linalg.pack
+        linalg.pack = lambda *args: packs.append(args[1:3]) or original(*args)
+        try:
+            runs = [(pe.conv2d(x, w, 1, "same").numpy(), pe.matmul(a, b).numpy()) for _ in range(3)]
+        finally:
+            linalg.pack = original
+        kept = len(linalg._packs)
+        pe.dispose([w, b])
+        gc.collect()
+        same = all(np.array_equal(c, runs[0][0]) and np.array_equal(p, runs[0][1]) for c, p in runs)
+        pe.dispose([x, a])
+        [packs, same, kept - len(linalg._packs)]
+        """
+    )
+    assert packs == [[72, 16], [72, 16]]  # the filter (3 * 3 * 8 rows) and B, once each in three runs
+    assert same and left == 2
+
+
 def test_fit_trains_a_cnn_on_wasm_as_on_numpy_with_a_flat_tensor_count(node):
     """TF.js-wasm has no Conv2DBackpropFilter; here the whole step runs natively, gives numpy's history, and the
     tensor count stays flat per epoch."""

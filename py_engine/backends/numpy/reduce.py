@@ -40,9 +40,23 @@ def _scan(ufunc):
 
 
 def _top_k(x, k):
-    keys = -x.astype(np.float64 if x.dtype == np.float32 else np.int64)
-    indices = np.argsort(keys, axis=-1, kind="stable")[..., :k]  # ties: the lower index first
+    keys = -x if x.dtype == np.float32 else -x.astype(np.int64)  # exact negations (int32's minimum needs int64)
+    n = x.shape[-1]
+    if 0 < k < n // 8 and x.size == n:  # one long row (a detector's scores): sort only the entries that can win
+        indices = _top_k_row(keys.reshape(-1), k).reshape(*x.shape[:-1], k)
+    else:
+        indices = np.argsort(keys, axis=-1, kind="stable")[..., :k]  # ties: the lower index first
     return np.take_along_axis(x, indices, -1), indices.astype(np.int32)
+
+
+def _top_k_row(keys, k):
+    """The first k of argsort(keys, stable) without sorting the whole row: the entries up to the k-th smallest key
+    (all of its ties, in index order), sorted stably."""
+    kth = np.partition(keys, k - 1)[k - 1]
+    if kth != kth:  # fewer than k keys are not NaN: NaNs sort last, in index order, as the full sort does
+        return np.argsort(keys, kind="stable")[:k]
+    candidates = np.flatnonzero(keys <= kth)
+    return candidates[np.argsort(keys[candidates], kind="stable")[:k]]
 
 
 def _sum(x, axis, keepdims):

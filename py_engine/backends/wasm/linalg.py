@@ -1,6 +1,7 @@
 """Matrix products on the SIMD module: the GEMM every product, convolution and their gradients run on."""
 
 import math
+import weakref
 
 import numpy as np
 
@@ -20,6 +21,24 @@ def pack(b, k, n, transposed=False):
     packed = np.empty(-(-n // 8) * 8 * k, F32)
     sbk, sbj = (1, k) if transposed else (n, 1)
     native.exports.pack_b(address(b, k * n), k, n, sbk, sbj, address(packed, packed.size))
+    return packed
+
+
+_packs = {}  # id(array) -> (weak reference to it, (k, n, transposed), its packed panels)
+
+
+def pack_kept(b, k, n, transposed=False):
+    """pack(b), kept while b lives where b is a tensor's buffer (read-only: its values never change), so a model's
+    weights are packed at their first product rather than at every run; an array of the caller's is packed each
+    time."""
+    if b.flags.writeable:
+        return pack(b, k, n, transposed)
+    key, layout = id(b), (k, n, transposed)
+    entry = _packs.get(key)
+    if entry is not None and entry[0]() is b and entry[1] == layout:
+        return entry[2]
+    packed = pack(b, k, n, transposed)
+    _packs[key] = (weakref.ref(b, lambda _, key=key: _packs.pop(key, None)), layout, packed)
     return packed
 
 
@@ -60,11 +79,11 @@ def _batch_matmul(a, b, transpose_a, transpose_b):
         pool = threads.worth(a_count * m * n * k, a, b, out)
         if pool and threads.gemm(pool, a, b, a_count * m, n, k, transpose_b, out) is not None:
             return out
-        return gemm(a, pack(b, k, n, transpose_b), a_count * m, n, k, out)
+        return gemm(a, pack_kept(b, k, n, transpose_b), a_count * m, n, k, out)
     if a_count not in (1, count) or b_count not in (1, count):
         return numpy_batch_matmul(a, b, transpose_a, transpose_b)
     a3, b3, o3 = a.reshape(a_count, ar, ac), b.reshape(b_count, br, bc), out.reshape(count, m, n)
-    packed = pack(b3[0], k, n, transpose_b) if b_count == 1 else None
+    packed = pack_kept(b, k, n, transpose_b) if b_count == 1 else None
     for i in range(count):
         bp = packed if packed is not None else pack(b3[i], k, n, transpose_b)
         gemm(a3[i if a_count > 1 else 0], bp, m, n, k, o3[i], transposed_a=transpose_a)

@@ -11,7 +11,7 @@ from ..numpy import fused as numpy_fused
 from ..numpy import nn as numpy_nn
 from ..numpy.math import _UNARY
 from . import native, threads
-from .linalg import ACTIVATIONS, gemm, pack
+from .linalg import ACTIVATIONS, gemm, pack, pack_kept
 from .math import UNARY, _unary
 from .native import F32, I32, address
 
@@ -81,7 +81,7 @@ def _conv2d(x, weights, strides, pad, dilations, bias=None, activation="linear")
         )
         if done is not None:
             return after(y) if after else y
-    packed = pack(weights, k, o)
+    packed = pack_kept(weights, k, o)
     if plain:
         gemm(x, packed, rows, o, k, y, bias=bias, activation=code)
     else:
