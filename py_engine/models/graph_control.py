@@ -18,7 +18,7 @@ import numpy as np
 from .. import ops
 from ..engine import ENGINE
 from ..io.graph_format import engine_dtype, tensor_name
-from .graph_model import finish, run_node
+from .graph_nodes import finish, run_node
 from .graph_ops import FUNCTION_OPS, LIST_OPS, Call
 
 ROOT = ()  # the context outside every frame

@@ -23,6 +23,8 @@ from ..io.errors import ModelLoadError
 from ..io.fetch import Location
 from ..io.graph_format import engine_dtype, parse_graph, read_json, tensor_name
 from ..tensor import Tensor
+from .graph_control import run_dynamic
+from .graph_nodes import finish, node_value, run_node
 from .graph_ops import (
     CONTROL_OPS,
     DYNAMIC_OPS,
@@ -31,7 +33,6 @@ from .graph_ops import (
     NOT_HERE,
     OPS,
     SOURCE_OPS,
-    Call,
     missing_engine_ops,
 )
 
@@ -126,8 +127,6 @@ class GraphModel:
     async def execute_async(self, inputs, outputs=None):
         """execute for any graph: while loops (Enter/Exit/Switch/Merge/NextIteration frames), TensorLists and ops
         whose output sizes depend on values (TF.js's executeAsync)."""
-        from .graph_control import run_dynamic
-
         feeds, names, single = self._arguments("execute_async", inputs, outputs)
         plan = self._plan(feeds, names)
         if not plan.dynamic:
@@ -314,17 +313,6 @@ def _ordered(nodes, ready, model):
     return order
 
 
-def run_node(model, node, args, host_values):
-    """A node's outputs (a list) from its input values."""
-    call = Call(node, args, host_values)
-    try:
-        result = ENGINE.tidy(lambda: OPS[node.op].run(call))
-    except Exception as e:
-        e.add_note(f"in node {node.name!r} ({node.op}) of the graph model")
-        raise
-    return list(result) if isinstance(result, (list, tuple)) else [result]
-
-
 def run_static(model, plan, tensors):
     """The plan's outputs for its feeds' tensors, node by node, each intermediate released after its last use."""
     values = dict(zip(plan.feeds, tensors))
@@ -334,7 +322,7 @@ def run_static(model, plan, tensors):
     for node in plan.nodes:
         if node.op in SOURCE_OPS:
             continue
-        args = [_value(model, values, name) for name in node.inputs]
+        args = [node_value(model, values, name) for name in node.inputs]
         for k, out in enumerate(run_node(model, node, args, host_values)):
             name = f"{node.name}:{k}"
             values[name] = out
@@ -346,26 +334,6 @@ def run_static(model, plan, tensors):
             if not uses[name] and name in owned and name not in plan.outputs:
                 values.pop(name).dispose()
     return finish(model, values, plan.outputs, tensors)
-
-
-def _value(model, values, name):
-    value = values.get(name)
-    if value is None:
-        return model.weight(tensor_name(name)[0])
-    return value
-
-
-def finish(model, values, outputs, callers):
-    """The output tensors: each a tensor of its own (a view where an output is an input, a weight or another
-    output), so the caller may dispose each."""
-    results, seen = [], {t.id for t in callers}
-    for name in outputs:
-        t = _value(model, values, name)
-        if t.id in seen or t.kept:
-            t = ENGINE.view(t, t.shape)
-        seen.add(t.id)
-        results.append(t)
-    return results
 
 
 # ---- loading ---------------------------------------------------------------------------------------------------

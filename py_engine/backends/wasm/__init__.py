@@ -53,7 +53,7 @@ class WasmBackend(NumpyBackend):
                 self.threads_chosen = True
                 n, cores = default_threads(), _threads.cores()
                 why = f"the default on {cores} core{'s' * (cores > 1)} (navigator.hardwareConcurrency)"
-                starting = _threads.start(n, why)
+                starting = _threads.start(n, _threads_cases(), why)
                 if n == 1:
                     await starting
                 else:  # the pool's workers start while the page goes on
@@ -62,7 +62,7 @@ class WasmBackend(NumpyBackend):
         if isinstance(threads, bool) or not isinstance(threads, int) or not 1 <= threads <= MAX_THREADS:
             raise ValueError(f"threads must be a whole number from 1 to {MAX_THREADS}, got {threads!r}")
         self.threads_chosen = True
-        await _threads.start(threads)
+        await _threads.start(threads, _threads_cases())
 
     def info(self):
         native_kernels = names_on(self.name)
@@ -111,6 +111,21 @@ def _self_test():
         if got.shape != want.shape or not np.allclose(got, want, rtol=1e-4, atol=1e-5):
             native.exports = None
             raise BackendError(f"the wasm kernels' self-test failed: {name} differs from numpy; running on numpy")
+
+
+def _threads_cases():
+    """The threads' self-test (threads.start): the big kernels on shapes whose rows do not split evenly."""
+    from .linalg import _batch_matmul
+
+    a, b = _values((125, 91), 1), _values((91, 67), 2)
+    x, w, dw = _values((1, 29, 30, 16), 3), _values((3, 3, 16, 9), 4), _values((3, 3, 16, 1), 5)
+    conv = {"strides": (2, 1), "pad": ((1, 1), (0, 1)), "dilations": (1, 1)}
+    return {
+        "BatchMatMul": lambda: _batch_matmul(a, b, False, False),
+        "Conv2D": lambda: nn._conv2d(x, w, activation="relu6", **conv),
+        "DepthwiseConv2dNative": lambda: nn._depthwise(x, dw, **conv),
+        "MaxPool": lambda: nn._pool(average=False)(x, (3, 2), (2, 2), ((1, 1), (0, 1))),
+    }
 
 
 def _values(shape, seed):

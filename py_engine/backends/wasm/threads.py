@@ -125,9 +125,10 @@ class Pool:
         self.js.close()
 
 
-async def start(threads, why_one="one thread was asked for"):
+async def start(threads, cases, why_one="one thread was asked for"):
     """Run the big kernels on `threads` threads (1: the calling thread alone, `reason` then `why_one`). True if they
-    do; otherwise `reason` says why not."""
+    do; otherwise `reason` says why not. `cases`: {kernel name: a call of the backend's kernel} for the self-test
+    (the backend builds them: its kernel modules import this one)."""
     global pool, reason, _starts
     if pool is not None and pool.threads == threads:
         return True
@@ -155,7 +156,7 @@ async def start(threads, why_one="one thread was asked for"):
         started.close()
         return False
     pool = Pool(started, threads)
-    why = _self_test(pool)
+    why = _self_test(pool, cases)
     if why:
         stop(why)
         return False
@@ -223,24 +224,12 @@ def rows_kernel(p, name, x, shape, rows, y, *args):
     return p.get(py, y) if p.run(name, rows, args, first, last) else None
 
 
-def _self_test(p):
-    """Why the threaded kernels differ from the calling thread's on shapes that do not split evenly, or None.
+def _self_test(p, cases):
+    """Why the threaded kernels differ from the calling thread's on `cases` (shapes that do not split evenly), or None.
 
     As the backend's own self-test, large enough (a few ms) that V8 compiles the shared module's optimized code
     now rather than during the first forward pass, which would otherwise run its baseline code (twice as slow)."""
-    from . import _values, nn
-    from .linalg import _batch_matmul
-
     global MIN_WORK, MIN_INTENSITY
-    a, b = _values((125, 91), 1), _values((91, 67), 2)
-    x, w, dw = _values((1, 29, 30, 16), 3), _values((3, 3, 16, 9), 4), _values((3, 3, 16, 1), 5)
-    conv = {"strides": (2, 1), "pad": ((1, 1), (0, 1)), "dilations": (1, 1)}
-    cases = {
-        "BatchMatMul": lambda: _batch_matmul(a, b, False, False),
-        "Conv2D": lambda: nn._conv2d(x, w, activation="relu6", **conv),
-        "DepthwiseConv2dNative": lambda: nn._depthwise(x, dw, **conv),
-        "MaxPool": lambda: nn._pool(average=False)(x, (3, 2), (2, 2), ((1, 1), (0, 1))),
-    }
     saved, threaded = (MIN_WORK, MIN_INTENSITY), {}
     try:
         MIN_WORK = MIN_INTENSITY = 0
