@@ -213,14 +213,19 @@ def install(files: Mapping[str, bytes], target: Path) -> None:
             "files": {rel: {"sha256": sha256_hex(data), "size": len(data)} for rel, data in sorted(files.items())},
         }
         (stage / MANIFEST).write_text(json.dumps(manifest, indent=1) + "\n")
-        old = target.with_name(target.name + ".old")
-        shutil.rmtree(old, ignore_errors=True)
-        if target.exists():
-            os.replace(target, old)
-        os.replace(stage, target)
-        shutil.rmtree(old, ignore_errors=True)
+        swap_in(stage, target)
     finally:
         shutil.rmtree(stage, ignore_errors=True)
+
+
+def swap_in(stage: Path, target: Path) -> None:
+    """Put the complete folder `stage` where `target` is, whole: a reader sees the old folder or the new one."""
+    old = target.with_name(f".{target.name}.old")
+    shutil.rmtree(old, ignore_errors=True)
+    if target.exists():
+        os.replace(target, old)
+    os.replace(stage, target)
+    shutil.rmtree(old, ignore_errors=True)
 
 
 def ensure_pyodide(assets_dir: Path, *, force: bool = False, log: Callable[[str], None] = print) -> Path:

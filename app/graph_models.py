@@ -18,7 +18,15 @@ import time
 from collections.abc import Callable, Mapping
 from pathlib import Path
 
-from app.assets import AssetError, npm_integrity, npm_pack, npm_tarball_name, read_npm_package, sha256_hex
+from app.assets import (
+    AssetError,
+    npm_integrity,
+    npm_pack,
+    npm_tarball_name,
+    read_npm_package,
+    sha256_hex,
+    swap_in,
+)
 from app.errors import HTTPError
 from app.paths import check_relative
 
@@ -133,12 +141,7 @@ def write_model(models_dir: Path, name: str, files: Mapping[str, bytes]) -> Path
             (stage / rel).parent.mkdir(parents=True, exist_ok=True)
             (stage / rel).write_bytes(data)
         (stage / METADATA).write_text(json.dumps(metadata(name, files), indent=1) + "\n")
-        old = target.with_name(f".{name}.old")
-        shutil.rmtree(old, ignore_errors=True)
-        if target.exists():
-            os.replace(target, old)
-        os.replace(stage, target)
-        shutil.rmtree(old, ignore_errors=True)
+        swap_in(stage, target)
     finally:
         shutil.rmtree(stage, ignore_errors=True)
     return target
