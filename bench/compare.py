@@ -510,7 +510,7 @@ def ratios(results, roof_ms=None):
     ]
     lines = {}
     for ours_label, tf_label in pairs:
-        if tf_label in results:
+        if ours_label in results and tf_label in results:
             for key, what in (("warm_ms", "warm forward"), ("cold_ms", "cold")):
                 name = f"{ours_label.replace(' ', '-')} / {tf_label.replace(' ', '-')}, {what}"
                 lines[name] = results[ours_label][key] / results[tf_label][key]
