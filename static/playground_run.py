@@ -73,13 +73,14 @@ class _Run:
 
 _active = None  # the run in progress
 _starting = False  # the worker announced a run that has not begun yet
+_seen = False  # Python has seen this run's Stop (and the page was told): it stops at the next safe point
 _interrupt_buffer = None  # Pyodide's interrupt buffer (an Int32Array on a SharedArrayBuffer), when the page has one
 
 
 def starting():
     """The worker is about to start a run: a Stop that Python sees before run() begins is kept for it."""
-    global _starting
-    _starting = True
+    global _starting, _seen
+    _starting, _seen = True, False
 
 
 def set_interrupt_buffer(buffer):
@@ -119,15 +120,26 @@ def _stop_here():
 def _on_interrupt(signum, frame):
     if _active is None:
         if _starting and _interrupt_buffer is not None:  # the run has not begun: ask again at Pyodide's next look
+            _tell_seen()
             js.Atomics.store(_interrupt_buffer, 0, signal.SIGINT)
         return  # else a Stop that arrived after its run ended
     if _safe(frame):
         _stop_here()
+    _tell_seen()  # Python is executing (the run's own start, or the engine's core): no restart is needed
     sys.setprofile(_stop_at_a_safe_point)  # inside the engine's core: stop as soon as it is left
     # ... and ask again at Pyodide's next look at the buffer: a profile set while a synchronous readback (JSPI)
     # has Python's stack switched out does not always survive the switch back
     if _interrupt_buffer is not None:
         js.Atomics.store(_interrupt_buffer, 0, signal.SIGINT)
+
+
+def _tell_seen():
+    """Tell the page, once per run, that Python has seen its Stop, so the page does not restart the worker while the
+    run reaches a safe point (its imports' packages still loading, or a step inside the engine's core)."""
+    global _seen
+    if not _seen:
+        _seen = True
+        js.peRunner.stopping()
 
 
 def _stop_at_a_safe_point(frame, event, arg):
