@@ -36,8 +36,9 @@
 //                                                  found either missing from the cache: what it stored for the next one
 //                   {event: "failed", error}       boot failed; every request then fails with this error
 //                   {event: "run", run: id, running}  a run ("run" or "exec") started / ended (before its reply)
-//                   {event: "stopping", run: id}   Stop reached the run (KeyboardInterrupt raised, or cancelled at its
-//                                                  await): it ends once its `finally` blocks and scopes have run
+//                   {event: "stopping", run: id}   Stop reached the run (Python saw it: KeyboardInterrupt raised, or to
+//                                                  be at the next safe point; or cancelled at its await): it ends once
+//                                                  its `finally` blocks and scopes have run
 //                   {event: "input", prompt}       input(prompt) waits for a line: the page writes it into the input
 //                                                  channel (or Stop writes "stopped" there)
 //                   {event: "output", chunks: [{stream: "stdout"|"stderr"|"note", text} | {stream: "figure", png,

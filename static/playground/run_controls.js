@@ -1,9 +1,8 @@
 // The run controls: Run (the editor's active file, its result in the Output log), Stop (also Ctrl+., anywhere on the
 // page: neither the browser nor CodeMirror binds it), Clear namespace, Restart and the Backend menu (its choice
 // remembered for the next visit), each offered only when it can act, and the note on what Stop can do where the page
-// is not cross-origin isolated. A run that has not answered Stop STOP_GRACE_MS later (the
-// worker's "stopping" event: KeyboardInterrupt raised) is inside a call Python cannot interrupt (a long numpy
-// operation): the worker is restarted (restart("stuck")). One that answered may take longer to end: its `finally`
+// is not cross-origin isolated. A run that has not answered Stop STOP_GRACE_MS later (the worker's "stopping" event:
+// Python has seen the Stop) is inside a call Python cannot interrupt (a long numpy operation): the worker is restarted (restart("stuck")). One that answered may take longer to end: its `finally`
 // blocks and scopes release what they hold.
 //
 // createRunControls({playground, request, client, code, output, restart, setBackend}) ->
