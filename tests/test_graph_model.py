@@ -368,6 +368,70 @@ def test_a_layers_model_or_a_broken_graph_is_refused_clearly(tmp_path):
     failing_load(tmp_path, r"Const node\(s\) 'b' have no weight")
 
 
+def test_a_while_loop_fills_a_tensor_list_with_what_its_body_computes(tmp_path):
+    """A TensorList as a While's loop variable, its items computed in the body (row i of x, doubled): they outlive
+    the body's run, and the run leaves nothing behind. TF.js 4.22 disposes a function's intermediates when it
+    returns, these items too, so it cannot run this graph: test_graph_model_ops.py's `while_list` is the TF.js
+    comparison, with items the body is given."""
+    args = [
+        {"name": "i", "type": "DT_INT32"},
+        {"name": "items", "type": "DT_VARIANT"},
+        {"name": "x", "type": "DT_FLOAT"},
+    ]
+    cond = {
+        "signature": {"name": "more", "inputArg": args, "outputArg": [{"name": "holds", "type": "DT_BOOL"}]},
+        "nodeDef": [
+            {"name": "count", "op": "Const", "attr": {"dtype": {"type": "DT_INT32"}}},
+            {"name": "less", "op": "Less", "input": ["i", "count:output:0"]},
+        ],
+        "ret": {"holds": "less:z:0"},
+    }
+    body = {
+        "signature": {"name": "fill", "inputArg": args, "outputArg": args},
+        "nodeDef": [
+            {"name": "step", "op": "Const", "attr": {"dtype": {"type": "DT_INT32"}}},
+            {"name": "axis", "op": "Const", "attr": {"dtype": {"type": "DT_INT32"}}},
+            {"name": "row", "op": "GatherV2", "input": ["x", "i", "axis:output:0"]},
+            {"name": "doubled", "op": "AddV2", "input": ["row:output:0", "row:output:0"]},
+            {"name": "set", "op": "TensorListSetItem", "input": ["items", "i", "doubled:z:0"]},
+            {"name": "next_i", "op": "AddV2", "input": ["i", "step:output:0"]},
+        ],
+        "ret": {"i": "next_i:z:0", "items": "set:output_handle:0", "x": "x"},
+    }
+    shape = {"shape": {"dim": [{"size": "3"}, {"size": "2"}]}}
+    nodes = [
+        {"name": "x", "op": "Placeholder", "attr": {"dtype": {"type": "DT_FLOAT"}, "shape": shape}},
+        {"name": "element_shape", "op": "Const", "attr": {"dtype": {"type": "DT_INT32"}}},
+        {"name": "three", "op": "Const", "attr": {"dtype": {"type": "DT_INT32"}}},
+        {"name": "zero", "op": "Const", "attr": {"dtype": {"type": "DT_INT32"}}},
+        {"name": "reserve", "op": "TensorListReserve", "input": ["element_shape", "three"]},
+        {
+            "name": "loop",
+            "op": "StatelessWhile",
+            "input": ["zero", "reserve", "x"],
+            "attr": {"cond": {"func": {"name": "more"}}, "body": {"func": {"name": "fill"}}},
+        },
+        {"name": "stack", "op": "TensorListStack", "input": ["loop:1", "element_shape"]},
+    ]
+    weights = [
+        ("element_shape", np.array([2], np.int32)),
+        ("three", np.array(3, np.int32)),
+        ("zero", np.array(0, np.int32)),
+        ("count", np.array(3, np.int32)),
+        ("step", np.array(1, np.int32)),
+        ("axis", np.array(0, np.int32)),
+    ]
+    model = load(write_graph_model(tmp_path, nodes, weights, [cond, body]))
+    x = pe.tensor(np.arange(6, dtype=np.float32).reshape(3, 2))
+    before = pe.memory().num_tensors
+    for _ in range(3):
+        stacked = asyncio.run(model.execute_async(x, "stack"))
+        np.testing.assert_array_equal(stacked.numpy(), 2 * x.numpy())
+        stacked.dispose()
+        assert pe.memory().num_tensors == before
+    model.dispose()
+
+
 def test_an_if_calling_a_function_the_library_lacks_is_refused_at_load(tmp_path):
     shape = {"shape": {"dim": [{"size": "2"}]}}
     nodes = [

@@ -388,6 +388,34 @@ FUNCTIONS = [
     ),
 ]
 FUNCTION_WEIGHTS = [("four", i(4)), ("one", i(1)), ("one_f", np.float32(1.0))]
+# a While whose loop variables include a TensorList: item i is x doubled i times. (An item computed inside the body
+# would not do: TF.js 4.22 disposes a function's intermediate tensors when it returns, the list's items too.)
+LIST_LOOP_ARGS = [("i", "DT_INT32"), ("items", "DT_VARIANT"), ("x", F32)]
+LIST_FUNCTIONS = [
+    function(
+        "below_three",
+        LIST_LOOP_ARGS,
+        [("holds", "DT_BOOL")],
+        [node("three", "Const", [], dtype="DT_INT32"), node("less", "Less", ["i", "three:output:0"])],
+        {"holds": "less:z:0"},
+    ),
+    function(
+        "fill",
+        LIST_LOOP_ARGS,
+        LIST_LOOP_ARGS,
+        [
+            node("step", "Const", [], dtype="DT_INT32"),
+            node("two", "Const", [], dtype=F32),
+            node("set", "TensorListSetItem", ["items", "i", "x"], element_dtype=F32),
+            node("next_i", "AddV2", ["i", "step:output:0"]),
+            node("next_x", "Mul", ["x", "two:output:0"]),
+        ],
+        {"i": "next_i:z:0", "items": "set:output_handle:0", "x": "next_x:z:0"},
+    ),
+]
+LIST_FUNCTION_WEIGHTS = [("three", i(3)), ("step", i(1)), ("two", np.float32(2.0))]
+# the library functions (and their Const weights) of the graphs that call any
+CASE_FUNCTIONS = {"while_and_if": (FUNCTIONS, FUNCTION_WEIGHTS), "while_list": (LIST_FUNCTIONS, LIST_FUNCTION_WEIGHTS)}
 
 
 def _with_attrs(n, **attrs):
@@ -443,6 +471,20 @@ GRAPHS |= {
         None,
         ["loop:1", "loop:0", "if_pos", "if_neg"],
     ),
+    "while_list": (
+        [
+            node("reserve", "TensorListReserve", ["const1", "const2"], element_dtype=F32),
+            _with_funcs(
+                node("loop", "StatelessWhile", ["const3", "reserve", "input0"], parallel_iterations=10),
+                cond="below_three",
+                body="fill",
+            ),
+            node("stack", "TensorListStack", ["loop:1", "const1"], element_dtype=F32, num_elements=3),
+        ],
+        [x(f(2)), c(i([2])), c(i(3)), c(i(0))],
+        None,
+        ["stack", "loop:0", "loop:2"],
+    ),
 }
 
 
@@ -481,8 +523,8 @@ def reference(tmp_path_factory):
     cases = []
     for name, (op, inputs, attrs, outputs) in CASES.items():
         nodes, weights = case_nodes(op, inputs, attrs, outputs)
-        functions = FUNCTIONS if name == "while_and_if" else ()
-        write_graph_model(models / name, nodes, weights + (FUNCTION_WEIGHTS if functions else []), functions)
+        functions, function_weights = CASE_FUNCTIONS.get(name, ((), []))
+        write_graph_model(models / name, nodes, weights + function_weights, functions)
         files = []
         for k, (_, array) in enumerate(a for a in inputs if a[0] == "input"):
             (out / f"{name}.input{k}.bin").write_bytes(np.ascontiguousarray(array).tobytes())

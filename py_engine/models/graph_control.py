@@ -37,6 +37,13 @@ class TensorList:
     kept = False
 
 
+def tensors_in(value):
+    """The tensors a value of a run holds: a tensor itself, a TensorList its items."""
+    if isinstance(value, TensorList):
+        return [t for t in value.items if t is not None]
+    return [value]
+
+
 def _view(x):
     return x if isinstance(x, TensorList) else ENGINE.view(x, x.shape)
 
@@ -286,9 +293,12 @@ async def _run(model, node, context, args, host_values):
 
 
 async def _call(model, function, args):
-    """The outputs (a list) of a library function on `args`."""
-    outputs = await model.function(function).execute_async(list(args))
-    return outputs if isinstance(outputs, list) else [outputs]
+    """The outputs (a list) of the library function named `function` on `args` (tensors and TensorLists)."""
+    try:
+        return await model.function(function).call(list(args))
+    except Exception as e:
+        e.add_note(f"in the graph's library function {function!r}")
+        raise
 
 
 async def _true(t):
@@ -302,8 +312,8 @@ async def _if(model, node, args):
 
 
 async def _while(model, node, args):
-    """While(*inputs): body applied while cond holds, as TF.js runs it; each round's values are released when the
-    next round has replaced them."""
+    """While(*inputs): body applied while cond holds, as TF.js runs it; each round's tensors are released when the
+    next round has replaced them (a TensorList goes round as itself, changed in place)."""
     values = [_view(a) for a in args]
     while True:
         condition = await _call(model, node.attrs["cond"], values)
@@ -312,5 +322,5 @@ async def _while(model, node, args):
         if not holds:
             return values
         after = await _call(model, node.attrs["body"], values)
-        ENGINE.dispose(values)
+        ENGINE.dispose([v for v in values if not isinstance(v, TensorList)])
         values = after

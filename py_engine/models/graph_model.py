@@ -23,7 +23,7 @@ from ..io.errors import ModelLoadError
 from ..io.fetch import Location
 from ..io.graph_format import engine_dtype, parse_graph, read_json, tensor_name
 from ..tensor import Tensor
-from .graph_control import run_dynamic
+from .graph_control import run_dynamic, tensors_in
 from .graph_nodes import finish, node_value, run_node
 from .graph_ops import (
     CONTROL_OPS,
@@ -248,6 +248,18 @@ class GraphModel:
         if name not in self._functions:
             self._functions[name] = GraphModel(self.graph.functions[name], self._weights, self._host_values, False)
         return self._functions[name]
+
+    async def call(self, args):
+        """This library function's outputs (a list) for `args`, in its signature's order: tensors and TensorLists,
+        as If and While nodes pass them. What a TensorList given or returned holds outlives the call."""
+        if len(args) != len(self._input_nodes):
+            raise ValueError(f"the function takes {len(self._input_nodes)} argument(s), its caller passed {len(args)}")
+        feeds = {tensor: value for (_, tensor, _), value in zip(self._input_nodes, args)}
+        plan = self._plan(feeds, [name for _, name, _ in self._output_nodes])
+        with ENGINE.scope("function") as scope:
+            results = await run_dynamic(self, plan, feeds)
+            scope.export([t for value in [*args, *results] for t in tensors_in(value)])
+        return results
 
     def host_values(self):
         """{tensor id: numpy array} of the small constants (shapes, axes) a run reads on the host; a run adds its

@@ -3,6 +3,7 @@ the one with control flow (graph_control.py) share."""
 
 from ..engine import ENGINE
 from ..io.graph_format import tensor_name
+from ..tensor import Tensor
 from .graph_ops import OPS, Call
 
 
@@ -27,11 +28,11 @@ def node_value(model, values, name):
 
 def finish(model, values, outputs, callers):
     """The output tensors: each a tensor of its own (a view where an output is an input, a weight or another
-    output), so the caller may dispose each."""
+    output), so the caller may dispose each. A TensorList (a library function's output) stays itself."""
     results, seen = [], {t.id for t in callers}
     for name in outputs:
         t = node_value(model, values, name)
-        if t.id in seen or t.kept:
+        if isinstance(t, Tensor) and (t.id in seen or t.kept):
             t = ENGINE.view(t, t.shape)
         seen.add(t.id)
         results.append(t)
