@@ -1,5 +1,5 @@
-"""Stop always ends a run, and input() reads a line typed in the Output, through accessible roles and names: Stop
-ends time.sleep at once (KeyboardInterrupt, the names kept); a long numpy call, which Python cannot interrupt, ends
+"""Stop always ends a run, and input() and sys.stdin read a line typed in the Output, through accessible roles and
+names: Stop ends time.sleep at once (KeyboardInterrupt, the names kept); a long numpy call, which Python cannot interrupt, ends
 by a restart of the worker a second after Stop (the code stays in the editor, the Output says what happened, the
 new runtime boots from the caches); input() shows a text box in the Output and gets the line typed there, and Stop
 ends its wait too.
@@ -120,6 +120,21 @@ def test_input_reads_a_line_typed_in_the_output(ui):
     assert output(page).inner_text().splitlines()[:2] == ["Your name? Ada Lovelace", "Hello, Ada Lovelace"]
     assert box.count() == 0
     assert ui.run("name") == "Ada Lovelace"
+
+
+def test_sys_stdin_reads_the_lines_typed_in_the_output(ui):
+    """Code written for a terminal reads sys.stdin a line at a time; reading it to the end says what to do instead."""
+    page = ui.page
+    start(page, "import sys\nfirst = sys.stdin.readline()\nsecond = sys.stdin.readline(2)\nrest = sys.stdin.readline()")
+    for line in ("3 4", "xyz"):
+        box = output(page).get_by_role("textbox", name="Program input")
+        box.wait_for(timeout=RUN_MS)
+        page.keyboard.type(line)
+        page.keyboard.press("Enter")
+    page.wait_for_function("() => /Done in/.test(document.querySelector('#run-state').textContent)", timeout=RUN_MS)
+    assert ui.run("[first, second, rest]") == ["3 4\n", "xy", "z\n"]
+    text = run_and_wait(page, "import sys\nsys.stdin.read()")
+    assert "UnsupportedOperation" in text and "sys.stdin.readline()" in text, text
 
 
 def test_stop_ends_a_wait_for_input(ui):

@@ -13,14 +13,16 @@ the next call or return that leaves the core (into the user's code or the engine
 loop), once the core's call has finished. So `with pe.scope():`
 and tidy() release what they hold, and memory counts stay exact. Code waiting at an `await` executes nothing, so
 the worker calls stop_awaiting(), which cancels the run's task there; the run reports KeyboardInterrupt all the
-same. time.sleep and input() wait on the shared memory the page writes into (Atomics.wait), so Stop ends them at
-once too: Pyodide's own sleep spins until it is over, and its input() has no terminal to read (OSError). Where the
-page is not cross-origin isolated there is no shared memory: sleep spins as before, and input() says why it cannot.
+same. time.sleep, input() and sys.stdin's readline() wait on the shared memory the page writes into (Atomics.wait), so
+Stop ends them at once too: Pyodide's own sleep spins until it is over, and its input() has no terminal to read
+(OSError). Where the page is not cross-origin isolated there is no shared memory: sleep spins as before, and a read
+of a line says why it cannot.
 """
 
 import asyncio
 import builtins
 import inspect
+import io
 import itertools
 import linecache
 import math
@@ -186,9 +188,9 @@ def _sleep(seconds):
         _stop_soon(sys._getframe(1))
 
 
-def _input(prompt=""):
-    """input(): the page shows `prompt` with a text box in its Output and the worker waits for the line typed there;
-    Stop ends the wait with KeyboardInterrupt."""
+def _read_line(prompt, caller):
+    """The line typed in the Output's text box after `prompt` (without its newline); Stop ends the wait with
+    KeyboardInterrupt, raised at `caller` when safe."""
     if _interrupt_buffer is None:
         raise RuntimeError(
             "input() needs the page to be cross-origin isolated (it waits on memory shared with the page), and this "
@@ -198,9 +200,52 @@ def _input(prompt=""):
     _show_output()
     line = js.peRunner.readLine(str(prompt))
     if line is None:
-        _stop_soon(sys._getframe(1))
+        _stop_soon(caller)
         return ""  # the KeyboardInterrupt comes at the next safe point
     return line
+
+
+def _input(prompt=""):
+    """input(): the page shows `prompt` with a text box in its Output and the worker waits for the line typed there;
+    Stop ends the wait with KeyboardInterrupt."""
+    return _read_line(prompt, sys._getframe(1))
+
+
+class _TypedLines(io.TextIOBase):
+    """sys.stdin: the lines typed in the Output, each read when the program asks for one (as input() reads them).
+    There is no end of input to type, so read() of everything is refused with what to do instead."""
+
+    def __init__(self):
+        self._left = ""  # what a read of a few characters left of the last line
+
+    def readable(self):
+        return True
+
+    @property
+    def encoding(self):
+        return "utf-8"
+
+    def _need(self, caller):
+        if not self._left:
+            self._left = _read_line("", caller) + "\n"
+
+    def readline(self, size=-1):
+        self._need(sys._getframe(1))
+        end = self._left.index("\n") + 1
+        if size is not None and 0 <= size < end:
+            end = size
+        line, self._left = self._left[:end], self._left[end:]
+        return line
+
+    def read(self, size=-1):
+        if size is None or size < 0:
+            raise io.UnsupportedOperation(
+                "sys.stdin.read() reads to the end of the input, which the Output has no way to type: read a line "
+                "at a time with sys.stdin.readline() or input()"
+            )
+        self._need(sys._getframe(1))
+        text, self._left = self._left[:size], self._left[size:]
+        return text
 
 
 def stop_awaiting():
@@ -319,3 +364,4 @@ def clear_names():
 signal.signal(signal.SIGINT, _on_interrupt)
 time.sleep = _sleep
 builtins.input = _input
+sys.stdin = _TypedLines()
