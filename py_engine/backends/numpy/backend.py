@@ -1,4 +1,4 @@
-"""The numpy backend: the reference every other backend is checked against, and the CPU fallback.
+"""The numpy backend's class: the reference every other backend is checked against, and the CPU fallback.
 
 A buffer handle is a read-only numpy array that nobody else holds. A kernel is a plain function
 of numpy arrays (and keyword attributes) that returns an array or a tuple of arrays.
@@ -98,7 +98,3 @@ class NumpyBackend(Backend):
         if type(out) is tuple:
             return [own(o, fn, self) for o in out], True
         return [own(out, fn, self)], False
-
-
-# importing each family's module registers its kernels
-from . import creation, fused, image, indexing, linalg, math, nn, recurrent, reduce, sequence, shape  # noqa: E402,F401

@@ -1,5 +1,5 @@
-"""The wasm backend: the numpy backend's tensors (numpy arrays in Pyodide's memory), with the kernels where the time
-goes run by our own SIMD WebAssembly module on those arrays in place.
+"""The wasm backend's class: the numpy backend's tensors (numpy arrays in Pyodide's memory), with the kernels where
+the time goes run by our own SIMD WebAssembly module on those arrays in place.
 
 A kernel the module does not have runs the numpy backend's kernel on the same arrays (`kernel_fallback`), so moving
 a tensor between `numpy` and `wasm` copies nothing and every op works on both; pe.backend_info() lists which kernels
@@ -90,11 +90,11 @@ def _self_test():
 
     The shapes are large enough (a few ms in all) that V8 also compiles these kernels' optimized code now, in the
     background, rather than running the first classification's layers on its baseline compiler's."""
-    from ..numpy import fused as numpy_fused
-    from ..numpy.linalg import matmul
-    from .fused import _fused_conv2d, _fused_depthwise
-    from .linalg import _batch_matmul
-    from .math import SMALL, _binary
+    from ..numpy.kernels import fused as numpy_fused
+    from ..numpy.kernels.linalg import matmul
+    from .kernels.fused import _fused_conv2d, _fused_depthwise
+    from .kernels.linalg import _batch_matmul
+    from .kernels.math import SMALL, _binary
 
     a, b = _values((125, 91), 1), _values((91, 67), 2)
     x = _values((1, 29, 30, 16), 3)
@@ -103,8 +103,8 @@ def _self_test():
     conv = {"strides": (2, 1), "pad": ((1, 1), (0, 1)), "dilations": (1, 1), "activation": "relu6"}
     checks = {
         "BatchMatMul": (_batch_matmul(a, b, False, False), matmul(a, b)),
-        "FusedConv2D": (_fused_conv2d(x, w, bias, **conv), numpy_fused._fused_conv2d(x, w, bias, **conv)),
-        "FusedDepthwiseConv2D": (_fused_depthwise(x, dw, **conv), numpy_fused._fused_depthwise(x, dw, **conv)),
+        "FusedConv2D": (_fused_conv2d(x, w, bias, **conv), numpy_fused.fused_conv2d(x, w, bias, **conv)),
+        "FusedDepthwiseConv2D": (_fused_depthwise(x, dw, **conv), numpy_fused.fused_depthwise(x, dw, **conv)),
         "Add": (_binary("Add")(u, u[::-1].copy()), u + u[::-1]),
     }
     for name, (got, want) in checks.items():
@@ -115,7 +115,8 @@ def _self_test():
 
 def _threads_cases():
     """The threads' self-test (threads.start): the big kernels on shapes whose rows do not split evenly."""
-    from .linalg import _batch_matmul
+    from .kernels import nn
+    from .kernels.linalg import _batch_matmul
 
     a, b = _values((125, 91), 1), _values((91, 67), 2)
     x, w, dw = _values((1, 29, 30, 16), 3), _values((3, 3, 16, 9), 4), _values((3, 3, 16, 1), 5)
@@ -135,6 +136,3 @@ def _values(shape, seed):
     return (np.sin(np.arange(n, dtype=np.float32) * np.float32(0.731) + np.float32(seed)) * np.float32(1.7)).reshape(
         shape
     )
-
-
-from . import fused, linalg, math, nn, reduce  # noqa: E402,F401 - registers the kernels
