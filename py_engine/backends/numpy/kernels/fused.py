@@ -2,7 +2,7 @@
 
 from ....kernel_registry import register_kernel
 from .math import UNARY
-from .nn import conv2d, depthwise
+from .nn import _conv2d, _depthwise
 
 
 def _epilogue(out, bias, activation):
@@ -13,11 +13,11 @@ def _epilogue(out, bias, activation):
 
 
 def fused_conv2d(x, weights, *bias, strides, pad, dilations, activation):
-    return _epilogue(conv2d(x, weights, strides, pad, dilations), bias, activation)
+    return _epilogue(_conv2d(x, weights, strides, pad, dilations), bias, activation)
 
 
 def fused_depthwise(x, weights, *bias, strides, pad, dilations, activation):
-    return _epilogue(depthwise(x, weights, strides, pad, dilations), bias, activation)
+    return _epilogue(_depthwise(x, weights, strides, pad, dilations), bias, activation)
 
 
 register_kernel("FusedConv2D", "numpy", fused_conv2d)

@@ -42,7 +42,7 @@ def _taps(window, strides, dilations, out_hw):
 # ---- conv2d ------------------------------------------------------------------------------------
 
 
-def conv2d(x, weights, strides, pad, dilations):
+def _conv2d(x, weights, strides, pad, dilations):
     kh, kw, c, o = weights.shape
     (sh, sw), (dh, dw) = strides, dilations
     extent = ((kh - 1) * dh + 1, (kw - 1) * dw + 1)
@@ -91,7 +91,7 @@ def conv2d_backprop_filter(x, dy, strides, pad, dilations, filter_shape):
 # ---- depthwise conv2d: output channel c * multiplier + m comes from input channel c -------------
 
 
-def depthwise(x, weights, strides, pad, dilations):
+def _depthwise(x, weights, strides, pad, dilations):
     kh, kw, c, m = weights.shape
     padded = _pad(x, pad)
     oh, ow = _out_hw(padded.shape, (kh, kw), strides, dilations)
@@ -164,7 +164,7 @@ def avg_pool(x, ksize, strides, pad):
     return total / _pixel_counts(x.shape[1:3], ksize, strides, pad, out_hw)
 
 
-def avg_pool_grad(dy, ksize, strides, pad, input_shape):
+def _avg_pool_grad(dy, ksize, strides, pad, input_shape):
     n, h, w, c = input_shape
     (top, bottom), (left, right) = pad
     share = dy / _pixel_counts((h, w), ksize, strides, pad, dy.shape[1:3])
@@ -174,13 +174,13 @@ def avg_pool_grad(dy, ksize, strides, pad, input_shape):
     return _crop(dx, pad, h, w)
 
 
-register_kernel("Conv2D", "numpy", conv2d)
+register_kernel("Conv2D", "numpy", _conv2d)
 register_kernel("Conv2DBackpropInput", "numpy", conv2d_backprop_input)
 register_kernel("Conv2DBackpropFilter", "numpy", conv2d_backprop_filter)
-register_kernel("DepthwiseConv2dNative", "numpy", depthwise)
+register_kernel("DepthwiseConv2dNative", "numpy", _depthwise)
 register_kernel("DepthwiseConv2dNativeBackpropInput", "numpy", depthwise_backprop_input)
 register_kernel("DepthwiseConv2dNativeBackpropFilter", "numpy", depthwise_backprop_filter)
 register_kernel("MaxPool", "numpy", max_pool)
 register_kernel("MaxPoolGrad", "numpy", max_pool_grad)
 register_kernel("AvgPool", "numpy", avg_pool)
-register_kernel("AvgPoolGrad", "numpy", avg_pool_grad)
+register_kernel("AvgPoolGrad", "numpy", _avg_pool_grad)
