@@ -1,4 +1,4 @@
-"""The command line: python -m app serve | fetch-assets | fetch-models | build-wheel | build-wasm | convert | export
+"""The command line: python -m app serve | fetch-assets | fetch-models | build-wheel | convert | export
 (see --help)."""
 
 import argparse
@@ -133,10 +133,6 @@ def parser() -> argparse.ArgumentParser:
     )
     m.add_argument("--force", action="store_true", help="write every model again even if a complete one is there")
     sub.add_parser("build-wheel", help="build the engine wheel and print its path and URL")
-    sub.add_parser(
-        "build-wasm",
-        help="rebuild the wasm backend's SIMD kernels (kernels.c -> kernels.wasm, kernels_shared.wasm) with Zig",
-    )
     add_convert_parser(sub)
     e = sub.add_parser(
         "export", help="write the whole playground into DIR as static files, with a _headers file (see app/export.py)"
@@ -162,11 +158,6 @@ def main(argv: list[str] | None = None) -> int:
             fetch_models(settings.models_dir, settings.assets_dir, force=args.force)
         elif args.command == "build-wheel":
             build_wheel(settings)
-        elif args.command == "build-wasm":
-            from app.wasm_kernels import build_all
-
-            for path, size in build_all().items():
-                print(f"{path}: {size} bytes")
         elif args.command == "convert":
             convert_model(args.model, settings.models_dir)
         elif args.command == "export":

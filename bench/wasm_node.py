@@ -27,7 +27,7 @@ MODEL = ROOT / "models" / "efficientnet-lite0"
 
 OURS = """
 import time, pyodide_js
-from py_engine.backends.wasm.linalg import gemm, pack
+from py_engine.backends.wasm.kernels.linalg import gemm, pack
 await pe.set_backend("wasm")
 if "model" not in globals():
     pyodide_js.mountNodeFS("/models", __MODEL__)

@@ -30,7 +30,7 @@ const WASM_POOL = {
   SLOT: 16,
   MAX_THREADS: 16,
   ARENA: 4096, // the first byte operands may use
-  MAX_PAGES: 16384, // the module's declared maximum (app/wasm_kernels.py SHARED_MAX_PAGES)
+  MAX_PAGES: 16384, // the module's declared maximum (scripts/build_wasm_kernels.py SHARED_MAX_PAGES)
   SPIN: 20000, // loads of GENERATION / PENDING before sleeping: a wake-up costs more than the gap between ops
 };
 

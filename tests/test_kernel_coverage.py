@@ -2,6 +2,7 @@
 in ops/gradients/ and in the conformance suite), and the conformance suite runs every one of them."""
 
 import json
+import re
 import subprocess
 import sys
 from pathlib import Path
@@ -68,9 +69,17 @@ def family(module):
 
 
 def test_each_kernel_has_one_family_name_on_every_backend_and_for_its_gradient(where):
-    """A kernel lives in the same-named module on every backend (backends/numpy/nn.py, backends/wasm/nn.py,
-    backends/webgpu/kernels/nn.py) and its gradient in ops/gradients/ under that name too."""
+    """A kernel lives in the same-named module on every backend (backends/numpy/kernels/nn.py,
+    backends/wasm/kernels/nn.py, backends/webgpu/kernels/nn.py) and its gradient in ops/gradients/ under that name
+    too."""
     assert where["kernels"], "no kernel registration was seen"
+    astray = {
+        kernel: module
+        for kernel, backends in where["kernels"].items()
+        for backend, module in backends.items()
+        if not re.fullmatch(rf"py_engine\.backends\.{backend}\.kernels\.\w+", module)
+    }
+    assert not astray, f"kernels registered outside backends/<backend>/kernels/<family>.py: {astray}"
     split = {k: b for k, b in where["kernels"].items() if len({family(m) for m in b.values()}) > 1}
     assert not split, f"kernels whose modules' names differ across backends: {split}"
     gradients = {

@@ -5,7 +5,7 @@ import pytest
 
 import py_engine as pe
 from py_engine import DTypeError, ShapeError
-from py_engine.backends.numpy.linalg import matmul as numpy_matmul
+from py_engine.backends.numpy.kernels.linalg import matmul as numpy_matmul
 from tests.gradcheck import check_gradients
 
 MODES = [(False, False), (False, True), (True, False), (True, True)]

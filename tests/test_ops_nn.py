@@ -4,7 +4,7 @@ import numpy as np
 import pytest
 
 import py_engine as pe
-from py_engine.backends.numpy import nn as numpy_nn
+from py_engine.backends.numpy.kernels import nn as numpy_nn
 from py_engine.errors import DTypeError, ShapeError
 from tests.gradcheck import check_gradients
 

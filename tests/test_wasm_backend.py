@@ -20,7 +20,7 @@ from .pyodide import start_node_pyodide
 # thresholds to zero, so small test shapes reach the module.
 ALL_NATIVE = """
 import contextlib
-from py_engine.backends.wasm import linalg as wasm_linalg, math as wasm_math
+from py_engine.backends.wasm.kernels import linalg as wasm_linalg, math as wasm_math
 
 @contextlib.contextmanager
 def all_native():
@@ -165,7 +165,7 @@ def test_a_tensors_weights_are_packed_once_and_the_packing_goes_with_the_tensor(
     packs, same, left = node.run(
         """
         import gc
-        from py_engine.backends.wasm import linalg
+        from py_engine.backends.wasm.kernels import linalg
         await pe.set_backend("wasm")
         rng = np.random.default_rng(2)
         x, w = rng.standard_normal((1, 16, 16, 8), np.float32), rng.standard_normal((3, 3, 8, 16), np.float32)

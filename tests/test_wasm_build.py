@@ -1,11 +1,32 @@
 """The wasm backend's modules (one thread's, and the threads' on a shared memory): rebuilt from source with the
-pinned Zig each is the committed file, byte for byte, and the build refuses a module that could write into the
-interpreter's memory on its own."""
+pinned Zig each is the committed file, byte for byte, the op codes the C reads are the Python table's, and the build
+(scripts/build_wasm_kernels.py) refuses a module that could write into the interpreter's memory on its own."""
+
+import importlib.util
+import re
+from pathlib import Path
 
 import pytest
 
-from app import wasm_kernels
-from app.wasm_kernels import UnsafeModuleError, check, exports, sections
+from py_engine.backends.wasm import op_codes
+
+REPO = Path(__file__).resolve().parent.parent
+
+
+def load_build():
+    spec = importlib.util.spec_from_file_location("build_wasm_kernels", REPO / "scripts" / "build_wasm_kernels.py")
+    module = importlib.util.module_from_spec(spec)
+    spec.loader.exec_module(module)
+    return module
+
+
+wasm_kernels = load_build()
+UnsafeModuleError, check, exports, sections = (
+    wasm_kernels.UnsafeModuleError,
+    wasm_kernels.check,
+    wasm_kernels.exports,
+    wasm_kernels.sections,
+)
 
 HEADER = b"\0asm\1\0\0\0"
 MEMORY_IMPORT = b"\x02\x0f\x01\x03env\x06memory\x02\x00\x01"  # the import section: env.memory, one page or more
@@ -22,8 +43,34 @@ def test_rebuilding_the_module_gives_the_committed_bytes(tmp_path, shared):
     committed = wasm_kernels.SHARED_MODULE if shared else wasm_kernels.MODULE
     rebuilt = wasm_kernels.build(tmp_path / committed.name, shared=shared)
     assert rebuilt == committed.read_bytes(), (
-        f"{committed.name} is not what kernels.c builds to: run .venv/bin/python -m app build-wasm and commit them"
+        f"{committed.name} is not what kernels/*.c build to: run .venv/bin/python scripts/build_wasm_kernels.py and "
+        "commit the results"
     )
+
+
+def test_the_op_code_header_is_generated_from_the_python_table():
+    assert wasm_kernels.HEADER.read_text() == wasm_kernels.header(), (
+        "kernels/op_codes.h is stale: run .venv/bin/python scripts/build_wasm_kernels.py and commit the results"
+    )
+
+
+def test_the_c_uses_the_generated_codes_and_declares_none_of_its_own():
+    """The codes live in op_codes.py alone: a kernel that declared its own enum or number could drift from it."""
+    generated = set(re.findall(r"^  (\w+) = ", wasm_kernels.header(), re.M)) | set(op_codes.CONSTANTS)
+    used = set()
+    for source in [*wasm_kernels.sources(), wasm_kernels.KERNELS / "simd.h"]:
+        text = source.read_text()
+        assert not re.search(r"^\s*enum\b|^#define\s+[A-Z_]+\s+\d", text, re.M), f"{source.name} declares codes itself"
+        used |= set(re.findall(r"\b(?:ACT|BINARY|UNARY|FUSED)_[A-Z0-9_]+\b", text))
+    assert used <= generated, f"codes the C uses that op_codes.py does not define: {sorted(used - generated)}"
+    assert generated - used == set(), f"codes op_codes.py defines that no kernel reads: {sorted(generated - used)}"
+
+
+def test_codes_that_share_a_c_switch_are_distinct():
+    binary = [*op_codes.BINARY.values(), *op_codes.ACTIVATION_GRAD.values()]
+    assert len(set(binary)) == len(binary), "binary() tells its ops and the activations' gradients apart by code"
+    for table in (op_codes.ACTIVATIONS, op_codes.UNARY, op_codes.FUSED):
+        assert len(set(table.values())) == len(table)
 
 
 @pytest.mark.parametrize("shared", [False, True])
@@ -77,4 +124,4 @@ def test_a_kernel_that_needs_a_stack_frame_in_memory_fails_the_build(tmp_path):
         "__attribute__((noinline)) void keep(float *p) { for (int i = 0; i < 64; i++) p[i] = i; }\n"
     )
     with pytest.raises(SystemExit, match="does not validate"):
-        wasm_kernels.build(tmp_path / "escapes.wasm", source)
+        wasm_kernels.build(tmp_path / "escapes.wasm", [source])

@@ -194,21 +194,23 @@ def test_memory_stays_flat_over_100_threaded_forward_passes(node):
 
 @pytest.mark.parametrize(("cores", "threads"), [(1, 1), (2, 1), (3, 1), (4, 4), (8, 4), (16, 4)])
 def test_the_default_is_one_thread_per_core_from_four_cores_up_at_most_four(monkeypatch, cores, threads):
-    from py_engine.backends import wasm
+    from py_engine.backends.wasm import backend
 
-    monkeypatch.setattr(wasm._threads, "cores", lambda: cores)
-    assert wasm.default_threads() == threads
+    monkeypatch.setattr(backend._threads, "cores", lambda: cores)
+    assert backend.default_threads() == threads
 
 
 def test_the_pool_script_and_python_agree_on_the_layout():
     """static/wasm_pool.js states the shared memory's layout and limits; Python and the module's build use them."""
-    from app.wasm_kernels import SHARED_MAX_PAGES
-    from py_engine.backends import wasm
-    from py_engine.backends.wasm import threads
+    from py_engine.backends.wasm import backend, threads
+
+    from .test_wasm_build import wasm_kernels
 
     source = (ROOT / "static" / "wasm_pool.js").read_text()
     layout = {name: int(value) for name, value in re.findall(r"^  (\w+): (\d+),", source, re.M)}
-    assert layout["MAX_PAGES"] == SHARED_MAX_PAGES, "the memory's maximum must be the module's declared one"
+    assert layout["MAX_PAGES"] == wasm_kernels.SHARED_MAX_PAGES, (
+        "the memory's maximum must be the module's declared one"
+    )
     assert layout["ARENA"] == threads.ARENA
-    assert layout["MAX_THREADS"] == wasm.MAX_THREADS
+    assert layout["MAX_THREADS"] == backend.MAX_THREADS
     assert layout["SLOTS"] + layout["MAX_THREADS"] * layout["SLOT"] <= layout["ARENA"] // 4, "slots before the arena"

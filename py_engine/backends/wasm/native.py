@@ -1,4 +1,4 @@
-"""The SIMD module (kernels.wasm, built from kernels.c) instantiated on Pyodide's own memory, and the checks every
+"""The SIMD module (kernels.wasm, built from kernels/*.c) instantiated on Pyodide's own memory, and the checks every
 call into it passes first.
 
 The module reads and writes numpy arrays where they are: an array's address in the interpreter's memory is a

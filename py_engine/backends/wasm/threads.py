@@ -196,7 +196,7 @@ def gemm(p, a, b, m, n, k, transposed_b, out, bias=None, activation=0):
 
 
 def conv2d(p, x, shape, rows, weights, k, o, bias, activation, y, block):
-    """y = activation(patches(x) @ weights + bias), kernels.c conv2d's rows split over the threads (each with
+    """y = activation(patches(x) @ weights + bias), kernels/nn.c conv2d's rows split over the threads (each with
     scratch for `block` rows of patches)."""
     p.begin()
     px, ps, pw = p.put(x), p.put(shape, I32), p.put(weights)
@@ -212,7 +212,7 @@ def conv2d(p, x, shape, rows, weights, k, o, bias, activation, y, block):
 
 
 def rows_kernel(p, name, x, shape, rows, y, *args):
-    """A kernel over output rows (n, oh) (depthwise, pool): kernels.c's name(x, first, last, s, *args, y), where an
+    """A kernel over output rows (n, oh) (depthwise, pool): kernels/nn.c's name(x, first, last, s, *args, y), where an
     array in args is copied in and passed by its shared address."""
     p.begin()
     px, ps = p.put(x), p.put(shape, I32)

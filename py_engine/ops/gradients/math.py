@@ -2,7 +2,7 @@
 
 import math
 
-from ...backends.numpy.math import SELU_SCALE, SELU_SCALE_ALPHA
+from ...backends.numpy.kernels.math import SELU_SCALE, SELU_SCALE_ALPHA
 from ...kernel_registry import register_gradient
 from ..creation import zeros_like
 from ..math import (

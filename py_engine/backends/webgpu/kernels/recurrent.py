@@ -1,6 +1,6 @@
 """Recurrent sequence kernels in WGSL: LSTM, GRU and SimpleRNN over a whole sequence, and their backward passes.
 
-The same kernels as backends/numpy/recurrent.py (read it for the math): the input projection xw of every step
+The same kernels as backends/numpy/kernels/recurrent.py (read it for the math): the input projection xw of every step
 comes in precomputed, and the kernel loops over time in Python, one dispatch per step (GRU: two, since its
 candidate needs the reset gate of every unit). Each dispatch runs one thread per (batch row, unit) that does
 the step's whole recurrent work for that unit: the dot products of h with recurrent_kernel for every gate,

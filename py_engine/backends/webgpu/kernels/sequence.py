@@ -1,6 +1,6 @@
 """Sequence WGSL kernels, written with the public pe.Program API: MaskedSoftmax and a linear-chain CRF
 (CRFLogLikelihood: the forward algorithm; CRFMarginals: backward pass and marginals for its gradient;
-CRFDecode: Viterbi). Shapes and semantics are those of backends/numpy/sequence.py.
+CRFDecode: Viterbi). Shapes and semantics are those of backends/numpy/kernels/sequence.py.
 
 Each CRF kernel gives one workgroup of 64 threads to one sequence and walks it through time in the
 shader: thread `lid` owns the tags lid, lid + 64, ..., so any number of tags works. A step reads

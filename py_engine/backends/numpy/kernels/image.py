@@ -17,7 +17,7 @@ import math
 
 import numpy as np
 
-from ...kernel_registry import register_kernel
+from ....kernel_registry import register_kernel
 
 
 def _scale(n_in, n_out, align_corners):

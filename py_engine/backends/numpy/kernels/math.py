@@ -2,8 +2,8 @@
 
 import numpy as np
 
-from ...dtypes import NUMPY
-from ...kernel_registry import get_kernel, register_kernel
+from ....dtypes import NUMPY
+from ....kernel_registry import get_kernel, register_kernel
 
 
 def _sigmoid(x):
@@ -56,7 +56,7 @@ def _pow(a, b):
     return np.power(a, b)
 
 
-_UNARY = {
+UNARY = {
     "Neg": np.negative,
     "Abs": np.abs,
     "Exp": np.exp,
@@ -96,7 +96,7 @@ _UNARY = {
     "IsFinite": np.isfinite,
 }
 
-_BINARY = {
+BINARY = {
     "Add": np.add,
     "Sub": np.subtract,
     "Mul": np.multiply,
@@ -121,7 +121,7 @@ _BINARY = {
     "LogicalOr": np.logical_or,
 }
 
-for _name, _fn in {**_UNARY, **_BINARY}.items():
+for _name, _fn in {**UNARY, **BINARY}.items():
     register_kernel(_name, "numpy", _fn)
 
 register_kernel("LeakyRelu", "numpy", lambda x, alpha: np.where(x > 0, x, x * np.float32(alpha)))
@@ -132,7 +132,7 @@ register_kernel("ClipByValue", "numpy", lambda x, lo, hi: np.clip(x, lo, hi).ast
 
 # ops.math.activation_grad: the derivative written in ops, step by step in float32 as those ops compute it
 _ONE = np.float32(1)
-_ACTIVATION_GRAD = {
+ACTIVATION_GRAD = {
     "relu": lambda dy, y: dy * (y > 0).astype(np.float32),
     "relu6": lambda dy, y: dy * ((y > 0) & (y < 6)).astype(np.float32),
     "sigmoid": lambda dy, y: dy * y * (_ONE - y),
@@ -140,11 +140,11 @@ _ACTIVATION_GRAD = {
     "elu": lambda dy, y: np.where(y > 0, dy, dy * (y + _ONE)),
     "softplus": lambda dy, y: dy * (_ONE - np.exp(-y)),
 }
-register_kernel("ActivationGrad", "numpy", lambda dy, y, activation: _ACTIVATION_GRAD[activation](dy, y))
+register_kernel("ActivationGrad", "numpy", lambda dy, y, activation: ACTIVATION_GRAD[activation](dy, y))
 register_kernel("ClipByValueGrad", "numpy", lambda dy, x, lo, hi: np.where((x >= lo) & (x <= hi), dy, np.float32(0)))
 
 
-def _fused_elementwise(*arrays, program):
+def fused_elementwise(*arrays, program):
     """ops.fusion's traced rule: each step by its op's own kernel, so the values are those of the ops one at a time;
     every output has the tensors' shape (a value computed from scalars alone is broadcast to it)."""
     values = list(arrays[: program.tensors])
@@ -158,4 +158,4 @@ def _fused_elementwise(*arrays, program):
     )
 
 
-register_kernel("FusedElementwise", "numpy", _fused_elementwise)
+register_kernel("FusedElementwise", "numpy", fused_elementwise)

@@ -6,7 +6,7 @@ import math
 
 import numpy as np
 
-from ...kernel_registry import register_kernel
+from ....kernel_registry import register_kernel
 
 
 def _strided(begin, end, strides):

@@ -2,8 +2,8 @@
 
 import numpy as np
 
-from ...dtypes import NUMPY
-from ...kernel_registry import register_kernel
+from ....dtypes import NUMPY
+from ....kernel_registry import register_kernel
 
 register_kernel("Fill", "numpy", lambda shape, value, dtype: np.full(shape, value, NUMPY[dtype]))
 

@@ -8,7 +8,7 @@ runs in float32 in the same order as the WGSL kernel, so both pick the same path
 
 import numpy as np
 
-from ...kernel_registry import register_kernel
+from ....kernel_registry import register_kernel
 
 
 def _masked_softmax(logits, mask, axis):

@@ -10,7 +10,7 @@ done by the op's gradient. The webgpu kernels (backends/webgpu/kernels/recurrent
 
 import numpy as np
 
-from ...kernel_registry import register_kernel
+from ....kernel_registry import register_kernel
 
 
 def _sigmoid(x):

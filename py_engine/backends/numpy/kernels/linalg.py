@@ -2,7 +2,7 @@
 
 import numpy as np
 
-from ...kernel_registry import register_kernel
+from ....kernel_registry import register_kernel
 
 # numpy built without BLAS (Pyodide's) multiplies with a loop that walks down b's columns: once K is large every step
 # misses the cache. einsum adds rows of b into each output row instead, the same float32 sums in the same order, and
@@ -23,8 +23,8 @@ def matmul(a, b, blas=HAS_BLAS):
     return np.einsum("...ik,...kj->...ij", a, b)
 
 
-def _batch_matmul(a, b, transpose_a, transpose_b):
+def batch_matmul(a, b, transpose_a, transpose_b):
     return matmul(np.swapaxes(a, -1, -2) if transpose_a else a, np.swapaxes(b, -1, -2) if transpose_b else b)
 
 
-register_kernel("BatchMatMul", "numpy", _batch_matmul)
+register_kernel("BatchMatMul", "numpy", batch_matmul)

@@ -5,11 +5,11 @@ import math
 
 import numpy as np
 
-from ...kernel_registry import register_kernel
-from ..numpy.reduce import _mean, _sum
-from . import native
+from ....kernel_registry import register_kernel
+from ...numpy.kernels.reduce import reduce_mean, reduce_sum
+from .. import native
+from ..native import F32, address
 from .math import SMALL
-from .native import F32, address
 
 
 def _leading(x, axis):
@@ -40,12 +40,12 @@ def _sum_rows(x, axis, keepdims, divide=False):
 
 def _sum_kernel(x, axis, keepdims):
     out = _sum_rows(x, axis, keepdims)
-    return _sum(x, axis, keepdims) if out is None else out
+    return reduce_sum(x, axis, keepdims) if out is None else out
 
 
 def _mean_kernel(x, axis, keepdims):
     out = _sum_rows(x, axis, keepdims, divide=True)
-    return _mean(x, axis, keepdims) if out is None else out
+    return reduce_mean(x, axis, keepdims) if out is None else out
 
 
 register_kernel("Sum", "wasm", _sum_kernel)

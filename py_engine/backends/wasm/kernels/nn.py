@@ -5,21 +5,22 @@ rows at a time in a scratch array, so a big convolution needs little extra memor
 channel multiplier other than 1 run the numpy backend's kernels.
 """
 
-from ...kernel_registry import register_kernel
-from ...window_output_size import window_output_hw
-from ..numpy import fused as numpy_fused
-from ..numpy import nn as numpy_nn
-from ..numpy.math import _UNARY
-from . import native, threads
-from .linalg import ACTIVATIONS, gemm, pack, pack_kept
-from .math import UNARY, _unary
-from .native import F32, I32, address
+from ....kernel_registry import register_kernel
+from ....window_output_size import window_output_hw
+from ...numpy.kernels import fused as numpy_fused
+from ...numpy.kernels import math as numpy_math
+from ...numpy.kernels import nn as numpy_nn
+from .. import native, threads
+from ..native import F32, I32, address
+from ..op_codes import ACTIVATIONS, UNARY
+from .linalg import gemm, pack, pack_kept
+from .math import _unary
 
 SCRATCH = 1 << 16  # floats of patches per block (256 KiB: stays in L2 while the GEMM reads it)
 
 
 def _geometry(x_shape, window, strides, pad, dilations=(1, 1)):
-    """(int32 shape block kernels.c reads, output height, width): H, W, C, OH, OW, KH, KW, strides, dilations, top, left."""
+    """(int32 shape block kernels/nn.c reads, output height, width): H, W, C, OH, OW, KH, KW, strides, dilations, top, left."""
     _, h, w, c = x_shape
     oh, ow = window_output_hw((h, w), window, strides, pad, dilations)
     return native.ints([h, w, c, oh, ow, *window, *strides, *dilations, pad[0][0], pad[1][0]]), oh, ow
@@ -40,7 +41,7 @@ def _activate(y, activation):
     if code is not None:
         return code, None
     name = activation.capitalize()
-    return 0, _unary(name) if name in UNARY else _UNARY[name]
+    return 0, _unary(name) if name in UNARY else numpy_math.UNARY[name]
 
 
 # ---- conv2d ------------------------------------------------------------------------------------------------------
@@ -49,7 +50,7 @@ def _activate(y, activation):
 def _conv2d(x, weights, strides, pad, dilations, bias=None, activation="linear"):
     kh, kw, c, o = weights.shape
     if x.dtype != F32 or weights.dtype != F32 or 0 in x.shape or 0 in weights.shape:
-        return numpy_fused._fused_conv2d(x, weights, *([bias] if bias is not None else []), strides=strides, pad=pad,
+        return numpy_fused.fused_conv2d(x, weights, *([bias] if bias is not None else []), strides=strides, pad=pad,
                                          dilations=dilations, activation=activation)  # fmt: skip
     x, weights = native.f32(x), native.f32(weights)
     bias = native.f32(bias) if bias is not None else None
@@ -97,7 +98,7 @@ def _conv2d(x, weights, strides, pad, dilations, bias=None, activation="linear")
 def _conv2d_backprop_filter(x, dy, strides, pad, dilations, filter_shape):
     kh, kw, c, o = filter_shape
     if x.dtype != F32 or dy.dtype != F32 or 0 in x.shape or 0 in dy.shape or 0 in filter_shape:
-        return numpy_nn._conv2d_backprop_filter(x, dy, strides, pad, dilations, filter_shape)
+        return numpy_nn.conv2d_backprop_filter(x, dy, strides, pad, dilations, filter_shape)
     x, dy = native.f32(x), native.f32(dy)
     shape, oh, ow = _geometry(x.shape, (kh, kw), strides, pad, dilations)
     rows, k = dy.shape[0] * oh * ow, kh * kw * c
@@ -114,7 +115,7 @@ def _conv2d_backprop_filter(x, dy, strides, pad, dilations, filter_shape):
 def _conv2d_backprop_input(dy, weights, strides, pad, dilations, input_shape):
     kh, kw, c, o = weights.shape
     if dy.dtype != F32 or weights.dtype != F32 or 0 in dy.shape or 0 in weights.shape or 0 in input_shape:
-        return numpy_nn._conv2d_backprop_input(dy, weights, strides, pad, dilations, input_shape)
+        return numpy_nn.conv2d_backprop_input(dy, weights, strides, pad, dilations, input_shape)
     dy, weights = native.f32(dy), native.f32(weights)
     shape, oh, ow = _geometry(input_shape, (kh, kw), strides, pad, dilations)
     rows, k = dy.shape[0] * oh * ow, kh * kw * c
@@ -137,7 +138,7 @@ def _conv2d_backprop_input(dy, weights, strides, pad, dilations, input_shape):
 def _depthwise(x, weights, strides, pad, dilations, bias=None, activation="linear"):
     kh, kw, c, m = weights.shape
     if m != 1 or x.dtype != F32 or weights.dtype != F32 or 0 in x.shape or 0 in weights.shape:
-        return numpy_fused._fused_depthwise(x, weights, *([bias] if bias is not None else []), strides=strides,
+        return numpy_fused.fused_depthwise(x, weights, *([bias] if bias is not None else []), strides=strides,
                                             pad=pad, dilations=dilations, activation=activation)  # fmt: skip
     x, weights = native.f32(x), native.f32(weights)
     bias = native.f32(bias) if bias is not None else None
@@ -160,7 +161,7 @@ def _depthwise(x, weights, strides, pad, dilations, bias=None, activation="linea
 def _depthwise_backprop_input(dy, weights, strides, pad, dilations, input_shape):
     kh, kw, _, m = weights.shape
     if m != 1 or dy.dtype != F32 or weights.dtype != F32 or 0 in dy.shape or 0 in input_shape:
-        return numpy_nn._depthwise_backprop_input(dy, weights, strides, pad, dilations, input_shape)
+        return numpy_nn.depthwise_backprop_input(dy, weights, strides, pad, dilations, input_shape)
     dy, weights = native.f32(dy), native.f32(weights)
     shape, _, _ = _geometry(input_shape, (kh, kw), strides, pad, dilations)
     dx = native.zeros(input_shape)
@@ -173,7 +174,7 @@ def _depthwise_backprop_input(dy, weights, strides, pad, dilations, input_shape)
 def _depthwise_backprop_filter(x, dy, strides, pad, dilations, filter_shape):
     kh, kw, _, m = filter_shape
     if m != 1 or x.dtype != F32 or dy.dtype != F32 or 0 in x.shape or 0 in dy.shape:
-        return numpy_nn._depthwise_backprop_filter(x, dy, strides, pad, dilations, filter_shape)
+        return numpy_nn.depthwise_backprop_filter(x, dy, strides, pad, dilations, filter_shape)
     x, dy = native.f32(x), native.f32(dy)
     shape, _, _ = _geometry(x.shape, (kh, kw), strides, pad, dilations)
     dw = native.zeros(filter_shape)
@@ -187,7 +188,7 @@ def _depthwise_backprop_filter(x, dy, strides, pad, dilations, filter_shape):
 
 
 def _pool(average):
-    fallback = numpy_nn._avg_pool if average else numpy_nn._max_pool
+    fallback = numpy_nn.avg_pool if average else numpy_nn.max_pool
 
     def kernel(x, ksize, strides, pad):
         if x.dtype != F32 or 0 in x.shape:
@@ -210,7 +211,7 @@ def _pool(average):
 
 def _max_pool_grad(dy, x, y, ksize, strides, pad):
     if dy.dtype != F32 or x.dtype != F32 or y.dtype != F32 or 0 in x.shape:
-        return numpy_nn._max_pool_grad(dy, x, y, ksize, strides, pad)
+        return numpy_nn.max_pool_grad(dy, x, y, ksize, strides, pad)
     dy, x, y = native.f32(dy), native.f32(x), native.f32(y)
     shape, _, _ = _geometry(x.shape, ksize, strides, pad)
     dx = native.zeros(x.shape)

@@ -2,14 +2,14 @@
 
 import numpy as np
 
-from ...kernel_registry import register_kernel
+from ....kernel_registry import register_kernel
 
 
 def _acc(x):
     return np.float32 if x.dtype == np.float32 else np.int32
 
 
-def _mean(x, axis, keepdims):
+def reduce_mean(x, axis, keepdims):
     count = 1
     for a in axis:
         count *= x.shape[a]
@@ -59,15 +59,15 @@ def _top_k_row(keys, k):
     return candidates[np.argsort(keys[candidates], kind="stable")[:k]]
 
 
-def _sum(x, axis, keepdims):
+def reduce_sum(x, axis, keepdims):
     return np.add.reduce(x, axis, _acc(x), keepdims=keepdims)
 
 
 # ufunc.reduce, not np.sum & co (here and above): their NaN/overflow warnings would come from numpy's own modules,
 # which the backend's warning filter (for its kernel modules) does not cover.
-register_kernel("Sum", "numpy", _sum)
+register_kernel("Sum", "numpy", reduce_sum)
 register_kernel("Prod", "numpy", lambda x, axis, keepdims: np.multiply.reduce(x, axis, _acc(x), keepdims=keepdims))
-register_kernel("Mean", "numpy", _mean)
+register_kernel("Mean", "numpy", reduce_mean)
 register_kernel("Max", "numpy", lambda x, axis, keepdims: np.maximum.reduce(x, axis, keepdims=keepdims))
 register_kernel("Min", "numpy", lambda x, axis, keepdims: np.minimum.reduce(x, axis, keepdims=keepdims))
 register_kernel("All", "numpy", lambda x, axis, keepdims: np.logical_and.reduce(x, axis, keepdims=keepdims))

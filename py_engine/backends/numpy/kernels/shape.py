@@ -4,7 +4,7 @@ import math
 
 import numpy as np
 
-from ...kernel_registry import register_kernel
+from ....kernel_registry import register_kernel
 
 register_kernel("BroadcastTo", "numpy", lambda x, shape: np.broadcast_to(x, shape))
 register_kernel("Transpose", "numpy", lambda x, perm: np.transpose(x, perm))

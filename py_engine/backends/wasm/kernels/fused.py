@@ -1,7 +1,7 @@
 """Fused convolutions on the SIMD module: nn.py's convolutions, which add the bias and apply the activation as they
 store each output (the GEMM's epilogue)."""
 
-from ...kernel_registry import register_kernel
+from ....kernel_registry import register_kernel
 from .nn import _conv2d, _depthwise
 
 

@@ -5,15 +5,13 @@ import weakref
 
 import numpy as np
 
-from ...kernel_registry import register_kernel
-from ..numpy.linalg import _batch_matmul as numpy_batch_matmul
-from . import native, threads
-from .native import F32, address
+from ....kernel_registry import register_kernel
+from ...numpy.kernels.linalg import batch_matmul as numpy_batch_matmul
+from .. import native, threads
+from ..native import F32, address
 
 # below this many multiply-adds (about) numpy's product is quicker than packing B and calling the module
 SMALL_PRODUCT = 16384
-# the epilogue a GEMM or a convolution applies itself (kernels.c ACT_*)
-ACTIVATIONS = {"linear": 0, "relu": 1, "relu6": 2}
 
 
 def pack(b, k, n, transposed=False):

@@ -6,8 +6,8 @@ Every kernel gets `pad` as ((top, bottom), (left, right)); the op has turned "sa
 import numpy as np
 from numpy.lib.stride_tricks import sliding_window_view
 
-from ...kernel_registry import register_kernel
-from ...window_output_size import window_output_hw
+from ....kernel_registry import register_kernel
+from ....window_output_size import window_output_hw
 from .linalg import matmul
 
 _BLOCK = 1 << 22  # im2col elements per matmul: bounds the extra memory a big convolution needs
@@ -68,7 +68,7 @@ def _conv2d(x, weights, strides, pad, dilations):
     return out
 
 
-def _conv2d_backprop_input(dy, weights, strides, pad, dilations, input_shape):
+def conv2d_backprop_input(dy, weights, strides, pad, dilations, input_shape):
     n, h, w, c = input_shape
     (top, bottom), (left, right) = pad
     dx = np.zeros((n, h + top + bottom, w + left + right, c), np.float32)
@@ -78,7 +78,7 @@ def _conv2d_backprop_input(dy, weights, strides, pad, dilations, input_shape):
     return _crop(dx, pad, h, w)
 
 
-def _conv2d_backprop_filter(x, dy, strides, pad, dilations, filter_shape):
+def conv2d_backprop_filter(x, dy, strides, pad, dilations, filter_shape):
     padded = _pad(x, pad)
     c, o = filter_shape[2:]
     dy_rows = dy.reshape(-1, o)
@@ -102,7 +102,7 @@ def _depthwise(x, weights, strides, pad, dilations):
     return out
 
 
-def _depthwise_backprop_input(dy, weights, strides, pad, dilations, input_shape):
+def depthwise_backprop_input(dy, weights, strides, pad, dilations, input_shape):
     n, h, w, c = input_shape
     (top, bottom), (left, right) = pad
     dx = np.zeros((n, h + top + bottom, w + left + right, c), np.float32)
@@ -112,7 +112,7 @@ def _depthwise_backprop_input(dy, weights, strides, pad, dilations, input_shape)
     return _crop(dx, pad, h, w)
 
 
-def _depthwise_backprop_filter(x, dy, strides, pad, dilations, filter_shape):
+def depthwise_backprop_filter(x, dy, strides, pad, dilations, filter_shape):
     padded = _pad(x, pad)
     dy5 = dy.reshape(dy.shape[:3] + tuple(filter_shape[2:]))
     df = np.empty(filter_shape, np.float32)
@@ -124,7 +124,7 @@ def _depthwise_backprop_filter(x, dy, strides, pad, dilations, filter_shape):
 # ---- pooling: padding never takes part (max ignores it, average divides by the real pixels) -----
 
 
-def _max_pool(x, ksize, strides, pad):
+def max_pool(x, ksize, strides, pad):
     padded = _pad(x, pad, -np.inf)
     out = None
     for _, _, index in _taps(ksize, strides, (1, 1), _out_hw(padded.shape, ksize, strides)):
@@ -132,7 +132,7 @@ def _max_pool(x, ksize, strides, pad):
     return out
 
 
-def _max_pool_grad(dy, x, y, ksize, strides, pad):
+def max_pool_grad(dy, x, y, ksize, strides, pad):
     """Each window's gradient goes to its first maximum in row-major order, as TensorFlow."""
     padded = _pad(x, pad, -np.inf)
     dx = np.zeros(padded.shape, np.float32)
@@ -155,7 +155,7 @@ def _pixel_counts(input_hw, ksize, strides, pad, out_hw):
     return rows[:, None, None] * cols[None, :, None]  # [OH, OW, 1]
 
 
-def _avg_pool(x, ksize, strides, pad):
+def avg_pool(x, ksize, strides, pad):
     padded = _pad(x, pad)
     out_hw = _out_hw(padded.shape, ksize, strides)
     total = np.zeros((x.shape[0], *out_hw, x.shape[3]), np.float32)
@@ -175,12 +175,12 @@ def _avg_pool_grad(dy, ksize, strides, pad, input_shape):
 
 
 register_kernel("Conv2D", "numpy", _conv2d)
-register_kernel("Conv2DBackpropInput", "numpy", _conv2d_backprop_input)
-register_kernel("Conv2DBackpropFilter", "numpy", _conv2d_backprop_filter)
+register_kernel("Conv2DBackpropInput", "numpy", conv2d_backprop_input)
+register_kernel("Conv2DBackpropFilter", "numpy", conv2d_backprop_filter)
 register_kernel("DepthwiseConv2dNative", "numpy", _depthwise)
-register_kernel("DepthwiseConv2dNativeBackpropInput", "numpy", _depthwise_backprop_input)
-register_kernel("DepthwiseConv2dNativeBackpropFilter", "numpy", _depthwise_backprop_filter)
-register_kernel("MaxPool", "numpy", _max_pool)
-register_kernel("MaxPoolGrad", "numpy", _max_pool_grad)
-register_kernel("AvgPool", "numpy", _avg_pool)
+register_kernel("DepthwiseConv2dNativeBackpropInput", "numpy", depthwise_backprop_input)
+register_kernel("DepthwiseConv2dNativeBackpropFilter", "numpy", depthwise_backprop_filter)
+register_kernel("MaxPool", "numpy", max_pool)
+register_kernel("MaxPoolGrad", "numpy", max_pool_grad)
+register_kernel("AvgPool", "numpy", avg_pool)
 register_kernel("AvgPoolGrad", "numpy", _avg_pool_grad)

@@ -9,29 +9,13 @@ import math
 
 import numpy as np
 
-from ...kernel_registry import register_kernel
-from ..numpy.math import _ACTIVATION_GRAD, _BINARY, _UNARY, _fused_elementwise
-from . import native
-from .native import F32, address
+from ....kernel_registry import register_kernel
+from ...numpy.kernels import math as numpy_math
+from .. import native
+from ..native import F32, address
+from ..op_codes import ACTIVATION_GRAD, BINARY, FUSED, FUSED_CHUNK, UNARY
 
 SMALL = 4096
-
-# kernels.c's op codes
-BINARY = {"Add": 0, "Sub": 1, "Mul": 2, "RealDiv": 3, "Maximum": 4, "Minimum": 5, "SquaredDifference": 8}
-ACTIVATION_GRAD = {"relu": 6, "relu6": 7}
-UNARY = {"Relu": 0, "Relu6": 1, "Neg": 2, "Abs": 3, "Sqrt": 4, "Square": 5, "Sigmoid": 6}
-FUSED = {
-    "Add": 0,
-    "Sub": 1,
-    "Mul": 2,
-    "RealDiv": 3,
-    "Maximum": 4,
-    "Minimum": 5,
-    "Neg": 6,
-    "Sqrt": 7,
-    "Square": 8,
-    "Abs": 9,
-}
 
 
 def _repeats(shape, out_shape, n):
@@ -64,7 +48,7 @@ def _run_binary(code, a, b):
 
 
 def _binary(name):
-    code, fallback = BINARY[name], _BINARY[name]
+    code, fallback = BINARY[name], numpy_math.BINARY[name]
 
     def kernel(a, b):
         y = _run_binary(code, a, b)
@@ -74,7 +58,7 @@ def _binary(name):
 
 
 def _unary(name):
-    code, fallback = UNARY[name], _UNARY[name]
+    code, fallback = UNARY[name], numpy_math.UNARY[name]
 
     def kernel(x):
         if x.dtype != F32 or x.size < SMALL:
@@ -90,7 +74,7 @@ def _unary(name):
 def _activation_grad(dy, y, activation):
     code = ACTIVATION_GRAD.get(activation)
     out = _run_binary(code, dy, y) if code is not None and dy.shape == y.shape else None
-    return _ACTIVATION_GRAD[activation](dy, y) if out is None else out
+    return numpy_math.ACTIVATION_GRAD[activation](dy, y) if out is None else out
 
 
 _programs = {}  # fusion.TracedRule -> (int32 steps, int32 outputs), or None when a step has no native op
@@ -113,7 +97,7 @@ def _fused(*arrays, program):
     compiled = _compiled(program)
     shape = tensors[0].shape
     if compiled is None or tensors[0].size < SMALL or any(t.dtype != F32 or t.shape != shape for t in tensors):
-        return _fused_elementwise(*arrays, program=program)
+        return numpy_math.fused_elementwise(*arrays, program=program)
     steps, outputs = compiled
     n = tensors[0].size
     tensors = [native.f32(t) for t in tensors]
@@ -121,7 +105,7 @@ def _fused(*arrays, program):
     results = [native.out(shape) for _ in program.outputs]
     pointers = np.array([address(a, n) for a in tensors + results], np.uint32)
     values = program.tensors + program.scalars + len(program.steps)
-    scratch = native.out(values * 64)  # kernels.c CHUNK
+    scratch = native.out(values * FUSED_CHUNK)
     native.exports.fused_elementwise(
         address(steps, steps.size, native.I32), len(program.steps), address(pointers, pointers.size, pointers.dtype),
         program.tensors, address(scalars, program.scalars), program.scalars, address(outputs, outputs.size, native.I32),

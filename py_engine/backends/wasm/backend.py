@@ -1,0 +1,138 @@
+"""The wasm backend's class: the numpy backend's tensors (numpy arrays in Pyodide's memory), with the kernels where
+the time goes run by our own SIMD WebAssembly module on those arrays in place.
+
+A kernel the module does not have runs the numpy backend's kernel on the same arrays (`kernel_fallback`), so moving
+a tensor between `numpy` and `wasm` copies nothing and every op works on both; pe.backend_info() lists which kernels
+are native. It starts only where Pyodide runs (the page, Node): the module must be instantiated on the
+interpreter's own WebAssembly memory. At start a self-test compares a few kernels with numpy on awkward shapes;
+anything off (no SIMD, no access to the memory, a wrong result) and set_backend("wasm") falls back to numpy with the
+reason in backend_info(). set_backend("wasm", threads=n) splits the big kernels over a pool of workers (threads.py).
+"""
+
+import asyncio
+
+import numpy as np
+
+from ...errors import BackendError
+from ...kernel_registry import names_on
+from ..numpy import NumpyBackend
+from . import native
+from . import threads as _threads
+
+MAX_THREADS = 16  # static/wasm_pool.js has control slots for 16 threads
+MAX_DEFAULT_THREADS = 4
+# below this many logical cores the default is one thread: on 2 (one of them often busy with the page or another
+# program) two threads measured from 0.76x to 1.10x one thread's warm forward pass, and its first classification slower
+MIN_CORES_FOR_THREADS = 4
+
+
+class WasmBackend(NumpyBackend):
+    name = "wasm"
+    kernel_fallback = "numpy"
+
+    def __init__(self, module_bytes=None):
+        super().__init__()
+        data = native.module_bytes() if module_bytes is None else module_bytes
+        try:
+            exports = native.instantiate(data)
+        except native.Unavailable as e:
+            raise BackendError(str(e)) from None
+        native.exports = exports
+        self.module_bytes = len(data)
+        self.threads_chosen = False
+        self.threads_starting = None  # the default pool's start, in the background
+        _self_test()
+
+    async def configure(self, threads=None):
+        """set_backend("wasm", threads=n): the big kernels on n threads (1: the calling thread alone, as before),
+        started before set_backend returns. None: keep the number set before, else the default for this machine
+        (default_threads), whose pool starts in the background: the kernels run on one thread until it is ready.
+        Where threads cannot run, one, and backend_info()'s threads_reason says why."""
+        if threads is None:
+            if not self.threads_chosen:
+                self.threads_chosen = True
+                n, cores = default_threads(), _threads.cores()
+                why = f"the default on {cores} core{'s' * (cores > 1)} (navigator.hardwareConcurrency)"
+                starting = _threads.start(n, _threads_cases(), why)
+                if n == 1:
+                    await starting
+                else:  # the pool's workers start while the page goes on
+                    self.threads_starting = asyncio.ensure_future(starting)
+            return
+        if isinstance(threads, bool) or not isinstance(threads, int) or not 1 <= threads <= MAX_THREADS:
+            raise ValueError(f"threads must be a whole number from 1 to {MAX_THREADS}, got {threads!r}")
+        self.threads_chosen = True
+        await _threads.start(threads, _threads_cases())
+
+    def info(self):
+        native_kernels = names_on(self.name)
+        return {
+            **super().info(),
+            "kernels": "WebAssembly SIMD128 on numpy's memory; the big ones split over a pool of workers",
+            **_threads.info(),
+            "module_bytes": self.module_bytes,
+            "native_kernels": sorted(native_kernels),
+            "fallback_kernels": sorted(names_on(self.kernel_fallback) - native_kernels),
+        }
+
+
+def default_threads():
+    """One thread per core (navigator.hardwareConcurrency) from MIN_CORES_FOR_THREADS cores up, at most
+    MAX_DEFAULT_THREADS: each thread takes a share of every big kernel, until the copies in and out of the shared
+    memory and the ops that stay on one thread take most of the time left."""
+    cores = _threads.cores()
+    return min(cores, MAX_DEFAULT_THREADS) if cores >= MIN_CORES_FOR_THREADS else 1
+
+
+def _self_test():
+    """Compare a product, a convolution, a depthwise convolution and an add with numpy on shapes that are not
+    multiples of the tiles; BackendError naming the first that differs.
+
+    The shapes are large enough (a few ms in all) that V8 also compiles these kernels' optimized code now, in the
+    background, rather than running the first classification's layers on its baseline compiler's."""
+    from ..numpy.kernels import fused as numpy_fused
+    from ..numpy.kernels.linalg import matmul
+    from .kernels.fused import _fused_conv2d, _fused_depthwise
+    from .kernels.linalg import _batch_matmul
+    from .kernels.math import SMALL, _binary
+
+    a, b = _values((125, 91), 1), _values((91, 67), 2)
+    x = _values((1, 29, 30, 16), 3)
+    w, dw = _values((3, 3, 16, 9), 4), _values((3, 3, 16, 1), 5)
+    bias, u = _values((9,), 6), _values((SMALL + 3,), 7)
+    conv = {"strides": (2, 1), "pad": ((1, 1), (0, 1)), "dilations": (1, 1), "activation": "relu6"}
+    checks = {
+        "BatchMatMul": (_batch_matmul(a, b, False, False), matmul(a, b)),
+        "FusedConv2D": (_fused_conv2d(x, w, bias, **conv), numpy_fused.fused_conv2d(x, w, bias, **conv)),
+        "FusedDepthwiseConv2D": (_fused_depthwise(x, dw, **conv), numpy_fused.fused_depthwise(x, dw, **conv)),
+        "Add": (_binary("Add")(u, u[::-1].copy()), u + u[::-1]),
+    }
+    for name, (got, want) in checks.items():
+        if got.shape != want.shape or not np.allclose(got, want, rtol=1e-4, atol=1e-5):
+            native.exports = None
+            raise BackendError(f"the wasm kernels' self-test failed: {name} differs from numpy; running on numpy")
+
+
+def _threads_cases():
+    """The threads' self-test (threads.start): the big kernels on shapes whose rows do not split evenly."""
+    from .kernels import nn
+    from .kernels.linalg import _batch_matmul
+
+    a, b = _values((125, 91), 1), _values((91, 67), 2)
+    x, w, dw = _values((1, 29, 30, 16), 3), _values((3, 3, 16, 9), 4), _values((3, 3, 16, 1), 5)
+    conv = {"strides": (2, 1), "pad": ((1, 1), (0, 1)), "dilations": (1, 1)}
+    return {
+        "BatchMatMul": lambda: _batch_matmul(a, b, False, False),
+        "Conv2D": lambda: nn._conv2d(x, w, activation="relu6", **conv),
+        "DepthwiseConv2dNative": lambda: nn._depthwise(x, dw, **conv),
+        "MaxPool": lambda: nn._pool(average=False)(x, (3, 2), (2, 2), ((1, 1), (0, 1))),
+    }
+
+
+def _values(shape, seed):
+    """Irregular float32 values of about unit size, without numpy.random: importing it at start would cost the page
+    a few hundred ms of its boot (the page loads its wasm modules when idle)."""
+    n = int(np.prod(shape))
+    return (np.sin(np.arange(n, dtype=np.float32) * np.float32(0.731) + np.float32(seed)) * np.float32(1.7)).reshape(
+        shape
+    )

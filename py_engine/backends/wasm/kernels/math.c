@@ -1,0 +1,160 @@
+// Elementwise ops: binary with broadcasting, unary, and the optimizers' fused programs.
+
+#include "simd.h"
+
+// ---- e^x and the sigmoid -------------------------------------------------------------------------------------
+// e^x for x <= 0 (no libm here): x = n ln2 + r with |r| <= ln2 / 2, e^r by its Taylor series to r^6 (relative error
+// about 1e-7, a float's ulp), times 2^n built in the exponent bits. Below -87.3 the result flushes to 0.
+INLINE f32x4 exp_nonpositive(f32x4 x) {
+  x = wasm_f32x4_pmax(x, wasm_f32x4_splat(-87.3f));
+  f32x4 n = wasm_f32x4_nearest(wasm_f32x4_mul(x, wasm_f32x4_splat(1.44269504f)));
+  f32x4 r = wasm_f32x4_sub(x, wasm_f32x4_mul(n, wasm_f32x4_splat(0.693145751953125f)));  // ln2's high part, exact
+  r = wasm_f32x4_sub(r, wasm_f32x4_mul(n, wasm_f32x4_splat(1.428606765330187e-06f)));  // and its low part
+  f32x4 p = wasm_f32x4_splat(1.0f / 720);
+  p = wasm_f32x4_add(wasm_f32x4_mul(p, r), wasm_f32x4_splat(1.0f / 120));
+  p = wasm_f32x4_add(wasm_f32x4_mul(p, r), wasm_f32x4_splat(1.0f / 24));
+  p = wasm_f32x4_add(wasm_f32x4_mul(p, r), wasm_f32x4_splat(1.0f / 6));
+  p = wasm_f32x4_add(wasm_f32x4_mul(p, r), wasm_f32x4_splat(0.5f));
+  p = wasm_f32x4_add(wasm_f32x4_mul(p, r), wasm_f32x4_splat(1.0f));
+  p = wasm_f32x4_add(wasm_f32x4_mul(p, r), wasm_f32x4_splat(1.0f));
+  v128_t scale = wasm_i32x4_shl(wasm_i32x4_add(wasm_i32x4_trunc_sat_f32x4(n), wasm_i32x4_splat(127)), 23);
+  return wasm_f32x4_mul(p, scale);
+}
+
+// 1 / (1 + e^-x) as the numpy kernel computes it: e = e^-|x|, then 1 / (1 + e) for x >= 0 and e / (1 + e) below.
+// A pass of its own (the unary kernel), not a GEMM epilogue: there, inlined or called, it cost the GEMM's k loop
+// 9-13% (registers).
+INLINE f32x4 sigmoid4(f32x4 x) {
+  f32x4 e = exp_nonpositive(wasm_f32x4_neg(wasm_f32x4_abs(x)));
+  f32x4 d = wasm_f32x4_add(wasm_f32x4_splat(1.0f), e);
+  return wasm_v128_bitselect(wasm_f32x4_div(wasm_f32x4_splat(1.0f), d), wasm_f32x4_div(e, d),
+                             wasm_f32x4_ge(x, wasm_f32x4_splat(0.0f)));
+}
+
+// ---- elementwise -------------------------------------------------------------------------------------------------
+// Binary ops on float32: out[i] = a[i % na] op b[i % nb], where na and nb are n, 1, or a divisor of n (a trailing
+// vector repeated over rows, as a bias). op: BINARY_* (op_codes.h).
+INLINE f32x4 binary4(int op, f32x4 a, f32x4 b) {
+  switch (op) {
+    case BINARY_ADD: return wasm_f32x4_add(a, b);
+    case BINARY_SUB: return wasm_f32x4_sub(a, b);
+    case BINARY_MUL: return wasm_f32x4_mul(a, b);
+    case BINARY_REAL_DIV: return wasm_f32x4_div(a, b);
+    case BINARY_MAXIMUM: return wasm_f32x4_max(a, b);
+    case BINARY_MINIMUM: return wasm_f32x4_min(a, b);
+    // a = dy, b = y: dy * (y > 0) (a multiply, not a mask, so that 0 * inf is NaN as in the numpy kernel)
+    case BINARY_RELU_GRAD:
+      return wasm_f32x4_mul(a, wasm_v128_and(wasm_f32x4_gt(b, wasm_f32x4_splat(0.0f)), wasm_f32x4_splat(1.0f)));
+    case BINARY_RELU6_GRAD: {
+      f32x4 inside = wasm_v128_and(wasm_f32x4_gt(b, wasm_f32x4_splat(0.0f)), wasm_f32x4_lt(b, wasm_f32x4_splat(6.0f)));
+      return wasm_f32x4_mul(a, wasm_v128_and(inside, wasm_f32x4_splat(1.0f)));
+    }
+    case BINARY_SQUARED_DIFFERENCE:
+    default: {  // the wrappers pass only op_codes.py's codes
+      f32x4 d = wasm_f32x4_sub(a, b);
+      return wasm_f32x4_mul(d, d);
+    }
+  }
+}
+
+// A run of `len` outputs where a and b each advance (step 1) or stay (step 0).
+INLINE void binary_run(int op, const f32 *a, int sa, const f32 *b, int sb, f32 *out, int len) {
+  int i = 0;
+  if (sa && sb) {
+    for (; i + 4 <= len; i += 4) wasm_v128_store(out + i, binary4(op, wasm_v128_load(a + i), wasm_v128_load(b + i)));
+  } else if (sa) {
+    f32x4 vb = wasm_v128_load32_splat(b);
+    for (; i + 4 <= len; i += 4) wasm_v128_store(out + i, binary4(op, wasm_v128_load(a + i), vb));
+  } else if (sb) {
+    f32x4 va = wasm_v128_load32_splat(a);
+    for (; i + 4 <= len; i += 4) wasm_v128_store(out + i, binary4(op, va, wasm_v128_load(b + i)));
+  } else {
+    f32x4 v = binary4(op, wasm_v128_load32_splat(a), wasm_v128_load32_splat(b));
+    for (; i + 4 <= len; i += 4) wasm_v128_store(out + i, v);
+  }
+  if (i < len) {
+    int rest = len - i;
+    f32x4 va = sa ? load_partial(a + i, rest) : wasm_v128_load32_splat(a);
+    f32x4 vb = sb ? load_partial(b + i, rest) : wasm_v128_load32_splat(b);
+    store_partial(out + i, binary4(op, va, vb), rest);
+  }
+}
+
+EXPORT(binary)(int op, const f32 *a, int na, const f32 *b, int nb, f32 *out, int n) {
+  // the shorter repeating operand sets the row length; a scalar repeats with any
+  int row = na < nb ? na : nb;
+  if (row <= 1 || row == n) {
+    binary_run(op, a, na == n, b, nb == n, out, n);
+    return;
+  }
+  for (int r = 0; r < n; r += row)
+    binary_run(op, na == n ? a + r : a, 1, nb == n ? b + r : b, 1, out + r, row);
+}
+
+EXPORT(unary)(int op, const f32 *x, f32 *out, int n) {
+  for (int i = 0; i < n; i += 4) {
+    int lanes = n - i < 4 ? n - i : 4;
+    f32x4 v = load_partial(x + i, lanes);
+    switch (op) {
+      case UNARY_RELU: v = activate(v, ACT_RELU); break;
+      case UNARY_RELU6: v = activate(v, ACT_RELU6); break;
+      case UNARY_SIGMOID: v = sigmoid4(v); break;
+      case UNARY_NEG: v = wasm_f32x4_neg(v); break;
+      case UNARY_ABS: v = wasm_f32x4_abs(v); break;
+      case UNARY_SQRT: v = wasm_f32x4_sqrt(v); break;
+      case UNARY_SQUARE:
+      default: v = wasm_f32x4_mul(v, v); break;
+    }
+    store_partial(out + i, v, lanes);
+  }
+}
+
+// ---- fused elementwise programs (the optimizers' update rules, py_engine/ops/fusion.py) -------------------------
+// values[0 .. tensors) are the inputs (addresses in ptrs), values[tensors .. tensors+scalars) the scalars (splat
+// from `scalars`), then one value per step. prog holds 3 ints per step: op, left, right (right unused by unary
+// ops; FUSED_* in op_codes.h). outs[k] is the value written to output k (address ptrs[tensors + k]). Works
+// FUSED_CHUNK elements at a time in scratch (values * FUSED_CHUNK floats).
+
+EXPORT(fused_elementwise)(const int *prog, int steps, const int *ptrs, int tensors, const f32 *scalars,
+                              int n_scalars, const int *outs, int n_outs, f32 *scratch, int n) {
+  int first_step = tensors + n_scalars;
+  for (int v = 0; v < n_scalars; v++) {
+    f32x4 s = wasm_v128_load32_splat(scalars + v);
+    for (int i = 0; i < FUSED_CHUNK; i += 4) wasm_v128_store(scratch + (tensors + v) * FUSED_CHUNK + i, s);
+  }
+  for (int i0 = 0; i0 < n; i0 += FUSED_CHUNK) {
+    int len = n - i0 < FUSED_CHUNK ? n - i0 : FUSED_CHUNK;
+    for (int t = 0; t < tensors; t++) {
+      const f32 *src = (const f32 *)ptrs[t] + i0;
+      f32 *dst = scratch + t * FUSED_CHUNK;
+      for (int i = 0; i < len; i += 4) wasm_v128_store(dst + i, load_partial(src + i, len - i));
+    }
+    for (int k = 0; k < steps; k++) {
+      int op = prog[3 * k];
+      const f32 *x = scratch + prog[3 * k + 1] * FUSED_CHUNK, *y = scratch + prog[3 * k + 2] * FUSED_CHUNK;
+      f32 *z = scratch + (first_step + k) * FUSED_CHUNK;
+      for (int i = 0; i < len; i += 4) {
+        f32x4 a = wasm_v128_load(x + i), b = wasm_v128_load(y + i), r;
+        switch (op) {
+          case FUSED_ADD: r = wasm_f32x4_add(a, b); break;
+          case FUSED_SUB: r = wasm_f32x4_sub(a, b); break;
+          case FUSED_MUL: r = wasm_f32x4_mul(a, b); break;
+          case FUSED_REAL_DIV: r = wasm_f32x4_div(a, b); break;
+          case FUSED_MAXIMUM: r = wasm_f32x4_max(a, b); break;
+          case FUSED_MINIMUM: r = wasm_f32x4_min(a, b); break;
+          case FUSED_NEG: r = wasm_f32x4_neg(a); break;
+          case FUSED_SQRT: r = wasm_f32x4_sqrt(a); break;
+          case FUSED_SQUARE: r = wasm_f32x4_mul(a, a); break;
+          case FUSED_ABS:
+          default: r = wasm_f32x4_abs(a); break;
+        }
+        wasm_v128_store(z + i, r);
+      }
+    }
+    for (int o = 0; o < n_outs; o++) {
+      f32 *dst = (f32 *)ptrs[tensors + o] + i0;
+      const f32 *src = scratch + outs[o] * FUSED_CHUNK;
+      for (int i = 0; i < len; i += 4) store_partial(dst + i, wasm_v128_load(src + i), len - i);
+    }
+  }
+}

@@ -1,0 +1,318 @@
+// Convolutions (by im2col and the GEMM), depthwise convolutions and pooling, forward and backward.
+
+#include "simd.h"
+
+// ---- convolution by im2col + GEMM --------------------------------------------------------------------------------
+// Output pixel r (of n*OH*OW, row-major) gets row r of the patch matrix: its window's pixels in the filter's
+// (kh, kw, c) order, zeros where the window leaves the image.
+
+// An output pixel's place (image n, row oh, column ow), stepped along the rows in order: no division per pixel.
+typedef struct {
+  int n, oh, ow;
+} pixel;
+
+INLINE pixel pixel_of(const int *s, int r) {
+  int OH = s[3], OW = s[4];
+  pixel p = {r / OW / OH, r / OW % OH, r % OW};
+  return p;
+}
+
+INLINE void next_pixel(const int *s, pixel *p) {
+  if (++p->ow == s[4]) {
+    p->ow = 0;
+    if (++p->oh == s[3]) p->oh = 0, p->n++;
+  }
+}
+
+INLINE void copy(f32 *dst, const f32 *src, int n) {
+  int c = 0;
+  for (; c + 4 <= n; c += 4) wasm_v128_store(dst + c, wasm_v128_load(src + c));
+  for (; c < n; c++) dst[c] = src[c];
+}
+
+INLINE void add_into(f32 *dst, const f32 *src, int n) {
+  int c = 0;
+  for (; c + 4 <= n; c += 4) wasm_v128_store(dst + c, wasm_f32x4_add(wasm_v128_load(dst + c), wasm_v128_load(src + c)));
+  for (; c < n; c++) dst[c] += src[c];
+}
+
+INLINE void patch_row(const f32 *x, const int *s, pixel p, f32 *row) {
+  int H = s[0], W = s[1], C = s[2], KH = s[5], KW = s[6], dw = s[10];
+  int iw0 = p.ow * s[8] - s[12];
+  // without dilation, a window row inside the image is KW * C contiguous floats: one copy, not KW (C may be 1)
+  int whole = dw == 1 && iw0 >= 0 && iw0 + KW <= W;
+  const f32 *image = x + (long)p.n * H * W * C;
+  for (int kh = 0; kh < KH; kh++, row += KW * C) {
+    int ih = p.oh * s[7] - s[11] + kh * s[9];
+    if (ih < 0 || ih >= H) {
+      for (int c = 0; c < KW * C; c++) row[c] = 0.0f;
+    } else if (whole) {
+      copy(row, image + ((long)ih * W + iw0) * C, KW * C);
+    } else {
+      for (int kw = 0; kw < KW; kw++) {
+        int iw = iw0 + kw * dw;
+        if (iw < 0 || iw >= W) {
+          for (int c = 0; c < C; c++) row[kw * C + c] = 0.0f;
+        } else {
+          copy(row + kw * C, image + ((long)ih * W + iw) * C, C);
+        }
+      }
+    }
+  }
+}
+
+// shape: int32[13] = H, W, C, OH, OW, KH, KW, stride h, w, dilation h, w, pad top, left.
+// out[first .. rows, O] = act(patches(x) @ W + bias), `block` patch rows at a time in scratch (block * KH*KW*C
+// floats). A thread of the pool computes its own range of rows (first > 0) with its own scratch.
+EXPORT(conv2d)(const f32 *x, const int *s, int first, int rows, const f32 *wp, int O, const f32 *bias, int act,
+                   f32 *out, f32 *scratch, int block) {
+  int K = s[5] * s[6] * s[2];
+  for (int r0 = first; r0 < rows; r0 += block) {
+    int n = rows - r0 < block ? rows - r0 : block;
+    pixel p = pixel_of(s, r0);
+    for (int r = 0; r < n; r++, next_pixel(s, &p)) patch_row(x, s, p, scratch + (long)r * K);
+    gemm(scratch, K, 1, wp, out + (long)r0 * O, O, n, O, K, bias, 0, act);
+  }
+}
+
+// dW[K, O] = patches(x)^T @ dy: the filter gradient, accumulated block by block (dw must start at 0).
+// packed: scratch for dy's rows packed (block * round8(O) floats).
+EXPORT(conv2d_filter_grad)(const f32 *x, const int *s, int rows, const f32 *dy, int O, f32 *dw, f32 *scratch,
+                               f32 *packed, int block) {
+  int K = s[5] * s[6] * s[2];
+  for (int r0 = 0; r0 < rows; r0 += block) {
+    int n = rows - r0 < block ? rows - r0 : block;
+    pixel p = pixel_of(s, r0);
+    for (int r = 0; r < n; r++, next_pixel(s, &p)) patch_row(x, s, p, scratch + (long)r * K);
+    pack_b(dy + (long)r0 * O, n, O, O, 1, packed);
+    gemm(scratch, 1, K, packed, dw, O, K, O, n, 0, dw, ACT_LINEAR);
+  }
+}
+
+// dx = the patch gradients dy @ W^T added back into the image pixels they came from (dx must start at 0).
+// wtp: W^T packed (pack_b with sbk = 1, sbj = O).
+EXPORT(conv2d_input_grad)(const f32 *dy, const int *s, int rows, const f32 *wtp, int O, f32 *dx, f32 *scratch,
+                              int block) {
+  int H = s[0], W = s[1], C = s[2], KH = s[5], KW = s[6], dw = s[10];
+  int K = KH * KW * C;
+  for (int r0 = 0; r0 < rows; r0 += block) {
+    int n = rows - r0 < block ? rows - r0 : block;
+    gemm(dy + (long)r0 * O, O, 1, wtp, scratch, K, n, K, O, 0, 0, ACT_LINEAR);
+    pixel p = pixel_of(s, r0);
+    for (int r = 0; r < n; r++, next_pixel(s, &p)) {
+      int iw0 = p.ow * s[8] - s[12], whole = dw == 1 && iw0 >= 0 && iw0 + KW <= W;  // as in patch_row
+      f32 *image = dx + (long)p.n * H * W * C;
+      const f32 *row = scratch + (long)r * K;
+      for (int kh = 0; kh < KH; kh++, row += KW * C) {
+        int ih = p.oh * s[7] - s[11] + kh * s[9];
+        if (ih < 0 || ih >= H) continue;
+        if (whole) {
+          add_into(image + ((long)ih * W + iw0) * C, row, KW * C);
+          continue;
+        }
+        for (int kw = 0; kw < KW; kw++) {
+          int iw = iw0 + kw * dw;
+          if (iw >= 0 && iw < W) add_into(image + ((long)ih * W + iw) * C, row + kw * C, C);
+        }
+      }
+    }
+  }
+}
+
+// ---- depthwise convolution (channel multiplier 1) --------------------------------------------------------------
+// Vectorised over channels; the taps a window has inside the image are found once per output pixel.
+
+INLINE int first_tap(int origin, int dilation) { return origin >= 0 ? 0 : (-origin + dilation - 1) / dilation; }
+INLINE int end_tap(int origin, int dilation, int k, int size) {
+  int last = size - 1 - origin;  // taps t with origin + t*d <= size - 1
+  if (last < 0) return 0;
+  int e = last / dilation + 1;
+  return e < k ? e : k;
+}
+
+// Four neighbouring outputs of one row and 4 channels at a time, where their windows lie inside the image's width:
+// each filter tap is loaded once for the four. ow0: the first of them; x points at the channels' first input row.
+INLINE void depthwise_four(const f32 *image, const f32 *w, int W, int C, int KW, int sw, int dw, int ih0, int dh,
+                           int kh0, int kh1, int iw0, f32x4 bias, int act, f32 *dst) {
+  f32x4 a0 = bias, a1 = bias, a2 = bias, a3 = bias;
+  long step = (long)sw * C;
+  for (int kh = kh0; kh < kh1; kh++) {
+    const f32 *xrow = image + ((long)(ih0 + kh * dh) * W + iw0) * C;
+    const f32 *wrow = w + (long)kh * KW * C;
+    for (int kw = 0; kw < KW; kw++) {
+      f32x4 f = wasm_v128_load(wrow + kw * C);
+      const f32 *p = xrow + (long)kw * dw * C;
+      a0 = wasm_f32x4_add(a0, wasm_f32x4_mul(wasm_v128_load(p), f));
+      a1 = wasm_f32x4_add(a1, wasm_f32x4_mul(wasm_v128_load(p + step), f));
+      a2 = wasm_f32x4_add(a2, wasm_f32x4_mul(wasm_v128_load(p + 2 * step), f));
+      a3 = wasm_f32x4_add(a3, wasm_f32x4_mul(wasm_v128_load(p + 3 * step), f));
+    }
+  }
+  wasm_v128_store(dst, activate(a0, act));
+  wasm_v128_store(dst + C, activate(a1, act));
+  wasm_v128_store(dst + 2 * C, activate(a2, act));
+  wasm_v128_store(dst + 3 * C, activate(a3, act));
+}
+
+// out[N, OH, OW, C] = act(depthwise(x, w) + bias), output rows first .. last of the N * OH (a thread of the pool
+// computes its own range); s as conv2d's (C = channels).
+EXPORT(depthwise)(const f32 *x, int first, int last, const int *s, const f32 *w, const f32 *bias, int act,
+                      f32 *out) {
+  int H = s[0], W = s[1], C = s[2], OH = s[3], OW = s[4], KH = s[5], KW = s[6];
+  int sh = s[7], sw = s[8], dh = s[9], dw = s[10], pt = s[11], pl = s[12];
+  // outputs whose whole window row lies inside the width: ow in [inner0, inner1)
+  int inner0 = (pl + sw - 1) / sw, inner1 = (W - 1 - (KW - 1) * dw + pl) / sw + 1;
+  if (inner1 > OW) inner1 = OW;
+  if (C % 4 || inner1 < inner0) inner0 = inner1 = 0;
+  for (int r = first; r < last; r++) {
+    int n = r / OH, oh = r % OH;
+    const f32 *image = x + (long)n * H * W * C;
+    {
+      int ih0 = oh * sh - pt, kh0 = first_tap(ih0, dh), kh1 = end_tap(ih0, dh, KH, H);
+      f32 *row = out + (long)r * OW * C;
+      int ow = inner0;
+      for (; ow + 4 <= inner1; ow += 4)
+        for (int c = 0; c < C; c += 4)
+          depthwise_four(image + c, w + c, W, C, KW, sw, dw, ih0, dh, kh0, kh1, ow * sw - pl,
+                         bias ? wasm_v128_load(bias + c) : wasm_f32x4_splat(0.0f), act, row + (long)ow * C + c);
+      for (int o = 0; o < OW; o++) {
+        if (o >= inner0 && o < ow) continue;  // done four at a time above
+        int iw0 = o * sw - pl, kw0 = first_tap(iw0, dw), kw1 = end_tap(iw0, dw, KW, W);
+        f32 *dst = row + (long)o * C;
+        for (int c = 0; c < C; c += 4) {
+          int lanes = C - c < 4 ? C - c : 4;
+          f32x4 acc = bias ? load_partial(bias + c, lanes) : wasm_f32x4_splat(0.0f);
+          for (int kh = kh0; kh < kh1; kh++) {
+            const f32 *xrow = image + ((long)(ih0 + kh * dh) * W + iw0) * C + c;
+            const f32 *wrow = w + (long)kh * KW * C + c;
+            for (int kw = kw0; kw < kw1; kw++)
+              acc = wasm_f32x4_add(
+                  acc, wasm_f32x4_mul(load_partial(xrow + (long)kw * dw * C, lanes), load_partial(wrow + kw * C, lanes)));
+          }
+          store_partial(dst + c, activate(acc, act), lanes);
+        }
+      }
+    }
+  }
+}
+
+// dx (zeroed) += each output's gradient through the taps that made it.
+EXPORT(depthwise_input_grad)(const f32 *dy, int N, const int *s, const f32 *w, f32 *dx) {
+  int H = s[0], W = s[1], C = s[2], OH = s[3], OW = s[4], KH = s[5], KW = s[6];
+  int sh = s[7], sw = s[8], dh = s[9], dw = s[10], pt = s[11], pl = s[12];
+  for (int n = 0; n < N; n++) {
+    f32 *image = dx + (long)n * H * W * C;
+    for (int oh = 0; oh < OH; oh++) {
+      int ih0 = oh * sh - pt, kh0 = first_tap(ih0, dh), kh1 = end_tap(ih0, dh, KH, H);
+      for (int ow = 0; ow < OW; ow++) {
+        int iw0 = ow * sw - pl, kw0 = first_tap(iw0, dw), kw1 = end_tap(iw0, dw, KW, W);
+        const f32 *g = dy + (((long)n * OH + oh) * OW + ow) * C;
+        for (int c = 0; c < C; c += 4) {
+          int lanes = C - c < 4 ? C - c : 4;
+          f32x4 gv = load_partial(g + c, lanes);
+          for (int kh = kh0; kh < kh1; kh++) {
+            f32 *xrow = image + ((long)(ih0 + kh * dh) * W + iw0) * C + c;
+            const f32 *wrow = w + (long)kh * KW * C + c;
+            for (int kw = kw0; kw < kw1; kw++) {
+              f32 *p = xrow + (long)kw * dw * C;
+              store_partial(p, wasm_f32x4_add(load_partial(p, lanes), wasm_f32x4_mul(gv, load_partial(wrow + kw * C, lanes))),
+                            lanes);
+            }
+          }
+        }
+      }
+    }
+  }
+}
+
+// dw (zeroed, [KH, KW, C]) += x * dy over every output pixel and tap.
+EXPORT(depthwise_filter_grad)(const f32 *x, const f32 *dy, int N, const int *s, f32 *dwt) {
+  int H = s[0], W = s[1], C = s[2], OH = s[3], OW = s[4], KH = s[5], KW = s[6];
+  int sh = s[7], sw = s[8], dh = s[9], dw = s[10], pt = s[11], pl = s[12];
+  for (int n = 0; n < N; n++) {
+    const f32 *image = x + (long)n * H * W * C;
+    for (int oh = 0; oh < OH; oh++) {
+      int ih0 = oh * sh - pt, kh0 = first_tap(ih0, dh), kh1 = end_tap(ih0, dh, KH, H);
+      for (int ow = 0; ow < OW; ow++) {
+        int iw0 = ow * sw - pl, kw0 = first_tap(iw0, dw), kw1 = end_tap(iw0, dw, KW, W);
+        const f32 *g = dy + (((long)n * OH + oh) * OW + ow) * C;
+        for (int c = 0; c < C; c += 4) {
+          int lanes = C - c < 4 ? C - c : 4;
+          f32x4 gv = load_partial(g + c, lanes);
+          for (int kh = kh0; kh < kh1; kh++) {
+            const f32 *xrow = image + ((long)(ih0 + kh * dh) * W + iw0) * C + c;
+            f32 *wrow = dwt + (long)kh * KW * C + c;
+            for (int kw = kw0; kw < kw1; kw++) {
+              f32 *p = wrow + kw * C;
+              store_partial(
+                  p, wasm_f32x4_add(load_partial(p, lanes), wasm_f32x4_mul(gv, load_partial(xrow + (long)kw * dw * C, lanes))),
+                  lanes);
+            }
+          }
+        }
+      }
+    }
+  }
+}
+
+// ---- pooling: padding never takes part ------------------------------------------------------------------------
+// out[N, OH, OW, C]: the max (avg = 0) or the mean over the real pixels (avg = 1) of each window, output rows
+// first .. last of the N * OH.
+EXPORT(pool)(const f32 *x, int first, int last, const int *s, int avg, f32 *out) {
+  int H = s[0], W = s[1], C = s[2], OH = s[3], OW = s[4], KH = s[5], KW = s[6];
+  int sh = s[7], sw = s[8], pt = s[11], pl = s[12];
+  for (int r = first; r < last; r++) {
+    int n = r / OH, oh = r % OH;
+    const f32 *image = x + (long)n * H * W * C;
+    {
+      int ih0 = oh * sh - pt, kh0 = first_tap(ih0, 1), kh1 = end_tap(ih0, 1, KH, H);
+      for (int ow = 0; ow < OW; ow++) {
+        int iw0 = ow * sw - pl, kw0 = first_tap(iw0, 1), kw1 = end_tap(iw0, 1, KW, W);
+        f32 *dst = out + (((long)n * OH + oh) * OW + ow) * C;
+        f32x4 count = wasm_f32x4_splat((f32)((kh1 - kh0) * (kw1 - kw0)));
+        for (int c = 0; c < C; c += 4) {
+          int lanes = C - c < 4 ? C - c : 4;
+          f32x4 acc = wasm_f32x4_splat(avg ? 0.0f : -__builtin_inff());
+          for (int kh = kh0; kh < kh1; kh++) {
+            const f32 *xrow = image + ((long)(ih0 + kh) * W + iw0) * C + c;
+            for (int kw = kw0; kw < kw1; kw++) {
+              f32x4 v = load_partial(xrow + (long)kw * C, lanes);
+              // max: NaN wins, as numpy.maximum
+              acc = avg ? wasm_f32x4_add(acc, v) : wasm_f32x4_max(acc, v);
+            }
+          }
+          store_partial(dst + c, avg ? wasm_f32x4_div(acc, count) : acc, lanes);
+        }
+      }
+    }
+  }
+}
+
+// dx (zeroed) += dy at each window's first maximum in row-major order (TensorFlow's rule); y is the pool's output.
+EXPORT(max_pool_grad)(const f32 *dy, const f32 *x, const f32 *y, int N, const int *s, f32 *dx) {
+  int H = s[0], W = s[1], C = s[2], OH = s[3], OW = s[4], KH = s[5], KW = s[6];
+  int sh = s[7], sw = s[8], pt = s[11], pl = s[12];
+  for (int n = 0; n < N; n++) {
+    const f32 *image = x + (long)n * H * W * C;
+    f32 *grad = dx + (long)n * H * W * C;
+    for (int oh = 0; oh < OH; oh++) {
+      int ih0 = oh * sh - pt, kh0 = first_tap(ih0, 1), kh1 = end_tap(ih0, 1, KH, H);
+      for (int ow = 0; ow < OW; ow++) {
+        int iw0 = ow * sw - pl, kw0 = first_tap(iw0, 1), kw1 = end_tap(iw0, 1, KW, W);
+        long o = (((long)n * OH + oh) * OW + ow) * C;
+        for (int c = 0; c < C; c++) {
+          f32 best = y[o + c];
+          for (int kh = kh0; kh < kh1; kh++)
+            for (int kw = kw0; kw < kw1; kw++) {
+              long i = ((long)(ih0 + kh) * W + iw0 + kw) * C + c;
+              if (image[i] == best) {
+                grad[i] += dy[o + c];
+                goto next;
+              }
+            }
+        next:;
+        }
+      }
+    }
+  }
+}
