@@ -1,6 +1,6 @@
 """The contracts below the engine: what the engine asks of a backend, what watches a backend's work instead of (or
-while) it runs, and what the webgpu backend asks of a device. They sit beside the engine, not in `backends/`,
-because the engine uses them (warm-up's recorder) and the backends build on the engine.
+while) it runs, and what the webgpu backend asks of a device. They sit below the engine, not in `backends/`,
+because the engine uses them (warm-up's recorder) and the backends implement them without importing the engine.
 
 `Backend` is what `py_engine.engine` and `pe.release_pool` call; `Device` is what the webgpu backend calls, on
 wgpu-py (`backends.webgpu.wgpu_device.WgpuDevice`) or the browser's WebGPU (`backends.webgpu.bridge_device.BridgeDevice`, over
