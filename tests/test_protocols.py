@@ -90,6 +90,18 @@ def test_every_backend_implements_the_backend_protocol(each_backend):
     assert mismatches(Backend, lookup(backend), backend_defaults()) == []
 
 
+def test_no_backend_reads_a_tensors_buffer():
+    """A backend is given (handle, shape, dtype) for each input (Backend.run) and handles elsewhere: none reaches into
+    a tensor for its DataBuffer (tests/test_import_graph.py checks that none imports the engine or the tensor)."""
+    reads = [
+        f"{path.relative_to(ROOT)}:{node.lineno}"
+        for path in sorted((ROOT / "py_engine" / "backends").rglob("*.py"))
+        for node in ast.walk(ast.parse(path.read_text()))
+        if isinstance(node, ast.Attribute) and node.attr == "_buf"
+    ]
+    assert reads == [], "backends reading a tensor's _buf: " + ", ".join(reads)
+
+
 def test_a_backend_missing_a_member_or_renaming_a_parameter_fails_the_check():
     class Incomplete:
         name, is_gpu, lost, recorder = "incomplete", False, None, None
