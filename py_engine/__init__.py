@@ -12,11 +12,11 @@ from .autograd import custom_grad, grad, grads, register_gradient, value_and_gra
 from .backends.numpy import NumpyBackend
 from .backends.wasm import WasmBackend
 from .backends.webgpu import create_backend as create_webgpu_backend
-from .backends.webgpu.capture import CaptureError, capture
 from .backends.webgpu.user_program import Dispatch, Program
 from .engine import ENGINE, LeakSite, MemoryInfo, ProfileInfo
 from .errors import (
     BackendError,
+    CaptureError,
     DeviceLostError,
     DisposedTensorError,
     DTypeError,
@@ -61,11 +61,13 @@ leaks = ENGINE.leaks
 stats = ENGINE.stats
 set_memory_budget = ENGINE.set_memory_budget
 warmup = ENGINE.warmup
+capture = ENGINE.capture
 
 
 def release_pool():
     """Give the active GPU backend's unused pooled buffers back to the device."""
-    ENGINE.active().release_pool()
+    backend = ENGINE.active()
+    backend.release_pool(idle=backend is not ENGINE.backend)
 
 
 def get_backend():

@@ -1,14 +1,17 @@
 """The contracts below the engine: what the engine asks of a backend, what watches a backend's work instead of (or
-while) it runs, and what the webgpu backend asks of a device. They sit beside the engine, not in `backends/`,
-because the engine uses them (warm-up's recorder) and the backends build on the engine.
+while) it runs, and what the webgpu backend asks of a device. They sit below the engine, not in `backends/`,
+because the engine uses them (warm-up's recorder) and the backends implement them without importing the engine.
 
 `Backend` is what `py_engine.engine` and `pe.release_pool` call; `Device` is what the webgpu backend calls, on
 wgpu-py (`backends.webgpu.wgpu_device.WgpuDevice`) or the browser's WebGPU (`backends.webgpu.bridge_device.BridgeDevice`, over
 static/bridge.js). `Recorder` is what a GPU backend reports its work to: pe.warmup collecting shaders
-(engine/warmup.py), pe.capture recording a function (backends/webgpu/capture.py), the webgpu backend logging a
-kernel's first run for its plan (backends/webgpu/dispatch_plans.py). Members only a GPU backend needs have defaults here, so a backend that
-subclasses `Backend` (the numpy backend does) declares them by inheriting; tests/test_protocols.py checks every
-implementation's names and parameter names against these classes.
+(engine/warmup.py), pe.capture recording a function (engine/capture.py, through the backend's `CaptureRecording`),
+the webgpu backend logging a kernel's first run for its plan (backends/webgpu/dispatch_plans.py). Members only a
+GPU backend needs have defaults here, so a backend that subclasses `Backend` (the numpy backend does) declares them
+by inheriting; tests/test_protocols.py checks every implementation's names and parameter names against these classes.
+
+A backend sees no tensor and no engine: it is given handles with their shapes and dtypes, its memory budget, and
+its recorder, and hands back handles; the engine keeps the tensors, scopes and byte counts.
 """
 
 from typing import Protocol
@@ -28,6 +31,8 @@ class Backend(Protocol):
     recorder: object = None  # the Recorder its work is reported to now, or None (GPU backends)
     host_arrays: bool = False  # handles are read-only numpy arrays in this process: such backends share tensors as is
     kernel_fallback: object = None  # a backend whose kernels run where this one has none (same handles), or None
+    memory_budget: object = None  # given by the engine: None, or an engine.MemoryBudget (its `limit` in bytes, and
+    # `held()`, the bytes this backend's live tensors hold) that a GPU backend checks before it allocates
 
     def upload(self, array):
         """(handle, nbytes) of a new buffer holding a copy of `array` (a numpy array of an engine dtype)."""
@@ -46,7 +51,8 @@ class Backend(Protocol):
         ...
 
     def run(self, fn, inputs, attrs):
-        """Run kernel `fn` (as registered for this backend) on tensors `inputs` with keyword `attrs`.
+        """Run kernel `fn` (as registered for this backend) on `inputs`, a list of (handle, shape, dtype), one per
+        input tensor (the shape is the tensor's: a view's differs from its handle's), with keyword `attrs`.
 
         Returns ([(handle, nbytes, shape, dtype)] of new buffers, multi): multi is True when the kernel
         returns a tuple of outputs.
@@ -87,8 +93,15 @@ class Backend(Protocol):
         new."""
         return 0
 
-    def release_pool(self):
-        """Give unused pooled buffers back to the device (called when the backend is no longer active)."""
+    def release_pool(self, idle=False):
+        """Give unused pooled buffers back to the device. `idle`: the engine runs its work elsewhere now (another
+        backend is active), so what serves only repeated work here (captured programs) goes too."""
+
+    def record(self, name, inputs):
+        """A CaptureRecording for pe.capture of function `name` on input handles `inputs`, or None where this backend
+        cannot record one (the function then runs as it is). The engine sets it as the recorder while the function
+        runs."""
+        return None
 
 
 class Recorder(Protocol):
@@ -121,8 +134,48 @@ class Recorder(Protocol):
     def reading_back(self):
         """A buffer is about to be read back to the host (a recorder whose work cannot contain that raises)."""
 
-    def made_per_replay(self, make_arrays, buffer_ids, arrays):
-        """fresh_tensors uploaded `arrays`, made by make_arrays(), into buffer_ids: values a replay makes anew."""
+    def made_per_replay(self, make_arrays, handles):
+        """ENGINE.fresh_tensors uploaded values into `handles` that a replay makes anew: make_arrays() returns them
+        (numpy arrays of the same shapes and dtypes, one per handle) each time it is called."""
+
+
+class CaptureRecording(Recorder):
+    """What Backend.record returns: the recorder of one pe.capture recording, which then becomes a ReplayProgram.
+    The engine runs the function with it as the backend's recorder, then calls `keep_state` and `build`, or `drop`."""
+
+    def drop(self):
+        """Forget the recording: the function's run stands (its results are real) but it becomes no program."""
+        ...
+
+    def keep_state(self, moves):
+        """Copy each (new handle, own handle) of `moves` now, and after every replay's dispatches: a variable
+        assigned while recording keeps its own buffer, which every replay updates in place."""
+        ...
+
+    def build(self, inputs, outputs):
+        """The ReplayProgram of the recording: inputs and outputs are [(handle, shape, dtype)] of the function's
+        input tensors and returned tensors, whose buffers stay the caller's (a replay copies them in and out)."""
+        ...
+
+
+class ReplayProgram(Protocol):
+    """A recorded function on one device, replayed whole (CaptureRecording.build)."""
+
+    released: bool  # True once released: the engine records again
+
+    def binds(self, handle):
+        """Whether the program's dispatches read or write the buffer of `handle` (a variable's)."""
+        ...
+
+    def replay(self, inputs):
+        """Run the program on input handles `inputs` (of the recorded shapes and dtypes); its outputs as
+        [(handle, nbytes, shape, dtype)], new buffers for the engine to wrap. On DeviceLostError it releases
+        itself first."""
+        ...
+
+    def release(self):
+        """Free the device program and every buffer it owns (bookkeeping only on a lost device)."""
+        ...
 
 
 class Device(Protocol):

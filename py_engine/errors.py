@@ -77,6 +77,10 @@ class TrainingError(EngineError, RuntimeError):
     """Training cannot go on: the loss became NaN or infinite (the message names the epoch and batch)."""
 
 
+class CaptureError(EngineError, RuntimeError):
+    """A captured function did something a replay cannot repeat (a readback, keeping an intermediate)."""
+
+
 class KernelCompileError(EngineError, ValueError):
     """A kernel's WGSL shader does not compile; the message names the kernel and quotes the compiler."""
 

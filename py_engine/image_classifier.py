@@ -3,7 +3,6 @@ the server (app/pipelines.py) plans the pipelines it compiles, so both take thei
 
 import numpy as np
 
-from .backends.webgpu.capture import capture
 from .engine import ENGINE
 from .ops.convert import tensor
 from .ops.fused import fused_conv2d
@@ -26,7 +25,7 @@ class ImageClassifier:
         self.shift = tensor(-mean / std)
         # The input's shape is fixed, so the forward pass is recorded at the first image and then replayed in one GPU
         # call, without Python per op (preprocessing stays uncaptured: image sizes vary).
-        self.forward = capture(self.logits)
+        self.forward = ENGINE.capture(self.logits)
 
     @property
     def is_disposed(self):

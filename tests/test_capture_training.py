@@ -1,7 +1,7 @@
 """Training under pe.capture on wgpu-py: fit records its step once per batch shape and replays it, with the same
 losses and weights as running every op from Python (bit for bit: the same kernels run on the same data); the
 numbers that change per step (a schedule's learning rate, Adam's bias corrections, dropout's draws) are
-fresh_tensors values (backends/webgpu/replay_values.py) made anew per replay; a hand-written training step
+ENGINE.fresh_tensors values (engine/fresh_values.py) made anew per replay; a hand-written training step
 captures the same way."""
 
 import itertools
@@ -10,7 +10,7 @@ import numpy as np
 import pytest
 
 import py_engine as pe
-from py_engine.backends.webgpu.replay_values import fresh_tensors
+from py_engine.engine import ENGINE
 
 L = pe.layers
 
@@ -146,7 +146,7 @@ def test_fresh_values_must_keep_their_shapes_and_dtypes(gpu):
     sizes = iter([2, 3])
 
     def step(x):
-        (noise,) = fresh_tensors(lambda: [np.zeros(next(sizes), np.float32)])
+        (noise,) = ENGINE.fresh_tensors(lambda: [np.zeros(next(sizes), np.float32)])
         return x + pe.sum(noise)
 
     step = pe.capture(step)
@@ -154,7 +154,7 @@ def test_fresh_values_must_keep_their_shapes_and_dtypes(gpu):
     with pytest.raises(ValueError, match=r"fresh values must keep their shapes and dtypes"):
         step(pe.ones((2,)))
     with pytest.raises(TypeError, match="array 0 is float64; make float32 or int32 arrays"):
-        fresh_tensors(lambda: [np.zeros(2)])
+        ENGINE.fresh_tensors(lambda: [np.zeros(2)])
     step.dispose()
 
 
@@ -162,7 +162,7 @@ def test_a_fresh_function_that_makes_no_arrays_still_runs_on_every_replay(gpu):
     calls = []
 
     def step(x):
-        fresh_tensors(lambda: calls.append(1) or [])  # only its side effect: it must run once per call
+        ENGINE.fresh_tensors(lambda: calls.append(1) or [])  # only its side effect: it must run once per call
         return x * 2.0
 
     step = pe.capture(step)

@@ -8,6 +8,12 @@ __init__). As in Python, importing a.b.c first runs the __init__ of every packag
 an edge also goes to each of those. A module's import of a package it is itself inside is left out: that
 package is already running.
 
+The engine and the backends meet only at the backend protocol: a backend-neutral module (ops, layers, models,
+train, io, vision, the engine, ...) never imports a backend, so it runs the same on each; only `py_engine/__init__.py`,
+which registers them with the engine, imports one. A backend builds only on the layer below the engine
+(BELOW_BACKENDS: the errors, dtypes, kernel registry, backend protocols and the formulas kernels share with ops): it
+is given handles, shapes and dtypes, never tensors or the engine.
+
 Packages side by side must not import each other either, even where no module loops: `io` importing `models`
 while `models` imports `io` means neither can be read, moved or tested without the other. Within each package,
 its modules and subpackages are the nodes, and one reaches another when any module inside it imports any
@@ -19,6 +25,8 @@ import itertools
 import pathlib
 
 ROOT = pathlib.Path(__file__).resolve().parent.parent / "py_engine"
+# what a backend may import outside backends/ (docs/design.md, "How the package is layered")
+BELOW_BACKENDS = ("backend_protocols", "dtypes", "errors", "kernel_registry", "selu_constants", "window_output_size")
 
 
 def module_name(path, root):
@@ -165,6 +173,28 @@ def package_cycles(graph):
     ]
 
 
+def boundary_crossings(graph, package):
+    """Each import that crosses the engine/backend boundary the wrong way: a module outside `package`.backends
+    (other than `package` itself, which registers the backends) importing one inside, and a module inside importing
+    one outside that is not BELOW_BACKENDS."""
+    backends = f"{package}.backends"
+    below = {f"{package}.{name}" for name in BELOW_BACKENDS}
+
+    def is_backend(module):
+        return module == backends or module.startswith(backends + ".")
+
+    found = []
+    for module, edges in sorted(graph.items()):
+        for target, line in sorted(edges.items()):
+            if not is_backend(module) and is_backend(target) and module != package:
+                found.append(f"  {module} imports {target} (line {line}): backend-neutral code imports a backend")
+            elif is_backend(module) and not is_backend(target) and target not in below:
+                found.append(
+                    f"  {module} imports {target} (line {line}): a backend builds only on {', '.join(BELOW_BACKENDS)}"
+                )
+    return found
+
+
 def test_py_engine_has_no_import_cycles():
     graph = import_graph(ROOT)
     assert "py_engine.engine.core" in graph and "py_engine.ops.gradients.math" in graph
@@ -181,6 +211,34 @@ def test_py_engine_packages_have_no_import_cycles():
         "packages side by side that import each other (move what one needs from the other below both):\n"
         + "\n".join(found)
     )
+
+
+def test_backend_neutral_code_never_imports_a_backend_and_backends_see_no_engine():
+    graph = import_graph(ROOT)
+    assert {"py_engine.backends.webgpu.capture", "py_engine.engine.capture", "py_engine.ops.creation"} <= set(graph)
+    assert "py_engine.backends.numpy" in graph["py_engine"]  # the package's __init__ registers the backends
+    found = boundary_crossings(graph, "py_engine")
+    assert not found, (
+        "imports across the engine/backend boundary (go through backend_protocols.Backend and the engine's "
+        "public methods; move what both need below the engine):\n" + "\n".join(found)
+    )
+
+
+def test_a_boundary_crossing_either_way_is_named_with_its_line(tmp_path):
+    package = tmp_path / "pkg"
+    for folder in ("backends", "backends/gpu", "engine"):
+        (package / folder).mkdir(parents=True)
+        (package / folder / "__init__.py").write_text("")
+    (package / "__init__.py").write_text("from .backends.gpu import GpuBackend\n")
+    (package / "errors.py").write_text("")
+    (package / "ops.py").write_text("import math\n\n\ndef f():\n    from .backends.gpu import capture\n")
+    (package / "backends" / "gpu" / "capture.py").write_text("from ...errors import E\nfrom ...engine import ENGINE\n")
+    assert boundary_crossings(import_graph(package), "pkg") == [
+        "  pkg.backends.gpu.capture imports pkg.engine (line 2): a backend builds only on " + ", ".join(BELOW_BACKENDS),
+        "  pkg.ops imports pkg.backends (line 5): backend-neutral code imports a backend",
+        "  pkg.ops imports pkg.backends.gpu (line 5): backend-neutral code imports a backend",
+        "  pkg.ops imports pkg.backends.gpu.capture (line 5): backend-neutral code imports a backend",
+    ]
 
 
 def test_a_function_level_import_that_closes_a_loop_is_found(tmp_path):

@@ -1,5 +1,6 @@
-"""Every backend, recorder and device implements its protocol (py_engine/backend_protocols.py): the same member
-names and the same parameter names, down to the JS functions of static/bridge.js that BridgeDevice calls."""
+"""Every backend, recorder, capture recording, replay program and device implements its protocol
+(py_engine/backend_protocols.py): the same member names and the same parameter names, down to the JS functions of
+static/bridge.js that BridgeDevice calls."""
 
 import ast
 import asyncio
@@ -10,7 +11,7 @@ import re
 import pytest
 
 import py_engine as pe
-from py_engine.backend_protocols import Backend, Device, Recorder
+from py_engine.backend_protocols import Backend, CaptureRecording, Device, Recorder, ReplayProgram
 from py_engine.backends.numpy import NumpyBackend
 from py_engine.backends.webgpu.capture import Recording
 from py_engine.backends.webgpu.dispatch_plans import PlanLog
@@ -89,10 +90,22 @@ def test_every_backend_implements_the_backend_protocol(each_backend):
     assert mismatches(Backend, lookup(backend), backend_defaults()) == []
 
 
+def test_no_backend_reads_a_tensors_buffer():
+    """A backend is given (handle, shape, dtype) for each input (Backend.run) and handles elsewhere: none reaches into
+    a tensor for its DataBuffer (tests/test_import_graph.py checks that none imports the engine or the tensor)."""
+    reads = [
+        f"{path.relative_to(ROOT)}:{node.lineno}"
+        for path in sorted((ROOT / "py_engine" / "backends").rglob("*.py"))
+        for node in ast.walk(ast.parse(path.read_text()))
+        if isinstance(node, ast.Attribute) and node.attr == "_buf"
+    ]
+    assert reads == [], "backends reading a tensor's _buf: " + ", ".join(reads)
+
+
 def test_a_backend_missing_a_member_or_renaming_a_parameter_fails_the_check():
     class Incomplete:
         name, is_gpu, lost, recorder = "incomplete", False, None, None
-        host_arrays, kernel_fallback = False, None
+        host_arrays, kernel_fallback, memory_budget = False, None, None
 
         def upload(self, values):  # renamed parameter
             return values
@@ -216,9 +229,26 @@ def test_null_device_implements_the_device_protocol():
     assert mismatches(Device, lookup(NullDevice("cpu"))) == []
 
 
-@pytest.mark.parametrize("recorder", [ShaderList(), Recording("f"), PlanLog()], ids=lambda r: type(r).__name__)
+@pytest.mark.parametrize(
+    "recorder", [ShaderList(), Recording("f", None, []), PlanLog()], ids=lambda r: type(r).__name__
+)
 def test_every_recorder_implements_the_recorder_protocol(recorder):
     """Warm-up, capture and dispatch plans watch the backend through the one Recorder contract."""
     assert Recorder in type(recorder).__mro__  # a subclass: the events it does not keep are the protocol's no-ops
     every_method_has_a_default = {name for name, value in vars(Recorder).items() if inspect.isfunction(value)}
     assert mismatches(Recorder, lookup(recorder), every_method_has_a_default) == []
+
+
+def test_webgpu_capture_implements_the_capture_protocols(gpu):
+    """pe.capture (engine/capture.py) reaches the backend only through Backend.record, the CaptureRecording it
+    returns and the ReplayProgram that recording builds."""
+    recording = gpu.record("f", [])
+    recorder_defaults = {name for name, value in vars(Recorder).items() if inspect.isfunction(value)}
+    assert mismatches(CaptureRecording, lookup(recording), recorder_defaults) == []
+    x = pe.tensor([1.0, 2.0, 3.0])
+    captured = pe.capture(lambda t: t * 2.0 + 1.0)
+    pe.dispose(captured(x))
+    (recorded,) = captured._programs.values()
+    assert mismatches(ReplayProgram, lookup(recorded.program)) == []
+    captured.dispose()
+    pe.dispose(x)

@@ -1,15 +1,16 @@
-"""The engine: backend registry, data buffers, tensor tracking, scopes, variables, memory counters, profiling.
+"""The engine: backend registry, data buffers, tensor tracking, scopes, variables, memory counters, profiling, capture.
 
-One module per responsibility (registry, accounting, scopes, variables, profiler, leaks, warmup), composed by
-core.Engine; ENGINE is the one instance every op runs through.
+One module per responsibility (registry, accounting, scopes, variables, profiler, leaks, warmup, capture, fresh
+values), composed by core.Engine; ENGINE is the one instance every op runs through.
 """
 
 from ..tensor import Tensor
-from .accounting import DataBuffer, MemoryInfo
-from .core import TAPE, Engine, GpuData
+from .accounting import DataBuffer, MemoryBudget, MemoryInfo
+from .core import Engine, GpuData
 from .leaks import LeakSite, user_site
 from .profiler import KernelRecord, ProfileInfo
 from .scopes import Scope, iter_tensors
+from .tape import TAPE
 
 ENGINE = Engine()
 Tensor._engine = ENGINE  # tensor.py cannot import the engine (the engine makes tensors): it gets it here
@@ -22,6 +23,7 @@ __all__ = [
     "GpuData",
     "KernelRecord",
     "LeakSite",
+    "MemoryBudget",
     "MemoryInfo",
     "ProfileInfo",
     "Scope",

@@ -27,6 +27,19 @@ class MemoryInfo:
         return dict(self.__dict__)
 
 
+class MemoryBudget:
+    """A backend's share of set_memory_budget: the cap (`limit` bytes) and the bytes its live tensors hold now, which
+    the engine counts (`held()`); the backend adds what its running kernel took before it allocates more."""
+
+    __slots__ = ("_by_backend", "_name", "limit")
+
+    def __init__(self, limit, by_backend, name):
+        self.limit, self._by_backend, self._name = limit, by_backend, name
+
+    def held(self):
+        return self._by_backend.get(self._name, 0)
+
+
 class BufferAccounting:
     def __init__(self):
         super().__init__()
@@ -37,7 +50,12 @@ class BufferAccounting:
         self.bytes_by_backend = collections.defaultdict(int)  # backend name -> bytes its live tensors hold
         self.memory_budget = None  # GPU bytes allowed (set_memory_budget)
 
-    def _new_buffer(self, backend, handle, nbytes):
+    # The buffer bookkeeping below is public: the engine's own capture (engine/capture.py) and the tensor paths use
+    # it, and a backend never touches a DataBuffer or a tensor itself.
+
+    def new_buffer(self, backend, handle, nbytes):
+        """A DataBuffer for `handle` (`nbytes` bytes on `backend`), counted from now; a tensor takes the reference
+        (make_tensor), and unref frees it."""
         self.num_data_buffers += 1
         self.num_bytes += nbytes
         self.bytes_by_backend[backend.name] += nbytes
@@ -45,7 +63,8 @@ class BufferAccounting:
             self.peak_bytes = self.num_bytes
         return DataBuffer(backend, handle, nbytes)
 
-    def _unref(self, buf):
+    def unref(self, buf):
+        """Drop one reference to `buf`; the last one frees its handle on its backend and uncounts its bytes."""
         buf.refs -= 1
         if buf.refs == 0:
             backend, nbytes = buf.backend, buf.nbytes
@@ -57,7 +76,7 @@ class BufferAccounting:
             if backend is not self.backend:
                 self._release_if_idle(backend)
 
-    def _move(self, buf, backend):
+    def move(self, buf, backend):
         """Copy a buffer to `backend` (the tensor was made before a backend switch)."""
         old = buf.backend
         # backends whose handles are numpy arrays (numpy, wasm) share the same array: nothing to copy
@@ -71,6 +90,11 @@ class BufferAccounting:
         self.bytes_by_backend[backend.name] += nbytes
         self.num_bytes += nbytes - buf.nbytes
         buf.backend, buf.handle, buf.nbytes = backend, handle, nbytes
+
+    def adopt(self, backend, handle, nbytes, shape, dtype):
+        """A new tensor, in the current scope, of a buffer `backend` made outside a kernel (a captured program's
+        output), counted as a kernel's output is."""
+        return self.make_tensor(self.new_buffer(backend, handle, nbytes), shape, dtype)
 
     def memory(self):
         gpus = [b for b in self._backends.values() if b.is_gpu]
@@ -93,3 +117,10 @@ class BufferAccounting:
         if nbytes is not None and (type(nbytes) is not int or nbytes < 0):
             raise ValueError(f"set_memory_budget takes a number of bytes >= 0 or None, got {nbytes!r}")
         self.memory_budget = nbytes
+        for backend in self._backends.values():
+            self._give_budget(backend)
+
+    def _give_budget(self, backend):
+        """Hand `backend` its budget (a started backend, and one starting later, gets the one set now)."""
+        budget = self.memory_budget
+        backend.memory_budget = None if budget is None else MemoryBudget(budget, self.bytes_by_backend, backend.name)

@@ -1,13 +1,12 @@
 """The Engine: tensors made, moved, read and disposed, and the per-op path run_kernel -> make_tensor -> scope.
 
 Engine composes one class per responsibility (registry, accounting, scopes, variables, profiler, leaks,
-warm-up), all sharing this one object's state. They are mixins rather than separate objects so that the per-op
-path costs no extra attribute hop: run_kernel reads `self.backend`, calls `self._new_buffer` and
+warm-up, capture, fresh values), all sharing this one object's state. They are mixins rather than separate objects so that the per-op
+path costs no extra attribute hop: run_kernel reads `self.backend`, calls `self.new_buffer` and
 `self.make_tensor` exactly as a single class would.
 """
 
 import itertools
-from contextvars import ContextVar
 from dataclasses import dataclass
 
 import numpy as np
@@ -16,14 +15,15 @@ from ..errors import BackendError, DeviceLostError, DisposedTensorError
 from ..kernel_registry import _KERNELS, get_kernel
 from ..tensor import Tensor, Variable
 from .accounting import BufferAccounting
+from .capture import Capture
+from .fresh_values import FreshValues
 from .leaks import LeakFinder, user_site
 from .profiler import Profiler
 from .registry import PINNED, BackendRegistry
 from .scopes import SCOPES, Scopes, iter_tensors
+from .tape import TAPE
 from .variables import Variables
 from .warmup import Warmup, dry_running
-
-TAPE = ContextVar("py_engine_tape", default=None)  # set only while gradients are being recorded
 
 
 @dataclass
@@ -39,7 +39,7 @@ class GpuData:
         self.tensor_ref.dispose()
 
 
-class Engine(BackendRegistry, BufferAccounting, Scopes, Variables, Profiler, LeakFinder, Warmup):
+class Engine(BackendRegistry, BufferAccounting, Scopes, Variables, Profiler, LeakFinder, Warmup, Capture, FreshValues):
     def __init__(self):
         super().__init__()
         self._ids = itertools.count(1)
@@ -68,10 +68,10 @@ class Engine(BackendRegistry, BufferAccounting, Scopes, Variables, Profiler, Lea
         try:
             handle, nbytes = backend.upload(array)
         except DeviceLostError as e:
-            self._device_lost(backend, e)
+            self.device_lost(backend, e)
             backend = self.active()
             handle, nbytes = backend.upload(array)
-        return self.make_tensor(self._new_buffer(backend, handle, nbytes), array.shape, dtype)
+        return self.make_tensor(self.new_buffer(backend, handle, nbytes), array.shape, dtype)
 
     def from_number(self, array, dtype):
         """A tensor of a one-element array made for an op's Python-number operand: the backend may keep it on the
@@ -80,7 +80,7 @@ class Engine(BackendRegistry, BufferAccounting, Scopes, Variables, Profiler, Lea
         made = backend.host_scalar(array)
         if made is None:
             return self.from_numpy(array, dtype)
-        return self.make_tensor(self._new_buffer(backend, *made), array.shape, dtype)
+        return self.make_tensor(self.new_buffer(backend, *made), array.shape, dtype)
 
     def view(self, x, shape):
         """A tensor of another shape sharing x's buffer (reshape, expand_dims, squeeze, flatten)."""
@@ -111,7 +111,7 @@ class Engine(BackendRegistry, BufferAccounting, Scopes, Variables, Profiler, Lea
             t._scope = None
         if type(t) is Variable:
             self.variables.pop(t.var_name, None)
-        self._unref(buf)
+        self.unref(buf)
 
     def dispose(self, obj):
         for t in list(iter_tensors(obj)):
@@ -135,7 +135,7 @@ class Engine(BackendRegistry, BufferAccounting, Scopes, Variables, Profiler, Lea
         return np.array(host, copy=True).reshape(t.shape)
 
     def _lost_tensor(self, t, buf, error):
-        self._device_lost(buf.backend, error)
+        self.device_lost(buf.backend, error)
         return DeviceLostError(
             f"{t.name} (shape {t.shape}) lived on the {buf.backend.name} device, which was lost ({error}); "
             "its data is gone: dispose it and compute it again (new work runs on numpy)"
@@ -148,7 +148,7 @@ class Engine(BackendRegistry, BufferAccounting, Scopes, Variables, Profiler, Lea
         if not backend.is_gpu:
             raise BackendError(f"data_to_gpu() needs a GPU backend; the active backend is {backend.name!r}")
         if buf.backend is not backend:
-            self._move(buf, backend)
+            self.move(buf, backend)
         backend.flush()
         ref = self.keep(self.make_tensor(buf, t.shape, t.dtype))
         return GpuData(backend.native_buffer(buf.handle), t.shape, t.dtype, ref)
@@ -157,24 +157,26 @@ class Engine(BackendRegistry, BufferAccounting, Scopes, Variables, Profiler, Lea
         """Run kernel `name` on the active backend. Returns a tensor, or a tuple for multi-output kernels."""
         backend = PINNED.get() or self.backend or self.active()
         fn = _KERNELS.get((name, backend.name)) or get_kernel(name, backend.name, getattr(backend, "kernel_fallback", None))  # fmt: skip
+        args = []  # what the backend sees of each input: (handle, shape, dtype)
         for t in inputs:
             buf = t._buf
             if buf is None:
                 raise DisposedTensorError(t._disposed_message())
             if buf.backend is not backend and not dry_running(backend):  # warm-up moves nothing
-                self._move(buf, backend)
+                self.move(buf, backend)
+            args.append((buf.handle, t.shape, t.dtype))
         if self._profile is not None:
             return self._run_profiled(name, fn, backend, inputs, attrs)
         try:
-            results, multi = backend.run(fn, inputs, attrs)
+            results, multi = backend.run(fn, args, attrs)
         except DeviceLostError as e:
-            self._device_lost(backend, e)
+            self.device_lost(backend, e)
             raise
         if multi:
-            outs = tuple([self.make_tensor(self._new_buffer(backend, h, n), s, d) for h, n, s, d in results])
+            outs = tuple([self.make_tensor(self.new_buffer(backend, h, n), s, d) for h, n, s, d in results])
         else:
             handle, nbytes, shape, dtype = results[0]
-            outs = (self.make_tensor(self._new_buffer(backend, handle, nbytes), shape, dtype),)
+            outs = (self.make_tensor(self.new_buffer(backend, handle, nbytes), shape, dtype),)
         tape = TAPE.get()
         if tape is not None:
             tape.record(name, attrs, inputs, outs)

@@ -34,6 +34,7 @@ class BackendRegistry:
             backend = self._factories[name][0]()
             if inspect.isawaitable(backend):
                 backend = await backend
+            self._give_budget(backend)
             self._backends[name] = backend
         return self._backends[name]
 
@@ -68,7 +69,7 @@ class BackendRegistry:
         """A GPU backend that is no longer active keeps no spare buffers: its pool goes back to the device
         (its tensors keep theirs until they move to the active backend or are disposed)."""
         if backend is not self.backend and not backend.lost:
-            backend.release_pool()
+            backend.release_pool(idle=True)
 
     @contextmanager
     def on_backend(self, name):
@@ -106,8 +107,9 @@ class BackendRegistry:
         backend = self.active()
         return {"name": backend.name, **backend.info(), "fallback_reason": self.fallback_reason}
 
-    def _device_lost(self, backend, error):
-        """Fall back to numpy once a backend's device is gone; the reason shows in backend_info()."""
+    def device_lost(self, backend, error):
+        """A call on `backend` raised DeviceLostError `error`: fall back to numpy if it was the active one; the reason
+        shows in backend_info()."""
         if self.backend is backend:
             self.fallback_reason = f"backend {backend.name!r} lost its device ({error}); running on numpy"
             self.backend = None

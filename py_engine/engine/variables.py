@@ -58,7 +58,7 @@ class Variables:
             buf = new._live_buffer()
             buf.refs += 1
             old, v._buf = v._buf, buf
-            self._unref(old)
+            self.unref(old)
         finally:
             if temporary:
                 self.dispose_tensor(new)

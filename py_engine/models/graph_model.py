@@ -15,9 +15,8 @@ from dataclasses import dataclass
 import numpy as np
 
 from .. import ops
-from ..backends.webgpu.capture import CaptureError, capture
 from ..engine import ENGINE
-from ..errors import DTypeError, ShapeError
+from ..errors import CaptureError, DTypeError, ShapeError
 from ..io import weights_manifest
 from ..io.errors import ModelLoadError
 from ..io.fetch import Location
@@ -234,7 +233,7 @@ class GraphModel:
     def _run_captured(self, plan, tensors):
         forward = self._captured.get(plan.key)
         if forward is None:
-            forward = self._captured[plan.key] = capture(lambda *xs: run_static(self, plan, list(xs)))
+            forward = self._captured[plan.key] = ENGINE.capture(lambda *xs: run_static(self, plan, list(xs)))
         try:
             return list(forward(*tensors))
         except CaptureError:  # the graph reads a computed value back (a shape): it runs op by op

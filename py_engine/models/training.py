@@ -11,7 +11,6 @@ import numpy as np
 
 from .. import ops
 from ..autograd import stop_recording, variable_grads
-from ..backends.webgpu.capture import capture
 from ..engine import ENGINE
 from ..errors import ShapeError, TrainingError
 from ..ops.creation import random_generator
@@ -384,7 +383,7 @@ def _batch_step(step, n_inputs, captured):
         return step(list(batch[:n_inputs]), list(batch[n_inputs:]))
 
     batch_step.__qualname__ = step.__qualname__
-    return capture(batch_step, max_programs=2) if captured else batch_step
+    return ENGINE.capture(batch_step, max_programs=2) if captured else batch_step
 
 
 def _means(rows, sizes):

@@ -21,7 +21,6 @@ __all__ = [
 import numpy as np
 
 from .. import dtypes
-from ..backends.webgpu.replay_values import fresh_tensors
 from ..engine import ENGINE
 from ..errors import DTypeError, ShapeError
 from ..tensor import Tensor
@@ -149,7 +148,7 @@ def _random(op, shape, dtype, draw, allowed=(dtypes.float32,)):
     if dtype not in allowed:
         raise DTypeError(f"{op}: dtype {dtype} is not supported, expected {' or '.join(allowed)}")
     # a fresh value: a captured function (pe.capture, e.g. a training step with dropout) draws anew per replay
-    return fresh_tensors(lambda: [host_array(draw(shape), dtype, op)[0]])[0]
+    return ENGINE.fresh_tensors(lambda: [host_array(draw(shape), dtype, op)[0]])[0]
 
 
 def random_normal(shape, mean=0.0, stddev=1.0, dtype=dtypes.float32, seed=None):

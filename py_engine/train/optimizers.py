@@ -21,7 +21,6 @@ import numpy as np
 
 from .. import dtypes
 from ..autograd import variable_grads
-from ..backends.webgpu.replay_values import fresh_tensors
 from ..engine import ENGINE
 from ..errors import DisposedTensorError, DTypeError, ShapeError
 from ..ops import add, clip_by_value, div, fill, fusion, maximum, mul, sqrt, square
@@ -226,7 +225,7 @@ class Optimizer:
             self.iterations += 1
             return [np.array(list(numbers.values()), np.float32)]
 
-        return fresh_tensors(next_step)[0]
+        return ENGINE.fresh_tensors(next_step)[0]
 
     def _scalars(self, step, lr):
         """{name: number}: the scalar arguments of the update rule, in its order, for update `step` (1, 2, ...) at

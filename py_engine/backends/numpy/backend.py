@@ -91,9 +91,8 @@ class NumpyBackend(Backend):
 
     def run(self, fn, inputs, attrs):
         arrays = []
-        for t in inputs:
-            h = t._buf.handle
-            arrays.append(h if h.shape == t.shape else h.reshape(t.shape))
+        for h, dims, _ in inputs:
+            arrays.append(h if h.shape == dims else h.reshape(dims))
         out = fn(*arrays, **attrs) if attrs else fn(*arrays)
         if type(out) is tuple:
             return [own(o, fn, self) for o in out], True

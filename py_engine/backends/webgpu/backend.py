@@ -28,10 +28,10 @@ import asyncio
 import numpy as np
 
 from ... import dtypes, kernel_registry
-from ...engine import ENGINE
 from ...errors import EngineError
 from . import limits
 from .buffer_pool import BufferPool
+from .capture import Recording
 from .device import UNIFORM_BLOCK, UNIFORM_RING
 from .dispatch_plans import MAX_PLANS, DispatchPlan, PlanLog, signature
 from .gpu_array import GpuArray, HostScalar
@@ -57,6 +57,7 @@ class WebGPUBackend:
     is_gpu = True
     host_arrays = False
     kernel_fallback = None  # every kernel is its own (a missing one is an error that says where it exists)
+    memory_budget = None  # the engine's MemoryBudget for this backend, or None
 
     def __init__(self, device, batch_size=64):
         self.device = device
@@ -120,7 +121,7 @@ class WebGPUBackend:
     def host_scalar(self, array):
         """A handle for a one-element array that stays on the host (module docstring). While pe.capture
         records, its value goes into the recorded uniforms: a Python number in the function is a constant of every
-        replay, as an uploaded one would be (what changes per replay is a replay_values.fresh_tensors value, a
+        replay, as an uploaded one would be (what changes per replay is an ENGINE.fresh_tensors value, a
         buffer)."""
         value = array.item()
         return HostScalar(int(value) if type(value) is bool else value, array.shape, dtypes.of_numpy(array.dtype)), (
@@ -185,18 +186,17 @@ class WebGPUBackend:
                 pass
             else:
                 plan = self.plans.get(key, False)
-            budget = ENGINE.memory_budget
-            if plan and budget is not None and self._in_use() + plan.take_bytes > budget:
+            budget = self.memory_budget
+            if plan and budget is not None and self._in_use() + plan.take_bytes > budget.limit:
                 plan = None  # the kernel itself runs, and names what does not fit
-        if plan:  # replayed on the tensors: no shapes checked, no arrays made (the logged run had the same)
+        if plan:  # replayed on the handles: no shapes checked, no arrays made (the logged run had the same)
             for k in plan.buffered_scalars:  # host scalars the kernel binds as buffers: this call's need theirs
-                self._uploaded(inputs[k]._buf.handle)
+                self._uploaded(inputs[k][0])
         else:
             args = []
-            for t in inputs:
-                h, shape = t._buf.handle, t.shape
+            for h, shape, dtype in inputs:
                 if type(h) is not GpuArray:
-                    h = self._operand(fn, h, t)
+                    h = self._operand(fn, h, shape, dtype)
                 if len(shape) > MAX_RANK:
                     raise ValueError(f"webgpu kernels support rank <= {MAX_RANK}; got shape {shape}")
                 args.append(h if h.shape == shape else h.view(shape))
@@ -222,13 +222,13 @@ class WebGPUBackend:
         if not isinstance(error, EngineError):  # the engine's own errors name the op already
             error.add_note(f"(raised by the webgpu kernel {self.kernel_name(fn)!r})")
 
-    def _operand(self, fn, handle, t):
+    def _operand(self, fn, handle, shape, dtype):
         """What kernel `fn` gets for a handle that is not a plain GpuArray."""
         if type(handle) is HostScalar:
             if fn not in TAKES_HOST_SCALARS and (self.recorder is None or self.recorder.runs):
                 self._uploaded(handle)
             return handle
-        return GpuArray(None, t.shape, t.dtype)  # warm-up: a tensor still on the host; kernels read only its shape
+        return GpuArray(None, shape, dtype)  # warm-up: a tensor still on the host; kernels read only its shape
 
     def _logged(self, key, fn, args, attrs):
         """Run a built-in kernel for a signature not seen yet, and keep its plan (None if it has none)."""
@@ -273,11 +273,11 @@ class WebGPUBackend:
         if not self.limits.fits(count):
             raise self.limits.too_large(op or self._op_name(), shape, dtype, count)
         nbytes = count * ITEMSIZE_ON_GPU
-        budget = ENGINE.memory_budget
+        budget = self.memory_budget
         if budget is not None:
             in_use = self._in_use()
-            if in_use + nbytes > budget:
-                raise limits.over_budget(op or self._op_name(), shape, dtype, nbytes, budget, in_use)
+            if in_use + nbytes > budget.limit:
+                raise limits.over_budget(op or self._op_name(), shape, dtype, nbytes, budget.limit, in_use)
         try:
             bid, created = self.pool.acquire(nbytes, avoid, upload)
         except MemoryError:
@@ -290,8 +290,8 @@ class WebGPUBackend:
         return bid, created
 
     def _in_use(self):
-        """GPU bytes held now: by tensors, and by the running kernel."""
-        return ENGINE.bytes_by_backend.get(self.name, 0) + self._taken_bytes
+        """GPU bytes held now (while a budget is set): by tensors, and by the running kernel."""
+        return self.memory_budget.held() + self._taken_bytes
 
     def give_back(self, taken):
         """Return buffers an op took before it failed ({id: (created, bytes)}, as `take` handed them out): the pool's
@@ -369,6 +369,14 @@ class WebGPUBackend:
             self.unsubmitted = 0
         self.pool.submitted()
 
+    def record(self, name, inputs):
+        """A Recording for pe.capture (capture.py); None when two inputs share a buffer: the recorded dispatches
+        could not tell them apart."""
+        input_ids = [h.buffer for h in inputs]
+        if len(set(input_ids)) < len(input_ids):
+            return None
+        return Recording(name, self, input_ids)
+
     async def warmup(self, shaders):
         """Compile pipelines without running them, all at once (a browser compiles them in parallel);
         returns how many were new."""
@@ -394,8 +402,8 @@ class WebGPUBackend:
             "variants": dict(self.variants),
         }
 
-    def release_pool(self):
-        if ENGINE.backend is not self:  # idle (the engine moved on): captured programs go too, re-recorded on use
+    def release_pool(self, idle=False):
+        if idle:  # the engine moved on: captured programs go too, re-recorded on use
             for program in list(self.programs):
                 program.release()
         self.flush()

@@ -26,12 +26,12 @@ _FACTORIES = {}  # a plan's structure -> the compiled factory of its replay func
 
 
 def signature(fn, inputs, attrs):
-    """The dict key of a kernel call on these tensors: the kernel, its inputs' shapes and dtypes (and host scalars'
-    values), its attributes."""
+    """The dict key of a kernel call on these inputs ((handle, shape, dtype) each): the kernel, its inputs' shapes and
+    dtypes (and host scalars' values), its attributes."""
     key = [fn]
-    for t in inputs:
-        key += (t.shape, t.dtype)
-        value = t._buf.handle.value
+    for handle, shape, dtype in inputs:
+        key += (shape, dtype)
+        value = handle.value
         if value is not None:  # a HostScalar: its number is packed into the uniforms
             key.append(_frozen(value))
     if attrs:
@@ -92,7 +92,7 @@ class DispatchPlan:
     def __init__(self, events, n_inputs, outputs, multi, variants, buffered_scalars):
         self.events, self.n_inputs, self.outputs = events, n_inputs, outputs
         self.multi, self.variants, self.buffered_scalars = multi, variants, buffered_scalars
-        self.replay = self._first_replay  # replay(backend, inputs): do what the logged run did, on these tensors;
+        self.replay = self._first_replay  # replay(backend, inputs): do what the logged run did, on these inputs;
         # returns the outputs as backend.run does. The first replay writes the plan out as a function (_compiled).
         self.take_bytes = sum(e[2] for e in events if e[0] == TAKE) * ITEMSIZE_ON_GPU  # what a replay may hold at once
 
@@ -174,7 +174,7 @@ def _factory(structure, n_values):
     """Compile the factory of a plan structure (DispatchPlan._compiled): factory(*values) -> replay(backend, inputs)."""
     names = iter(f"c{k}" for k in range(n_values))
     n_inputs, *steps = structure
-    lines = [f"        s{k} = inputs[{k}]._buf.handle.buffer" for k in range(n_inputs)]
+    lines = [f"        s{k} = inputs[{k}][0].buffer" for k in range(n_inputs)]
     outputs = []
     for step in steps:
         if step == "variants":

@@ -2,8 +2,8 @@
 
 import math
 
-from ...backends.numpy.kernels.math import SELU_SCALE, SELU_SCALE_ALPHA
 from ...kernel_registry import register_gradient
+from ...selu_constants import SELU_SCALE, SELU_SCALE_ALPHA
 from ..creation import zeros_like
 from ..math import (
     activation_grad,

@@ -4,6 +4,7 @@ import numpy as np
 
 from ....dtypes import NUMPY
 from ....kernel_registry import get_kernel, register_kernel
+from ....selu_constants import SELU_SCALE, SELU_SCALE_ALPHA
 
 
 def _sigmoid(x):
@@ -40,10 +41,6 @@ def _erf(x):
     for b in ERF_BETA[1:]:
         q = q * x2 + np.float32(b)
     return (x * p / q).astype(x.dtype)
-
-
-# TF.js's selu constants (as float32 operands)
-SELU_SCALE, SELU_SCALE_ALPHA = 1.0507009873554805, 1.7580993408473768
 
 
 def _selu(x):

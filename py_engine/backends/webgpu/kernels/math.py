@@ -10,7 +10,8 @@ HostScalar: `x * 2.0`'s 2.0) is a uniform too, `u.value<k>`, not a binding.
 import functools
 
 from ....kernel_registry import get_kernel, register_kernel
-from ...numpy.kernels.math import ERF_ALPHA, ERF_BETA, SELU_SCALE, SELU_SCALE_ALPHA
+from ....selu_constants import SELU_SCALE, SELU_SCALE_ALPHA
+from ...numpy.kernels.math import ERF_ALPHA, ERF_BETA
 from ..shader_layout import compose_linear_shader
 from ..wgsl import ELEMENT, MAX_RANK, broadcast_strides, linear_groups
 
