@@ -25,7 +25,7 @@ from ..backends.webgpu.replay_values import fresh_tensors
 from ..engine import ENGINE
 from ..errors import DTypeError, ShapeError
 from ..tensor import Tensor
-from .convert import as_temporary, host_array, release, run, scalar, tensor
+from .operands import as_temporary, host_array, release, run, scalar, tensor
 
 
 def _shape(op, shape):

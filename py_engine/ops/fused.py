@@ -10,8 +10,8 @@ __all__ = ["fused_conv2d", "fused_depthwise_conv2d"]
 
 from ..engine import ENGINE
 from ..errors import ShapeError
-from .convert import release
 from .nn import batched, conv_inputs, float_input
+from .operands import release
 
 # Elementwise activations a fused kernel applies to each output (each backend maps "relu" to its Relu, ...).
 ACTIVATIONS = ("linear", "relu", "relu6", "sigmoid", "tanh", "elu", "softplus")

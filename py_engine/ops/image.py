@@ -18,8 +18,8 @@ from .. import dtypes
 from ..engine import ENGINE
 from ..errors import DTypeError, ShapeError
 from .check import int_tuple, rank_is
-from .convert import as_temporary, release
 from .nn import batched
+from .operands import as_temporary, release
 
 
 def _resize(op, kernel, images, size, align_corners, half_pixel_centers):

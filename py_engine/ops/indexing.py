@@ -26,7 +26,7 @@ from ..engine import ENGINE
 from ..errors import DTypeError, ShapeError
 from ..tensor import Tensor
 from .check import axis_index
-from .convert import as_temporary, release
+from .operands import as_temporary, release
 
 _ADVANCED = (
     "tensor indexing: {} indexes are not supported (only ints, slices, None and ...); "

@@ -9,9 +9,9 @@ import operator
 from ..engine import ENGINE
 from ..errors import ShapeError
 from .check import broadcast_shapes, dtype_in
-from .convert import as_temporary, binary_operands, release
-from .convert import tensor as host_tensor
 from .math import NUMERIC, where
+from .operands import as_temporary, binary_operands, release
+from .operands import tensor as host_tensor
 from .reduce import sum as reduce_sum
 from .shape import reshape, transpose
 

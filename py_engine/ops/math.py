@@ -75,9 +75,9 @@ from ..engine import ENGINE
 from ..errors import DTypeError
 from ..tensor import Tensor
 from .check import broadcast_shapes, dtype_in
-from .convert import as_temporary, binary_operands, host_array, release, run
-from .convert import cast as _cast_tensor
 from .indexing import argwhere
+from .operands import as_temporary, binary_operands, host_array, release, run
+from .operands import cast as _cast_tensor
 
 F32, I32, BOOL = dtypes.float32, dtypes.int32, dtypes.bool_
 NUMERIC = (F32, I32)

@@ -35,11 +35,11 @@ from ..tensor import Tensor
 from ..window_output_size import conv_output_length, same_padding, window_output_hw
 from .check import axes as normalize_axes
 from .check import int_tuple, rank_is
-from .convert import as_temporary, release
-from .convert import tensor as host_tensor
 from .creation import random_uniform, zeros
 from .linalg import matmul
 from .math import cast, greater_equal, maximum, pow, rsqrt
+from .operands import as_temporary, release
+from .operands import tensor as host_tensor
 from .reduce import argmax, moments
 from .reduce import max as reduce_max
 from .reduce import mean as reduce_mean

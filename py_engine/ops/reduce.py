@@ -32,10 +32,10 @@ from ..engine import ENGINE, TAPE
 from ..errors import ShapeError
 from .check import axes as normalize_axes
 from .check import axis_index, dtype_in
-from .convert import as_temporary, release
 from .creation import random_uniform, zeros
 from .math import abs as absolute
 from .math import cast, exp, less, less_equal, log, minimum, not_equal, sqrt, squared_difference, where
+from .operands import as_temporary, release
 
 F32, I32, BOOL = dtypes.float32, dtypes.int32, dtypes.bool_
 

@@ -15,9 +15,9 @@ from ..engine import ENGINE
 from ..errors import DTypeError, ShapeError
 from ..tensor import Tensor
 from .check import axis_index
-from .convert import as_temporary, release
 from .creation import fill
 from .math import not_equal
+from .operands import as_temporary, release
 
 F32, I32, BOOL = dtypes.float32, dtypes.int32, dtypes.bool_
 

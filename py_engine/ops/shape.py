@@ -44,10 +44,10 @@ from ..errors import DTypeError, ShapeError
 from ..tensor import Tensor
 from .check import axes as normalize_axes
 from .check import axis_index, broadcast_shapes, dtype_in
-from .convert import as_temporary, release
-from .convert import tensor as host_tensor
 from .creation import ones
 from .math import greater, logical_and, where
+from .operands import as_temporary, release
+from .operands import tensor as host_tensor
 from .reduce import all as reduce_all
 from .reduce import sum as reduce_sum
 
