@@ -1,6 +1,6 @@
 """The runtime the page downloads: the verified offline Pyodide at /pyodide/, the engine wheel at /engine/, the
 bytecode of a first visit at /bytecode/ (app/bytecode.py) and the classifier's pipeline list at /pipelines/
-(app/pipelines.py).
+(app/classifier_pipelines.py).
 
 The Pyodide manifest is read once and kept until verified.json or a file it lists changes, and each
 file's sha256 until that file changes (app/file_cache.py), so a request costs stat calls, not hashing.
@@ -13,13 +13,13 @@ from fastapi import APIRouter, Request
 
 from app.assets import PYODIDE_VERSION, pyodide_dir, read_manifest
 from app.bytecode import FirstVisitBytecode
+from app.classifier_pipelines import ClassifierPipelines
 from app.compression import GzipCopies, compressible
 from app.engine_wheel import EngineWheel, Wheel, WheelError
 from app.errors import HTTPError, clip
 from app.file_cache import FileCache
 from app.http_files import IMMUTABLE, REVALIDATE, content_type, file_sha256, send
 from app.paths import check_relative, safe_file
-from app.pipelines import ClassifierPipelines
 
 DIGEST = re.compile(r"^[0-9a-f]{16}$")
 _manifests: FileCache[dict[str, dict] | None] = FileCache(max_entries=8)

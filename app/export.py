@@ -3,7 +3,7 @@
 Every file is what the server answers for its URL, asked of the app itself in this process (create_app, no
 network): the page and the rest of static/ (the built static/vendor bundles included), /config.json, the verified
 offline Pyodide's files (unless a Pyodide CDN is set), the engine wheel, the first-visit bytecode (app/bytecode.py;
-when Node.js can build it), the classifier's pipeline list (app/pipelines.py; when the models folder has the
+when Node.js can build it), the classifier's pipeline list (app/classifier_pipelines.py; when the models folder has the
 classifier), and each model of the models folder:
 model.json with its shard paths rewritten, the shards at their content-addressed URLs and the sidecars it has. So
 nothing here builds a file or a URL on its own: a change to the server shows in the next export.

@@ -5,6 +5,7 @@ from fastapi import FastAPI
 
 from app.assets import pyodide_dir
 from app.bytecode import FirstVisitBytecode
+from app.classifier_pipelines import ClassifierPipelines
 from app.compression import GzipCopies
 from app.cors import ModelsCORS
 from app.csp import content_security_policy
@@ -14,7 +15,6 @@ from app.errors import install_error_handlers
 from app.head_limit import HeadLimit
 from app.models_router import models_router
 from app.page import page_router
-from app.pipelines import ClassifierPipelines
 from app.settings import Settings, cdn_origin
 
 

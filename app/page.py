@@ -10,13 +10,13 @@ from fastapi import APIRouter, Request
 from fastapi.responses import JSONResponse
 
 from app.bytecode import FirstVisitBytecode
+from app.classifier_pipelines import ClassifierPipelines
 from app.compression import GzipCopies, compressible
 from app.downloads import current_wheel
 from app.engine_wheel import EngineWheel
 from app.errors import NOSNIFF, HTTPError, clip
 from app.http_files import REVALIDATE, content_type, file_sha256, send
 from app.paths import check_relative, safe_file
-from app.pipelines import ClassifierPipelines
 from app.settings import Settings
 
 # never looked up in static/: served by their own routes, or (src) the npm sources and packages static/vendor/'s

@@ -6,6 +6,7 @@ y = pe.tidy(lambda: (x * 2).sum())   # intermediates are released, y survives
 """
 
 from importlib import import_module as _import_module
+from typing import TYPE_CHECKING
 
 from . import dtypes
 from .autograd import custom_grad, grad, grads, register_gradient, value_and_grad, value_and_grads, variable_grads
@@ -177,6 +178,19 @@ _LAZY_NAMES = {
     "model_from_config": "models",
 }
 _SUBPACKAGES = ("io", "models", "train")  # attributes, as any imported submodule is, but not exported (like ops)
+
+# What a reader of this file cannot see otherwise, for editors and type checkers (tests/test_editor_names.py keeps it
+# equal to what runs): the lazy names above, and pe.tensor, the op (not the submodule py_engine.tensor).
+if TYPE_CHECKING:
+    from . import browser, io, layers, models, train, vision  # noqa: F401
+    from .io.errors import ModelLoadError  # noqa: F401
+    from .io.save import save_layers_model  # noqa: F401
+    from .layers import Input, activations, initializers  # noqa: F401
+    from .models import Model, Sequential, model_from_config  # noqa: F401
+    from .models.graph_model import GraphModel, load_graph_model  # noqa: F401
+    from .models.loading import load_layers_model  # noqa: F401
+    from .ops import tensor  # noqa: F401
+    from .train import callbacks, constraints, losses, metrics, optimizers, regularizers  # noqa: F401
 
 __all__ += [name for name in (*_LAZY_MODULES, *_LAZY_NAMES) if name not in _SUBPACKAGES]
 

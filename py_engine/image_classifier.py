@@ -1,12 +1,13 @@
 """An image classifier's GPU path, from an image's RGBA words to the logits: the page's Classify panel runs it, and
-the server (app/pipelines.py) plans the pipelines it compiles, so both take their shaders from this one definition."""
+the server (app/classifier_pipelines.py) plans the pipelines it compiles, so both take their shaders from this one
+definition."""
 
 import numpy as np
 
 from .engine import ENGINE
-from .ops.convert import tensor
 from .ops.fused import fused_conv2d
 from .ops.image import resize_bilinear
+from .ops.operands import tensor
 
 
 class ImageClassifier:

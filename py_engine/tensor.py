@@ -18,24 +18,24 @@ class Tensor:
     _engine = None  # the Engine that makes tensors; set by py_engine.engine, which imports this module
 
     @property
-    def size(self):
+    def size(self) -> int:
         n = 1
         for d in self.shape:
             n *= d
         return n
 
     @property
-    def rank(self):
+    def rank(self) -> int:
         return len(self.shape)
 
     ndim = rank
 
     @property
-    def is_disposed(self):
+    def is_disposed(self) -> bool:
         return self._buf is None
 
     @property
-    def name(self):
+    def name(self) -> str:
         return f"Tensor#{self.id}"
 
     def _live_buffer(self):
@@ -52,47 +52,47 @@ class Tensor:
             msg += "; call pe.set_debug(True) to see where it was created and disposed"
         return msg + ". Keep it alive with pe.keep(t) or by returning it from tidy."
 
-    def data_sync(self):
+    def data_sync(self) -> np.ndarray:
         """A flat numpy copy of the values; blocks until the backend has them."""
         return self._engine.read(self).reshape(-1)
 
-    async def data(self):
+    async def data(self) -> np.ndarray:
         """A flat numpy copy of the values, without blocking the event loop."""
         return (await self._engine.read_async(self)).reshape(-1)
 
-    def numpy(self):
+    def numpy(self) -> np.ndarray:
         return self._engine.read(self)
 
     def data_to_gpu(self):
         """The GPU buffer holding the values (no readback); call .release() on the result when done."""
         return self._engine.data_to_gpu(self)
 
-    def __array__(self, dtype=None, copy=None):
+    def __array__(self, dtype=None, copy=None) -> np.ndarray:
         arr = self.numpy()
         return arr if dtype is None else arr.astype(dtype, copy=False)
 
-    def tolist(self):
+    def tolist(self) -> list:
         return self.numpy().tolist()
 
-    def item(self):
+    def item(self) -> float | int | bool:
         if self.size != 1:
             raise ValueError(f"item(): {self.name} has shape {self.shape}; only a tensor of one element has an item")
         return self.numpy().reshape(()).item()
 
-    def __float__(self):
+    def __float__(self) -> float:
         return float(self.item())
 
-    def __int__(self):
+    def __int__(self) -> int:
         return int(self.item())
 
-    def __bool__(self):
+    def __bool__(self) -> bool:
         if self.size != 1:
             raise ValueError(
                 f"the truth value of {self.name} with shape {self.shape} is ambiguous; use .any() or .all()"
             )
         return bool(self.item())
 
-    def __len__(self):
+    def __len__(self) -> int:
         if not self.shape:
             raise TypeError("len() of a scalar tensor")
         return self.shape[0]
@@ -102,10 +102,10 @@ class Tensor:
             raise TypeError("iteration over a scalar tensor")
         return (self[i] for i in range(self.shape[0]))
 
-    def dispose(self):
+    def dispose(self) -> None:
         self._engine.dispose_tensor(self)
 
-    def __repr__(self):
+    def __repr__(self) -> str:
         if self._buf is None:
             return f"Tensor(<disposed>, shape={self.shape}, dtype={self.dtype}, id={self.id})"
         body = np.array2string(self.numpy(), separator=", ", threshold=64, edgeitems=3, prefix="Tensor(")
@@ -118,12 +118,12 @@ class Variable(Tensor):
     __slots__ = ("trainable", "var_name")
 
     @property
-    def name(self):
+    def name(self) -> str:
         return self.var_name
 
-    def assign(self, value):
+    def assign(self, value) -> "Variable":
         self._engine.assign(self, value)
         return self
 
-    def __repr__(self):
+    def __repr__(self) -> str:
         return f"Variable({self.var_name!r}, trainable={self.trainable}) " + super().__repr__()

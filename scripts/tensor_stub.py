@@ -2,8 +2,8 @@
 
 py_engine.ops attaches the ops as Tensor methods and operators when it is imported (x.relu() is relu(x)), so an
 editor reading tensor.py alone finds none of them. The stub lists the class's own members and every attached one,
-with its signature (the op's first argument becomes self) and docstring. tests/test_tensor_stub.py fails when the
-stub is stale:
+with its signature (the op's first argument becomes self), its return type (the op's annotation, so that x.relu().
+completes a Tensor's methods) and docstring. tests/test_tensor_stub.py fails when the stub is stale:
 
     .venv/bin/python scripts/tensor_stub.py     # after adding or changing an op
 """
@@ -58,11 +58,22 @@ def _parameters(fn):
     return ", ".join(out)
 
 
+def _returns(fn):
+    """` -> T` from the function's return annotation (Tensor, tuple[Tensor, Tensor], ...), or nothing without one."""
+    annotation = inspect.signature(fn).return_annotation
+    if annotation is inspect.Signature.empty:
+        return ""
+    if isinstance(annotation, str):  # a forward reference: the class being defined
+        return " -> " + annotation
+    text = inspect.formatannotation(annotation).replace("py_engine.tensor.", "").replace("numpy.", "np.")
+    return " -> " + text.replace("tuple[", "Tuple[")  # jedi 0.19 (the page's) unpacks typing.Tuple, not tuple[...]
+
+
 def _def(name, fn, decorator=None):
     lines = [f"    @{decorator}"] if decorator else []
     prefix = "async def" if inspect.iscoroutinefunction(fn) else "def"
     params = "self" if decorator == "property" else _parameters(fn)
-    head = f"    {prefix} {name}({params}):"
+    head = f"    {prefix} {name}({params}){_returns(fn)}:"
     text = inspect.cleandoc(fn.__doc__) if fn.__doc__ else None  # its own, not one it inherits
     if not text:
         return [*lines, head + " ..."]
@@ -97,7 +108,17 @@ def render():
     import py_engine  # noqa: F401 - importing it attaches the ops
     from py_engine.tensor import Tensor, Variable
 
-    lines = [HEADER, "", "from typing import Any", "", *_class(Tensor), "", *_class(Variable, "Tensor")]
+    lines = [
+        HEADER,
+        "",
+        "from typing import Any, Tuple",
+        "",
+        "import numpy as np",
+        "",
+        *_class(Tensor),
+        "",
+        *_class(Variable, "Tensor"),
+    ]
     return "\n".join(lines) + "\n"
 
 

@@ -390,7 +390,7 @@
     };
   }
 
-  // The pipelines the server planned for the classifier (app/pipelines.py), compiled while the page boots: the list
+  // The classifier's pipelines the server planned (app/classifier_pipelines.py), compiled as the page boots: the list
   // downloads at once; once `start` resolves (the host picks when: Pyodide's own compiles use every core) the device
   // opens ahead of the engine, whose first open() takes it, and every compile starts. They are in flight or done when
   // the engine asks for them (compileAsync shares them). A missing or unreadable list only loses the head start.

@@ -26,7 +26,7 @@ def backend_info():
 async def first_op():
     """Check the backend with one op: on a GPU it compiles a pipeline, records, submits and reads back. The op is the
     classifier's first, the pixels' unpacking: the first of the pipelines compiled while the page boots
-    (app/pipelines.py), so it waits for no other compile."""
+    (app/classifier_pipelines.py), so it waits for no other compile."""
     with pe.scope():
         got = await pe.browser.unpack_pixels(pe.tensor([[0x04030201]], dtype="int32")).data()
     if got.reshape(-1).tolist() != [1, 2, 3]:
@@ -132,7 +132,7 @@ async def load_classifier(on_progress=None, url=None):
     url: the model folder (model.json, shards, labels.json, metadata.json); None keeps the loaded one, else
     CLASSIFIER_URL. Another url replaces the loaded classifier.
 
-    On a GPU the pipelines are compiled before the weights arrive: the server's list of them (app/pipelines.py) was
+    On a GPU the pipelines are compiled before the weights arrive: the server's list (app/classifier_pipelines.py) was
     compiled while Pyodide booted, else the whole path is warmed up on an outline of the model while the weights
     download (model.json alone, zero weights on the host, so only shapes reach the GPU). The model itself is loaded
     and folded on the host: the GPU runs no folding, never holds the unfolded weights, and receives each folded

@@ -416,6 +416,7 @@ def test_engine_wheel_is_served_under_its_content_hash(client):
         names = wheel.namelist()
         assert "py_engine/__init__.py" in names and "py_engine/engine/core.py" in names
         assert "py_engine/tensor.pyi" in names  # the attached Tensor methods, for editors
+        assert "py_engine/py.typed" in names  # the PEP 561 marker: type checkers read the package's annotations
         assert not any(n.startswith(("app/", "tests/")) or "__pycache__" in n for n in names)
         metadata = wheel.read("py_engine-0.1.0.dist-info/METADATA").decode()
         assert "Name: py-engine" in metadata and "Requires-Dist: numpy>=2.0" in metadata

@@ -1,8 +1,8 @@
-"""The classifier's pipeline list (app/pipelines.py): planned with the page's engine on a device that runs nothing, it
-names the shaders the classifier's path compiles (the very ones wgpu-py's run of that path asks for); /config.json
-names it once made, its URL serves it immutable, an edited model gets a new one in the background, and without the
-model or with a planner that fails the page gets none and compiles at its first classification as before. The page's
-side (the compiles while Pyodide boots): e2e/test_precompile.py."""
+"""The classifier's pipeline list (app/classifier_pipelines.py): planned with the page's engine on a device that runs
+nothing, it names the shaders the classifier's path compiles (the very ones wgpu-py's run of that path asks for);
+/config.json names it once made, its URL serves it immutable, an edited model gets a new one in the background, and
+without the model or with a planner that fails the page gets none and compiles at its first classification as before.
+The page's side (the compiles while Pyodide boots): e2e/test_precompile.py."""
 
 import asyncio
 import json

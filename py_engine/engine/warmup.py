@@ -19,7 +19,7 @@ class ShaderList(Recorder):
 @contextmanager
 def dispatched_shaders(backend, run=False):
     """While the block runs, `backend` lists the shaders its kernels dispatch (yields that list), and runs nothing
-    unless `run` (on a device that does nothing, to list what a real run dispatches: app/plan_pipelines.py)."""
+    unless `run` (on a device that does nothing, to list what a real run dispatches: app/pipeline_planner.py)."""
     outer, backend.recorder = backend.recorder, ShaderList(run)
     try:
         yield backend.recorder.shaders

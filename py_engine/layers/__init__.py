@@ -10,19 +10,28 @@ from .base import CLASSES, Layer, SymbolicTensor, WeightSource
 from .bidirectional import Bidirectional
 from .conv_lstm import ConvLSTM2D, ConvLSTM2DCell
 from .convolutional import Conv2D, DepthwiseConv2D, ZeroPadding2D
-from .convolutional3d import AveragePooling3D, Conv3D, Conv3DTranspose, MaxPooling3D
+from .convolutional3d import Conv3D, Conv3DTranspose
 from .convolutional_variants import Conv1D, Conv2DTranspose, SeparableConv2D
 from .core import Activation, Dense, Dropout, Flatten, ReLU, Reshape, Softmax
 from .crf import CRF
 from .embedding import Embedding
-from .global_pooling1d import GlobalAveragePooling1D
 from .input_layer import Input, InputLayer
 from .layer_normalization import LayerNormalization
 from .merge import Add, Average, Concatenate, Dot, Maximum, Minimum, Multiply
 from .noise import AlphaDropout, GaussianDropout, GaussianNoise, SpatialDropout1D
 from .normalization import BatchNormalization
-from .pooling import AveragePooling2D, GlobalAveragePooling2D, MaxPooling2D
-from .pooling1d import AveragePooling1D, GlobalMaxPooling1D, GlobalMaxPooling2D, MaxPooling1D
+from .pooling import (
+    AveragePooling1D,
+    AveragePooling2D,
+    AveragePooling3D,
+    GlobalAveragePooling1D,
+    GlobalAveragePooling2D,
+    GlobalMaxPooling1D,
+    GlobalMaxPooling2D,
+    MaxPooling1D,
+    MaxPooling2D,
+    MaxPooling3D,
+)
 from .position import PositionEmbedding, SinePositionEncoding, TokenAndPositionEmbedding
 from .preprocessing import CategoryEncoding, CenterCrop, RandomHeight, RandomWidth, Rescaling, Resizing
 from .recurrent import GRU, LSTM, SimpleRNN

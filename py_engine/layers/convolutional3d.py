@@ -1,15 +1,17 @@
-"""Conv3D, Conv3DTranspose, MaxPooling3D and AveragePooling3D over [batch, depth, height, width, channels], as
-TensorFlow.js 4.22 runs and saves them (kernels [d, h, w, in, filters], and [d, h, w, filters, in] for the transpose).
+"""Conv3D and Conv3DTranspose over [batch, depth, height, width, channels], as TensorFlow.js 4.22 runs and saves them
+(kernels [d, h, w, in, filters], and [d, h, w, filters, in] for the transpose); MaxPooling3D and AveragePooling3D
+are in pooling.py.
 
-Each runs its op in ops/nn.py (conv3d, conv3d_transpose, max_pool3d, avg_pool3d): the 2-D op it generalizes, run once per tap of the window along depth, on the depth slices that tap meets
-(frames [batch * out depth, height, width, channels]), and summed (convolutions, average pools) or maxed (max pools)
-across taps, so every backend runs them on its 2-D kernels, with their gradients, and no shader of its own. Padding
-along depth is TensorFlow's (the extra slice at the end); an average counts only real (unpadded) values, and a
-maximum's gradient goes to the first maximum in (depth, row, column) order, as TensorFlow's 3-D kernels.
+Each 3-D layer runs its op in ops/nn.py (conv3d, conv3d_transpose, max_pool3d, avg_pool3d): the 2-D op it generalizes,
+run once per tap of the window along depth, on the depth slices that tap meets (frames [batch * out depth, height,
+width, channels]), and summed (convolutions, average pools) or maxed (max pools) across taps, so every backend runs them
+on its 2-D kernels, with their gradients, and no shader of its own. Padding along depth is TensorFlow's (the extra slice
+at the end); an average counts only real (unpadded) values, and a maximum's gradient goes to the first maximum in
+(depth, row, column) order, as TensorFlow's 3-D kernels.
 """
 
 from ..errors import ShapeError
-from ..ops.nn import avg_pool3d, conv3d, conv3d_transpose, max_pool3d
+from ..ops.nn import conv3d, conv3d_transpose
 from ..window_output_size import conv_output_length, deconv_length
 from . import activations, initializers
 from .base import Layer, channels_last, register
@@ -26,7 +28,7 @@ def triple(value, what, layer):
     return values
 
 
-def _check_input(layer, input_shape):
+def check_volume_input(layer, input_shape):
     if len(input_shape) != 5:
         raise ShapeError(
             f"{layer.name} ({layer.class_name}): expects inputs [batch, depth, height, width, channels], got shape "
@@ -64,7 +66,7 @@ class _Conv3DBase(Layer):
         self.kernel = self.bias = None
 
     def build(self, input_shape):
-        _check_input(self, input_shape)
+        check_volume_input(self, input_shape)
         if input_shape[-1] is None:
             raise ShapeError(f"{self.name} ({self.class_name}): the inputs' channels must be known")
         self.kernel = self.add_weight("kernel", self.kernel_shape(input_shape[-1]), self.kernel_initializer)
@@ -102,7 +104,7 @@ class Conv3D(_Conv3DBase):
         return (*self.kernel_size, channels, self.filters)
 
     def compute_output_shape(self, input_shape):
-        _check_input(self, input_shape)
+        check_volume_input(self, input_shape)
         if input_shape[-1] not in (None, self.kernel.shape[3]):
             raise ShapeError(f"{self.name} (Conv3D): built for {self.kernel.shape[3]} channels, got {input_shape}")
         sizes = [
@@ -135,7 +137,7 @@ class Conv3DTranspose(_Conv3DBase):
         return (*self.kernel_size, self.filters, channels)
 
     def compute_output_shape(self, input_shape):
-        _check_input(self, input_shape)
+        check_volume_input(self, input_shape)
         if input_shape[-1] not in (None, self.kernel.shape[4]):
             raise ShapeError(
                 f"{self.name} (Conv3DTranspose): built for {self.kernel.shape[4]} channels, got {input_shape}"
@@ -146,50 +148,3 @@ class Conv3DTranspose(_Conv3DBase):
     def call(self, x, training=False):
         dhw = self.compute_output_shape(x.shape)[1:4]
         return self.finish(conv3d_transpose(x, self.kernel, dhw, self.strides, self.padding))
-
-
-class _Pooling3D(Layer):
-    pool = None
-
-    def __init__(self, pool_size=(2, 2, 2), strides=None, padding="valid", data_format=None, **kwargs):
-        super().__init__(**kwargs)
-        channels_last(data_format, self.name)
-        self.pool_size = triple(pool_size, "pool_size", self.name)
-        self.strides = self.pool_size if strides is None else triple(strides, "strides", self.name)
-        self.padding = padding_mode(padding, self.name)
-        self.data_format = "channels_last"
-
-    def compute_output_shape(self, input_shape):
-        _check_input(self, input_shape)
-        sizes = [
-            conv_output_length(n, k, self.padding, s) for n, k, s in zip(input_shape[1:4], self.pool_size, self.strides)
-        ]
-        if any(n is not None and n <= 0 for n in sizes):
-            raise ShapeError(
-                f"{self.name} ({self.class_name}): a {self.pool_size} window leaves no output for inputs of shape "
-                f"{tuple(input_shape)}"
-            )
-        return (input_shape[0], *sizes, input_shape[4])
-
-    def call(self, x, training=False):
-        return type(self).pool(x, self.pool_size, self.strides, self.padding)
-
-    def layer_config(self):
-        return {
-            "pool_size": list(self.pool_size),
-            "padding": self.padding,
-            "strides": list(self.strides),
-            "data_format": self.data_format,
-        }
-
-
-@register
-class MaxPooling3D(_Pooling3D):
-    aliases = ("MaxPool3D",)
-    pool = staticmethod(max_pool3d)
-
-
-@register
-class AveragePooling3D(_Pooling3D):
-    aliases = ("AvgPool3D",)
-    pool = staticmethod(avg_pool3d)

@@ -59,7 +59,7 @@ def add_computed_weight(layer, name, shape, make):
         return layer.add_weight(name, shape, None)
 
 
-class RNN(Layer):
+class RecurrentBase(Layer):
     """What SimpleRNN, LSTM and GRU share; subclasses set `gates` and define recur()."""
 
     supports_masking = True
@@ -209,7 +209,7 @@ class RNN(Layer):
 
 
 @register
-class SimpleRNN(RNN):
+class SimpleRNN(RecurrentBase):
     """h = activation(x @ kernel + h @ recurrent_kernel + bias)."""
 
     def __init__(self, units, **kwargs):
@@ -224,7 +224,7 @@ class SimpleRNN(RNN):
 
 
 @register
-class LSTM(RNN):
+class LSTM(RecurrentBase):
     """Gates i, f, c, o; c = f * c + i * activation(c_in), h = o * activation(c). With return_state: [output, h, c]."""
 
     gates, recurrent = 4, True
@@ -269,7 +269,7 @@ class LSTM(RNN):
 
 
 @register
-class GRU(RNN):
+class GRU(RecurrentBase):
     """z = r_act(x_z + h @ U_z), r = r_act(x_r + h @ U_r), hh = act(x_h + (r * h) @ U_h), h = z * h + (1 - z) * hh."""
 
     gates, recurrent = 3, True

@@ -18,8 +18,7 @@ from .. import ops
 from ..errors import ShapeError
 from ..ops.recurrent import gru_sequence, lstm_sequence, simple_rnn_sequence
 from .base import CLASSES, Layer, register
-from .recurrent import GRU, LSTM, SimpleRNN
-from .recurrent import RNN as SequenceLayer
+from .recurrent import GRU, LSTM, RecurrentBase, SimpleRNN
 
 # what RNN owns in a config; the rest are a cell's keys that TF.js copies next to "cell"
 _RNN_KEYS = {
@@ -147,7 +146,7 @@ class _Cell:
 
     def sequence(self, x, training=False, mask=None):
         """[output sequence, *final states] over x [batch, time, features]."""
-        return SequenceLayer.call(self, x, training=training, mask=mask)
+        return RecurrentBase.call(self, x, training=training, mask=mask)
 
     @property
     def output_size(self):

@@ -20,13 +20,16 @@ __all__ += reduce.__all__ + sequence.__all__ + shape.__all__
 
 
 def _reflected(fn):
-    return lambda self, other: fn(other, self)
+    def reflected(self, other) -> Tensor:
+        return fn(other, self)
+
+    return reflected
 
 
 def _comparison(fn):
     """== and != with a non-numeric value (None, a string) fall back to Python's identity test."""
 
-    def compare(self, other):
+    def compare(self, other) -> Tensor:
         if other is None or isinstance(other, (str, bytes)):
             return NotImplemented
         return fn(self, other)

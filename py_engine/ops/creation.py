@@ -24,7 +24,7 @@ from .. import dtypes
 from ..engine import ENGINE
 from ..errors import DTypeError, ShapeError
 from ..tensor import Tensor
-from .convert import as_temporary, host_array, release, run, scalar, tensor
+from .operands import as_temporary, host_array, release, run, scalar, tensor
 
 
 def _shape(op, shape):
@@ -47,18 +47,18 @@ def _number(op, value, dtype, name="value"):
     return arr.item(), dtype
 
 
-def fill(shape, value, dtype=None):
+def fill(shape, value, dtype=None) -> Tensor:
     """A tensor of `shape` with every element `value` (dtype: the value's own unless given)."""
     shape = _shape("fill", shape)
     value, dtype = _number("fill", value, dtype)
     return run("Fill", (), {"shape": shape, "value": value, "dtype": dtype})
 
 
-def zeros(shape, dtype=dtypes.float32):
+def zeros(shape, dtype=dtypes.float32) -> Tensor:
     return fill(shape, 0, dtype)
 
 
-def ones(shape, dtype=dtypes.float32):
+def ones(shape, dtype=dtypes.float32) -> Tensor:
     return fill(shape, 1, dtype)
 
 
@@ -68,17 +68,17 @@ def _like(op, x):
     return x.shape, x.dtype
 
 
-def zeros_like(x, dtype=None):
+def zeros_like(x, dtype=None) -> Tensor:
     shape, own = _like("zeros_like", x)
     return fill(shape, 0, dtype or own)
 
 
-def ones_like(x, dtype=None):
+def ones_like(x, dtype=None) -> Tensor:
     shape, own = _like("ones_like", x)
     return fill(shape, 1, dtype or own)
 
 
-def arange(start, stop=None, step=1, dtype=None):
+def arange(start, stop=None, step=1, dtype=None) -> Tensor:
     """Like numpy.arange; float32 when any argument is a float, else int32."""
     if stop is None:
         start, stop = 0, start
@@ -88,19 +88,19 @@ def arange(start, stop=None, step=1, dtype=None):
     return ENGINE.from_numpy(*host_array(arr, dtype, "arange"))
 
 
-def linspace(start, stop, num):
+def linspace(start, stop, num) -> Tensor:
     if int(num) < 0:
         raise ValueError(f"linspace: num must be >= 0, got {num}")
     return ENGINE.from_numpy(*host_array(np.linspace(start, stop, int(num)), dtypes.float32, "linspace"))
 
 
-def eye(num_rows, num_columns=None, dtype=dtypes.float32):
+def eye(num_rows, num_columns=None, dtype=dtypes.float32) -> Tensor:
     if num_rows < 0 or (num_columns is not None and num_columns < 0):
         raise ShapeError(f"eye: sizes must be >= 0, got {num_rows} x {num_columns}")
     return ENGINE.from_numpy(*host_array(np.eye(num_rows, num_columns), dtype, "eye"))
 
 
-def one_hot(indices, depth, on_value=1, off_value=0, dtype=dtypes.float32):
+def one_hot(indices, depth, on_value=1, off_value=0, dtype=dtypes.float32) -> Tensor:
     """indices (int32) -> a tensor with a new last axis of size `depth`; out-of-range indices give all off."""
     dtype = dtypes.normalize(dtype, "one_hot")
     on_value = _number("one_hot", on_value, dtype, "on_value")[0]
@@ -122,7 +122,7 @@ def one_hot(indices, depth, on_value=1, off_value=0, dtype=dtypes.float32):
 _rng = None
 
 
-def set_seed(seed):
+def set_seed(seed) -> None:
     """One global seed, like Keras's set_random_seed: the generator that random ops, weight initializers, dropout and
     fit's shuffles use when they get no seed of their own starts again from `seed` (an int >= 0; None: from the OS),
     so a program that calls it first gives the same weights, masks and batches on every run."""
@@ -151,11 +151,11 @@ def _random(op, shape, dtype, draw, allowed=(dtypes.float32,)):
     return ENGINE.fresh_tensors(lambda: [host_array(draw(shape), dtype, op)[0]])[0]
 
 
-def random_normal(shape, mean=0.0, stddev=1.0, dtype=dtypes.float32, seed=None):
+def random_normal(shape, mean=0.0, stddev=1.0, dtype=dtypes.float32, seed=None) -> Tensor:
     return _random("random_normal", shape, dtype, lambda s: random_generator(seed).normal(mean, stddev, s))
 
 
-def random_uniform(shape, minval=0.0, maxval=1.0, dtype=dtypes.float32, seed=None):
+def random_uniform(shape, minval=0.0, maxval=1.0, dtype=dtypes.float32, seed=None) -> Tensor:
     """Values in [minval, maxval); integers when dtype is int32."""
     if maxval <= minval:
         raise ValueError(f"random_uniform: maxval {maxval} must be greater than minval {minval}")
@@ -170,7 +170,7 @@ def random_uniform(shape, minval=0.0, maxval=1.0, dtype=dtypes.float32, seed=Non
     return _random("random_uniform", shape, dtype, draw, (dtypes.float32, dtypes.int32))
 
 
-def truncated_normal(shape, mean=0.0, stddev=1.0, dtype=dtypes.float32, seed=None):
+def truncated_normal(shape, mean=0.0, stddev=1.0, dtype=dtypes.float32, seed=None) -> Tensor:
     """Normal values, redrawn until each lies within two standard deviations of the mean."""
 
     def draw(s):

@@ -10,8 +10,9 @@ __all__ = ["fused_conv2d", "fused_depthwise_conv2d"]
 
 from ..engine import ENGINE
 from ..errors import ShapeError
-from .convert import release
+from ..tensor import Tensor
 from .nn import batched, conv_inputs, float_input
+from .operands import release
 
 # Elementwise activations a fused kernel applies to each output (each backend maps "relu" to its Relu, ...).
 ACTIVATIONS = ("linear", "relu", "relu6", "sigmoid", "tanh", "elu", "softplus")
@@ -37,12 +38,14 @@ def _fused(op, kernel, depthwise, x, w, bias, activation, strides, padding, dila
         release(temps)
 
 
-def fused_conv2d(x, filter, bias=None, activation="linear", strides=1, padding="valid", dilations=1):
+def fused_conv2d(x, filter, bias=None, activation="linear", strides=1, padding="valid", dilations=1) -> Tensor:
     """activation(conv2d(x, filter) + bias) in one kernel; filter [h, w, in, out], bias [out] or None."""
     return _fused("fused_conv2d", "FusedConv2D", False, x, filter, bias, activation, strides, padding, dilations)
 
 
-def fused_depthwise_conv2d(x, filter, bias=None, activation="linear", strides=1, padding="valid", dilations=1):
+def fused_depthwise_conv2d(
+    x, filter, bias=None, activation="linear", strides=1, padding="valid", dilations=1
+) -> Tensor:
     """activation(depthwise_conv2d(x, filter) + bias) in one kernel; filter [h, w, in, multiplier], bias [in * multiplier]."""
     return _fused(
         "fused_depthwise_conv2d", "FusedDepthwiseConv2D", True, x, filter, bias, activation, strides, padding, dilations

@@ -17,9 +17,10 @@ import operator
 from .. import dtypes
 from ..engine import ENGINE
 from ..errors import DTypeError, ShapeError
+from ..tensor import Tensor
 from .check import int_tuple, rank_is
-from .convert import as_temporary, release
 from .nn import batched
+from .operands import as_temporary, release
 
 
 def _resize(op, kernel, images, size, align_corners, half_pixel_centers):
@@ -41,7 +42,7 @@ def _resize(op, kernel, images, size, align_corners, half_pixel_centers):
         release(temps)
 
 
-def resize_bilinear(images, size, align_corners=False, half_pixel_centers=False):
+def resize_bilinear(images, size, align_corners=False, half_pixel_centers=False) -> Tensor:
     """images [N, H, W, C] (or [H, W, C]) resized to size=(new_height, new_width) by bilinear interpolation.
 
     Matches TensorFlow: align_corners maps corner pixels onto corner pixels; half_pixel_centers samples
@@ -50,12 +51,12 @@ def resize_bilinear(images, size, align_corners=False, half_pixel_centers=False)
     return _resize("resize_bilinear", "ResizeBilinear", images, size, align_corners, half_pixel_centers)
 
 
-def resize_nearest(images, size, align_corners=False, half_pixel_centers=False):
+def resize_nearest(images, size, align_corners=False, half_pixel_centers=False) -> Tensor:
     """images resized to size=(new_height, new_width), each output pixel copying its nearest source pixel."""
     return _resize("resize_nearest", "ResizeNearestNeighbor", images, size, align_corners, half_pixel_centers)
 
 
-def crop_and_resize(image, boxes, box_ind, crop_size, method="bilinear", extrapolation_value=0.0):
+def crop_and_resize(image, boxes, box_ind, crop_size, method="bilinear", extrapolation_value=0.0) -> Tensor:
     """[num_boxes, crop_height, crop_width, C] float32: each box [y1, x1, y2, x2] (0..1 spans the image; y1 > y2
     flips it) of image[box_ind] [N, H, W, C] sampled at crop_size = (crop_height, crop_width) points, bilinearly or
     at the nearest pixel, as TF.js's tf.image.cropAndResize (TensorFlow's CropAndResize). Points outside the image
@@ -88,7 +89,9 @@ def crop_and_resize(image, boxes, box_ind, crop_size, method="bilinear", extrapo
         release(temps)
 
 
-def transform(image, transforms, interpolation="nearest", fill_mode="constant", fill_value=0, output_shape=None):
+def transform(
+    image, transforms, interpolation="nearest", fill_mode="constant", fill_value=0, output_shape=None
+) -> Tensor:
     """Projective transforms of images [N, H, W, C], as TF.js's tf.image.transform (TensorFlow's
     ImageProjectiveTransformV3): output pixel (x, y) of image b reads the input at ((a0 x + a1 y + a2) / k,
     (a3 x + a4 y + a5) / k), k = a6 x + a7 y + 1, where transforms [N, 8] (or [1, 8] for all) holds a0..a7.
@@ -155,7 +158,7 @@ def _nms(op, kernel, boxes, scores, max_output_size, iou_threshold, score_thresh
         release(temps)
 
 
-def non_max_suppression(boxes, scores, max_output_size, iou_threshold=0.5, score_threshold=float("-inf")):
+def non_max_suppression(boxes, scores, max_output_size, iou_threshold=0.5, score_threshold=float("-inf")) -> Tensor:
     """The indices (int32, best first) of at most max_output_size boxes, chosen greedily by score, each overlapping
     every box chosen before it by an IoU below iou_threshold; boxes scoring score_threshold or less are never chosen.
 
@@ -169,7 +172,7 @@ def non_max_suppression(boxes, scores, max_output_size, iou_threshold=0.5, score
 
 def non_max_suppression_padded(
     boxes, scores, max_output_size, iou_threshold=0.5, score_threshold=float("-inf"), pad_to_max_output_size=False
-):
+) -> tuple[Tensor, Tensor]:
     """(selected_indices, valid_outputs): non_max_suppression's indices, padded with 0 to min(max_output_size,
     num_boxes) entries when pad_to_max_output_size, and how many of them were selected (an int32 scalar). As TF.js's
     tf.image.nonMaxSuppressionPadded (TensorFlow's NonMaxSuppressionV4); on the host after a readback on a GPU."""
@@ -180,7 +183,7 @@ def non_max_suppression_padded(
 
 def non_max_suppression_with_score(
     boxes, scores, max_output_size, iou_threshold=0.5, score_threshold=float("-inf"), soft_nms_sigma=0.0
-):
+) -> tuple[Tensor, Tensor]:
     """(selected_indices, selected_scores): with soft_nms_sigma > 0 (at most 1) this is soft-NMS, where an overlap
     below iou_threshold scales a box's score by exp(-0.5 * iou^2 / soft_nms_sigma) instead of ruling it out, and the
     box waits its turn with that score; selected_scores are the scores the boxes were selected with. As TF.js's

@@ -26,7 +26,7 @@ from ..engine import ENGINE
 from ..errors import DTypeError, ShapeError
 from ..tensor import Tensor
 from .check import axis_index
-from .convert import as_temporary, release
+from .operands import as_temporary, release
 
 _ADVANCED = (
     "tensor indexing: {} indexes are not supported (only ints, slices, None and ...); "
@@ -57,7 +57,7 @@ def _range(item, n):
         raise TypeError(f"tensor indexing: slice bounds must be ints or None, got {item}") from None
 
 
-def getitem(x, key):
+def getitem(x, key) -> Tensor:
     """x[key] for basic numpy indexing; an out-of-range int is an IndexError (so iteration stops)."""
     x._live_buffer()
     items = [_item(item) for item in (key if isinstance(key, tuple) else (key,))]
@@ -102,7 +102,7 @@ def getitem(x, key):
     return out
 
 
-def argwhere(condition):
+def argwhere(condition) -> Tensor:
     """The coordinates (int32, shape [n, rank], in row-major order) of the n true elements of `condition` (bool; a
     number counts as true when nonzero), as TensorFlow's Where with one argument (TF.js's whereAsync).
 
@@ -116,7 +116,7 @@ def argwhere(condition):
         release(temps)
 
 
-def unique(x, axis=0):
+def unique(x, axis=0) -> tuple[Tensor, Tensor]:
     """(values, indices): the distinct slices of x along `axis` in order of first appearance, and for each slice of
     x its position in values (int32), as TF.js's unique (TensorFlow's Unique / UniqueV2). NaNs count as one value,
     and so do 0 and -0. On a GPU backend x is read back and compared on the host (one readback)."""
@@ -130,7 +130,7 @@ def unique(x, axis=0):
         release(temps)
 
 
-def setdiff1d(x, y):
+def setdiff1d(x, y) -> tuple[Tensor, Tensor]:
     """(out, indices): the values of x (1-D) that are not in y (1-D), in x's order, and their positions in x
     (int32), as TF.js's setdiff1dAsync (TensorFlow's ListDiff). On a GPU backend both are read back."""
     temps = []
@@ -147,7 +147,7 @@ def setdiff1d(x, y):
 
 def strided_slice(
     x, begin, end, strides=None, begin_mask=0, end_mask=0, ellipsis_mask=0, new_axis_mask=0, shrink_axis_mask=0
-):
+) -> Tensor:
     """TF.js's stridedSlice (TensorFlow's StridedSlice): begin, end and strides (default ones) per spec entry, whose
     bit i in the masks makes entry i start from the beginning (begin_mask), run to the end (end_mask), stand for the
     axes not named (ellipsis_mask: at most one), insert a new axis (new_axis_mask) or take the single index begin[i]
@@ -197,7 +197,7 @@ def _sparse_inputs(op, indices, dense_shape, temps):
     return indices, dense_shape
 
 
-def sparse_fill_empty_rows(indices, values, dense_shape, default_value):
+def sparse_fill_empty_rows(indices, values, dense_shape, default_value) -> tuple[Tensor, Tensor, Tensor, Tensor]:
     """(indices, values, empty_row_indicator, reverse_index_map): the sparse tensor (indices [n, rank] int32, values
     [n], dense_shape [rank]) with an entry [row, 0, ...] = default_value added for each row that has none, entries
     ordered by row, as TF.js's sparse.sparseFillEmptyRows. On a GPU backend the inputs are read back."""
@@ -216,7 +216,7 @@ def sparse_fill_empty_rows(indices, values, dense_shape, default_value):
         release(temps)
 
 
-def sparse_reshape(input_indices, input_shape, new_shape):
+def sparse_reshape(input_indices, input_shape, new_shape) -> tuple[Tensor, Tensor]:
     """(output_indices, output_shape): the sparse tensor of dense shape input_shape (int32 [rank]) with entries at
     input_indices ([n, rank]) reshaped to new_shape (one -1 inferred), each entry keeping its flat position, as TF.js's
     sparse.sparseReshape. On a GPU backend the inputs are read back."""
@@ -232,7 +232,7 @@ def sparse_reshape(input_indices, input_shape, new_shape):
         release(temps)
 
 
-def ragged_range(starts, limits, deltas):
+def ragged_range(starts, limits, deltas) -> tuple[Tensor, Tensor]:
     """(nested_splits, dense_values): the ranges start, start + delta, ... before limit of each row (starts, limits
     and deltas 1-D of one length, or scalars serving every row), as a ragged tensor: row k is
     dense_values[nested_splits[k]:nested_splits[k + 1]], as TF.js's raggedRange. Values in starts' dtype (float32 or
@@ -255,7 +255,9 @@ def ragged_range(starts, limits, deltas):
         release(temps)
 
 
-def ragged_gather(params_nested_splits, params_dense_values, indices, output_ragged_rank=None):
+def ragged_gather(
+    params_nested_splits, params_dense_values, indices, output_ragged_rank=None
+) -> tuple[list[Tensor], Tensor]:
     """(output_nested_splits, output_dense_values): the rows of the ragged tensor (params_nested_splits, a list of
     int32 row splits from the outermost, and params_dense_values) at indices (int32, any shape), as TF.js's
     raggedGather; indices' own axes come first as uniform ragged dimensions. output_ragged_rank, when given, must be
@@ -287,7 +289,7 @@ def ragged_gather(params_nested_splits, params_dense_values, indices, output_rag
 _PARTITIONS = ("ROW_SPLITS", "FIRST_DIM_SIZE", "VALUE_ROWIDS")
 
 
-def ragged_tensor_to_tensor(shape, values, default_value, row_partition_tensors, row_partition_types):
+def ragged_tensor_to_tensor(shape, values, default_value, row_partition_tensors, row_partition_types) -> Tensor:
     """A ragged tensor as a dense one, as TF.js's raggedTensorToTensor (TensorFlow's RaggedTensorToTensor): values
     [n, ...] split into rows by row_partition_tensors (int32, outermost first), whose row_partition_types are
     "ROW_SPLITS" each, or "FIRST_DIM_SIZE" (a scalar row count) then "VALUE_ROWIDS" each; shape (int32, -1 entries

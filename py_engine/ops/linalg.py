@@ -8,15 +8,16 @@ import operator
 
 from ..engine import ENGINE
 from ..errors import ShapeError
+from ..tensor import Tensor
 from .check import broadcast_shapes, dtype_in
-from .convert import as_temporary, binary_operands, release
-from .convert import tensor as host_tensor
 from .math import NUMERIC, where
+from .operands import as_temporary, binary_operands, release
+from .operands import tensor as host_tensor
 from .reduce import sum as reduce_sum
 from .shape import reshape, transpose
 
 
-def matmul(a, b, transpose_a=False, transpose_b=False):
+def matmul(a, b, transpose_a=False, transpose_b=False) -> Tensor:
     """a @ b over the last two axes; leading (batch) axes broadcast. Both need rank >= 2."""
     a, b, temps = binary_operands("matmul", a, b)
     try:
@@ -40,7 +41,7 @@ def matmul(a, b, transpose_a=False, transpose_b=False):
         release(temps)
 
 
-def matrix_band_part(x, num_lower, num_upper):
+def matrix_band_part(x, num_lower, num_upper) -> Tensor:
     """x with the entries of its last two axes outside a band set to 0: those more than num_lower below the diagonal
     or num_upper above it (a negative number keeps that whole triangle), as TF.js's linalg.bandPart."""
     op = "matrix_band_part"
@@ -70,7 +71,7 @@ def _einsum_terms(equation, count):
     return terms, output
 
 
-def einsum(equation, *operands):
+def einsum(equation, *operands) -> Tensor:
     """Sums of products over the letters the output leaves out, as TF.js's einsum ('ij,jk->ik', 'bij->bji', ...):
     one or two operands, distinct letters in each. Two operands run as one batched matmul."""
     op = "einsum"

@@ -75,9 +75,9 @@ from ..engine import ENGINE
 from ..errors import DTypeError
 from ..tensor import Tensor
 from .check import broadcast_shapes, dtype_in
-from .convert import as_temporary, binary_operands, host_array, release, run
-from .convert import cast as _cast_tensor
 from .indexing import argwhere
+from .operands import as_temporary, binary_operands, host_array, release, run
+from .operands import cast as _cast_tensor
 
 F32, I32, BOOL = dtypes.float32, dtypes.int32, dtypes.bool_
 NUMERIC = (F32, I32)
@@ -99,7 +99,7 @@ def _unary_input(op, x, allowed, to_float):
 
 
 def _unary(op, kernel, allowed=NUMERIC, to_float=False, doc=""):
-    def fn(x):
+    def fn(x) -> Tensor:
         x, temps = _unary_input(op, x, allowed, to_float)
         return run(kernel, (x,), None, temps)
 
@@ -148,19 +148,19 @@ is_inf = _unary("is_inf", "IsInf", allowed=(F32, I32, BOOL), doc="True where x i
 is_finite = _unary("is_finite", "IsFinite", allowed=(F32, I32, BOOL), doc="True where x is neither NaN nor infinite")
 
 
-def cast(x, dtype):
+def cast(x, dtype) -> Tensor:
     """x as `dtype` (float -> int32 truncates toward zero; nonzero -> True); a view when x has that dtype."""
     if isinstance(x, Tensor):
         return _cast_tensor(x, dtype)
     return ENGINE.from_numpy(*host_array(x, dtype, "cast"))
 
 
-def leaky_relu(x, alpha=0.2):
+def leaky_relu(x, alpha=0.2) -> Tensor:
     x, temps = _unary_input("leaky_relu", x, (F32,), True)
     return run("LeakyRelu", (x,), {"alpha": float(alpha)}, temps)
 
 
-def clip_by_value(x, clip_value_min, clip_value_max):
+def clip_by_value(x, clip_value_min, clip_value_max) -> Tensor:
     if not (isinstance(clip_value_min, numbers.Real) and isinstance(clip_value_max, numbers.Real)):
         raise TypeError(f"clip_by_value: the bounds must be numbers, got {clip_value_min!r} and {clip_value_max!r}")
     if math.isnan(clip_value_min) or math.isnan(clip_value_max):
@@ -211,7 +211,7 @@ def _gradient_operands(op, dy, value, name):
 def _binary(op, kernel, allowed=NUMERIC, result=None, doc=""):
     """result=F32 makes integer operands float first (true division)."""
 
-    def fn(a, b):
+    def fn(a, b) -> Tensor:
         plain = type(a) is Tensor and type(b) is Tensor and a.dtype == b.dtype and a.shape == b.shape
         if plain and a.dtype in allowed and (result is None or a.dtype == result):  # nothing to convert or check
             return ENGINE.run_kernel(kernel, (a, b))
@@ -264,7 +264,7 @@ div_no_nan = _binary(
 logical_or = _binary("logical_or", "LogicalOr", allowed=(BOOL,))
 
 
-def add_n(tensors):
+def add_n(tensors) -> Tensor:
     """The sum of a list of tensors of one shape and dtype, as TF.js's addN (AddN)."""
     if isinstance(tensors, Tensor) or not isinstance(tensors, (list, tuple)) or not tensors:
         raise TypeError(f"add_n: expected a non-empty list of tensors, got {tensors!r:.80}")
@@ -290,7 +290,7 @@ def add_n(tensors):
         release(temps)
 
 
-def where(condition, a=None, b=None):
+def where(condition, a=None, b=None) -> Tensor:
     """Elements of a where condition is true, else of b; all three broadcast together. With condition alone: the
     coordinates of its true elements (argwhere), as TensorFlow's tf.where."""
     if a is None and b is None:

@@ -35,11 +35,11 @@ from ..tensor import Tensor
 from ..window_output_size import conv_output_length, same_padding, window_output_hw
 from .check import axes as normalize_axes
 from .check import int_tuple, rank_is
-from .convert import as_temporary, release
-from .convert import tensor as host_tensor
 from .creation import random_uniform, zeros
 from .linalg import matmul
 from .math import cast, greater_equal, maximum, pow, rsqrt
+from .operands import as_temporary, release
+from .operands import tensor as host_tensor
 from .reduce import argmax, moments
 from .reduce import max as reduce_max
 from .reduce import mean as reduce_mean
@@ -144,7 +144,7 @@ def _conv(op, kernel, layout, x, filter, strides, padding, dilations):
         release(temps)
 
 
-def conv2d(x, filter, strides=1, padding="valid", dilations=1):
+def conv2d(x, filter, strides=1, padding="valid", dilations=1) -> Tensor:
     """2-D convolution (cross-correlation) of x [N, H, W, C] (or one image [H, W, C]) with filter [h, w, C, out].
 
     padding: "same", "valid", an int, or [[top, bottom], [left, right]]; strides, dilations: int or pair.
@@ -152,7 +152,7 @@ def conv2d(x, filter, strides=1, padding="valid", dilations=1):
     return _conv("conv2d", "Conv2D", "h, w, in, out", x, filter, strides, padding, dilations)
 
 
-def conv1d(x, filter, stride=1, padding="valid", data_format="NWC", dilation=1):
+def conv1d(x, filter, stride=1, padding="valid", data_format="NWC", dilation=1) -> Tensor:
     """1-D convolution of x [N, W, C] (or [W, C]) with filter [w, C, out], as TF.js's conv1d: conv2d over a height of
     1. padding: "same", "valid", an int, or [left, right]; data_format: "NWC" only (as TF.js)."""
     op = "conv1d"
@@ -173,7 +173,7 @@ def conv1d(x, filter, stride=1, padding="valid", data_format="NWC", dilation=1):
         return scope.export(reshape(y, y.shape[:-3] + y.shape[-2:]))
 
 
-def depthwise_conv2d(x, filter, strides=1, padding="valid", dilations=1):
+def depthwise_conv2d(x, filter, strides=1, padding="valid", dilations=1) -> Tensor:
     """Each input channel c convolved with its own filters [h, w, C, multiplier]: output channel c * multiplier + m."""
     return _conv(
         "depthwise_conv2d", "DepthwiseConv2dNative", "h, w, in, multiplier", x, filter, strides, padding, dilations
@@ -196,17 +196,17 @@ def _pool(op, kernel, x, filter_size, strides, padding):
         release(temps)
 
 
-def avg_pool(x, filter_size, strides, padding="valid"):
+def avg_pool(x, filter_size, strides, padding="valid") -> Tensor:
     """Mean over each window; with padding, each window is divided by its real (unpadded) pixel count."""
     return _pool("avg_pool", "AvgPool", x, filter_size, strides, padding)
 
 
-def max_pool(x, filter_size, strides, padding="valid"):
+def max_pool(x, filter_size, strides, padding="valid") -> Tensor:
     """Maximum over each window; padding never wins."""
     return _pool("max_pool", "MaxPool", x, filter_size, strides, padding)
 
 
-def global_avg_pool(x, keepdims=False):
+def global_avg_pool(x, keepdims=False) -> Tensor:
     """Mean over height and width of x [N, H, W, C] (or [H, W, C])."""
     temps = []
     try:
@@ -240,7 +240,7 @@ def _param(op, p, x, temps, name, axes=None):
     return p
 
 
-def batch_norm(x, mean, variance, offset=None, scale=None, variance_epsilon=1e-3):
+def batch_norm(x, mean, variance, offset=None, scale=None, variance_epsilon=1e-3) -> Tensor:
     """(x - mean) / sqrt(variance + epsilon) * scale + offset, with moving statistics (inference).
 
     The parameters have rank 1 (one value per entry of x's last axis) or x's rank, and broadcast to x.
@@ -272,7 +272,7 @@ def batch_norm(x, mean, variance, offset=None, scale=None, variance_epsilon=1e-3
         release(temps)
 
 
-def layer_norm(x, gamma=None, beta=None, axis=-1, epsilon=1e-3):
+def layer_norm(x, gamma=None, beta=None, axis=-1, epsilon=1e-3) -> Tensor:
     """(x - mean) / sqrt(variance + epsilon) * gamma + beta, with mean and variance over `axis` (int or list).
 
     gamma and beta have the normalised axes' shape (e.g. (C,) for axis=-1) or broadcast to x.
@@ -299,7 +299,7 @@ def layer_norm(x, gamma=None, beta=None, axis=-1, epsilon=1e-3):
         release(temps)
 
 
-def dropout(x, rate, noise_shape=None, seed=None):
+def dropout(x, rate, noise_shape=None, seed=None) -> Tensor:
     """Zero each element with probability `rate` and scale the rest by 1 / (1 - rate) (inverted dropout).
 
     noise_shape (None entries take x's size) lets one draw cover a whole axis; `seed` makes the mask repeatable.
@@ -483,7 +483,7 @@ def avg_pool3d(x, pool_size, strides, padding="valid"):
     return total / counts.reshape(1, out_depth, 1, 1, 1).astype(np.float32)
 
 
-def local_response_normalization(x, depth_radius=5, bias=1.0, alpha=1.0, beta=0.5):
+def local_response_normalization(x, depth_radius=5, bias=1.0, alpha=1.0, beta=0.5) -> Tensor:
     """x / (bias + alpha * s) ** beta, s the sum of squares over the channels within depth_radius of each channel (the
     last axis), as TF.js's localResponseNormalization (TensorFlow's LRN). The window sum is one matmul with a band of
     ones."""
@@ -518,7 +518,7 @@ def _window_taps(x, window, strides, pad, dilations):
     return taps
 
 
-def dilation2d(x, filter, strides=1, padding="valid", dilations=1, data_format="NHWC"):
+def dilation2d(x, filter, strides=1, padding="valid", dilations=1, data_format="NHWC") -> Tensor:
     """Grayscale morphological dilation, as TF.js's dilation2d: out = max over the window of x + filter, x [N, H, W,
     C] (or [H, W, C]), filter [h, w, C]; padding "same" or "valid" never wins. Written as a strided slice per tap and
     a max, so its gradient comes with it."""
@@ -539,7 +539,9 @@ def dilation2d(x, filter, strides=1, padding="valid", dilations=1, data_format="
         return scope.export(out if x.rank == 4 else reshape(out, out.shape[1:]))
 
 
-def max_pool_with_argmax(x, filter_size, strides, padding="valid", include_batch_in_index=False):
+def max_pool_with_argmax(
+    x, filter_size, strides, padding="valid", include_batch_in_index=False
+) -> tuple[Tensor, Tensor]:
     """(result, indexes): max_pool's result and, for each, the flat index of the element it took (the first of
     equals, in window order), ((b * H + y) * W + x) * C + c with include_batch_in_index, else (y * W + x) * C + c,
     as TF.js's maxPoolWithArgmax. x [N, H, W, C]; padding "same" or "valid"."""

@@ -13,9 +13,9 @@ __all__ = ["gru_sequence", "lstm_sequence", "simple_rnn_sequence"]
 
 from ..engine import ENGINE
 from ..errors import ShapeError
-from .convert import release
 from .creation import ones
 from .nn import float_input
+from .operands import release
 
 ACTIVATIONS = ("tanh", "sigmoid", "hard_sigmoid", "relu", "relu6", "linear", "softsign", "softplus", "elu", "selu")
 

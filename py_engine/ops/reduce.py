@@ -30,12 +30,13 @@ import operator
 from .. import dtypes
 from ..engine import ENGINE, TAPE
 from ..errors import ShapeError
+from ..tensor import Tensor
 from .check import axes as normalize_axes
 from .check import axis_index, dtype_in
-from .convert import as_temporary, release
 from .creation import random_uniform, zeros
 from .math import abs as absolute
 from .math import cast, exp, less, less_equal, log, minimum, not_equal, sqrt, squared_difference, where
+from .operands import as_temporary, release
 
 F32, I32, BOOL = dtypes.float32, dtypes.int32, dtypes.bool_
 
@@ -57,7 +58,7 @@ def _need_rank(op, x):
 
 
 def _reduce(op, kernel, allowed, convert_to=None, needs_elements=False):
-    def fn(x, axis=None, keepdims=False):
+    def fn(x, axis=None, keepdims=False) -> Tensor:
         temps = []
         try:
             x = as_temporary(x, op, temps)
@@ -91,7 +92,7 @@ any = _reduce("any", "Any", (BOOL,), convert_to=BOOL)
 
 
 def _arg(op, kernel):
-    def fn(x, axis=0):
+    def fn(x, axis=0) -> Tensor:
         """Index of the extreme value along `axis` (the first one on ties); axis=None: into the flattened x."""
         temps = []
         try:
@@ -134,7 +135,7 @@ def _shift(x, ax):
         TAPE.reset(token)
 
 
-def logsumexp(x, axis=None, keepdims=False):
+def logsumexp(x, axis=None, keepdims=False) -> Tensor:
     """log(sum(exp(x))) over the axes, without overflow; -inf over an empty axis."""
 
     def body(x):
@@ -146,7 +147,7 @@ def logsumexp(x, axis=None, keepdims=False):
     return _composite("logsumexp", x, body)
 
 
-def moments(x, axis=None, keepdims=False):
+def moments(x, axis=None, keepdims=False) -> tuple[Tensor, Tensor]:
     """(mean, variance) over the axes."""
 
     def body(x):
@@ -158,7 +159,7 @@ def moments(x, axis=None, keepdims=False):
     return _composite("moments", x, body)
 
 
-def softmax(logits, axis=-1):
+def softmax(logits, axis=-1) -> Tensor:
     """exp(x) / sum(exp(x)) along `axis`, without overflow."""
     temps = []
     try:
@@ -169,7 +170,7 @@ def softmax(logits, axis=-1):
         release(temps)
 
 
-def log_softmax(logits, axis=-1):
+def log_softmax(logits, axis=-1) -> Tensor:
     """x - logsumexp(x) along `axis`."""
 
     def body(x):
@@ -194,17 +195,17 @@ def _scan(op, kernel, x, axis, exclusive, reverse):
         release(temps)
 
 
-def cumsum(x, axis=0, exclusive=False, reverse=False):
+def cumsum(x, axis=0, exclusive=False, reverse=False) -> Tensor:
     """Running sums along `axis`; exclusive leaves out the element itself, reverse runs from the end."""
     return _scan("cumsum", "Cumsum", x, axis, exclusive, reverse)
 
 
-def cumprod(x, axis=0, exclusive=False, reverse=False):
+def cumprod(x, axis=0, exclusive=False, reverse=False) -> Tensor:
     """Running products along `axis` (exclusive starts from 1), as TF.js's cumprod."""
     return _scan("cumprod", "Cumprod", x, axis, exclusive, reverse)
 
 
-def top_k(x, k=1, sorted=True):
+def top_k(x, k=1, sorted=True) -> tuple[Tensor, Tensor]:
     """(values, indices) of the k largest entries along the last axis, largest first; ties: lower index first."""
     temps = []
     try:
@@ -222,12 +223,12 @@ def top_k(x, k=1, sorted=True):
         release(temps)
 
 
-def euclidean_norm(x, axis=None, keepdims=False):
+def euclidean_norm(x, axis=None, keepdims=False) -> Tensor:
     """sqrt(sum(x^2)) over the axes (default all), as TF.js's euclideanNorm (TensorFlow's EuclideanNorm)."""
     return _composite("euclidean_norm", x, lambda x: sqrt(sum(x * x, axis, keepdims)))
 
 
-def search_sorted(sorted_sequence, values, side="left"):
+def search_sorted(sorted_sequence, values, side="left") -> Tensor:
     """For each of values' last-axis entries, how many entries of sorted_sequence's last axis come before it (int32):
     those < value (side "left") or <= value ("right"), as TF.js's searchSorted. The leading axes of the two match
     (each row searches its own sequence); a 1-D sequence serves every row."""
@@ -249,17 +250,17 @@ def search_sorted(sorted_sequence, values, side="left"):
         return scope.export(sum(cast(before, I32), -1))
 
 
-def lower_bound(sorted_sequence, values):
+def lower_bound(sorted_sequence, values) -> Tensor:
     """search_sorted(..., "left"): the first position where each value could go, as TF.js's lowerBound."""
     return search_sorted(sorted_sequence, values, "left")
 
 
-def upper_bound(sorted_sequence, values):
+def upper_bound(sorted_sequence, values) -> Tensor:
     """search_sorted(..., "right"): the last position where each value could go, as TF.js's upperBound."""
     return search_sorted(sorted_sequence, values, "right")
 
 
-def multinomial(logits, num_samples, seed=None, normalized=False):
+def multinomial(logits, num_samples, seed=None, normalized=False) -> Tensor:
     """num_samples class indices (int32) drawn for each row of logits [batch, classes] (or [classes]), each class
     with probability softmax(logits) (or logits itself, when normalized holds probabilities), as TF.js's multinomial.
     Drawn from the engine's generator (pe.set_seed, or seed), so the draws are not TF.js's."""

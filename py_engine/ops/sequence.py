@@ -15,14 +15,14 @@ from ..engine import ENGINE
 from ..errors import DTypeError, ShapeError
 from ..tensor import Tensor
 from .check import axis_index
-from .convert import as_temporary, release
 from .creation import fill
 from .math import not_equal
+from .operands import as_temporary, release
 
 F32, I32, BOOL = dtypes.float32, dtypes.int32, dtypes.bool_
 
 
-def masked_softmax(logits, mask, axis=-1):
+def masked_softmax(logits, mask, axis=-1) -> Tensor:
     """softmax along `axis` over the positions where `mask` is true (nonzero); masked positions are exactly 0
     and a row with nothing kept (or only -inf kept) is all zeros, never NaN.
 
@@ -99,7 +99,7 @@ def _crf_inputs(op, emissions, transitions, lengths, temps, validate=True):
     return emissions, transitions, lengths, host
 
 
-def crf_log_likelihood(emissions, tags, transitions, lengths=None, validate=True):
+def crf_log_likelihood(emissions, tags, transitions, lengths=None, validate=True) -> Tensor:
     """Log-likelihood of each gold tag sequence under a linear-chain CRF: [batch] float32.
 
     emissions [B, T, K] float32, tags [B, T] int32 in [0, K) (entries at or past a sequence's length are
@@ -139,7 +139,7 @@ def crf_log_likelihood(emissions, tags, transitions, lengths=None, validate=True
         release(temps)
 
 
-def crf_decode(emissions, transitions, lengths=None, validate=True):
+def crf_decode(emissions, transitions, lengths=None, validate=True) -> tuple[Tensor, Tensor]:
     """Viterbi decoding: (tags [B, T] int32, best_scores [B] float32), the highest-scoring tag sequence of each
     sequence and its score; tags past each length are 0 (and a length of 0 scores 0). Ties go to the lower tag.
     Inputs as in crf_log_likelihood; lengths given as a tensor are read back once to check them (unless

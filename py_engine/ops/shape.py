@@ -44,10 +44,10 @@ from ..errors import DTypeError, ShapeError
 from ..tensor import Tensor
 from .check import axes as normalize_axes
 from .check import axis_index, broadcast_shapes, dtype_in
-from .convert import as_temporary, release
-from .convert import tensor as host_tensor
 from .creation import ones
 from .math import greater, logical_and, where
+from .operands import as_temporary, release
+from .operands import tensor as host_tensor
 from .reduce import all as reduce_all
 from .reduce import sum as reduce_sum
 
@@ -76,7 +76,7 @@ def _tensor_list(op, tensors):
         raise ValueError(f"{op}: expected at least one tensor, got an empty list")
 
 
-def reshape(x, shape):
+def reshape(x, shape) -> Tensor:
     """The same values in a new shape; one dimension may be -1 (inferred). Shares x's data."""
     x = _tensor("reshape", x)
     shape = (shape,) if isinstance(shape, int) else tuple(int(d) for d in shape)
@@ -98,13 +98,13 @@ def reshape(x, shape):
     return ENGINE.view(x, shape)
 
 
-def expand_dims(x, axis=0):
+def expand_dims(x, axis=0) -> Tensor:
     x = _tensor("expand_dims", x)
     axis = axis_index("expand_dims", axis, x.rank + 1)
     return ENGINE.view(x, x.shape[:axis] + (1,) + x.shape[axis:])
 
 
-def squeeze(x, axis=None):
+def squeeze(x, axis=None) -> Tensor:
     """Drop size-1 dimensions (all of them, or those in `axis`)."""
     x = _tensor("squeeze", x)
     if axis is None:
@@ -117,12 +117,12 @@ def squeeze(x, axis=None):
     return ENGINE.view(x, tuple(d for i, d in enumerate(x.shape) if i not in drop))
 
 
-def flatten(x):
+def flatten(x) -> Tensor:
     x = _tensor("flatten", x)
     return ENGINE.view(x, (x.size,))
 
 
-def broadcast_to(x, shape):
+def broadcast_to(x, shape) -> Tensor:
     """x repeated along new leading axes and size-1 axes to fill `shape` (NumPy rules)."""
     x = _tensor("broadcast_to", x)
     shape = tuple(int(d) for d in shape)
@@ -133,7 +133,7 @@ def broadcast_to(x, shape):
     return ENGINE.run_kernel("BroadcastTo", (x,), {"shape": shape})
 
 
-def transpose(x, perm=None):
+def transpose(x, perm=None) -> Tensor:
     """Axes reordered: axis i of the result is axis perm[i] of x (default: all axes reversed)."""
     x = _tensor("transpose", x)
     rank = x.rank
@@ -151,7 +151,7 @@ def transpose(x, perm=None):
     return ENGINE.run_kernel("Transpose", (x,), {"perm": perm})
 
 
-def concat(tensors, axis=0):
+def concat(tensors, axis=0) -> Tensor:
     """Tensors joined along an existing axis; all other dimensions must match. Dtypes upcast as in add."""
     _tensor_list("concat", tensors)
     temps = []
@@ -177,7 +177,7 @@ def concat(tensors, axis=0):
         release(temps)
 
 
-def stack(tensors, axis=0):
+def stack(tensors, axis=0) -> Tensor:
     """Tensors of one shape joined along a new axis. Dtypes upcast as in add."""
     _tensor_list("stack", tensors)
     temps = []
@@ -203,7 +203,7 @@ def _pieces(x, sizes, axis):
     return pieces
 
 
-def unstack(x, axis=0):
+def unstack(x, axis=0) -> list[Tensor]:
     """The slices of x along axis, as a list of tensors with that axis removed."""
     x = _tensor("unstack", x)
     if x.rank == 0:
@@ -216,7 +216,7 @@ def unstack(x, axis=0):
     return out
 
 
-def split(x, num_or_size_splits, axis=0):
+def split(x, num_or_size_splits, axis=0) -> list[Tensor]:
     """x cut along axis into a list of tensors: `num_or_size_splits` equal parts (an int that divides the axis
     size) or parts of the given sizes, one of which may be -1 (the rest)."""
     x = _tensor("split", x)
@@ -241,7 +241,7 @@ def split(x, num_or_size_splits, axis=0):
     return _pieces(x, sizes, axis)
 
 
-def slice(x, begin, size=None):
+def slice(x, begin, size=None) -> Tensor:
     """The block of x that starts at `begin` with `size` elements per axis (-1: to the end). Ints, or lists
     shorter than x's rank, cover the leading axes; the other axes are taken whole."""
     x = _tensor("slice", x)
@@ -260,7 +260,7 @@ def slice(x, begin, size=None):
     return ENGINE.run_kernel("Slice", (x,), {"begin": begin, "size": sizes})
 
 
-def gather(x, indices, axis=0, batch_dims=0):
+def gather(x, indices, axis=0, batch_dims=0) -> Tensor:
     """Slices of x along `axis` at `indices` (int32, any shape), with shape
     x.shape[:axis] + indices.shape[batch_dims:] + x.shape[axis + 1:]. The first batch_dims axes of x and indices
     are batch axes: each batch entry gathers with its own indices."""
@@ -288,7 +288,7 @@ def gather(x, indices, axis=0, batch_dims=0):
         release(temps)
 
 
-def gather_nd(x, indices):
+def gather_nd(x, indices) -> Tensor:
     """Slices of x picked by index tuples, as TensorFlow's GatherNd: indices (int32) has shape batch + (k,) with
     k <= x's rank, each row an index into x's first k axes; the result has shape batch + x.shape[k:].
     An index out of range is an IndexError on numpy (a GPU writes 0 there, as TensorFlow does on GPUs)."""
@@ -317,7 +317,7 @@ def gather_nd(x, indices):
         release(temps)
 
 
-def unsorted_segment_sum(x, segment_ids, num_segments):
+def unsorted_segment_sum(x, segment_ids, num_segments) -> Tensor:
     """out[k] = the sum of the x[i...] whose segment_ids[i...] is k. segment_ids (int32) has the shape of x's
     leading axes; the result has shape (num_segments,) + the rest. Ids outside 0..num_segments-1 are dropped."""
     op = "unsorted_segment_sum"
@@ -337,7 +337,7 @@ def unsorted_segment_sum(x, segment_ids, num_segments):
         release(temps)
 
 
-def tile(x, reps):
+def tile(x, reps) -> Tensor:
     """x repeated reps[i] times along each axis i."""
     x = _tensor("tile", x)
     reps = _ints("tile", reps, "reps")
@@ -350,7 +350,7 @@ def tile(x, reps):
     return ENGINE.run_kernel("Tile", (x,), {"reps": reps})
 
 
-def pad(x, paddings, constant_value=0):
+def pad(x, paddings, constant_value=0) -> Tensor:
     """x with `constant_value` added around it: paddings is one [before, after] pair per axis."""
     x = _tensor("pad", x)
     try:
@@ -369,7 +369,7 @@ def pad(x, paddings, constant_value=0):
     return ENGINE.run_kernel("Pad", (x,), {"paddings": pads, "constant_value": value})
 
 
-def reverse(x, axis=None):
+def reverse(x, axis=None) -> Tensor:
     """x with the order of elements reversed along `axis` (an int or a list; default all axes)."""
     x = _tensor("reverse", x)
     axis = tuple(a for a in normalize_axes("reverse", axis, x.rank) if x.shape[a] > 1)
@@ -392,7 +392,7 @@ def _pairs(op, pairs, n, name):
     return out
 
 
-def mirror_pad(x, paddings, mode):
+def mirror_pad(x, paddings, mode) -> Tensor:
     """x padded with its own mirror image, as TF.js's mirrorPad: mode "reflect" leaves the edge out (abc -> cbabcba,
     at most size - 1 a side), "symmetric" repeats it (abc -> babccb, at most size a side). One gather per padded
     axis."""
@@ -425,7 +425,7 @@ def _block(op, block_shape, x, first):
     return block
 
 
-def space_to_batch_nd(x, block_shape, paddings):
+def space_to_batch_nd(x, block_shape, paddings) -> Tensor:
     """TF.js's spaceToBatchND: the M spatial axes after the batch axis, padded, are cut into blocks of block_shape
     whose offsets move into the batch axis (offset-major): [B, *spatial, *rest] -> [B * prod(block), *(spatial
     padded / block), *rest]."""
@@ -448,7 +448,7 @@ def space_to_batch_nd(x, block_shape, paddings):
         return scope.export(reshape(y, (batch, *(p // k for p, k in zip(padded, block)), *rest)))
 
 
-def batch_to_space_nd(x, block_shape, crops):
+def batch_to_space_nd(x, block_shape, crops) -> Tensor:
     """TF.js's batchToSpaceND, space_to_batch_nd's inverse: [B * prod(block), *spatial, *rest] -> [B, *(spatial *
     block, cropped), *rest]."""
     op = "batch_to_space_nd"
@@ -471,7 +471,7 @@ def batch_to_space_nd(x, block_shape, crops):
         return scope.export(slice(y, begin, size))
 
 
-def depth_to_space(x, block_size, data_format="NHWC"):
+def depth_to_space(x, block_size, data_format="NHWC") -> Tensor:
     """TF.js's depthToSpace: each pixel's channels become a block_size x block_size patch of pixels (channels in
     depth-column-row order, as TensorFlow's DCR): [N, H, W, C] -> [N, H * b, W * b, C / b^2] (or NCHW)."""
     op = "depth_to_space"
@@ -509,7 +509,7 @@ def _scatter_rows(op, indices, shape):
     return reshape(where(valid, rows, -1), (-1,)), math.prod(dims)
 
 
-def scatter_nd(indices, updates, shape):
+def scatter_nd(indices, updates, shape) -> Tensor:
     """A tensor of `shape`, zero but for `updates` added at `indices`, as TF.js's scatterND: indices (int32) has
     shape batch + (k,), updates batch + shape[k:]; repeated indices add up; an index out of range is dropped (as
     TensorFlow on GPUs)."""
@@ -528,7 +528,7 @@ def scatter_nd(indices, updates, shape):
         return scope.export(reshape(unsorted_segment_sum(flat, rows, n), shape))
 
 
-def tensor_scatter_update(tensor, indices, updates):
+def tensor_scatter_update(tensor, indices, updates) -> Tensor:
     """`tensor` with the slices at `indices` replaced by `updates`, as TF.js's tensorScatterUpdate (shapes as in
     scatter_nd, with tensor's shape). An index given twice gets the sum of its updates (TensorFlow leaves the order
     open; TF.js's CPU keeps the last)."""
@@ -541,7 +541,7 @@ def tensor_scatter_update(tensor, indices, updates):
         return scope.export(where(greater(hits, 0), scatter_nd(indices, updates, tensor.shape), tensor))
 
 
-def sparse_to_dense(sparse_indices, sparse_values, output_shape, default_value=0):
+def sparse_to_dense(sparse_indices, sparse_values, output_shape, default_value=0) -> Tensor:
     """A tensor of output_shape filled with default_value but for sparse_values at sparse_indices, as TF.js's
     sparseToDense: indices int32 [n, k] (or [n] for k = 1, or a scalar), values [n] or one value for all; each index
     at most once."""
@@ -593,14 +593,14 @@ def _bincount(op, x, weights, size, binary_output, ranks):
         return scope.export(reshape(counts, (rows, size) if x.rank == 2 else (size,)))
 
 
-def bincount(x, weights, size):
+def bincount(x, weights, size) -> Tensor:
     """How often each value 0..size-1 occurs in x (int32, 1-D), or the sum of the weights (x's shape) at those
     positions, as TF.js's bincount; weights None or empty counts (int32 for None, else in weights' dtype). Values
     >= size are left out; so are negative ones (TF.js raises)."""
     return _bincount("bincount", x, weights, size, False, (1,))
 
 
-def dense_bincount(x, weights, size, binary_output=False):
+def dense_bincount(x, weights, size, binary_output=False) -> Tensor:
     """bincount for a 1-D x, or for each row of a 2-D x (result [rows, size]), as TF.js's denseBincount;
     binary_output gives 1 where a value occurs, whatever the weights."""
     return _bincount("dense_bincount", x, weights, size, bool(binary_output), (1, 2))
@@ -627,13 +627,13 @@ def _sparse_segment(op, data, indices, segment_ids, mean):
         return scope.export(total)
 
 
-def sparse_segment_sum(data, indices, segment_ids):
+def sparse_segment_sum(data, indices, segment_ids) -> Tensor:
     """out[s] = the sum of data[indices[k]] over the k with segment_ids[k] == s (segment_ids sorted, int32), as TF.js's
     sparse.sparseSegmentSum; segments no id names are 0."""
     return _sparse_segment("sparse_segment_sum", data, indices, segment_ids, False)
 
 
-def sparse_segment_mean(data, indices, segment_ids):
+def sparse_segment_mean(data, indices, segment_ids) -> Tensor:
     """sparse_segment_sum divided by each segment's count (float32 data), as TF.js's sparse.sparseSegmentMean;
     segments no id names are 0."""
     return _sparse_segment("sparse_segment_mean", data, indices, segment_ids, True)

@@ -1,8 +1,8 @@
 """Optimizers with Keras's names and arguments and TensorFlow.js 4.22's update rules.
 
 Each update follows tfjs-core/src/optimizers/*.ts op for op, so a model trained here follows the trajectory
-TF.js takes; its rule (_adam, ...) runs as one fused kernel per variable (ops.fusion). One `apply_gradients` call
-runs in one engine scope, reads nothing back to the host (hyperparameters, Adam's bias corrections and schedules
+TF.js takes; its rule (_adam, ...) runs as one fused kernel per variable (ops.elementwise_rules). One `apply_gradients`
+call runs in one engine scope, reads nothing back to the host (hyperparameters, Adam's bias corrections and schedules
 are Python floats), and replaces each variable's value with `assign`. The numbers the rule uses (the learning rate,
 betas, epsilon, bias corrections...) are uploaded once per call, as one vector every variable's update shares.
 Slot variables ("<variable>/m", ...) are engine variables made on first use and counted by `pe.memory()`;
@@ -23,9 +23,9 @@ from .. import dtypes
 from ..autograd import variable_grads
 from ..engine import ENGINE
 from ..errors import DisposedTensorError, DTypeError, ShapeError
-from ..ops import add, clip_by_value, div, fill, fusion, maximum, mul, sqrt, square
+from ..ops import add, clip_by_value, div, elementwise_rules, fill, maximum, mul, sqrt, square
 from ..ops import sum as reduce_sum
-from ..ops.fusion import fuse_elementwise
+from ..ops.elementwise_rules import fuse_elementwise
 from ..tensor import Tensor, Variable
 from . import schedules
 
@@ -52,8 +52,8 @@ def _number(owner, name, value, low=None, high=None, high_open=False):
     return value
 
 
-# The update rules, op for op as TF.js writes them, each run as one kernel (ops.fusion: one dispatch per variable on
-# webgpu, where the ops one at a time took 2-16). Arguments: the variable, its gradient, its slots, then the
+# The update rules, op for op as TF.js writes them, each run as one kernel (ops.elementwise_rules: one dispatch per
+# variable on webgpu, where the ops one at a time took 2-16). Arguments: the variable, its gradient, its slots, then the
 # optimizer's _scalars in their order; they return the slots' new values, then the variable's.
 
 
@@ -73,8 +73,8 @@ def _nesterov(value, g, accumulation, minus_lr, momentum):
 
 def _adam(value, g, m, v, beta_1, one_minus_beta_1, beta_2, one_minus_beta_2, epsilon, bias_1, bias_2, minus_lr):
     new_m = m * beta_1 + g * one_minus_beta_1
-    new_v = v * beta_2 + fusion.square(g) * one_minus_beta_2
-    update = (new_m / bias_1) / (fusion.sqrt(new_v / bias_2) + epsilon)
+    new_v = v * beta_2 + elementwise_rules.square(g) * one_minus_beta_2
+    update = (new_m / bias_1) / (elementwise_rules.sqrt(new_v / bias_2) + epsilon)
     return new_m, new_v, update * minus_lr + value
 
 
@@ -83,37 +83,41 @@ def _adamw(value, g, m, v, decay, *adam):
 
 
 def _rmsprop(value, g, mean_square, moments, rho, one_minus_rho, epsilon, momentum, lr):
-    new_mean_square = mean_square * rho + fusion.square(g) * one_minus_rho
-    new_moments = moments * momentum + (g * lr) / fusion.sqrt(new_mean_square + epsilon)
+    new_mean_square = mean_square * rho + elementwise_rules.square(g) * one_minus_rho
+    new_moments = moments * momentum + (g * lr) / elementwise_rules.sqrt(new_mean_square + epsilon)
     return new_mean_square, new_moments, value - new_moments
 
 
 def _rmsprop_centered_averages(g, mean_square, mean_grad, rho, one_minus_rho, epsilon, momentum, lr):
-    return mean_square * rho + fusion.square(g) * one_minus_rho, mean_grad * rho + g * one_minus_rho
+    return mean_square * rho + elementwise_rules.square(g) * one_minus_rho, mean_grad * rho + g * one_minus_rho
 
 
 def _rmsprop_centered_step(value, g, moments, mean_square, mean_grad, rho, one_minus_rho, epsilon, momentum, lr):
-    denominator = fusion.sqrt(mean_square - fusion.square(mean_grad) + epsilon)
+    denominator = elementwise_rules.sqrt(mean_square - elementwise_rules.square(mean_grad) + epsilon)
     new_moments = moments * momentum + (g * lr) / denominator
     return new_moments, value - new_moments
 
 
 def _adadelta(value, g, accumulated_grad, accumulated_update, rho, one_minus_rho, epsilon, minus_lr):
-    new_accumulated_grad = accumulated_grad * rho + fusion.square(g) * one_minus_rho
-    update = fusion.sqrt(accumulated_update + epsilon) / fusion.sqrt(new_accumulated_grad + epsilon) * g
-    new_accumulated_update = accumulated_update * rho + fusion.square(update) * one_minus_rho
+    new_accumulated_grad = accumulated_grad * rho + elementwise_rules.square(g) * one_minus_rho
+    update = (
+        elementwise_rules.sqrt(accumulated_update + epsilon)
+        / elementwise_rules.sqrt(new_accumulated_grad + epsilon)
+        * g
+    )
+    new_accumulated_update = accumulated_update * rho + elementwise_rules.square(update) * one_minus_rho
     return new_accumulated_grad, new_accumulated_update, update * minus_lr + value
 
 
 def _adamax(value, g, m, u, beta_1, one_minus_beta_1, beta_2, epsilon, step_size):
     new_m = m * beta_1 + g * one_minus_beta_1
-    new_u = fusion.maximum(u * beta_2, fusion.abs(g))
+    new_u = elementwise_rules.maximum(u * beta_2, elementwise_rules.abs(g))
     return new_m, new_u, step_size * (new_m / (new_u + epsilon)) + value
 
 
 def _adagrad(value, g, accumulator, epsilon, minus_lr):
-    new_accumulator = accumulator + fusion.square(g)
-    return new_accumulator, (g / fusion.sqrt(new_accumulator + epsilon)) * minus_lr + value
+    new_accumulator = accumulator + elementwise_rules.square(g)
+    return new_accumulator, (g / elementwise_rules.sqrt(new_accumulator + epsilon)) * minus_lr + value
 
 
 class Optimizer:

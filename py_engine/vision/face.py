@@ -7,8 +7,8 @@ from dataclasses import dataclass, replace
 import numpy as np
 
 from ..engine import ENGINE
-from ..ops.convert import tensor
 from ..ops.image import non_max_suppression
+from ..ops.operands import tensor
 from ..ops.shape import concat, gather, stack
 from .image import crop_regions, image_batch, letterbox, square_around
 from .model import load_task_model, read

@@ -6,8 +6,8 @@ from dataclasses import dataclass
 import numpy as np
 
 from ..errors import DTypeError, ShapeError
-from ..ops.convert import tensor
 from ..ops.image import crop_and_resize, resize_bilinear
+from ..ops.operands import tensor
 from ..ops.shape import pad
 from ..tensor import Tensor
 

@@ -1,6 +1,6 @@
 """A device that runs nothing: the webgpu backend's Python on a machine without a GPU.
 
-The server (app/plan_pipelines.py) runs the page's classifier on it, with warm-up's shader list as the backend's
+The server (app/pipeline_planner.py) runs the page's classifier on it, with warm-up's shader list as the backend's
 recorder, to tell a page which shaders to compile while Pyodide boots; bench/op_overhead.py times the backend's
 Python on it. Buffers are ids without memory, a read gives zeros, a compile, a dispatch or a program is counted and
 dropped; the adapter it stands for decides the kernel variants (backend.on_cpu), as a real device's would.

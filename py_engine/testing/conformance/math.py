@@ -5,7 +5,7 @@ import numpy as np
 
 from ... import ops
 from ...autograd import grads
-from ...ops import fusion
+from ...ops import elementwise_rules
 from .case import BROADCAST_PAIRS, FLOAT_EDGES, INT_EDGES, SHAPES, Case, rand, with_edges
 
 SPECIAL = np.array([np.nan, np.inf, -np.inf, 0.0, -0.0, 1.0, -1.0, 0.5, 2.5, -2.5, 1e-7, 80.0, -80.0], np.float32)
@@ -158,15 +158,15 @@ def _cases():
 
 
 def _every_step(x, y, s):
-    """A rule that runs every step kernel ops.fusion allows; its last output comes from the scalar alone."""
+    """A rule that runs every step kernel ops.elementwise_rules allows; its last output comes from the scalar alone."""
     a = x + y * s
-    b = fusion.maximum(x - y, fusion.minimum(x, y)) / s
-    return a, fusion.sqrt(fusion.abs(-a)) + fusion.square(b), s * s
+    b = elementwise_rules.maximum(x - y, elementwise_rules.minimum(x, y)) / s
+    return a, elementwise_rules.sqrt(elementwise_rules.abs(-a)) + elementwise_rules.square(b), s * s
 
 
 def _fused_cases(cases):
     """fuse_elementwise: every step kernel, several outputs, a scalar, at every size and on the edge values."""
-    fused = lambda x, y, s: fusion.fuse_elementwise(_every_step, [x, y], s)  # noqa: E731
+    fused = lambda x, y, s: elementwise_rules.fuse_elementwise(_every_step, [x, y], s)  # noqa: E731
     for label, shape in SHAPES.items():
         x, y = with_edges(rand(shape, 60), FLOAT_EDGES), rand(shape, 61, 0.5, 3)
         cases.append(Case(f"fuse_elementwise/{label}", fused, [x, y, np.array([1.5], np.float32)]))

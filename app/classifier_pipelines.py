@@ -2,7 +2,7 @@
 
 A first classification used to wait for its shaders: on a CPU adapter (SwiftShader) the compiles take a second or
 more, one after another, and they could start only once the engine had started and the model's outline had come.
-Which shaders the classifier compiles is known before any of that: app/plan_pipelines.py lists them (key, WGSL,
+Which shaders the classifier compiles is known before any of that: app/pipeline_planner.py lists them (key, WGSL,
 bindings) for a CPU adapter and for a GPU by running the classifier's path on a device that runs nothing. The page's
 worker downloads the list named by /config.json while Pyodide boots, then opens the GPU device and starts every
 compile; the engine finds them compiled, or in flight, when it asks (static/bridge.js, `precompile`).
@@ -24,7 +24,7 @@ from app.engine_wheel import Wheel
 from app.http_files import ContentAddressed, file_sha256
 from app.models_router import DEFAULT_CLASSIFIER as CLASSIFIER
 
-PLANNER = Path(__file__).with_name("plan_pipelines.py")
+PLANNER = Path(__file__).with_name("pipeline_planner.py")
 CLASSIFIER_URL = f"/models/{CLASSIFIER}/"
 PLAN_TIMEOUT_S = 120  # about a second of CPU here
 

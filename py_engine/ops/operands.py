@@ -13,7 +13,7 @@ from ..tensor import Tensor
 PYTHON_NUMBERS = (float, int, bool)
 
 
-def tensor(values, dtype=None, shape=None):
+def tensor(values, dtype=None, shape=None) -> Tensor:
     """A new tensor holding a copy of `values`, optionally reshaped to `shape`."""
     if isinstance(values, Tensor):
         arr, dtype = host_array(values.numpy(), dtype or values.dtype)
@@ -28,7 +28,7 @@ def tensor(values, dtype=None, shape=None):
     return ENGINE.from_numpy(arr, dtype)
 
 
-def scalar(value, dtype=None):
+def scalar(value, dtype=None) -> Tensor:
     if np.ndim(value) != 0:
         raise ShapeError(f"scalar: expected a single number, got a value of shape {np.shape(value)}")
     return tensor(value, dtype)

@@ -1,6 +1,6 @@
 """Lists the GPU pipelines the page's classifier compiles, for a CPU adapter and for a GPU, as JSON.
 
-    python app/plan_pipelines.py MODEL_DIR OUT.json     (app/pipelines.py runs it)
+    python app/pipeline_planner.py MODEL_DIR OUT.json     (app/classifier_pipelines.py runs it)
 
 Run by path, with the engine wheel first on PYTHONPATH, so that the shaders are those of the engine the page gets,
 not of the server's own import. The classifier's path (py_engine.image_classifier) runs on a NullDevice (no GPU) with

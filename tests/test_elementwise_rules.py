@@ -1,5 +1,5 @@
-"""ops.fusion: a traced elementwise rule runs as one kernel, with the values of its ops run one at a time; the
-optimizers' updates take one dispatch per variable on webgpu; bad rules and inputs are refused with what to do."""
+"""ops.elementwise_rules: a traced elementwise rule runs as one kernel, with the values of its ops run one at a time;
+the optimizers' updates take one dispatch per variable on webgpu; bad rules and inputs are refused with what to do."""
 
 import asyncio
 
@@ -9,8 +9,8 @@ import pytest
 import py_engine as pe
 from py_engine.engine import ENGINE
 from py_engine.errors import DisposedTensorError, DTypeError, ShapeError
-from py_engine.ops import fusion
-from py_engine.ops.fusion import fuse_elementwise, trace
+from py_engine.ops import elementwise_rules
+from py_engine.ops.elementwise_rules import fuse_elementwise, trace
 from py_engine.train import optimizers
 
 ADAM = [0.9, 0.1, 0.999, 0.001, 1e-7, 0.19, 0.0019, -0.01]  # betas, epsilon, bias corrections, -lr
@@ -111,4 +111,4 @@ def test_bad_inputs_and_rules_are_refused_with_what_to_do():
         ValueError, match=r"binds 9 buffers \(5 tensors, the scalars, 3 outputs\); a kernel binds at most 8"
     ):
         fuse_elementwise(too_wide, [x] * 5, s)
-    assert fusion.maximum(x, pe.zeros((2, 3))).numpy().min() == 1  # on tensors, the functions are the ops
+    assert elementwise_rules.maximum(x, pe.zeros((2, 3))).numpy().min() == 1  # on tensors, the functions are the ops
