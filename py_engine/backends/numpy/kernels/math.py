@@ -1,4 +1,4 @@
-"""Elementwise numpy kernels: unary, binary, select, cast, clip, and the fused rules of ops.fusion."""
+"""Elementwise numpy kernels: unary, binary, select, cast, clip, and the fused rules of ops.elementwise_rules."""
 
 import numpy as np
 
@@ -142,7 +142,7 @@ register_kernel("ClipByValueGrad", "numpy", lambda dy, x, lo, hi: np.where((x >=
 
 
 def fused_elementwise(*arrays, program):
-    """ops.fusion's traced rule: each step by its op's own kernel, so the values are those of the ops one at a time;
+    """ops.elementwise_rules's traced rule: each step by its op's own kernel, so the values are those of the ops one at a time;
     every output has the tensors' shape (a value computed from scalars alone is broadcast to it)."""
     values = list(arrays[: program.tensors])
     if program.scalars:

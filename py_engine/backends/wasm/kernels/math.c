@@ -109,7 +109,7 @@ EXPORT(unary)(int op, const f32 *x, f32 *out, int n) {
   }
 }
 
-// ---- fused elementwise programs (the optimizers' update rules, py_engine/ops/fusion.py) -------------------------
+// ---- fused elementwise programs (the optimizers' update rules, py_engine/ops/elementwise_rules.py) -------------------------
 // values[0 .. tensors) are the inputs (addresses in ptrs), values[tensors .. tensors+scalars) the scalars (splat
 // from `scalars`), then one value per step. prog holds 3 ints per step: op, left, right (right unused by unary
 // ops; FUSED_* in op_codes.h). outs[k] is the value written to output k (address ptrs[tensors + k]). Works

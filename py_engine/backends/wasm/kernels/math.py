@@ -1,5 +1,5 @@
 """Elementwise kernels on the SIMD module: binary ops with a scalar or a repeated trailing block (a bias), unary ops,
-the activations' gradients, and ops.fusion's programs (the optimizers' update rules) in one pass.
+the activations' gradients, and ops.elementwise_rules's programs (the optimizers' update rules) in one pass.
 
 Small arrays run the numpy kernels: below SMALL elements the checks and the call cost more than the loop saves.
 Every native op computes what numpy's does, bit for bit (IEEE add, subtract, multiply, divide, sqrt, min, max).

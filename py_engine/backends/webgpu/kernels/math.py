@@ -1,5 +1,5 @@
 """Elementwise WGSL kernels: unary, binary and select with NumPy broadcasting, cast, clip, and the fused rules of
-ops.fusion (one shader per traced rule); run_elementwise, which shape.py's broadcast_to uses too.
+ops.elementwise_rules (one shader per traced rule); run_elementwise, which shape.py's broadcast_to uses too.
 
 Uniforms: the element count, the rank, the output shape and each input's strides against it (0 on broadcast
 axes), then the op's scalars by name (`u.alpha`). When every input has the output's shape the shader indexes
@@ -415,7 +415,7 @@ def _clip_grad(backend, dy, x, lo, hi):
 
 @functools.cache
 def _fused_shader(program):
-    """ops.fusion's traced rule in one shader: each step calls its op's float32 expression as a function (the same
+    """ops.elementwise_rules's traced rule in one shader: each step calls its op's float32 expression as a function (the same
     arithmetic as the op's own kernel); the scalars are one vector, read by every thread."""
     fns = []
     for name in sorted({name for name, _ in program.steps}):
