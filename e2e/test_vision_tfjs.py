@@ -37,9 +37,9 @@ json.dumps({"backend": on, "found": found, "left": pe.memory().num_tensors - bef
 
 @pytest.fixture(scope="module")
 def decoded_by_tfjs(models_dir, tmp_path_factory):
-    """{task: results decoded from TF.js's outputs}: the reference of tests/test_vision.py, computed on numpy in
-    CPython from the same model folders the server serves, in a thread of its own (Playwright's sync API holds this
-    thread's event loop)."""
+    """A future of {task: results decoded from TF.js's outputs}: the reference of tests/test_vision.py, computed on
+    numpy in CPython (and TF.js in Node) from the same model folders the server serves, in a thread of its own while
+    the page runs (Playwright's sync API holds this thread's event loop)."""
     out = tmp_path_factory.mktemp("vision-tfjs")
 
     async def decode():
@@ -47,34 +47,31 @@ def decoded_by_tfjs(models_dir, tmp_path_factory):
         return {task: await decoded_from_tfjs(task, models_dir, reference) for task in TASKS}
 
     with ThreadPoolExecutor(1) as pool:
-        return pool.submit(asyncio.run, decode()).result()
+        yield pool.submit(asyncio.run, decode())
 
 
 @pytest.fixture(scope="module")
 def found_in_page(_wasm_page, server_url):
-    """backend -> {task: results}: every task run once in the shared page on that backend (then back on wasm)."""
+    """{backend: {task: results}}: every task run once in the shared page on wasm, then on webgpu (then back on
+    wasm), while the reference is computed."""
     photos = {}
     for task in TASKS.values():
         image = photo(task[3])
         photos[task[3]] = (base64.b64encode(image.tobytes()).decode(), list(image.shape))
     code = IN_PAGE.replace("TASKS", repr(TASKS)).replace("MODELS", repr(f"{server_url}models/"))
-    cache = {}
-
-    def get(backend):
-        if backend not in cache:
-            # the photos' base64 goes in last, where no placeholder is looked for
-            run = code.replace("BACKEND", repr(backend)).replace("PHOTOS", repr(photos))
-            got = json.loads(_wasm_page.run(run, timeout_s=RUN_TIMEOUT_S))
-            assert got["backend"] == backend and got["left"] == 0, got  # each detector's dispose released it all
-            cache[backend] = got["found"]
-        return cache[backend]
-
-    return get
+    found = {}
+    for backend in ("wasm", "webgpu"):
+        # the photos' base64 goes in last, where no placeholder is looked for
+        run = code.replace("BACKEND", repr(backend)).replace("PHOTOS", repr(photos))
+        got = json.loads(_wasm_page.run(run, timeout_s=RUN_TIMEOUT_S))
+        assert got["backend"] == backend and got["left"] == 0, got  # each detector's dispose released it all
+        found[backend] = got["found"]
+    return found
 
 
 @pytest.mark.parametrize("task", TASKS)
 @pytest.mark.parametrize("backend", ["wasm", "webgpu"])
-def test_each_task_in_the_page_gives_what_tfjs_outputs_decode_to(backend, task, found_in_page, decoded_by_tfjs):
-    ours = found_in_page(backend)[task]
+def test_each_task_in_the_page_gives_what_tfjs_outputs_decode_to(backend, task, decoded_by_tfjs, found_in_page):
+    ours = found_in_page[backend][task]
     assert ours, f"{task}: nothing found on the photo on {backend}"
-    assert_close(ours, decoded_by_tfjs[task])
+    assert_close(ours, decoded_by_tfjs.result()[task])
