@@ -110,7 +110,7 @@ if __name__ == "__main__":
     parser.add_argument("--backend", default="numpy", choices=["numpy", "webgpu"])
     parser.add_argument("--runs", type=int, default=10)
     parser.add_argument("--page", action="store_true", help="in headless Chromium, on wasm and webgpu")
-    parser.add_argument("--frames", type=int, default=30, help="camera frames per task before reading --page's fps")
+    parser.add_argument("--frames", type=int, default=12, help="camera frames per task before reading --page's fps")
     parser.add_argument("--url", help="with --page: a running playground server (default: one started here)")
     args = parser.parse_args()
     in_page(args) if args.page else asyncio.run(in_cpython(args))

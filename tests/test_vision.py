@@ -82,6 +82,10 @@ def test_the_objects_on_the_photos(graph_models):
         assert person.label == "person" and 0 <= person.box.x_min < 20 and person.box.y_max == 512
         assert repr(person).startswith("Detection('person', score=")
         assert run(detector.detect(photo("coffee"), threshold=0.99)) == []
+        # the same pixels as an int32 tensor (as the page's camera frames come) give the same detections
+        pixels = pe.tensor(photo("coffee"), "int32")
+        assert run(detector.detect(pixels)) == run(detector.detect(photo("coffee")))
+        pixels.dispose()
     finally:
         detector.dispose()
 

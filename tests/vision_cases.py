@@ -2,7 +2,8 @@
 page): each task on its photo (TASKS), run once on numpy with its models recording every input they get, then TF.js's
 graph execution (tests/tfjs/run_graph_models.mjs, one Node run for all) on those same inputs; a task run again with
 its models replaced by TF.js's outputs decodes what TF.js computed, which our results must match within a pixel or
-two (assert_close)."""
+two (assert_close). And a photo as the video Chromium's fake camera plays (write_y4m: e2e/test_vision.py,
+bench/vision.py --page)."""
 
 import json
 import math
