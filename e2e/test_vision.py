@@ -10,6 +10,8 @@ import pytest
 from conftest import BOOT_TIMEOUT_MS, CHROMIUM, QUIET_FLAGS, REPO, show_panel
 from playwright.sync_api import expect
 
+from tests.vision_cases import write_y4m
+
 FRAMES_MS = 300_000
 RUN_MS = 300_000
 STATUS = "#vision .status[aria-label='Vision status']"
@@ -35,18 +37,6 @@ def rgb_of(playwright, path):
     finally:
         browser.close()
     return np.array(rgba, np.uint8).reshape(height, width, 4)[..., :3]
-
-
-def write_y4m(rgb, path):
-    """One frame of 4:2:0 video (full-range BT.601, as JPEG), which Chromium's fake camera plays in a loop."""
-    r, g, b = (rgb[..., i].astype(np.float64) for i in range(3))
-    y = 0.299 * r + 0.587 * g + 0.114 * b
-    u = -0.168736 * r - 0.331264 * g + 0.5 * b + 128
-    v = 0.5 * r - 0.418688 * g - 0.081312 * b + 128
-    height, width = y.shape
-    half = [c.reshape(height // 2, 2, width // 2, 2).mean(axis=(1, 3)) for c in (u, v)]
-    planes = [np.clip(np.rint(c), 0, 255).astype(np.uint8).tobytes() for c in (y, *half)]
-    path.write_bytes(f"YUV4MPEG2 W{width} H{height} F30:1 Ip A1:1 C420jpeg\n".encode() + b"FRAME\n" + b"".join(planes))
 
 
 @pytest.fixture(scope="module")

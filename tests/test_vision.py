@@ -11,53 +11,19 @@ import pytest
 import py_engine as pe
 from py_engine.engine import ENGINE
 from py_engine.errors import DTypeError, ShapeError
-from py_engine.vision import (
-    HAND_KEYPOINT_NAMES,
-    KEYPOINT_NAMES,
-    FaceDetector,
-    HandDetector,
-    ObjectDetector,
-    PoseDetector,
-)
+from py_engine.vision import HAND_KEYPOINT_NAMES, KEYPOINT_NAMES, FaceDetector, PoseDetector
 from py_engine.vision.face import blazeface_anchors
-from tests.vision_cases import Recorder, Replay, photo, tfjs_outputs
-
-PIXELS, SCORE = 2.0, 0.02  # how far our results may be from those decoded from TF.js's outputs
-
-
-def load_pose(models):
-    return PoseDetector.load(models / "movenet-lightning")
-
-
-def load_objects(models):
-    return ObjectDetector.load(models / "centernet")
-
-
-def load_faces(models, **extras):
-    extras = {k: models / name for k, name in FACE_MODELS.items() if k != "model"} if extras == {} else extras
-    return FaceDetector.load(models / "blazeface", **extras)
-
-
-def load_hands(models):
-    return HandDetector.load(models / "handtrack", models / "handlandmark-lite")
-
-
-# the photos have no bare hand: the astronaut's gloved hand scores 0.19 in handtrack (the landmark model is surer)
-HAND_SCORE = 0.15
-
-FACE_MODELS = {"model": "blazeface", "mesh": "facemesh", "iris": "iris", "emotion": "emotion"}
-
-# task: (load(models folder), {detector attribute: model name}, call(detector) -> coroutine of results)
-TASKS = {
-    "pose": (load_pose, {"model": "movenet-lightning"}, lambda d: d.estimate_poses(photo("astronaut"))),
-    "faces": (load_faces, FACE_MODELS, lambda d: d.estimate_faces(photo("astronaut"))),
-    "hands": (
-        load_hands,
-        {"detector": "handtrack", "landmarks": "handlandmark-lite"},
-        lambda d: d.estimate_hands(photo("astronaut"), min_score=HAND_SCORE),
-    ),
-    "objects": (load_objects, {"model": "centernet"}, lambda d: d.detect(photo("coffee"), threshold=0.1)),
-}
+from tests.vision_cases import (
+    HAND_SCORE,
+    TASKS,
+    as_plain,
+    assert_close,
+    call,
+    decoded_from_tfjs,
+    load,
+    photo,
+    tfjs_reference,
+)
 
 
 def run(coroutine):
@@ -66,64 +32,23 @@ def run(coroutine):
 
 @pytest.fixture(scope="session")
 def vision_reference(graph_models, tmp_path_factory):
-    """{task: [(input, TF.js's outputs)] per model attribute}: each task's model inputs on numpy, and TF.js's answers."""
-    recorded = {}
-    with pe.on_backend("numpy"):
-        for task, (load, models, call) in TASKS.items():
-            detector = run(load(graph_models))
-            recorders = {attr: Recorder(getattr(detector, attr)) for attr in models}
-            for attr, recorder in recorders.items():
-                setattr(detector, attr, recorder)
-            run(call(detector))
-            for attr, recorder in recorders.items():
-                recorded[f"{task}.{attr}"] = (models[attr], recorder.recorded)
-                setattr(detector, attr, recorder.model)
-            detector.dispose()
-    return tfjs_outputs(graph_models, recorded, tmp_path_factory.mktemp("vision-tfjs"))
-
-
-def assert_close(ours, theirs, path="result"):
-    """Plain results alike: the same structure and names, coordinates within PIXELS, scores within SCORE."""
-    if isinstance(ours, dict):
-        assert ours.keys() == theirs.keys(), path
-        for key in ours:
-            assert_close(ours[key], theirs[key], f"{path}.{key}")
-    elif isinstance(ours, list):
-        assert len(ours) == len(theirs), f"{path}: {len(ours)} here, {len(theirs)} from TF.js's outputs"
-        for k, (a, b) in enumerate(zip(ours, theirs, strict=True)):
-            assert_close(a, b, f"{path}[{k}]")
-    elif isinstance(ours, float):
-        tolerance = SCORE if path.endswith("score") or ".emotion." in path else PIXELS
-        assert math.isfinite(ours) and abs(ours - theirs) <= tolerance, f"{path}: {ours} here, {theirs} from TF.js"
-    else:
-        assert ours == theirs, path
-
-
-def as_plain(results):
-    return [r.to_dict() for r in results]
+    """{task: {attribute: [(input, TF.js's outputs)]}}: each task's model inputs on numpy, and TF.js's answers."""
+    return run(tfjs_reference(graph_models, tmp_path_factory.mktemp("vision-tfjs")))
 
 
 @pytest.mark.parametrize("task", TASKS)
 def test_each_task_gives_what_tfjs_outputs_decode_to(task, each_backend, graph_models, vision_reference):
-    load, models, call = TASKS[task]
-    detector = run(load(graph_models))
+    detector = run(load(task, graph_models))
     try:
-        ours = as_plain(run(call(detector)))
-        for attr in models:
-            setattr(detector, attr, Replay(getattr(detector, attr), vision_reference[f"{task}.{attr}"]))
-        theirs = as_plain(run(call(detector)))
-        assert all(not getattr(detector, attr).calls for attr in models), "fewer model calls than recorded"
-        assert ours, "nothing found on the photo"
-        assert_close(ours, theirs)
+        ours = as_plain(run(call(task, detector)))
     finally:
-        for attr in models:
-            model = getattr(detector, attr)
-            setattr(detector, attr, getattr(model, "model", model))
         detector.dispose()
+    assert ours, "nothing found on the photo"
+    assert_close(ours, run(decoded_from_tfjs(task, graph_models, vision_reference)))
 
 
 def test_the_pose_on_the_astronaut_photo(graph_models):
-    detector = run(load_pose(graph_models))
+    detector = run(load("pose", graph_models))
     try:
         (pose,) = run(detector.estimate_poses(photo("astronaut")))
         points = {k.name: k for k in pose.keypoints}
@@ -145,7 +70,7 @@ def test_the_pose_on_the_astronaut_photo(graph_models):
 
 
 def test_the_objects_on_the_photos(graph_models):
-    detector = run(load_objects(graph_models))
+    detector = run(load("objects", graph_models))
     try:
         (cup, *_) = run(detector.detect(photo("coffee")))
         # the cup and saucer fill x 170..410, y 20..260 of the 600x400 photo
@@ -157,12 +82,16 @@ def test_the_objects_on_the_photos(graph_models):
         assert person.label == "person" and 0 <= person.box.x_min < 20 and person.box.y_max == 512
         assert repr(person).startswith("Detection('person', score=")
         assert run(detector.detect(photo("coffee"), threshold=0.99)) == []
+        # the same pixels as an int32 tensor (as the page's camera frames come) give the same detections
+        pixels = pe.tensor(photo("coffee"), "int32")
+        assert run(detector.detect(pixels)) == run(detector.detect(photo("coffee")))
+        pixels.dispose()
     finally:
         detector.dispose()
 
 
 def test_object_boxes_scale_from_the_model_input_to_the_image_and_overlaps_are_suppressed(graph_models):
-    detector = run(load_objects(graph_models))
+    detector = run(load("objects", graph_models))
     model = detector.model
     try:
         found = np.zeros((1, 100, 6), np.float32)
@@ -179,7 +108,7 @@ def test_object_boxes_scale_from_the_model_input_to_the_image_and_overlaps_are_s
 
 
 def test_the_face_on_the_astronaut_photo(graph_models):
-    detector = run(load_faces(graph_models))
+    detector = run(load("faces", graph_models))
     try:
         (face,) = run(detector.estimate_faces(photo("astronaut")))
         # her face spans x 175..275, y 75..180; her eyes are at (203, 101) and (247, 103), and she smiles
@@ -208,7 +137,7 @@ def test_blazeface_boxes_and_landmarks_decode_from_the_anchors(graph_models):
     assert anchors[[0, 1, 2, 511, 512, 517, 518]].tolist() == [
         [8, 8], [8, 8], [24, 8], [248, 248], [16, 16], [16, 16], [48, 16]
     ]  # fmt: skip
-    detector = run(load_faces(graph_models, mesh=None))
+    detector = run(FaceDetector.load(graph_models / "blazeface"))
     model = detector.model
     try:
         logits_16, logits_32 = np.full((1, 512, 1), -10, np.float32), np.full((1, 384, 1), -10, np.float32)
@@ -232,12 +161,12 @@ def test_blazeface_boxes_and_landmarks_decode_from_the_anchors(graph_models):
 
 def test_iris_needs_the_mesh(graph_models):
     with pytest.raises(ValueError, match="iris needs the mesh model"):
-        run(load_faces(graph_models, iris=graph_models / "iris"))
+        run(FaceDetector.load(graph_models / "blazeface", iris=graph_models / "iris"))
     assert ENGINE.memory().num_tensors == 0
 
 
 def test_the_gloved_hand_on_the_astronaut_photo(graph_models):
-    detector = run(load_hands(graph_models))
+    detector = run(load("hands", graph_models))
     try:
         assert run(detector.estimate_hands(photo("astronaut"))) == []  # nothing scores the default 0.5
         hands = run(detector.estimate_hands(photo("astronaut"), max_hands=5, min_score=HAND_SCORE))
@@ -271,7 +200,7 @@ class Answer:
 
 
 def test_pose_keypoints_map_from_the_letterboxed_square_to_the_image(graph_models):
-    detector = run(load_pose(graph_models))
+    detector = run(load("pose", graph_models))
     model = detector.model
     try:
         raw = np.zeros((1, 1, 17, 3), np.float32)
@@ -289,13 +218,12 @@ def test_pose_keypoints_map_from_the_letterboxed_square_to_the_image(graph_model
 
 @pytest.mark.parametrize("task", TASKS)
 def test_repeated_calls_leave_memory_flat(task, each_backend, graph_models):
-    load, _, call = TASKS[task]
-    detector = run(load(graph_models))
+    detector = run(load(task, graph_models))
     try:
-        first = as_plain(run(call(detector)))
+        first = as_plain(run(call(task, detector)))
         before = pe.memory()
         for _ in range(3):
-            assert as_plain(run(call(detector))) == first
+            assert as_plain(run(call(task, detector))) == first
         after = pe.memory()
         assert (after.num_tensors, after.num_bytes) == (before.num_tensors, before.num_bytes)
     finally:
@@ -320,7 +248,7 @@ BAD_IMAGES = [  # (make the image, the error, its message)
     ("make", "error", "message"), BAD_IMAGES, ids=["2-d", "rgba", "empty", "float64", "list", "bool"]
 )
 def test_a_bad_image_is_refused_saying_what_is_expected(make, error, message, graph_models):
-    detector = run(load_pose(graph_models))
+    detector = run(load("pose", graph_models))
     image = make()
     try:
         live = ENGINE.memory().num_tensors

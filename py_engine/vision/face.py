@@ -9,7 +9,7 @@ import numpy as np
 from ..engine import ENGINE
 from ..ops.image import non_max_suppression
 from ..ops.operands import tensor
-from ..ops.shape import concat, gather, stack
+from ..ops.shape import concat, gather
 from .image import crop_regions, image_batch, letterbox, square_around
 from .model import load_task_model, read
 from .results import Box, Keypoint, Point, as_dict
@@ -65,7 +65,10 @@ class FaceDetector:
             raise ValueError("FaceDetector: iris needs the mesh model too (the eyes' crops come from the mesh)")
         self.model, self.mesh, self.iris, self.emotion = model, mesh, iris, emotion
         self.size = model.inputs[0].shape[1]
-        self.anchors = tensor(blazeface_anchors(self.size))
+        # what each anchor's 16 values are offsets from: its centre for the box centre and the 6 landmarks, 0 for the
+        # box's width and height
+        anchors = blazeface_anchors(self.size)
+        self.origins = tensor(np.concatenate([anchors, np.zeros_like(anchors), np.tile(anchors, 6)], 1))
 
     @classmethod
     async def load(cls, url_or_path, mesh=None, iris=None, emotion=None):
@@ -91,7 +94,7 @@ class FaceDetector:
     def dispose(self):
         for model in (self.model, self.mesh, self.iris, self.emotion):
             model and model.dispose()
-        self.anchors.dispose()
+        self.origins.dispose()
 
     async def estimate_faces(self, image, max_faces=10, min_score=0.5, iou_threshold=0.3):
         """[Face], best first: at most max_faces scoring min_score or more, none overlapping a better one by an IoU
@@ -113,20 +116,17 @@ class FaceDetector:
         """Rows of (x_min, y_min, x_max, y_max, score, 6 landmarks' x and y) in the image's pixels."""
         x, region = letterbox(batch, self.size)
         regressors_32, logits_16, logits_32, regressors_16 = self.model.execute(x / 127.5 - 1)
-        logits = concat([logits_16[0], logits_32[0]], 0)[:, 0]
-        values = concat([regressors_16[0], regressors_32[0]], 0)  # [896, 16]
-        centre = (values[:, 0:2] + self.anchors) / self.size
-        half = values[:, 2:4] / (2 * self.size)
-        points = (values[:, 4:].reshape((-1, 6, 2)) + self.anchors.expand_dims(1)) / self.size
-        x_min, y_min = region.to_pixels(centre[:, 0] - half[:, 0], centre[:, 1] - half[:, 1])
-        x_max, y_max = region.to_pixels(centre[:, 0] + half[:, 0], centre[:, 1] + half[:, 1])
-        px, py = region.to_pixels(points[:, :, 0], points[:, :, 1])
-        score = logits.sigmoid()
-        boxes = stack([y_min, x_min, y_max, x_max], 1)
+        score = concat([logits_16[0], logits_32[0]], 0).reshape((-1,)).sigmoid()
+        # in input pixels: the box centre, its width and height, the 6 landmarks
+        values = concat([regressors_16[0], regressors_32[0]], 0) + self.origins  # [896, 16]
+        centre, half = values[:, 0:2], values[:, 2:4] / 2
+        found = concat([centre - half, centre + half, values[:, 4:]], 1)  # x_min, y_min, x_max, y_max, 6 (x, y)
+        # to image pixels (the letterbox is square: one scale for x and y)
+        found = found * (region.width / self.size) + tensor([region.x, region.y] * 8, "float32")
+        boxes = gather(found, [1, 0, 3, 2], axis=1)  # (y_min, x_min, y_max, x_max)
         # NMS keeps scores above its threshold: just below min_score, so a face scoring min_score exactly is kept
         kept = non_max_suppression(boxes, score, max_faces, iou_threshold, np.nextafter(min_score, -1))
-        rows = stack([x_min, y_min, x_max, y_max, score], 1)
-        return await read(gather(concat([rows, stack([px, py], 2).reshape((-1, 12))], 1), kept))
+        return await read(gather(concat([found[:, :4], score.expand_dims(1), found[:, 4:]], 1), kept))
 
     @staticmethod
     def _landmarks(values):

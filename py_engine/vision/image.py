@@ -14,9 +14,10 @@ from ..tensor import Tensor
 _DTYPES = ("uint8", "int32", "float32")
 
 
-def image_batch(image, task):
+def image_batch(image, task, int_pixels=False):
     """image (an [H, W, 3] tensor or numpy array, uint8, int32 or float32 in 0..255) as a float32 [1, H, W, 3]
-    tensor of the current scope."""
+    tensor of the current scope; with int_pixels an int32 tensor stays int32 (for the resizes, which take it as it
+    is: one pass over the image fewer)."""
     dtype = str(image.dtype) if isinstance(image, Tensor | np.ndarray) else None
     if dtype not in _DTYPES:
         raise DTypeError(
@@ -30,7 +31,7 @@ def image_batch(image, task):
         )
     if isinstance(image, np.ndarray):
         return tensor(np.asarray(image, np.float32)[None])
-    return image.cast("float32").expand_dims(0)
+    return image.expand_dims(0) if int_pixels and image.dtype == "int32" else image.cast("float32").expand_dims(0)
 
 
 @dataclass(frozen=True)

@@ -4,9 +4,10 @@ own top-100 detections; what is left here is scaling them to the image and non-m
 from dataclasses import dataclass
 
 from ..engine import ENGINE
+from ..ops.convert import tensor
 from ..ops.image import non_max_suppression, resize_bilinear
-from ..ops.math import clip_by_value
-from ..ops.shape import gather, stack
+from ..ops.math import maximum, minimum
+from ..ops.shape import concat, gather
 from .image import image_batch
 from .model import load_task_model, read
 from .results import Box
@@ -59,15 +60,15 @@ class ObjectDetector:
         """[Detection], best first: at most max_results scoring above threshold, none overlapping a better one of
         any class by an IoU of iou_threshold or more."""
         with ENGINE.scope():
-            batch = image_batch(image, "ObjectDetector.detect")
+            # int32 pixels (the page's camera frames) go to the resize as they are: it casts only what it reads
+            batch = image_batch(image, "ObjectDetector.detect", int_pixels=True)
             height, width = batch.shape[1:3]
             x = resize_bilinear(batch, (self.size, self.size))
             found = self.model.execute(x, "tower_0/detections")[0]  # [100, (x1, y1, x2, y2, score, class)]
-            x1, y1, x2, y2 = (
-                clip_by_value(found[:, k] * (scale / self.size), 0, scale)
-                for k, scale in enumerate((width, height) * 2)
-            )
-            score = found[:, 4]
-            kept = non_max_suppression(stack([y1, x1, y2, x2], 1), score, max_results, iou_threshold, threshold)
-            rows = await read(gather(stack([x1, y1, x2, y2, score, found[:, 5]], 1), kept))
+            # all four coordinates at once: scaled to the image, clipped to it
+            scale = tensor([width / self.size, height / self.size] * 2, "float32")
+            boxes = minimum(maximum(found[:, :4] * scale, 0), tensor([width, height] * 2, "float32"))
+            nms_boxes = gather(boxes, [1, 0, 3, 2], axis=1)  # (y1, x1, y2, x2)
+            kept = non_max_suppression(nms_boxes, found[:, 4], max_results, iou_threshold, threshold)
+            rows = await read(gather(concat([boxes, found[:, 4:]], 1), kept))
         return [Detection(Box(*box), COCO_LABELS[int(label)], score) for *box, score, label in rows]
