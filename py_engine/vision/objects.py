@@ -4,9 +4,9 @@ own top-100 detections; what is left here is scaling them to the image and non-m
 from dataclasses import dataclass
 
 from ..engine import ENGINE
-from ..ops.convert import tensor
 from ..ops.image import non_max_suppression, resize_bilinear
 from ..ops.math import maximum, minimum
+from ..ops.operands import tensor
 from ..ops.shape import concat, gather
 from .image import image_batch
 from .model import load_task_model, read

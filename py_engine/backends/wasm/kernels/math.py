@@ -77,7 +77,7 @@ def _activation_grad(dy, y, activation):
     return numpy_math.ACTIVATION_GRAD[activation](dy, y) if out is None else out
 
 
-_programs = {}  # fusion.TracedRule -> (int32 steps, int32 outputs), or None when a step has no native op
+_programs = {}  # elementwise_rules.TracedRule -> (int32 steps, int32 outputs), or None when a step has no native op
 
 
 def _compiled(program):
