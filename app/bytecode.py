@@ -2,7 +2,7 @@
 
 A first visit compiled numpy's, the engine's, the page's and the standard library's modules from source in the page:
 Pyodide's wheels and its standard library's zip carry only .py files, and the bytecode a visit stores for the next one
-(static/startup_cache.js) does not exist yet. The server's Python is not Pyodide's (bytecode is only valid for the
+(static/worker/startup_cache.js) does not exist yet. The server's Python is not Pyodide's (bytecode is only valid for the
 interpreter version that wrote it), so app/precompile.mjs runs the served Pyodide in Node, imports what the page's
 worker imports and writes checked hash-based .pyc files: an import compares each with its source's hash and compiles
 from source on a mismatch, so bytecode that does not match the sources a page got is slower, never wrong.
@@ -26,6 +26,12 @@ from app.http_files import ContentAddressed, file_sha256
 
 COMPILER = Path(__file__).with_name("precompile.mjs")
 BUILD_TIMEOUT_S = 600  # a Pyodide boot, numpy's load and the imports: 8 s of CPU here, minutes on a loaded machine
+
+
+def page_modules(static_dir: Path) -> list[Path]:
+    """The page's Python modules: the worker's (static/worker/*.py) and each panel's (static/panels/NAME/*.py). The
+    worker writes them all into /home/pyodide (config.json's python_modules), so they import each other by name."""
+    return sorted([*static_dir.glob("worker/*.py"), *static_dir.glob("panels/*/*.py")], key=lambda path: path.name)
 
 
 @dataclass(frozen=True)
@@ -52,7 +58,7 @@ class FirstVisitBytecode:
         if self.node is None or not (self.pyodide_folder / MANIFEST).is_file():
             self.builds.fail_once("unbuildable", "no first-visit bytecode: it needs Node.js and the local Pyodide")
             return None
-        modules = sorted(self.static_dir.glob("*.py"))
+        modules = page_modules(self.static_dir)
         parts = [PYODIDE_VERSION, file_sha256(self.pyodide_folder / MANIFEST), wheel.sha256, file_sha256(COMPILER)]
         parts += [[module.name, file_sha256(module)] for module in modules]
         key = hashlib.sha256(json.dumps(parts).encode()).hexdigest()[:16]

@@ -8,15 +8,15 @@
 // - the modules of site-packages those imports loaded (numpy's),
 // - the standard-library modules imported after Pyodide's boot (loadPackage's tarfile and email, json, dataclasses...),
 //   from the zip that holds them as sources: as files under STDLIB_BYTECODE, for the page's zip importer
-//   (static/startup_cache.js), which compares each with its source's hash as the import system does for the others.
-// Writes the archive static/startup_cache.js reads ([u32 index length][index JSON: [[path, size], ...]][files]).
+//   (static/worker/startup_cache.js), which compares each with its source's hash as the import system does for the others.
+// Writes the archive static/worker/startup_cache.js reads ([u32 index length][index JSON: [[path, size], ...]][files]).
 //
 // node app/precompile.mjs PYODIDE_DIR WHEEL OUT PAGE_MODULE...
 import fs from "node:fs";
 import path from "node:path";
 import { pathToFileURL } from "node:url";
 
-const STDLIB_BYTECODE = "/lib/python312-bytecode"; // static/startup_cache.js looks there
+const STDLIB_BYTECODE = "/lib/python312-bytecode"; // static/worker/startup_cache.js looks there
 const [pyodideDir, wheel, out, ...pageModules] = process.argv.slice(2);
 // an uncaught error would print the line it came from: pyodide.asm.js's, a megabyte on one line
 process.on("uncaughtException", (error) => {
@@ -39,7 +39,7 @@ sys.path.insert(0, "/home/pyodide")
 import playground, playground_run
 import py_engine.browser, py_engine.models.loading
 # ...and what starting the wasm backend imports (reading its module from the wheel, its self-test), which the page
-# starts on without WebGPU or on WebGPU on the CPU (static/bridge.js, preferredBackend)
+# starts on without WebGPU or on WebGPU on the CPU (static/worker/bridge.js, preferredBackend)
 from py_engine.backends.wasm import WasmBackend
 WasmBackend()
 

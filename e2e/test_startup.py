@@ -1,4 +1,4 @@
-"""The page's boot path (static/worker.js, static/startup_cache.js): the engine wheel unpacked without micropip, the
+"""The page's boot path (static/worker.js, static/worker/startup_cache.js): the engine wheel unpacked without micropip, the
 server's bytecode for a first visit (app/bytecode.py), and what a boot stores in Cache Storage for the next one
 (Pyodide's memory snapshot with the standard-library modules the boot imported, the imported modules' bytecode, the
 files numpy and the engine installed)."""
@@ -76,7 +76,7 @@ ANOTHER_NUMPY = """async () => {
         await cache.put(key, new Response(entry, { headers: { "X-Content-SHA256": digest } }));
     }
 }"""
-# numpy's wasm modules loaded so far (static/startup_cache.js loads those the last boot's imports needed), and whether
+# numpy's wasm modules loaded so far (static/worker/startup_cache.js loads those the last boot's imports needed), and whether
 # numpy.random is imported; evaluated in the page's worker, so that it is no request (the worker imports numpy.random
 # once no request has run for 3 s)
 NUMPY_LOADED = f"""[Object.keys(pyodide._module.LDSO.loadedLibsByName).filter((lib) => lib.startsWith("{SITE_PACKAGES}numpy/"))
@@ -147,7 +147,7 @@ def test_a_first_visit_installs_without_micropip_and_later_ones_boot_from_its_sn
         assert not [url for url in fetched if "micropip" in url or "packaging" in url], fetched
         assert len([url for url in fetched if "/engine/" in url]) == 1, fetched
         assert len([url for url in fetched if "/bytecode/" in url]) == 1, fetched
-        # numpy's wheel, downloaded while Pyodide booted and handed to loadPackage (static/prefetch.js), and the lock
+        # numpy's wheel, downloaded while Pyodide booted and handed to loadPackage (static/worker/prefetch.js), and the lock
         # file, read by the prefetch and Pyodide's boot: once each
         assert len([url for url in fetched if "/numpy-" in url]) == 1, fetched
         assert len([url for url in fetched if url.endswith("/pyodide-lock.json")]) == 1, fetched

@@ -1,4 +1,4 @@
-// The page's own service worker, registered by static/isolation.js only where the host sends no COOP/COEP headers (a
+// The page's own service worker, registered by static/page/isolation.js only where the host sends no COOP/COEP headers (a
 // static copy of the page: `python -m app export DIR` on a plain static server; the project's server sends them, so
 // there it is never registered). It does two things for this origin's requests:
 //

@@ -11,14 +11,14 @@
 //                                         traceback, line}} (see playground_run.py and playground_display.py)
 //                   | {id, op: "memory"} | {id, op: "stats"} | {id, op: "info"} | {id, op: "clearNamespace"}
 //                   | {id, op: "setBackend", name}
-//                   | {id, op: "files.list" | "files.upload" | ...}  the user's files: static/files_worker.js
+//                   | {id, op: "files.list" | "files.upload" | ...}  the user's files: static/panels/files/files_worker.js
 //                   | {id, op: "complete", code, offset}  the editor's completion: {from, items, signatures}
 //                                         (playground_completion.py), or null while a request is in progress;
 //                                         answered beside the queue, never after a run
 //                   | {id, op, script, ...}  a panel's request, answered by its worker script (`script`, loaded on
-//                                         the first): static/classify_worker.js, static/teach_worker.js,
-//                                         static/vision_worker.js,
-//                                         static/memory_lab_worker.js list theirs
+//                                         the first): static/panels/classify/classify_worker.js, static/panels/teach/teach_worker.js,
+//                                         static/panels/vision/vision_worker.js,
+//                                         static/panels/memory_lab/memory_lab_worker.js list theirs
 //   worker -> page  {id, ok: true, value} | {id, ok: false, error}    one reply per request
 //                   {event: "status", text, phase, downloaded}  boot progress: the phase (as worker.js's
 //                                                  timed() names it, without _ms) and the bytes the boot took from
@@ -57,29 +57,25 @@
 "use strict";
 
 // Each script is a request of its own: config.json is requested while startup_cache.js loads, bridge.js loads in
-// boot() while Cache Storage looks for the last visit's entries, a panel's worker script (static/*_worker.js) with
+// boot() while Cache Storage looks for the last visit's entries, a panel's worker script (static/panels/NAME/*_worker.js) with
 // the panel's first request.
 // prefetch.js comes first: its fetch() is the one every later fetch of this worker, Pyodide's included, goes through.
-importScripts("prefetch.js");
+importScripts("worker/prefetch.js");
 const configFetch = download("config.json", "text");
 configFetch.catch(() => {}); // awaited by boot(); an early failure must not go unhandled meanwhile
-importScripts("startup_cache.js");
+importScripts("worker/startup_cache.js");
 
-// The wasm backend's threads (py_engine/backends/wasm/threads.py asks for them): static/wasm_pool.js and its
+// The wasm backend's threads (py_engine/backends/wasm/threads.py asks for them): static/worker/wasm_pool.js and its
 // workers, loaded the first time set_backend("wasm") runs on more than one thread.
 self.pyEngineWasmPool = (module, workers, heap) => {
-  if (!self.startWasmPool) importScripts("wasm_pool.js");
-  return self.startWasmPool(module, workers, () => new Worker("wasm_pool_worker.js"), heap);
+  if (!self.startWasmPool) importScripts("worker/wasm_pool.js");
+  return self.startWasmPool(module, workers, () => new Worker("worker/wasm_pool_worker.js"), heap);
 };
 const backendRequested = new URL(self.location.href).searchParams.get("backend"); // ?backend=NAME, else the page picks
-// The page's Python modules (static/*.py), written into /home/pyodide; startup_cache.py is imported first, by
-// startup_cache.js right after Pyodide has booted.
-const PYTHON_MODULES = [
-  "playground.py", "playground_run.py", "playground_display.py", "playground_files.py", "playground_packages.py",
-  "playground_figures.py", "playground_completion.py", "teach.py", "teach_full_model.py", "memory_lab.py",
-  "vision_panel.py", "startup_cache.py",
-];
-const STARTUP_CACHE_PY = PYTHON_MODULES.indexOf("startup_cache.py");
+// The page's Python modules (config.json's python_modules: static/worker/*.py and static/panels/NAME/*.py), written
+// into /home/pyodide by name; startup_cache.py is imported first, by startup_cache.js right after Pyodide has booted.
+const moduleName = (path) => path.slice(path.lastIndexOf("/") + 1);
+const STARTUP_CACHE_PY = "startup_cache.py";
 const timings = {};
 let pyodide = null, py = null, runner = null, bootError = null;
 let interruptBuffer = null; // Int32Array on a SharedArrayBuffer the page writes SIGINT (2) into
@@ -130,7 +126,7 @@ async function download(url, as) {
 }
 
 // Boot order: everything that needs no Python (the engine wheel, the page's modules) downloads while Pyodide boots
-// (from the last visit's memory snapshot when there is one, static/startup_cache.js) and Cache Storage reads what
+// (from the last visit's memory snapshot when there is one, static/worker/startup_cache.js) and Cache Storage reads what
 // the last visit stored. numpy and the engine go into site-packages from the last visit's files when stored, else
 // numpy by loadPackage and the engine wheel unpacked straight into site-packages (a pure-Python wheel needs no
 // installer, and micropip would cost a package load and an import); the last visit's bytecode (on a first visit,
@@ -144,13 +140,15 @@ async function boot() {
   const indexURL = new URL(config.pyodide_index_url, self.location.href).href;
   const packages = [...new Set(["numpy", ...(config.packages || [])])];
   const wheel = download(new URL(config.engine_wheel_url, self.location.href).href, "bytes");
-  const sources = Promise.all(PYTHON_MODULES.map((name) => download(name, "text")));
+  const modules = config.python_modules;
+  const sources = Promise.all(modules.map((path) => download(path, "text")));
+  const startupCachePy = modules.findIndex((path) => moduleName(path) === STARTUP_CACHE_PY);
   wheel.catch(() => {}); sources.catch(() => {}); // awaited below; an early failure must not go unhandled meanwhile
   const snapshot = startupCache.findSnapshot(indexURL); // Cache Storage looks while pyodide.js loads
   self.pePrefetch.lockFile(indexURL); // one request for Pyodide's boot and the wheels' prefetch
   const booting = timed("pyodide_boot_ms", () => {
     importScripts(indexURL + "pyodide.js");
-    return startupCache.bootPyodide(indexURL, snapshot, sources.then((texts) => texts[STARTUP_CACHE_PY]));
+    return startupCache.bootPyodide(indexURL, snapshot, sources.then((texts) => texts[startupCachePy]));
   });
   const installedKey = startupCache.installedKey([indexURL, packages, config.engine_wheel_url]);
   const installed = installedKey.then((key) => startupCache.readInstalled(key));
@@ -160,20 +158,20 @@ async function boot() {
   const bytecode = bytecodeKey.then((key) => startupCache.readBytecode(key));
   bytecode.catch(() => {}); // the sources' failure, awaited below
   // Nothing stored (a first visit): the server's bytecode (app/bytecode.py) and the packages' wheels download while
-  // Pyodide boots (static/prefetch.js holds the wheels until loadPackage asks for them).
+  // Pyodide boots (static/worker/prefetch.js holds the wheels until loadPackage asks for them).
   const servedEarly = installed.then((found) => (found ? undefined : startupCache.fetchServedBytecode(config.bytecode)));
   installed.then((found) => found || self.pePrefetch.packages(indexURL, packages));
-  importScripts("bridge.js");
-  // The backend: the one the address names, else webgpu on a GPU and wasm on a CPU (static/bridge.js).
+  importScripts("worker/bridge.js");
+  // The backend: the one the address names, else webgpu on a GPU and wasm on a CPU (static/worker/bridge.js).
   const choice = backendRequested ? Promise.resolve({ backend: backendRequested, reason: null })
     : self.peBridge.preferredBackend();
   // The classifier's shaders compile on another core while numpy loads and Python imports and starts
-  // (static/bridge.js, precompile); started earlier, they would slow Pyodide's own compiles, which use every core.
+  // (static/worker/bridge.js, precompile); started earlier, they would slow Pyodide's own compiles, which use every core.
   // Called before the engine starts (it awaits `choice` below), so the engine takes the device that compiles them.
   choice.then(({ backend }) => {
     if (backend === "webgpu" && config.pipelines) self.peBridge.precompile(config.pipelines, booting);
   });
-  // The classifier's files download while numpy loads and Python imports and starts (static/prefetch.js); started
+  // The classifier's files download while numpy loads and Python imports and starts (static/worker/prefetch.js); started
   // earlier, they would share a slow network with Pyodide's own files.
   if (config.classifier) booting.then(() => self.pePrefetch.model(config.classifier), () => {});
   const booted = await booting;
@@ -201,7 +199,7 @@ async function boot() {
   }
   self.peBridge.heap = () => pyodide._module.HEAPU8;
   self.peBridge.onLost((reason) => post({ event: "device-lost", reason }));
-  PYTHON_MODULES.forEach((name, i) => pyodide.FS.writeFile("/home/pyodide/" + name, texts[i]));
+  modules.forEach((path, i) => pyodide.FS.writeFile("/home/pyodide/" + moduleName(path), texts[i]));
   await loading;
   pyodide.setStdout({ batched: (line) => printed("stdout", line) });
   pyodide.setStderr({ batched: (line) => printed("stderr", line) });
@@ -220,7 +218,7 @@ async function boot() {
   // The next boot's snapshot holds the standard-library modules this one imported, unless it was asked for them.
   const stdlib = startupCache.stdlibFromZip();
   if (!booted.fromSnapshot || stdlib.some((name) => !booted.preloaded.includes(name))) {
-    snapshotToMake = { indexURL, preload: stdlib, pythonHalf: texts[STARTUP_CACHE_PY] };
+    snapshotToMake = { indexURL, preload: stdlib, pythonHalf: texts[startupCachePy] };
   }
   return {
     ...info,
@@ -290,10 +288,10 @@ function whenIdle() {
   });
 }
 
-// static/snapshot_worker.js boots a Pyodide of its own, snapshots and stores it, and ends; this one keeps serving.
+// static/worker/snapshot_worker.js boots a Pyodide of its own, snapshots and stores it, and ends; this one keeps serving.
 function snapshotInWorker({ indexURL, preload, pythonHalf }) {
   return new Promise((resolve, reject) => {
-    const maker = new Worker("snapshot_worker.js");
+    const maker = new Worker("worker/snapshot_worker.js");
     maker.onmessage = ({ data }) => {
       maker.terminate();
       if (data.error) reject(new Error(`Pyodide snapshot: ${data.error}`));
@@ -330,7 +328,7 @@ function printed(stream, line) {
   else if (flushTimer === null) flushTimer = setTimeout(flushOutput, FLUSH_MS);
 }
 
-// What Python shows in the Output besides printed text, in order with it (static/playground_packages.py,
+// What Python shows in the Output besides printed text, in order with it (static/worker/playground_packages.py,
 // playground_figures.py): {stream: "note", text} (a package load's progress) or {stream: "figure", png, alt, width,
 // height}. Sent at once: a figure is large, and a note says what the run waits for.
 self.peOutput = (chunk) => {
@@ -403,7 +401,7 @@ function stop(id) {
 }
 
 // The requests this worker answers, by op: the runtime's own below; a panel's come from its worker script
-// (static/*_worker.js), which the page names in the panel's requests (static/playground/panels.js) and which is
+// (static/panels/NAME/*_worker.js), which the page names in the panel's requests (static/page/panels.js) and which is
 // loaded on the first of them. Each handler gets the message and the worker's tools and returns the reply's value.
 const requests = new Map();
 function handleRequest(op, handler) {
@@ -422,11 +420,11 @@ handleRequest("memory", () => plain(py.memory()));
 handleRequest("stats", () => plain(py.stats()));
 handleRequest("info", () => plain(py.backend_info()));
 handleRequest("setBackend", async (message) => plain(await py.start(message.name)));
-importScripts("files_worker.js"); // the user's files: mounted by boot(), with requests of their own
+importScripts("panels/files/files_worker.js"); // the user's files: mounted by boot(), with requests of their own
 
 async function handle(message) {
   if (!py) throw new Error("the Python runtime did not start: " + bootError);
-  if (!requests.has(message.op) && /^\w+_worker\.js$/.test(message.script ?? "")) importScripts(message.script);
+  if (!requests.has(message.op) && /^panels\/\w+\/\w+_worker\.js$/.test(message.script ?? "")) importScripts(message.script);
   const handler = requests.get(message.op);
   if (!handler) throw new Error(`unknown request ${JSON.stringify(message.op)}`);
   return handler(message, tools());
@@ -450,9 +448,9 @@ const booted = boot().finally(() => clearInterval(bootTicker)).then(
 const queue = [];
 let draining = false;
 
-// The editor's completion (static/playground_completion.py, jedi) is answered beside the queue, so it never waits
+// The editor's completion (static/panels/code/playground_completion.py, jedi) is answered beside the queue, so it never waits
 // for a run: while a request is in progress (a run that awaits included) it gets nothing at once, and while Python
-// runs without awaiting, the page stops waiting for it (static/playground/completion.js).
+// runs without awaiting, the page stops waiting for it (static/panels/code/completion.js).
 let completer = null;
 async function complete(message) {
   let value = null;

@@ -1,4 +1,4 @@
-"""static/bridge.js states none of the constants of py_engine/backends/webgpu/device.py: BridgeDevice hands them to
+"""static/worker/bridge.js states none of the constants of py_engine/backends/webgpu/device.py: BridgeDevice hands them to
 peBridge.open (BRIDGE_CONSTANTS) and the JS device reads them under the names Python gives. These checks read both
 sources (bridge_device.py imports Pyodide's `js`), so the two sides disagreeing fails here, not in a page."""
 
@@ -9,7 +9,7 @@ import re
 from py_engine.backends.webgpu.device import BRIDGE_CONSTANTS, UNIFORM_BLOCK, UNIFORM_RING, DeviceStats
 
 ROOT = pathlib.Path(__file__).resolve().parent.parent
-BRIDGE_JS = (ROOT / "static" / "bridge.js").read_text()
+BRIDGE_JS = (ROOT / "static" / "worker" / "bridge.js").read_text()
 BRIDGE_DEVICE = (ROOT / "py_engine" / "backends" / "webgpu" / "bridge_device.py").read_text()
 
 

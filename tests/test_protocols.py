@@ -1,5 +1,5 @@
 """Every backend, recorder and device implements its protocol (py_engine/backend_protocols.py): the same member
-names and the same parameter names, down to the JS functions of static/bridge.js that BridgeDevice calls."""
+names and the same parameter names, down to the JS functions of static/worker/bridge.js that BridgeDevice calls."""
 
 import ast
 import asyncio
@@ -21,7 +21,7 @@ from py_engine.engine.warmup import ShaderList
 
 ROOT = pathlib.Path(__file__).resolve().parent.parent
 BRIDGE_DEVICE = ROOT / "py_engine" / "backends" / "webgpu" / "bridge_device.py"
-BRIDGE_JS = ROOT / "static" / "bridge.js"
+BRIDGE_JS = ROOT / "static" / "worker" / "bridge.js"
 
 
 def members(protocol):

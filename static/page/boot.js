@@ -1,8 +1,8 @@
 // Starts the Pyodide worker as soon as the page's head is parsed, before its stylesheets and deferred scripts have
-// loaded: the boot (seconds) then overlaps them instead of waiting for them. static/playground/worker_client.js takes
+// loaded: the boot (seconds) then overlaps them instead of waiting for them. static/page/worker_client.js takes
 // this worker over (window.playgroundBoot.take) and gets the messages it posted before then, in order; a Restart
 // starts its own. The backend: the address's ?backend=NAME, else the Backend menu's last choice (kept in
-// localStorage by rememberBackend), else the one the worker picks (static/bridge.js, preferredBackend).
+// localStorage by rememberBackend), else the one the worker picks (static/worker/bridge.js, preferredBackend).
 "use strict";
 
 window.playgroundBoot = (() => {

@@ -1,4 +1,4 @@
-// pe.browser.show_image's pictures (event "image" from static/playground/main.js): a canvas of the image with its
+// pe.browser.show_image's pictures (event "image" from static/page/main.js): a canvas of the image with its
 // boxes, points and lines drawn over it (vision_draw.js), captioned with its title and what is drawn, for the Output.
 //
 // imageFigure({title, key, width, height, rgba: Uint8Array, boxes, points, lines}) -> <figure> (data-key: the key

@@ -9,7 +9,7 @@
 //                          the address named the backend, ?backend=webgpu|wasm|numpy), details: pe.backend_info(),
 //                          backend_start_ms, warmup_ms, pyodide_version, pyodide_from_snapshot (booted from the
 //                          last visit's memory snapshot), bytecode_cached_files (.pyc files taken from the cache; 0 on
-//                          a first visit; see static/startup_cache.js),
+//                          a first visit; see static/worker/startup_cache.js),
 //                          timings: {worker_start_ms (navigation start to the worker's start), config_ms,
 //                          pyodide_boot_ms, packages_ms, engine_install_ms, bytecode_restore_ms, import_ms,
 //                          engine_start_ms},
@@ -30,11 +30,11 @@
 //   running                the id of the run in progress (runPython or run), else null; each change fires the DOM
 //                          event "playground:run" with {running} as `detail`
 //   setCode(text)          puts `text` in the editor's active file as the user's code (kept across reloads)
-//   openFile(name, text, {asCopy})  -> the tab's name: opens `text` in an editor tab (static/playground/code.js: a
+//   openFile(name, text, {asCopy})  -> the tab's name: opens `text` in an editor tab (static/panels/code/code.js: a
 //                          tab already holding it, else a new one, name_2.py where `name` is taken); the Examples
 //                          gallery and the Files panel use it
 //   editorFiles()          [{name, unsaved}] of the editor's tabs; activeFile: the name of the one shown (Run runs it)
-//   files                  the Files panel's (static/playground/files_panel.js): list(), upload([File]),
+//   files                  the Files panel's (static/panels/files/files_panel.js): list(), upload([File]),
 //                          download(name), rename(from, to), remove(name)
 //   stop()                 Promise -> true if a run was asked to stop: KeyboardInterrupt in the running Python, within
 //                          moments (at an `await`, in time.sleep and input() too); `with pe.scope()` and tidy() release
@@ -63,8 +63,8 @@
 //   loadClassifier()       Promise -> {download_ms, download_bytes, load_ms, warmup_ms, cached}: load and warm up
 //                          the classifier now (zeros and cached: true once loaded)
 //   model                  null (the server's default classifier) or the URL of the model folder that classify() and
-//                          loadClassifier() use; the Classify panel's model picker (static/playground/model_picker.js) sets it
-//   teach                  the Teach panel (static/playground/teach_panel.js; transfer learning in the worker on
+//                          loadClassifier() use; the Classify panel's model picker (static/panels/classify/model_picker.js) sets it
+//   teach                  the Teach panel (static/panels/teach/teach_panel.js; transfer learning in the worker on
 //                          EfficientNet-Lite0's 1280 pooled features for images, MoveNet's 51 keypoint features for
 //                          poses): kind() -> "image"|"pose"; setKind(kind) (forgets the examples); classes() -> names;
 //                          addClass(name?) -> index; removeClass(i); addExample(classIndex, urlOrBlob) -> {counts};
@@ -77,7 +77,7 @@
 //                          modelJson.userDefinedMetadata.teach); download({full}) saves those files;
 //                          loadModel([File | {name, blob}]) loads a head back -> {classes, kind}; clear() forgets every
 //                          class; restored: Promise -> whether the last visit's classes came back (IndexedDB)
-//   vision                 the Vision panel (static/playground/vision_panel.js): detect(task, urlOrBlob) -> {task,
+//   vision                 the Vision panel (static/panels/vision/vision_panel.js): detect(task, urlOrBlob) -> {task,
 //                          results: [to_dict() of each], backend, timings: {detect_ms}, load_ms}, task "objects" |
 //                          "pose" | "faces" | "hands"; start(task) and stop() the camera's live detection; running(),
 //                          frames(), fps(); last: the latest answer
@@ -93,19 +93,19 @@
 //                          arrive while the code still runs: pe.browser.training_progress() is a fit callback
 //                          posting "training" events {kind, epoch, epochs, batch, logs, memory} per epoch
 //                          and pe.browser.show_image(...) posts "image" {title, width, height, rgba, boxes, points,
-//                          lines}, drawn in the Output (static/playground/image_output.js)
+//                          lines}, drawn in the Output (static/page/image_output.js)
 // Requests are answered one at a time in order (a memory() sent during a long run waits for it); stop() is not a
 // request: it reaches the running code at once.
 
-import "./charts_panel.js";
-import "./memory_lab_panel.js";
-import "./examples_panel.js";
-import "./files_panel.js";
-import { showClassifierProgress } from "./classify_panel.js";
-import "./teach_panel.js";
-import "./vision_panel.js";
-import { createCode } from "./code.js";
-import { createCompletion } from "./completion.js";
+import "../panels/charts/charts_panel.js";
+import "../panels/memory_lab/memory_lab_panel.js";
+import "../panels/examples/examples_panel.js";
+import "../panels/files/files_panel.js";
+import { showClassifierProgress } from "../panels/classify/classify_panel.js";
+import "../panels/teach/teach_panel.js";
+import "../panels/vision/vision_panel.js";
+import { createCode } from "../panels/code/code.js";
+import { createCompletion } from "../panels/code/completion.js";
 import { createAsks } from "./page_asks.js";
 import { imageFigure } from "./image_output.js";
 import { decodeImage } from "./images.js";

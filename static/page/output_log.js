@@ -5,11 +5,11 @@
 //   print    [{stream: "stdout"|"stderr", text} | {stream: "note", text} (a package load's progress) |
 //            {stream: "figure", png, alt, width, height} (plt.show())] as the worker batches them; dropped: lines the
 //            worker left out
-//   value    a display tree from static/playground_display.py (describe): tensors as a table with their shape, dtype
+//   value    a display tree from static/worker/playground_display.py (describe): tensors as a table with their shape, dtype
 //            and statistics, pandas DataFrames and Series as a table (head and tail of long ones), matplotlib figures
 //            as an image, strings and summaries as text, containers item by item; None shows nothing (as in a
 //            notebook: a last line print() returns it)
-//   error    {type, message, traceback, line} from static/playground_run.py: the traceback as text
+//   error    {type, message, traceback, line} from static/worker/playground_run.py: the traceback as text
 //   ask      input(prompt): the prompt and a text box ("Program input") at the end of the log; Enter gives
 //            answer(line) the line, which then stays in the log after its prompt, as a terminal shows it
 //   endInput the run ended (or was stopped) while input() waited: the box goes, the prompt stays
@@ -166,7 +166,7 @@ export function createOutputLog(element) {
     return box;
   }
 
-  // A matplotlib figure (static/playground_figures.py): drawn at the screen's pixel ratio, shown at its CSS size.
+  // A matplotlib figure (static/worker/playground_figures.py): drawn at the screen's pixel ratio, shown at its CSS size.
   function plotFigure({ png, alt, width, height }) {
     const box = el("figure", "figure");
     const img = box.appendChild(el("img"));
@@ -174,7 +174,7 @@ export function createOutputLog(element) {
     return box;
   }
 
-  // A pandas DataFrame or Series (static/playground_display.py, _frame): a table with its column headers and index.
+  // A pandas DataFrame or Series (static/worker/playground_display.py, _frame): a table with its column headers and index.
   function dataFrame(node) {
     const box = el("div", "frame");
     const [rowCount, colCount] = node.shape;

@@ -1,6 +1,6 @@
 // The panel registry: a panel module registers itself (the id of its section, which names its tab too, and its init)
-// and the worker requests it sends, each with the worker script that answers it (static/*_worker.js, which the
-// worker loads with the first such request). A panel's init gets the page's context once static/playground/main.js
+// and the worker requests it sends, each with the worker script that answers it (static/panels/NAME/*_worker.js, which the
+// worker loads with the first such request). A panel's init gets the page's context once static/page/main.js
 // has made it: {playground, request(op, args, transfer), decodeImage(image)}.
 
 const panels = new Map(); // id -> {id, init}

@@ -106,7 +106,7 @@ export function createRunControls({ playground, request, client, code, output, r
     return { names, tensors };
   }
 
-  // Where the page is not cross-origin isolated (static/isolation.js), what Stop can and cannot interrupt.
+  // Where the page is not cross-origin isolated (static/page/isolation.js), what Stop can and cannot interrupt.
   function showIsolation({ isolated, reason }) {
     ui.stopNotice.hidden = isolated || !reason;
     ui.stopNotice.textContent = `Stop is limited here: this page is not cross-origin isolated (${reason}). Stop ends code that ` +

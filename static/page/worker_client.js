@@ -1,5 +1,5 @@
 // The page's side of the Pyodide worker (static/worker.js, which lists the messages): starts it (taking over the one
-// static/boot.js started early), sends requests and matches their replies, hands its events on, stops runs and
+// static/page/boot.js started early), sends requests and matches their replies, hands its events on, stops runs and
 // answers input().
 
 import { workerScriptOf } from "./panels.js";
@@ -8,7 +8,7 @@ const INPUT = { LINE: 1, STOPPED: 2 }; // the input channel's states (static/wor
 const INPUT_BYTES = 64 * 1024; // the longest line input() gets, in UTF-8 bytes
 
 export function createWorkerClient({ onEvent, onBootError }) {
-  const boot = window.playgroundBoot; // static/boot.js: the first worker, started before the page's modules ran
+  const boot = window.playgroundBoot; // static/page/boot.js: the first worker, started before the page's modules ran
   let worker = null;
   let interruptBuffer = null; // shared with the worker: Stop writes SIGINT (2) into it
   let input = null; // {control, bytes}: the input channel, shared with the worker

@@ -1,6 +1,6 @@
 """What the page shows of a value (the Output log's last expression), and the plain data runPython returns.
 
-`describe(value)` makes a tree of small dicts the page draws (static/playground/output_log.js, `value`):
+`describe(value)` makes a tree of small dicts the page draws (static/page/output_log.js, `value`):
 
     {"kind": "none"}
     {"kind": "scalar", "type", "text"}                      bool, int, float, numpy scalars

@@ -1,6 +1,6 @@
-// Makes the Pyodide memory snapshot a later boot of static/worker.js restores (static/startup_cache.js), in a
+// Makes the Pyodide memory snapshot a later boot of static/worker.js restores (static/worker/startup_cache.js), in a
 // Pyodide of its own that nothing else uses, with the standard-library modules in `preload` imported (by pythonHalf,
-// the text of static/startup_cache.py), then stores it and says so: {indexURL, preload, pythonHalf} in, {stored} or
+// the text of static/worker/startup_cache.py), then stores it and says so: {indexURL, preload, pythonHalf} in, {stored} or
 // {error} out.
 "use strict";
 

@@ -48,7 +48,7 @@ self.startupCache = (() => {
   const PRELOADED_HEADER = "X-Preloaded-Modules"; // the snapshot's standard-library modules, space-separated
   const VERSION_HEADER = "X-Pyodide-Version"; // the Pyodide whose Python compiled a bytecode entry
   const WASM_PAGE = 65536;
-  const PYTHON_HALF = "startup_cache.py"; // its Python half, a module of the page's (static/startup_cache.py)
+  const PYTHON_HALF = "startup_cache.py"; // its Python half, a module of the page's (static/worker/startup_cache.py)
   let python = null; // that module, imported once Pyodide has booted
 
   // Writes the Python half (its source, as the worker downloaded it) into Pyodide's file system and imports it.
@@ -200,7 +200,7 @@ self.startupCache = (() => {
     callPython("write_bytecode");
   }
 
-  // Boots a Pyodide of its own, only to snapshot it (static/snapshot_worker.js): in snapshot-making mode Pyodide
+  // Boots a Pyodide of its own, only to snapshot it (static/worker/snapshot_worker.js): in snapshot-making mode Pyodide
   // hands Python a recording proxy of the JS globals, on which native functions such as fetch throw "Illegal
   // invocation", so the session's own Pyodide never runs in that mode. The standard-library modules in `preload`
   // are imported first (one that fails to import is left out); should Pyodide refuse the snapshot with them, a

@@ -1,4 +1,4 @@
-"""The Python half of static/startup_cache.js: what the worker's boot asks of Pyodide's Python to restore and pack
+"""The Python half of static/worker/startup_cache.js: what the worker's boot asks of Pyodide's Python to restore and pack
 the browser's cache entries (the memory snapshot, the bytecode, site-packages).
 
 The worker imports it right after Pyodide has booted, before the bytecode is in place, so every import of the
@@ -10,7 +10,7 @@ import sys
 
 # The standard library's bytecode from the server (app/precompile.mjs writes one .pyc per module here).
 STDLIB_BYTECODE = "/lib/python312-bytecode"
-# The page's modules (static/*.py): the worker writes them here, beside Python's working folder.
+# The page's modules (static/worker/*.py, static/panels/*/*.py): the worker writes them here, beside Python's working folder.
 PAGE_FOLDER = "/home/pyodide"
 # Pyodide's own modules may hold JS objects (state outside the wasm heap) and ctypes opens the main program with
 # dlopen and makes C callbacks when imported: a memory snapshot can hold neither.

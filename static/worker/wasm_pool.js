@@ -1,6 +1,6 @@
 // The wasm backend's threads (py_engine/backends/wasm/threads.py drives them): a shared WebAssembly.Memory, the
 // shared variant of the kernels (kernels_shared.wasm) instantiated on it here, in the Python worker, and in a pool of
-// workers (static/wasm_pool_worker.js, which loads this file for the layout and runShare), which run the same kernels
+// workers (static/worker/wasm_pool_worker.js, which loads this file for the layout and runShare), which run the same kernels
 // on the rows of an op.
 //
 // Pyodide's own memory is not shared, so an op's operands are copied in (copyIn), the threads compute its rows, and

@@ -1,4 +1,4 @@
-// A worker of the wasm backend's pool (static/wasm_pool.js: its layout and runShare): instantiates the shared
+// A worker of the wasm backend's pool (static/worker/wasm_pool.js: its layout and runShare): instantiates the shared
 // kernels on the shared memory once, then takes its part of each call the Python worker starts, and says when it is
 // done (PENDING). A kernel that throws (a trap) sets FAILED and ends this worker.
 // The one message it gets: {memory, module, index}.

@@ -1,4 +1,4 @@
-"""The device interface on the browser's WebGPU, through static/bridge.js (Pyodide only).
+"""The device interface on the browser's WebGPU, through static/worker/bridge.js (Pyodide only).
 
 Same semantics as `wgpu_device.WgpuDevice`. Each method is one call of a cached JS function with
 ints only: buffer ids, offsets, byte counts, and addresses in wasm memory that bridge.js reads or

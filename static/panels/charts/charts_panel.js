@@ -10,7 +10,7 @@
 //                  posted)}, timeline: {t_s, tensors, bytes, gpu_bytes}, plots: [{title, x_label, x, series}]}
 //                 what the charts show, as plain data (a copy); a new fit replaces `training`.
 //   chartsReady  Promise -> true once the chart bundle has loaded (false, with a notice, if it could not)
-import { registerPanel } from "./panels.js";
+import { registerPanel } from "../../page/panels.js";
 
 function init({ playground }) {
   const empty = document.getElementById("charts-empty"); // the Charts panel's line while nothing is charted

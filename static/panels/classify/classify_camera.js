@@ -5,8 +5,8 @@
 // Adds to window.playground:
 //   camera   {start(), stop(), running(), frames(), msPerFrame()}: the Classify panel's live classification
 
-import * as camera from "./camera.js";
-import { lastLine, ms } from "./format.js";
+import * as camera from "../../page/camera.js";
+import { lastLine, ms } from "../../page/format.js";
 
 const $ = (id) => document.getElementById(id);
 

@@ -1,13 +1,13 @@
 // The Classify panel: an image (a chosen or dropped file, a bundled sample) classified by EfficientNet-Lite0 in the
-// worker (static/classify_worker.js), its top 5 and timings shown, and the bar of the classifier's download; with
+// worker (static/panels/classify/classify_worker.js), its top 5 and timings shown, and the bar of the classifier's download; with
 // its model picker (model_picker.js) and live camera (classify_camera.js).
 //
 // Adds to window.playground: classify(urlOrBlob), loadClassifier(), lastClassification (documented in main.js).
 
 import { initClassifyCamera } from "./classify_camera.js";
-import { bytes, lastLine, ms } from "./format.js";
+import { bytes, lastLine, ms } from "../../page/format.js";
 import { initModelPicker } from "./model_picker.js";
-import { registerPanel } from "./panels.js";
+import { registerPanel } from "../../page/panels.js";
 
 const $ = (id) => document.getElementById(id);
 const ui = {
@@ -109,6 +109,6 @@ function init({ playground, request, decodeImage }) {
 
 registerPanel({
   id: "classify",
-  requests: { classify: "classify_worker.js", loadClassifier: "classify_worker.js" },
+  requests: { classify: "panels/classify/classify_worker.js", loadClassifier: "panels/classify/classify_worker.js" },
   init,
 });

@@ -1,7 +1,7 @@
 // The Classify panel's requests in the Pyodide worker (static/worker.js loads this script with the first of them):
 //   {op: "loadClassifier", model}  -> {download_ms, download_bytes, load_ms, warmup_ms, cached}
 //   {op: "classify", pixels: ArrayBuffer (RGBA, transferred), width, height, model} -> {top, timings, backend, load}
-// model: a model folder's URL, or null for the one loaded (else the default); static/playground.py does the work.
+// model: a model folder's URL, or null for the one loaded (else the default); static/worker/playground.py does the work.
 "use strict";
 
 handleRequest("loadClassifier", async (message, { py, plain, progress }) =>

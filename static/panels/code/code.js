@@ -2,7 +2,7 @@
 // it has loaded, or if it cannot, the page's plain text box serves) with one tab per open file, and share links that
 // carry the active file's code in their #code= fragment.
 //
-// The editor's files are .py files in the working directory the code runs in (static/files_worker.js), so they
+// The editor's files are .py files in the working directory the code runs in (static/panels/files/files_worker.js), so they
 // import each other: Ctrl+S (Cmd+S) saves the active file there, Run saves every open file first, and Close saves it
 // too (the file stays in the Files panel, whose Open brings it back). The open tabs and their unsaved text are kept
 // in localStorage, so a reload shows them at once, before Python has started.
@@ -14,7 +14,7 @@
 //   openFile: a tab already open with exactly `text` is shown; else a new tab named `name` (name_2.py where that
 //   name is taken), or with {asCopy: false} the open tab of that name, if any.
 
-import { askName } from "./dialogs.js";
+import { askName } from "../../page/dialogs.js";
 
 const STORAGE_KEY = "py_engine.playground.files"; // {files: [{name, text, unsaved}], active: name}
 const SINGLE_CODE_KEY = "py_engine.playground.code"; // the one script of the page before it had tabs

@@ -7,7 +7,7 @@
 //   runExample(title)   Promise -> {ok, ms} of the run (like run()); rejects for an unknown title. During a run the
 //                       example is queued (the "Example queue" status says so) and runs when that run ends; a later
 //                       example replaces a queued one, whose promise then gives {ok: false, replaced: true}
-import { registerPanel } from "./panels.js";
+import { registerPanel } from "../../page/panels.js";
 
 function init({ playground }) {
   const host = document.getElementById("examples-list");

@@ -1,4 +1,4 @@
-// The Files panel: the files of the working directory the page's code runs in (static/files_worker.js keeps them in
+// The Files panel: the files of the working directory the page's code runs in (static/panels/files/files_worker.js keeps them in
 // Pyodide's file system and, across reloads, in IndexedDB). Upload files with the button or by dropping them anywhere
 // on the page; each file has Download, Rename and Delete (.py files also Open, in an editor tab). The list is read
 // again after every run, so what the code wrote shows.
@@ -10,9 +10,9 @@
 //   files.download(name)       Promise: the file saved by the browser; -> its Blob
 //   files.rename(from, to)     Promise -> the new listing
 //   files.remove(name)         Promise -> the new listing
-import { askName, confirmAction } from "./dialogs.js";
-import { bytes } from "./format.js";
-import { registerPanel } from "./panels.js";
+import { askName, confirmAction } from "../../page/dialogs.js";
+import { bytes } from "../../page/format.js";
+import { registerPanel } from "../../page/panels.js";
 
 const EDITABLE = /\.py$/;
 const MAX_OPEN_BYTES = 2 ** 20; // a bigger .py file is downloaded, not opened in the editor
@@ -41,7 +41,7 @@ function init({ playground, request }) {
     return b;
   }
 
-  // The listing shown; announced to the editor's tabs (static/playground/code.js), which mind the names taken, unless
+  // The listing shown; announced to the editor's tabs (static/panels/code/code.js), which mind the names taken, unless
   // it came from them.
   function show({ files, persistent, reason, limit }, { announce = true } = {}) {
     listed = files;

@@ -1,14 +1,14 @@
 // The user's files in the Pyodide worker: the working directory the page's code runs in (FOLDER) is an Emscripten
 // IDBFS mount, so its files live in Pyodide's in-memory file system while the page is open (Python reads and writes
 // them as ordinary files) and in the browser's IndexedDB across reloads and restarts. static/worker.js loads this
-// script before it boots and calls peFiles.mount() before "ready"; static/playground_files.py makes the folder
+// script before it boots and calls peFiles.mount() before "ready"; static/panels/files/playground_files.py makes the folder
 // Python's current one and its modules importable.
 //
 // Persistence: a boot copies IndexedDB's files into the folder (syncfs(true)); each request below that changes a file
 // copies the changes back (syncfs(false): only the files whose time stamps changed), and so does files.list, which
 // the page asks for after every run, so what Python wrote persists too.
 //
-// Requests (the Files panel, static/playground/files_panel.js, and the editor's tabs, static/playground/code.js):
+// Requests (the Files panel, static/panels/files/files_panel.js, and the editor's tabs, static/panels/code/code.js):
 //   {op: "files.list"}                       -> {files: [{name, size, modified}], persistent, reason, limit}
 //                                               (persistent: false with the reason where IndexedDB refused; limit:
 //                                               the largest file an upload takes, in bytes)

@@ -1,4 +1,4 @@
-"""The user's working directory in the worker (static/files_worker.js mounts it and calls use_folder): Python's
+"""The user's working directory in the worker (static/panels/files/files_worker.js mounts it and calls use_folder): Python's
 current folder and the first place imports look after the page's own modules, so `open("data.csv")` reads an
 uploaded file and `import helpers` imports the editor's helpers.py.
 
@@ -30,7 +30,7 @@ def _finder(path):
 def use_folder(folder):
     global FOLDER
     FOLDER = folder
-    # The page's modules (static/*.py) are in the current folder, found through sys.path's "" until now: named
+    # The page's modules (static/worker/*.py, static/panels/*/*.py) are in the current folder, found through sys.path's "" until now: named
     # instead, they stay importable (teach.py is imported on Teach's first request), and a user's file of the same
     # name cannot shadow them.
     page = os.getcwd()

@@ -1,4 +1,4 @@
-"""The Memory lab's table of live tensors (static/playground/memory_lab_panel.js): pe.leaks() as plain data, each
+"""The Memory lab's table of live tensors (static/panels/memory_lab/memory_lab_panel.js): pe.leaks() as plain data, each
 creation site with its line of code (the page's runs keep their sources in linecache)."""
 
 import linecache

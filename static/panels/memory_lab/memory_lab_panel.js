@@ -1,5 +1,5 @@
 // The Memory lab panel: the session's memory timeline (drawn by charts_panel.js), pe.leaks() as a table of creation
-// sites (the "Find leaks" button; static/memory_lab.py in the worker, static/memory_lab_worker.js), and the backend's
+// sites (the "Find leaks" button; static/panels/memory_lab/memory_lab.py in the worker, static/panels/memory_lab/memory_lab_worker.js), and the backend's
 // pe.stats() counters, refreshed after every request (the worker sends them with each memory snapshot).
 //
 // Adds to window.playground:
@@ -7,8 +7,8 @@
 //                page's Python, shown in the lab's table (creation sites need pe.set_debug(True))
 //   lastStats    the latest pe.stats() the lab shows (null before the first request)
 
-import { bytes, lastLine } from "./format.js";
-import { registerPanel } from "./panels.js";
+import { bytes, lastLine } from "../../page/format.js";
+import { registerPanel } from "../../page/panels.js";
 
 const $ = (id) => document.getElementById(id);
 const ui = { find: $("find-leaks"), leaks: $("leaks"), summary: $("leaks-summary"), hint: $("leaks-hint"), stats: $("stats") };
@@ -80,4 +80,4 @@ function init({ playground, request }) {
   playground.lastStats = null;
 }
 
-registerPanel({ id: "memory-lab", requests: { leaks: "memory_lab_worker.js" }, init });
+registerPanel({ id: "memory-lab", requests: { leaks: "panels/memory_lab/memory_lab_worker.js" }, init });

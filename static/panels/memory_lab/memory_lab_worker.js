@@ -1,5 +1,5 @@
 // The Memory lab's request in the Pyodide worker (static/worker.js loads this script with the first):
-//   {op: "leaks"} -> {debug, sites: [{site, source, count, bytes, shapes}]}, from static/memory_lab.py
+//   {op: "leaks"} -> {debug, sites: [{site, source, count, bytes, shapes}]}, from static/panels/memory_lab/memory_lab.py
 "use strict";
 
 handleRequest("leaks", (message, { pyodide, plain }) => {

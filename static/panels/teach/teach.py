@@ -1,4 +1,4 @@
-"""The Teach panel's Python side (static/playground/teach_panel.js drives it through static/teach_worker.js):
+"""The Teach panel's Python side (static/panels/teach/teach_panel.js drives it through static/panels/teach/teach_worker.js):
 transfer learning on images or poses.
 
 Image classes: each example image goes through the classifier's preprocessing and EfficientNet-Lite0's frozen body

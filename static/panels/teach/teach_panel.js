@@ -1,6 +1,6 @@
 // The Teach panel (like Teachable Machine): the user names 2 to 5 classes of images or of poses, gives each a few
 // examples (files, drops, the bundled samples, or the camera's frames while a class's button is held), and the page
-// trains a small head, in the worker, on the page's backend (static/teach_worker.js, static/teach.py): on
+// trains a small head, in the worker, on the page's backend (static/panels/teach/teach_worker.js, static/panels/teach/teach.py): on
 // EfficientNet-Lite0's pooled features for images, on MoveNet's 17 keypoints for poses. Then it classifies the
 // camera's frames live, or a file, with the user's classes. The classes and their examples stay across reloads until
 // cleared (teach_store.js). The model downloads as a TF.js layers model (model.json + its .bin shard): for images the
@@ -10,8 +10,8 @@
 // Registered as the panel "teach" with its worker requests; window.playground.teach is what createTeachPanel returns
 // (the API is listed in main.js's header).
 
-import * as camera from "./camera.js";
-import { registerPanel } from "./panels.js";
+import * as camera from "../../page/camera.js";
+import { registerPanel } from "../../page/panels.js";
 import * as store from "./teach_store.js";
 
 function createTeachPanel({ host, request, decodeImage }) {
@@ -496,7 +496,7 @@ function createTeachPanel({ host, request, decodeImage }) {
 
 registerPanel({
   id: "teach",
-  requests: { teach: "teach_worker.js" },
+  requests: { teach: "panels/teach/teach_worker.js" },
   init({ playground, request, decodeImage }) {
     playground.teach = createTeachPanel({ host: document.getElementById("teach"), request, decodeImage });
   },

@@ -1,5 +1,5 @@
 // The Teach panel's request in the Pyodide worker, {id, op: "teach", action, ...}: static/worker.js loads this script
-// with the first and hands each to the handler registered here, which calls static/teach.py.
+// with the first and hands each to the handler registered here, which calls static/panels/teach/teach.py.
 //
 //   {action: "setKind", kind: "image"|"pose"}  -> {kind, counts}: another kind forgets the examples and the head
 //   {action: "addExample", classIndex, pixels: ArrayBuffer (RGBA, transferred), width, height}

@@ -1,5 +1,5 @@
 // The Vision panel: objects (CenterNet), poses (MoveNet), faces (BlazeFace) and hands in a photo, a sample or the
-// camera's frames live, with pe.vision's detectors in the worker (static/vision_worker.js, static/vision_panel.py).
+// camera's frames live, with pe.vision's detectors in the worker (static/panels/vision/vision_worker.js, static/panels/vision/vision_panel.py).
 // The results are drawn over the image on a canvas and listed as text (a live region, for screen readers); the camera
 // runs one frame at a time, the next once the last answer is in, and the line under the image shows the frames per
 // second and the backend. The images never leave the page.
@@ -9,10 +9,10 @@
 //            start(task) (the camera, live), stop(), running(), frames(), fps(), last (the latest answer)}
 //            task: "objects" | "pose" | "faces" | "hands"
 
-import * as camera from "./camera.js";
-import { lastLine } from "./format.js";
-import { registerPanel } from "./panels.js";
-import { describe, draw } from "./vision_draw.js";
+import * as camera from "../../page/camera.js";
+import { lastLine } from "../../page/format.js";
+import { registerPanel } from "../../page/panels.js";
+import { describe, draw } from "../../page/vision_draw.js";
 
 const TASKS = [
   { id: "objects", label: "Objects", about: "CenterNet: boxes of the 80 COCO classes" },
@@ -203,7 +203,7 @@ function createVisionPanel({ host, request }) {
 
 registerPanel({
   id: "vision",
-  requests: { vision: "vision_worker.js" },
+  requests: { vision: "panels/vision/vision_worker.js" },
   init({ playground, request }) {
     playground.vision = createVisionPanel({ host: document.getElementById("vision"), request });
   },

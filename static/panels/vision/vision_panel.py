@@ -1,4 +1,4 @@
-"""The Vision panel's Python side (static/playground/vision_panel.js drives it through static/vision_worker.js):
+"""The Vision panel's Python side (static/panels/vision/vision_panel.js drives it through static/panels/vision/vision_worker.js):
 objects, poses, faces and hands in one image with pe.vision's detectors on the graph models the server serves.
 
 Each task's detector is loaded once per worker (and again once Clear namespace or Restart released its weights); an image's tensors live only while it is detected, so the tensor count stays flat frame after frame.

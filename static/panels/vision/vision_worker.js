@@ -1,7 +1,7 @@
 // The Vision panel's request in the Pyodide worker (static/worker.js loads this script with the first):
 //   {op: "vision", task: "objects"|"pose"|"faces"|"hands", pixels: ArrayBuffer (RGBA, transferred), width, height}
 //     -> {task, results: [to_dict() of each detection], backend, timings: {detect_ms}, load_ms}
-// static/vision_panel.py does the work.
+// static/panels/vision/vision_panel.py does the work.
 "use strict";
 
 handleRequest("vision", async (message, { pyodide, plain }) => {
