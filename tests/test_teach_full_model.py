@@ -19,7 +19,9 @@ CLASSES = 3
 
 
 def teach_full_model():
-    spec = importlib.util.spec_from_file_location("teach_full_model", STATIC / "panels" / "teach" / "teach_full_model.py")
+    spec = importlib.util.spec_from_file_location(
+        "teach_full_model", STATIC / "panels" / "teach" / "teach_full_model.py"
+    )
     module = importlib.util.module_from_spec(spec)
     spec.loader.exec_module(module)
     return module

@@ -115,7 +115,10 @@ def test_backend_info_says_how_many_threads_and_why_one(node):
     assert default[:2] == [1, "the default on 1 core (navigator.hardwareConcurrency)"], default
     assert two[:2] == [2, None] and two[2] > 4096, two
     assert kept == 2
-    assert hostless[:2] == [1, "the host provides no worker pool (globalThis.pyEngineWasmPool: static/worker/wasm_pool.js)"]
+    assert hostless[:2] == [
+        1,
+        "the host provides no worker pool (globalThis.pyEngineWasmPool: static/worker/wasm_pool.js)",
+    ]
     assert one == [1, "one thread was asked for", 0]
 
 
