@@ -39,7 +39,7 @@ sys.path.insert(0, "/home/pyodide")
 import playground, playground_run
 import py_engine.browser, py_engine.models.loading
 # ...and what starting the wasm backend imports (reading its module from the wheel, its self-test), which the page
-# starts on without WebGPU or on WebGPU on the CPU (static/worker/bridge.js, preferredBackend)
+# starts on without WebGPU or on WebGPU on the CPU (static/worker/backend_choice.js, preferredBackend)
 from py_engine.backends.wasm import WasmBackend
 WasmBackend()
 

@@ -2,7 +2,7 @@
 // loaded: the boot (seconds) then overlaps them instead of waiting for them. static/page/worker_client.js takes
 // this worker over (window.playgroundBoot.take) and gets the messages it posted before then, in order; a Restart
 // starts its own. The backend: the address's ?backend=NAME, else the Backend menu's last choice (kept in
-// localStorage by rememberBackend), else the one the worker picks (static/worker/bridge.js, preferredBackend).
+// localStorage by rememberBackend), else the one the worker picks (static/worker/backend_choice.js, preferredBackend).
 "use strict";
 
 window.playgroundBoot = (() => {

@@ -47,7 +47,7 @@ export function showInfo(info) {
   if (info.backend === "webgpu") ui.notice.hidden = true;
 }
 
-// Why webgpu is slow on this adapter, or null on a GPU: a software one renders on the CPU (static/worker/bridge.js,
+// Why webgpu is slow on this adapter, or null on a GPU: a software one renders on the CPU (static/worker/backend_choice.js,
 // preferredBackend, picks wasm there by itself).
 function softwareAdapter(adapter) {
   if (!adapter) return null;

@@ -203,7 +203,7 @@ async def load_classifier(on_progress=None, url=None):
 
 
 def _compiled_ahead(url):
-    """Whether this GPU device compiled the pipelines of the model at `url` while the page booted (static/worker/bridge.js,
+    """Whether this GPU device compiled the pipelines of the model at `url` while the page booted (static/worker/precompile.js,
     precompile): then a warm-up would only repeat the list (a dry run of about 0.3 s and the outline's download)."""
     import js
 

@@ -129,7 +129,7 @@ class BridgeDevice:
     def has_pipeline(self, key):
         if key in self._pipelines:
             return True
-        compiled = self._compiled_id(key)  # compiled ahead of the engine (bridge.js, precompile): adopt it
+        compiled = self._compiled_id(key)  # compiled ahead of the engine (static/worker/precompile.js): adopt it
         if compiled < 0:
             return False
         self._pipelines[key] = compiled
