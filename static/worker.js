@@ -15,10 +15,9 @@
 //                   | {id, op: "complete", code, offset}  the editor's completion: {from, items, signatures}
 //                                         (playground_completion.py), or null while a request is in progress;
 //                                         answered beside the queue, never after a run
-//                   | {id, op, script, ...}  a panel's request, answered by its worker script (`script`, loaded on
-//                                         the first): static/panels/classify/classify_worker.js, static/panels/teach/teach_worker.js,
-//                                         static/panels/vision/vision_worker.js,
-//                                         static/panels/memory_lab/memory_lab_worker.js list theirs
+//                   | {id, op: "PANEL.ACTION", script, ...}  a panel's request, answered by its worker script
+//                                         (`script`, loaded on the first): each static/panels/NAME/NAME_worker.js
+//                                         lists its panel's
 //   worker -> page  {id, ok: true, value} | {id, ok: false, error}    one reply per request
 //                   {event: "status", text, phase, downloaded}  boot progress: the phase (as worker.js's
 //                                                  timed() names it, without _ms) and the bytes the boot took from
@@ -161,12 +160,13 @@ async function boot() {
   // Pyodide boots (static/worker/prefetch.js holds the wheels until loadPackage asks for them).
   const servedEarly = installed.then((found) => (found ? undefined : startupCache.fetchServedBytecode(config.bytecode)));
   installed.then((found) => found || self.pePrefetch.packages(indexURL, packages));
-  importScripts("worker/bridge.js");
-  // The backend: the one the address names, else webgpu on a GPU and wasm on a CPU (static/worker/bridge.js).
+  // the webgpu backend's side here (self.peBridge), in this order: each uses the ones before it
+  importScripts("worker/gpu_device.js", "worker/backend_choice.js", "worker/precompile.js", "worker/bridge.js");
+  // The backend: the one the address names, else webgpu on a GPU and wasm on a CPU (static/worker/backend_choice.js).
   const choice = backendRequested ? Promise.resolve({ backend: backendRequested, reason: null })
     : self.peBridge.preferredBackend();
   // The classifier's shaders compile on another core while numpy loads and Python imports and starts
-  // (static/worker/bridge.js, precompile); started earlier, they would slow Pyodide's own compiles, which use every core.
+  // (static/worker/precompile.js); started earlier, they would slow Pyodide's own compiles, which use every core.
   // Called before the engine starts (it awaits `choice` below), so the engine takes the device that compiles them.
   choice.then(({ backend }) => {
     if (backend === "webgpu" && config.pipelines) self.peBridge.precompile(config.pipelines, booting);
@@ -420,11 +420,18 @@ handleRequest("memory", () => plain(py.memory()));
 handleRequest("stats", () => plain(py.stats()));
 handleRequest("info", () => plain(py.backend_info()));
 handleRequest("setBackend", async (message) => plain(await py.start(message.name)));
-importScripts("panels/files/files_worker.js"); // the user's files: mounted by boot(), with requests of their own
+// The user's files: mounted by boot(), so loaded now, not with the Files panel's first request.
+const FILES_WORKER = "panels/files/files_worker.js";
+importScripts(FILES_WORKER);
 
+const loadedScripts = new Set([FILES_WORKER]); // a panel's worker script runs once
 async function handle(message) {
   if (!py) throw new Error("the Python runtime did not start: " + bootError);
-  if (!requests.has(message.op) && /^panels\/\w+\/\w+_worker\.js$/.test(message.script ?? "")) importScripts(message.script);
+  const script = message.script ?? "";
+  if (!requests.has(message.op) && !loadedScripts.has(script) && /^panels\/\w+\/\w+_worker\.js$/.test(script)) {
+    loadedScripts.add(script);
+    importScripts(script);
+  }
   const handler = requests.get(message.op);
   if (!handler) throw new Error(`unknown request ${JSON.stringify(message.op)}`);
   return handler(message, tools());

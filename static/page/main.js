@@ -97,20 +97,14 @@
 // Requests are answered one at a time in order (a memory() sent during a long run waits for it); stop() is not a
 // request: it reaches the running code at once.
 
-import "../panels/charts/charts_panel.js";
-import "../panels/memory_lab/memory_lab_panel.js";
-import "../panels/examples/examples_panel.js";
-import "../panels/files/files_panel.js";
-import { showClassifierProgress } from "../panels/classify/classify_panel.js";
-import "../panels/teach/teach_panel.js";
-import "../panels/vision/vision_panel.js";
+import "../panels/list.js";
 import { createCode } from "../panels/code/code.js";
 import { createCompletion } from "../panels/code/completion.js";
 import { createAsks } from "./page_asks.js";
 import { imageFigure } from "./image_output.js";
 import { decodeImage } from "./images.js";
 import { createOutputLog } from "./output_log.js";
-import { startPanels } from "./panels.js";
+import { panelEvent, startPanels } from "./panels.js";
 import { createRunControls } from "./run_controls.js";
 import {
   clearMemory, hideBootProgress, setStatus, showBootProgress, showDeviceLost, showInfo, showMemory, showTraining,
@@ -230,12 +224,12 @@ function onEvent(m) {
       if (m.name === "image") output.figure(imageFigure(m.data));
       window.dispatchEvent(new CustomEvent("playground:" + m.name, { detail: m.data }));
       break;
-    case "classifier-progress": showClassifierProgress(m); break;
     case "ask": onAsk(m); break;
     case "device-lost":
       playground.onDeviceLost = m.reason;
       showDeviceLost(m.reason);
       break;
+    default: panelEvent(m); // a panel's event (static/page/panels.js)
   }
 }
 

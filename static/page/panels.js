@@ -1,16 +1,22 @@
-// The panel registry: a panel module registers itself (the id of its section, which names its tab too, and its init)
-// and the worker requests it sends, each with the worker script that answers it (static/panels/NAME/*_worker.js, which the
-// worker loads with the first such request). A panel's init gets the page's context once static/page/main.js
-// has made it: {playground, request(op, args, transfer), decodeImage(image)}.
+// The panel registry. Each panel is a folder, static/panels/NAME/, holding its page module (NAME_panel.js), its
+// worker script (NAME_worker.js), its Python (*.py) and its CSS; static/panels/list.js imports the page modules, one
+// line each, and each registers itself here:
+//   registerPanel({id, worker, events, init})
+//     id      the id of its section in static/index.html, which names its tab too, and the name its requests begin
+//             with: a panel's requests are "ID.ACTION" (request("teach.train", {...}))
+//     worker  its worker script, which answers those requests (static/worker.js loads it with the first of them)
+//     events  {name: handler(message)}: the worker's events this panel shows (worker.js lists them)
+//     init    called once static/page/main.js has made the page's context: {playground, request(op, args,
+//             transfer), decodeImage(image)}
+// Its Python needs no line anywhere: the server lists every static/panels/*/*.py in config.json's python_modules, and
+// the worker writes them into /home/pyodide at boot (app/bytecode.py, page_modules).
 
-const panels = new Map(); // id -> {id, init}
-const scripts = new Map(); // request op -> the worker script that answers it
+const panels = new Map(); // id -> {id, worker, events, init}
 let context = null;
 
-export function registerPanel({ id, requests = {}, init }) {
+export function registerPanel({ id, worker = null, events = {}, init }) {
   if (panels.has(id)) throw new Error(`the panel ${id} is registered twice`);
-  panels.set(id, { id, init });
-  for (const [op, script] of Object.entries(requests)) scripts.set(op, script);
+  panels.set(id, { id, worker, events, init });
   if (context) init(context);
 }
 
@@ -20,5 +26,20 @@ export function startPanels(pageContext) {
   for (const { init } of panels.values()) init(context);
 }
 
-// The worker script of a panel's request op; undefined for the runtime's own requests.
-export const workerScriptOf = (op) => scripts.get(op);
+// The worker script that answers a request op ("ID.ACTION"); undefined for the runtime's own requests.
+export function workerScriptOf(op) {
+  const dot = op.indexOf(".");
+  return dot > 0 ? panels.get(op.slice(0, dot))?.worker ?? undefined : undefined;
+}
+
+// Hands a worker event to the panels that show it; false when none does.
+export function panelEvent(message) {
+  let shown = false;
+  for (const { events } of panels.values()) {
+    if (Object.hasOwn(events, message.event)) {
+      events[message.event](message);
+      shown = true;
+    }
+  }
+  return shown;
+}

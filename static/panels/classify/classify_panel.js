@@ -17,7 +17,7 @@ const ui = {
 
 // The classifier's weights download for Classify or for Teach: the bar shows while they do, the line says when
 // they are in (the Teach panel reports its own work).
-export function showClassifierProgress({ loaded, total }) {
+function showClassifierProgress({ loaded, total }) {
   const done = loaded >= total;
   ui.progress.hidden = done;
   ui.progress.max = total || 1;
@@ -52,7 +52,7 @@ function showClassification({ top, timings: t, backend, load, image }) {
 function init({ playground, request, decodeImage }) {
   async function classifyImage(image) {
     const { pixels, width, height, original } = await decodeImage(image);
-    const result = await request("classify", { pixels, width, height, model: playground.model }, [pixels]);
+    const result = await request("classify.image", { pixels, width, height, model: playground.model }, [pixels]);
     result.image = { original, uploaded: { width, height } };
     playground.lastClassification = result;
     showClassification(result);
@@ -101,7 +101,7 @@ function init({ playground, request, decodeImage }) {
   for (const button of ui.samples) button.addEventListener("click", () => classifySample(button.dataset.sample));
 
   playground.classify = classifyImage;
-  playground.loadClassifier = () => request("loadClassifier", { model: playground.model });
+  playground.loadClassifier = () => request("classify.load", { model: playground.model });
   playground.lastClassification = null;
   initModelPicker(playground);
   initClassifyCamera(playground);
@@ -109,6 +109,7 @@ function init({ playground, request, decodeImage }) {
 
 registerPanel({
   id: "classify",
-  requests: { classify: "panels/classify/classify_worker.js", loadClassifier: "panels/classify/classify_worker.js" },
+  worker: "panels/classify/classify_worker.js",
+  events: { "classifier-progress": showClassifierProgress },
   init,
 });

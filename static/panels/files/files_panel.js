@@ -160,4 +160,4 @@ function init({ playground, request }) {
   playground.files = { list, upload, download, rename, remove: (name) => remove(name, { ask: false }) };
 }
 
-registerPanel({ id: "files", init });
+registerPanel({ id: "files", worker: "panels/files/files_worker.js", init });

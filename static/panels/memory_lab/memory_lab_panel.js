@@ -42,7 +42,7 @@ async function findLeaks(request) {
   ui.find.disabled = true;
   ui.summary.textContent = "Looking for live tensors...";
   try {
-    const found = await request("leaks");
+    const found = await request("memory-lab.leaks");
     showLeaks(found);
     return found;
   } catch (error) {
@@ -80,4 +80,4 @@ function init({ playground, request }) {
   playground.lastStats = null;
 }
 
-registerPanel({ id: "memory-lab", requests: { leaks: "panels/memory_lab/memory_lab_worker.js" }, init });
+registerPanel({ id: "memory-lab", worker: "panels/memory_lab/memory_lab_worker.js", init });

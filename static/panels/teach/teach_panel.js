@@ -208,7 +208,7 @@ function createTeachPanel({ host, request, decodeImage }) {
       throw new Error(`teach.addExample: class index must be 0 to ${classes.length - 1} (${classes.length} classes), got ${classIndex}`);
     }
     const [args, transfer] = await pixelsOf(image);
-    const { counts, features } = await request("teach", { action: "addExample", classIndex, ...args }, transfer);
+    const { counts, features } = await request("teach.addExample", { classIndex, ...args }, transfer);
     classes[classIndex].samples.push({ features: Float32Array.from(features), thumb: image instanceof Blob ? image : String(image) });
     classes[classIndex].thumbs.push(image instanceof Blob ? URL.createObjectURL(image) : String(image));
     render();
@@ -236,7 +236,7 @@ function createTeachPanel({ host, request, decodeImage }) {
 
   async function removeClass(classIndex) {
     if (classes.length <= MIN_CLASSES) throw new Error(`teach.removeClass: at least ${MIN_CLASSES} classes are needed`);
-    await request("teach", { action: "removeClass", classIndex });
+    await request("teach.removeClass", { classIndex });
     for (const src of classes[classIndex].thumbs) if (src.startsWith("blob:")) URL.revokeObjectURL(src);
     classes.splice(classIndex, 1);
     render();
@@ -268,9 +268,9 @@ function createTeachPanel({ host, request, decodeImage }) {
     if (!state || !state.classes.length) return false;
     kind = state.kind;
     replaceClasses(state.classes);
-    await request("teach", { action: "setKind", kind });
+    await request("teach.setKind", { kind });
     for (const [i, c] of state.classes.entries()) {
-      for (const { features } of c.samples) await request("teach", { action: "addFeatures", classIndex: i, features });
+      for (const { features } of c.samples) await request("teach.addFeatures", { classIndex: i, features });
     }
     say(`Your ${plural(classes.length, "class")} from the last visit are back, with ${plural(total(), "example")}: train again to use them.`);
     return true;
@@ -286,7 +286,7 @@ function createTeachPanel({ host, request, decodeImage }) {
   async function setKind(next) {
     if (!(next in KINDS)) throw new Error(`teach.setKind: "image" or "pose", got ${JSON.stringify(next)}`);
     if (next === kind) return;
-    await request("teach", { action: "setKind", kind: next });
+    await request("teach.setKind", { kind: next });
     kind = next;
     forgetHead();
     replaceClasses(classes.map(({ name }) => ({ name, samples: [] })));
@@ -295,7 +295,7 @@ function createTeachPanel({ host, request, decodeImage }) {
   }
 
   async function clear() {
-    await request("teach", { action: "reset" });
+    await request("teach.reset");
     forgetHead();
     replaceClasses([newClass("Class 1"), newClass("Class 2")]);
     saving = saving.then(() => store.clear()); // after any save still under way
@@ -343,7 +343,7 @@ function createTeachPanel({ host, request, decodeImage }) {
     say(`Training a head for ${names.join(", ")}...`);
     window.addEventListener("playground:training", onEpoch);
     try {
-      const result = await guarded("Could not train", () => request("teach", { action: "train", classes: names, epochs: count }));
+      const result = await guarded("Could not train", () => request("teach.train", { classes: names, epochs: count }));
       const { loss, accuracy } = result.history;
       say(`Trained on ${plural(result.examples, "image")} for ${plural(loss.length, "epoch")}: loss ${loss.at(-1).toFixed(4)}, ` +
         `accuracy ${accuracy.at(-1).toFixed(3)}. Classify an image below, or download the model.`);
@@ -358,7 +358,7 @@ function createTeachPanel({ host, request, decodeImage }) {
 
   async function predict(image) {
     const [args, transfer] = await pixelsOf(image);
-    return request("teach", { action: "predict", ...args }, transfer);
+    return request("teach.predict", args, transfer);
   }
 
   async function predictFromUI(image) {
@@ -405,14 +405,14 @@ function createTeachPanel({ host, request, decodeImage }) {
 
   async function embed(image) {
     const [args, transfer] = await pixelsOf(image);
-    return request("teach", { action: "embed", ...args }, transfer);
+    return request("teach.embed", args, transfer);
   }
 
   // The model as model.save wrote it in the worker: model.json (parsed), the weights (the shards' bytes, in the
   // manifest's order) and the files themselves. full: for images, the body and the head (the image in); for poses
   // the head is the whole model.
   async function exportModel({ full = false } = {}) {
-    const { files } = await request("teach", { action: full && kind === "image" ? "exportFull" : "export" });
+    const { files } = await request(full && kind === "image" ? "teach.exportFull" : "teach.export");
     const modelJson = JSON.parse(await files[0].blob.text());
     const shards = modelJson.weightsManifest.flatMap((group) => group.paths);
     const blobs = shards.map((path) => {
@@ -443,7 +443,7 @@ function createTeachPanel({ host, request, decodeImage }) {
   async function loadModel(files) {
     const given = [...files].map((f) => ({ name: f.name, blob: f.blob ?? f }));
     if (!given.some((f) => f.name === "model.json")) throw new Error("teach.loadModel: choose the model.json and its .bin file together");
-    const result = await request("teach", { action: "load", files: given });
+    const result = await request("teach.load", { files: given });
     kind = result.kind;
     replaceClasses(result.classes.map((name) => ({ name, samples: [] })));
     persist();
@@ -496,7 +496,7 @@ function createTeachPanel({ host, request, decodeImage }) {
 
 registerPanel({
   id: "teach",
-  requests: { teach: "panels/teach/teach_worker.js" },
+  worker: "panels/teach/teach_worker.js",
   init({ playground, request, decodeImage }) {
     playground.teach = createTeachPanel({ host: document.getElementById("teach"), request, decodeImage });
   },

@@ -106,7 +106,7 @@ function createVisionPanel({ host, request }) {
       const scratch = new OffscreenCanvas(bitmap.width, bitmap.height).getContext("2d", { willReadFrequently: true });
       scratch.drawImage(bitmap, 0, 0);
       const pixels = scratch.getImageData(0, 0, bitmap.width, bitmap.height).data.buffer;
-      const answer = await request("vision", { task: name, pixels, width: bitmap.width, height: bitmap.height }, [pixels]);
+      const answer = await request("vision.detect", { task: name, pixels, width: bitmap.width, height: bitmap.height }, [pixels]);
       canvas.width = bitmap.width;
       canvas.height = bitmap.height;
       const context = canvas.getContext("2d");
@@ -203,7 +203,7 @@ function createVisionPanel({ host, request }) {
 
 registerPanel({
   id: "vision",
-  requests: { vision: "panels/vision/vision_worker.js" },
+  worker: "panels/vision/vision_worker.js",
   init({ playground, request }) {
     playground.vision = createVisionPanel({ host: document.getElementById("vision"), request });
   },
