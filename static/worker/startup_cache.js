@@ -73,8 +73,10 @@ self.startupCache = (() => {
     return [...new Uint8Array(digest)].map((b) => b.toString(16).padStart(2, "0")).join("");
   }
 
+  // An entry's key: a URL of this origin that is never fetched, the same in the page's worker (static/worker.js) and
+  // in the snapshot's (static/worker/snapshot_worker.js), which sit in different folders.
   async function keyURL(kind, parts) {
-    return new URL(`${kind}/${await sha256(new TextEncoder().encode(JSON.stringify(parts)))}`, self.location.href).href;
+    return new URL(`/${kind}/${await sha256(new TextEncoder().encode(JSON.stringify(parts)))}`, self.location.href).href;
   }
 
   // The entry's response, or null.
