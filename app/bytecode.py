@@ -8,12 +8,13 @@ worker imports and writes checked hash-based .pyc files: an import compares each
 from source on a mismatch, so bytecode that does not match the sources a page got is slower, never wrong.
 
 The archive is cached on disk under a key of everything it is compiled from (the Pyodide install, the engine wheel,
-the page's modules, the compiler script). `serve` builds it before it serves; after an edit, /config.json starts a
+the page's modules, the compiler's two scripts). `serve` builds it before it serves; after an edit, /config.json starts a
 build in the background and names the archive only once it is built, so a page never waits for it. Without Node or
 the local Pyodide there is none, and the page compiles from source as before.
 """
 
 import hashlib
+import itertools
 import json
 import shutil
 from dataclasses import dataclass
@@ -25,13 +26,21 @@ from app.engine_wheel import Wheel
 from app.http_files import ContentAddressed, file_sha256
 
 COMPILER = Path(__file__).with_name("precompile.mjs")
+COMPILER_PY = Path(__file__).with_name("precompile_pyodide.py")  # its Python half, which it reads
 BUILD_TIMEOUT_S = 600  # a Pyodide boot, numpy's load and the imports: 8 s of CPU here, minutes on a loaded machine
 
 
 def page_modules(static_dir: Path) -> list[Path]:
     """The page's Python modules: the worker's (static/worker/*.py) and each panel's (static/panels/NAME/*.py). The
     worker writes them all into /home/pyodide (config.json's python_modules), so they import each other by name."""
-    return sorted([*static_dir.glob("worker/*.py"), *static_dir.glob("panels/*/*.py")], key=lambda path: path.name)
+    modules = sorted([*static_dir.glob("worker/*.py"), *static_dir.glob("panels/*/*.py")], key=lambda path: path.name)
+    for first, second in itertools.pairwise(modules):
+        if first.name == second.name:
+            rel = [str(module.relative_to(static_dir)) for module in (first, second)]
+            raise ValueError(
+                f"two page modules are named {first.name} ({rel[0]}, {rel[1]}): the worker puts them in one folder"
+            )
+    return modules
 
 
 @dataclass(frozen=True)
@@ -59,7 +68,13 @@ class FirstVisitBytecode:
             self.builds.fail_once("unbuildable", "no first-visit bytecode: it needs Node.js and the local Pyodide")
             return None
         modules = page_modules(self.static_dir)
-        parts = [PYODIDE_VERSION, file_sha256(self.pyodide_folder / MANIFEST), wheel.sha256, file_sha256(COMPILER)]
+        parts = [
+            PYODIDE_VERSION,
+            file_sha256(self.pyodide_folder / MANIFEST),
+            wheel.sha256,
+            file_sha256(COMPILER),
+            file_sha256(COMPILER_PY),
+        ]
         parts += [[module.name, file_sha256(module)] for module in modules]
         key = hashlib.sha256(json.dumps(parts).encode()).hexdigest()[:16]
 

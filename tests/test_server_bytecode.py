@@ -110,3 +110,11 @@ def test_without_node_there_is_none_and_the_page_compiles(site, monkeypatch, cap
     assert client.get("/config.json").json()["bytecode"] is None
     assert client.get("/config.json").json()["bytecode"] is None
     assert capfd.readouterr().err.count("it needs Node.js and the local Pyodide") == 1
+
+
+def test_two_page_modules_of_one_name_are_refused_with_both_paths(tmp_path):
+    for folder in ("worker", "panels/teach"):
+        (tmp_path / folder).mkdir(parents=True)
+        (tmp_path / folder / "shared.py").write_text("")
+    with pytest.raises(ValueError, match=r"named shared\.py \(worker/shared\.py, panels/teach/shared\.py\)"):
+        app.bytecode.page_modules(tmp_path)
