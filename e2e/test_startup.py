@@ -13,6 +13,7 @@ from conftest import BOOT_TIMEOUT_MS, REPO, Playground
 from playwright.sync_api import Error as PageError
 
 from app.assets import pyodide_dir
+from app.bytecode import page_modules
 from app.settings import Settings
 
 UNCHECKED_HASH_PYC = 1  # PEP 552 flags word of a .pyc used without looking at its source
@@ -283,7 +284,7 @@ def test_the_servers_bytecode_is_each_served_modules_own_and_a_corrupt_archive_i
     with zipfile.ZipFile(numpy_wheel) as numpy_files:
         sources = {SITE_PACKAGES + name: numpy_files.read(name) for name in numpy_files.namelist()}
     sources |= {SITE_PACKAGES + str(p.relative_to(REPO)): p.read_bytes() for p in (REPO / "py_engine").rglob("*.py")}
-    sources |= {"/home/pyodide/" + p.name: p.read_bytes() for p in (REPO / "static").glob("*.py")}
+    sources |= {"/home/pyodide/" + p.name: p.read_bytes() for p in page_modules(REPO / "static")}
     with zipfile.ZipFile(pyodide_dir(Settings().assets_dir) / "python_stdlib.zip") as stdlib:
         sources |= {STDLIB_BYTECODE + name: stdlib.read(name) for name in stdlib.namelist() if name.endswith(".py")}
     for source, pyc in compiled.items():
