@@ -11,6 +11,7 @@ const backendRequested = new URL(self.location.href).searchParams.get("backend")
 const moduleName = (path) => path.slice(path.lastIndexOf("/") + 1);
 const STARTUP_CACHE_PY = "startup_cache.py";
 const timings = {};
+
 // The bytes this worker took from the network (a response from the HTTP cache transfers none), for the boot's
 // progress line: the Resource Timing entries of its fetches (all same-origin, so their sizes are visible).
 function downloadedBytes() {

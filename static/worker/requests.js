@@ -3,9 +3,9 @@
 // and Python's questions to the page answered at once.
 "use strict";
 
-// The requests this worker answers, by op: the runtime's own below; a panel's come from its worker script
-// (static/panels/NAME/*_worker.js), which the page names in the panel's requests (static/page/panels.js) and which is
-// loaded on the first of them. Each handler gets the message and the worker's tools and returns the reply's value.
+// The requests this worker answers, by op: the runtime's own below; a panel's ("ID.ACTION") come from its worker
+// script (static/panels/NAME/NAME_worker.js), which the page names with each (the panel's registration,
+// static/page/panels.js) and which is loaded with the first. Each handler gets the message and the worker's tools and returns the reply's value.
 const requests = new Map();
 function handleRequest(op, handler) {
   requests.set(op, handler);
@@ -40,13 +40,12 @@ async function handle(message) {
   return handler(message, tools());
 }
 
-
 const queue = [];
 let draining = false;
 
-// The editor's completion (static/panels/code/playground_completion.py, jedi) is answered beside the queue, so it never waits
-// for a run: while a request is in progress (a run that awaits included) it gets nothing at once, and while Python
-// runs without awaiting, the page stops waiting for it (static/panels/code/completion.js).
+// The editor's completion (static/panels/code/playground_completion.py, jedi) is answered beside the queue, so it
+// never waits for a run: while a request is in progress (a run that awaits included) it gets nothing at once, and
+// while Python runs without awaiting, the page stops waiting for it (static/panels/code/completion.js).
 let completer = null;
 async function complete(message) {
   let value = null;

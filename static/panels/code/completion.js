@@ -1,5 +1,5 @@
-// The editor's completion and signature help, from jedi in the worker (op "complete", static/worker.js; what it
-// answers: static/panels/code/playground_completion.py). It never waits for the user's code: while a run is in progress it asks
+// The editor's completion and signature help, from jedi in the worker (op "complete", static/worker/requests.js;
+// what it answers: static/panels/code/playground_completion.py). It never waits for the user's code: while a run is in progress it asks
 // nothing, and an answer that takes longer than TIMEOUT_MS (the worker busy in code that never awaits, or jedi's
 // first load on a slow network) is given up, answering nothing.
 //
