@@ -32,19 +32,22 @@
     for (const name of fs.readdir(folder)) if (name !== "." && name !== "..") fs.unlink(`${folder}/${name}`);
   }
 
-  // Each action's handler gets the message, teach.py and the worker's tools.
-  const action = (name, handler) => handleRequest("teach." + name, (message, tools) => handler(message, teachPy(tools.pyodide), tools));
+  // A handler of the message, teach.py and the worker's tools.
+  const withTeach = (handler) => (message, tools) => handler(message, teachPy(tools.pyodide), tools);
 
-  action("setKind", (message, teach, { plain }) => plain(teach.set_kind(message.kind)));
-  action("addFeatures", (message, teach, { plain }) => plain(teach.add_features(message.classIndex, message.features)));
-  action("addExample", async (message, teach, { plain, progress }) =>
-    plain(await teach.add_example(message.classIndex, pixels(message), message.height, message.width, progress)));
-  action("embed", async (message, teach, { plain, progress }) =>
-    new Float32Array(plain(await teach.features(pixels(message), message.height, message.width, progress))));
-  action("removeClass", (message, teach, { plain }) => plain(teach.remove_class(message.classIndex)));
-  action("train", async (message, teach, { plain }) => plain(await teach.train(message.classes, message.epochs)));
-  action("predict", async (message, teach, { plain, progress }) =>
-    plain(await teach.predict(pixels(message), message.height, message.width, progress)));
+  handleRequest("teach.setKind", withTeach((message, teach, { plain }) => plain(teach.set_kind(message.kind))));
+  handleRequest("teach.addFeatures", withTeach((message, teach, { plain }) =>
+    plain(teach.add_features(message.classIndex, message.features))));
+  handleRequest("teach.addExample", withTeach(async (message, teach, { plain, progress }) =>
+    plain(await teach.add_example(message.classIndex, pixels(message), message.height, message.width, progress))));
+  handleRequest("teach.embed", withTeach(async (message, teach, { plain, progress }) =>
+    new Float32Array(plain(await teach.features(pixels(message), message.height, message.width, progress)))));
+  handleRequest("teach.removeClass", withTeach((message, teach, { plain }) =>
+    plain(teach.remove_class(message.classIndex))));
+  handleRequest("teach.train", withTeach(async (message, teach, { plain }) =>
+    plain(await teach.train(message.classes, message.epochs))));
+  handleRequest("teach.predict", withTeach(async (message, teach, { plain, progress }) =>
+    plain(await teach.predict(pixels(message), message.height, message.width, progress))));
 
   async function save(pyodide, plain, saving) {
     emptyFolder(pyodide, SAVE_DIR);
@@ -55,16 +58,18 @@
     }));
     return { files };
   }
-  action("export", (message, teach, { pyodide, plain }) => save(pyodide, plain, (folder) => teach.save(folder)));
-  action("exportFull", (message, teach, { pyodide, plain }) => save(pyodide, plain, (folder) => teach.save_full(folder)));
+  handleRequest("teach.export", withTeach((message, teach, { pyodide, plain }) =>
+    save(pyodide, plain, (folder) => teach.save(folder))));
+  handleRequest("teach.exportFull", withTeach((message, teach, { pyodide, plain }) =>
+    save(pyodide, plain, (folder) => teach.save_full(folder))));
 
-  action("load", async (message, teach, { pyodide, plain }) => {
+  handleRequest("teach.load", withTeach(async (message, teach, { pyodide, plain }) => {
     emptyFolder(pyodide, LOAD_DIR);
     for (const { name, blob } of message.files) {
       if (!/^[\w.-]+$/.test(name)) throw new Error(`teach: ${JSON.stringify(name)} is not a plain file name`);
       pyodide.FS.writeFile(`${LOAD_DIR}/${name}`, new Uint8Array(await blob.arrayBuffer()));
     }
     return plain(await teach.load(LOAD_DIR));
-  });
-  action("reset", (message, teach, { plain }) => plain(teach.reset()));
+  }));
+  handleRequest("teach.reset", withTeach((message, teach, { plain }) => plain(teach.reset())));
 })();
