@@ -57,10 +57,9 @@
 
 // The worker's parts, each a request of its own: prefetch.js comes first (its fetch() is the one every later fetch of
 // this worker, Pyodide's included, goes through); config.json is requested while startup_cache.js and boot.js load;
-// boot() starts, and while it waits for config.json the rest loads: next_boot.js (what this boot stores for the
-// next), output.js (what Python prints), runs.js (run, Stop, input()) and requests.js (the page's messages). The
-// webgpu bridge loads in boot() while Cache Storage looks for the last visit's entries, a panel's worker script
-// (static/panels/NAME/NAME_worker.js) with the panel's first request. They share this script's globals below.
+// then boot() starts. In boot(), the webgpu bridge loads while Cache Storage looks for the last visit's entries, and
+// the rest (loadTheRest) while Pyodide boots; a panel's worker script (static/panels/NAME/NAME_worker.js) loads with
+// the panel's first request. They share this script's globals below.
 importScripts("worker/prefetch.js");
 const configFetch = download("config.json", "text");
 configFetch.catch(() => {}); // awaited by boot(); an early failure must not go unhandled meanwhile
@@ -100,6 +99,20 @@ async function download(url, as) {
   return as === "text" ? response.text() : response.arrayBuffer();
 }
 
+// The page's messages that arrive before requests.js has loaded wait here; requests.js handles them in order.
+const earlyMessages = [];
+self.onmessage = ({ data }) => earlyMessages.push(data);
+
+// The rest of the worker: next_boot.js (what this boot stores for the next), output.js (what Python prints), runs.js
+// (a run, Stop, input()) and requests.js (the page's messages). boot() loads it while Pyodide boots, off the path to
+// Pyodide's start; a boot that failed before then loads it on failing, so that every request gets its error.
+let restLoaded = false;
+function loadTheRest() {
+  if (restLoaded) return;
+  restLoaded = true;
+  importScripts("worker/next_boot.js", "worker/output.js", "worker/runs.js", "worker/requests.js");
+}
+
 performance.setResourceTimingBufferSize(1000); // the boot's fetches (250 by default) must all count
 const bootTicker = setInterval(postBootStatus, 250); // the bytes grow within a phase (numpy's wheels, the snapshot)
 const booted = boot().finally(() => clearInterval(bootTicker)).then(
@@ -112,7 +125,6 @@ const booted = boot().finally(() => clearInterval(bootTicker)).then(
   (error) => {
     bootError = (error && error.message) || String(error);
     post({ event: "failed", error: bootError });
+    loadTheRest();
   },
 );
-// the rest of the worker, loaded while boot() waits for config.json
-importScripts("worker/next_boot.js", "worker/output.js", "worker/runs.js", "worker/requests.js");

@@ -2,7 +2,7 @@
 // page's Python modules into place, taking what the last visit stored (static/worker/startup_cache.js), then the
 // engine started; the progress of each phase posted as "status" events. Shares the worker's globals (static/worker.js:
 // pyodide, py, runner, post, plain, download, configFetch) and calls into output.js (printed), runs.js
-// (setInterruptBuffer) and next_boot.js (what to store), loaded while config.json downloads.
+// (setInterruptBuffer) and next_boot.js (what to store), which it loads while Pyodide boots (loadTheRest).
 "use strict";
 
 const backendRequested = new URL(self.location.href).searchParams.get("backend"); // ?backend=NAME, else the page picks
@@ -84,6 +84,7 @@ async function boot() {
   // The classifier's files download while numpy loads and Python imports and starts (static/worker/prefetch.js); started
   // earlier, they would share a slow network with Pyodide's own files.
   if (config.classifier) booting.then(() => self.pePrefetch.model(config.classifier), () => {});
+  loadTheRest(); // while Pyodide boots (static/worker.js)
   const booted = await booting;
   pyodide = booted.pyodide;
   const texts = await sources;

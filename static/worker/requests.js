@@ -97,7 +97,7 @@ function answered({ ask, ok, value, error }) {
   else waiting?.reject(new Error(error));
 }
 
-self.onmessage = ({ data: message }) => {
+function receive(message) {
   if (message.op === "answer") {
     answered(message);
   } else if (message.op === "interrupt") {
@@ -112,4 +112,7 @@ self.onmessage = ({ data: message }) => {
     queue.push(message);
     drain();
   }
-};
+}
+
+self.onmessage = ({ data: message }) => receive(message);
+for (const message of earlyMessages.splice(0)) receive(message); // those that came while this script was not loaded
