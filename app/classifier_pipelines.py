@@ -5,7 +5,7 @@ more, one after another, and they could start only once the engine had started a
 Which shaders the classifier compiles is known before any of that: app/pipeline_planner.py lists them (key, WGSL,
 bindings) for a CPU adapter and for a GPU by running the classifier's path on a device that runs nothing. The page's
 worker downloads the list named by /config.json while Pyodide boots, then opens the GPU device and starts every
-compile; the engine finds them compiled, or in flight, when it asks (static/bridge.js, `precompile`).
+compile; the engine finds them compiled, or in flight, when it asks (static/worker/precompile.js).
 
 The list is kept on disk under a key of what it is made from (the engine wheel, the model's model.json and
 metadata.json, the planner); `serve` makes it before it serves, /config.json makes it in the background after an edit

@@ -9,7 +9,7 @@ needs (Pyodide's interrupt buffer); a dedicated worker must send COEP itself to 
 from fastapi import APIRouter, Request
 from fastapi.responses import JSONResponse
 
-from app.bytecode import FirstVisitBytecode
+from app.bytecode import FirstVisitBytecode, page_modules
 from app.classifier_pipelines import ClassifierPipelines
 from app.compression import GzipCopies, compressible
 from app.downloads import current_wheel
@@ -56,14 +56,17 @@ def page_router(
     @router.api_route("/config.json", methods=["GET", "HEAD"])
     def config() -> JSONResponse:
         wheel = current_wheel(engine)
+        modules = page_modules(settings.static_dir)
         compiled = bytecode.current(wheel)  # None while it is built: the page compiles from source meanwhile
         body = {
             "pyodide_index_url": settings.pyodide_index_url,
             "engine_wheel_url": wheel.url,
             "packages": ["numpy"],
+            # the page's Python modules, which the worker writes into /home/pyodide at boot (static/worker.js)
+            "python_modules": [module.relative_to(settings.static_dir).as_posix() for module in modules],
             "bytecode": compiled.config() if compiled else None,
             "pipelines": planned.config() if (planned := pipelines.current(wheel)) else None,  # None: not made yet
-            "classifier": pipelines.classifier_url(),  # its files download while Pyodide boots (static/prefetch.js)
+            "classifier": pipelines.classifier_url(),  # its files download while Pyodide boots (static/worker/prefetch.js)
         }
         return JSONResponse(body, headers={"Cache-Control": "no-store", **NOSNIFF})
 

@@ -8,15 +8,17 @@
 // - the modules of site-packages those imports loaded (numpy's),
 // - the standard-library modules imported after Pyodide's boot (loadPackage's tarfile and email, json, dataclasses...),
 //   from the zip that holds them as sources: as files under STDLIB_BYTECODE, for the page's zip importer
-//   (static/startup_cache.js), which compares each with its source's hash as the import system does for the others.
-// Writes the archive static/startup_cache.js reads ([u32 index length][index JSON: [[path, size], ...]][files]).
+//   (static/worker/startup_cache.js), which compares each with its source's hash as the import system does for the others.
+// Writes the archive static/worker/startup_cache.js reads ([u32 index length][index JSON: [[path, size], ...]][files]).
+//
+// The Python half, importing and compiling, is app/precompile_pyodide.py.
 //
 // node app/precompile.mjs PYODIDE_DIR WHEEL OUT PAGE_MODULE...
 import fs from "node:fs";
 import path from "node:path";
 import { pathToFileURL } from "node:url";
 
-const STDLIB_BYTECODE = "/lib/python312-bytecode"; // static/startup_cache.js looks there
+const STDLIB_BYTECODE = "/lib/python312-bytecode"; // static/worker/startup_cache.js looks there
 const [pyodideDir, wheel, out, ...pageModules] = process.argv.slice(2);
 // an uncaught error would print the line it came from: pyodide.asm.js's, a megabyte on one line
 process.on("uncaughtException", (error) => {
@@ -25,53 +27,18 @@ process.on("uncaughtException", (error) => {
 });
 const { loadPyodide } = await import(pathToFileURL(path.join(pyodideDir, "pyodide.mjs")).href);
 const pyodide = await loadPyodide({ indexURL: pyodideDir + "/", stdout: () => {}, stderr: () => {} });
-pyodide.runPython("import sys; booted = set(sys.modules)"); // imported before the page can put bytecode in place
+// imported before the page can put bytecode in place
+const booted = pyodide.runPython("import sys; sorted(sys.modules)").toJs();
 await pyodide.loadPackage("numpy", { messageCallback: () => {}, errorCallback: (m) => console.error(m) });
 const site = pyodide.runPython("import sysconfig; '/' + sysconfig.get_path('purelib').lstrip('/')");
 pyodide.unpackArchive(new Uint8Array(fs.readFileSync(wheel)), "zip", { extractDir: site });
 for (const file of pageModules) pyodide.FS.writeFile("/home/pyodide/" + path.basename(file), fs.readFileSync(file));
 
-const compiled = pyodide.runPython(`
-import _imp, importlib.metadata, importlib.util, marshal, os, py_compile, sys, zipimport
-sys.path.insert(0, "/home/pyodide")
-# what static/worker.js imports: at boot, then right after "ready" (e2e/test_startup.py checks that a first visit
-# found every standard-library module it imported in the archive)
-import playground, playground_run
-import py_engine.browser, py_engine.models.loading
-# ...and what starting the wasm backend imports (reading its module from the wheel, its self-test), which the page
-# starts on without WebGPU or on WebGPU on the CPU (static/bridge.js, preferredBackend)
-from py_engine.backends.wasm import WasmBackend
-WasmBackend()
-
-SITE = ${JSON.stringify(site)}
-sources = {str(f.locate()) for f in importlib.metadata.files("py_engine") if f.suffix == ".py"}
-sources |= {"/home/pyodide/" + os.path.basename(name) for name in ${JSON.stringify(pageModules)}}
-sources |= {m.__file__ for m in list(sys.modules.values())
-            if (getattr(m, "__file__", None) or "").startswith(SITE + "/") and m.__file__.endswith(".py")}
-files = []
-for source in sorted(sources):
-    target = importlib.util.cache_from_source(source)
-    py_compile.compile(source, cfile=target, doraise=True,
-                       invalidation_mode=py_compile.PycInvalidationMode.CHECKED_HASH)
-    files.append(target)
-
-# compiled as the zip importer compiles a module: under its path in the zip, its line endings made Unix ones
-MAGIC = importlib.util.MAGIC_NUMBER
-for name, module in sorted(sys.modules.items()):
-    loader = getattr(module, "__loader__", None)
-    if name in booted or not isinstance(loader, zipimport.zipimporter):
-        continue
-    source = loader.get_data(module.__file__)
-    text = source.replace(b"\\r\\n", b"\\n").replace(b"\\r", b"\\n")
-    code = compile(text, module.__file__, "exec", dont_inherit=True)
-    target = f"${STDLIB_BYTECODE}/{module.__file__[len(loader.archive) + 1:]}c"
-    os.makedirs(os.path.dirname(target), exist_ok=True)
-    with open(target, "wb") as f:  # a checked hash-based .pyc (PEP 552) of the source in the zip
-        f.write(MAGIC + (3).to_bytes(4, "little") + _imp.source_hash(int.from_bytes(MAGIC, "little"), source))
-        f.write(marshal.dumps(code))
-    files.append(target)
-files
-`).toJs();
+// the compiling half is Python, run in this Pyodide (app/precompile_pyodide.py)
+pyodide.runPython(fs.readFileSync(new URL("precompile_pyodide.py", import.meta.url), "utf8"));
+const compileFirstVisit = pyodide.globals.get("compile_first_visit");
+const compiled = compileFirstVisit(site, pyodide.toPy(pageModules.map((file) => path.basename(file))), STDLIB_BYTECODE,
+  pyodide.toPy(booted)).toJs();
 
 const chunks = compiled.map((file) => pyodide.FS.readFile(file));
 const index = new TextEncoder().encode(JSON.stringify(compiled.map((file, i) => [file, chunks[i].length])));

@@ -19,7 +19,7 @@ from playwright.sync_api import sync_playwright
 MEASURE = """
 import asyncio, js, timeit
 
-# the classifier's pipelines compile in the browser's GPU process while the page boots (static/bridge.js, precompile):
+# the classifier's pipelines compile in the browser's GPU process while the page boots (static/worker/precompile.js):
 # on a 2-core machine they would take a core from the ops measured here
 while not js.peBridge.precompiled().settled:
     await asyncio.sleep(0.05)

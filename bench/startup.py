@@ -57,7 +57,7 @@ BARE_PAGE = """<!doctype html>
 <html lang="en"><head><meta charset="utf-8"><title>bare Pyodide + numpy</title>
 <script src="bare.js" defer></script></head><body><p id="status">booting</p></body></html>
 """
-# The page side: the worker's message, stamped with the time since navigation start (as static/playground/main.js does).
+# The page side: the worker's message, stamped with the time since navigation start (as static/page/main.js does).
 BARE_SCRIPT = """"use strict";
 const worker = new Worker("bare_worker.js");
 worker.onmessage = ({ data }) => { window.bareReady = { ...data, ready_ms: performance.now() }; };
@@ -149,7 +149,7 @@ def visit(playwright, profile: Path, url: str, bare: bool) -> dict:
         else:
             page.add_init_script(TOP5_SHOWN)
             page.goto(url, wait_until="domcontentloaded")  # its deferred scripts have run: a sample answers a click
-            page.get_by_role("tab", name="Classify").click()  # the panel with the samples (static/playground/tabs.js)
+            page.get_by_role("tab", name="Classify").click()  # the panel with the samples (static/page/tabs.js)
             page.get_by_role("button", name=SAMPLE).click()
             page.wait_for_function(TOP5_OR_FAILURE, timeout=BOOT_TIMEOUT_MS)
             top5_ms, status = page.evaluate("[window.top5Ms, document.querySelector('#classify-status').textContent]")

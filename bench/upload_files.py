@@ -1,4 +1,4 @@
-"""A big file in the Files panel (static/files_worker.js): upload, Python's read, download and the boot that brings it
+"""A big file in the Files panel (static/panels/files/files_worker.js): upload, Python's read, download and the boot that brings it
 back from IndexedDB, next to the browser reading the same File by itself.
 
     .venv/bin/python bench/upload_files.py [--mib 100] [--url http://127.0.0.1:8000/]

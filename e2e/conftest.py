@@ -279,7 +279,7 @@ while not js.peBridge.precompiled().settled:
 @pytest.fixture
 def fresh_gpu_page(webgpu_browser, server_url):
     """A page of its own, for tests that need a backend nothing ran on yet but its start check; the classifier's
-    pipelines, which the page compiles while it boots (static/bridge.js, precompile), are compiled, so that nothing
+    pipelines, which the page compiles while it boots (static/worker/precompile.js), are compiled, so that nothing
     compiles in the background while the test counts."""
     page = Playground(webgpu_browser, server_url + WEBGPU)
     page.run(PRECOMPILED)

@@ -92,7 +92,7 @@ def test_classify_names_the_cat_and_stays_flat_over_100_runs(gpu_page):
     origin = gpu_page.page.url.split("?")[0]
     requests = gpu_page.requests[seen:]
     paths = [r.url.removeprefix(origin) for r in requests]
-    # the log sees the worker: it asked for the shards (while the page booted, static/prefetch.js)
+    # the log sees the worker: it asked for the shards (while the page booted, static/worker/prefetch.js)
     assert any(r.url.startswith(origin + "models/efficientnet-lite0/shards/") for r in gpu_page.requests)
     assert all(r.method == "GET" and r.post_data_buffer is None for r in requests), [
         (r.method, r.url) for r in requests
@@ -201,7 +201,7 @@ def test_classify_on_the_numpy_fallback_agrees_with_webgpu(gpu_page, numpy_page)
 
 
 def test_a_second_visit_takes_the_weights_from_the_browser_cache(webgpu_browser, server_url, server_log):
-    """The model's files download while the page boots (static/prefetch.js), so loading the classifier asks the
+    """The model's files download while the page boots (static/worker/prefetch.js), so loading the classifier asks the
     network for none; the shards' URLs name their content and are served immutable: the browser fetches each only
     once."""
     start = len(server_log())

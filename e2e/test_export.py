@@ -267,7 +267,7 @@ def test_after_one_visit_the_export_works_offline_and_a_new_export_replaces_its_
             playground = Playground(webgpu_browser, url, context=context)
             page = playground.page
             assert page.evaluate("crossOriginIsolated") is True
-            # nothing classified: the page fetches the classifier's files while it boots (static/prefetch.js), and
+            # nothing classified: the page fetches the classifier's files while it boots (static/worker/prefetch.js), and
             # the service worker keeps them
             page.wait_for_function(
                 """async (name) => (await caches.has(name))

@@ -1,5 +1,5 @@
 """The classifier's pipelines compile while the page boots: the worker reads the list /config.json names
-(app/classifier_pipelines.py) and starts every compile before the engine asks (static/bridge.js, precompile); a
+(app/classifier_pipelines.py) and starts every compile before the engine asks (static/worker/precompile.js); a
 classification then uses exactly the listed pipelines, each compiled once; the worker picks the list (CPU or GPU
 adapter) by the rule the engine picks its kernels by. The server's side: tests/test_server_pipelines.py."""
 

@@ -1,4 +1,4 @@
-"""The page's boot path (static/worker.js, static/startup_cache.js): the engine wheel unpacked without micropip, the
+"""The page's boot path (static/worker.js, static/worker/startup_cache.js): the engine wheel unpacked without micropip, the
 server's bytecode for a first visit (app/bytecode.py), and what a boot stores in Cache Storage for the next one
 (Pyodide's memory snapshot with the standard-library modules the boot imported, the imported modules' bytecode, the
 files numpy and the engine installed)."""
@@ -13,6 +13,7 @@ from conftest import BOOT_TIMEOUT_MS, REPO, Playground
 from playwright.sync_api import Error as PageError
 
 from app.assets import pyodide_dir
+from app.bytecode import page_modules
 from app.settings import Settings
 
 UNCHECKED_HASH_PYC = 1  # PEP 552 flags word of a .pyc used without looking at its source
@@ -76,7 +77,7 @@ ANOTHER_NUMPY = """async () => {
         await cache.put(key, new Response(entry, { headers: { "X-Content-SHA256": digest } }));
     }
 }"""
-# numpy's wasm modules loaded so far (static/startup_cache.js loads those the last boot's imports needed), and whether
+# numpy's wasm modules loaded so far (static/worker/startup_cache.js loads those the last boot's imports needed), and whether
 # numpy.random is imported; evaluated in the page's worker, so that it is no request (the worker imports numpy.random
 # once no request has run for 3 s)
 NUMPY_LOADED = f"""[Object.keys(pyodide._module.LDSO.loadedLibsByName).filter((lib) => lib.startsWith("{SITE_PACKAGES}numpy/"))
@@ -147,7 +148,7 @@ def test_a_first_visit_installs_without_micropip_and_later_ones_boot_from_its_sn
         assert not [url for url in fetched if "micropip" in url or "packaging" in url], fetched
         assert len([url for url in fetched if "/engine/" in url]) == 1, fetched
         assert len([url for url in fetched if "/bytecode/" in url]) == 1, fetched
-        # numpy's wheel, downloaded while Pyodide booted and handed to loadPackage (static/prefetch.js), and the lock
+        # numpy's wheel, downloaded while Pyodide booted and handed to loadPackage (static/worker/prefetch.js), and the lock
         # file, read by the prefetch and Pyodide's boot: once each
         assert len([url for url in fetched if "/numpy-" in url]) == 1, fetched
         assert len([url for url in fetched if url.endswith("/pyodide-lock.json")]) == 1, fetched
@@ -283,7 +284,7 @@ def test_the_servers_bytecode_is_each_served_modules_own_and_a_corrupt_archive_i
     with zipfile.ZipFile(numpy_wheel) as numpy_files:
         sources = {SITE_PACKAGES + name: numpy_files.read(name) for name in numpy_files.namelist()}
     sources |= {SITE_PACKAGES + str(p.relative_to(REPO)): p.read_bytes() for p in (REPO / "py_engine").rglob("*.py")}
-    sources |= {"/home/pyodide/" + p.name: p.read_bytes() for p in (REPO / "static").glob("*.py")}
+    sources |= {"/home/pyodide/" + p.name: p.read_bytes() for p in page_modules(REPO / "static")}
     with zipfile.ZipFile(pyodide_dir(Settings().assets_dir) / "python_stdlib.zip") as stdlib:
         sources |= {STDLIB_BYTECODE + name: stdlib.read(name) for name in stdlib.namelist() if name.endswith(".py")}
     for source, pyc in compiled.items():

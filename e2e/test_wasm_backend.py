@@ -111,7 +111,7 @@ def test_a_sample_classified_on_wasm_gets_numpys_top_5(wasm_page):
 
 
 def test_on_two_threads_the_classifier_gets_one_threads_top_5(wasm_page):
-    """The page is cross-origin isolated, so the pool of workers starts (static/wasm_pool.js): the classification
+    """The page is cross-origin isolated, so the pool of workers starts (static/worker/wasm_pool.js): the classification
     splits its convolutions over two threads and gets one thread's answer."""
     page = wasm_page.page
     threads = 'await pe.set_backend("wasm", threads=THREADS) and pe.backend_info()'

@@ -4,7 +4,7 @@ because the engine uses them (warm-up's recorder) and the backends implement the
 
 `Backend` is what `py_engine.engine` and `pe.release_pool` call; `Device` is what the webgpu backend calls, on
 wgpu-py (`backends.webgpu.wgpu_device.WgpuDevice`) or the browser's WebGPU (`backends.webgpu.bridge_device.BridgeDevice`, over
-static/bridge.js). `Recorder` is what a GPU backend reports its work to: pe.warmup collecting shaders
+static/worker/bridge.js). `Recorder` is what a GPU backend reports its work to: pe.warmup collecting shaders
 (engine/warmup.py), pe.capture recording a function (engine/capture.py, through the backend's `CaptureRecording`),
 the webgpu backend logging a kernel's first run for its plan (backends/webgpu/dispatch_plans.py). Members only a
 GPU backend needs have defaults here, so a backend that subclasses `Backend` (the numpy backend does) declares them

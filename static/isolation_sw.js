@@ -1,6 +1,7 @@
-// The page's own service worker, registered by static/isolation.js only where the host sends no COOP/COEP headers (a
-// static copy of the page: `python -m app export DIR` on a plain static server; the project's server sends them, so
-// there it is never registered). It does two things for this origin's requests:
+// The page's own service worker, registered by static/page/isolation.js only where the host sends no COOP/COEP
+// headers (a static copy of the page: `python -m app export DIR` on a plain static server; the project's server sends
+// them, so there it is never registered). It sits at the root: a service worker controls the pages at or below its
+// own folder. It does two things for this origin's requests:
 //
 // - Headers: it gives each answer the headers the project's server sends with that URL and the host did not: the
 //   Content-Security-Policy, COOP same-origin and COEP require-corp (cross-origin isolation: the page may share memory

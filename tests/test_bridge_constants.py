@@ -1,4 +1,4 @@
-"""static/bridge.js states none of the constants of py_engine/backends/webgpu/device.py: BridgeDevice hands them to
+"""static/worker/bridge.js and gpu_device.js state none of the constants of py_engine/backends/webgpu/device.py: BridgeDevice hands them to
 peBridge.open (BRIDGE_CONSTANTS) and the JS device reads them under the names Python gives. These checks read both
 sources (bridge_device.py imports Pyodide's `js`), so the two sides disagreeing fails here, not in a page."""
 
@@ -6,10 +6,13 @@ import ast
 import pathlib
 import re
 
+import pytest
+
 from py_engine.backends.webgpu.device import BRIDGE_CONSTANTS, UNIFORM_BLOCK, UNIFORM_RING, DeviceStats
 
 ROOT = pathlib.Path(__file__).resolve().parent.parent
-BRIDGE_JS = (ROOT / "static" / "bridge.js").read_text()
+BRIDGE_JS = (ROOT / "static" / "worker" / "bridge.js").read_text()
+DEVICE_JS = (ROOT / "static" / "worker" / "gpu_device.js").read_text()  # the device bridge.js hands out
 BRIDGE_DEVICE = (ROOT / "py_engine" / "backends" / "webgpu" / "bridge_device.py").read_text()
 
 
@@ -26,8 +29,8 @@ def test_bridge_device_hands_the_constants_to_bridge_js_when_it_opens_the_device
 
 
 def test_bridge_js_reads_every_constant_python_hands_it_and_no_other():
-    use = re.search(r"function useConstants\(constants\) \{(.*?)\n    \}", BRIDGE_JS, re.S)
-    assert use, "bridge.js: useConstants(constants) was not found; update this test's parser"
+    use = re.search(r"function useConstants\(constants\) \{(.*?)\n    \}", DEVICE_JS, re.S)
+    assert use, "gpu_device.js: useConstants(constants) was not found; update this test's parser"
     read = set(re.findall(r"\bconstants\.(\w+)", use.group(1)))
     for destructured in re.findall(r"\(\{([^}]*)\} = constants\)", use.group(1)):
         read |= {name.strip() for name in destructured.split(",")}
@@ -35,14 +38,15 @@ def test_bridge_js_reads_every_constant_python_hands_it_and_no_other():
 
 
 def test_bridge_js_counts_each_of_pythons_stats_and_no_other():
-    counted = set(re.findall(r'\bcount\("(\w+)"', BRIDGE_JS))
+    counted = set(re.findall(r'\bcount\("(\w+)"', DEVICE_JS))
     assert counted == set(DeviceStats.FIELDS)
     assert BRIDGE_CONSTANTS["statFields"] == list(DeviceStats.FIELDS)  # stats() reports them in Python's order
 
 
-def test_bridge_js_restates_no_constant():
+@pytest.mark.parametrize("source", [BRIDGE_JS, DEVICE_JS], ids=["bridge.js", "gpu_device.js"])
+def test_bridge_js_restates_no_constant(source):
     for name in DeviceStats.FIELDS:  # a stat's name only where it is counted, never in a list of its own
-        assert BRIDGE_JS.count(f'"{name}"') == BRIDGE_JS.count(f'count("{name}"'), name
-    assert not re.search(rf"\b({UNIFORM_RING}|{UNIFORM_RING // 1024} \* 1024)\b", BRIDGE_JS)
-    assert not re.search(rf"=\s*{UNIFORM_BLOCK}\b", BRIDGE_JS)
-    assert not re.search(r"\b(UNIFORM_BLOCK|UNIFORM_RING|STAT_FIELDS)\b", BRIDGE_JS)
+        assert source.count(f'"{name}"') == source.count(f'count("{name}"'), name
+    assert not re.search(rf"\b({UNIFORM_RING}|{UNIFORM_RING // 1024} \* 1024)\b", source)
+    assert not re.search(rf"=\s*{UNIFORM_BLOCK}\b", source)
+    assert not re.search(r"\b(UNIFORM_BLOCK|UNIFORM_RING|STAT_FIELDS)\b", source)

@@ -398,15 +398,15 @@ def test_the_budget_is_a_byte_count_or_none():
 
 def test_the_device_has_the_limits_a_browser_gives(gpu):
     """WebGPU's defaults for what a kernel may use (wgpu-py would give the adapter's own: 1024 threads and 32 KiB of
-    workgroup memory on llvmpipe), the adapter's maxima for buffer sizes, as static/bridge.js asks in the page."""
+    workgroup memory on llvmpipe), the adapter's maxima for buffer sizes, as static/worker/gpu_device.js asks in the page."""
     limits, adapter = gpu.device.limits, gpu.device.adapter.limits
     for name, default in WEBGPU_DEFAULT_LIMITS.items():
         assert limits[name.replace("-", "_")] == (adapter[name] if name in ADAPTER_MAXIMA else default), name
 
 
 def test_the_page_asks_for_the_same_limits():
-    """bridge.js asks for ADAPTER_MAXIMA and nothing else, so every other limit is the browser's default there too."""
-    source = (Path(__file__).resolve().parent.parent / "static" / "bridge.js").read_text()
+    """The page's device (static/worker/gpu_device.js) asks for ADAPTER_MAXIMA and nothing else, so every other limit is the browser's default there too."""
+    source = (Path(__file__).resolve().parent.parent / "static" / "worker" / "gpu_device.js").read_text()
     asked = re.search(r"for \(const name of \[([^\]]*)\]\) \{\s*requiredLimits\[name\]", source)[1]
     camel = [re.sub(r"-(\w)", lambda m: m[1].upper(), name) for name in ADAPTER_MAXIMA]
     assert re.findall(r'"(\w+)"', asked) == camel

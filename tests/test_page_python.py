@@ -1,4 +1,4 @@
-"""The Python the page's worker runs besides the playground (static/startup_cache.py, static/memory_lab.py), in
+"""The Python the page's worker runs besides the playground (static/worker/startup_cache.py, static/panels/memory_lab/memory_lab.py), in
 CPython: the startup cache's packing and its importer of precompiled standard-library modules, and the Memory lab's
 table of leaks. (In the page, e2e/test_startup.py and e2e/test_examples.py run them in Pyodide.)"""
 
@@ -19,9 +19,9 @@ import py_engine as pe
 STATIC = Path(__file__).resolve().parent.parent / "static"
 
 
-def page_module(name):
-    """static/NAME.py as a fresh module, not put in sys.modules (the page's modules are top-level names there)."""
-    spec = importlib.util.spec_from_file_location(name, STATIC / f"{name}.py")
+def page_module(folder, name):
+    """static/FOLDER/NAME.py as a fresh module, not put in sys.modules (the page's modules are top-level names there)."""
+    spec = importlib.util.spec_from_file_location(name, STATIC / folder / f"{name}.py")
     module = importlib.util.module_from_spec(spec)
     spec.loader.exec_module(module)
     return module
@@ -29,7 +29,7 @@ def page_module(name):
 
 @pytest.fixture
 def startup_cache():
-    return page_module("startup_cache")
+    return page_module("worker", "startup_cache")
 
 
 @pytest.fixture
@@ -152,7 +152,7 @@ def test_use_precompiled_stdlib_imports_zip_modules_from_their_pyc(startup_cache
 
 
 def test_leak_sites_name_each_creation_site_with_its_line_of_code():
-    memory_lab = page_module("memory_lab")
+    memory_lab = page_module("panels/memory_lab", "memory_lab")
     pe.set_debug(True)
     kept = [pe.ones((2, 3)) for _ in range(2)]  # the leaking line
     found = memory_lab.leak_sites()
@@ -164,6 +164,6 @@ def test_leak_sites_name_each_creation_site_with_its_line_of_code():
 
 
 def test_a_site_without_a_line_number_has_no_source():
-    memory_lab = page_module("memory_lab")
+    memory_lab = page_module("panels/memory_lab", "memory_lab")
     assert memory_lab.source_line("unknown site (call pe.set_debug(True) to record creation sites)") == ""
     assert memory_lab.source_line(f"{__file__}:1").startswith('"""The Python the page')

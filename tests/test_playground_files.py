@@ -1,4 +1,4 @@
-"""static/playground_files.py in CPython: the user's folder becomes the current one and importable after the page's
+"""static/panels/files/playground_files.py in CPython: the user's folder becomes the current one and importable after the page's
 own folder, its modules are imported without .pyc files, and forget_modules() makes the next import read an edited
 file, even one of the same size edited within the same second. (In the page: e2e/test_files.py.)"""
 
@@ -10,7 +10,7 @@ from pathlib import Path
 
 import pytest
 
-MODULE = Path(__file__).resolve().parent.parent / "static" / "playground_files.py"
+MODULE = Path(__file__).resolve().parent.parent / "static" / "panels" / "files" / "playground_files.py"
 
 
 def playground_files():

@@ -1,6 +1,6 @@
 """Every backend, recorder, capture recording, replay program and device implements its protocol
 (py_engine/backend_protocols.py): the same member names and the same parameter names, down to the JS functions of
-static/bridge.js that BridgeDevice calls."""
+static/worker/gpu_device.js that BridgeDevice calls."""
 
 import ast
 import asyncio
@@ -22,7 +22,8 @@ from py_engine.engine.warmup import ShaderList
 
 ROOT = pathlib.Path(__file__).resolve().parent.parent
 BRIDGE_DEVICE = ROOT / "py_engine" / "backends" / "webgpu" / "bridge_device.py"
-BRIDGE_JS = ROOT / "static" / "bridge.js"
+BRIDGE_JS = ROOT / "static" / "worker" / "bridge.js"
+DEVICE_JS = ROOT / "static" / "worker" / "gpu_device.js"  # makeDevice: the device bridge.js hands out
 
 
 def members(protocol):
@@ -193,11 +194,11 @@ def _js_names_called():
 
 
 def _bridge_js_device_members():
-    """The keys of the object makeDevice() returns in bridge.js (shorthand `name,` and `name: value`)."""
-    source = BRIDGE_JS.read_text()
+    """The keys of the object makeDevice() returns in gpu_device.js (shorthand `name,` and `name: value`)."""
+    source = DEVICE_JS.read_text()
     make_device = source[source.index("function makeDevice(") :]
     returned = re.search(r"\n    return \{(.*?)\n    \};", make_device, re.S)
-    assert returned, "bridge.js: makeDevice's `return { ... };` was not found; update this test's parser"
+    assert returned, "gpu_device.js: makeDevice's `return { ... };` was not found; update this test's parser"
     keys = set()
     for entry in re.split(r",\s*(?=[A-Za-z_]\w*\s*(?:[:,]|$))", returned.group(1).strip()):
         key = re.match(r"\s*([A-Za-z_]\w*)", entry)
@@ -211,7 +212,7 @@ def test_bridge_js_exposes_every_function_bridge_device_calls():
     assert {"createBuffer", "dispatch", "flush", "read", "runProgram", "createProgram", "destroyProgram"} <= called
     exposed = _bridge_js_device_members()
     assert called - exposed == set(), (
-        f"BridgeDevice calls JS device members bridge.js does not expose: {called - exposed}"
+        f"BridgeDevice calls JS device members gpu_device.js does not expose: {called - exposed}"
     )
     host = re.search(r"self\.peBridge = \{(.*?)\n  \};", BRIDGE_JS.read_text(), re.S)
     assert host and re.search(r"\bopen\b", host.group(1)), (

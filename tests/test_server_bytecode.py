@@ -28,7 +28,8 @@ fs.writeFileSync(out, JSON.stringify({ pyodideDir, wheel, modules }));
 def site(tmp_path, monkeypatch):
     (tmp_path / "site").mkdir()
     settings = build_site(tmp_path / "site")
-    (settings.static_dir / "playground.py").write_text("print('the page')\n")
+    (settings.static_dir / "worker").mkdir()
+    (settings.static_dir / "worker" / "playground.py").write_text("print('the page')\n")
     compiler = tmp_path / "compiler" / "stand_in.mjs"
     compiler.parent.mkdir()
     compiler.write_text(STAND_IN)
@@ -65,6 +66,7 @@ def test_config_names_the_bytecode_once_built_and_its_url_serves_it_immutable(si
     wheel_url = client.get("/config.json").json()["engine_wheel_url"]
     assert given["wheel"].endswith(wheel_url.rsplit("/", 1)[1]) and given["pyodideDir"].endswith("pyodide-0.27.7")
     assert [m.rsplit("/", 1)[1] for m in given["modules"]] == ["playground.py"]
+    assert client.get("/config.json").json()["python_modules"] == ["worker/playground.py"]  # the worker writes it
     assert client.get(named["url"], headers={"If-None-Match": f'"{named["sha256"]}"'}).status_code == 304
     assert runs(tmp_path) == 1  # built once: later requests find it on disk
 
@@ -72,7 +74,7 @@ def test_config_names_the_bytecode_once_built_and_its_url_serves_it_immutable(si
 def test_a_changed_page_module_gets_a_new_archive_and_the_old_url_still_serves(site, tmp_path):
     client = TestClient(create_app(site))
     first = built(client)
-    (site.static_dir / "playground.py").write_text("print('the page, edited')\n")
+    (site.static_dir / "worker" / "playground.py").write_text("print('the page, edited')\n")
     assert client.get("/config.json").json()["bytecode"] is None  # another key: building
     second = built(client)
     assert second["url"] != first["url"] and runs(tmp_path) == 2
@@ -108,3 +110,11 @@ def test_without_node_there_is_none_and_the_page_compiles(site, monkeypatch, cap
     assert client.get("/config.json").json()["bytecode"] is None
     assert client.get("/config.json").json()["bytecode"] is None
     assert capfd.readouterr().err.count("it needs Node.js and the local Pyodide") == 1
+
+
+def test_two_page_modules_of_one_name_are_refused_with_both_paths(tmp_path):
+    for folder in ("worker", "panels/teach"):
+        (tmp_path / folder).mkdir(parents=True)
+        (tmp_path / folder / "shared.py").write_text("")
+    with pytest.raises(ValueError, match=r"named shared\.py \(worker/shared\.py, panels/teach/shared\.py\)"):
+        app.bytecode.page_modules(tmp_path)

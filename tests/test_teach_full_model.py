@@ -1,4 +1,4 @@
-"""The Teach panel's full model of images (static/teach_full_model.py), in CPython: EfficientNet-Lite0's files with
+"""The Teach panel's full model of images (static/panels/teach/teach_full_model.py), in CPython: EfficientNet-Lite0's files with
 the normalization in front and a head on avg_pool give, on a 224x224 image of 0..255, what the classifier's
 preprocessing, its body and the head give, in our engine and in the real TF.js (Node). (e2e/test_teach.py checks it
 against the page's own predictions.)"""
@@ -19,7 +19,9 @@ CLASSES = 3
 
 
 def teach_full_model():
-    spec = importlib.util.spec_from_file_location("teach_full_model", STATIC / "teach_full_model.py")
+    spec = importlib.util.spec_from_file_location(
+        "teach_full_model", STATIC / "panels" / "teach" / "teach_full_model.py"
+    )
     module = importlib.util.module_from_spec(spec)
     spec.loader.exec_module(module)
     return module

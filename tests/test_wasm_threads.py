@@ -1,5 +1,5 @@
 """The wasm backend on threads (set_backend("wasm", threads=n)): the served Pyodide in Node, whose worker_threads run
-the page's pool scripts (static/wasm_pool.js, wasm_pool_worker.js; tests/pyodide/run.mjs provides them as the page's
+the page's pool scripts (static/worker/wasm_pool.js, wasm_pool_worker.js; tests/pyodide/run.mjs provides them as the page's
 worker does). The conformance suite with every big kernel split over two threads, the threaded kernels against one
 thread's bit for bit, backend_info's threads and reasons, a failing worker's fallback, memory over 100 passes."""
 
@@ -115,7 +115,10 @@ def test_backend_info_says_how_many_threads_and_why_one(node):
     assert default[:2] == [1, "the default on 1 core (navigator.hardwareConcurrency)"], default
     assert two[:2] == [2, None] and two[2] > 4096, two
     assert kept == 2
-    assert hostless[:2] == [1, "the host provides no worker pool (globalThis.pyEngineWasmPool: static/wasm_pool.js)"]
+    assert hostless[:2] == [
+        1,
+        "the host provides no worker pool (globalThis.pyEngineWasmPool: static/worker/wasm_pool.js)",
+    ]
     assert one == [1, "one thread was asked for", 0]
 
 
@@ -201,12 +204,13 @@ def test_the_default_is_one_thread_per_core_from_four_cores_up_at_most_four(monk
 
 
 def test_the_pool_script_and_python_agree_on_the_layout():
-    """static/wasm_pool.js states the shared memory's layout and limits; Python and the module's build use them."""
+    """static/worker/wasm_pool.js states the shared memory's layout and limits; Python and the module's build use
+    them."""
     from py_engine.backends.wasm import backend, threads
 
     from .test_wasm_build import wasm_kernels
 
-    source = (ROOT / "static" / "wasm_pool.js").read_text()
+    source = (ROOT / "static" / "worker" / "wasm_pool.js").read_text()
     layout = {name: int(value) for name, value in re.findall(r"^  (\w+): (\d+),", source, re.M)}
     assert layout["MAX_PAGES"] == wasm_kernels.SHARED_MAX_PAGES, (
         "the memory's maximum must be the module's declared one"

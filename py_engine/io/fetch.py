@@ -150,7 +150,7 @@ async def _pyfetch(url, what, sha256, in_js=False):
 
 async def _body(response, what, url):
     """A fetch Response's body as one Uint8Array, read from its stream: a body that arrives in one chunk (a file the
-    page holds already, static/prefetch.js, or one from the HTTP cache) comes as it is, where arrayBuffer() copies it
+    page holds already, static/worker/prefetch.js, or one from the HTTP cache) comes as it is, where arrayBuffer() copies it
     (EfficientNet-Lite0's five held shards: 2.4 ms read so, 17-19 ms through arrayBuffer())."""
     import js
 

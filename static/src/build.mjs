@@ -1,6 +1,6 @@
 // Bundles editor.js and line_chart.js with esbuild into static/vendor/editor-HASH.js and charts-HASH.js (+
 // charts-HASH.css, uPlot's stylesheet) and names those files in static/vendor/editor.json, which
-// static/playground/code.js and static/playground/charts_panel.js read. The hash changes with the bundle's bytes, so
+// static/panels/code/code.js and static/panels/charts/charts_panel.js read. The hash changes with the bundle's bytes, so
 // a browser never runs a stale editor or chart.
 // Run by build.sh (which installs the pinned packages first); static/vendor/ is generated and git-ignored.
 import { mkdir, readdir, rm, writeFile } from "node:fs/promises";

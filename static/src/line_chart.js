@@ -1,4 +1,4 @@
-// A line chart of the Charts panel and the Memory lab (static/playground/charts_panel.js loads it): uPlot, bundled
+// A line chart of the Charts panel and the Memory lab (static/panels/charts/charts_panel.js loads it): uPlot, bundled
 // by build.mjs into static/vendor/.
 //
 // lineChart({host, title, xLabel, series: [{label, scale?}], rightBytes?, height}) -> {setData(x, ys), destroy()}

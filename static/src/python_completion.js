@@ -1,5 +1,5 @@
 // Completion and signature help for the editor (bundled with editor.js), from an answer the page gets from jedi in
-// the worker (static/playground/completion.js, static/playground_completion.py).
+// the worker (static/panels/code/completion.js, static/panels/code/playground_completion.py).
 //
 // pythonCompletion(complete) -> CodeMirror extensions
 //   complete(code, offset) -> Promise of {from, items: [{label, type, detail?}], signatures: [{label, params, index,

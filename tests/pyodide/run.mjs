@@ -13,13 +13,13 @@ const [pyodideDir, wheel] = process.argv.slice(2);
 
 // The wasm backend's threads as the page has them (static/worker.js's pyEngineWasmPool): the page's pool script,
 // with worker_threads running the page's worker script behind a Web Worker's `self`.
-const staticDir = path.join(path.dirname(fileURLToPath(import.meta.url)), "..", "..", "static");
-vm.runInThisContext(fs.readFileSync(path.join(staticDir, "wasm_pool.js"), "utf8"));
+const workerDir = path.join(path.dirname(fileURLToPath(import.meta.url)), "..", "..", "static", "worker");
+vm.runInThisContext(fs.readFileSync(path.join(workerDir, "wasm_pool.js"), "utf8"));
 const workerSource = 'const { parentPort } = require("node:worker_threads");\n' +
   'globalThis.self = { addEventListener: (type, f) => parentPort.once(type, (data) => f({ data })) };\n' +
   `globalThis.importScripts = (name) => require("node:vm").runInThisContext(require("node:fs").readFileSync(${
-    JSON.stringify(staticDir)} + "/" + name, "utf8"));\n` +
-  fs.readFileSync(path.join(staticDir, "wasm_pool_worker.js"), "utf8");
+    JSON.stringify(workerDir)} + "/" + name, "utf8"));\n` +
+  fs.readFileSync(path.join(workerDir, "wasm_pool_worker.js"), "utf8");
 globalThis.pyEngineWasmPool = (module, workers, heap) => startWasmPool(module, workers, () => {
   const worker = new Worker(workerSource, { eval: true });
   worker.unref(); // a worker waiting for work must not keep Node running once stdin closes

@@ -19,7 +19,7 @@ from ..numpy import NumpyBackend
 from . import native
 from . import threads as _threads
 
-MAX_THREADS = 16  # static/wasm_pool.js has control slots for 16 threads
+MAX_THREADS = 16  # static/worker/wasm_pool.js has control slots for 16 threads
 MAX_DEFAULT_THREADS = 4
 # below this many logical cores the default is one thread: on 2 (one of them often busy with the page or another
 # program) two threads measured from 0.76x to 1.10x one thread's warm forward pass, and its first classification slower

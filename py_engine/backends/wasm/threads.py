@@ -4,7 +4,7 @@ output rows over a pool of workers that run the same kernels (kernels_shared.was
 Pyodide's memory is not shared, so a threaded op copies its operands into the shared memory (an arena, reused by
 every op: it grows to the largest op's operands and stays), every thread, the calling one too, takes chunks of
 output rows until none are left (no two write the same bytes), and the output is copied back into a numpy array.
-The host provides the pool (`globalThis.pyEngineWasmPool`: static/wasm_pool.js, loaded by the page's worker, or by
+The host provides the pool (`globalThis.pyEngineWasmPool`: static/worker/wasm_pool.js, loaded by the page's worker, or by
 tests/pyodide/run.mjs in Node); where it cannot (not cross-origin isolated, no SharedArrayBuffer, no host pool),
 the backend runs on one thread and says why. A worker that stops answering ends the pool: the op, and every op
 after it, runs on the calling thread alone.
@@ -24,7 +24,7 @@ MIN_WORK = 1 << 19
 # about 8 G/s, a copy 8 GB/s, so on 2 threads an op must save more kernel time (half of it) than its copies cost.
 # Depthwise convolutions (9 or 25 per output, 8 bytes in and out) and pooling mostly stay.
 MIN_INTENSITY = 2
-ARENA = 4096  # static/wasm_pool.js: the control block comes first
+ARENA = 4096  # static/worker/wasm_pool.js: the control block comes first
 ALIGN = 16
 JOIN_TIMEOUT_MS = 10000  # a worker that has not finished its share by then is taken for dead
 # an op's rows in about this many chunks per thread: a thread that gets less of the CPU takes fewer
@@ -50,7 +50,7 @@ def unavailable():
     if not hasattr(js, "SharedArrayBuffer"):
         return "this JavaScript has no SharedArrayBuffer"
     if not hasattr(js, "pyEngineWasmPool"):
-        return "the host provides no worker pool (globalThis.pyEngineWasmPool: static/wasm_pool.js)"
+        return "the host provides no worker pool (globalThis.pyEngineWasmPool: static/worker/wasm_pool.js)"
     return None
 
 

@@ -46,7 +46,7 @@ PENDING_LIMIT = 32 << 20
 def on_cpu_adapter(info):
     """Whether a device's adapter (its info: adapter_type, architecture) is WebGPU on the CPU (SwiftShader,
     llvmpipe). Those run register-blocked kernels ~2x faster than shared-memory tiles; real GPUs want the tiles
-    (docs/platform_facts.md). static/bridge.js's onCpuAdapter applies the same rule to pick the list of pipelines
+    (docs/platform_facts.md). static/worker/backend_choice.js's onCpuAdapter applies the same rule to pick the list of pipelines
     it compiles at boot; e2e/test_precompile.py checks that the two agree."""
     kind = f"{info.get('adapter_type', '')} {info.get('architecture', '')}".lower()
     return "cpu" in kind or "swiftshader" in kind

@@ -1,4 +1,4 @@
-"""The device interface on the browser's WebGPU, through static/bridge.js (Pyodide only).
+"""The device interface on the browser's WebGPU, through static/worker/bridge.js (Pyodide only).
 
 Same semantics as `wgpu_device.WgpuDevice`. Each method is one call of a cached JS function with
 ints only: buffer ids, offsets, byte counts, and addresses in wasm memory that bridge.js reads or
@@ -129,7 +129,7 @@ class BridgeDevice:
     def has_pipeline(self, key):
         if key in self._pipelines:
             return True
-        compiled = self._compiled_id(key)  # compiled ahead of the engine (bridge.js, precompile): adopt it
+        compiled = self._compiled_id(key)  # compiled ahead of the engine (static/worker/precompile.js): adopt it
         if compiled < 0:
             return False
         self._pipelines[key] = compiled

@@ -3,7 +3,7 @@
 The device contract itself (create/destroy/write buffers, compile, dispatch, flush, read back, captured
 programs, info, limits, lost, stats) is `py_engine.backend_protocols.Device`, with its semantics; its two
 implementations are `wgpu_device.WgpuDevice` (wgpu-py, CPython) and `bridge_device.BridgeDevice` (the
-browser's WebGPU through static/bridge.js). static/bridge.js states none of these constants: BridgeDevice hands it
+browser's WebGPU through static/worker/bridge.js). static/worker/bridge.js states none of these constants: BridgeDevice hands it
 BRIDGE_CONSTANTS when it opens the device.
 """
 
@@ -35,5 +35,5 @@ class DeviceStats:
         return {f: getattr(self, f) for f in self.FIELDS}
 
 
-# What static/bridge.js must agree on with this side, handed to peBridge.open(): its names are the JS side's
+# What static/worker/bridge.js must agree on with this side, handed to peBridge.open(): its names are the JS side's
 BRIDGE_CONSTANTS = {"uniformBlock": UNIFORM_BLOCK, "uniformRing": UNIFORM_RING, "statFields": list(DeviceStats.FIELDS)}

@@ -12,7 +12,7 @@ from .wgsl import ITEMSIZE_ON_GPU
 MAX_ELEMENTS = 2**31 - 1  # element counts reach the shaders as i32 uniform words
 
 # WebGPU's default limits (the spec's "Limits" table): what every browser gives on every adapter. A device is asked
-# for these, in CPython as in the page (static/bridge.js), so a kernel that runs in one runs in the other: wgpu-py
+# for these, in CPython as in the page (static/worker/gpu_device.js), so a kernel that runs in one runs in the other: wgpu-py
 # would otherwise give the adapter's own (on llvmpipe a workgroup of 1024 threads or 32 KiB of workgroup memory,
 # which a browser refuses). Both ask for ADAPTER_MAXIMA at the adapter's maxima instead: large tensors fit one
 # buffer, and fused kernels bind many.

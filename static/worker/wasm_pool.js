@@ -1,0 +1,139 @@
+// The wasm backend's threads (py_engine/backends/wasm/threads.py drives them): a shared WebAssembly.Memory, the
+// shared variant of the kernels (kernels_shared.wasm) instantiated on it here, in the Python worker, and in a pool of
+// workers (static/worker/wasm_pool_worker.js, which loads this file for the layout and runShare), which run the same kernels
+// on the rows of an op.
+//
+// Pyodide's own memory is not shared, so an op's operands are copied in (copyIn), the threads compute its rows, and
+// the output is copied back (copyOut). The threads meet through a control block at the start of the shared memory
+// (Int32 words): the caller writes each thread's arguments into its slot (post) and the call into the block (run),
+// bumps GENERATION and sets PENDING, and every thread, the caller too, takes chunks of rows from NEXT until none are
+// left (runShare): a thread that gets less of the CPU (a busy machine, a slower core) takes fewer. The caller then
+// waits with Atomics.wait until the workers have brought PENDING to 0.
+//
+// Loaded by the Python worker on first use (static/worker.js: self.pyEngineWasmPool), and by tests/pyodide/run.mjs
+// in Node, whose worker_threads run the same worker script.
+"use strict";
+
+const WASM_POOL = {
+  GENERATION: 0, // bumped once per parallel call
+  PENDING: 1, // workers still computing the current call
+  READY: 2, // workers that have instantiated the module
+  FAILED: 3, // set by a worker whose module failed to instantiate or whose kernel threw
+  NEXT: 4, // the first row no thread has taken yet
+  ROWS: 5, // the call's rows
+  CHUNK: 6, // rows a thread takes at a time
+  FN: 7, // the export's index
+  ARGC: 8, // its argument count
+  FIRST: 16, // argument i is slot[i] + first * FIRST[i] + last * LAST[i] for rows first .. last
+  LAST: 32,
+  SLOTS: 64, // thread t's base arguments at word SLOTS + t * SLOT (the caller's: t = workers)
+  SLOT: 16,
+  MAX_THREADS: 16,
+  ARENA: 4096, // the first byte operands may use
+  MAX_PAGES: 16384, // the module's declared maximum (scripts/build_wasm_kernels.py SHARED_MAX_PAGES)
+  SPIN: 20000, // loads of GENERATION / PENDING before sleeping: a wake-up costs more than the gap between ops
+};
+
+// Thread `t`'s part of the current call: chunks of rows taken from NEXT until all are taken.
+function runShare(control, kernels, t) {
+  const P = WASM_POOL;
+  const rows = control[P.ROWS], chunk = control[P.CHUNK], argc = control[P.ARGC], kernel = kernels[control[P.FN]];
+  const base = P.SLOTS + t * P.SLOT, args = new Array(argc);
+  for (let first = Atomics.add(control, P.NEXT, chunk); first < rows; first = Atomics.add(control, P.NEXT, chunk)) {
+    const last = Math.min(first + chunk, rows);
+    for (let i = 0; i < argc; i++) args[i] = control[base + i] + first * control[P.FIRST + i] + last * control[P.LAST + i];
+    kernel(...args);
+  }
+}
+
+// A started pool: `workers` workers (makeWorker() makes one: a Web Worker or Node's worker_threads.Worker) running
+// `module` (a compiled kernels_shared.wasm) on one shared memory; `heap` is Pyodide's memory, copied from and to.
+// Resolves once every worker has instantiated the module; rejects (and ends the workers) after `timeoutMs`.
+async function startWasmPool(module, workers, makeWorker, heap, timeoutMs = 10000) {
+  const P = WASM_POOL;
+  if (workers >= P.MAX_THREADS) throw new Error(`at most ${P.MAX_THREADS - 1} workers`);
+  const memory = new WebAssembly.Memory({ initial: 1, maximum: P.MAX_PAGES, shared: true });
+  const exports = new WebAssembly.Instance(module, { env: { memory } }).exports;
+  const names = WebAssembly.Module.exports(module).map((e) => e.name);
+  const kernels = names.map((name) => exports[name]);
+  const control = new Int32Array(memory.buffer, 0, P.ARENA / 4);
+  const started = [];
+  const close = () => started.forEach((w) => w.terminate());
+  try {
+    for (let index = 0; index < workers; index++) {
+      const worker = makeWorker();
+      started.push(worker);
+      worker.postMessage({ memory, module, index });
+    }
+    const deadline = Date.now() + timeoutMs;
+    while (Atomics.load(control, P.READY) < workers) {
+      if (Atomics.load(control, P.FAILED)) throw new Error("a worker could not instantiate the shared module");
+      if (Date.now() > deadline) throw new Error(`the workers did not start within ${timeoutMs} ms`);
+      await new Promise((resolve) => setTimeout(resolve, 5));
+    }
+  } catch (error) {
+    close();
+    throw error;
+  }
+  // null once every thread has finished, else what went wrong: a kernel threw, or a worker has not finished within
+  // timeoutMs (it died or hangs)
+  const join = (timeoutMs) => {
+    const deadline = Date.now() + timeoutMs;
+    for (let spins = 0; ; spins++) {
+      const pending = Atomics.load(control, P.PENDING);
+      if (pending === 0) break;
+      if (spins < P.SPIN) continue;
+      const left = deadline - Date.now();
+      if (left <= 0) return `a worker did not finish its share within ${timeoutMs} ms`;
+      Atomics.wait(control, P.PENDING, pending, left);
+    }
+    return Atomics.load(control, P.FAILED) ? "a kernel failed" : null;
+  };
+  return {
+    exports,
+    names,
+    // the shared memory's size in bytes, grown (never shrunk) to at least `size`
+    reserve(size) {
+      const have = memory.buffer.byteLength;
+      if (size > have) memory.grow(Math.ceil((size - have) / 65536));
+      return memory.buffer.byteLength;
+    },
+    copyIn(to, from, size) {
+      new Uint8Array(memory.buffer, to, size).set(new Uint8Array(heap.buffer, from, size));
+    },
+    copyOut(to, from, size) {
+      new Uint8Array(heap.buffer, to, size).set(new Uint8Array(memory.buffer, from, size));
+    },
+    // thread t's base arguments for the next call (t = workers: the caller's)
+    post(t, ...args) {
+      control.set(args, P.SLOTS + t * P.SLOT);
+    },
+    // export `fn` (an index into names) over `rows` rows, `chunk` at a time, on every thread; coefficients: the
+    // argc multipliers of first, then those of last: argument i of a chunk first .. last is the thread's base +
+    // first * coefficients[i] + last * coefficients[argc + i]. Returns join's answer.
+    run(fn, rows, chunk, timeoutMs, ...coefficients) {
+      const argc = coefficients.length / 2;
+      control.set(coefficients.slice(0, argc), P.FIRST);
+      control.set(coefficients.slice(argc), P.LAST);
+      control[P.FN] = fn;
+      control[P.ARGC] = argc;
+      control[P.ROWS] = rows;
+      control[P.CHUNK] = chunk;
+      Atomics.store(control, P.NEXT, 0);
+      Atomics.store(control, P.PENDING, workers);
+      Atomics.add(control, P.GENERATION, 1);
+      Atomics.notify(control, P.GENERATION);
+      try {
+        runShare(control, kernels, workers);
+      } catch {
+        Atomics.store(control, P.FAILED, 1); // a trap: the output is not whole, the pool ends
+      }
+      return join(timeoutMs);
+    },
+    close,
+  };
+}
+
+globalThis.startWasmPool = startWasmPool;
+globalThis.runShare = runShare;
+globalThis.WASM_POOL = WASM_POOL;
