@@ -178,7 +178,7 @@ def test_the_docs_name_the_uniform_struct_as_programs_declare_it():
     declared = program.shader(("float32",), (("out", "float32"),)).source
     struct_var = re.search(r"var<uniform> (\w+):", declared)[1]
     assert struct_var == "params" and f"fn {struct_var}_shape(" in declared
-    for doc in ("custom_kernels.md", "design.md"):
+    for doc in ("custom_kernels.md", "backends.md"):
         text = (DOCS / doc).read_text()
         assert f"`{struct_var}`" in text and f"{struct_var}_shape(" in text, f"docs/{doc} does not name `{struct_var}`"
         other = sorted(set(re.findall(r"`(u\.\w+|u_\w+\()", text)))
