@@ -69,14 +69,15 @@ def test_conformance_suite_passes_with_every_kernel_native(node):
     assert report["failed"] == {}, str(report["failed"])[:5000]
 
 
-# What runs natively is where the time goes in a forward pass and a training step; the rest runs numpy's kernels
-# on the same arrays. A kernel moving between the lists is a deliberate change: update this list with it.
+# What runs natively is where the time goes in a forward pass, a training step and a vision task's resizes and crops;
+# the rest runs numpy's kernels on the same arrays. A kernel moving between the lists is a deliberate change: update
+# this list with it.
 NATIVE = {
-    "Abs", "ActivationGrad", "Add", "AvgPool", "BatchMatMul", "Conv2D", "Conv2DBackpropFilter",
-    "Conv2DBackpropInput", "DepthwiseConv2dNative", "DepthwiseConv2dNativeBackpropFilter",
+    "Abs", "ActivationGrad", "Add", "AvgPool", "BatchMatMul", "Conv2D", "Conv2DBackpropFilter", "Conv2DBackpropInput",
+    "CropAndResize", "DepthwiseConv2dNative", "DepthwiseConv2dNativeBackpropFilter",
     "DepthwiseConv2dNativeBackpropInput", "FusedConv2D", "FusedDepthwiseConv2D", "FusedElementwise", "MaxPool",
-    "MaxPoolGrad", "Maximum", "Mean", "Minimum", "Mul", "Neg", "RealDiv", "Relu", "Relu6", "Sigmoid", "Sqrt", "Square",
-    "SquaredDifference", "Sub", "Sum",
+    "MaxPoolGrad", "Maximum", "Mean", "Minimum", "Mul", "Neg", "RealDiv", "Relu", "Relu6", "ResizeBilinear", "Sigmoid",
+    "Sqrt", "Square", "SquaredDifference", "Sub", "Sum",
 }  # fmt: skip
 
 
