@@ -89,6 +89,11 @@ EXPORT(resize_bilinear)(const void *image, int is_int, int N, int H, int W, int 
 // Positions and values in float64 as numpy's kernel (TF.js's CPU backend); outside the image extrapolation_value,
 // a box_ind outside the batch zeros. nearest: the pixel at floor(p + 0.5) (JavaScript's Math.round).
 
+typedef v128_t f64x2;
+
+// Two floats at p as doubles.
+INLINE f64x2 load_f64x2(const f32 *p) { return wasm_f64x2_promote_low_f32x4(wasm_v128_load64_zero(p)); }
+
 // A box's sampling position k of n_out along an axis of n_in pixels spanning low..high (numpy's _crop_axis).
 INLINE double crop_position(double low, double high, int n_in, int k, int n_out) {
   if (n_out > 1) return low * (n_in - 1) + (double)k * ((high - low) * (n_in - 1) / (n_out - 1));
@@ -130,7 +135,17 @@ EXPORT(crop_and_resize)(const f32 *image, int N, int H, int W, int C, const f32 
         }
         double left_x = __builtin_floor(xs), x_lerp = xs - left_x;
         long l = (long)left_x * C, r = (long)__builtin_ceil(xs) * C;
-        for (int c = 0; c < C; c++) {
+        int c = 0;
+        for (; c + 2 <= C; c += 2) {  // two channels per vector of doubles
+          f64x2 tl = load_f64x2(top + l + c), tr = load_f64x2(top + r + c);
+          f64x2 bl = load_f64x2(bottom + l + c), br = load_f64x2(bottom + r + c);
+          f64x2 xt = wasm_f64x2_splat(x_lerp), yt = wasm_f64x2_splat(y_lerp);
+          f64x2 upper = wasm_f64x2_add(tl, wasm_f64x2_mul(wasm_f64x2_sub(tr, tl), xt));
+          f64x2 lower = wasm_f64x2_add(bl, wasm_f64x2_mul(wasm_f64x2_sub(br, bl), xt));
+          f64x2 v = wasm_f64x2_add(upper, wasm_f64x2_mul(wasm_f64x2_sub(lower, upper), yt));
+          wasm_v128_store64_lane(p + c, wasm_f32x4_demote_f64x2_zero(v), 0);
+        }
+        for (; c < C; c++) {
           double tl = top[l + c], tr = top[r + c], bl = bottom[l + c], br = bottom[r + c];
           double upper = tl + (tr - tl) * x_lerp, lower = bl + (br - bl) * x_lerp;
           p[c] = (f32)(upper + (lower - upper) * y_lerp);
