@@ -69,14 +69,15 @@ def test_conformance_suite_passes_with_every_kernel_native(node):
     assert report["failed"] == {}, str(report["failed"])[:5000]
 
 
-# What runs natively is where the time goes in a forward pass and a training step; the rest runs numpy's kernels
-# on the same arrays. A kernel moving between the lists is a deliberate change: update this list with it.
+# What runs natively is where the time goes in a forward pass, a training step and a vision task's resizes and crops;
+# the rest runs numpy's kernels on the same arrays. A kernel moving between the lists is a deliberate change: update
+# this list with it.
 NATIVE = {
-    "Abs", "ActivationGrad", "Add", "AvgPool", "BatchMatMul", "Conv2D", "Conv2DBackpropFilter",
-    "Conv2DBackpropInput", "DepthwiseConv2dNative", "DepthwiseConv2dNativeBackpropFilter",
+    "Abs", "ActivationGrad", "Add", "AvgPool", "BatchMatMul", "Conv2D", "Conv2DBackpropFilter", "Conv2DBackpropInput",
+    "CropAndResize", "DepthwiseConv2dNative", "DepthwiseConv2dNativeBackpropFilter",
     "DepthwiseConv2dNativeBackpropInput", "FusedConv2D", "FusedDepthwiseConv2D", "FusedElementwise", "MaxPool",
-    "MaxPoolGrad", "Maximum", "Mean", "Minimum", "Mul", "Neg", "RealDiv", "Relu", "Relu6", "Sigmoid", "Sqrt", "Square",
-    "SquaredDifference", "Sub", "Sum",
+    "MaxPoolGrad", "Maximum", "Mean", "Minimum", "Mul", "Neg", "RealDiv", "Relu", "Relu6", "ResizeBilinear", "Sigmoid",
+    "Sqrt", "Square", "SquaredDifference", "Sub", "Sum",
 }  # fmt: skip
 
 
@@ -220,6 +221,42 @@ def test_fit_trains_a_cnn_on_wasm_as_on_numpy_with_a_flat_tensor_count(node):
     assert losses[-1] < 0.5 * losses[0], losses
     assert np.allclose(losses, want, rtol=1e-3), f"wasm {losses} against numpy {want}"
     assert len(set(counts)) == 1, f"tensor count grew during fit: {counts}"
+
+
+def test_resizes_and_crops_give_numpys_results_bit_for_bit(node):
+    """kernels/image.c does numpy's arithmetic in numpy's order (float32 for resizes, float64 for crops): every
+    variant, float32 and int32 images, channel counts on and off the 4-per-vector path, boxes in and out of the image
+    and the batch."""
+    differ = node.run(
+        """
+        rng = np.random.default_rng(5)
+        cases = []
+        for shape in [(2, 5, 7, 3), (1, 9, 13, 4), (3, 1, 1, 8), (1, 40, 30, 1), (1, 33, 17, 16)]:
+            floats = rng.uniform(-5, 5, shape).astype(np.float32)
+            ints = rng.integers(-100, 256, shape).astype(np.int32)
+            for size in [(11, 16), (3, 4), (8, 2), (1, 1), (70, 45)]:
+                for align, half in [(False, False), (True, False), (False, True)]:
+                    for x in (floats, ints):
+                        cases.append((f"resize {shape} {x.dtype} {size} {align} {half}",
+                                      lambda x=x, s=size, a=align, h=half: pe.resize_bilinear(x, s, a, h)))
+        for shape in [(3, 9, 11, 2), (2, 40, 30, 3), (1, 16, 16, 4)]:
+            image = rng.uniform(-3, 3, shape).astype(np.float32)
+            boxes = rng.uniform(-0.3, 1.3, (20, 4)).astype(np.float32)
+            owners = rng.integers(-1, shape[0] + 1, 20).astype(np.int32)
+            for size in [(13, 17), (3, 4), (1, 1), (5, 1)]:
+                for method in ("bilinear", "nearest"):
+                    cases.append((f"crop {shape} {size} {method}", lambda i=image, s=size, m=method:
+                                  pe.crop_and_resize(i, boxes, owners, s, m, -2.5)))
+
+        async def outputs(backend):
+            assert await pe.set_backend(backend)
+            return [f().numpy() for _, f in cases]
+
+        want, got = await outputs("numpy"), await outputs("wasm")
+        [name for (name, _), w, g in zip(cases, want, got) if not np.array_equal(w, g, equal_nan=True)]
+        """
+    )  # fmt: skip
+    assert differ == []
 
 
 def test_the_backend_explains_why_it_cannot_start_in_cpython():

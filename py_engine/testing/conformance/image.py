@@ -26,6 +26,14 @@ def _resize_cases(op, name):
                 Case(f"{name}/grad-{size_label}-{mode}", lambda t, d, f=f: grad(f)(t, d), [images, dy], 1e-4, 1e-5)
             )
     cases.append(Case(f"{name}/int32", lambda t: op(t, (7, 9)), [rand((1, 4, 5, 2), 13, -100, 100, np.int32)]))
+    # channels a multiple of 4 (a feature map; the wasm kernel reads them 4 at a time), and a strong downscale
+    for mode, (align, half) in RESIZE_MODES.items():
+        cases.append(
+            Case(f"{name}/channels-8-{mode}", lambda t, a=align, h=half: op(t, (9, 5), a, h), [rand((2, 6, 4, 8), 21)])
+        )
+    cases.append(
+        Case(f"{name}/down-strong", lambda t: op(t, (3, 2), half_pixel_centers=True), [rand((1, 31, 9, 4), 22)])
+    )
     cases.append(Case(f"{name}/from-1x1", lambda t: op(t, (3, 4), half_pixel_centers=True), [rand((1, 1, 1, 2), 14)]))
     cases.append(Case(f"{name}/empty-batch", lambda t: op(t, (4, 4)), [rand((0, 3, 3, 1), 15)]))
     edges = with_edges(rand((1, 5, 7, 2), 20), FLOAT_EDGES)
@@ -34,6 +42,8 @@ def _resize_cases(op, name):
     # scale 0.5 with align_corners puts sources on exact halves, which round up (not to even)
     cases.append(Case(f"{name}/align-corners-halves", lambda t: op(t, (9, 5), True), [rand((1, 5, 3, 2), 16)]))
     photo = rand((400, 300, 3), 17, 0, 255)  # one 400x300 RGB image (rank 3)
+    pixels = rand((1, 120, 160, 3), 23, 0, 256, np.int32)  # a camera frame's int32 pixels, as pe.vision resizes them
+    cases.append(Case(f"{name}/large-int32", lambda t: op(t, (96, 96)), [pixels], 1e-5, 1e-4))
     for mode, (align, half) in RESIZE_MODES.items():
         cases.append(
             Case(f"{name}/large-{mode}", lambda t, a=align, h=half: op(t, (224, 224), a, h), [photo], 1e-5, 1e-4)
