@@ -159,6 +159,18 @@ def plain_browser(playwright):
     browser.close()
 
 
+def editor(page):
+    return page.get_by_role("textbox", name="Python code")
+
+
+def output(page):
+    return page.get_by_role("log", name="Output")
+
+
+def button(page, name):
+    return page.get_by_role("button", name=name, exact=True)
+
+
 def show_panel(page, name):
     """Click the tab of the panel `name` (Examples, Files, Charts, Memory lab, Classify, Teach): one panel shows at a
     time."""

@@ -8,7 +8,7 @@ description) and Stop's shortcut, Ctrl+."""
 import re
 
 import pytest
-from conftest import BOOT_TIMEOUT_MS, show_panel
+from conftest import BOOT_TIMEOUT_MS, editor, show_panel
 from playwright.sync_api import expect
 
 RUN_MS = 120_000
@@ -43,10 +43,6 @@ def listed(page):
 
 def files_status(page):
     return page.get_by_role("status", name="Files status")
-
-
-def editor(page):
-    return page.get_by_role("textbox", name="Python code")
 
 
 def type_code(page, lines):

@@ -7,7 +7,7 @@ import time
 
 import numpy as np
 import pytest
-from conftest import BOOT_TIMEOUT_MS, WEBGPU, Playground
+from conftest import BOOT_TIMEOUT_MS, WEBGPU, Playground, button, editor, output
 
 RUN_MS = 120_000
 
@@ -20,18 +20,6 @@ def ui(webgpu_browser, server_url):
     assert page.backend == "webgpu", page.info
     yield page
     page.close()
-
-
-def editor(page):
-    return page.get_by_role("textbox", name="Python code")
-
-
-def output(page):
-    return page.get_by_role("log", name="Output")
-
-
-def button(page, name):
-    return page.get_by_role("button", name=name, exact=True)
 
 
 def type_code(page, lines):

@@ -10,7 +10,7 @@ ended by itself (STOP_DEADLINE_S, generous for a loaded machine)."""
 import time
 
 import pytest
-from conftest import BOOT_TIMEOUT_MS, Playground
+from conftest import BOOT_TIMEOUT_MS, Playground, button, editor, output
 
 RUN_MS = 120_000
 STOP_DEADLINE_S = 10  # the runs below would last 30 s and more
@@ -26,18 +26,6 @@ def ui(webgpu_browser, server_url):
     assert "error" not in page.page.evaluate("playground.startupCache")
     yield page
     page.close()
-
-
-def editor(page):
-    return page.get_by_role("textbox", name="Python code")
-
-
-def output(page):
-    return page.get_by_role("log", name="Output")
-
-
-def button(page, name):
-    return page.get_by_role("button", name=name, exact=True)
 
 
 def start(page, code, wait=True):

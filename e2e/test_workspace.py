@@ -6,7 +6,7 @@ import re
 import time
 
 import pytest
-from conftest import BOOT_TIMEOUT_MS, Playground, show_panel
+from conftest import BOOT_TIMEOUT_MS, Playground, button, show_panel
 
 RUN_MS = 120_000
 
@@ -34,10 +34,6 @@ def page(webgpu_browser, server_url):
     page.wait_for_function("() => document.querySelector('#editor').shadowRoot")  # CodeMirror has loaded
     yield page
     context.close()
-
-
-def button(page, name):
-    return page.get_by_role("button", name=name, exact=True)
 
 
 def run_state(page):

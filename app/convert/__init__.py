@@ -14,6 +14,7 @@ import tempfile
 import time
 from pathlib import Path
 
+from app.assets import swap_in
 from app.convert import efficientnet_lite
 
 CONVERTERS = ("efficientnet-lite0",)
@@ -34,7 +35,8 @@ def convert_model(name: str, models_dir: Path) -> Path:
         staging = Path(tempfile.mkdtemp(prefix=f".{name}.", dir=models_dir))
         try:
             info = efficientnet_lite.convert(staging)
-            _replace(staging, target)
+            staging.chmod(0o755)  # mkdtemp makes it private; the server (or a web server) must read it
+            swap_in(staging, target)
         finally:
             shutil.rmtree(staging, ignore_errors=True)
     except ModuleNotFoundError as e:
@@ -48,18 +50,6 @@ def convert_model(name: str, models_dir: Path) -> Path:
         f"({info['weights_bytes'] / 1e6:.1f} MB) -> {target} in {time.perf_counter() - start:.1f} s"
     )
     return target
-
-
-def _replace(new: Path, target: Path) -> None:
-    """new takes target's place; the old folder goes only once the new one is there."""
-    new.chmod(0o755)  # mkdtemp makes it private; the server (or a web server) must read it
-    old = target.with_name(f".{target.name}.old") if target.exists() else None
-    if old is not None:
-        shutil.rmtree(old, ignore_errors=True)
-        target.rename(old)
-    new.rename(target)
-    if old is not None:
-        shutil.rmtree(old)
 
 
 def add_convert_parser(sub) -> argparse.ArgumentParser:
