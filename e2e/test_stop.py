@@ -1,6 +1,6 @@
 """Stop always ends a run, and input() and sys.stdin read a line typed in the Output, through accessible roles and
 names: Stop ends time.sleep at once (KeyboardInterrupt, the names kept); a long numpy call, which Python cannot interrupt, ends
-by a restart of the worker a second after Stop (the code stays in the editor, the Output says what happened, the
+by a restart of the worker 1.5 s after Stop (the code stays in the editor, the Output says what happened, the
 new runtime boots from the caches); input() shows a text box in the Output and gets the line typed there, and Stop
 ends its wait too.
 

@@ -241,7 +241,7 @@ function restart(why = "button") {
   if (why === "stuck") {
     const cause = self.crossOriginIsolated ? "it was inside a call Python cannot interrupt (such as a long numpy operation)"
       : "this page is not cross-origin isolated, where Stop interrupts only code that awaits";
-    output.note(`The program did not stop within a second of Stop: ${cause}, so the Python worker was restarted. ` +
+    output.note(`The program did not stop within 1.5 s of Stop: ${cause}, so the Python worker was restarted. ` +
       "Variables are gone, your code is kept.", "failed");
   } else {
     output.note("Restarting the Python runtime: names, tensors and the classifier are gone.");

@@ -12,7 +12,7 @@
 import { ms } from "./format.js";
 import { setStatus } from "./status.js";
 
-const STOP_GRACE_MS = 1000;
+const STOP_GRACE_MS = 1500; // a loaded 2-core machine took over 1 s to answer a Stop of a plain Python loop
 const $ = (id) => document.getElementById(id);
 const ui = {
   run: $("run"), stop: $("stop"), share: $("share"), clear: $("clear-namespace"), restart: $("restart"),
@@ -86,7 +86,7 @@ export function createRunControls({ playground, request, client, code, output, r
     const id = playground.running;
     if (id === null) return false;
     if (!client.stop(id)) {
-      output.note("Stopping at the code's next await: this page is not cross-origin isolated, so Stop cannot interrupt code that never awaits. If it does not stop within a second, the Python worker is restarted.");
+      output.note("Stopping at the code's next await: this page is not cross-origin isolated, so Stop cannot interrupt code that never awaits. If it does not stop within 1.5 s, the Python worker is restarted.");
     }
     clearTimeout(grace);
     grace = setTimeout(() => {
