@@ -73,22 +73,18 @@ class AveragePooling1D(_Pool1D):
     pool = staticmethod(ops.avg_pool)
 
 
-class _Pool2D(Layer):
-    def __init__(self, pool_size=(2, 2), strides=None, padding="valid", data_format=None, **kwargs):
-        super().__init__(**kwargs)
+class _WindowPool(Layer):
+    """A 2-D or 3-D pool: the window and strides as tuples (`as_window`: pair or triple), channels last."""
+
+    def _windows(self, pool_size, strides, padding, data_format, as_window):
         channels_last(data_format, self.name)
-        self.pool_size = pair(pool_size, "pool_size", self.name)
-        self.strides = self.pool_size if strides is None else pair(strides, "strides", self.name)
+        self.pool_size = as_window(pool_size, "pool_size", self.name)
+        self.strides = self.pool_size if strides is None else as_window(strides, "strides", self.name)
         self.padding = padding_mode(padding, self.name)
         self.data_format = "channels_last"
 
-    def compute_output_shape(self, input_shape):
-        return window_output_shape(
-            self, input_shape, self.pool_size, self.strides, self.padding, (1, 1), input_shape[-1]
-        )
-
     def call(self, x, training=False):
-        return self.pool(x, self.pool_size, self.strides, self.padding)
+        return type(self).pool(x, self.pool_size, self.strides, self.padding)
 
     def layer_config(self):
         return {
@@ -97,6 +93,17 @@ class _Pool2D(Layer):
             "strides": list(self.strides),
             "data_format": self.data_format,
         }
+
+
+class _Pool2D(_WindowPool):
+    def __init__(self, pool_size=(2, 2), strides=None, padding="valid", data_format=None, **kwargs):
+        super().__init__(**kwargs)
+        self._windows(pool_size, strides, padding, data_format, pair)
+
+    def compute_output_shape(self, input_shape):
+        return window_output_shape(
+            self, input_shape, self.pool_size, self.strides, self.padding, (1, 1), input_shape[-1]
+        )
 
 
 @register
@@ -113,16 +120,10 @@ class MaxPooling2D(_Pool2D):
     pool = staticmethod(ops.max_pool)
 
 
-class _Pool3D(Layer):
-    pool = None
-
+class _Pool3D(_WindowPool):
     def __init__(self, pool_size=(2, 2, 2), strides=None, padding="valid", data_format=None, **kwargs):
         super().__init__(**kwargs)
-        channels_last(data_format, self.name)
-        self.pool_size = triple(pool_size, "pool_size", self.name)
-        self.strides = self.pool_size if strides is None else triple(strides, "strides", self.name)
-        self.padding = padding_mode(padding, self.name)
-        self.data_format = "channels_last"
+        self._windows(pool_size, strides, padding, data_format, triple)
 
     def compute_output_shape(self, input_shape):
         check_volume_input(self, input_shape)
@@ -135,17 +136,6 @@ class _Pool3D(Layer):
                 f"{tuple(input_shape)}"
             )
         return (input_shape[0], *sizes, input_shape[4])
-
-    def call(self, x, training=False):
-        return type(self).pool(x, self.pool_size, self.strides, self.padding)
-
-    def layer_config(self):
-        return {
-            "pool_size": list(self.pool_size),
-            "padding": self.padding,
-            "strides": list(self.strides),
-            "data_format": self.data_format,
-        }
 
 
 @register
