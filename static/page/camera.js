@@ -1,6 +1,8 @@
-// The webcam, for Classify's live classification (classify_camera.js) and for Teach's recording (teach_panel.js):
+// The webcam, for Classify's live classification, Vision's live tasks and Teach's recording:
 //   open(video) -> Promise<MediaStream> (the video plays it; rejects with an Error whose message says what to do)
 //   close(video)
+//   switchOn(video, button, say) -> Promise<bool>: open() for a toggle button (disabled while the camera starts,
+//     aria-pressed once on; what went wrong goes to say(message, true)); switchOff(video, button)
 //   frameBlob(video) -> Promise<Blob> (a JPEG of the current frame)
 
 // What went wrong, and what to do, for getUserMedia's errors.
@@ -39,6 +41,25 @@ export function close(video) {
   for (const track of video.srcObject?.getTracks() ?? []) track.stop();
   video.srcObject = null;
   video.hidden = true;
+}
+
+export async function switchOn(video, button, say) {
+  button.disabled = true;
+  try {
+    await open(video);
+  } catch (error) {
+    say(error.message, true);
+    return false;
+  } finally {
+    button.disabled = false;
+  }
+  button.setAttribute("aria-pressed", "true");
+  return true;
+}
+
+export function switchOff(video, button) {
+  close(video);
+  button.setAttribute("aria-pressed", "false");
 }
 
 export function frameBlob(video) {

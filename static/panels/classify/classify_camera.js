@@ -21,27 +21,17 @@ export function initClassifyCamera(playground) {
 
   async function start() {
     if (on) return;
-    button.disabled = true;
-    try {
-      await camera.open(video);
-    } catch (error) {
-      say(error.message, true);
-      return;
-    } finally {
-      button.disabled = false;
-    }
+    if (!(await camera.switchOn(video, button, say))) return;
     on = true;
     frames = spent = 0;
     $("classify-preview").hidden = true; // the camera's view replaces the last photo
-    button.setAttribute("aria-pressed", "true");
     say("Camera on: classifying its frames...");
     loop();
   }
 
   function stop() {
     on = false;
-    camera.close(video);
-    button.setAttribute("aria-pressed", "false");
+    camera.switchOff(video, button);
     if (frames) say(`Camera off after ${frames} frame${frames === 1 ? "" : "s"}, ${ms(spent / frames)} per frame.`);
   }
 

@@ -181,18 +181,11 @@ function createTeachPanel({ host, request, decodeImage }) {
     if (!video.hidden) {
       recording = null;
       stopLive();
-      camera.close(video);
-      cameraButton.setAttribute("aria-pressed", "false");
+      camera.switchOff(video, cameraButton);
       render();
       return;
     }
-    try {
-      await camera.open(video);
-    } catch (error) {
-      say(error.message, true);
-      return;
-    }
-    cameraButton.setAttribute("aria-pressed", "true");
+    if (!(await camera.switchOn(video, cameraButton, say))) return;
     say("Camera on: hold a class's \"Hold to record\" button to add its frames.");
     render();
   }

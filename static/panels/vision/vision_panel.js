@@ -138,20 +138,11 @@ function createVisionPanel({ host, request }) {
   async function start(name = task()) {
     if (live) return;
     for (const input of taskPick.querySelectorAll("input")) input.checked = input.value === name;
-    cameraButton.disabled = true;
-    try {
-      await camera.open(video);
-    } catch (error) {
-      say(error.message, true);
-      return;
-    } finally {
-      cameraButton.disabled = false;
-    }
+    if (!(await camera.switchOn(video, cameraButton, say))) return;
     video.hidden = true; // the canvas shows its frames, with what was found drawn over them
     live = true;
     frames = 0;
     stamps = [];
-    cameraButton.setAttribute("aria-pressed", "true");
     say("Camera on: loading the model...");
     loop();
   }
@@ -159,8 +150,7 @@ function createVisionPanel({ host, request }) {
   function stop() {
     if (!live) return;
     live = false;
-    camera.close(video);
-    cameraButton.setAttribute("aria-pressed", "false");
+    camera.switchOff(video, cameraButton);
     say(`Camera off after ${frames} frame${frames === 1 ? "" : "s"}.`);
   }
 
