@@ -22,7 +22,7 @@ from app.paths import safe_file
 
 REGISTRY = "panels/list.js"
 MARKER = re.compile(r"^([ \t]*)<!-- panels: (stylesheets|tabs|sections) -->\n", re.M)
-IMPORT = re.compile(r'^import\s+"([^"]*)";', re.M)
+IMPORT = re.compile(r"""^import\s+["']([^"']*)["']""", re.M)
 LISTED = re.compile(r"\./(\w+)/(\w+)_panel\.js")
 _pages: FileCache["FilledPage"] = FileCache(max_entries=4)
 
@@ -40,7 +40,6 @@ class FilledPage:
 
 @dataclass(frozen=True)
 class Panel:
-    folder: str  # static/panels/<folder>/
     id: str  # its section's id: its tab controls it
     tab: str  # the tab's label
     section: str  # static/panels/<folder>/<folder>.html
@@ -96,7 +95,6 @@ def _panel(static_dir: Path, folder: str, watched: Watched) -> Panel:
     css = f"panels/{folder}/{folder}.css"
     watched.add(static_dir / css)  # a stylesheet added later fills the page again
     return Panel(
-        folder=folder,
         id=start[1]["id"],
         tab=start[1]["data-tab"],
         section=section,
@@ -125,7 +123,7 @@ class _FirstTag(HTMLParser):
 def _first_tag(markup: str) -> tuple[str, dict[str, str]] | None:
     """The first start tag of `markup` and its attributes (their values unescaped)."""
     parser = _FirstTag()
-    parser.feed(markup[: markup.find(">") + 1])
+    parser.feed(markup)
     return parser.tag
 
 
