@@ -65,6 +65,7 @@ self.peGpuDevice = (() => {
     const programs = makePrograms(gpu, buffers, pipelines);
     const read = makeReadback(gpu, buffers, errors);
 
+    const info = { ...adapterInfo(adapter), backend_type: "WebGPU", runtime: "browser WebGPU: " + navigator.userAgent };
     const limits = {};
     for (const name in device.limits) limits[name] = device.limits[name];
 
@@ -77,8 +78,7 @@ self.peGpuDevice = (() => {
     }
 
     return {
-      info: { ...adapterInfo(adapter), backend_type: "WebGPU", runtime: "browser WebGPU: " + navigator.userAgent },
-      limits, useConstants,
+      info, limits, useConstants,
       createBuffer: buffers.create,
       destroyBuffer: (id) => { batch.forgetBuffer(id); buffers.destroy(id); },
       writeBuffer: buffers.write,
