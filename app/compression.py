@@ -50,6 +50,12 @@ def accepts_gzip(header: str | None) -> bool:
     return weights.get("gzip", weights.get("x-gzip", weights.get("*", 0.0))) > 0
 
 
+def gzip_of(data: bytes) -> bytes | None:
+    """The gzip of data, or None where it is not worth it (over WORTH of the bytes)."""
+    packed = gzip.compress(data, LEVEL, mtime=0)
+    return packed if len(packed) <= WORTH * len(data) else None
+
+
 class GzipCopies:
     """gzip copies of files, in `folder` as <sha256 of the file>.gz (or .plain where gzip did not pay)."""
 
@@ -80,9 +86,9 @@ class GzipCopies:
         data = path.read_bytes()
         if hashlib.sha256(data).hexdigest() != sha256:  # changed since it was hashed: its next request asks again
             return None
-        packed = gzip.compress(data, LEVEL, mtime=0)
+        packed = gzip_of(data)
         self.folder.mkdir(parents=True, exist_ok=True)
-        if len(packed) > WORTH * len(data):
+        if packed is None:
             (self.folder / f"{sha256}.plain").touch()
             return None
         # written whole, then renamed: a request never finds half a copy, and two processes may race harmlessly

@@ -173,15 +173,16 @@ def send(
     data: bytes | None = None,
     headers: dict[str, str] | None = None,
     gzip_copies: GzipCopies | None = None,
+    gzipped: bytes | None = None,
 ) -> Response:
     """Answer GET/HEAD for the bytes of `path` (streamed when over CHUNK) or `data`, whose content hash is `etag`.
 
-    gzip_copies: where the gzip copy of `path` is kept (app/compression.py); it is sent, with its own ETag, to a
-    client that accepts gzip and asks for no range, once it is made."""
+    gzip_copies: where the gzip copy of `path` is kept (app/compression.py); gzipped: the gzip of `data`. Either is
+    sent, with its own ETag, to a client that accepts gzip and asks for no range (the copy once it is made)."""
     base = {"ETag": f'"{etag}"', "Cache-Control": cache_control, "Accept-Ranges": "bytes", **NOSNIFF}
     base.update(headers or {})
     validators = bounded_header(request, "If-None-Match")
-    if gzip_copies is not None and path is not None:
+    if (gzip_copies is not None and path is not None) or gzipped is not None:
         base["Vary"] = "Accept-Encoding"
         # a client holding either encoding holds these bytes: its copy stays good, whichever it has
         if etag_matches(validators, f"{etag}-gzip"):
@@ -189,10 +190,13 @@ def send(
         offered = request.headers.get("accept-encoding") or ""
         # no browser sends a long one: past the bound it is not parsed, and the plain file is sent
         wants = request.headers.get("range") is None and len(offered) <= MAX_VALIDATORS and accepts_gzip(offered)
-        copy = gzip_copies.copy(path, etag) if wants and not etag_matches(validators, etag) else None
-        if copy is not None:
-            path, etag = copy, f"{etag}-gzip"
-            base.update({"ETag": f'"{etag}"', "Content-Encoding": "gzip"})
+        if wants and not etag_matches(validators, etag):
+            if gzipped is not None:
+                data, etag = gzipped, f"{etag}-gzip"
+                base.update({"ETag": f'"{etag}"', "Content-Encoding": "gzip"})
+            elif (copy := gzip_copies.copy(path, etag)) is not None:
+                path, etag = copy, f"{etag}-gzip"
+                base.update({"ETag": f'"{etag}"', "Content-Encoding": "gzip"})
     size = len(data) if data is not None else path.stat().st_size
     if etag_matches(validators, etag):
         return Response(status_code=304, headers=base)

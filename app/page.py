@@ -1,4 +1,5 @@
-"""The page: / (static/index.html under the Content-Security-Policy), /config.json, and static/ files.
+"""The page: / (static/index.html with its panels filled in, app/page_panels.py, under the Content-Security-Policy),
+/config.json, and static/ files.
 
 Static files are revalidated on every use (no-cache + ETag), so an edit shows on the next reload.
 Every static answer carries the CSP: a worker script gets its policy from its own response. It also carries
@@ -16,6 +17,7 @@ from app.downloads import current_wheel
 from app.engine_wheel import EngineWheel
 from app.errors import NOSNIFF, HTTPError, clip
 from app.http_files import REVALIDATE, content_type, file_sha256, send
+from app.page_panels import PanelError, filled_page
 from app.paths import check_relative, safe_file
 from app.settings import Settings
 
@@ -39,6 +41,8 @@ def page_router(
         check_relative(rel)
         if rel.split("/")[0] in RESERVED:
             raise HTTPError(404, f"no such resource: {clip('/' + rel)}")
+        if rel == "index.html":
+            return page(request)
         file = safe_file(settings.static_dir, rel)
         if file is None:
             raise HTTPError(404, f"no file {clip(rel)} in the static folder")
@@ -51,6 +55,23 @@ def page_router(
             media_type=content_type(rel),
             headers=headers,
             gzip_copies=gzip_copies if compressible(rel) else None,
+        )
+
+    def page(request: Request):
+        try:
+            filled = filled_page(settings.static_dir)
+        except PanelError as e:
+            raise HTTPError(500, f"the page cannot be made: {e}") from None
+        if filled is None:
+            raise HTTPError(404, "no file 'index.html' in the static folder")
+        return send(
+            request,
+            data=filled.body,
+            etag=filled.sha256,
+            cache_control=REVALIDATE,
+            media_type=content_type("index.html"),
+            headers={"Content-Security-Policy": csp, **ISOLATED},
+            gzipped=filled.gzipped,
         )
 
     @router.api_route("/config.json", methods=["GET", "HEAD"])

@@ -50,7 +50,7 @@ def own_server():
             yield url
 
 
-PANELS = ["Examples", "Files", "Charts", "Memory lab", "Classify", "Teach"]
+PANELS = ["Examples", "Files", "Charts", "Memory lab", "Classify", "Vision", "Teach"]
 VIEWPORTS = {"wide": {"width": 1440, "height": 900}, "phone": {"width": 390, "height": 844}}
 
 

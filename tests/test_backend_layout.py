@@ -1,5 +1,5 @@
-"""Every backend has one layout (backends/<name>/backend.py holds its class, kernels/ its kernels by family), and a
-backend reuses another's kernels only through their public names."""
+"""Every backend has one layout (backends/<name>/backend.py holds its class and whatever starts it, kernels/ its kernels
+by family, __init__.py only re-exports them), and a backend reuses another's kernels only through their public names."""
 
 import ast
 from pathlib import Path
@@ -19,10 +19,14 @@ def test_a_backend_is_its_class_in_backend_py_and_its_kernels_by_family(name):
     folder = BACKENDS / name
     assert (folder / "backend.py").is_file(), f"backends/{name}/backend.py holds the backend's class"
     assert (folder / "kernels" / "__init__.py").is_file(), f"backends/{name}/kernels/ holds its kernels"
-    classes = [
-        node.name for node in ast.parse((folder / "__init__.py").read_text()).body if isinstance(node, ast.ClassDef)
-    ]
-    assert not classes, f"backends/{name}/__init__.py only re-exports; it defines {classes}"
+    init = ast.parse((folder / "__init__.py").read_text()).body
+    defined = [node.name for node in init if isinstance(node, ast.ClassDef | ast.FunctionDef | ast.AsyncFunctionDef)]
+    assert not defined, f"backends/{name}/__init__.py only re-exports; it defines {defined}"
+    imported = {(node.level, node.module) for node in init if isinstance(node, ast.ImportFrom)}
+    assert imported == {(1, None), (1, "backend")}, (
+        f"backends/{name}/__init__.py imports its kernels (from . import kernels) and re-exports backend.py's names "
+        f"(from .backend import ...), nothing else: {imported}"
+    )
 
 
 def _other_backend(module, name, level, package):

@@ -122,3 +122,20 @@ def test_no_copy_of_what_gzip_does_not_shrink_nor_of_weights(site):
     shard = client.get(f"/models/tiny/{shard_url}", headers=GZIP)
     assert shard.content == SHARD1 and "content-encoding" not in shard.headers and "vary" not in shard.headers
     assert len(gzip.compress(SHARD1)) < len(SHARD1) // 2  # it would shrink: weights are left out by their route
+
+
+def test_the_page_is_gzipped_from_the_first_request_and_either_encodings_etag_revalidates(site):
+    page = b"<!doctype html><html><head></head><body>" + b"<p>the page's panels</p>\n" * 200 + b"</body></html>"
+    (site.static_dir / "index.html").write_bytes(page)
+    client = TestClient(create_app(site))
+    r = client.get("/", headers=GZIP)  # filled in memory (app/page_panels.py): no copy to wait for
+    assert r.status_code == 200 and r.headers["content-encoding"] == "gzip" and r.content == page
+    assert r.headers["etag"] == f'"{sha256(page)}-gzip"' and r.headers["vary"] == "Accept-Encoding"
+    assert int(r.headers["content-length"]) < len(page) // 10
+    plain = client.get("/index.html", headers=IDENTITY)
+    assert "content-encoding" not in plain.headers and plain.content == page
+    assert plain.headers["etag"] == f'"{sha256(page)}"'
+    for etag in (r.headers["etag"], plain.headers["etag"]):
+        assert client.get("/", headers={**GZIP, "If-None-Match": etag}).status_code == 304
+    ranged = client.get("/", headers={**GZIP, "Range": "bytes=0-9"})
+    assert ranged.status_code == 206 and ranged.content == page[:10] and "content-encoding" not in ranged.headers

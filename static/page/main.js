@@ -1,6 +1,6 @@
 // The playground page's entry module: starts the Pyodide worker (worker_client.js), makes window.playground of the
 // page's parts (status.js, code.js, run_controls.js, output_log.js), starts the panels registered with panels.js
-// (charts, memory lab, examples, files, classify, vision, teach) and the tabs that show them (tabs.js).
+// (examples, files, charts, memory lab, classify, vision, teach) and the tabs that show them (tabs.js).
 //
 // window.playground (for the devtools console and the e2e tests; every call goes to the worker):
 //   ready                  Promise -> {backend: "webgpu"|"wasm"|"numpy", adapter: {vendor, architecture, device,

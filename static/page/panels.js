@@ -1,15 +1,16 @@
 // The panel registry. Each panel is a folder, static/panels/NAME/, holding its page module (NAME_panel.js), its
-// worker script (NAME_worker.js), its Python (*.py) and its CSS; static/panels/list.js imports the page modules, one
-// line each, and each registers itself here:
+// section (NAME.html), its worker script (NAME_worker.js), its Python (*.py) and its CSS (NAME.css);
+// static/panels/list.js imports the page modules, one line each, and each registers itself here:
 //   registerPanel({id, worker, events, init})
-//     id      the id of its section in static/index.html, which names its tab too, and the name its requests begin
-//             with: a panel's requests are "ID.ACTION" (request("teach.train", {...}))
+//     id      the id of its section, which names its tab too, and the name its requests begin with: a panel's
+//             requests are "ID.ACTION" (request("teach.train", {...}))
 //     worker  its worker script, which answers those requests (static/worker.js loads it with the first of them)
 //     events  {name: handler(message)}: the worker's events this panel shows (worker.js lists them)
 //     init    called once static/page/main.js has made the page's context: {playground, request(op, args,
 //             transfer), decodeImage(image)}
-// Its Python needs no line anywhere: the server lists every static/panels/*/*.py in config.json's python_modules, and
-// the worker writes them into /home/pyodide at boot (app/bytecode.py, page_modules).
+// Its tab, section and stylesheet need no line anywhere: the server puts them into the page, in list.js's order
+// (app/page_panels.py). Nor does its Python: the server lists every static/panels/*/*.py in config.json's
+// python_modules, and the worker writes them into /home/pyodide at boot (app/bytecode.py, page_modules).
 
 const panels = new Map(); // id -> {id, worker, events, init}
 let context = null;

@@ -48,55 +48,72 @@ self.peGpuDevice = (() => {
     };
   }
 
+  // The device's parts, by concern, each made by a function below from what it needs: `gpu` is what they share
+  // ({device, queue, count, scoped, lost(), heap(), uniformBlock}).
   function makeDevice(adapter, device) {
-    const queue = device.queue;
-    const U = GPUBufferUsage;
-    const counters = {}; // name -> count; stats() reports Python's fields (DeviceStats.FIELDS), in its order
-    const count = (field, n = 1) => { counters[field] = (counters[field] || 0) + n; };
-    const buffers = new Map(); // id -> GPUBuffer
-    let nextBuffer = 1;
-    const pipelines = []; // id -> {pipeline, layoutKey, nBindings}
-    const pipelineIds = new Map(); // shader key -> id
-    const compiling = new Map(); // shader key -> Promise<id> (compileAsync in flight)
-    const layouts = new Map(); // "nIn,nOut" -> {group, pipeline}
-    const bindGroups = new Map(); // "layout|ids" -> {group, ids}
-    const staging = new Map(); // size class -> [GPUBuffer] free for readback
-    let uniformBlock = 0, uniforms = null, statFields = []; // set by useConstants (a device opened ahead waits)
-    const dynamicOffset = new Uint32Array(1);
-    const errors = []; // validation errors since the last readback (they arrive asynchronously)
-    const lostListeners = [];
-    let encoder = null, pass = null, passPipeline = null;
-    let lost = null;
+    const counters = makeCounters();
+    const errors = makeErrors(device);
+    const loss = watchLoss(device);
+    const gpu = {
+      device, queue: device.queue, count: counters.count, scoped: errors.scoped, lost: loss.lost,
+      heap: () => self.peBridge.heap(), // re-read each call: wasm memory can grow
+      uniformBlock: 0, // set by useConstants (a device opened ahead waits for them)
+    };
+    const buffers = makeBuffers(gpu);
+    const pipelines = makePipelines(gpu);
+    const batch = makeBatch(gpu, buffers, pipelines);
+    const programs = makePrograms(gpu, buffers, pipelines);
+    const read = makeReadback(gpu, buffers, errors);
 
-    device.lost.then((info) => {
-      lost = info.message || `the device was lost (${info.reason})`;
-      for (const fn of [...lostListeners, ...hostLostListeners]) {
-        try { fn(lost); } catch (e) { console.error(e); }
-      }
-    });
+    const info = { ...adapterInfo(adapter), backend_type: "WebGPU", runtime: "browser WebGPU: " + navigator.userAgent };
+    const limits = {};
+    for (const name in device.limits) limits[name] = device.limits[name];
+
+    // The Python side's constants (device.py's BRIDGE_CONSTANTS), given before its first call: until then the device
+    // only compiles (pipelines listed ahead, counted under their names).
+    function useConstants(constants) {
+      gpu.uniformBlock = constants.uniformBlock;
+      counters.report(constants.statFields);
+      batch.makeUniforms(constants.uniformRing);
+    }
+
+    return {
+      info, limits, useConstants,
+      createBuffer: buffers.create,
+      destroyBuffer: (id) => { batch.forgetBuffer(id); buffers.destroy(id); },
+      writeBuffer: buffers.write,
+      compile: pipelines.compile, compileAsync: pipelines.compileAsync, knows: pipelines.knows,
+      compiledId: pipelines.compiledId,
+      dispatch: batch.dispatch, flush: batch.flush, read,
+      createProgram: programs.create, runProgram: programs.run, destroyProgram: programs.destroy,
+      stats: counters.stats,
+      nativeBuffer: buffers.get,
+      onLost: loss.onLost,
+      destroy: () => device.destroy(),
+    };
+  }
+
+  // The counters: name -> count; stats() reports Python's fields (DeviceStats.FIELDS), in its order.
+  function makeCounters() {
+    const counters = {};
+    let fields = [];
+    return {
+      count: (field, n = 1) => { counters[field] = (counters[field] || 0) + n; },
+      report: (statFields) => { fields = statFields; },
+      stats: () => Object.fromEntries(fields.map((f) => [f, counters[f] || 0])),
+    };
+  }
+
+  // A device call's errors arrive asynchronously. Error scopes catch those of the calls that can fail
+  // (creating buffers, pipelines, bind groups: rare, as all of them are cached) and name the call in
+  // the message the next readback raises. Python validates what it can foresee before calling.
+  function makeErrors(device) {
+    const errors = []; // validation errors since the last readback
     device.addEventListener("uncapturederror", (event) => {
       console.error("WebGPU:", event.error.message);
       if (errors.length < 8) errors.push(event.error.message);
     });
 
-    const info = {
-      ...adapterInfo(adapter), backend_type: "WebGPU", runtime: "browser WebGPU: " + navigator.userAgent,
-    };
-    const limits = {};
-    for (const name in device.limits) limits[name] = device.limits[name];
-
-    function heap() { return self.peBridge.heap(); } // re-read each call: wasm memory can grow
-
-    // The Python side's constants (device.py's BRIDGE_CONSTANTS), given before its first call: until then the device
-    // only compiles (pipelines listed ahead, counted under their names).
-    function useConstants(constants) {
-      ({ uniformBlock, statFields } = constants);
-      uniforms = device.createBuffer({ size: constants.uniformRing, usage: U.UNIFORM | U.COPY_DST });
-    }
-
-    // A device call's errors arrive asynchronously. Error scopes catch those of the calls that can fail
-    // (creating buffers, pipelines, bind groups: rare, as all of them are cached) and name the call in
-    // the message the next readback raises. Python validates what it can foresee before calling.
     function scoped(what, fn, onError) {
       device.pushErrorScope("out-of-memory");
       device.pushErrorScope("validation");
@@ -112,7 +129,29 @@ self.peGpuDevice = (() => {
       }
     }
 
-    function createBuffer(nbytes) {
+    return { scoped, any: () => errors.length > 0, take: () => errors.splice(0) };
+  }
+
+  // The device's loss: lost() is null until then, then the reason; its listeners and the host's are told once.
+  function watchLoss(device) {
+    const listeners = [];
+    let lost = null;
+    device.lost.then((info) => {
+      lost = info.message || `the device was lost (${info.reason})`;
+      for (const fn of [...listeners, ...hostLostListeners]) {
+        try { fn(lost); } catch (e) { console.error(e); }
+      }
+    });
+    return { lost: () => lost, onLost: (fn) => { listeners.push(fn); } };
+  }
+
+  // The buffers, by id (Python's handles).
+  function makeBuffers({ device, queue, count, scoped, lost, heap }) {
+    const U = GPUBufferUsage;
+    const buffers = new Map(); // id -> GPUBuffer
+    let nextBuffer = 1;
+
+    function create(nbytes) {
       const size = Math.max(4, (nbytes + 3) & ~3);
       const buffer = scoped(`creating a buffer of ${size} bytes`,
         () => device.createBuffer({ size, usage: U.STORAGE | U.COPY_SRC | U.COPY_DST }));
@@ -122,15 +161,14 @@ self.peGpuDevice = (() => {
       return id;
     }
 
-    function destroyBuffer(id) {
+    function destroy(id) {
       const buffer = buffers.get(id);
       buffers.delete(id);
-      for (const [key, entry] of bindGroups) if (entry.ids.includes(id)) bindGroups.delete(key);
       count("buffers_destroyed");
-      if (!lost) buffer.destroy();
+      if (!lost()) buffer.destroy();
     }
 
-    function writeBuffer(id, offset, address, nbytes) {
+    function write(id, offset, address, nbytes) {
       const buffer = buffers.get(id);
       if (nbytes & 3) { // WebGPU copies whole words: pad the tail with zeros
         const padded = new Uint8Array((nbytes + 3) & ~3);
@@ -142,6 +180,16 @@ self.peGpuDevice = (() => {
       count("uploads");
       count("upload_bytes", nbytes);
     }
+
+    return { create, destroy, write, get: (id) => buffers.get(id) };
+  }
+
+  // The pipelines, by id, compiled once per shader key; their layouts, by number of inputs and outputs.
+  function makePipelines({ device, count, scoped }) {
+    const list = []; // id -> {key, pipeline, layout, nBindings}
+    const ids = new Map(); // shader key -> id
+    const compiling = new Map(); // shader key -> Promise<id> (compileAsync in flight)
+    const layouts = new Map(); // "nIn,nOut" -> {key, group, pipeline}
 
     function layout(nIn, nOut) {
       const key = nIn + "," + nOut;
@@ -159,17 +207,17 @@ self.peGpuDevice = (() => {
       return entry;
     }
 
-    function addPipeline(key, pipeline, nIn, nOut, start) {
-      const id = pipelines.length;
-      pipelines.push({ key, pipeline, layout: layout(nIn, nOut), nBindings: nIn + nOut });
-      pipelineIds.set(key, id);
+    function add(key, pipeline, nIn, nOut, start) {
+      const id = list.length;
+      list.push({ key, pipeline, layout: layout(nIn, nOut), nBindings: nIn + nOut });
+      ids.set(key, id);
       count("pipeline_compiles");
       count("compile_ms", performance.now() - start);
       return id;
     }
 
     function compile(key, source, nIn, nOut) {
-      const known = pipelineIds.get(key);
+      const known = ids.get(key);
       if (known !== undefined) return known;
       const start = performance.now();
       // A shader the compiler rejects shows in the next readback's error, with its lines (compileAsync: at once),
@@ -177,8 +225,8 @@ self.peGpuDevice = (() => {
       const pipeline = scoped(`compiling shader ${key}`, () => device.createComputePipeline({
         label: key, layout: layout(nIn, nOut).pipeline,
         compute: { module: device.createShaderModule({ code: source, label: key }), entryPoint: "main" },
-      }), () => pipelineIds.delete(key));
-      return addPipeline(key, pipeline, nIn, nOut, start);
+      }), () => ids.delete(key));
+      return add(key, pipeline, nIn, nOut, start);
     }
 
     // The compiler's errors, "\nline:column error: text" each (bridge_device.py quotes each line's source).
@@ -188,7 +236,7 @@ self.peGpuDevice = (() => {
     }
 
     function compileAsync(key, source, nIn, nOut) {
-      const known = pipelineIds.get(key);
+      const known = ids.get(key);
       if (known !== undefined) return Promise.resolve(known);
       if (!compiling.has(key)) {
         const start = performance.now();
@@ -198,7 +246,7 @@ self.peGpuDevice = (() => {
         const done = device.createComputePipelineAsync({
           label: key, layout: layout(nIn, nOut).pipeline, compute: { module, entryPoint: "main" },
         }).then(
-          (pipeline) => addPipeline(key, pipeline, nIn, nOut, start),
+          (pipeline) => add(key, pipeline, nIn, nOut, start),
           async (error) => {
             throw new Error(`cannot compile shader ${key}: ${error.message}${await compilerErrors(module)}`);
           },
@@ -208,19 +256,41 @@ self.peGpuDevice = (() => {
       return compiling.get(key);
     }
 
-    function knows(key) { return pipelineIds.has(key) || compiling.has(key); } // compiled, or compiling
-    function compiledId(key) { return pipelineIds.get(key) ?? -1; } // -1: not compiled (yet)
+    return {
+      list, compile, compileAsync,
+      knows: (key) => ids.has(key) || compiling.has(key), // compiled, or compiling
+      compiledId: (key) => ids.get(key) ?? -1, // -1: not compiled (yet)
+    };
+  }
+
+  // The batch: dispatches recorded into one command encoder and compute pass, submitted whole by flush; their bind
+  // groups cached by pipeline layout and buffers, their uniforms one block each of a ring written at the submit.
+  function makeBatch(gpu, buffers, pipelines) {
+    const { device, queue, count, scoped, heap } = gpu;
+    const list = pipelines.list;
+    const bindGroups = new Map(); // "layout|ids" -> {group, ids}
+    const dynamicOffset = new Uint32Array(1);
+    let uniforms = null;
+    let encoder = null, pass = null, passPipeline = null;
+
+    function makeUniforms(ring) {
+      uniforms = device.createBuffer({ size: ring, usage: GPUBufferUsage.UNIFORM | GPUBufferUsage.COPY_DST });
+    }
+
+    function forgetBuffer(id) { // a destroyed buffer's bind groups go with it
+      for (const [key, entry] of bindGroups) if (entry.ids.includes(id)) bindGroups.delete(key);
+    }
 
     // dispatch(pipelineId, uniformOffset, ...workgroups (1-3), ...bufferIds (one per binding 1..n))
     function dispatch(pipelineId, uniformOffset) {
-      const p = pipelines[pipelineId];
+      const p = list[pipelineId];
       const nArgs = arguments.length, firstId = nArgs - p.nBindings;
       let key = p.layout.key;
       for (let i = firstId; i < nArgs; i++) key += "|" + arguments[i];
       let entry = bindGroups.get(key);
       if (entry === undefined) {
         const ids = [];
-        const entries = [{ binding: 0, resource: { buffer: uniforms, offset: 0, size: uniformBlock } }];
+        const entries = [{ binding: 0, resource: { buffer: uniforms, offset: 0, size: gpu.uniformBlock } }];
         for (let i = firstId; i < nArgs; i++) {
           const id = arguments[i], buffer = buffers.get(id);
           if (buffer === undefined) throw new Error(`dispatch: buffer ${id} does not exist`);
@@ -258,28 +328,33 @@ self.peGpuDevice = (() => {
       count("submits");
     }
 
-    // A captured program (backends/webgpu/capture.py): dispatches recorded once, replayed whole by runProgram.
-    // createProgram(address, nWords, uniformAddress, uniformBytes): at `address` in wasm memory, nWords int32
-    // words, per dispatch [pipelineId, x, y, z, nBuffers, ...bufferIds]; the uniforms hold one 256-byte block per
-    // dispatch, in order, written once into the program's own uniform buffer. Returns the program's id.
+    return { makeUniforms, forgetBuffer, dispatch, flush };
+  }
+
+  // Captured programs (backends/webgpu/capture.py): dispatches recorded once, replayed whole by run.
+  function makePrograms(gpu, buffers, pipelines) {
+    const { device, queue, count, scoped, lost, heap } = gpu;
     const programs = new Map(); // id -> {uniforms, steps: [{pipeline, group, offset, x, y, z}]}
     let nextProgram = 1;
 
-    function createProgram(address, nWords, uniformAddress, uniformBytes) {
+    // create(address, nWords, uniformAddress, uniformBytes): at `address` in wasm memory, nWords int32 words, per
+    // dispatch [pipelineId, x, y, z, nBuffers, ...bufferIds]; the uniforms hold one 256-byte block per dispatch, in
+    // order, written once into the program's own uniform buffer. Returns the program's id.
+    function create(address, nWords, uniformAddress, uniformBytes) {
       const words = new Int32Array(heap().buffer, address, nWords).slice(); // a copy: wasm memory can grow
       const programUniforms = scoped("creating a program's uniforms", () => device.createBuffer({
-        size: Math.max(uniformBytes, uniformBlock), usage: U.UNIFORM | U.COPY_DST,
+        size: Math.max(uniformBytes, gpu.uniformBlock), usage: GPUBufferUsage.UNIFORM | GPUBufferUsage.COPY_DST,
       }));
       if (uniformBytes) queue.writeBuffer(programUniforms, 0, heap(), uniformAddress, uniformBytes);
       const groups = new Map(); // "layout|ids" -> bind group: dispatches on the same buffers share one
       const steps = [];
       for (let at = 0; at < nWords;) {
-        const p = pipelines[words[at]], n = words[at + 4];
+        const p = pipelines.list[words[at]], n = words[at + 4];
         const ids = Array.from(words.subarray(at + 5, at + 5 + n));
         const key = p.layout.key + "|" + ids.join("|");
         let group = groups.get(key);
         if (group === undefined) {
-          const entries = [{ binding: 0, resource: { buffer: programUniforms, offset: 0, size: uniformBlock } }];
+          const entries = [{ binding: 0, resource: { buffer: programUniforms, offset: 0, size: gpu.uniformBlock } }];
           ids.forEach((id, i) => {
             const buffer = buffers.get(id);
             if (buffer === undefined) throw new Error(`createProgram: buffer ${id} does not exist`);
@@ -289,7 +364,7 @@ self.peGpuDevice = (() => {
             () => device.createBindGroup({ layout: p.layout.group, entries, label: p.key }));
           groups.set(key, group);
         }
-        steps.push({ pipeline: p.pipeline, group, offset: new Uint32Array([steps.length * uniformBlock]),
+        steps.push({ pipeline: p.pipeline, group, offset: new Uint32Array([steps.length * gpu.uniformBlock]),
           x: words[at + 1], y: words[at + 2], z: words[at + 3] });
         at += 5 + n;
       }
@@ -298,9 +373,9 @@ self.peGpuDevice = (() => {
       return id;
     }
 
-    // runProgram(id, nCopiesIn, ...[src, dst, nbytes] copies in, then copies out): the copies in, every dispatch
-    // in one compute pass, the copies out, in one submit. Python flushes recorded dispatches first.
-    function runProgram(id, nCopiesIn) {
+    // run(id, nCopiesIn, ...[src, dst, nbytes] copies in, then copies out): the copies in, every dispatch in one
+    // compute pass, the copies out, in one submit. Python flushes recorded dispatches first.
+    function run(id, nCopiesIn) {
       const program = programs.get(id);
       if (program === undefined) throw new Error(`runProgram: program ${id} does not exist`);
       const enc = device.createCommandEncoder();
@@ -327,19 +402,27 @@ self.peGpuDevice = (() => {
       count("submits");
     }
 
-    function destroyProgram(id) {
+    function destroy(id) {
       const program = programs.get(id);
       programs.delete(id);
-      if (!lost) program.uniforms.destroy();
+      if (!lost()) program.uniforms.destroy();
     }
 
-    // Copy nbytes of buffer `id` into wasm memory at `address`, once the submitted work is done.
-    async function read(id, nbytes, address) {
-      if (lost) throw new Error(`the GPU device was lost (${lost})`);
+    return { create, run, destroy };
+  }
+
+  // Readback: read(id, nbytes, address) copies nbytes of buffer `id` into wasm memory at `address` once the submitted
+  // work is done, through staging buffers reused by size class; it raises the errors WebGPU reported meanwhile.
+  function makeReadback({ device, queue, count, lost, heap }, buffers, errors) {
+    const staging = new Map(); // size class -> [GPUBuffer] free for readback
+
+    return async function read(id, nbytes, address) {
+      if (lost()) throw new Error(`the GPU device was lost (${lost()})`);
       const size = Math.max(4, (nbytes + 3) & ~3);
       const cls = Math.max(256, 2 ** Math.ceil(Math.log2(size))); // staging buffers are reused by size class
       const free = staging.get(cls);
-      const stage = (free && free.pop()) || device.createBuffer({ size: cls, usage: U.MAP_READ | U.COPY_DST });
+      const stage = (free && free.pop())
+        || device.createBuffer({ size: cls, usage: GPUBufferUsage.MAP_READ | GPUBufferUsage.COPY_DST });
       const enc = device.createCommandEncoder();
       enc.copyBufferToBuffer(buffers.get(id), 0, stage, 0, size);
       queue.submit([enc.finish()]);
@@ -348,7 +431,7 @@ self.peGpuDevice = (() => {
       } catch (e) {
         // mapAsync of a lost device can reject before device.lost resolves: give it a moment
         await Promise.race([device.lost, new Promise((resolve) => setTimeout(resolve, 50))]);
-        throw new Error(lost ? `the GPU device was lost (${lost})` : `readback failed: ${e.message}`);
+        throw new Error(lost() ? `the GPU device was lost (${lost()})` : `readback failed: ${e.message}`);
       }
       heap().set(new Uint8Array(stage.getMappedRange(0, size), 0, nbytes), address);
       stage.unmap();
@@ -357,21 +440,12 @@ self.peGpuDevice = (() => {
       else staging.set(cls, [stage]);
       count("readbacks");
       count("readback_bytes", nbytes);
-      if (errors.length) {
+      if (errors.any()) {
         // the errors an invalid object causes later (a rejected shader's dispatches, their submit) arrive after
         // it: wait for them, so that they are reported with their cause and not by the next readback
         await new Promise((resolve) => setTimeout(resolve, 50));
-        throw new Error("WebGPU reported errors since the last readback: " + errors.splice(0).join("; "));
+        throw new Error("WebGPU reported errors since the last readback: " + errors.take().join("; "));
       }
-    }
-
-    return {
-      info, limits, useConstants, createBuffer, destroyBuffer, writeBuffer, compile, compileAsync, knows, compiledId,
-      dispatch, flush, read, createProgram, runProgram, destroyProgram,
-      stats: () => Object.fromEntries(statFields.map((f) => [f, counters[f] || 0])),
-      nativeBuffer: (id) => buffers.get(id),
-      onLost: (fn) => { lostListeners.push(fn); },
-      destroy: () => device.destroy(),
     };
   }
 

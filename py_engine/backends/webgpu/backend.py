@@ -24,6 +24,7 @@ one-element tensors as uniforms). An upload costs a device call and a pooled buf
 """
 
 import asyncio
+import sys
 
 import numpy as np
 
@@ -414,4 +415,15 @@ class WebGPUBackend:
         return self.device.lost
 
 
-__all__ = ["GpuArray", "HostScalar", "WebGPUBackend"]
+async def create_backend():
+    """Start the backend on this platform's device: the JS bridge in Pyodide, wgpu-py in CPython."""
+    if sys.platform == "emscripten":
+        from .bridge_device import BridgeDevice
+
+        return WebGPUBackend(await BridgeDevice.create())
+    from .wgpu_device import WgpuDevice
+
+    return WebGPUBackend(await WgpuDevice.create())
+
+
+__all__ = ["GpuArray", "HostScalar", "WebGPUBackend", "create_backend"]
