@@ -89,6 +89,57 @@ def test_threaded_kernels_give_one_threads_results_bit_for_bit(node):
     assert same == {k: [True, True] for k in same}, same
 
 
+def test_threaded_gradients_give_one_threads_results_bit_for_bit(node):
+    """The input gradients split by images, the filter gradients by taps (convolutions) or channels (depthwise), each
+    element summed by one thread in one thread's order: one thread's results, bit for bit, and numpy's."""
+    compared = node.run(
+        """
+        rng = np.random.default_rng(5)
+        x = pe.tensor(rng.standard_normal((3, 19, 17, 12), np.float32))
+        w = pe.variable(rng.standard_normal((3, 3, 12, 20), np.float32))
+        w1 = pe.variable(rng.standard_normal((1, 1, 12, 16), np.float32))
+        dw = pe.variable(rng.standard_normal((5, 5, 12, 1), np.float32))
+        a, m = pe.tensor(rng.standard_normal((37, 150), np.float32)), pe.variable(rng.standard_normal((150, 29), np.float32))
+        def gradients():
+            def loss(x):
+                conv = pe.conv2d(x, w, strides=2, padding="same")
+                wide = pe.conv2d(x, w1, strides=1, padding="valid")
+                depth = pe.depthwise_conv2d(x, dw, strides=1, padding="same")
+                pooled = pe.max_pool(x, 3, 2, "same")
+                return (pe.sum(conv * conv) + pe.sum(pe.sin(wide)) + pe.sum(depth * depth) + pe.sum(pooled * pooled)
+                        + pe.sum(pe.matmul(a, m) ** 2))
+            grads = pe.grads(loss)(x)[0]
+            _, by_variable = pe.variable_grads(lambda: loss(x), [w, w1, dw, m])
+            return {"x": grads.numpy(), **{k: g.numpy() for k, g in zip("w w1 dw m".split(), by_variable.values())}}
+        await pe.set_backend("wasm", threads=1)
+        one = gradients()
+        await pe.set_backend("wasm", threads=2)
+        p, calls = threads.pool, []
+        run = p.run
+        p.run = lambda name, *args, **kw: calls.append(name) or run(name, *args, **kw)
+        with every_kernel_threaded():
+            two = gradients()
+        del p.run
+        await pe.set_backend("numpy")
+        ref = gradients()
+        [sorted(set(calls)), {k: [bool(np.array_equal(one[k], two[k])), bool(np.allclose(two[k], ref[k], rtol=1e-3, atol=1e-2))] for k in one}]
+        """
+    )
+    calls, same = compared
+    assert same == {k: [True, True] for k in same}, same
+    assert calls == [
+        "conv2d",
+        "conv2d_filter_grad_taps",
+        "conv2d_input_grad",
+        "depthwise",
+        "depthwise_filter_grad",
+        "depthwise_input_grad",
+        "gemm",
+        "max_pool_grad",
+        "pool",
+    ], calls
+
+
 def test_backend_info_says_how_many_threads_and_why_one(node):
     info = node.run(
         """
@@ -185,14 +236,21 @@ def test_memory_stays_flat_over_100_threaded_forward_passes(node):
         for i in range(100):
             model.predict(image).dispose()
             info, memory = pe.backend_info(), pe.memory()
-            seen.append([memory.num_tensors, memory.num_bytes, info["threads_memory_bytes"], info["threaded_calls"]])
-        seen
+            seen.append([memory.num_tensors, memory.num_bytes, info["threads_memory_bytes"], memory.num_bytes_in_threads,
+                         info["threaded_calls"]])
+        kept = [seen[-1][3], sum(w.size * 4 for layer in model.layers[:3] for w in layer.weights)]
+        model.dispose()
+        [seen, kept, pe.memory().num_bytes_in_threads]
         """
     )
-    assert {tuple(c[:3]) for c in counts[1:]} == {tuple(counts[1][:3])}, counts[:3]
-    per_pass = {b[3] - a[3] for a, b in itertools.pairwise(counts)}
-    # the depthwise convolution and the pool do too little per byte copied (MIN_INTENSITY): the two convolutions
-    assert per_pass == {2}, f"each pass splits its two convolutions over the threads: {per_pass}"
+    counts, (kept, conv_weights), after = counts
+    assert {tuple(c[:4]) for c in counts[1:]} == {tuple(counts[1][:4])}, counts[:3]
+    per_pass = {b[4] - a[4] for a, b in itertools.pairwise(counts)}
+    # the two convolutions, and the depthwise convolution, whose input (the first's output) is in the shared memory
+    # already; the pool does too little per byte copied (MIN_INTENSITY)
+    assert per_pass == {3}, f"each pass splits its two convolutions and the depthwise one over the threads: {per_pass}"
+    assert kept == conv_weights > 0, "the weights and biases of those three are kept in the shared memory, once"
+    assert after == 0, "and freed with their tensors"
 
 
 @pytest.mark.parametrize(("cores", "threads"), [(1, 1), (2, 1), (3, 1), (4, 4), (8, 4), (16, 4)])

@@ -3,8 +3,9 @@
 // workers (static/worker/wasm_pool_worker.js, which loads this file for the layout and runShare), which run the same kernels
 // on the rows of an op.
 //
-// Pyodide's own memory is not shared, so an op's operands are copied in (copyIn), the threads compute its rows, and
-// the output is copied back (copyOut). The threads meet through a control block at the start of the shared memory
+// Pyodide's own memory is not shared, so an op's operands are copied in (copyIn; a model's weights once, kept there
+// while their tensor lives; the last op's output stays there for the next), the threads compute its rows, and the
+// output is copied back (copyOut). The threads meet through a control block at the start of the shared memory
 // (Int32 words): the caller writes each thread's arguments into its slot (post) and the call into the block (run),
 // bumps GENERATION and sets PENDING, and every thread, the caller too, takes chunks of rows from NEXT until none are
 // left (runShare): a thread that gets less of the CPU (a busy machine, a slower core) takes fewer. The caller then
@@ -103,6 +104,10 @@ async function startWasmPool(module, workers, makeWorker, heap, timeoutMs = 1000
     },
     copyOut(to, from, size) {
       new Uint8Array(heap.buffer, to, size).set(new Uint8Array(memory.buffer, from, size));
+    },
+    // a gradient's output, which the kernels add into
+    zero(at, size) {
+      new Uint8Array(memory.buffer, at, size).fill(0);
     },
     // thread t's base arguments for the next call (t = workers: the caller's)
     post(t, ...args) {

@@ -64,6 +64,9 @@ class WasmBackend(NumpyBackend):
         self.threads_chosen = True
         await _threads.start(threads, _threads_cases())
 
+    def thread_bytes(self):
+        return _threads.kept_bytes()
+
     def info(self):
         native_kernels = names_on(self.name)
         return {
