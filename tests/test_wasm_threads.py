@@ -7,10 +7,13 @@ import itertools
 import re
 from pathlib import Path
 
+import numpy as np
 import pytest
+from hypothesis import given
+from hypothesis import strategies as st
 
 from .pyodide import start_node_pyodide
-from .test_wasm_backend import ALL_NATIVE
+from .test_wasm_backend import ALL_NATIVE, DIFFERENTIAL, FAST, _conv_out, _spec, paddings
 
 ROOT = Path(__file__).resolve().parent.parent
 EVERY_KERNEL_THREADED = """
@@ -33,6 +36,7 @@ def node():
     pyodide = start_node_pyodide()
     pyodide.run(ALL_NATIVE)
     pyodide.run(EVERY_KERNEL_THREADED)
+    pyodide.run(DIFFERENTIAL)
     yield pyodide
     pyodide.close()
 
@@ -251,6 +255,88 @@ def test_memory_stays_flat_over_100_threaded_forward_passes(node):
     assert per_pass == {3}, f"each pass splits its two convolutions and the depthwise one over the threads: {per_pass}"
     assert kept == conv_weights > 0, "the weights and biases of those three are kept in the shared memory, once"
     assert after == 0, "and freed with their tensors"
+
+
+# ---- differential tests: two threads against one, bit for bit, on random shapes (one thread against numpy and webgpu:
+# tests/test_wasm_backend.py) -------------------------------------------------------------------------------------
+
+
+def _same_on_two_threads(node, spec):
+    one, two, calls = node.run(f"""
+        await pe.set_backend("wasm", threads=1)
+        with all_native():
+            one = evaluate({spec!r})
+        await pe.set_backend("wasm", threads=2)
+        before = pe.backend_info()["threaded_calls"]
+        with every_kernel_threaded():
+            two = evaluate({spec!r})
+        [one, two, pe.backend_info()["threaded_calls"] - before]
+        """)
+    assert calls > 0, "the op went to the pool"
+    for i, (a, b) in enumerate(zip(one, two, strict=True)):
+        assert a == b, f"{spec['op']} {spec['kwargs']} output {i}: two threads differ from one"
+
+
+@FAST
+@given(
+    n=st.integers(1, 3), h=st.integers(1, 13), w=st.integers(1, 13), c=st.integers(1, 9), out=st.integers(1, 19),
+    k=st.sampled_from([1, 3, 5]), strides=st.sampled_from([1, 2, (2, 1)]), padding=paddings,
+    activation=st.sampled_from(["linear", "relu6"]), seed=st.integers(0, 2**16),
+)  # fmt: skip
+def test_conv2d_and_its_gradients_on_two_threads_are_one_threads(node, n, h, w, c, out, k, strides, padding,
+                                                                  activation, seed):  # fmt: skip
+    shape = _conv_out(np.empty((n, h, w, c)), np.empty((k, k)), strides, padding, 1, out)
+    if min(shape) < 1:
+        return
+    kwargs = {"activation": activation, "strides": strides, "padding": padding}
+    _same_on_two_threads(
+        node, _spec("fused_conv2d", seed, [(n, h, w, c), (k, k, c, out), (out,)], kwargs, lambda *_: shape)
+    )
+
+
+@FAST
+@given(
+    n=st.integers(1, 3), h=st.integers(1, 13), w=st.integers(1, 13), c=st.integers(1, 19), k=st.sampled_from([3, 5]),
+    strides=st.sampled_from([1, 2]), padding=paddings, seed=st.integers(0, 2**16),
+)  # fmt: skip
+def test_depthwise_conv2d_and_its_gradients_on_two_threads_are_one_threads(node, n, h, w, c, k, strides, padding, seed):
+    shape = _conv_out(np.empty((n, h, w, c)), np.empty((k, k)), strides, padding, 1, c)
+    if min(shape) < 1:
+        return
+    kwargs = {"activation": "relu", "strides": strides, "padding": padding}
+    spec = _spec("fused_depthwise_conv2d", seed, [(n, h, w, c), (k, k, c, 1), (c,)], kwargs, lambda *_: shape)
+    _same_on_two_threads(node, spec)
+
+
+@FAST
+@given(
+    batch=st.sampled_from([(), (3,)]), m=st.integers(1, 37), k=st.integers(1, 41), n=st.integers(1, 37),
+    transpose_a=st.booleans(), transpose_b=st.booleans(), seed=st.integers(0, 2**16),
+)  # fmt: skip
+def test_matmul_and_its_gradients_on_two_threads_are_one_threads(node, batch, m, k, n, transpose_a, transpose_b, seed):
+    transpose_a = (
+        transpose_a and not batch
+    )  # a batch against one matrix, or a transposed matrix: the products that split
+    a = (*batch, k, m) if transpose_a else (*batch, m, k)
+    b = (n, k) if transpose_b else (k, n)
+    kwargs = {"transpose_a": transpose_a, "transpose_b": transpose_b}
+    _same_on_two_threads(node, _spec("matmul", seed, [a, b], kwargs, lambda *_: (*batch, m, n)))
+
+
+@FAST
+@given(
+    op=st.sampled_from(["max_pool", "avg_pool"]), n=st.integers(2, 3), h=st.integers(2, 13), w=st.integers(2, 13),
+    c=st.integers(1, 9), size=st.sampled_from([2, 3, (3, 2)]), strides=st.sampled_from([1, 2, (1, 3)]),
+    padding=st.sampled_from(["same", "valid"]), seed=st.integers(0, 2**16),
+)  # fmt: skip
+def test_pooling_and_its_gradients_on_two_threads_are_one_threads(node, op, n, h, w, c, size, strides, padding, seed):
+    kh, kw = (size, size) if isinstance(size, int) else size
+    sh, sw = (strides, strides) if isinstance(strides, int) else strides
+    if padding == "valid" and (h < kh or w < kw):
+        return
+    shape = (n, -(-h // sh), -(-w // sw), c) if padding == "same" else (n, (h - kh) // sh + 1, (w - kw) // sw + 1, c)
+    kwargs = {"filter_size": size, "strides": strides, "padding": padding}
+    _same_on_two_threads(node, _spec(op, seed, [(n, h, w, c)], kwargs, lambda *_: shape))
 
 
 @pytest.mark.parametrize(("cores", "threads"), [(1, 1), (2, 1), (3, 1), (4, 4), (8, 4), (16, 4)])
