@@ -257,6 +257,49 @@ def test_memory_stays_flat_over_100_threaded_forward_passes(node):
     assert after == 0, "and freed with their tensors"
 
 
+def test_fit_on_two_threads_gives_one_threads_losses_with_flat_memory(node):
+    """A CNN's whole training step (forward, gradients) splits over the threads: the same loss history as on one
+    thread, bit for bit; tensors, bytes, the weights kept in the shared memory and the shared memory's size stay flat
+    from epoch to epoch, and the kept weights go with the model."""
+    runs = node.run(
+        """
+        async def train(n):
+            await pe.set_backend("wasm", threads=n)
+            pe.set_seed(0)
+            rng = np.random.default_rng(0)
+            x = rng.standard_normal((64, 12, 12, 3)).astype(np.float32)
+            y = np.eye(3, dtype=np.float32)[x.mean(axis=(1, 2)).argmax(axis=1)]  # the channel with the largest mean
+            model = pe.Sequential([
+                pe.layers.Conv2D(8, 3, activation="relu", input_shape=(12, 12, 3)),
+                pe.layers.DepthwiseConv2D(3, padding="same", activation="relu"),
+                pe.layers.MaxPooling2D(2),
+                pe.layers.Flatten(),
+                pe.layers.Dense(3, activation="softmax"),
+            ])
+            model.compile(optimizer=pe.optimizers.SGD(0.2), loss="categorical_crossentropy")
+            seen = []
+            def count(epoch, logs):
+                memory, info = pe.memory(), pe.backend_info()
+                seen.append([memory.num_tensors, memory.num_bytes, memory.num_bytes_in_threads,
+                             info["threads_memory_bytes"]])
+            calls = pe.backend_info()["threaded_calls"]
+            with every_kernel_threaded():
+                history = model.fit(x, y, epochs=8, batch_size=16, shuffle=False, verbose=0,
+                                    callbacks=[pe.callbacks.LambdaCallback(on_epoch_end=count)])
+            calls = pe.backend_info()["threaded_calls"] - calls
+            model.dispose()
+            return [history.history["loss"], seen, calls, pe.memory().num_bytes_in_threads]
+        [await train(1), await train(2)]
+        """
+    )
+    (want, _, _, _), (losses, seen, calls, left) = runs
+    assert losses == want, f"two threads {losses} against one {want}"
+    assert losses[-1] < 0.5 * losses[0], losses
+    assert calls >= 8 * 4 * 6, f"each step's convolutions, pool, product and their gradients went to the pool: {calls}"
+    assert {tuple(s) for s in seen[1:]} == {tuple(seen[1])}, seen
+    assert left == 0, "the kept weights went with the model"
+
+
 # ---- differential tests: two threads against one, bit for bit, on random shapes (one thread against numpy and webgpu:
 # tests/test_wasm_backend.py) -------------------------------------------------------------------------------------
 
