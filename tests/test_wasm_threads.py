@@ -241,7 +241,7 @@ def test_memory_stays_flat_over_100_threaded_forward_passes(node):
             model.predict(image).dispose()
             info, memory = pe.backend_info(), pe.memory()
             seen.append([memory.num_tensors, memory.num_bytes, info["threads_memory_bytes"], memory.num_bytes_in_threads,
-                         info["threaded_calls"]])
+                         info["threaded_calls"], info["threads_copied_bytes"], info["threads_spared_bytes"]])
         kept = [seen[-1][3], sum(w.size * 4 for layer in model.layers[:3] for w in layer.weights)]
         model.dispose()
         [seen, kept, pe.memory().num_bytes_in_threads]
@@ -254,6 +254,13 @@ def test_memory_stays_flat_over_100_threaded_forward_passes(node):
     # already; the pool does too little per byte copied (MIN_INTENSITY)
     assert per_pass == {3}, f"each pass splits its two convolutions and the depthwise one over the threads: {per_pass}"
     assert kept == conv_weights > 0, "the weights and biases of those three are kept in the shared memory, once"
+    copied = {b[5] - a[5] for a, b in itertools.pairwise(counts)}
+    spared = {b[6] - a[6] for a, b in itertools.pairwise(counts)}
+    image, first_output = 64 * 64 * 3 * 4, 64 * 64 * 32 * 4
+    # each pass copies the image and two shape blocks (13 int32) in and the three outputs out; the weights, and the
+    # inputs of the depthwise convolution and of the last one (the outputs of the ops before them) are there already
+    assert copied == {image + 2 * 13 * 4 + first_output * 2 + 64 * 64 * 64 * 4}, copied
+    assert spared == {conv_weights + first_output * 2}, spared
     assert after == 0, "and freed with their tensors"
 
 

@@ -92,6 +92,8 @@ class Pool:
         # shared address), or None
         self.pinned = None
         self.calls = 0  # kernel calls split over the threads (backend_info's threaded_calls)
+        self.copied = 0  # bytes copied into and out of the shared memory (threads_copied_bytes)
+        self.spared = 0  # bytes an op found there already: kept weights, the last op's output (threads_spared_bytes)
 
     def begin(self):
         """Start an op: its operands go into the arena from the start (around the last op's output)."""
@@ -129,15 +131,19 @@ class Pool:
         its shared address."""
         native.address(array, array.size, dtype)
         at = self.resident(array)
-        if at is None:
-            at = self.alloc(array.nbytes)
-            self._copy_in(at, native.address(array, array.size, dtype), array.nbytes)
+        if at is not None:
+            self.spared += array.nbytes
+            return at
+        at = self.alloc(array.nbytes)
+        self._copy_in(at, native.address(array, array.size, dtype), array.nbytes)
+        self.copied += array.nbytes
         return at
 
     def get(self, at, array):
         """The arena's bytes at `at` copied into `array` (a float32 array the wrapper allocated), which the next op
         may then find there (resident)."""
         self._copy_out(native.address(array, array.size), at, array.nbytes)
+        self.copied += array.nbytes
         self.pinned = (weakref.ref(array), array.__array_interface__["data"][0], array.nbytes, at)
         return array
 
@@ -151,6 +157,7 @@ class Pool:
             return None
         at = self._keep(b, ("packed", k, n, transposed), -(-n // 8) * 8 * k * 4)
         if at < 0:
+            self.spared += b.nbytes
             return ~at
         self.begin()  # b passes through the arena on its way
         self.exports.pack_b(self.put(b), k, n, *((1, k) if transposed else (n, 1)), at)
@@ -170,8 +177,10 @@ class Pool:
             return None
         at = self._keep(array, ("copy",), array.nbytes)
         if at < 0:
+            self.spared += array.nbytes
             return ~at
         self._copy_in(at, native.address(array, array.size), array.nbytes)
+        self.copied += array.nbytes
         return at
 
     def _keep(self, array, layout, nbytes):
@@ -448,6 +457,8 @@ def info():
             "threads_memory_bytes": 0,
             "threads_kept_bytes": 0,
             "threaded_calls": 0,
+            "threads_copied_bytes": 0,
+            "threads_spared_bytes": 0,
         }
     return {
         "threads": pool.threads,
@@ -455,6 +466,8 @@ def info():
         "threads_memory_bytes": pool.size,
         "threads_kept_bytes": pool.kept_bytes,
         "threaded_calls": pool.calls,
+        "threads_copied_bytes": pool.copied,
+        "threads_spared_bytes": pool.spared,
     }
 
 
