@@ -1,5 +1,6 @@
-"""The wasm backend's threads: the big kernels (products, convolutions, depthwise convolutions, pooling) split by
-output rows over a pool of workers that run the same kernels (kernels_shared.wasm) on a shared WebAssembly.Memory.
+"""The wasm backend's threads: the big kernels (products, convolutions, depthwise convolutions, pooling, and their
+gradients) split over a pool of workers that run the same kernels (kernels_shared.wasm) on a shared
+WebAssembly.Memory.
 
 Pyodide's memory is not shared, so a threaded op copies its operands into the shared memory (an arena, reused by
 every op: it grows to the largest op's operands and stays), every thread, the calling one too, takes chunks of
@@ -26,8 +27,8 @@ from .native import F32, I32
 # multiply-adds (about) below which an op stays on the calling thread: the copies and a worker's wake-up cost more
 MIN_WORK = 1 << 19
 # multiply-adds per byte copied in and out below which an op stays on the calling thread: a thread's kernel does
-# about 8 G/s, a copy 8 GB/s, so on 2 threads an op must save more kernel time (half of it) than its copies cost.
-# Depthwise convolutions (9 or 25 per output, 8 bytes in and out) and pooling mostly stay.
+# about 8 G/s, a copy 5 to 12 GB/s, so on 2 threads an op must save more kernel time (half of it) than its copies
+# cost. A 3x3 depthwise convolution (9 per output) pays when its input is the last op's output (only 4 bytes out).
 MIN_INTENSITY = 2
 ARENA = 4096  # static/worker/wasm_pool.js: the control block comes first
 ALIGN = 16
@@ -129,13 +130,13 @@ class Pool:
     def put(self, array, dtype=F32):
         """`array` (C-contiguous, `dtype`) copied into the arena (unless it is the last op's output, still there):
         its shared address."""
-        native.address(array, array.size, dtype)
+        source = native.address(array, array.size, dtype)
         at = self.resident(array)
         if at is not None:
             self.spared += array.nbytes
             return at
         at = self.alloc(array.nbytes)
-        self._copy_in(at, native.address(array, array.size, dtype), array.nbytes)
+        self._copy_in(at, source, array.nbytes)
         self.copied += array.nbytes
         return at
 
