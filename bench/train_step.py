@@ -2,6 +2,7 @@
 
     .venv/bin/python bench/train_step.py        # everything: 15 steps, 5 rounds of 8 batches
     .venv/bin/python bench/train_step.py --parts page,tfjs --steps 30    # leave CPython out
+    .venv/bin/python bench/train_step.py --parts page --page-backends wasm   # ours on wasm, 1 and 2 threads
     .venv/bin/python bench/train_step.py --url http://127.0.0.1:8000/     # a running playground server
 
 Two models, batch 64, SGD(0.01) (--optimizer adam: Adam(0.001)), categorical crossentropy, synthetic data (normal x,
@@ -180,6 +181,8 @@ def ours_in_page(browser, url, args):
     run_python(page, MEASURE + "\nNone")
     results = {}
     for backend, threads in (("webgpu", None), ("wasm", 1), ("wasm", 2), ("numpy", None)):
+        if backend not in args.page_backends.split(","):
+            continue
         started = page.evaluate("name => playground.setBackend(name)", backend)
         if started["backend"] != backend:
             print(f"page: no {backend}: {started['fallback_reason']}", file=sys.stderr)
@@ -323,6 +326,9 @@ def main():
     parser = argparse.ArgumentParser(description=__doc__, formatter_class=argparse.RawDescriptionHelpFormatter)
     parser.add_argument("--url", help="a running playground server (default: start python -m app serve)")
     parser.add_argument("--parts", default="cpython,page,tfjs", help="which of cpython,page,tfjs to run (default all)")
+    parser.add_argument(
+        "--page-backends", default="webgpu,wasm,numpy", help="ours in the page on which backends (default all)"
+    )
     parser.add_argument(
         "--steps", type=int, default=15, help="synced steps per case, spread over the rounds (default 15)"
     )
