@@ -21,8 +21,9 @@ from . import threads as _threads
 
 MAX_THREADS = 16  # static/worker/wasm_pool.js has control slots for 16 threads
 MAX_DEFAULT_THREADS = 4
-# below this many logical cores the default is one thread: on 2 (one of them often busy with the page or another
-# program) two threads measured from 0.76x to 1.10x one thread's warm forward pass, and its first classification slower
+# below this many logical cores the default is one thread: on 2 the second is shared with the page and every other
+# program, and an op waits for a worker preempted while it holds a chunk; on a shared 2-core machine two threads made
+# the first classification slower in every run and a CNN's training step no faster (docs/wasm_backend.md, Threads)
 MIN_CORES_FOR_THREADS = 4
 
 
