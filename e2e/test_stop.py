@@ -140,6 +140,38 @@ def test_stop_ends_the_wasm_threads_work_and_the_pool_works_after(ui):
     assert calls == 1 and two == one, "the next run's convolution split over the threads, right"
 
 
+def test_stop_ends_a_long_threaded_product_by_a_restart_and_a_new_pool_starts(ui):
+    """A product that takes seconds on the pool cannot be interrupted: Stop restarts the Python worker, and the pool's
+    workers, nested in it, end with it; in the new runtime a new pool starts and splits work again."""
+    page = ui.page
+    code = (
+        'assert await pe.set_backend("wasm", threads=2), pe.backend_info()\n'
+        "a = pe.ones((3000, 3000))\n"
+        "print('multiplying')\n"
+        "for _ in range(100):\n"
+        "    pe.matmul(a, a).dispose()  # seconds each on two threads, uninterruptible"
+    )
+    start(page, code)
+    page.wait_for_function("() => document.querySelector('#output').innerText.includes('multiplying')", timeout=RUN_MS)
+    time.sleep(0.5)  # inside the first product
+    assert stop_and_wait(page) < STOP_DEADLINE_S
+    assert "Ended by a restart after" in page.get_by_role("status", name="Run state").inner_text()
+    page.wait_for_function("() => playground.state === 'ready'", timeout=BOOT_TIMEOUT_MS)
+    again = ui.run(
+        """
+        await pe.set_backend("wasm", threads=2)
+        x, w = pe.ones((1, 40, 40, 16)), pe.ones((3, 3, 16, 48))
+        before = pe.backend_info()["threaded_calls"]
+        two = pe.conv2d(x, w, 1, "same").numpy()
+        info = pe.backend_info()
+        await pe.set_backend("wasm", threads=1)
+        same = bool((two == pe.conv2d(x, w, 1, "same").numpy()).all())
+        [info["threads"], info["threaded_calls"] - before, same]
+        """
+    )
+    assert again == [2, 1, True], again
+
+
 def test_input_reads_a_line_typed_in_the_output(ui):
     page = ui.page
     start(page, 'name = input("Your name? ")\nprint("Hello,", name)\nname')
