@@ -222,6 +222,39 @@ def test_a_kernel_that_fails_on_the_pool_leaves_one_thread_with_the_reason(node)
     assert again == 2, "a new pool starts when asked again"
 
 
+def test_a_pool_whose_split_differs_from_one_thread_fails_its_self_test_with_the_reason(node):
+    """The pool's self-test runs the big kernels and gradients split and on one thread: a split that differs (here:
+    a filter gradient whose threaded result is nudged by one ulp) leaves one thread, saying which kernel differed."""
+    outcome = node.run(
+        """
+        from py_engine.backends.wasm import backend
+        await pe.set_backend("wasm", threads=1)
+        real = backend._threads_cases
+        def nudged():
+            cases = real()
+            filter_grad = cases["Conv2DBackpropFilter"]
+            def case():
+                got = filter_grad()
+                return np.nextafter(got, np.inf) if threads.pool is not None else got
+            cases["Conv2DBackpropFilter"] = case
+            return cases
+        backend._threads_cases = nudged
+        try:
+            started = await pe.set_backend("wasm", threads=2)
+        finally:
+            backend._threads_cases = real
+        info = pe.backend_info()
+        [started, info["threads"], info["threads_reason"], await pe.set_backend("wasm", threads=2) and pe.backend_info()["threads"]]
+        """
+    )
+    started, threads, reason, again = outcome
+    assert started is True and threads == 1, "the backend runs, on one thread"
+    assert reason == (
+        "the threaded kernels' self-test failed: Conv2DBackpropFilter differs from one thread's; running on one thread"
+    ), reason
+    assert again == 2
+
+
 def test_memory_stays_flat_over_100_threaded_forward_passes(node):
     counts = node.run(
         """
