@@ -2,6 +2,7 @@
 
     .venv/bin/python bench/train_step.py        # everything: 15 steps, 5 rounds of 8 batches
     .venv/bin/python bench/train_step.py --parts page,tfjs --steps 30    # leave CPython out
+    .venv/bin/python bench/train_step.py --parts page --page-backends wasm   # ours on wasm, 1 and 2 threads
     .venv/bin/python bench/train_step.py --url http://127.0.0.1:8000/     # a running playground server
 
 Two models, batch 64, SGD(0.01) (--optimizer adam: Adam(0.001)), categorical crossentropy, synthetic data (normal x,
@@ -16,8 +17,8 @@ Conv2D(16,3,relu) -> Flatten -> Dense(10, softmax)). For each, warm steps only, 
 - fit: model.fit over the same batches in order (shuffle off), one epoch a round, per step (median of the
   rounds; one readback per epoch in both engines): fit/loop is what fit's bookkeeping adds;
 - fit+shuf: the same with fit's default shuffling (a gather of each batch's rows).
-Ours on numpy and webgpu in CPython (wgpu-py), and on webgpu, wasm and numpy in the page (Pyodide in the worker; wasm
-runs only there); TF.js (npm, pinned
+Ours on numpy and webgpu in CPython (wgpu-py), and on webgpu, wasm (1 thread, and 2: set_backend("wasm",
+threads=2)) and numpy in the page (Pyodide in the worker; wasm runs only there); TF.js (npm, pinned
 bench-only in bench/tfjs/, `npm ci --prefix bench/tfjs --ignore-scripts` first) on webgpu, wasm and cpu in a
 separate page served by a local static server. CPython's numpy runs single-threaded (OPENBLAS_NUM_THREADS=1
 unless set), as numpy in Pyodide and TF.js's wasm without cross-origin isolation do. Prints milliseconds,
@@ -179,7 +180,9 @@ def ours_in_page(browser, url, args):
     adapter = info["adapter"] or {}
     run_python(page, MEASURE + "\nNone")
     results = {}
-    for backend in ("webgpu", "wasm", "numpy"):
+    for backend, threads in (("webgpu", None), ("wasm", 1), ("wasm", 2), ("numpy", None)):
+        if backend not in args.page_backends.split(","):
+            continue
         started = page.evaluate("name => playground.setBackend(name)", backend)
         if started["backend"] != backend:
             print(f"page: no {backend}: {started['fallback_reason']}", file=sys.stderr)
@@ -187,6 +190,13 @@ def ours_in_page(browser, url, args):
         label = f"ours, page, {backend}" + (
             f" ({adapter.get('architecture') or adapter.get('vendor')})" if backend == "webgpu" else ""
         )
+        if threads:
+            run_python(page, f'await pe.set_backend("wasm", threads={threads})')
+            got = run_python(page, 'pe.backend_info()["threads"]')
+            if got != threads:
+                print(f"page: no wasm on {threads} threads: {run_python(page, 'pe.backend_info()')}", file=sys.stderr)
+                continue
+            label += f" {threads} thread{'s' * (threads > 1)}"
         results[label] = {kind: run_python(page, f"await measure({settings_args(args, kind)})") for kind in MODELS}
         progress(label, results[label])
     page.close()
@@ -281,9 +291,10 @@ def find(results, who, backend):
 
 def print_ratios(results):
     """The targets: fit in the page <= 0.3x TF.js-webgpu on webgpu, <= 1x TF.js-wasm on numpy; fit <= 1.1x loop; on
-    wasm, the MLP's fit <= 0.6x TF.js-wasm's and the CNN's <= 0.3x ours on webgpu (TF.js-wasm cannot train it)."""
+    wasm, the MLP's fit <= 0.6x TF.js-wasm's and the CNN's <= 0.3x ours on webgpu (TF.js-wasm cannot train it), and
+    the CNN's on 2 threads <= 0.7x its fit on 1."""
     page_gpu, page_cpu = find(results, "ours, page", "webgpu"), find(results, "ours, page", "numpy")
-    page_wasm = find(results, "ours, page", "wasm")
+    page_wasm, page_wasm_2 = find(results, "ours, page", "wasm 1 thread"), find(results, "ours, page", "wasm 2 threads")
     tf_gpu, tf_wasm, tf_cpu = (find(results, "TF.js", backend) for backend in ("webgpu", "wasm", "cpu"))
     pairs = [
         ("page webgpu fit / TF.js-webgpu step (target <= 0.3)", page_gpu, "fit_ms", tf_gpu, "step_ms"),
@@ -292,6 +303,8 @@ def print_ratios(results):
         ("page wasm fit / page webgpu fit (target CNN <= 0.3)", page_wasm, "fit_ms", page_gpu, "fit_ms"),
         ("page wasm fit / TF.js-wasm step", page_wasm, "fit_ms", tf_wasm, "step_ms"),
         ("page wasm fit / page numpy fit", page_wasm, "fit_ms", page_cpu, "fit_ms"),
+        ("page wasm fit, 2 threads / 1 thread (target CNN <= 0.7)", page_wasm_2, "fit_ms", page_wasm, "fit_ms"),
+        ("page wasm step, 2 threads / 1 thread", page_wasm_2, "step_ms", page_wasm, "step_ms"),
         ("page numpy fit / TF.js-wasm step (target <= 1)", page_cpu, "fit_ms", tf_wasm, "step_ms"),
         ("page numpy fit / TF.js-wasm fit", page_cpu, "fit_ms", tf_wasm, "fit_ms"),
         ("page numpy fit / TF.js-cpu step", page_cpu, "fit_ms", tf_cpu, "step_ms"),
@@ -313,6 +326,9 @@ def main():
     parser = argparse.ArgumentParser(description=__doc__, formatter_class=argparse.RawDescriptionHelpFormatter)
     parser.add_argument("--url", help="a running playground server (default: start python -m app serve)")
     parser.add_argument("--parts", default="cpython,page,tfjs", help="which of cpython,page,tfjs to run (default all)")
+    parser.add_argument(
+        "--page-backends", default="webgpu,wasm,numpy", help="ours in the page on which backends (default all)"
+    )
     parser.add_argument(
         "--steps", type=int, default=15, help="synced steps per case, spread over the rounds (default 15)"
     )

@@ -6,7 +6,9 @@ Prints, per EfficientNet-Lite0 1x1-convolution shape, GFLOP/s of our GEMM with i
 FusedConv2D kernel's), numpy's matmul in the same Pyodide, and TF.js-wasm's fused matMul (SIMD, one thread,
 `npm ci --prefix bench/tfjs --ignore-scripts` first); then EfficientNet-Lite0's warm forward pass (batch 1,
 `python -m app convert efficientnet-lite0` first) on wasm (1 thread, and 2: Node's worker_threads run the page's
-pool), numpy, and TF.js-wasm's predict of the same model folder. Each figure is the best of --rounds rounds, the engines in turns within a round, with the ratios to
+pool), numpy, and TF.js-wasm's predict of the same model folder; bench/train_step.py's small CNN's fit step on wasm
+(1 and 2 threads); and, each round, how long two threads of a plain loop take against one (whether two cores were
+free). Each figure is the best of --rounds rounds, the engines in turns within a round, with the ratios to
 TF.js-wasm. Node runs V8 as Chromium does, but an older one: the page's numbers come from bench/compare.py.
 """
 
@@ -55,11 +57,36 @@ for m, k, n in __SHAPES__:
 def forward():
     model.predict(image).dispose()
 
+if "cnn" not in globals():  # bench/train_step.py's small CNN, batch 64, 4 batches an epoch
+    rng, L = np.random.default_rng(0), pe.layers
+    cnn_x = pe.tensor(rng.normal(size=(256, 28, 28, 1)).astype(np.float32))
+    cnn_y = pe.tensor(np.eye(10, dtype=np.float32)[rng.integers(0, 10, 256)])
+    cnn = pe.Sequential([L.Conv2D(8, 3, activation="relu", input_shape=(28, 28, 1)), L.MaxPooling2D(2),
+                         L.Conv2D(16, 3, activation="relu"), L.Flatten(), L.Dense(10, activation="softmax")])
+    cnn.compile(optimizer=pe.optimizers.SGD(learning_rate=0.01), loss="categorical_crossentropy")
+
+def fit_step():
+    cnn.fit(cnn_x, cnn_y, batch_size=64, epochs=1, verbose=0, shuffle=False)
+
 for name, backend, threads in (("wasm", "wasm", 1), ("wasm_2_threads", "wasm", 2), ("numpy", "numpy", None)):
     assert await pe.set_backend(backend, **({"threads": threads} if threads else {}))
     result["forward_" + name] = best_ms(forward, 1 if backend == "numpy" else 3)
+    if backend == "wasm":
+        result["fit_" + name] = best_ms(fit_step, 1) / 4
 await pe.set_backend("wasm", threads=1)
 result
+"""
+
+# two worker_threads running the same plain loop, against one: whether this machine has two cores free now
+PARALLEL = """
+const { Worker } = require("worker_threads");
+const loop = "let x = 0; for (let i = 0; i < 2e8; i++) x += i % 7; require('worker_threads').parentPort.postMessage(x);";
+const run = (n) => {
+  const start = performance.now();
+  return Promise.all(Array.from({ length: n }, () => new Promise((done) => new Worker(loop, { eval: true })
+    .once("message", done)))).then(() => performance.now() - start);
+};
+(async () => console.log(JSON.stringify({ one: await run(1), two: await run(2) })))();
 """
 
 TFJS = """
@@ -119,8 +146,10 @@ def main():
         raise SystemExit("EfficientNet-Lite0 is not converted: .venv/bin/python -m app convert efficientnet-lite0")
     node = start_node_pyodide()
     code = OURS.replace("__SHAPES__", repr(SHAPES)).replace("__MODEL__", repr(str(MODEL)))
-    ours, tfjs = [], []
+    ours, tfjs, parallel = [], [], []
     for _ in range(args.rounds):
+        done = subprocess.run(["node", "-e", PARALLEL], capture_output=True, text=True, check=True)
+        parallel.append(json.loads(done.stdout))
         ours.append(node.run(code))
         tfjs.append(tfjs_round())
     node.close()
@@ -141,6 +170,10 @@ def main():
     )
     print(f"ours wasm / TF.js-wasm: {wasm / tf:.2f}x; ours numpy / TF.js-wasm: {numpy / tf:.2f}x")
     print(f"ours wasm 2 threads / 1 thread: {two / wasm:.2f}x; 2 threads / TF.js-wasm (1 thread): {two / tf:.2f}x")
+    fit, fit_two = best(ours, "fit_wasm"), best(ours, "fit_wasm_2_threads")
+    print(f"small CNN fit step (batch 64), ms: ours wasm {fit:.1f}, on 2 threads {fit_two:.1f} ({fit_two / fit:.2f}x)")
+    times = ", ".join(f"{p['two'] / p['one']:.2f}x" for p in parallel)
+    print(f"two threads of a plain loop against one, each round (1.00x: two cores free): {times}")
 
 
 if __name__ == "__main__":

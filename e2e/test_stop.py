@@ -95,6 +95,83 @@ def test_stop_ends_a_long_numpy_call_by_restarting_the_worker_and_keeps_the_code
     assert run_and_wait(page, "'kept_name' in globals()").strip() == "False"
 
 
+def test_stop_ends_the_wasm_threads_work_and_the_pool_works_after(ui):
+    """A loop of convolutions split over two threads: Stop interrupts it between two ops (no restart), nothing is
+    left running on the pool, and the next run splits its convolution over the same threads with one thread's
+    result."""
+    page = ui.page
+    ui.run('assert await pe.set_backend("wasm", threads=2), pe.backend_info()')
+    try:
+        ui.run("calls_before = pe.backend_info()['threaded_calls']")
+        code = (
+            "x, w = pe.ones((1, 96, 96, 32)), pe.ones((3, 3, 32, 64))\n"
+            "print('splitting')\n"
+            "while True:\n"
+            "    pe.conv2d(x, w, 1, 'same').dispose()"
+        )
+        start(page, code)
+        page.wait_for_function(
+            "() => document.querySelector('#output').innerText.includes('splitting')", timeout=RUN_MS
+        )
+        time.sleep(1.0)
+        assert stop_and_wait(page) < STOP_DEADLINE_S
+        text = output(page).inner_text()
+        assert "KeyboardInterrupt: stopped by the Stop button" in text and "restarted" not in text, text
+        after = ui.run(
+            """
+            info = pe.backend_info()
+            calls = info["threaded_calls"]
+            rng = np.random.default_rng(0)
+            a, b = rng.standard_normal((1, 40, 40, 16), np.float32), rng.standard_normal((3, 3, 16, 48), np.float32)
+            two = pe.conv2d(a, b, 1, "same").numpy()
+            [info["threads"], calls > calls_before, pe.backend_info()["threaded_calls"] - calls, two.tolist()]
+            """
+        )
+        one = ui.run(
+            """
+            await pe.set_backend("wasm", threads=1)
+            pe.conv2d(a, b, 1, "same").numpy().tolist()
+            """
+        )
+    finally:
+        ui.run('await pe.set_backend("wasm", threads=1)')
+    threads, looped, calls, two = after
+    assert threads == 2 and looped, "the loop ran on the pool, which is still there after Stop"
+    assert calls == 1 and two == one, "the next run's convolution split over the threads, right"
+
+
+def test_stop_ends_a_long_threaded_product_by_a_restart_and_a_new_pool_starts(ui):
+    """A product that takes seconds on the pool cannot be interrupted: Stop restarts the Python worker, and the pool's
+    workers, nested in it, end with it; in the new runtime a new pool starts and splits work again."""
+    page = ui.page
+    code = (
+        'assert await pe.set_backend("wasm", threads=2), pe.backend_info()\n'
+        "a = pe.ones((3000, 3000))\n"
+        "print('multiplying')\n"
+        "for _ in range(100):\n"
+        "    pe.matmul(a, a).dispose()  # seconds each on two threads, uninterruptible"
+    )
+    start(page, code)
+    page.wait_for_function("() => document.querySelector('#output').innerText.includes('multiplying')", timeout=RUN_MS)
+    time.sleep(0.5)  # inside the first product
+    assert stop_and_wait(page) < STOP_DEADLINE_S
+    assert "Ended by a restart after" in page.get_by_role("status", name="Run state").inner_text()
+    page.wait_for_function("() => playground.state === 'ready'", timeout=BOOT_TIMEOUT_MS)
+    again = ui.run(
+        """
+        await pe.set_backend("wasm", threads=2)
+        x, w = pe.ones((1, 40, 40, 16)), pe.ones((3, 3, 16, 48))
+        before = pe.backend_info()["threaded_calls"]
+        two = pe.conv2d(x, w, 1, "same").numpy()
+        info = pe.backend_info()
+        await pe.set_backend("wasm", threads=1)
+        same = bool((two == pe.conv2d(x, w, 1, "same").numpy()).all())
+        [info["threads"], info["threaded_calls"] - before, same]
+        """
+    )
+    assert again == [2, 1, True], again
+
+
 def test_input_reads_a_line_typed_in_the_output(ui):
     page = ui.page
     start(page, 'name = input("Your name? ")\nprint("Hello,", name)\nname')

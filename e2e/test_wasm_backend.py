@@ -5,6 +5,7 @@ the browser cannot compile leaves the page on numpy with the reason in the statu
 
 import json
 import re
+import textwrap
 
 from conftest import show_panel
 from playwright.sync_api import expect
@@ -69,6 +70,44 @@ def test_the_conformance_suite_passes_on_wasm_in_the_page(wasm_page):
     assert report["total"] > 1000 and report["backend"] == "wasm"
     assert report["failed"] == {}, json.dumps(report["failed"], indent=1)[:20000]
     assert report["passed"] == report["total"]
+
+
+ON_TWO_THREADS = """
+from py_engine.backends.wasm import threads
+assert await pe.set_backend("wasm", threads=2), pe.backend_info()
+limits = threads.MIN_WORK, threads.MIN_INTENSITY
+threads.MIN_WORK = threads.MIN_INTENSITY = 0  # every op the pool can split, however small
+before = pe.backend_info()["threaded_calls"]
+try:
+CODE
+finally:
+    threads.MIN_WORK, threads.MIN_INTENSITY = limits
+    on_two = pe.backend_info()
+    await pe.set_backend("wasm", threads=1)
+{**result, "threads": on_two["threads"], "calls": on_two["threaded_calls"] - before}
+"""
+
+
+def on_two_threads(wasm_page, code, **options):
+    """`code` (which sets `result`, a dict) on two threads, every op the pool can split sent there; result with
+    "threads" (the pool's) and "calls" (the calls split over the threads)."""
+    return wasm_page.run(
+        ON_TWO_THREADS.replace("CODE", textwrap.indent(textwrap.dedent(code).strip(), "    ")), **options
+    )
+
+
+def test_the_conformance_suite_passes_on_two_threads_in_the_page(wasm_page):
+    report = on_two_threads(
+        wasm_page,
+        """
+        from py_engine.testing.conformance import all_cases, run_suite
+        result = {**await run_suite("wasm"), "total": len(all_cases())}
+        """,
+        timeout_s=600,
+    )
+    assert report["failed"] == {}, json.dumps(report["failed"], indent=1)[:20000]
+    assert report["passed"] == report["total"] > 1000
+    assert report["threads"] == 2 and report["calls"] > 300, report["calls"]
 
 
 # resolves once the page shows another classification than window.previousClassification (wait_for_function would
@@ -140,6 +179,32 @@ def test_fit_on_wasm_learns_with_a_flat_tensor_count(wasm_page):
     assert len(set(tensors[1:])) == 1, tensors
     assert result["after"] == result["before"] + result["slots"]  # the optimizer's slots, nothing else
     assert result["disposed"] == result["before"] - result["weights"]
+
+
+def test_fit_on_two_threads_gives_one_threads_losses_with_flat_memory(wasm_page):
+    fit = """
+    pe.set_seed(0)
+    rng = np.random.default_rng(0)
+    x = rng.standard_normal((64, 12, 12, 3)).astype(np.float32)
+    y = np.eye(3, dtype=np.float32)[x.mean(axis=(1, 2)).argmax(axis=1)]
+    model = pe.Sequential([pe.layers.Conv2D(8, 3, activation="relu", input_shape=(12, 12, 3)),
+                           pe.layers.DepthwiseConv2D(3, padding="same", activation="relu"), pe.layers.MaxPooling2D(2),
+                           pe.layers.Flatten(), pe.layers.Dense(3, activation="softmax")])
+    model.compile(optimizer=pe.optimizers.SGD(0.2), loss="categorical_crossentropy")
+    seen = []
+    memory = lambda epoch, logs: seen.append([pe.memory().num_tensors, pe.memory().num_bytes_in_threads])
+    history = model.fit(x, y, epochs=6, batch_size=16, shuffle=False, verbose=0,
+                        callbacks=[pe.callbacks.LambdaCallback(on_epoch_end=memory)])
+    model.dispose()
+    result = {"loss": history.history["loss"], "seen": seen, "left": pe.memory().num_bytes_in_threads}
+    """
+    one = wasm_page.run(f'await pe.set_backend("wasm", threads=1)\n{textwrap.dedent(fit)}\nresult')
+    two = on_two_threads(wasm_page, fit)
+    assert two["threads"] == 2 and two["calls"] >= 6 * 4 * 6, two["calls"]
+    assert two["loss"] == one["loss"], (two["loss"], one["loss"])
+    # tensors, and the weights kept in the shared memory (those of the step's update, not yet used, are not)
+    assert {tuple(s) for s in two["seen"][1:]} == {tuple(two["seen"][1])}, two["seen"]
+    assert two["left"] == 0
 
 
 def test_a_module_that_does_not_compile_leaves_numpy_with_the_reason_in_the_status_line(wasm_page):

@@ -84,6 +84,11 @@ class Backend(Protocol):
         """Bytes the backend's buffer pool holds, in use or free for reuse (memory().num_bytes_in_gpu_allocated)."""
         return 0
 
+    def thread_bytes(self):
+        """Bytes of tensors' data a CPU backend's threads keep a copy of while the tensors live (the wasm backend's
+        weights in its shared memory: memory().num_bytes_in_threads)."""
+        return 0
+
     def native_buffer(self, handle):
         """The platform's GPU buffer object for `handle` (tensor.data_to_gpu())."""
         raise NotImplementedError(f"the {self.name} backend has no GPU buffers; data_to_gpu() needs a GPU backend")

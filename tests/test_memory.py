@@ -308,6 +308,7 @@ def test_memory_reports_all_fields(each_backend):
         "num_bytes_in_gpu_allocated",
         "unreliable",
         "reasons",
+        "num_bytes_in_threads",
     }
     x.dispose()
 

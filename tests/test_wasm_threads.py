@@ -7,10 +7,13 @@ import itertools
 import re
 from pathlib import Path
 
+import numpy as np
 import pytest
+from hypothesis import given
+from hypothesis import strategies as st
 
 from .pyodide import start_node_pyodide
-from .test_wasm_backend import ALL_NATIVE
+from .test_wasm_backend import ALL_NATIVE, DIFFERENTIAL, FAST, _conv_out, _spec, paddings
 
 ROOT = Path(__file__).resolve().parent.parent
 EVERY_KERNEL_THREADED = """
@@ -33,6 +36,7 @@ def node():
     pyodide = start_node_pyodide()
     pyodide.run(ALL_NATIVE)
     pyodide.run(EVERY_KERNEL_THREADED)
+    pyodide.run(DIFFERENTIAL)
     yield pyodide
     pyodide.close()
 
@@ -87,6 +91,57 @@ def test_threaded_kernels_give_one_threads_results_bit_for_bit(node):
     calls, same = compared
     assert calls == 6, "each of the six ops went to the pool"
     assert same == {k: [True, True] for k in same}, same
+
+
+def test_threaded_gradients_give_one_threads_results_bit_for_bit(node):
+    """The input gradients split by images, the filter gradients by taps (convolutions) or channels (depthwise), each
+    element summed by one thread in one thread's order: one thread's results, bit for bit, and numpy's."""
+    compared = node.run(
+        """
+        rng = np.random.default_rng(5)
+        x = pe.tensor(rng.standard_normal((3, 19, 17, 12), np.float32))
+        w = pe.variable(rng.standard_normal((3, 3, 12, 20), np.float32))
+        w1 = pe.variable(rng.standard_normal((1, 1, 12, 16), np.float32))
+        dw = pe.variable(rng.standard_normal((5, 5, 12, 1), np.float32))
+        a, m = pe.tensor(rng.standard_normal((37, 150), np.float32)), pe.variable(rng.standard_normal((150, 29), np.float32))
+        def gradients():
+            def loss(x):
+                conv = pe.conv2d(x, w, strides=2, padding="same")
+                wide = pe.conv2d(x, w1, strides=1, padding="valid")
+                depth = pe.depthwise_conv2d(x, dw, strides=1, padding="same")
+                pooled = pe.max_pool(x, 3, 2, "same")
+                return (pe.sum(conv * conv) + pe.sum(pe.sin(wide)) + pe.sum(depth * depth) + pe.sum(pooled * pooled)
+                        + pe.sum(pe.matmul(a, m) ** 2))
+            grads = pe.grads(loss)(x)[0]
+            _, by_variable = pe.variable_grads(lambda: loss(x), [w, w1, dw, m])
+            return {"x": grads.numpy(), **{k: g.numpy() for k, g in zip("w w1 dw m".split(), by_variable.values())}}
+        await pe.set_backend("wasm", threads=1)
+        one = gradients()
+        await pe.set_backend("wasm", threads=2)
+        p, calls = threads.pool, []
+        run = p.run
+        p.run = lambda name, *args, **kw: calls.append(name) or run(name, *args, **kw)
+        with every_kernel_threaded():
+            two = gradients()
+        del p.run
+        await pe.set_backend("numpy")
+        ref = gradients()
+        [sorted(set(calls)), {k: [bool(np.array_equal(one[k], two[k])), bool(np.allclose(two[k], ref[k], rtol=1e-3, atol=1e-2))] for k in one}]
+        """
+    )
+    calls, same = compared
+    assert same == {k: [True, True] for k in same}, same
+    assert calls == [
+        "conv2d",
+        "conv2d_filter_grad_taps",
+        "conv2d_input_grad",
+        "depthwise",
+        "depthwise_filter_grad",
+        "depthwise_input_grad",
+        "gemm",
+        "max_pool_grad",
+        "pool",
+    ], calls
 
 
 def test_backend_info_says_how_many_threads_and_why_one(node):
@@ -167,6 +222,39 @@ def test_a_kernel_that_fails_on_the_pool_leaves_one_thread_with_the_reason(node)
     assert again == 2, "a new pool starts when asked again"
 
 
+def test_a_pool_whose_split_differs_from_one_thread_fails_its_self_test_with_the_reason(node):
+    """The pool's self-test runs the big kernels and gradients split and on one thread: a split that differs (here:
+    a filter gradient whose threaded result is nudged by one ulp) leaves one thread, saying which kernel differed."""
+    outcome = node.run(
+        """
+        from py_engine.backends.wasm import backend
+        await pe.set_backend("wasm", threads=1)
+        real = backend._threads_cases
+        def nudged():
+            cases = real()
+            filter_grad = cases["Conv2DBackpropFilter"]
+            def case():
+                got = filter_grad()
+                return np.nextafter(got, np.inf) if threads.pool is not None else got
+            cases["Conv2DBackpropFilter"] = case
+            return cases
+        backend._threads_cases = nudged
+        try:
+            started = await pe.set_backend("wasm", threads=2)
+        finally:
+            backend._threads_cases = real
+        info = pe.backend_info()
+        [started, info["threads"], info["threads_reason"], await pe.set_backend("wasm", threads=2) and pe.backend_info()["threads"]]
+        """
+    )
+    started, threads, reason, again = outcome
+    assert started is True and threads == 1, "the backend runs, on one thread"
+    assert reason == (
+        "the threaded kernels' self-test failed: Conv2DBackpropFilter differs from one thread's; running on one thread"
+    ), reason
+    assert again == 2
+
+
 def test_memory_stays_flat_over_100_threaded_forward_passes(node):
     counts = node.run(
         """
@@ -185,14 +273,153 @@ def test_memory_stays_flat_over_100_threaded_forward_passes(node):
         for i in range(100):
             model.predict(image).dispose()
             info, memory = pe.backend_info(), pe.memory()
-            seen.append([memory.num_tensors, memory.num_bytes, info["threads_memory_bytes"], info["threaded_calls"]])
-        seen
+            seen.append([memory.num_tensors, memory.num_bytes, info["threads_memory_bytes"], memory.num_bytes_in_threads,
+                         info["threaded_calls"], info["threads_copied_bytes"], info["threads_spared_bytes"]])
+        kept = [seen[-1][3], sum(w.size * 4 for layer in model.layers[:3] for w in layer.weights)]
+        model.dispose()
+        [seen, kept, pe.memory().num_bytes_in_threads]
         """
     )
-    assert {tuple(c[:3]) for c in counts[1:]} == {tuple(counts[1][:3])}, counts[:3]
-    per_pass = {b[3] - a[3] for a, b in itertools.pairwise(counts)}
-    # the depthwise convolution and the pool do too little per byte copied (MIN_INTENSITY): the two convolutions
-    assert per_pass == {2}, f"each pass splits its two convolutions over the threads: {per_pass}"
+    counts, (kept, conv_weights), after = counts
+    assert {tuple(c[:4]) for c in counts[1:]} == {tuple(counts[1][:4])}, counts[:3]
+    per_pass = {b[4] - a[4] for a, b in itertools.pairwise(counts)}
+    # the two convolutions, and the depthwise convolution, whose input (the first's output) is in the shared memory
+    # already; the pool does too little per byte copied (MIN_INTENSITY)
+    assert per_pass == {3}, f"each pass splits its two convolutions and the depthwise one over the threads: {per_pass}"
+    assert kept == conv_weights > 0, "the weights and biases of those three are kept in the shared memory, once"
+    copied = {b[5] - a[5] for a, b in itertools.pairwise(counts)}
+    spared = {b[6] - a[6] for a, b in itertools.pairwise(counts)}
+    image, first_output = 64 * 64 * 3 * 4, 64 * 64 * 32 * 4
+    # each pass copies the image and two shape blocks (13 int32) in and the three outputs out; the weights, and the
+    # inputs of the depthwise convolution and of the last one (the outputs of the ops before them) are there already
+    assert copied == {image + 2 * 13 * 4 + first_output * 2 + 64 * 64 * 64 * 4}, copied
+    assert spared == {conv_weights + first_output * 2}, spared
+    assert after == 0, "and freed with their tensors"
+
+
+def test_fit_on_two_threads_gives_one_threads_losses_with_flat_memory(node):
+    """A CNN's whole training step (forward, gradients) splits over the threads: the same loss history as on one
+    thread, bit for bit; tensors, bytes, the weights kept in the shared memory and the shared memory's size stay flat
+    from epoch to epoch, and the kept weights go with the model."""
+    runs = node.run(
+        """
+        async def train(n):
+            await pe.set_backend("wasm", threads=n)
+            pe.set_seed(0)
+            rng = np.random.default_rng(0)
+            x = rng.standard_normal((64, 12, 12, 3)).astype(np.float32)
+            y = np.eye(3, dtype=np.float32)[x.mean(axis=(1, 2)).argmax(axis=1)]  # the channel with the largest mean
+            model = pe.Sequential([
+                pe.layers.Conv2D(8, 3, activation="relu", input_shape=(12, 12, 3)),
+                pe.layers.DepthwiseConv2D(3, padding="same", activation="relu"),
+                pe.layers.MaxPooling2D(2),
+                pe.layers.Flatten(),
+                pe.layers.Dense(3, activation="softmax"),
+            ])
+            model.compile(optimizer=pe.optimizers.SGD(0.2), loss="categorical_crossentropy")
+            seen = []
+            def count(epoch, logs):
+                memory, info = pe.memory(), pe.backend_info()
+                seen.append([memory.num_tensors, memory.num_bytes, memory.num_bytes_in_threads,
+                             info["threads_memory_bytes"]])
+            calls = pe.backend_info()["threaded_calls"]
+            with every_kernel_threaded():
+                history = model.fit(x, y, epochs=8, batch_size=16, shuffle=False, verbose=0,
+                                    callbacks=[pe.callbacks.LambdaCallback(on_epoch_end=count)])
+            calls = pe.backend_info()["threaded_calls"] - calls
+            model.dispose()
+            return [history.history["loss"], seen, calls, pe.memory().num_bytes_in_threads]
+        [await train(1), await train(2)]
+        """
+    )
+    (want, _, _, _), (losses, seen, calls, left) = runs
+    assert losses == want, f"two threads {losses} against one {want}"
+    assert losses[-1] < 0.5 * losses[0], losses
+    assert calls >= 8 * 4 * 6, f"each step's convolutions, pool, product and their gradients went to the pool: {calls}"
+    assert {tuple(s) for s in seen[1:]} == {tuple(seen[1])}, seen
+    assert left == 0, "the kept weights went with the model"
+
+
+# ---- differential tests: two threads against one, bit for bit, on random shapes (one thread against numpy and webgpu:
+# tests/test_wasm_backend.py) -------------------------------------------------------------------------------------
+
+
+def _same_on_two_threads(node, spec):
+    one, two, calls = node.run(f"""
+        await pe.set_backend("wasm", threads=1)
+        with all_native():
+            one = evaluate({spec!r})
+        await pe.set_backend("wasm", threads=2)
+        before = pe.backend_info()["threaded_calls"]
+        with every_kernel_threaded():
+            two = evaluate({spec!r})
+        [one, two, pe.backend_info()["threaded_calls"] - before]
+        """)
+    assert calls > 0, "the op went to the pool"
+    for i, (a, b) in enumerate(zip(one, two, strict=True)):
+        assert a == b, f"{spec['op']} {spec['kwargs']} output {i}: two threads differ from one"
+
+
+@FAST
+@given(
+    n=st.integers(1, 3), h=st.integers(1, 13), w=st.integers(1, 13), c=st.integers(1, 9), out=st.integers(1, 19),
+    k=st.sampled_from([1, 3, 5]), strides=st.sampled_from([1, 2, (2, 1)]), padding=paddings,
+    activation=st.sampled_from(["linear", "relu6"]), seed=st.integers(0, 2**16),
+)  # fmt: skip
+def test_conv2d_and_its_gradients_on_two_threads_are_one_threads(node, n, h, w, c, out, k, strides, padding,
+                                                                  activation, seed):  # fmt: skip
+    shape = _conv_out(np.empty((n, h, w, c)), np.empty((k, k)), strides, padding, 1, out)
+    if min(shape) < 1:
+        return
+    kwargs = {"activation": activation, "strides": strides, "padding": padding}
+    _same_on_two_threads(
+        node, _spec("fused_conv2d", seed, [(n, h, w, c), (k, k, c, out), (out,)], kwargs, lambda *_: shape)
+    )
+
+
+@FAST
+@given(
+    n=st.integers(1, 3), h=st.integers(1, 13), w=st.integers(1, 13), c=st.integers(1, 19), k=st.sampled_from([3, 5]),
+    strides=st.sampled_from([1, 2]), padding=paddings, seed=st.integers(0, 2**16),
+)  # fmt: skip
+def test_depthwise_conv2d_and_its_gradients_on_two_threads_are_one_threads(node, n, h, w, c, k, strides, padding, seed):
+    shape = _conv_out(np.empty((n, h, w, c)), np.empty((k, k)), strides, padding, 1, c)
+    if min(shape) < 1:
+        return
+    kwargs = {"activation": "relu", "strides": strides, "padding": padding}
+    spec = _spec("fused_depthwise_conv2d", seed, [(n, h, w, c), (k, k, c, 1), (c,)], kwargs, lambda *_: shape)
+    _same_on_two_threads(node, spec)
+
+
+@FAST
+@given(
+    batch=st.sampled_from([(), (3,)]), m=st.integers(1, 37), k=st.integers(1, 41), n=st.integers(1, 37),
+    transpose_a=st.booleans(), transpose_b=st.booleans(), seed=st.integers(0, 2**16),
+)  # fmt: skip
+def test_matmul_and_its_gradients_on_two_threads_are_one_threads(node, batch, m, k, n, transpose_a, transpose_b, seed):
+    transpose_a = (
+        transpose_a and not batch
+    )  # a batch against one matrix, or a transposed matrix: the products that split
+    a = (*batch, k, m) if transpose_a else (*batch, m, k)
+    b = (n, k) if transpose_b else (k, n)
+    kwargs = {"transpose_a": transpose_a, "transpose_b": transpose_b}
+    _same_on_two_threads(node, _spec("matmul", seed, [a, b], kwargs, lambda *_: (*batch, m, n)))
+
+
+@FAST
+@given(
+    op=st.sampled_from(["max_pool", "avg_pool"]), n=st.integers(2, 3), h=st.integers(2, 13), w=st.integers(2, 13),
+    c=st.integers(1, 9), size=st.sampled_from([2, 3, (3, 2)]), strides=st.sampled_from([1, 2, (1, 3)]),
+    padding=st.sampled_from(["same", "valid"]), seed=st.integers(0, 2**16),
+)  # fmt: skip
+def test_pooling_and_its_gradients_on_two_threads_are_one_threads(node, op, n, h, w, c, size, strides, padding, seed):
+    kh, kw = (size, size) if isinstance(size, int) else size
+    sh, sw = (strides, strides) if isinstance(strides, int) else strides
+    if padding == "valid" and (h < kh or w < kw):
+        return
+    shape = (n, -(-h // sh), -(-w // sw), c) if padding == "same" else (n, (h - kh) // sh + 1, (w - kw) // sw + 1, c)
+    kwargs = {"filter_size": size, "strides": strides, "padding": padding}
+    _same_on_two_threads(node, _spec(op, seed, [(n, h, w, c)], kwargs, lambda *_: shape))
 
 
 @pytest.mark.parametrize(("cores", "threads"), [(1, 1), (2, 1), (3, 1), (4, 4), (8, 4), (16, 4)])

@@ -22,6 +22,7 @@ class MemoryInfo:
     num_bytes_in_gpu_allocated: int = 0  # what GPU buffer pools hold, in use or free for reuse
     unreliable: bool = False
     reasons: list = field(default_factory=list)
+    num_bytes_in_threads: int = 0  # weights the wasm backend's threads keep a copy of in their shared memory
 
     def to_dict(self):
         return dict(self.__dict__)
@@ -103,7 +104,10 @@ class BufferAccounting:
         reasons = []
         for backend in self._backends.values():
             reasons += backend.memory_caveats()
-        return MemoryInfo(len(self.live), self.num_data_buffers, self.num_bytes, gpu, allocated, bool(reasons), reasons)
+        threads = sum(b.thread_bytes() for b in self._backends.values() if not b.is_gpu)
+        return MemoryInfo(
+            len(self.live), self.num_data_buffers, self.num_bytes, gpu, allocated, bool(reasons), reasons, threads
+        )
 
     def set_memory_budget(self, nbytes):
         """Cap the GPU memory that live tensors may hold at `nbytes` (None: no cap).

@@ -51,7 +51,7 @@
 //   share()                Promise -> the URL of the editor's code (in its #code= fragment), also put in the address
 //                          bar and, when allowed, the clipboard. Opening it shows the code and runs nothing.
 //   memory()               Promise -> pe.memory().to_dict(): num_tensors, num_data_buffers, num_bytes,
-//                          num_bytes_in_gpu, num_bytes_in_gpu_allocated, unreliable, reasons
+//                          num_bytes_in_gpu, num_bytes_in_gpu_allocated, unreliable, reasons, num_bytes_in_threads
 //   stats()                Promise -> pe.stats(): the backend's counters (dispatches, submits, pipeline_compiles, ...)
 //   info()                 Promise -> the active backend: {backend, adapter, fallback_reason, details}
 //   setBackend(name)       Promise -> like `ready`'s info for the new backend (falls back to numpy with the reason)

@@ -3,12 +3,15 @@
 // workers (static/worker/wasm_pool_worker.js, which loads this file for the layout and runShare), which run the same kernels
 // on the rows of an op.
 //
-// Pyodide's own memory is not shared, so an op's operands are copied in (copyIn), the threads compute its rows, and
-// the output is copied back (copyOut). The threads meet through a control block at the start of the shared memory
+// Pyodide's own memory is not shared, so an op's operands are copied in (copyIn; a model's weights once, kept there
+// while their tensor lives; the last op's output stays there for the next), the threads compute its rows, and the
+// output is copied back (copyOut). The threads meet through a control block at the start of the shared memory
 // (Int32 words): the caller writes each thread's arguments into its slot (post) and the call into the block (run),
-// bumps GENERATION and sets PENDING, and every thread, the caller too, takes chunks of rows from NEXT until none are
-// left (runShare): a thread that gets less of the CPU (a busy machine, a slower core) takes fewer. The caller then
-// waits with Atomics.wait until the workers have brought PENDING to 0.
+// opens the call's chunks in NEXT and bumps GENERATION, and every thread, the caller too, takes chunks of rows from
+// NEXT until none are left (runShare): a thread that gets less of the CPU (a busy machine, a slower core) takes fewer,
+// and one that wakes late takes none. The caller then waits (Atomics.wait) until DONE counts every chunk: it never
+// waits for a worker that holds no chunk. NEXT holds the call's generation beside the next chunk, so a worker that
+// woke for an earlier call (and may have read that call's arguments) can take no chunk of a later one.
 //
 // Loaded by the Python worker on first use (static/worker.js: self.pyEngineWasmPool), and by tests/pyodide/run.mjs
 // in Node, whose worker_threads run the same worker script.
@@ -16,10 +19,10 @@
 
 const WASM_POOL = {
   GENERATION: 0, // bumped once per parallel call
-  PENDING: 1, // workers still computing the current call
+  DONE: 1, // chunks of the current call computed
   READY: 2, // workers that have instantiated the module
   FAILED: 3, // set by a worker whose module failed to instantiate or whose kernel threw
-  NEXT: 4, // the first row no thread has taken yet
+  NEXT: 4, // (the call's generation & GENERATION_MASK) << 16 | the first chunk no thread has taken yet
   ROWS: 5, // the call's rows
   CHUNK: 6, // rows a thread takes at a time
   FN: 7, // the export's index
@@ -31,18 +34,32 @@ const WASM_POOL = {
   MAX_THREADS: 16,
   ARENA: 4096, // the first byte operands may use
   MAX_PAGES: 16384, // the module's declared maximum (scripts/build_wasm_kernels.py SHARED_MAX_PAGES)
-  SPIN: 20000, // loads of GENERATION / PENDING before sleeping: a wake-up costs more than the gap between ops
+  SPIN: 20000, // loads of GENERATION / DONE before sleeping: a wake-up costs more than the gap between ops
+  GENERATION_MASK: 0x7fff,
+  CLOSED: 0xffff, // NEXT's chunk once a call has ended: more than any call has
 };
 
-// Thread `t`'s part of the current call: chunks of rows taken from NEXT until all are taken.
-function runShare(control, kernels, t) {
-  const P = WASM_POOL;
+// Thread `t`'s part of call `generation`: chunks of rows taken from NEXT while that call has any left; each chunk
+// computed is counted in DONE (the last one wakes the caller); a kernel that throws sets FAILED and wakes it too.
+function runShare(control, kernels, t, generation) {
+  const P = WASM_POOL, tag = (generation & P.GENERATION_MASK) << 16;
   const rows = control[P.ROWS], chunk = control[P.CHUNK], argc = control[P.ARGC], kernel = kernels[control[P.FN]];
-  const base = P.SLOTS + t * P.SLOT, args = new Array(argc);
-  for (let first = Atomics.add(control, P.NEXT, chunk); first < rows; first = Atomics.add(control, P.NEXT, chunk)) {
-    const last = Math.min(first + chunk, rows);
+  const chunks = Math.ceil(rows / chunk), base = P.SLOTS + t * P.SLOT, args = new Array(argc);
+  for (;;) {
+    const next = Atomics.load(control, P.NEXT);
+    if ((next & ~0xffff) !== tag || (next & 0xffff) >= chunks) return;
+    if (Atomics.compareExchange(control, P.NEXT, next, next + 1) !== next) continue;
+    const first = (next & 0xffff) * chunk, last = Math.min(first + chunk, rows);
     for (let i = 0; i < argc; i++) args[i] = control[base + i] + first * control[P.FIRST + i] + last * control[P.LAST + i];
-    kernel(...args);
+    try {
+      kernel(...args);
+    } catch (error) {
+      Atomics.store(control, P.FAILED, 1); // the call's output is not whole: the caller gives up and ends the pool
+      Atomics.add(control, P.DONE, 1);
+      Atomics.notify(control, P.DONE);
+      throw error;
+    }
+    if (Atomics.add(control, P.DONE, 1) + 1 === chunks) Atomics.notify(control, P.DONE);
   }
 }
 
@@ -75,20 +92,21 @@ async function startWasmPool(module, workers, makeWorker, heap, timeoutMs = 1000
     close();
     throw error;
   }
-  // null once every thread has finished, else what went wrong: a kernel threw, or a worker has not finished within
-  // timeoutMs (it died or hangs)
-  const join = (timeoutMs) => {
+  // null once all `chunks` are computed, else what went wrong: a kernel threw, or a worker has not finished its
+  // chunk within timeoutMs (it died or hangs)
+  const join = (chunks, timeoutMs) => {
     const deadline = Date.now() + timeoutMs;
     for (let spins = 0; ; spins++) {
-      const pending = Atomics.load(control, P.PENDING);
-      if (pending === 0) break;
+      const done = Atomics.load(control, P.DONE);
+      if (done === chunks || Atomics.load(control, P.FAILED)) break; // failed: the chunks left are given up
       if (spins < P.SPIN) continue;
       const left = deadline - Date.now();
       if (left <= 0) return `a worker did not finish its share within ${timeoutMs} ms`;
-      Atomics.wait(control, P.PENDING, pending, left);
+      Atomics.wait(control, P.DONE, done, left);
     }
     return Atomics.load(control, P.FAILED) ? "a kernel failed" : null;
   };
+  let generation = Atomics.load(control, P.GENERATION);
   return {
     exports,
     names,
@@ -103,6 +121,10 @@ async function startWasmPool(module, workers, makeWorker, heap, timeoutMs = 1000
     },
     copyOut(to, from, size) {
       new Uint8Array(heap.buffer, to, size).set(new Uint8Array(memory.buffer, from, size));
+    },
+    // a gradient's output, which the kernels add into
+    zero(at, size) {
+      new Uint8Array(memory.buffer, at, size).fill(0);
     },
     // thread t's base arguments for the next call (t = workers: the caller's)
     post(t, ...args) {
@@ -119,16 +141,17 @@ async function startWasmPool(module, workers, makeWorker, heap, timeoutMs = 1000
       control[P.ARGC] = argc;
       control[P.ROWS] = rows;
       control[P.CHUNK] = chunk;
-      Atomics.store(control, P.NEXT, 0);
-      Atomics.store(control, P.PENDING, workers);
-      Atomics.add(control, P.GENERATION, 1);
+      Atomics.store(control, P.DONE, 0);
+      generation = (generation + 1) | 0;
+      Atomics.store(control, P.NEXT, (generation & P.GENERATION_MASK) << 16); // open: chunk 0 is next
+      Atomics.store(control, P.GENERATION, generation);
       Atomics.notify(control, P.GENERATION);
       try {
-        runShare(control, kernels, workers);
-      } catch {
-        Atomics.store(control, P.FAILED, 1); // a trap: the output is not whole, the pool ends
-      }
-      return join(timeoutMs);
+        runShare(control, kernels, workers, generation);
+      } catch {} // a trap: FAILED is set, the pool ends
+      const failed = join(Math.ceil(rows / chunk), timeoutMs);
+      Atomics.store(control, P.NEXT, ((generation & P.GENERATION_MASK) << 16) | P.CLOSED); // no late worker takes any
+      return failed;
     },
     close,
   };

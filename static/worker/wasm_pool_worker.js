@@ -1,6 +1,6 @@
 // A worker of the wasm backend's pool (static/worker/wasm_pool.js: its layout and runShare): instantiates the shared
-// kernels on the shared memory once, then takes its part of each call the Python worker starts, and says when it is
-// done (PENDING). A kernel that throws (a trap) sets FAILED and ends this worker.
+// kernels on the shared memory once, then takes its part of each call the Python worker starts (runShare counts its
+// chunks in DONE). A kernel that throws (a trap) sets FAILED and ends this worker.
 // The one message it gets: {memory, module, index}.
 "use strict";
 
@@ -24,13 +24,6 @@ self.addEventListener("message", ({ data: { memory, module, index } }) => {
     while (Atomics.load(control, P.GENERATION) === seen && spins++ < P.SPIN);
     Atomics.wait(control, P.GENERATION, seen);
     seen = Atomics.load(control, P.GENERATION);
-    try {
-      runShare(control, kernels, index);
-    } catch (error) {
-      Atomics.store(control, P.FAILED, 1); // the caller ends the pool: its output is not whole
-      throw error;
-    } finally {
-      if (Atomics.sub(control, P.PENDING, 1) === 1) Atomics.notify(control, P.PENDING);
-    }
+    runShare(control, kernels, index, seen); // a kernel that throws ends this worker; the caller ends the pool
   }
 }, { once: true });

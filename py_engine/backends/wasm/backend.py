@@ -21,8 +21,9 @@ from . import threads as _threads
 
 MAX_THREADS = 16  # static/worker/wasm_pool.js has control slots for 16 threads
 MAX_DEFAULT_THREADS = 4
-# below this many logical cores the default is one thread: on 2 (one of them often busy with the page or another
-# program) two threads measured from 0.76x to 1.10x one thread's warm forward pass, and its first classification slower
+# below this many logical cores the default is one thread: on 2 the second is shared with the page and every other
+# program, and an op waits for a worker preempted while it holds a chunk; on a shared 2-core machine two threads made
+# the first classification slower in every run and a CNN's training step no faster (docs/wasm_backend.md, Threads)
 MIN_CORES_FOR_THREADS = 4
 
 
@@ -63,6 +64,9 @@ class WasmBackend(NumpyBackend):
             raise ValueError(f"threads must be a whole number from 1 to {MAX_THREADS}, got {threads!r}")
         self.threads_chosen = True
         await _threads.start(threads, _threads_cases())
+
+    def thread_bytes(self):
+        return _threads.kept_bytes()
 
     def info(self):
         native_kernels = names_on(self.name)
@@ -114,18 +118,26 @@ def _self_test():
 
 
 def _threads_cases():
-    """The threads' self-test (threads.start): the big kernels on shapes whose rows do not split evenly."""
+    """The threads' self-test (threads.start): the big kernels and gradients on shapes whose rows do not split
+    evenly."""
     from .kernels import nn
     from .kernels.linalg import _batch_matmul
 
     a, b = _values((125, 91), 1), _values((91, 67), 2)
     x, w, dw = _values((1, 29, 30, 16), 3), _values((3, 3, 16, 9), 4), _values((3, 3, 16, 1), 5)
     conv = {"strides": (2, 1), "pad": ((1, 1), (0, 1)), "dilations": (1, 1)}
+    # the gradients split by images, taps or channels: a batch of 3 and the outputs' gradients (15 x 29 per image)
+    xs, dy, ddy = _values((3, 29, 30, 16), 6), _values((3, 15, 29, 9), 7), _values((3, 15, 29, 16), 8)
     return {
         "BatchMatMul": lambda: _batch_matmul(a, b, False, False),
         "Conv2D": lambda: nn._conv2d(x, w, activation="relu6", **conv),
         "DepthwiseConv2dNative": lambda: nn._depthwise(x, dw, **conv),
         "MaxPool": lambda: nn._pool(average=False)(x, (3, 2), (2, 2), ((1, 1), (0, 1))),
+        "Conv2DBackpropInput": lambda: nn._conv2d_backprop_input(dy, w, input_shape=xs.shape, **conv),
+        "Conv2DBackpropFilter": lambda: nn._conv2d_backprop_filter(xs, dy, filter_shape=w.shape, **conv),
+        "DepthwiseConv2dNativeBackpropFilter": lambda: nn._depthwise_backprop_filter(
+            xs, ddy, filter_shape=dw.shape, **conv
+        ),
     }
 
 

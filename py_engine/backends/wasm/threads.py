@@ -1,15 +1,21 @@
-"""The wasm backend's threads: the big kernels (products, convolutions, depthwise convolutions, pooling) split by
-output rows over a pool of workers that run the same kernels (kernels_shared.wasm) on a shared WebAssembly.Memory.
+"""The wasm backend's threads: the big kernels (products, convolutions, depthwise convolutions, pooling, and their
+gradients) split over a pool of workers that run the same kernels (kernels_shared.wasm) on a shared
+WebAssembly.Memory.
 
 Pyodide's memory is not shared, so a threaded op copies its operands into the shared memory (an arena, reused by
 every op: it grows to the largest op's operands and stays), every thread, the calling one too, takes chunks of
 output rows until none are left (no two write the same bytes), and the output is copied back into a numpy array.
+Two copies are saved: a tensor's weights (a read-only array: its values never change) are uploaded and packed once,
+into blocks below the arena kept while the array lives, and the last op's output stays where it was computed, so
+the next op that reads it (the next layer) copies nothing in. The gradients split by images (the input gradients)
+or by filter taps and channels (the filter gradients), so again no two threads write the same bytes.
 The host provides the pool (`globalThis.pyEngineWasmPool`: static/worker/wasm_pool.js, loaded by the page's worker, or by
 tests/pyodide/run.mjs in Node); where it cannot (not cross-origin isolated, no SharedArrayBuffer, no host pool),
 the backend runs on one thread and says why. A worker that stops answering ends the pool: the op, and every op
 after it, runs on the calling thread alone.
 """
 
+import weakref
 from importlib import resources
 from types import SimpleNamespace
 
@@ -21,8 +27,8 @@ from .native import F32, I32
 # multiply-adds (about) below which an op stays on the calling thread: the copies and a worker's wake-up cost more
 MIN_WORK = 1 << 19
 # multiply-adds per byte copied in and out below which an op stays on the calling thread: a thread's kernel does
-# about 8 G/s, a copy 8 GB/s, so on 2 threads an op must save more kernel time (half of it) than its copies cost.
-# Depthwise convolutions (9 or 25 per output, 8 bytes in and out) and pooling mostly stay.
+# about 8 G/s, a copy 5 to 12 GB/s, so on 2 threads an op must save more kernel time (half of it) than its copies
+# cost. A 3x3 depthwise convolution (9 per output) pays when its input is the last op's output (only 4 bytes out).
 MIN_INTENSITY = 2
 ARENA = 4096  # static/worker/wasm_pool.js: the control block comes first
 ALIGN = 16
@@ -76,40 +82,166 @@ class Pool:
         self.exports = SimpleNamespace(**{name: getattr(js_pool.exports, name) for name in names})
         self._post, self._run = js_pool.post, js_pool.run
         self._copy_in, self._copy_out, self._reserve = js_pool.copyIn, js_pool.copyOut, js_pool.reserve
+        self._zero = js_pool.zero
         self.size = self._reserve(0)
+        self.end = ARENA  # the end of the kept blocks, where the arena starts
+        self.free = []  # [address, bytes] of kept blocks given back, in address order
+        self.kept = {}  # (id(array), layout) -> (weak reference to the array, address, bytes)
+        self.kept_bytes = 0  # pe.memory().num_bytes_in_threads
         self.top = ARENA
+        # the last op's output: (weak reference to its array, the array's address in Pyodide's memory, bytes, its
+        # shared address), or None
+        self.pinned = None
         self.calls = 0  # kernel calls split over the threads (backend_info's threaded_calls)
+        self.copied = 0  # bytes copied into and out of the shared memory (threads_copied_bytes)
+        self.spared = 0  # bytes an op found there already: kept weights, the last op's output (threads_spared_bytes)
 
     def begin(self):
-        """Start an op: its operands go into the arena from the start."""
-        self.top = ARENA
+        """Start an op: its operands go into the arena from the start (around the last op's output)."""
+        self.top = self.end
+
+    def _grow(self, top):
+        if top > self.size:
+            self.size = self._reserve(top)
 
     def alloc(self, nbytes):
-        """The shared address of `nbytes` of the arena for this op."""
+        """The shared address of `nbytes` of the arena for this op (not over the last op's output)."""
         at = self.top
-        self.top = -(-(at + nbytes) // ALIGN) * ALIGN
-        if self.top > self.size:
-            self.size = self._reserve(self.top)
+        if self.pinned is not None and at < self.pinned[3] + self.pinned[2] and self.pinned[3] < at + nbytes:
+            at = self.pinned[3] + self.pinned[2]
+        at = -(-at // ALIGN) * ALIGN
+        self.top = at + nbytes
+        self._grow(self.top)
         return at
 
+    def zeros(self, nbytes):
+        at = self.alloc(nbytes)
+        self._zero(at, nbytes)
+        return at
+
+    def resident(self, array):
+        """The shared address of `array` where it is the last op's output, still there; else None."""
+        pinned = self.pinned
+        if pinned is None or array.flags.writeable or pinned[0]() is None:
+            return None
+        same = array.__array_interface__["data"][0] == pinned[1] and array.nbytes == pinned[2]
+        return pinned[3] if same else None
+
     def put(self, array, dtype=F32):
-        """`array` (C-contiguous, `dtype`) copied into the arena: its shared address."""
+        """`array` (C-contiguous, `dtype`) copied into the arena (unless it is the last op's output, still there):
+        its shared address."""
+        source = native.address(array, array.size, dtype)
+        at = self.resident(array)
+        if at is not None:
+            self.spared += array.nbytes
+            return at
         at = self.alloc(array.nbytes)
-        self._copy_in(at, native.address(array, array.size, dtype), array.nbytes)
+        self._copy_in(at, source, array.nbytes)
+        self.copied += array.nbytes
         return at
 
     def get(self, at, array):
-        """The arena's bytes at `at` copied into `array` (a float32 array the wrapper allocated)."""
+        """The arena's bytes at `at` copied into `array` (a float32 array the wrapper allocated), which the next op
+        may then find there (resident)."""
         self._copy_out(native.address(array, array.size), at, array.nbytes)
+        self.copied += array.nbytes
+        self.pinned = (weakref.ref(array), array.__array_interface__["data"][0], array.nbytes, at)
         return array
 
-    def run(self, name, rows, args, first, last, *, multiple=1, scratch=None):
+    # ---- kept blocks: a tensor's weights, uploaded once -------------------------------------------------------------
+
+    def packed(self, b, k, n, transposed=False):
+        """B (k x n; stored n x k when `transposed`) in the GEMM's panels, kept while b lives: its shared address;
+        None where b is not a tensor's buffer (read-only: its values never change), to pack() into the op's arena.
+        Before an op's begin()."""
+        if b.flags.writeable:
+            return None
+        at = self._keep(b, ("packed", k, n, transposed), -(-n // 8) * 8 * k * 4)
+        if at < 0:
+            self.spared += b.nbytes
+            return ~at
+        self.begin()  # b passes through the arena on its way
+        self.exports.pack_b(self.put(b), k, n, *((1, k) if transposed else (n, 1)), at)
+        return at
+
+    def pack(self, b, k, n, transposed=False):
+        """B packed into this op's arena (b is not kept): its shared address."""
+        raw = self.put(b)
+        at = self.alloc(-(-n // 8) * 8 * k * 4)
+        self.exports.pack_b(raw, k, n, *((1, k) if transposed else (n, 1)), at)
+        return at
+
+    def weights(self, array):
+        """`array` (float32) kept in the shared memory while it lives: its address; None where it is not a tensor's
+        buffer, to put() into the op's arena. Before an op's begin()."""
+        if array.flags.writeable:
+            return None
+        at = self._keep(array, ("copy",), array.nbytes)
+        if at < 0:
+            self.spared += array.nbytes
+            return ~at
+        self._copy_in(at, native.address(array, array.size), array.nbytes)
+        self.copied += array.nbytes
+        return at
+
+    def _keep(self, array, layout, nbytes):
+        """~address of `array`'s block for `layout` if it is kept already; else a new block's address, kept until
+        the array goes."""
+        key = (id(array), layout)
+        entry = self.kept.get(key)
+        if entry is not None and entry[0]() is array:
+            return ~entry[1]
+        nbytes = -(-nbytes // ALIGN) * ALIGN
+        at = self._take(nbytes)
+        self.kept[key] = (weakref.ref(array, lambda _, key=key: self._forget(key)), at, nbytes)
+        self.kept_bytes += nbytes
+        return at
+
+    def _take(self, nbytes):
+        for i, (at, size) in enumerate(self.free):
+            if size >= nbytes:
+                if size == nbytes:
+                    del self.free[i]
+                else:
+                    self.free[i] = [at + nbytes, size - nbytes]
+                return at
+        at = self.end
+        self.end += nbytes
+        self._grow(self.end)
+        if self.pinned is not None and self.pinned[3] < self.end:
+            self.pinned = None  # the arena moved over the last output
+        return at
+
+    def _forget(self, key):
+        """The array of a kept block went: the block is free (merged with free neighbours; the last one gives its
+        bytes back to the arena)."""
+        entry = self.kept.pop(key, None)
+        if entry is None:
+            return
+        _, at, nbytes = entry
+        self.kept_bytes -= nbytes
+        free = self.free
+        i = next((i for i, block in enumerate(free) if block[0] > at), len(free))
+        free.insert(i, [at, nbytes])
+        if i + 1 < len(free) and at + nbytes == free[i + 1][0]:
+            free[i][1] += free.pop(i + 1)[1]
+        if i > 0 and free[i - 1][0] + free[i - 1][1] == at:
+            free[i - 1][1] += free.pop(i)[1]
+            i -= 1
+        if free[i][0] + free[i][1] == self.end:
+            self.end = free.pop(i)[0]
+
+    def chunk(self, rows, multiple=1, per_thread=CHUNKS_PER_THREAD):
+        """Rows a thread takes at a time: about `per_thread` chunks per thread, a multiple of `multiple`."""
+        return max(multiple, -(-rows // (self.threads * per_thread * multiple)) * multiple)
+
+    def run(self, name, rows, args, first, last, *, multiple=1, scratch=None, per_thread=CHUNKS_PER_THREAD):
         """Export `name` over `rows` rows on every thread, in chunks each thread takes while any are left: a chunk
         of rows r0 .. r1 gets args[i] + r0 * first[i] + r1 * last[i] for argument i. scratch: {argument index: a
         list of one address per thread} for what each thread needs of its own. False if a worker failed or did
         not finish: the pool is then closed, and `reason` says why."""
         self.calls += 1
-        chunk = max(multiple, -(-rows // (self.threads * CHUNKS_PER_THREAD * multiple)) * multiple)
+        chunk = self.chunk(rows, multiple, per_thread)
         for t in range(self.threads):
             own = list(args)
             for i, addresses in (scratch or {}).items():
@@ -123,6 +255,7 @@ class Pool:
 
     def close(self):
         self.js.close()
+        self.kept.clear()  # its weak references go with it: no callback frees a block of a closed pool
 
 
 async def start(threads, cases, why_one="one thread was asked for"):
@@ -170,27 +303,33 @@ def stop(why):
     pool, reason = None, why
 
 
-def worth(work, *arrays):
-    """The running pool, if an op of `work` multiply-adds whose operands and output are `arrays` should use it."""
-    if pool is None or work < MIN_WORK or work < MIN_INTENSITY * sum(a.nbytes for a in arrays):
+def worth(work, *arrays, kept=()):
+    """The running pool, if an op of `work` multiply-adds should use it: `arrays` its operands and outputs copied in
+    or out (the last op's output, still in the shared memory, is not), `kept` its weights (copied only where they
+    are not a tensor's buffer, kept there; None: none)."""
+    if pool is None or work < MIN_WORK:
         return None
-    return pool
+    copied = sum(a.nbytes for a in arrays if pool.resident(a) is None)
+    copied += sum(a.nbytes for a in kept if a is not None and a.flags.writeable)
+    return pool if work >= MIN_INTENSITY * copied else None
 
 
 # ---- the threaded kernels: each returns its output, or None when the pool was lost (the caller then runs it) ----
 
 
-def gemm(p, a, b, m, n, k, transposed_b, out, bias=None, activation=0):
-    """out[m, n] = activation(a @ b + bias): a (m x k) row-major, b (k x n; n x k when `transposed_b`)."""
+def gemm(p, a, b, m, n, k, transposed_b, out, bias=None, activation=0, transposed_a=False):
+    """out[m, n] = activation(a @ b + bias): a (m x k; k x m when `transposed_a`), b (k x n; n x k when
+    `transposed_b`)."""
+    packed = p.packed(b, k, n, transposed_b)
+    pbias = p.weights(bias) if bias is not None else 0
     p.begin()
-    pa, pb = p.put(a), p.put(b)
-    packed = p.alloc(-(-n // 8) * 8 * k * 4)
-    p.exports.pack_b(pb, k, n, *((1, k) if transposed_b else (n, 1)), packed)
-    pbias = p.put(bias) if bias is not None else 0
-    pc = p.alloc(m * n * 4)
-    # gemm(a, sai, sak, bp, c, ldc, M, N, K, bias, res, act): rows r0 .. r1 at a + r0 * k, c + r0 * n, M = r1 - r0
-    args = (pa, k, 1, packed, pc, n, 0, n, k, pbias, 0, activation)
-    first = (k * 4, 0, 0, 0, n * 4, 0, -1, 0, 0, 0, 0, 0)
+    packed = p.pack(b, k, n, transposed_b) if packed is None else packed
+    pbias = p.put(bias) if pbias is None else pbias
+    pa, pc = p.put(a), p.alloc(m * n * 4)
+    sai, sak = (1, m) if transposed_a else (k, 1)
+    # gemm(a, sai, sak, bp, c, ldc, M, N, K, bias, res, act): rows r0 .. r1 at a + r0 * sai, c + r0 * n, M = r1 - r0
+    args = (pa, sai, sak, packed, pc, n, 0, n, k, pbias, 0, activation)
+    first = (sai * 4, 0, 0, 0, n * 4, 0, -1, 0, 0, 0, 0, 0)
     last = (0, 0, 0, 0, 0, 0, 1, 0, 0, 0, 0, 0)
     return p.get(pc, out) if p.run("gemm", m, args, first, last, multiple=4) else None
 
@@ -198,11 +337,12 @@ def gemm(p, a, b, m, n, k, transposed_b, out, bias=None, activation=0):
 def conv2d(p, x, shape, rows, weights, k, o, bias, activation, y, block):
     """y = activation(patches(x) @ weights + bias), kernels/nn.c conv2d's rows split over the threads (each with
     scratch for `block` rows of patches)."""
+    packed = p.packed(weights, k, o)
+    pbias = p.weights(bias) if bias is not None else 0
     p.begin()
-    px, ps, pw = p.put(x), p.put(shape, I32), p.put(weights)
-    packed = p.alloc(-(-o // 8) * 8 * k * 4)
-    p.exports.pack_b(pw, k, o, o, 1, packed)
-    pbias = p.put(bias) if bias is not None else 0
+    packed = p.pack(weights, k, o) if packed is None else packed
+    pbias = p.put(bias) if pbias is None else pbias
+    px, ps = p.put(x), p.put(shape, I32)
     py = p.alloc(y.nbytes)
     scratch = [p.alloc(block * k * 4) for _ in range(p.threads)]
     # conv2d(x, s, first, rows, wp, O, bias, act, out, scratch, block)
@@ -213,15 +353,73 @@ def conv2d(p, x, shape, rows, weights, k, o, bias, activation, y, block):
 
 def rows_kernel(p, name, x, shape, rows, y, *args):
     """A kernel over output rows (n, oh) (depthwise, pool): kernels/nn.c's name(x, first, last, s, *args, y), where an
-    array in args is copied in and passed by its shared address."""
+    array in args (weights) is in the shared memory and passed by its address there."""
+    kept = [p.weights(v) if isinstance(v, np.ndarray) else v for v in args]
     p.begin()
+    args = [p.put(v) if k is None else k for v, k in zip(args, kept, strict=True)]
     px, ps = p.put(x), p.put(shape, I32)
-    args = [p.put(v) if isinstance(v, np.ndarray) else v for v in args]
     py = p.alloc(y.nbytes)
     args = (px, 0, 0, ps, *args, py)
     first, last = [0] * len(args), [0] * len(args)
     first[1] = last[2] = 1
     return p.get(py, y) if p.run(name, rows, args, first, last) else None
+
+
+# ---- the gradients: the input gradients by images, the filter gradients by taps or channels ----------------------
+
+
+def conv2d_input_grad(p, dy, shape, images, pixels, weights, k, o, dx, block):
+    """dx = kernels/nn.c conv2d_input_grad(dy, W), images split over the threads: `pixels` output pixels an image
+    (each thread with scratch for `block` rows of patch gradients)."""
+    packed = p.packed(weights, o, k, transposed=True)
+    p.begin()
+    packed = p.pack(weights, o, k, transposed=True) if packed is None else packed
+    pdy, ps, pdx = p.put(dy), p.put(shape, I32), p.zeros(dx.nbytes)
+    scratch = [p.alloc(block * k * 4) for _ in range(p.threads)]
+    image = dx.nbytes // images
+    # conv2d_input_grad(dy, s, rows, wtp, O, dx, scratch, block): images n0 .. n1 from dy + n0 * pixels * O, dx + n0
+    # * image, rows (n1 - n0) * pixels
+    args = (pdy, ps, 0, packed, o, pdx, 0, block)
+    first, last = (pixels * o * 4, 0, -pixels, 0, 0, image, 0, 0), (0, 0, pixels, 0, 0, 0, 0, 0)
+    ran = p.run("conv2d_input_grad", images, args, first, last, scratch={6: scratch})
+    return p.get(pdx, dx) if ran else None
+
+
+def conv2d_filter_grad(p, x, shape, rows, dy, taps, c, o, dw, block):
+    """dW = kernels/nn.c conv2d_filter_grad_taps, the filter's taps (kh, kw) split over the threads (one chunk each:
+    every chunk packs all of dy again), with the one-thread call's blocks of rows."""
+    p.begin()
+    px, ps, pdy, pdw = p.put(x), p.put(shape, I32), p.put(dy), p.zeros(dw.nbytes)
+    chunk = p.chunk(taps, per_thread=1)
+    scratch = [p.alloc(block * chunk * c * 4) for _ in range(p.threads)]
+    packed = [p.alloc(block * -(-o // 8) * 8 * 4) for _ in range(p.threads)]
+    # conv2d_filter_grad_taps(x, s, rows, dy, O, dw, scratch, packed, block, t0, t1)
+    args = (px, ps, rows, pdy, o, pdw, 0, 0, block, 0, 0)
+    first, last = (0,) * 9 + (1, 0), (0,) * 10 + (1,)
+    ran = p.run("conv2d_filter_grad_taps", taps, args, first, last, scratch={6: scratch, 7: packed}, per_thread=1)
+    return p.get(pdw, dw) if ran else None
+
+
+def images_kernel(p, name, images, arrays, shape, weights, dx):
+    """dx (zeroed, then added into) = kernels/nn.c's name(*arrays, N, s, [weights,] dx), images split over the
+    threads: each of `arrays` (the image tensors it reads) and dx passed from the chunk's first image, N its images."""
+    kept = p.weights(weights) if weights is not None else 0
+    p.begin()
+    kept = p.put(weights) if kept is None else kept
+    pointers, ps, pdx = [p.put(a) for a in arrays], p.put(shape, I32), p.zeros(dx.nbytes)
+    args = (*pointers, 0, ps, *([kept] if weights is not None else []), pdx)
+    first = [a.nbytes // images for a in arrays] + [-1, 0] + [0] * (weights is not None) + [dx.nbytes // images]
+    last = [0] * len(arrays) + [1] + [0] * (len(args) - len(arrays) - 1)
+    return p.get(pdx, dx) if p.run(name, images, args, first, last) else None
+
+
+def depthwise_filter_grad(p, x, dy, images, shape, channels, dw):
+    """dW = kernels/nn.c depthwise_filter_grad, its channels split over the threads, 4 at a time."""
+    p.begin()
+    px, pdy, ps, pdw = p.put(x), p.put(dy), p.put(shape, I32), p.zeros(dw.nbytes)
+    # depthwise_filter_grad(x, dy, N, s, dwt, c0, c1)
+    args, first, last = (px, pdy, images, ps, pdw, 0, 0), (0,) * 5 + (1, 0), (0,) * 6 + (1,)
+    return p.get(pdw, dw) if p.run("depthwise_filter_grad", channels, args, first, last, multiple=4) else None
 
 
 def _self_test(p, cases):
@@ -254,10 +452,26 @@ def _self_test(p, cases):
 def info():
     """backend_info()'s part: threads, and why one where the pool does not run."""
     if pool is None:
-        return {"threads": 1, "threads_reason": reason, "threads_memory_bytes": 0, "threaded_calls": 0}
+        return {
+            "threads": 1,
+            "threads_reason": reason,
+            "threads_memory_bytes": 0,
+            "threads_kept_bytes": 0,
+            "threaded_calls": 0,
+            "threads_copied_bytes": 0,
+            "threads_spared_bytes": 0,
+        }
     return {
         "threads": pool.threads,
         "threads_reason": None,
         "threads_memory_bytes": pool.size,
+        "threads_kept_bytes": pool.kept_bytes,
         "threaded_calls": pool.calls,
+        "threads_copied_bytes": pool.copied,
+        "threads_spared_bytes": pool.spared,
     }
+
+
+def kept_bytes():
+    """The weights kept in the shared memory (pe.memory().num_bytes_in_threads)."""
+    return 0 if pool is None else pool.kept_bytes

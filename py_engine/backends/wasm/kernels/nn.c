@@ -225,36 +225,6 @@ EXPORT(depthwise_input_grad)(const f32 *dy, int N, const int *s, const f32 *w, f
   }
 }
 
-// dw (zeroed, [KH, KW, C]) += x * dy over every output pixel and tap.
-EXPORT(depthwise_filter_grad)(const f32 *x, const f32 *dy, int N, const int *s, f32 *dwt) {
-  int H = s[0], W = s[1], C = s[2], OH = s[3], OW = s[4], KH = s[5], KW = s[6];
-  int sh = s[7], sw = s[8], dh = s[9], dw = s[10], pt = s[11], pl = s[12];
-  for (int n = 0; n < N; n++) {
-    const f32 *image = x + (long)n * H * W * C;
-    for (int oh = 0; oh < OH; oh++) {
-      int ih0 = oh * sh - pt, kh0 = first_tap(ih0, dh), kh1 = end_tap(ih0, dh, KH, H);
-      for (int ow = 0; ow < OW; ow++) {
-        int iw0 = ow * sw - pl, kw0 = first_tap(iw0, dw), kw1 = end_tap(iw0, dw, KW, W);
-        const f32 *g = dy + (((long)n * OH + oh) * OW + ow) * C;
-        for (int c = 0; c < C; c += 4) {
-          int lanes = C - c < 4 ? C - c : 4;
-          f32x4 gv = load_partial(g + c, lanes);
-          for (int kh = kh0; kh < kh1; kh++) {
-            const f32 *xrow = image + ((long)(ih0 + kh * dh) * W + iw0) * C + c;
-            f32 *wrow = dwt + (long)kh * KW * C + c;
-            for (int kw = kw0; kw < kw1; kw++) {
-              f32 *p = wrow + kw * C;
-              store_partial(
-                  p, wasm_f32x4_add(load_partial(p, lanes), wasm_f32x4_mul(gv, load_partial(xrow + (long)kw * dw * C, lanes))),
-                  lanes);
-            }
-          }
-        }
-      }
-    }
-  }
-}
-
 // ---- pooling: padding never takes part ------------------------------------------------------------------------
 // out[N, OH, OW, C]: the max (avg = 0) or the mean over the real pixels (avg = 1) of each window, output rows
 // first .. last of the N * OH.
@@ -311,6 +281,70 @@ EXPORT(max_pool_grad)(const f32 *dy, const f32 *x, const f32 *y, int N, const in
               }
             }
         next:;
+        }
+      }
+    }
+  }
+}
+
+// ---- the pool's shares of the gradients (threads.py): each thread writes its own filter taps or channels ----------
+// (the input gradients split by images, which the kernels above take as they are)
+
+// The patch columns of filter taps t0 .. t1 (tap = kh * KW + kw) of output pixel p: (t1 - t0) * C floats, each
+// the value patch_row puts there.
+INLINE void patch_taps(const f32 *x, const int *s, pixel p, int t0, int t1, f32 *row) {
+  int H = s[0], W = s[1], C = s[2], KW = s[6];
+  const f32 *image = x + (long)p.n * H * W * C;
+  for (int t = t0; t < t1; t++, row += C) {
+    int ih = p.oh * s[7] - s[11] + t / KW * s[9], iw = p.ow * s[8] - s[12] + t % KW * s[10];
+    if (ih < 0 || ih >= H || iw < 0 || iw >= W) {
+      for (int c = 0; c < C; c++) row[c] = 0.0f;
+    } else {
+      copy(row, image + ((long)ih * W + iw) * C, C);
+    }
+  }
+}
+
+// conv2d_filter_grad's rows of dW for taps t0 .. t1 (dw: the whole gradient, zeroed), with the same blocks of
+// `block` rows, so each element gets the same sums in the same order. scratch: block * (t1 - t0) * C floats.
+EXPORT(conv2d_filter_grad_taps)(const f32 *x, const int *s, int rows, const f32 *dy, int O, f32 *dw, f32 *scratch,
+                                    f32 *packed, int block, int t0, int t1) {
+  int K = (t1 - t0) * s[2];
+  f32 *out = dw + (long)t0 * s[2] * O;
+  for (int r0 = 0; r0 < rows; r0 += block) {
+    int n = rows - r0 < block ? rows - r0 : block;
+    pixel p = pixel_of(s, r0);
+    for (int r = 0; r < n; r++, next_pixel(s, &p)) patch_taps(x, s, p, t0, t1, scratch + (long)r * K);
+    pack_b(dy + (long)r0 * O, n, O, O, 1, packed);
+    gemm(scratch, 1, K, packed, out, O, K, O, n, 0, out, ACT_LINEAR);
+  }
+}
+
+// dw (zeroed, [KH, KW, C]) += x * dy over every output pixel and tap, for channels c0 .. c1 (c0 a multiple of 4;
+// 0 .. C: all of them).
+EXPORT(depthwise_filter_grad)(const f32 *x, const f32 *dy, int N, const int *s, f32 *dwt, int c0, int c1) {
+  int H = s[0], W = s[1], C = s[2], OH = s[3], OW = s[4], KH = s[5], KW = s[6];
+  int sh = s[7], sw = s[8], dh = s[9], dw = s[10], pt = s[11], pl = s[12];
+  for (int n = 0; n < N; n++) {
+    const f32 *image = x + (long)n * H * W * C;
+    for (int oh = 0; oh < OH; oh++) {
+      int ih0 = oh * sh - pt, kh0 = first_tap(ih0, dh), kh1 = end_tap(ih0, dh, KH, H);
+      for (int ow = 0; ow < OW; ow++) {
+        int iw0 = ow * sw - pl, kw0 = first_tap(iw0, dw), kw1 = end_tap(iw0, dw, KW, W);
+        const f32 *g = dy + (((long)n * OH + oh) * OW + ow) * C;
+        for (int c = c0; c < c1; c += 4) {
+          int lanes = c1 - c < 4 ? c1 - c : 4;
+          f32x4 gv = load_partial(g + c, lanes);
+          for (int kh = kh0; kh < kh1; kh++) {
+            const f32 *xrow = image + ((long)(ih0 + kh * dh) * W + iw0) * C + c;
+            f32 *wrow = dwt + (long)kh * KW * C + c;
+            for (int kw = kw0; kw < kw1; kw++) {
+              f32 *p = wrow + kw * C;
+              store_partial(
+                  p, wasm_f32x4_add(load_partial(p, lanes), wasm_f32x4_mul(gv, load_partial(xrow + (long)kw * dw * C, lanes))),
+                  lanes);
+            }
+          }
         }
       }
     }

@@ -17,6 +17,9 @@ from .linalg import gemm, pack, pack_kept
 from .math import _unary
 
 SCRATCH = 1 << 16  # floats of patches per block (256 KiB: stays in L2 while the GEMM reads it)
+# MaxPoolGrad's kernel is scalar and branches on every tap: about 3 ns a tap, the time of 24 of the GEMM's
+# multiply-adds (the small CNN of bench/train_step.py, one thread), which is the unit threads.worth weighs work in
+MAX_POOL_GRAD_TAP = 24
 
 
 def _geometry(x_shape, window, strides, pad, dilations=(1, 1)):
@@ -61,7 +64,7 @@ def _conv2d(x, weights, strides, pad, dilations, bias=None, activation="linear")
         return y
     code, after = _activate(y, activation)
     plain = _is_plain_1x1(weights.shape, strides, pad, dilations)
-    pool = threads.worth(rows * k * o, x, weights, y)
+    pool = threads.worth(rows * k * o, x, y, kept=(weights, bias))
     if pool:
         done = (
             threads.gemm(pool, x, weights, rows, o, k, False, y, bias, code)
@@ -102,8 +105,11 @@ def _conv2d_backprop_filter(x, dy, strides, pad, dilations, filter_shape):
     x, dy = native.f32(x), native.f32(dy)
     shape, oh, ow = _geometry(x.shape, (kh, kw), strides, pad, dilations)
     rows, k = dy.shape[0] * oh * ow, kh * kw * c
-    dw = native.zeros(filter_shape)
-    block = _block(rows, k)
+    block, dw = _block(rows, k), native.out(filter_shape)
+    pool = threads.worth(rows * k * o, x, dy, dw) if kh * kw > 1 else None  # split by taps
+    if pool and threads.conv2d_filter_grad(pool, x, shape, rows, dy, kh * kw, c, o, dw, block) is not None:
+        return dw
+    dw.fill(0)
     scratch, packed = native.out(block * k), native.out(block * -(-o // 8) * 8)
     native.exports.conv2d_filter_grad(
         address(x, x.size), address(shape, 13, I32), rows, address(dy, rows * o), o, address(dw, dw.size),
@@ -119,11 +125,23 @@ def _conv2d_backprop_input(dy, weights, strides, pad, dilations, input_shape):
     dy, weights = native.f32(dy), native.f32(weights)
     shape, oh, ow = _geometry(input_shape, (kh, kw), strides, pad, dilations)
     rows, k = dy.shape[0] * oh * ow, kh * kw * c
+    plain, block, images = _is_plain_1x1(weights.shape, strides, pad, dilations), _block(rows, k), dy.shape[0]
+    dx = native.out(input_shape)
+    pool = threads.worth(rows * k * o, dy, dx, kept=(weights,)) if plain or images > 1 else None  # split by images
+    if (
+        pool
+        and (
+            threads.gemm(pool, dy, weights, rows, k, o, True, dx)
+            if plain
+            else threads.conv2d_input_grad(pool, dy, shape, images, rows // images, weights, k, o, dx, block)
+        )
+        is not None
+    ):
+        return dx
     transposed = pack(weights, o, k, transposed=True)  # W^T: o x k
-    dx = native.zeros(input_shape)
-    if _is_plain_1x1(weights.shape, strides, pad, dilations):
+    dx.fill(0)
+    if plain:
         return gemm(dy, transposed, rows, k, o, dx)
-    block = _block(rows, k)
     scratch = native.out(block * k)
     native.exports.conv2d_input_grad(
         address(dy, rows * o), address(shape, 13, I32), rows, address(transposed, transposed.size), o,
@@ -164,7 +182,11 @@ def _depthwise_backprop_input(dy, weights, strides, pad, dilations, input_shape)
         return numpy_nn.depthwise_backprop_input(dy, weights, strides, pad, dilations, input_shape)
     dy, weights = native.f32(dy), native.f32(weights)
     shape, _, _ = _geometry(input_shape, (kh, kw), strides, pad, dilations)
-    dx = native.zeros(input_shape)
+    images, dx = dy.shape[0], native.out(input_shape)
+    pool = threads.worth(dy.size * kh * kw, dy, dx, kept=(weights,)) if images > 1 else None  # split by images
+    if pool and threads.images_kernel(pool, "depthwise_input_grad", images, (dy,), shape, weights, dx) is not None:
+        return dx
+    dx.fill(0)
     native.exports.depthwise_input_grad(
         address(dy, dy.size), dy.shape[0], address(shape, 13, I32), address(weights, weights.size), address(dx, dx.size)
     )
@@ -177,10 +199,15 @@ def _depthwise_backprop_filter(x, dy, strides, pad, dilations, filter_shape):
         return numpy_nn.depthwise_backprop_filter(x, dy, strides, pad, dilations, filter_shape)
     x, dy = native.f32(x), native.f32(dy)
     shape, _, _ = _geometry(x.shape, (kh, kw), strides, pad, dilations)
-    dw = native.zeros(filter_shape)
+    channels, dw = x.shape[3], native.out(filter_shape)
+    pool = threads.worth(dy.size * kh * kw, x, dy) if channels > 4 else None  # split by channels, 4 at a time
+    if pool and threads.depthwise_filter_grad(pool, x, dy, x.shape[0], shape, channels, dw) is not None:
+        return dw
+    dw.fill(0)
     native.exports.depthwise_filter_grad(
-        address(x, x.size), address(dy, dy.size), x.shape[0], address(shape, 13, I32), address(dw, dw.size)
-    )
+        address(x, x.size), address(dy, dy.size), x.shape[0], address(shape, 13, I32), address(dw, dw.size), 0,
+        channels,
+    )  # fmt: skip
     return dw
 
 
@@ -214,7 +241,12 @@ def _max_pool_grad(dy, x, y, ksize, strides, pad):
         return numpy_nn.max_pool_grad(dy, x, y, ksize, strides, pad)
     dy, x, y = native.f32(dy), native.f32(x), native.f32(y)
     shape, _, _ = _geometry(x.shape, ksize, strides, pad)
-    dx = native.zeros(x.shape)
+    images, dx = x.shape[0], native.out(x.shape)
+    work = dy.size * ksize[0] * ksize[1] * MAX_POOL_GRAD_TAP
+    pool = threads.worth(work, dy, x, y, dx) if images > 1 else None  # split by images
+    if pool and threads.images_kernel(pool, "max_pool_grad", images, (dy, x, y), shape, None, dx) is not None:
+        return dx
+    dx.fill(0)
     native.exports.max_pool_grad(
         address(dy, dy.size),
         address(x, x.size),
