@@ -69,6 +69,7 @@ class WasmBackend(NumpyBackend):
         return {
             **super().info(),
             "kernels": "WebAssembly SIMD128 on numpy's memory; the big ones split over a pool of workers",
+            "simd": native.simd(),
             **_threads.info(),
             "module_bytes": self.module_bytes,
             "native_kernels": sorted(native_kernels),

@@ -142,10 +142,10 @@ INLINE void depthwise_four(const f32 *image, const f32 *w, int W, int C, int KW,
     for (int kw = 0; kw < KW; kw++) {
       f32x4 f = wasm_v128_load(wrow + kw * C);
       const f32 *p = xrow + (long)kw * dw * C;
-      a0 = wasm_f32x4_add(a0, wasm_f32x4_mul(wasm_v128_load(p), f));
-      a1 = wasm_f32x4_add(a1, wasm_f32x4_mul(wasm_v128_load(p + step), f));
-      a2 = wasm_f32x4_add(a2, wasm_f32x4_mul(wasm_v128_load(p + 2 * step), f));
-      a3 = wasm_f32x4_add(a3, wasm_f32x4_mul(wasm_v128_load(p + 3 * step), f));
+      a0 = MADD(wasm_v128_load(p), f, a0);
+      a1 = MADD(wasm_v128_load(p + step), f, a1);
+      a2 = MADD(wasm_v128_load(p + 2 * step), f, a2);
+      a3 = MADD(wasm_v128_load(p + 3 * step), f, a3);
     }
   }
   wasm_v128_store(dst, activate(a0, act));
@@ -186,8 +186,7 @@ EXPORT(depthwise)(const f32 *x, int first, int last, const int *s, const f32 *w,
             const f32 *xrow = image + ((long)(ih0 + kh * dh) * W + iw0) * C + c;
             const f32 *wrow = w + (long)kh * KW * C + c;
             for (int kw = kw0; kw < kw1; kw++)
-              acc = wasm_f32x4_add(
-                  acc, wasm_f32x4_mul(load_partial(xrow + (long)kw * dw * C, lanes), load_partial(wrow + kw * C, lanes)));
+              acc = MADD(load_partial(xrow + (long)kw * dw * C, lanes), load_partial(wrow + kw * C, lanes), acc);
           }
           store_partial(dst + c, activate(acc, act), lanes);
         }
@@ -215,8 +214,7 @@ EXPORT(depthwise_input_grad)(const f32 *dy, int N, const int *s, const f32 *w, f
             const f32 *wrow = w + (long)kh * KW * C + c;
             for (int kw = kw0; kw < kw1; kw++) {
               f32 *p = xrow + (long)kw * dw * C;
-              store_partial(p, wasm_f32x4_add(load_partial(p, lanes), wasm_f32x4_mul(gv, load_partial(wrow + kw * C, lanes))),
-                            lanes);
+              store_partial(p, MADD(gv, load_partial(wrow + kw * C, lanes), load_partial(p, lanes)), lanes);
             }
           }
         }
@@ -244,9 +242,7 @@ EXPORT(depthwise_filter_grad)(const f32 *x, const f32 *dy, int N, const int *s, 
             f32 *wrow = dwt + (long)kh * KW * C + c;
             for (int kw = kw0; kw < kw1; kw++) {
               f32 *p = wrow + kw * C;
-              store_partial(
-                  p, wasm_f32x4_add(load_partial(p, lanes), wasm_f32x4_mul(gv, load_partial(xrow + (long)kw * dw * C, lanes))),
-                  lanes);
+              store_partial(p, MADD(gv, load_partial(xrow + (long)kw * dw * C, lanes), load_partial(p, lanes)), lanes);
             }
           }
         }
