@@ -16,7 +16,7 @@ SMALL_PRODUCT = 16384
 
 def pack(b, k, n, transposed=False):
     """B (k x n; stored n x k when `transposed`) packed into the GEMM's 8-column panels."""
-    packed = np.empty(-(-n // 8) * 8 * k, F32)
+    packed = native.aligned(-(-n // 8) * 8 * k)
     sbk, sbj = (1, k) if transposed else (n, 1)
     native.exports.pack_b(address(b, k * n), k, n, sbk, sbj, address(packed, packed.size))
     return packed

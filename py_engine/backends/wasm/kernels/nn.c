@@ -154,6 +154,37 @@ INLINE void depthwise_four(const f32 *image, const f32 *w, int W, int C, int KW,
   wasm_v128_store(dst + 3 * C, activate(a3, act));
 }
 
+// A 3x3 filter's outputs ow0 .. ow1 of one row whose windows lie inside the image (C a multiple of 4), 4 channels
+// at a time: the channels' 9 taps stay in registers along the row, one output per step (its 9 loads and
+// multiply-adds, then the store). The caller gives 16 outputs at a time, so the input pixels the channel groups
+// share stay in L1 from one group to the next (a whole row of 128 channels did not). x0: the windows' top input row.
+INLINE void depthwise_row3x3(const f32 *x0, const f32 *w, int W, int C, int sw, int dw, int dh, int pl, int ow0,
+                             int ow1, const f32 *bias, int act, f32 *row) {
+  long d = (long)dw * C, r = (long)dh * W * C, step = (long)sw * C;
+  for (int c = 0; c < C; c += 4) {
+    const f32 *t = w + c;
+    f32x4 w00 = wasm_v128_load(t), w01 = wasm_v128_load(t + C), w02 = wasm_v128_load(t + 2 * C);
+    f32x4 w10 = wasm_v128_load(t + 3 * C), w11 = wasm_v128_load(t + 4 * C), w12 = wasm_v128_load(t + 5 * C);
+    f32x4 w20 = wasm_v128_load(t + 6 * C), w21 = wasm_v128_load(t + 7 * C), w22 = wasm_v128_load(t + 8 * C);
+    f32x4 b = bias ? wasm_v128_load(bias + c) : wasm_f32x4_splat(0.0f);
+    const f32 *p = x0 + (long)(ow0 * sw - pl) * C + c;
+    f32 *dst = row + (long)ow0 * C + c;
+#pragma clang loop unroll(disable)
+    for (int ow = ow0; ow < ow1; ow++, p += step, dst += C) {
+      f32x4 a = MADD(wasm_v128_load(p), w00, b);  // the taps in depthwise_four's order: the same sums
+      a = MADD(wasm_v128_load(p + d), w01, a);
+      a = MADD(wasm_v128_load(p + 2 * d), w02, a);
+      a = MADD(wasm_v128_load(p + r), w10, a);
+      a = MADD(wasm_v128_load(p + r + d), w11, a);
+      a = MADD(wasm_v128_load(p + r + 2 * d), w12, a);
+      a = MADD(wasm_v128_load(p + 2 * r), w20, a);
+      a = MADD(wasm_v128_load(p + 2 * r + d), w21, a);
+      a = MADD(wasm_v128_load(p + 2 * r + 2 * d), w22, a);
+      wasm_v128_store(dst, activate(a, act));
+    }
+  }
+}
+
 // out[N, OH, OW, C] = act(depthwise(x, w) + bias), output rows first .. last of the N * OH (a thread of the pool
 // computes its own range); s as conv2d's (C = channels).
 EXPORT(depthwise)(const f32 *x, int first, int last, const int *s, const f32 *w, const f32 *bias, int act,
@@ -171,6 +202,13 @@ EXPORT(depthwise)(const f32 *x, int first, int last, const int *s, const f32 *w,
       int ih0 = oh * sh - pt, kh0 = first_tap(ih0, dh), kh1 = end_tap(ih0, dh, KH, H);
       f32 *row = out + (long)r * OW * C;
       int ow = inner0;
+      if (KH == 3 && KW == 3 && kh0 == 0 && kh1 == 3) {  // a row whose windows are whole in height
+        for (; ow < inner1; ow += 16) {
+          int end = ow + 16 < inner1 ? ow + 16 : inner1;
+          depthwise_row3x3(image + (long)ih0 * W * C, w, W, C, sw, dw, dh, pl, ow, end, bias, act, row);
+        }
+        ow = inner1;
+      }
       for (; ow + 4 <= inner1; ow += 4)
         for (int c = 0; c < C; c += 4)
           depthwise_four(image + c, w + c, W, C, KW, sw, dw, ih0, dh, kh0, kh1, ow * sw - pl,
