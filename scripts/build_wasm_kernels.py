@@ -57,7 +57,7 @@ FLAGS = [
 SHARED_FEATURES, SHARED_LINK = "+atomics+bulk_memory", [
     "-Wl,--shared-memory", f"-Wl,--max-memory={SHARED_MAX_PAGES * 65536}",
 ]  # fmt: skip
-RELAXED_FEATURES = "+relaxed_simd"  # Chrome 114+, Firefox 145+; V8 before 11.4 (Node 20) behind a flag
+RELAXED_FEATURES = "+relaxed_simd"  # Chrome 114+; V8 before 11.4 (Node 20) behind a flag
 
 
 def flags(shared=False, relaxed=False):
