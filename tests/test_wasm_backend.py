@@ -259,6 +259,27 @@ def test_resizes_and_crops_give_numpys_results_bit_for_bit(node):
     assert differ == []
 
 
+def test_max_pooling_lets_a_nan_win_as_numpy_does(node):
+    """The max pool's taps use a pseudo-max and a NaN test (kernels/nn.c max_or_nan): a NaN anywhere in a window,
+    inside the image or on its border, on the 3x3 fast path or not, gives NaN there, as numpy's kernel."""
+    same = node.run(
+        """
+        x = np.random.default_rng(4).standard_normal((1, 9, 10, 8)).astype(np.float32)
+        x[0, 4, 5, 1] = x[0, 0, 0, 6] = x[0, 8, 9, 3] = np.nan
+        x[0, 2, 7, :] = -np.inf
+        cases = [((3, 3), 1, "same"), ((3, 3), 2, "valid"), ((2, 2), 1, "same"), ((3, 3), 1, "valid")]
+
+        async def outputs(backend):
+            assert await pe.set_backend(backend)
+            return [pe.max_pool(x, size, strides, padding).numpy() for size, strides, padding in cases]
+
+        want, got = await outputs("numpy"), await outputs("wasm")
+        [bool(np.array_equal(w, g, equal_nan=True)) and bool(np.isnan(g).any()) for w, g in zip(want, got)]
+        """
+    )
+    assert same == [True] * 4
+
+
 def test_the_backend_explains_why_it_cannot_start_in_cpython():
     assert asyncio.run(pe.set_backend("wasm")) is False
     assert "runs where Pyodide runs" in pe.backend_info()["fallback_reason"]
