@@ -89,8 +89,8 @@ def test_the_committed_modules_import_only_the_memory_and_export_the_kernels(com
 
 
 def test_the_variants_export_the_same_kernels_and_only_the_relaxed_ones_fuse_multiply_adds():
-    """The relaxed modules are the plain ones with MADD fused (the GEMM's tile and the depthwise convolutions): the
-    same exports, and f32x4.relaxed_madd in the relaxed ones only."""
+    """The relaxed modules are the plain ones with MADD fused (the GEMM's tile, the depthwise convolutions'
+    gradients): the same exports, and f32x4.relaxed_madd in the relaxed ones only."""
     names = {path: exports(path.read_bytes()) for path in wasm_kernels.MODULES}
     assert len({tuple(n) for n in names.values()}) == 1, names
     for path, (_, relaxed) in wasm_kernels.MODULES.items():

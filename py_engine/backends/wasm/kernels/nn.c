@@ -142,10 +142,10 @@ INLINE void depthwise_four(const f32 *image, const f32 *w, int W, int C, int KW,
     for (int kw = 0; kw < KW; kw++) {
       f32x4 f = wasm_v128_load(wrow + kw * C);
       const f32 *p = xrow + (long)kw * dw * C;
-      a0 = MADD(wasm_v128_load(p), f, a0);
-      a1 = MADD(wasm_v128_load(p + step), f, a1);
-      a2 = MADD(wasm_v128_load(p + 2 * step), f, a2);
-      a3 = MADD(wasm_v128_load(p + 3 * step), f, a3);
+      a0 = mul_add(wasm_v128_load(p), f, a0);
+      a1 = mul_add(wasm_v128_load(p + step), f, a1);
+      a2 = mul_add(wasm_v128_load(p + 2 * step), f, a2);
+      a3 = mul_add(wasm_v128_load(p + 3 * step), f, a3);
     }
   }
   wasm_v128_store(dst, activate(a0, act));
@@ -171,15 +171,15 @@ INLINE void depthwise_row3x3(const f32 *x0, const f32 *w, int W, int C, int sw, 
     f32 *dst = row + (long)ow0 * C + c;
 #pragma clang loop unroll(disable)
     for (int ow = ow0; ow < ow1; ow++, p += step, dst += C) {
-      f32x4 a = MADD(wasm_v128_load(p), w00, b);  // the taps in depthwise_four's order: the same sums
-      a = MADD(wasm_v128_load(p + d), w01, a);
-      a = MADD(wasm_v128_load(p + 2 * d), w02, a);
-      a = MADD(wasm_v128_load(p + r), w10, a);
-      a = MADD(wasm_v128_load(p + r + d), w11, a);
-      a = MADD(wasm_v128_load(p + r + 2 * d), w12, a);
-      a = MADD(wasm_v128_load(p + 2 * r), w20, a);
-      a = MADD(wasm_v128_load(p + 2 * r + d), w21, a);
-      a = MADD(wasm_v128_load(p + 2 * r + 2 * d), w22, a);
+      f32x4 a = mul_add(wasm_v128_load(p), w00, b);  // the taps in depthwise_four's order: the same sums
+      a = mul_add(wasm_v128_load(p + d), w01, a);
+      a = mul_add(wasm_v128_load(p + 2 * d), w02, a);
+      a = mul_add(wasm_v128_load(p + r), w10, a);
+      a = mul_add(wasm_v128_load(p + r + d), w11, a);
+      a = mul_add(wasm_v128_load(p + r + 2 * d), w12, a);
+      a = mul_add(wasm_v128_load(p + 2 * r), w20, a);
+      a = mul_add(wasm_v128_load(p + 2 * r + d), w21, a);
+      a = mul_add(wasm_v128_load(p + 2 * r + 2 * d), w22, a);
       wasm_v128_store(dst, activate(a, act));
     }
   }
@@ -224,7 +224,7 @@ EXPORT(depthwise)(const f32 *x, int first, int last, const int *s, const f32 *w,
             const f32 *xrow = image + ((long)(ih0 + kh * dh) * W + iw0) * C + c;
             const f32 *wrow = w + (long)kh * KW * C + c;
             for (int kw = kw0; kw < kw1; kw++)
-              acc = MADD(load_partial(xrow + (long)kw * dw * C, lanes), load_partial(wrow + kw * C, lanes), acc);
+              acc = mul_add(load_partial(xrow + (long)kw * dw * C, lanes), load_partial(wrow + kw * C, lanes), acc);
           }
           store_partial(dst + c, activate(acc, act), lanes);
         }
