@@ -162,8 +162,8 @@ def test_kernels_stay_right_when_the_memory_grows_between_calls(node):
 def test_a_tensors_weights_are_packed_once_and_the_packing_goes_with_the_tensor(node):
     """A convolution's filter and a product's B that are tensors (read-only buffers) are packed into the GEMM's
     panels at their first use only (a model's weights: not on every run); the packed copy goes when the tensor
-    does."""
-    packs, same, left = node.run(
+    does, and backend_info() counts the bytes kept."""
+    packs, same, left, kept_bytes = node.run(
         """
         import gc
         from py_engine.backends.wasm.kernels import linalg
@@ -178,16 +178,17 @@ def test_a_tensors_weights_are_packed_once_and_the_packing_goes_with_the_tensor(
             runs = [(pe.conv2d(x, w, 1, "same").numpy(), pe.matmul(a, b).numpy()) for _ in range(3)]
         finally:
             linalg.pack = original
-        kept = len(linalg._packs)
+        kept, kept_bytes = len(linalg._packs), pe.backend_info()["packed_weight_bytes"]
         pe.dispose([w, b])
         gc.collect()
         same = all(np.array_equal(c, runs[0][0]) and np.array_equal(p, runs[0][1]) for c, p in runs)
         pe.dispose([x, a])
-        [packs, same, kept - len(linalg._packs)]
+        [packs, same, kept - len(linalg._packs), kept_bytes - pe.backend_info()["packed_weight_bytes"]]
         """
     )
     assert packs == [[72, 16], [72, 16]]  # the filter (3 * 3 * 8 rows) and B, once each in three runs
     assert same and left == 2
+    assert kept_bytes == 2 * 72 * 16 * 4  # 16 columns: two panels of 8, no padding
 
 
 def test_fit_trains_a_cnn_on_wasm_as_on_numpy_with_a_flat_tensor_count(node):

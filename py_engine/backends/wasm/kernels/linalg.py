@@ -40,6 +40,11 @@ def pack_kept(b, k, n, transposed=False):
     return packed
 
 
+def packed_bytes():
+    """The bytes of the panels pack_kept keeps for live tensors (backend_info()'s packed_weight_bytes)."""
+    return sum(entry[2].nbytes for entry in _packs.values())
+
+
 def gemm(a, packed, m, n, k, c, *, transposed_a=False, bias=None, activation=0, accumulate=False):
     """c[m, n] = activation(A @ B + bias) (or c += A @ B): A is `a` (m x k; stored k x m when `transposed_a`), B
     `packed` by pack(); c a C-contiguous float32 array of m * n elements, written in place."""
