@@ -1,8 +1,8 @@
 """The SIMD module (kernels.wasm, built from kernels/*.c) instantiated on Pyodide's own memory, and the checks every
 call into it passes first.
 
-Where the browser has relaxed SIMD, the module is its relaxed variant (kernels_relaxed.wasm: the same C, its sums of
-products fused multiply-adds); `simd()` says which runs.
+Where the browser has relaxed SIMD, the module is its relaxed variant (kernels_relaxed.wasm: the same C, the GEMM's
+multiply-adds fused); `simd()` says which runs.
 
 The module reads and writes numpy arrays where they are: an array's address in the interpreter's memory is a
 pointer the module can use. So nothing is copied, and nothing may be wrong: each wrapper hands the module only
