@@ -58,6 +58,8 @@ SHARED_FEATURES, SHARED_LINK = "+atomics+bulk_memory", [
     "-Wl,--shared-memory", f"-Wl,--max-memory={SHARED_MAX_PAGES * 65536}",
 ]  # fmt: skip
 RELAXED_FEATURES = "+relaxed_simd"  # Chrome 114+; V8 before 11.4 (Node 20) behind a flag
+# a module whose one function is f32x4.relaxed_madd (py_engine/backends/wasm/native.py's probe)
+RELAXED_PROBE = bytes.fromhex("0061736d0100000001080160037b7b7b017b030201000a0d010b00200020012002fd85020b")
 
 
 def flags(shared=False, relaxed=False):
@@ -134,8 +136,9 @@ def without_unused_stack_pointer(data: bytes) -> bytes:
     return bytes(out)
 
 
-def validate(data: bytes) -> None:
-    """Compile the module in Node (as a browser will); SystemExit with V8's message if it is not valid."""
+def validate(data: bytes, relaxed: bool = False) -> None:
+    """Compile the module in Node (as a browser will); SystemExit with V8's message if it is not valid (or, for a
+    relaxed module, if this Node's V8 does not know relaxed SIMD)."""
     import shutil
 
     node = shutil.which("node")
@@ -147,6 +150,12 @@ def validate(data: bytes) -> None:
         "new WebAssembly.Module(require('fs').readFileSync(0))"
     )
     done = subprocess.run([node, "-e", script], input=data, capture_output=True)
+    if done.returncode and relaxed and subprocess.run([node, "-e", script], input=RELAXED_PROBE).returncode:
+        version = subprocess.run([node, "--version"], capture_output=True, text=True).stdout.strip()
+        raise SystemExit(
+            f"Node {version} cannot validate the relaxed-SIMD modules (its V8 predates relaxed SIMD's final opcodes): "
+            f"building them takes Node 20 or later\n{done.stderr.decode()}"
+        )
     if done.returncode:
         raise SystemExit(
             f"the built module does not validate (a kernel uses the shadow stack?):\n{done.stderr.decode()}"
@@ -246,7 +255,7 @@ def build(out: Path = MODULE, files: list[Path] | None = None, shared: bool = Fa
             raise SystemExit(f"zig cc failed:\n{done.stderr}")
         data = without_unused_stack_pointer(target.read_bytes())
     check(data, shared)
-    validate(data)
+    validate(data, relaxed)
     Path(out).write_bytes(data)
     return data
 

@@ -88,6 +88,12 @@ def test_the_committed_modules_import_only_the_memory_and_export_the_kernels(com
     assert 6 not in sections(data) and 11 not in sections(data), "no globals, no data"
 
 
+def test_the_build_and_the_backend_probe_relaxed_simd_with_the_same_module():
+    from py_engine.backends.wasm import native
+
+    assert wasm_kernels.RELAXED_PROBE == native.RELAXED_PROBE
+
+
 def test_the_variants_export_the_same_kernels_and_only_the_relaxed_ones_fuse_multiply_adds():
     """The relaxed modules are the plain ones with MADD fused (the GEMM's tile, the depthwise convolutions'
     gradients): the same exports, and f32x4.relaxed_madd in the relaxed ones only."""
