@@ -11,6 +11,8 @@ import pytest
 from hypothesis import given
 from hypothesis import strategies as st
 
+from py_engine.backends.wasm import native
+
 from .pyodide import start_node_pyodide
 from .test_wasm_backend import ALL_NATIVE, DIFFERENTIAL, FAST, _agree, _spec
 from .test_wasm_threads import EVERY_KERNEL_THREADED
@@ -26,7 +28,12 @@ def relaxed_node_flags():
 
 @pytest.fixture(scope="module")
 def node():
-    pyodide = start_node_pyodide(relaxed_node_flags())
+    flags = relaxed_node_flags()
+    probe = "new WebAssembly.Module(Buffer.from(process.argv[1], 'hex'))"
+    if subprocess.run(["node", *flags, "-e", probe, native.RELAXED_PROBE.hex()], capture_output=True).returncode:
+        version = subprocess.run(["node", "--version"], capture_output=True, text=True).stdout.strip()
+        pytest.fail(f"Node {version} has no relaxed SIMD with its final opcodes: these tests take Node 20 or later")
+    pyodide = start_node_pyodide(flags)
     pyodide.run(ALL_NATIVE)
     pyodide.run(DIFFERENTIAL)
     pyodide.run(EVERY_KERNEL_THREADED)
