@@ -37,6 +37,7 @@ def test_on_swiftshader_the_page_starts_on_wasm_and_says_why(wasm_page):
     page, info = wasm_page.page, wasm_page.info
     assert info["backend"] == "wasm" and info["adapter"] is None and info["fallback_reason"] is None, info
     assert info["details"]["native_kernels"] and info["details"]["module_bytes"] > 0
+    assert info["details"]["simd"] == "relaxed", "Chromium has relaxed SIMD (114+): the page runs kernels_relaxed.wasm"
     line = status(page).inner_text()
     assert line.startswith("Backend: wasm · "), line
     assert line.endswith(

@@ -12,9 +12,11 @@ code refers to a global (the module has none to refer to).
 The op codes the C and the Python wrappers share come from one table, py_engine/backends/wasm/op_codes.py: the
 build writes kernels/op_codes.h from it first.
 
-The kernels are built twice, each family's C file into one module: kernels.wasm imports Pyodide's own memory;
+The kernels are built four times, each family's C file into one module: kernels.wasm imports Pyodide's own memory;
 kernels_shared.wasm (atomics, bulk memory) imports a shared memory, the one the backend's pool of workers runs the
-same kernels on (threads.py).
+same kernels on (threads.py); and each again with relaxed SIMD (kernels_relaxed.wasm, kernels_shared_relaxed.wasm),
+where simd.h's MADD is f32x4.relaxed_madd, the one thing that differs (-ffp-contract=off: the compiler fuses no other
+multiply and add). The backend runs the relaxed pair where the browser validates relaxed SIMD (native.simd).
 
     .venv/bin/python scripts/build_wasm_kernels.py     # after editing kernels/*.c or op_codes.py; commit the results
 """
@@ -32,21 +34,39 @@ OP_CODES = WASM / "op_codes.py"
 HEADER = KERNELS / "op_codes.h"
 MODULE = WASM / "kernels.wasm"
 SHARED_MODULE = WASM / "kernels_shared.wasm"
+RELAXED_MODULE = WASM / "kernels_relaxed.wasm"
+SHARED_RELAXED_MODULE = WASM / "kernels_shared_relaxed.wasm"
+MODULES = {  # path: (shared, relaxed)
+    MODULE: (False, False),
+    SHARED_MODULE: (True, False),
+    RELAXED_MODULE: (False, True),
+    SHARED_RELAXED_MODULE: (True, True),
+}
 SHARED_MAX_PAGES = 16384  # 1 GiB: a shared memory declares its maximum (static/wasm_pool.js creates it)
 ZIG_VERSION = "0.17.0"  # pinned in pyproject.toml's dev extra (PyPI ziglang)
 FLAGS = [
     "-target", "wasm32-freestanding",
     "-mcpu=generic+simd128",  # 128-bit SIMD; every browser with WebAssembly SIMD (Chrome 91+) runs it
     "-O3", "-nostdlib", "-s", "-Wall", "-Werror",
+    "-ffp-contract=off",  # a multiply and an add stay two operations unless a kernel asks for MADD
     "-Wl,--no-entry",  # a library of kernels: each exported by export_name, nothing else (not the stack pointer)
     "-Wl,--import-memory",  # Pyodide's memory, so numpy arrays are read and written in place
     "-Wl,-z,stack-size=0",  # no shadow stack: a kernel that would need one fails check() instead
 ]  # fmt: skip
 # the threads' variant: the same kernels on a shared memory (atomics and bulk memory are what wasm-ld needs for one)
-SHARED_FLAGS = [
-    *(f if not f.startswith("-mcpu=") else "-mcpu=generic+simd128+atomics+bulk_memory" for f in FLAGS),
+SHARED_FEATURES, SHARED_LINK = "+atomics+bulk_memory", [
     "-Wl,--shared-memory", f"-Wl,--max-memory={SHARED_MAX_PAGES * 65536}",
 ]  # fmt: skip
+RELAXED_FEATURES = "+relaxed_simd"  # Chrome 114+; V8 before 11.4 (Node 20) behind a flag
+# a module whose one function is f32x4.relaxed_madd (py_engine/backends/wasm/native.py's probe)
+RELAXED_PROBE = bytes.fromhex("0061736d0100000001080160037b7b7b017b030201000a0d010b00200020012002fd85020b")
+
+
+def flags(shared=False, relaxed=False):
+    """zig cc's flags for one of the four modules."""
+    cpu = "-mcpu=generic+simd128" + (RELAXED_FEATURES if relaxed else "") + (SHARED_FEATURES if shared else "")
+    return [*(cpu if f.startswith("-mcpu=") else f for f in FLAGS), *(SHARED_LINK if shared else [])]
+
 
 # WebAssembly binary format: section ids, and the import kind of a memory
 _IMPORT, _GLOBAL, _EXPORT, _START, _DATA, _DATA_COUNT = 2, 6, 7, 8, 11, 12
@@ -116,15 +136,26 @@ def without_unused_stack_pointer(data: bytes) -> bytes:
     return bytes(out)
 
 
-def validate(data: bytes) -> None:
-    """Compile the module in Node (as a browser will); SystemExit with V8's message if it is not valid."""
+def validate(data: bytes, relaxed: bool = False) -> None:
+    """Compile the module in Node (as a browser will); SystemExit with V8's message if it is not valid (or, for a
+    relaxed module, if this Node's V8 does not know relaxed SIMD)."""
     import shutil
 
     node = shutil.which("node")
     if node is None:
         raise SystemExit("building the wasm kernels needs Node.js to validate the module")
-    script = "new WebAssembly.Module(require('fs').readFileSync(0))"
+    # relaxed SIMD is behind a flag in Node 20's V8 (a V8 that has shipped it ignores the flag)
+    script = (
+        "require('v8').setFlagsFromString('--experimental-wasm-relaxed-simd');"
+        "new WebAssembly.Module(require('fs').readFileSync(0))"
+    )
     done = subprocess.run([node, "-e", script], input=data, capture_output=True)
+    if done.returncode and relaxed and subprocess.run([node, "-e", script], input=RELAXED_PROBE).returncode:
+        version = subprocess.run([node, "--version"], capture_output=True, text=True).stdout.strip()
+        raise SystemExit(
+            f"Node {version} cannot validate the relaxed-SIMD modules (its V8 predates relaxed SIMD's final opcodes): "
+            f"building them takes Node 20 or later\n{done.stderr.decode()}"
+        )
     if done.returncode:
         raise SystemExit(
             f"the built module does not validate (a kernel uses the shadow stack?):\n{done.stderr.decode()}"
@@ -192,14 +223,14 @@ def sources() -> list[Path]:
 
 
 def build_all() -> dict[Path, int]:
-    """The header written from op_codes.py, then both modules rebuilt from the kernels' C: {path: size in bytes}."""
+    """The header written from op_codes.py, then the four modules rebuilt from the kernels' C: {path: size in bytes}."""
     HEADER.write_text(header())
-    return {MODULE: len(build()), SHARED_MODULE: len(build(SHARED_MODULE, shared=True))}
+    return {path: len(build(path, shared=shared, relaxed=relaxed)) for path, (shared, relaxed) in MODULES.items()}
 
 
-def build(out: Path = MODULE, files: list[Path] | None = None, shared: bool = False) -> bytes:
+def build(out: Path = MODULE, files: list[Path] | None = None, shared: bool = False, relaxed: bool = False) -> bytes:
     """Compile `files` (the kernels' C files) into one module at `out` with the pinned Zig (for a shared memory when
-    `shared`), check it, and return its bytes."""
+    `shared`, with relaxed SIMD when `relaxed`), check it, and return its bytes."""
     files = sources() if files is None else files
     try:
         import ziglang  # noqa: F401 - only to say what is missing
@@ -214,7 +245,7 @@ def build(out: Path = MODULE, files: list[Path] | None = None, shared: bool = Fa
             "-m",
             "ziglang",
             "cc",
-            *(SHARED_FLAGS if shared else FLAGS),
+            *flags(shared, relaxed),
             "-o",
             str(target),
             *map(str, files),
@@ -224,7 +255,7 @@ def build(out: Path = MODULE, files: list[Path] | None = None, shared: bool = Fa
             raise SystemExit(f"zig cc failed:\n{done.stderr}")
         data = without_unused_stack_pointer(target.read_bytes())
     check(data, shared)
-    validate(data)
+    validate(data, relaxed)
     Path(out).write_bytes(data)
     return data
 

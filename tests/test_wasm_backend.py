@@ -162,8 +162,8 @@ def test_kernels_stay_right_when_the_memory_grows_between_calls(node):
 def test_a_tensors_weights_are_packed_once_and_the_packing_goes_with_the_tensor(node):
     """A convolution's filter and a product's B that are tensors (read-only buffers) are packed into the GEMM's
     panels at their first use only (a model's weights: not on every run); the packed copy goes when the tensor
-    does."""
-    packs, same, left = node.run(
+    does, and backend_info() counts the bytes kept."""
+    packs, same, left, kept_bytes = node.run(
         """
         import gc
         from py_engine.backends.wasm.kernels import linalg
@@ -178,16 +178,17 @@ def test_a_tensors_weights_are_packed_once_and_the_packing_goes_with_the_tensor(
             runs = [(pe.conv2d(x, w, 1, "same").numpy(), pe.matmul(a, b).numpy()) for _ in range(3)]
         finally:
             linalg.pack = original
-        kept = len(linalg._packs)
+        kept, kept_bytes = len(linalg._packs), pe.backend_info()["packed_weight_bytes"]
         pe.dispose([w, b])
         gc.collect()
         same = all(np.array_equal(c, runs[0][0]) and np.array_equal(p, runs[0][1]) for c, p in runs)
         pe.dispose([x, a])
-        [packs, same, kept - len(linalg._packs)]
+        [packs, same, kept - len(linalg._packs), kept_bytes - pe.backend_info()["packed_weight_bytes"]]
         """
     )
     assert packs == [[72, 16], [72, 16]]  # the filter (3 * 3 * 8 rows) and B, once each in three runs
     assert same and left == 2
+    assert kept_bytes == 2 * 72 * 16 * 4  # 16 columns: two panels of 8, no padding
 
 
 def test_fit_trains_a_cnn_on_wasm_as_on_numpy_with_a_flat_tensor_count(node):
@@ -257,6 +258,27 @@ def test_resizes_and_crops_give_numpys_results_bit_for_bit(node):
         """
     )  # fmt: skip
     assert differ == []
+
+
+def test_max_pooling_lets_a_nan_win_as_numpy_does(node):
+    """The max pool's taps use a pseudo-max and a NaN test (kernels/nn.c max_or_nan): a NaN anywhere in a window,
+    inside the image or on its border, on the 3x3 fast path or not, gives NaN there, as numpy's kernel."""
+    same = node.run(
+        """
+        x = np.random.default_rng(4).standard_normal((1, 9, 10, 8)).astype(np.float32)
+        x[0, 4, 5, 1] = x[0, 0, 0, 6] = x[0, 8, 9, 3] = np.nan
+        x[0, 2, 7, :] = -np.inf
+        cases = [((3, 3), 1, "same"), ((3, 3), 2, "valid"), ((2, 2), 1, "same"), ((3, 3), 1, "valid")]
+
+        async def outputs(backend):
+            assert await pe.set_backend(backend)
+            return [pe.max_pool(x, size, strides, padding).numpy() for size, strides, padding in cases]
+
+        want, got = await outputs("numpy"), await outputs("wasm")
+        [bool(np.array_equal(w, g, equal_nan=True)) and bool(np.isnan(g).any()) for w, g in zip(want, got)]
+        """
+    )
+    assert same == [True] * 4
 
 
 def test_the_backend_explains_why_it_cannot_start_in_cpython():

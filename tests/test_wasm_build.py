@@ -1,5 +1,6 @@
-"""The wasm backend's modules (one thread's, and the threads' on a shared memory): rebuilt from source with the
-pinned Zig each is the committed file, byte for byte, the op codes the C reads are the Python table's, and the build
+"""The wasm backend's modules (one thread's, and the threads' on a shared memory, each plain and with relaxed SIMD):
+rebuilt from source with the pinned Zig each is the committed file, byte for byte, the op codes the C reads are the
+Python table's, only the relaxed modules have relaxed SIMD's instructions, and the build
 (scripts/build_wasm_kernels.py) refuses a module that could write into the interpreter's memory on its own."""
 
 import importlib.util
@@ -38,10 +39,15 @@ def section(sid, payload):
     return bytes([sid, len(payload)]) + payload
 
 
-@pytest.mark.parametrize("shared", [False, True])
-def test_rebuilding_the_module_gives_the_committed_bytes(tmp_path, shared):
-    committed = wasm_kernels.SHARED_MODULE if shared else wasm_kernels.MODULE
-    rebuilt = wasm_kernels.build(tmp_path / committed.name, shared=shared)
+MODULES = list(wasm_kernels.MODULES.items())
+MODULE_NAMES = [path.name for path in wasm_kernels.MODULES]
+RELAXED_MADD = b"\xfd\x85\x02"  # f32x4.relaxed_madd
+
+
+@pytest.mark.parametrize(("committed", "variant"), MODULES, ids=MODULE_NAMES)
+def test_rebuilding_the_module_gives_the_committed_bytes(tmp_path, committed, variant):
+    shared, relaxed = variant
+    rebuilt = wasm_kernels.build(tmp_path / committed.name, shared=shared, relaxed=relaxed)
     assert rebuilt == committed.read_bytes(), (
         f"{committed.name} is not what kernels/*.c build to: run .venv/bin/python scripts/build_wasm_kernels.py and "
         "commit the results"
@@ -73,12 +79,29 @@ def test_codes_that_share_a_c_switch_are_distinct():
         assert len(set(table.values())) == len(table)
 
 
-@pytest.mark.parametrize("shared", [False, True])
-def test_the_committed_modules_import_only_the_memory_and_export_the_kernels(shared):
-    data = (wasm_kernels.SHARED_MODULE if shared else wasm_kernels.MODULE).read_bytes()
+@pytest.mark.parametrize(("committed", "variant"), MODULES, ids=MODULE_NAMES)
+def test_the_committed_modules_import_only_the_memory_and_export_the_kernels(committed, variant):
+    shared, _ = variant
+    data = committed.read_bytes()
     check(data, shared)
     assert set(exports(data)) >= {"gemm", "pack_b", "conv2d", "depthwise", "pool", "binary", "fused_elementwise"}
     assert 6 not in sections(data) and 11 not in sections(data), "no globals, no data"
+
+
+def test_the_build_and_the_backend_probe_relaxed_simd_with_the_same_module():
+    from py_engine.backends.wasm import native
+
+    assert wasm_kernels.RELAXED_PROBE == native.RELAXED_PROBE
+
+
+def test_the_variants_export_the_same_kernels_and_only_the_relaxed_ones_fuse_multiply_adds():
+    """The relaxed modules are the plain ones with MADD fused (the GEMM's tile, the depthwise convolutions'
+    gradients): the same exports, and f32x4.relaxed_madd in the relaxed ones only."""
+    names = {path: exports(path.read_bytes()) for path in wasm_kernels.MODULES}
+    assert len({tuple(n) for n in names.values()}) == 1, names
+    for path, (_, relaxed) in wasm_kernels.MODULES.items():
+        count = path.read_bytes().count(RELAXED_MADD)
+        assert (count >= 20) if relaxed else (count == 0), f"{path.name}: {count} relaxed_madd"
 
 
 def test_a_module_with_only_the_memory_import_passes():

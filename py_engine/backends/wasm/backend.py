@@ -73,11 +73,19 @@ class WasmBackend(NumpyBackend):
         return {
             **super().info(),
             "kernels": "WebAssembly SIMD128 on numpy's memory; the big ones split over a pool of workers",
+            "simd": native.simd(),
+            "packed_weight_bytes": _packed_bytes(),
             **_threads.info(),
             "module_bytes": self.module_bytes,
             "native_kernels": sorted(native_kernels),
             "fallback_kernels": sorted(names_on(self.kernel_fallback) - native_kernels),
         }
+
+
+def _packed_bytes():
+    from .kernels.linalg import packed_bytes
+
+    return packed_bytes()
 
 
 def default_threads():

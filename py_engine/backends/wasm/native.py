@@ -1,6 +1,9 @@
 """The SIMD module (kernels.wasm, built from kernels/*.c) instantiated on Pyodide's own memory, and the checks every
 call into it passes first.
 
+Where the browser has relaxed SIMD, the module is its relaxed variant (kernels_relaxed.wasm: the same C, the GEMM's
+multiply-adds fused); `simd()` says which runs.
+
 The module reads and writes numpy arrays where they are: an array's address in the interpreter's memory is a
 pointer the module can use. So nothing is copied, and nothing may be wrong: each wrapper hands the module only
 addresses of C-contiguous float32 (or int32) arrays whose sizes it has checked against what the kernel will touch,
@@ -8,6 +11,7 @@ and output and scratch arrays it allocated itself. The module keeps no views of 
 between calls (and does, as numpy allocates).
 """
 
+import functools
 from importlib import resources
 from types import SimpleNamespace
 
@@ -22,8 +26,31 @@ class Unavailable(RuntimeError):
     """The module cannot run here (not in Pyodide, no SIMD, a private API moved); the message says why."""
 
 
+# A module whose one function is f32x4.relaxed_madd: it validates where WebAssembly has relaxed SIMD
+# (type (v128 v128 v128) -> v128; body: local.get 0, 1, 2, f32x4.relaxed_madd (0xfd 0x105), end)
+RELAXED_PROBE = bytes.fromhex(
+    "0061736d01000000" "01080160037b7b7b017b" "03020100" "0a0d010b00200020012002fd85020b"
+)  # fmt: skip
+
+
+@functools.cache
+def simd():
+    """'relaxed' where this JavaScript's WebAssembly has relaxed SIMD (RELAXED_PROBE validates), else 'simd128'."""
+    try:
+        import js
+        from pyodide.ffi import to_js
+    except ImportError:
+        return "simd128"
+    return "relaxed" if js.WebAssembly.validate(to_js(RELAXED_PROBE)) else "simd128"
+
+
+def module_name(shared=False):
+    """The module file for this browser: kernels[_shared][_relaxed].wasm (shared: the threads' pool's)."""
+    return f"kernels{'_shared' if shared else ''}{'_relaxed' if simd() == 'relaxed' else ''}.wasm"
+
+
 def module_bytes():
-    return resources.files(__package__).joinpath("kernels.wasm").read_bytes()
+    return resources.files(__package__).joinpath(module_name()).read_bytes()
 
 
 def heap_memory():
@@ -85,6 +112,14 @@ def f32(array):
 def out(shape):
     """A new float32 array for a kernel's output."""
     return np.empty(shape, F32)
+
+
+def aligned(size):
+    """A new float32 array of `size` elements at an address divisible by 64 (a cache line): numpy's allocations in
+    Pyodide are 8-byte aligned, and the GEMM's 16-byte loads of packed panels that straddle two lines cost it 5-10%."""
+    raw = np.empty(size + 16, F32)
+    skip = -raw.__array_interface__["data"][0] % 64 // 4
+    return raw[skip : skip + size]
 
 
 def zeros(shape):

@@ -42,7 +42,8 @@ _starts = 0  # start() calls so far: a start overtaken by a later one closes wha
 
 
 def module_bytes():
-    return resources.files(__package__).joinpath("kernels_shared.wasm").read_bytes()
+    """The shared module of the variant the backend runs (native.simd), so threads give one thread's results."""
+    return resources.files(__package__).joinpath(native.module_name(shared=True)).read_bytes()
 
 
 def unavailable():

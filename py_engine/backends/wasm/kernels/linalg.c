@@ -38,17 +38,17 @@ INLINE void gemm_tile(const f32 *a, int sai, int sak, const f32 *panel, f32 *c, 
   {                                                                                           \
     f32x4 b0 = wasm_v128_load(b), b1 = wasm_v128_load((b) + 4);                               \
     f32x4 x = wasm_v128_load32_splat(x0);                                                     \
-    c00 = wasm_f32x4_add(c00, wasm_f32x4_mul(x, b0));                                         \
-    c01 = wasm_f32x4_add(c01, wasm_f32x4_mul(x, b1));                                         \
+    c00 = MADD(x, b0, c00);                                                                   \
+    c01 = MADD(x, b1, c01);                                                                   \
     x = wasm_v128_load32_splat(x1);                                                           \
-    c10 = wasm_f32x4_add(c10, wasm_f32x4_mul(x, b0));                                         \
-    c11 = wasm_f32x4_add(c11, wasm_f32x4_mul(x, b1));                                         \
+    c10 = MADD(x, b0, c10);                                                                   \
+    c11 = MADD(x, b1, c11);                                                                   \
     x = wasm_v128_load32_splat(x2);                                                           \
-    c20 = wasm_f32x4_add(c20, wasm_f32x4_mul(x, b0));                                         \
-    c21 = wasm_f32x4_add(c21, wasm_f32x4_mul(x, b1));                                         \
+    c20 = MADD(x, b0, c20);                                                                   \
+    c21 = MADD(x, b1, c21);                                                                   \
     x = wasm_v128_load32_splat(x3);                                                           \
-    c30 = wasm_f32x4_add(c30, wasm_f32x4_mul(x, b0));                                         \
-    c31 = wasm_f32x4_add(c31, wasm_f32x4_mul(x, b1));                                         \
+    c30 = MADD(x, b0, c30);                                                                   \
+    c31 = MADD(x, b1, c31);                                                                   \
   }
   // LLVM's own unrolling keeps eight B vectors live at once, more registers than x86 has: V8 then spills.
   if (sak == 1) {

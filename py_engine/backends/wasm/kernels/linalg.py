@@ -16,7 +16,7 @@ SMALL_PRODUCT = 16384
 
 def pack(b, k, n, transposed=False):
     """B (k x n; stored n x k when `transposed`) packed into the GEMM's 8-column panels."""
-    packed = np.empty(-(-n // 8) * 8 * k, F32)
+    packed = native.aligned(-(-n // 8) * 8 * k)
     sbk, sbj = (1, k) if transposed else (n, 1)
     native.exports.pack_b(address(b, k * n), k, n, sbk, sbj, address(packed, packed.size))
     return packed
@@ -38,6 +38,11 @@ def pack_kept(b, k, n, transposed=False):
     packed = pack(b, k, n, transposed)
     _packs[key] = (weakref.ref(b, lambda _, key=key: _packs.pop(key, None)), layout, packed)
     return packed
+
+
+def packed_bytes():
+    """The bytes of the panels pack_kept keeps for live tensors (backend_info()'s packed_weight_bytes)."""
+    return sum(entry[2].nbytes for entry in _packs.values())
 
 
 def gemm(a, packed, m, n, k, c, *, transposed_a=False, bias=None, activation=0, accumulate=False):

@@ -90,7 +90,7 @@ def _conv2d(x, weights, strides, pad, dilations, bias=None, activation="linear")
         gemm(x, packed, rows, o, k, y, bias=bias, activation=code)
     else:
         block = _block(rows, k)
-        scratch = native.out(block * k)
+        scratch = native.aligned(block * k)
         native.exports.conv2d(
             address(x, x.size), address(shape, 13, I32), 0, rows, address(packed, packed.size), o,
             address(bias, o) if bias is not None else 0, code, address(y, y.size), address(scratch, scratch.size), block,
@@ -110,7 +110,7 @@ def _conv2d_backprop_filter(x, dy, strides, pad, dilations, filter_shape):
     if pool and threads.conv2d_filter_grad(pool, x, shape, rows, dy, kh * kw, c, o, dw, block) is not None:
         return dw
     dw.fill(0)
-    scratch, packed = native.out(block * k), native.out(block * -(-o // 8) * 8)
+    scratch, packed = native.aligned(block * k), native.aligned(block * -(-o // 8) * 8)
     native.exports.conv2d_filter_grad(
         address(x, x.size), address(shape, 13, I32), rows, address(dy, rows * o), o, address(dw, dw.size),
         address(scratch, scratch.size), address(packed, packed.size), block,
@@ -142,7 +142,7 @@ def _conv2d_backprop_input(dy, weights, strides, pad, dilations, input_shape):
     dx.fill(0)
     if plain:
         return gemm(dy, transposed, rows, k, o, dx)
-    scratch = native.out(block * k)
+    scratch = native.aligned(block * k)
     native.exports.conv2d_input_grad(
         address(dy, rows * o), address(shape, 13, I32), rows, address(transposed, transposed.size), o,
         address(dx, dx.size), address(scratch, scratch.size), block,
