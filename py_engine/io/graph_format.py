@@ -106,7 +106,9 @@ def _tensor(proto):
         if key in proto:
             values = np.asarray([float(v) if np_dtype.kind == "f" else int(v) for v in proto[key]], np_dtype)
             return np.broadcast_to(values, shape).copy() if values.size == 1 else values.reshape(shape)
-    return np.zeros(shape, np_dtype)
+    # no values: zeros, as TensorFlow reads it. A converted graph's Const nodes are all so (their values are weights),
+    # so this allocates nothing: a read-only view of one zero
+    return np.broadcast_to(np.zeros((), np_dtype), shape)
 
 
 _ATTR_KINDS = {
