@@ -144,7 +144,8 @@ def unpack(group, shards):
         size = count * stored.itemsize
         while size and at == len(shards[k]):
             k, at = k + 1, 0
-        if size and spec.get("quantization") is not None and _in_python(shards[k]) and at + size <= len(shards[k]):
+        quantized = size and spec.get("quantization") is not None
+        if quantized and not hasattr(shards[k], "copy_into") and at + size <= len(shards[k]):
             out = np.frombuffer(shards[k], stored, count, at).reshape(spec["shape"])  # converted below, not kept
             at += size
         else:
@@ -158,10 +159,6 @@ def unpack(group, shards):
                 filled, at = filled + n, at + n
         arrays[spec["name"]] = _dequantized(spec, out)
     return arrays
-
-
-def _in_python(shard):
-    return not hasattr(shard, "copy_into")
 
 
 def _whole(shard):
