@@ -86,6 +86,48 @@ def test_the_writer_cuts_at_bytes_and_refuses_what_it_cannot_store(tmp_path):
     assert list(tmp_path.iterdir()) == []  # nothing written
 
 
+class HeldBody:
+    """What unpack uses of a body still in the browser's memory (fetch.JsBody): its length and copy_into; counts the
+    copies out of it."""
+
+    def __init__(self, data):
+        self.data, self.copies = data, 0
+
+    def __len__(self):
+        return len(self.data)
+
+    def copy_into(self, dest, start):
+        self.copies += 1
+        dest[:] = np.frombuffer(self.data, np.uint8, dest.size, start)
+
+
+def test_quantized_weights_unpack_alike_from_bytes_and_from_bodies_held_in_the_browser():
+    rng = np.random.default_rng(0)
+    halves, codes, ints = rng.normal(size=(3, 5)).astype(np.float16), np.arange(7, dtype=np.uint8), np.arange(3)
+    data = halves.tobytes() + codes.tobytes() + ints.astype("<i4").tobytes() + halves[0].tobytes()
+    specs = [
+        {"name": "h", "shape": [3, 5], "dtype": "float32", "quantization": {"dtype": "float16"}},
+        {"name": "empty", "shape": [0], "dtype": "float32", "quantization": {"dtype": "float16"}},
+        {"name": "q", "shape": [7], "dtype": "float32", "quantization": {"dtype": "uint8", "min": -1.0, "scale": 0.5}},
+        {"name": "i", "shape": [3], "dtype": "int32"},
+        {"name": "row", "shape": [5], "dtype": "float32", "quantization": {"dtype": "float16"}},
+    ]
+    cuts = [0, 11, 33, len(data)]  # "h" spans the first two shards, "q" the last two; "row" lies in the last
+    pieces = [data[a:b] for a, b in itertools.pairwise(cuts)]
+    held = [HeldBody(p) for p in pieces]
+    for arrays in (
+        weights_manifest.unpack({"weights": specs}, pieces),
+        weights_manifest.unpack({"weights": specs}, held),
+    ):
+        np.testing.assert_array_equal(arrays["h"], halves.astype(np.float32))
+        np.testing.assert_array_equal(arrays["q"], codes * 0.5 - 1.0)
+        np.testing.assert_array_equal(arrays["i"], ints)
+        np.testing.assert_array_equal(arrays["row"], halves[0].astype(np.float32))
+        assert arrays["empty"].shape == (0,) and arrays["h"].dtype == arrays["q"].dtype == np.float32
+        assert all(a.flags.owndata and a.flags.writeable for a in arrays.values())  # each an array of its own
+    assert [body.copies for body in held] == [1, 1, 1]  # a quantized group's bodies come out whole, once each
+
+
 def test_round_trip_single_shard(tmp_path):
     model = conv_net()
     result = model.save(str(tmp_path), converted_by="test")

@@ -79,6 +79,10 @@ def attr_value(value):
             if key in items:
                 return [attr_value({key: item}) for item in items[key]]
         return []
+    if len(value) == 1:  # as a proto's oneof gives it: its one kind
+        for key, item in value.items():
+            convert = _ATTR_KINDS.get(key)
+            return None if convert is None else convert(item)
     for key, convert in _ATTR_KINDS.items():
         if key in value:
             return convert(value[key])
@@ -106,7 +110,12 @@ def _tensor(proto):
         if key in proto:
             values = np.asarray([float(v) if np_dtype.kind == "f" else int(v) for v in proto[key]], np_dtype)
             return np.broadcast_to(values, shape).copy() if values.size == 1 else values.reshape(shape)
-    return np.zeros(shape, np_dtype)
+    # no values: zeros, as TensorFlow reads it. A converted graph's Const nodes are all so (their values are weights),
+    # so this allocates nothing: a read-only view of one zero
+    return np.ndarray(shape, np_dtype, _ZERO, strides=(0,) * len(shape))
+
+
+_ZERO = bytes(8)  # one zero of any dtype
 
 
 _ATTR_KINDS = {

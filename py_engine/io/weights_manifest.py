@@ -130,19 +130,42 @@ def verify(group, shards, need, digests=None):
 def unpack(group, shards):
     """{weight name: array} from a group's (verified) shards: each weight a fresh array of its own, copied once from
     the shard(s) holding it (one copy for 18.8 MB of weights, not a joined copy of every shard and then another),
-    then dequantized in one numpy expression if it is quantized."""
+    then dequantized in one numpy expression if it is quantized.
+
+    A group with quantized weights, whose values are converted anyway, has its shards still in the browser's memory
+    copied into Python whole, each in one call: its weights are then converted from there (movenet's 180 weights:
+    one call into JavaScript rather than 180, 4 of its 9 ms)."""
+    if any(spec.get("quantization") is not None for spec in group["weights"]):
+        shards = [_whole(shard) if hasattr(shard, "copy_into") else shard for shard in shards]
     arrays, k, at = {}, 0, 0  # at: the offset in shard k
     for spec in group["weights"]:
-        out = np.empty(spec["shape"], _stored_dtype(spec))
-        dest, filled = out.reshape(-1).view(np.uint8), 0
-        while filled < dest.size:  # a weight may span shards
-            while at == len(shards[k]):
-                k, at = k + 1, 0
-            n = min(dest.size - filled, len(shards[k]) - at)
-            _copy(shards[k], at, dest[filled : filled + n])
-            filled, at = filled + n, at + n
+        stored = _stored_dtype(spec)
+        count = math.prod(spec["shape"])
+        size = count * stored.itemsize
+        while size and at == len(shards[k]):
+            k, at = k + 1, 0
+        quantized = size and spec.get("quantization") is not None
+        if quantized and not hasattr(shards[k], "copy_into") and at + size <= len(shards[k]):
+            out = np.frombuffer(shards[k], stored, count, at).reshape(spec["shape"])  # converted below, not kept
+            at += size
+        else:
+            out = np.empty(spec["shape"], stored)
+            dest, filled = out.reshape(-1).view(np.uint8), 0
+            while filled < dest.size:  # a weight may span shards
+                while at == len(shards[k]):
+                    k, at = k + 1, 0
+                n = min(dest.size - filled, len(shards[k]) - at)
+                _copy(shards[k], at, dest[filled : filled + n])
+                filled, at = filled + n, at + n
         arrays[spec["name"]] = _dequantized(spec, out)
     return arrays
+
+
+def _whole(shard):
+    """A shard in the browser's memory as a numpy array of its bytes: one copy."""
+    data = np.empty(len(shard), np.uint8)
+    shard.copy_into(data, 0)
+    return data
 
 
 def _dequantized(spec, stored):
@@ -154,7 +177,8 @@ def _dequantized(spec, stored):
     if quantization["dtype"] == "float16":
         return stored.astype(np.float32)
     values = stored * float(quantization["scale"]) + float(quantization["min"])
-    return (np.floor(values + 0.5) if dtype == DTYPES["int32"] else values).astype(dtype)
+    # an array even for a scalar weight (numpy's arithmetic on a 0-d array gives a scalar)
+    return np.asarray((np.floor(values + 0.5) if dtype == DTYPES["int32"] else values).astype(dtype))
 
 
 def _copy(shard, start, dest):

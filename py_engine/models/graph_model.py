@@ -14,7 +14,7 @@ from dataclasses import dataclass
 
 import numpy as np
 
-from .. import ops
+from .. import dtypes
 from ..engine import ENGINE
 from ..errors import CaptureError, DTypeError, ShapeError
 from ..io import weights_manifest
@@ -23,7 +23,7 @@ from ..io.fetch import Location
 from ..io.graph_format import engine_dtype, parse_graph, read_json, tensor_name
 from ..tensor import Tensor
 from .graph_control import run_dynamic, tensors_in
-from .graph_nodes import finish, node_value, run_node
+from .graph_nodes import finish, run_op
 from .graph_ops import (
     CONTROL_OPS,
     DYNAMIC_OPS,
@@ -301,6 +301,27 @@ class Plan:
                 self.uses[name] = self.uses.get(name, 0) + 1
         if not self.dynamic:
             self.nodes = _ordered(self.nodes, fed | {n for n in needed if model.nodes[n].op == "Const"}, model)
+            self._static_steps(model)
+
+    def _static_steps(self, model):
+        """What run_static does per node, worked out once: the op, and the values to release once it has run (those
+        it read for the last time). `weights`: {tensor name: weight} of the Const values the nodes read."""
+        self.weights = {}
+        made = {node.name for node in self.nodes}
+        last = {}  # tensor name -> the index of the step reading it last
+        steps = [node for node in self.nodes if node.op not in SOURCE_OPS]
+        for k, node in enumerate(steps):
+            for name in node.inputs:
+                producer = tensor_name(name)[0]
+                if producer in made:
+                    last[name] = k
+                elif model.nodes[producer].op == "Const":
+                    self.weights[name] = model.weight(producer)
+        releases = [[] for _ in steps]
+        for name, k in last.items():
+            if name not in self.outputs:
+                releases[k].append(name)
+        self.steps = [(node, OPS[node.op].run, tuple(release)) for node, release in zip(steps, releases)]
 
 
 def _ordered(nodes, ready, model):
@@ -326,24 +347,18 @@ def _ordered(nodes, ready, model):
 
 def run_static(model, plan, tensors):
     """The plan's outputs for its feeds' tensors, node by node, each intermediate released after its last use."""
-    values = dict(zip(plan.feeds, tensors))
-    owned = set()  # the names whose tensors this run made (the others are the caller's or weights)
-    uses = dict(plan.uses)
+    values = {**plan.weights, **dict(zip(plan.feeds, tensors))}
+    uses, outputs = plan.uses, plan.outputs
     host_values = model.host_values()
-    for node in plan.nodes:
-        if node.op in SOURCE_OPS:
-            continue
-        args = [node_value(model, values, name) for name in node.inputs]
-        for k, out in enumerate(run_node(model, node, args, host_values)):
+    for node, run, release in plan.steps:
+        results = run_op(node, run, [values[name] for name in node.inputs], host_values)
+        for k, out in enumerate(results):
             name = f"{node.name}:{k}"
             values[name] = out
-            owned.add(name)
-            if not uses.get(name) and name not in plan.outputs:
+            if name not in uses and name not in outputs:  # an output nothing reads
                 out.dispose()
-        for name in node.inputs:
-            uses[name] -= 1
-            if not uses[name] and name in owned and name not in plan.outputs:
-                values.pop(name).dispose()
+        for name in release:
+            values.pop(name).dispose()
     return finish(model, values, plan.outputs, tensors)
 
 
@@ -423,8 +438,9 @@ async def _load(location, on_progress):
         for node in consts:
             if node.name in weights:  # a library function's Const named as one of the graph's: one weight, as TF.js
                 continue
-            array = arrays[node.name] if node.name in arrays else node.attrs["value"]
-            t = ENGINE.keep(ops.tensor(array))
+            # a weight's array is fresh, the tensor takes it as it is; a value from the graph is copied
+            array = arrays[node.name] if node.name in arrays else np.array(node.attrs["value"])
+            t = ENGINE.keep(ENGINE.from_numpy(array, dtypes.of_numpy(array.dtype)))
             weights[node.name] = t
             if array.size <= HOST_VALUE_LIMIT:
                 host_values[t.id] = array

@@ -9,9 +9,13 @@ from .graph_ops import OPS, Call
 
 def run_node(model, node, args, host_values):
     """A node's outputs (a list) from its input values."""
-    call = Call(node, args, host_values)
+    return run_op(node, OPS[node.op].run, args, host_values)
+
+
+def run_op(node, run, args, host_values):
+    """A node's outputs (a list) from its input values, `run` being its op's (OPS[node.op].run)."""
     try:
-        result = ENGINE.tidy(lambda: OPS[node.op].run(call))
+        result = ENGINE.tidy(run, Call(node, args, host_values))
     except Exception as e:
         e.add_note(f"in node {node.name!r} ({node.op}) of the graph model")
         raise
