@@ -104,7 +104,7 @@ class BufferAccounting:
         reasons = []
         for backend in self._backends.values():
             reasons += backend.memory_caveats()
-        threads = sum(b.thread_bytes() for b in self._backends.values() if not b.is_gpu)
+        threads = sum(b.thread_bytes() for b in self._backends.values())
         return MemoryInfo(
             len(self.live), self.num_data_buffers, self.num_bytes, gpu, allocated, bool(reasons), reasons, threads
         )

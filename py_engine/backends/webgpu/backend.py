@@ -403,6 +403,9 @@ class WebGPUBackend:
             "variants": dict(self.variants),
         }
 
+    def thread_bytes(self):
+        return 0  # a GPU backend keeps no copies in CPU threads' memory
+
     def release_pool(self, idle=False):
         if idle:  # the engine moved on: captured programs go too, re-recorded on use
             for program in list(self.programs):
