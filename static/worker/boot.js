@@ -55,9 +55,11 @@ async function boot() {
   wheel.catch(() => {}); sources.catch(() => {}); // awaited below; an early failure must not go unhandled meanwhile
   const snapshot = startupCache.findSnapshot(indexURL); // Cache Storage looks while pyodide.js loads
   self.pePrefetch.lockFile(indexURL); // one request for Pyodide's boot and the wheels' prefetch
+  let requested;
+  const pyodideRequested = new Promise((resolve) => { requested = resolve; });
   const booting = timed("pyodide_boot_ms", () => {
     importScripts(indexURL + "pyodide.js");
-    return startupCache.bootPyodide(indexURL, snapshot, sources.then((texts) => texts[startupCachePy]));
+    return startupCache.bootPyodide(indexURL, snapshot, sources.then((texts) => texts[startupCachePy]), requested);
   });
   const installedKey = startupCache.installedKey([indexURL, packages, config.engine_wheel_url]);
   const installed = installedKey.then((key) => startupCache.readInstalled(key));
@@ -70,6 +72,9 @@ async function boot() {
   // Pyodide boots (static/worker/prefetch.js holds the wheels until loadPackage asks for them).
   const servedEarly = installed.then((found) => (found ? undefined : startupCache.fetchServedBytecode(config.bytecode)));
   installed.then((found) => found || self.pePrefetch.packages(indexURL, packages));
+  // The worker's other scripts load once Pyodide's own requests are out (its wasm compiles meanwhile): each
+  // importScripts is a request this thread waits for, and before loadPyodide they delayed its start by 100-300 ms.
+  await Promise.race([pyodideRequested, booting.catch(() => {})]);
   // the webgpu backend's side here (self.peBridge), in this order: each uses the ones before it
   importScripts("worker/gpu_device.js", "worker/backend_choice.js", "worker/precompile.js", "worker/bridge.js");
   // The backend: the one the address names, else webgpu on a GPU and wasm on a CPU (static/worker/backend_choice.js).
@@ -87,6 +92,7 @@ async function boot() {
   loadTheRest(); // while Pyodide boots (static/worker.js)
   const booted = await booting;
   pyodide = booted.pyodide;
+  const filesMounted = self.peFiles.mount(pyodide); // the user's files: IndexedDB is read while the rest goes on
   const texts = await sources;
   // None stored: the server's (fetched only now when site-packages were stored), unless it is for another Pyodide.
   // In place before loadPackage, which imports standard-library modules it holds.
@@ -119,7 +125,10 @@ async function boot() {
     py = pyodide.pyimport("playground");
     runner = pyodide.pyimport("playground_run");
   });
-  await timed("files_ms", () => self.peFiles.mount(pyodide)); // the user's files, before any of their code runs
+  await timed("files_ms", async () => { // the user's files, in place before any of their code runs
+    await filesMounted;
+    self.peFiles.useFolder();
+  });
   if (!stored) bytecodeToPack = await bytecodeKey;
   if (!installedFiles) installedToPack = await installedKey;
   if (interruptBuffer) setInterruptBuffer(interruptBuffer);
