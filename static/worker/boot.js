@@ -37,8 +37,9 @@ async function timed(name, work) {
 // Boot order: everything that needs no Python (the engine wheel, the page's modules) downloads while Pyodide boots
 // (from the last visit's memory snapshot when there is one, static/worker/startup_cache.js) and Cache Storage reads what
 // the last visit stored. numpy and the engine go into site-packages from the last visit's files when stored, else
-// numpy by loadPackage and the engine wheel unpacked straight into site-packages (a pure-Python wheel needs no
-// installer, and micropip would cost a package load and an import); the last visit's bytecode (on a first visit,
+// numpy by loadPackage and the engine wheel's files, unzipped while Pyodide boots, written straight into
+// site-packages (a pure-Python wheel needs no installer, and micropip would cost a package load and an import);
+// the last visit's bytecode (on a first visit,
 // the server's, app/bytecode.py) goes into place before the first import. What this boot could not take from the
 // cache is stored after "ready" (storeForNextBoot).
 // What the cache lacked: the snapshot to make ({indexURL, preload}); the bytecode's and site-packages' keys.
@@ -48,7 +49,8 @@ async function boot() {
   const config = await timed("config_ms", async () => JSON.parse(await configFetch));
   const indexURL = new URL(config.pyodide_index_url, self.location.href).href;
   const packages = [...new Set(["numpy", ...(config.packages || [])])];
-  const wheel = download(new URL(config.engine_wheel_url, self.location.href).href, "bytes");
+  const wheelURL = new URL(config.engine_wheel_url, self.location.href).href;
+  const wheel = download(wheelURL, "bytes");
   const modules = config.python_modules;
   const sources = Promise.all(modules.map((path) => download(path, "text")));
   const startupCachePy = modules.findIndex((path) => moduleName(path) === STARTUP_CACHE_PY);
@@ -72,6 +74,12 @@ async function boot() {
   // Pyodide boots (static/worker/prefetch.js holds the wheels until loadPackage asks for them).
   const servedEarly = installed.then((found) => (found ? undefined : startupCache.fetchServedBytecode(config.bytecode)));
   installed.then((found) => found || self.pePrefetch.packages(indexURL, packages));
+  // and the engine wheel is unzipped (static/worker/unzip.js), so that installing it is writing its files
+  const unzipWheel = () => wheel.then(self.unzip).catch((error) => {
+    throw new Error(`the engine wheel ${wheelURL} cannot be read: ${error.message || error}`);
+  });
+  const engineFiles = installed.then((found) => (found ? null : unzipWheel()));
+  engineFiles.catch(() => {}); // awaited below
   // The worker's other scripts load once Pyodide's own requests are out (its wasm compiles meanwhile): each
   // importScripts is a request this thread waits for, and before loadPyodide they delayed its start by 100-300 ms.
   await Promise.race([pyodideRequested, booting.catch(() => {})]);
@@ -111,7 +119,14 @@ async function boot() {
   loading?.catch(() => {});
   if (!installedFiles) {
     await timed("engine_install_ms", async () => {
-      pyodide.unpackArchive(await wheel, "zip", { extractDir: startupCache.sitePackages() });
+      const site = startupCache.sitePackages(), folders = new Set();
+      // stored site-packages that could not be used: unzipped now
+      for (const [path, bytes] of (await engineFiles) ?? (await unzipWheel())) {
+        const folder = `${site}/${path}`.slice(0, site.length + 1 + path.lastIndexOf("/"));
+        if (!folders.has(folder)) pyodide.FS.mkdirTree(folder);
+        folders.add(folder);
+        pyodide.FS.writeFile(`${site}/${path}`, bytes, { canOwn: true });
+      }
     });
   }
   self.peBridge.heap = () => pyodide._module.HEAPU8;
