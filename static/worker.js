@@ -62,7 +62,7 @@
 // panel's first request. They share this script's globals below.
 const configFetch = download("config.json", "text"); // first: the boot waits for it (never held by prefetch.js)
 configFetch.catch(() => {}); // awaited by boot(); an early failure must not go unhandled meanwhile
-importScripts("worker/prefetch.js", "worker/startup_cache.js", "worker/unzip.js", "worker/boot.js");
+importScripts("worker/prefetch.js", "worker/startup_cache.js", "worker/boot.js");
 
 // The wasm backend's threads (py_engine/backends/wasm/threads.py asks for them): static/worker/wasm_pool.js and its
 // workers, loaded the first time set_backend("wasm") runs on more than one thread.

@@ -74,15 +74,17 @@ async function boot() {
   // Pyodide boots (static/worker/prefetch.js holds the wheels until loadPackage asks for them).
   const servedEarly = installed.then((found) => (found ? undefined : startupCache.fetchServedBytecode(config.bytecode)));
   installed.then((found) => found || self.pePrefetch.packages(indexURL, packages));
-  // and the engine wheel is unzipped (static/worker/unzip.js), so that installing it is writing its files
+  // The worker's other scripts load once Pyodide's own requests are out (its wasm compiles meanwhile): each
+  // importScripts is a request this thread waits for, and before loadPyodide they delayed its start by 100-300 ms.
+  await Promise.race([pyodideRequested, booting.catch(() => {})]);
+  // Nothing stored: the engine wheel is unzipped while Pyodide boots (static/worker/unzip.js), so that installing it
+  // is writing its files
+  importScripts("worker/unzip.js");
   const unzipWheel = () => wheel.then(self.unzip).catch((error) => {
     throw new Error(`the engine wheel ${wheelURL} cannot be read: ${error.message || error}`);
   });
   const engineFiles = installed.then((found) => (found ? null : unzipWheel()));
   engineFiles.catch(() => {}); // awaited below
-  // The worker's other scripts load once Pyodide's own requests are out (its wasm compiles meanwhile): each
-  // importScripts is a request this thread waits for, and before loadPyodide they delayed its start by 100-300 ms.
-  await Promise.race([pyodideRequested, booting.catch(() => {})]);
   // the webgpu backend's side here (self.peBridge), in this order: each uses the ones before it
   importScripts("worker/gpu_device.js", "worker/backend_choice.js", "worker/precompile.js", "worker/bridge.js");
   // The backend: the one the address names, else webgpu on a GPU and wasm on a CPU (static/worker/backend_choice.js).
