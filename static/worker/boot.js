@@ -96,6 +96,9 @@ async function boot() {
   choice.then(({ backend }) => {
     if (backend === "webgpu" && config.pipelines) self.peBridge.precompile(config.pipelines, booting);
   });
+  // The classifier's files download while numpy loads and Python imports and starts (static/worker/prefetch.js); started
+  // earlier, they would share a slow network with Pyodide's own files.
+  if (config.classifier) booting.then(() => self.pePrefetch.model(config.classifier), () => {});
   loadTheRest(); // while Pyodide boots (static/worker.js)
   const booted = await booting;
   pyodide = booted.pyodide;
@@ -139,9 +142,6 @@ async function boot() {
     py = pyodide.pyimport("playground");
     runner = pyodide.pyimport("playground_run");
   });
-  // The classifier's files download from here on (static/worker/prefetch.js), held for a first classification: from
-  // the end of Pyodide's boot on, reading their 18.8 MB took the cores that loadPackage and the import needed.
-  if (config.classifier) self.pePrefetch.model(config.classifier);
   await timed("files_ms", async () => { // the user's files, in place before any of their code runs
     await filesMounted;
     self.peFiles.useFolder();

@@ -4,9 +4,9 @@
 // checked as any fetched ones. A prefetch that fails holds nothing: the worker's own request then meets the error.
 //
 // - The default classifier's files: model.json, its weight shards, labels.json and metadata.json of the folder
-//   /config.json names, at low priority, from when the page's modules are imported (boot.js). A fetch in this worker
-//   takes little network time but much of this thread's and the browser's (18.8 MB of shards: 160-340 ms on 2 cores,
-//   even from the HTTP cache), so the first classification used to spend about as long loading as classifying.
+//   /config.json names, at low priority, from when Pyodide has booted (worker.js). A fetch in this worker takes little
+//   network time but much of this thread's and the browser's (18.8 MB of shards: 160-340 ms on 2 cores, even from the
+//   HTTP cache), so the first classification used to spend about as long loading as classifying.
 // - Pyodide's lock file, from before Pyodide's boot, which requests it; packages() reads it too.
 // - On a visit with no stored site-packages, the packages' wheels (numpy's: 3 MB), from the start of Pyodide's boot:
 //   loadPackage asked for them only once Pyodide had booted, and waited 100-140 ms for the download here.
