@@ -39,9 +39,8 @@ async function timed(name, work) {
 // the last visit stored. numpy and the engine go into site-packages from the last visit's files when stored, else
 // numpy by loadPackage and the engine wheel's files, unzipped while Pyodide boots, written straight into
 // site-packages (a pure-Python wheel needs no installer, and micropip would cost a package load and an import);
-// the last visit's bytecode (on a first visit,
-// the server's, app/bytecode.py) goes into place before the first import. What this boot could not take from the
-// cache is stored after "ready" (storeForNextBoot).
+// the last visit's bytecode (on a first visit, the server's, app/bytecode.py) goes into place before the first
+// import. What this boot could not take from the cache is stored after "ready" (storeForNextBoot).
 // What the cache lacked: the snapshot to make ({indexURL, preload}); the bytecode's and site-packages' keys.
 let snapshotToMake = null, bytecodeToPack = null, installedToPack = null;
 
