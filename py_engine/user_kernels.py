@@ -4,8 +4,6 @@ A user's webgpu kernel, pe.Program, is the webgpu backend's (backends/webgpu/use
 sequence kernels are written with it, and the backend imports nothing from the layers above it.
 """
 
-import difflib
-
 from . import kernel_registry
 from .engine import ENGINE
 from .errors import BackendError
@@ -21,6 +19,8 @@ def register_kernel(name, backend, fn, *, override=False):
     """
     known = ENGINE.backend_names()
     if backend not in known:
+        import difflib  # here, not at `import py_engine`: 10-15 ms of the page's boot
+
         close = difflib.get_close_matches(str(backend), known, n=1)
         raise BackendError(
             f"register_kernel({name!r}, {backend!r}): unknown backend {backend!r}"

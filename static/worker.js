@@ -55,15 +55,14 @@
 // next request starts, so the page never sees a half-run program.
 "use strict";
 
-// The worker's parts, each a request of its own: prefetch.js comes first (its fetch() is the one every later fetch of
-// this worker, Pyodide's included, goes through); config.json is requested while startup_cache.js and boot.js load;
-// then boot() starts. In boot(), the webgpu bridge loads while Cache Storage looks for the last visit's entries, and
-// the rest (loadTheRest) while Pyodide boots; a panel's worker script (static/panels/NAME/NAME_worker.js) loads with
-// the panel's first request. They share this script's globals below.
-importScripts("worker/prefetch.js");
-const configFetch = download("config.json", "text");
+// The worker's parts, each a request of its own: config.json is requested first and arrives while prefetch.js (its
+// fetch() is the one every later fetch of this worker, Pyodide's included, goes through), startup_cache.js and
+// boot.js load; then boot() starts. In boot(), once loadPyodide has made its requests, the webgpu bridge and the rest
+// (loadTheRest) load while Pyodide boots; a panel's worker script (static/panels/NAME/NAME_worker.js) loads with the
+// panel's first request. They share this script's globals below.
+const configFetch = download("config.json", "text"); // first: the boot waits for it (never held by prefetch.js)
 configFetch.catch(() => {}); // awaited by boot(); an early failure must not go unhandled meanwhile
-importScripts("worker/startup_cache.js", "worker/boot.js");
+importScripts("worker/prefetch.js", "worker/startup_cache.js", "worker/boot.js");
 
 // The wasm backend's threads (py_engine/backends/wasm/threads.py asks for them): static/worker/wasm_pool.js and its
 // workers, loaded the first time set_backend("wasm") runs on more than one thread.

@@ -37,10 +37,10 @@ async function timed(name, work) {
 // Boot order: everything that needs no Python (the engine wheel, the page's modules) downloads while Pyodide boots
 // (from the last visit's memory snapshot when there is one, static/worker/startup_cache.js) and Cache Storage reads what
 // the last visit stored. numpy and the engine go into site-packages from the last visit's files when stored, else
-// numpy by loadPackage and the engine wheel unpacked straight into site-packages (a pure-Python wheel needs no
-// installer, and micropip would cost a package load and an import); the last visit's bytecode (on a first visit,
-// the server's, app/bytecode.py) goes into place before the first import. What this boot could not take from the
-// cache is stored after "ready" (storeForNextBoot).
+// numpy by loadPackage and the engine wheel's files, unzipped while Pyodide boots, written straight into
+// site-packages (a pure-Python wheel needs no installer, and micropip would cost a package load and an import);
+// the last visit's bytecode (on a first visit, the server's, app/bytecode.py) goes into place before the first
+// import. What this boot could not take from the cache is stored after "ready" (storeForNextBoot).
 // What the cache lacked: the snapshot to make ({indexURL, preload}); the bytecode's and site-packages' keys.
 let snapshotToMake = null, bytecodeToPack = null, installedToPack = null;
 
@@ -48,16 +48,19 @@ async function boot() {
   const config = await timed("config_ms", async () => JSON.parse(await configFetch));
   const indexURL = new URL(config.pyodide_index_url, self.location.href).href;
   const packages = [...new Set(["numpy", ...(config.packages || [])])];
-  const wheel = download(new URL(config.engine_wheel_url, self.location.href).href, "bytes");
+  const wheelURL = new URL(config.engine_wheel_url, self.location.href).href;
+  const wheel = download(wheelURL, "bytes");
   const modules = config.python_modules;
   const sources = Promise.all(modules.map((path) => download(path, "text")));
   const startupCachePy = modules.findIndex((path) => moduleName(path) === STARTUP_CACHE_PY);
   wheel.catch(() => {}); sources.catch(() => {}); // awaited below; an early failure must not go unhandled meanwhile
   const snapshot = startupCache.findSnapshot(indexURL); // Cache Storage looks while pyodide.js loads
   self.pePrefetch.lockFile(indexURL); // one request for Pyodide's boot and the wheels' prefetch
+  let requested;
+  const pyodideRequested = new Promise((resolve) => { requested = resolve; });
   const booting = timed("pyodide_boot_ms", () => {
     importScripts(indexURL + "pyodide.js");
-    return startupCache.bootPyodide(indexURL, snapshot, sources.then((texts) => texts[startupCachePy]));
+    return startupCache.bootPyodide(indexURL, snapshot, sources.then((texts) => texts[startupCachePy]), requested);
   });
   const installedKey = startupCache.installedKey([indexURL, packages, config.engine_wheel_url]);
   const installed = installedKey.then((key) => startupCache.readInstalled(key));
@@ -70,6 +73,17 @@ async function boot() {
   // Pyodide boots (static/worker/prefetch.js holds the wheels until loadPackage asks for them).
   const servedEarly = installed.then((found) => (found ? undefined : startupCache.fetchServedBytecode(config.bytecode)));
   installed.then((found) => found || self.pePrefetch.packages(indexURL, packages));
+  // The worker's other scripts load once Pyodide's own requests are out (its wasm compiles meanwhile): each
+  // importScripts is a request this thread waits for, and before loadPyodide they delayed its start by 100-300 ms.
+  await Promise.race([pyodideRequested, booting.catch(() => {})]);
+  // Nothing stored: the engine wheel is unzipped while Pyodide boots (static/worker/unzip.js), so that installing it
+  // is writing its files
+  importScripts("worker/unzip.js");
+  const unzipWheel = () => wheel.then(self.unzip).catch((error) => {
+    throw new Error(`the engine wheel ${wheelURL} cannot be read: ${error.message || error}`);
+  });
+  const engineFiles = installed.then((found) => (found ? null : unzipWheel()));
+  engineFiles.catch(() => {}); // awaited below
   // the webgpu backend's side here (self.peBridge), in this order: each uses the ones before it
   importScripts("worker/gpu_device.js", "worker/backend_choice.js", "worker/precompile.js", "worker/bridge.js");
   // The backend: the one the address names, else webgpu on a GPU and wasm on a CPU (static/worker/backend_choice.js).
@@ -87,6 +101,7 @@ async function boot() {
   loadTheRest(); // while Pyodide boots (static/worker.js)
   const booted = await booting;
   pyodide = booted.pyodide;
+  const filesMounted = self.peFiles.mount(pyodide); // the user's files: IndexedDB is read while the rest goes on
   const texts = await sources;
   // None stored: the server's (fetched only now when site-packages were stored), unless it is for another Pyodide.
   // In place before loadPackage, which imports standard-library modules it holds.
@@ -105,7 +120,14 @@ async function boot() {
   loading?.catch(() => {});
   if (!installedFiles) {
     await timed("engine_install_ms", async () => {
-      pyodide.unpackArchive(await wheel, "zip", { extractDir: startupCache.sitePackages() });
+      const site = startupCache.sitePackages(), folders = new Set();
+      // stored site-packages that could not be used: unzipped now
+      for (const [path, bytes] of (await engineFiles) ?? (await unzipWheel())) {
+        const folder = `${site}/${path}`.slice(0, site.length + 1 + path.lastIndexOf("/"));
+        if (!folders.has(folder)) pyodide.FS.mkdirTree(folder);
+        folders.add(folder);
+        pyodide.FS.writeFile(`${site}/${path}`, bytes, { canOwn: true });
+      }
     });
   }
   self.peBridge.heap = () => pyodide._module.HEAPU8;
@@ -119,7 +141,10 @@ async function boot() {
     py = pyodide.pyimport("playground");
     runner = pyodide.pyimport("playground_run");
   });
-  await timed("files_ms", () => self.peFiles.mount(pyodide)); // the user's files, before any of their code runs
+  await timed("files_ms", async () => { // the user's files, in place before any of their code runs
+    await filesMounted;
+    self.peFiles.useFolder();
+  });
   if (!stored) bytecodeToPack = await bytecodeKey;
   if (!installedFiles) installedToPack = await installedKey;
   if (interruptBuffer) setInterruptBuffer(interruptBuffer);

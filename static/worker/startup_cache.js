@@ -79,10 +79,23 @@ self.startupCache = (() => {
     return new URL(`/${kind}/${await sha256(new TextEncoder().encode(JSON.stringify(parts)))}`, self.location.href).href;
   }
 
+  // The caches, opened as this script loads, while config.json arrives: the first open of a profile's Cache Storage
+  // takes tens of ms, which the snapshot's lookup, and with it loadPyodide, would wait for.
+  const opened = new Map();
+  const open = (cacheName) => {
+    if (!opened.has(cacheName)) opened.set(cacheName, caches.open(cacheName));
+    return opened.get(cacheName);
+  };
+  try {
+    [SNAPSHOT_CACHE, BYTECODE_CACHE, INSTALLED_CACHE].forEach((name) => open(name).catch(() => {})); // find() reports
+  } catch {
+    // no Cache Storage (not a secure context): find() says so
+  }
+
   // The entry's response, or null.
   async function find(cacheName, key) {
     try {
-      return (await (await caches.open(cacheName)).match(key)) || null;
+      return (await (await open(cacheName)).match(key)) || null;
     } catch (error) {
       console.warn(`${cacheName}: Cache Storage unavailable (${error}); booting without it`);
       return null;
@@ -160,8 +173,13 @@ self.startupCache = (() => {
 
   // Pyodide, from the stored snapshot (findSnapshot's promise) when there is a usable one, else booted from scratch;
   // with the standard-library modules the snapshot was asked to hold (none without a snapshot) and those Pyodide
-  // holds now.
-  async function bootPyodide(indexURL, snapshotFound, pythonHalf) {
+  // holds now. requested() is called once loadPyodide has made its own requests (its wasm, lock file, runtime script).
+  async function bootPyodide(indexURL, snapshotFound, pythonHalf, requested) {
+    const load = (options) => {
+      const loading = loadPyodide({ indexURL, ...options });
+      setTimeout(requested); // after the reactions loadPyodide queued: its requests are out by then
+      return loading;
+    };
     const snapshot = await snapshotFound;
     if (snapshot) {
       // loadPyodide starts fetching its wasm, its lock file and pyodide.asm.js before it awaits the snapshot, so they
@@ -174,7 +192,7 @@ self.startupCache = (() => {
       });
       bytes.catch(() => {}); // loadPyodide awaits it, unless it failed before
       try {
-        const pyodide = await loadPyodide({ indexURL, _loadSnapshot: bytes });
+        const pyodide = await load({ _loadSnapshot: bytes });
         python = importPythonHalf(pyodide, await pythonHalf);
         callPython("reseed_random");
         const preloaded = (snapshot.headers.get(PRELOADED_HEADER) || "").split(" ").filter(Boolean);
@@ -183,7 +201,7 @@ self.startupCache = (() => {
         console.warn("the stored Pyodide snapshot cannot be used, booting from scratch:", error);
       }
     }
-    const pyodide = await loadPyodide({ indexURL });
+    const pyodide = await load({});
     python = importPythonHalf(pyodide, await pythonHalf);
     return { pyodide, fromSnapshot: false, preloaded: [], stdlibAtBoot: stdlibFromZip() };
   }

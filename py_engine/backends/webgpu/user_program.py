@@ -19,7 +19,6 @@ KernelCompileError naming the kernel and quoting the compiler (on wgpu-py and in
 docs/custom_kernels.md walks through a complete example.
 """
 
-import hashlib
 import operator
 import re
 from dataclasses import dataclass, field
@@ -108,6 +107,8 @@ class Program:
         key = (input_dtypes, outputs)
         shader = self._shaders.get(key)
         if shader is None:
+            import hashlib  # here, not at `import py_engine`: 10-15 ms of the page's boot
+
             source = self.wgsl.rstrip() + "\n" + self._declarations(input_dtypes, outputs)
             digest = hashlib.sha256(source.encode()).hexdigest()[:16]
             shader = Shader(f"{self.name}:{digest}", source, len(input_dtypes), len(outputs), self.uniforms)

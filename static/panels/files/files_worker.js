@@ -1,8 +1,8 @@
 // The user's files in the Pyodide worker: the working directory the page's code runs in (FOLDER) is an Emscripten
 // IDBFS mount, so its files live in Pyodide's in-memory file system while the page is open (Python reads and writes
 // them as ordinary files) and in the browser's IndexedDB across reloads and restarts. static/worker.js loads this
-// script before it boots and calls peFiles.mount() before "ready"; static/panels/files/playground_files.py makes the folder
-// Python's current one and its modules importable.
+// script while Pyodide boots, calls peFiles.mount() once it has booted and peFiles.useFolder() before "ready";
+// static/panels/files/playground_files.py makes the folder Python's current one and its modules importable.
 //
 // Persistence: a boot copies IndexedDB's files into the folder (syncfs(true)); each request below that changes a file
 // copies the changes back (syncfs(false): only the files whose time stamps changed), and so does files.list, which
@@ -57,18 +57,25 @@ self.peFiles = (() => {
     });
   }
 
-  async function mount(instance) {
+  // The folder, with IndexedDB's files copied in once the promise resolves: boot() mounts it as soon as Pyodide has
+  // booted, so that IndexedDB is read while numpy and the engine go into place.
+  function mount(instance) {
     pyodide = instance;
     pyodide.FS.mkdirTree(FOLDER);
     try {
       if (typeof indexedDB === "undefined") throw new Error("this browser gives the page no IndexedDB");
       pyodide.FS.mount(pyodide.FS.filesystems.IDBFS, {}, FOLDER);
       mounted = true;
-      await sync(true);
+      return sync(true);
     } catch (error) {
       persistent = false;
       reason = `${error.message || error}; the files last until the page closes`;
+      return Promise.resolve();
     }
+  }
+
+  // The folder becomes Python's current one (once the page's modules are in place and mount's copy is over).
+  function useFolder() {
     files = pyodide.pyimport("playground_files");
     files.use_folder(FOLDER);
   }
@@ -181,5 +188,5 @@ self.peFiles = (() => {
   handleRequest("files.rename", rename);
   handleRequest("files.delete", remove);
 
-  return { mount };
+  return { mount, useFolder };
 })();
