@@ -146,10 +146,10 @@ def test_stop_ends_a_long_threaded_product_by_a_restart_and_a_new_pool_starts(ui
     page = ui.page
     code = (
         'assert await pe.set_backend("wasm", threads=2), pe.backend_info()\n'
-        "a = pe.ones((3000, 3000))\n"
+        "a = pe.ones((5000, 5000))\n"
         "print('multiplying')\n"
         "for _ in range(100):\n"
-        "    pe.matmul(a, a).dispose()  # seconds each on two threads, uninterruptible"
+        "    pe.matmul(a, a).dispose()  # seconds each on two threads (about 250 GFLOP), uninterruptible"
     )
     start(page, code)
     page.wait_for_function("() => document.querySelector('#output').innerText.includes('multiplying')", timeout=RUN_MS)
