@@ -191,25 +191,36 @@ def test_a_tensors_weights_are_packed_once_and_the_packing_goes_with_the_tensor(
     assert kept_bytes == 2 * 72 * 16 * 4  # 16 columns: two panels of 8, no padding
 
 
+# Python for the Pyodide in Node: small_cnn() -> 64 images of 12x12x3 labelled by their brightest channel, and a
+# compiled CNN over them (convolution, depthwise convolution, max pool, dense), seeded; for the fit tests here and in
+# tests/test_wasm_threads.py. Call it after set_backend.
+SMALL_CNN = """
+def small_cnn():
+    pe.set_seed(0)
+    rng = np.random.default_rng(0)
+    x = rng.standard_normal((64, 12, 12, 3)).astype(np.float32)
+    y = np.eye(3, dtype=np.float32)[x.mean(axis=(1, 2)).argmax(axis=1)]  # the channel with the largest mean
+    model = pe.Sequential([
+        pe.layers.Conv2D(8, 3, activation="relu", input_shape=(12, 12, 3)),
+        pe.layers.DepthwiseConv2D(3, padding="same", activation="relu"),
+        pe.layers.MaxPooling2D(2),
+        pe.layers.Flatten(),
+        pe.layers.Dense(3, activation="softmax"),
+    ])
+    model.compile(optimizer=pe.optimizers.SGD(0.2), loss="categorical_crossentropy")
+    return x, y, model
+"""
+
+
 def test_fit_trains_a_cnn_on_wasm_as_on_numpy_with_a_flat_tensor_count(node):
     """TF.js-wasm has no Conv2DBackpropFilter; here the whole step runs natively, gives numpy's history, and the
     tensor count stays flat per epoch."""
+    node.run(SMALL_CNN)
     runs = node.run(
         """
         async def train(backend):
             await pe.set_backend(backend)
-            pe.set_seed(0)
-            rng = np.random.default_rng(0)
-            x = rng.standard_normal((64, 12, 12, 3)).astype(np.float32)
-            y = np.eye(3, dtype=np.float32)[x.mean(axis=(1, 2)).argmax(axis=1)]  # the channel with the largest mean
-            model = pe.Sequential([
-                pe.layers.Conv2D(8, 3, activation="relu", input_shape=(12, 12, 3)),
-                pe.layers.DepthwiseConv2D(3, padding="same", activation="relu"),
-                pe.layers.MaxPooling2D(2),
-                pe.layers.Flatten(),
-                pe.layers.Dense(3, activation="softmax"),
-            ])
-            model.compile(optimizer=pe.optimizers.SGD(0.2), loss="categorical_crossentropy")
+            x, y, model = small_cnn()
             counts = []
             count = pe.callbacks.LambdaCallback(on_epoch_end=lambda epoch, logs: counts.append(pe.memory().num_tensors))
             history = model.fit(x, y, epochs=8, batch_size=16, shuffle=False, verbose=0, callbacks=[count])

@@ -13,7 +13,7 @@ from hypothesis import given
 from hypothesis import strategies as st
 
 from .pyodide import start_node_pyodide
-from .test_wasm_backend import ALL_NATIVE, DIFFERENTIAL, FAST, _conv_out, _spec, paddings
+from .test_wasm_backend import ALL_NATIVE, DIFFERENTIAL, FAST, SMALL_CNN, _conv_out, _spec, paddings
 
 ROOT = Path(__file__).resolve().parent.parent
 EVERY_KERNEL_THREADED = """
@@ -301,22 +301,12 @@ def test_fit_on_two_threads_gives_one_threads_losses_with_flat_memory(node):
     """A CNN's whole training step (forward, gradients) splits over the threads: the same loss history as on one
     thread, bit for bit; tensors, bytes, the weights kept in the shared memory and the shared memory's size stay flat
     from epoch to epoch, and the kept weights go with the model."""
+    node.run(SMALL_CNN)
     runs = node.run(
         """
         async def train(n):
             await pe.set_backend("wasm", threads=n)
-            pe.set_seed(0)
-            rng = np.random.default_rng(0)
-            x = rng.standard_normal((64, 12, 12, 3)).astype(np.float32)
-            y = np.eye(3, dtype=np.float32)[x.mean(axis=(1, 2)).argmax(axis=1)]  # the channel with the largest mean
-            model = pe.Sequential([
-                pe.layers.Conv2D(8, 3, activation="relu", input_shape=(12, 12, 3)),
-                pe.layers.DepthwiseConv2D(3, padding="same", activation="relu"),
-                pe.layers.MaxPooling2D(2),
-                pe.layers.Flatten(),
-                pe.layers.Dense(3, activation="softmax"),
-            ])
-            model.compile(optimizer=pe.optimizers.SGD(0.2), loss="categorical_crossentropy")
+            x, y, model = small_cnn()
             seen = []
             def count(epoch, logs):
                 memory, info = pe.memory(), pe.backend_info()
