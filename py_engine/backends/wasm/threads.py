@@ -18,6 +18,7 @@ after it, runs on the calling thread alone.
 import weakref
 from importlib import resources
 from types import SimpleNamespace
+from typing import NamedTuple
 
 import numpy as np
 
@@ -39,6 +40,25 @@ CHUNKS_PER_THREAD = 4
 pool = None  # the running Pool, or None: every kernel on the calling thread
 reason = "one thread was asked for"  # why pool is None
 _starts = 0  # start() calls so far: a start overtaken by a later one closes what it started
+
+
+class Resident(NamedTuple):
+    """The last op's output, left in the shared memory for the next op to read."""
+
+    array: weakref.ref  # to its numpy array
+    source: int  # the array's address in Pyodide's memory
+    nbytes: int
+    at: int  # its shared address
+
+
+def _panels_bytes(k, n):
+    """Bytes of B (k x n) in the GEMM's packed panels: n rounded up to 8 columns."""
+    return -(-n // 8) * 8 * k * 4
+
+
+def _b_strides(k, n, transposed):
+    """pack_b's strides of B's rows and columns: stored k x n, or n x k when `transposed`."""
+    return (1, k) if transposed else (n, 1)
 
 
 def module_bytes():
@@ -90,9 +110,7 @@ class Pool:
         self.kept = {}  # (id(array), layout) -> (weak reference to the array, address, bytes)
         self.kept_bytes = 0  # pe.memory().num_bytes_in_threads
         self.top = ARENA
-        # the last op's output: (weak reference to its array, the array's address in Pyodide's memory, bytes, its
-        # shared address), or None
-        self.pinned = None
+        self.pinned = None  # the last op's output (Resident), or None
         self.calls = 0  # kernel calls split over the threads (backend_info's threaded_calls)
         self.copied = 0  # bytes copied into and out of the shared memory (threads_copied_bytes)
         self.spared = 0  # bytes an op found there already: kept weights, the last op's output (threads_spared_bytes)
@@ -108,8 +126,9 @@ class Pool:
     def alloc(self, nbytes):
         """The shared address of `nbytes` of the arena for this op (not over the last op's output)."""
         at = self.top
-        if self.pinned is not None and at < self.pinned[3] + self.pinned[2] and self.pinned[3] < at + nbytes:
-            at = self.pinned[3] + self.pinned[2]
+        pinned = self.pinned
+        if pinned is not None and at < pinned.at + pinned.nbytes and pinned.at < at + nbytes:
+            at = pinned.at + pinned.nbytes
         at = -(-at // ALIGN) * ALIGN
         self.top = at + nbytes
         self._grow(self.top)
@@ -123,19 +142,19 @@ class Pool:
     def resident(self, array):
         """The shared address of `array` where it is the last op's output, still there; else None."""
         pinned = self.pinned
-        if pinned is None or array.flags.writeable or pinned[0]() is None:
+        if pinned is None or array.flags.writeable or pinned.array() is None:
             return None
-        same = array.__array_interface__["data"][0] == pinned[1] and array.nbytes == pinned[2]
-        return pinned[3] if same else None
+        same = array.__array_interface__["data"][0] == pinned.source and array.nbytes == pinned.nbytes
+        return pinned.at if same else None
 
     def put(self, array, dtype=F32):
         """`array` (C-contiguous, `dtype`) copied into the arena (unless it is the last op's output, still there):
         its shared address."""
-        source = native.address(array, array.size, dtype)
         at = self.resident(array)
         if at is not None:
             self.spared += array.nbytes
             return at
+        source = native.address(array, array.size, dtype)
         at = self.alloc(array.nbytes)
         self._copy_in(at, source, array.nbytes)
         self.copied += array.nbytes
@@ -146,7 +165,7 @@ class Pool:
         may then find there (resident)."""
         self._copy_out(native.address(array, array.size), at, array.nbytes)
         self.copied += array.nbytes
-        self.pinned = (weakref.ref(array), array.__array_interface__["data"][0], array.nbytes, at)
+        self.pinned = Resident(weakref.ref(array), array.__array_interface__["data"][0], array.nbytes, at)
         return array
 
     # ---- kept blocks: a tensor's weights, uploaded once -------------------------------------------------------------
@@ -157,19 +176,19 @@ class Pool:
         Before an op's begin()."""
         if b.flags.writeable:
             return None
-        at = self._keep(b, ("packed", k, n, transposed), -(-n // 8) * 8 * k * 4)
+        at = self._keep(b, ("packed", k, n, transposed), _panels_bytes(k, n))
         if at < 0:
             self.spared += b.nbytes
             return ~at
         self.begin()  # b passes through the arena on its way
-        self.exports.pack_b(self.put(b), k, n, *((1, k) if transposed else (n, 1)), at)
+        self.exports.pack_b(self.put(b), k, n, *_b_strides(k, n, transposed), at)
         return at
 
     def pack(self, b, k, n, transposed=False):
         """B packed into this op's arena (b is not kept): its shared address."""
         raw = self.put(b)
-        at = self.alloc(-(-n // 8) * 8 * k * 4)
-        self.exports.pack_b(raw, k, n, *((1, k) if transposed else (n, 1)), at)
+        at = self.alloc(_panels_bytes(k, n))
+        self.exports.pack_b(raw, k, n, *_b_strides(k, n, transposed), at)
         return at
 
     def weights(self, array):
@@ -209,7 +228,7 @@ class Pool:
         at = self.end
         self.end += nbytes
         self._grow(self.end)
-        if self.pinned is not None and self.pinned[3] < self.end:
+        if self.pinned is not None and self.pinned.at < self.end:
             self.pinned = None  # the arena moved over the last output
         return at
 
