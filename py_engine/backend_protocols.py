@@ -28,7 +28,10 @@ class Backend(Protocol):
     name: str  # registry key: kernels are registered per (kernel name, backend name)
     is_gpu: bool  # its bytes count as GPU memory in pe.memory() and it has the GPU-only members below
     lost: object = None  # None, or why its device was lost: the engine then starts it afresh on next use
-    recorder: object = None  # the Recorder its work is reported to now, or None (GPU backends)
+    recorder: object = (
+        None  # the Recorder its work is reported to now, or None (GPU backends, and pe.capture's on wasm)
+    )
+    captures: bool = False  # pe.capture records programs here (`record`); elsewhere a captured function runs as it is
     host_arrays: bool = False  # handles are read-only numpy arrays in this process: such backends share tensors as is
     kernel_fallback: object = None  # a backend whose kernels run where this one has none (same handles), or None
     memory_budget: object = None  # given by the engine: None, or an engine.MemoryBudget (its `limit` in bytes, and
@@ -82,6 +85,11 @@ class Backend(Protocol):
 
     def allocated_bytes(self):
         """Bytes the backend's buffer pool holds, in use or free for reuse (memory().num_bytes_in_gpu_allocated)."""
+        return 0
+
+    def program_bytes(self):
+        """Host bytes a CPU backend's captured programs own (memory().num_bytes_in_programs); a GPU backend's are in
+        its pool (allocated_bytes)."""
         return 0
 
     def thread_bytes(self):

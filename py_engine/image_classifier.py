@@ -24,8 +24,9 @@ class ImageClassifier:
         # SwiftShader). Its constants live on the device, so a classification uploads its pixels and nothing else.
         self.scale = tensor(np.diag(1 / (255 * std)).reshape(1, 1, 3, 3))
         self.shift = tensor(-mean / std)
-        # The input's shape is fixed, so the forward pass is recorded at the first image and then replayed in one GPU
-        # call, without Python per op (preprocessing stays uncaptured: image sizes vary).
+        # The input's shape is fixed, so the forward pass is recorded at the first image and then replayed (one GPU
+        # call; on wasm the recorded kernel calls), without Python per op (preprocessing stays uncaptured: image
+        # sizes vary).
         self.forward = ENGINE.capture(self.logits)
 
     @property

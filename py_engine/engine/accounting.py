@@ -23,6 +23,7 @@ class MemoryInfo:
     unreliable: bool = False
     reasons: list = field(default_factory=list)
     num_bytes_in_threads: int = 0  # weights the wasm backend's threads keep a copy of in their shared memory
+    num_bytes_in_programs: int = 0  # what captured programs own on a CPU backend (wasm); a GPU's are in its pool
 
     def to_dict(self):
         return dict(self.__dict__)
@@ -105,9 +106,11 @@ class BufferAccounting:
         for backend in self._backends.values():
             reasons += backend.memory_caveats()
         threads = sum(b.thread_bytes() for b in self._backends.values())
+        programs = sum(b.program_bytes() for b in self._backends.values())
         return MemoryInfo(
-            len(self.live), self.num_data_buffers, self.num_bytes, gpu, allocated, bool(reasons), reasons, threads
-        )
+            len(self.live), self.num_data_buffers, self.num_bytes, gpu, allocated, bool(reasons), reasons, threads,
+            programs,
+        )  # fmt: skip
 
     def set_memory_budget(self, nbytes):
         """Cap the GPU memory that live tensors may hold at `nbytes` (None: no cap).

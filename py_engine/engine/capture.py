@@ -67,7 +67,7 @@ class CapturedFunction:
 
     def __call__(self, *inputs):
         backend = self.engine.active()
-        if not backend.is_gpu or backend.recorder is not None or TAPE.get() is not None:
+        if not getattr(backend, "captures", False) or backend.recorder is not None or TAPE.get() is not None:
             return self.fn(*inputs)  # numpy, warm-up, inside another recording, gradients: fn as it is
         signature = []
         for i, t in enumerate(inputs):

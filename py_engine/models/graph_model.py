@@ -5,8 +5,9 @@
     ys = await model.execute_async(x)          # a graph with while loops, TensorLists or value-sized outputs
 
 Each run computes only the nodes the asked outputs need, releases each intermediate after its last consumer, and
-leaves inputs, weights and outputs alive, nothing else. On a GPU backend a static run is recorded once per input
-signature and replayed whole (pe.capture), one submission per execute.
+leaves inputs, weights and outputs alive, nothing else. On a backend that captures (webgpu, wasm) a static run is
+recorded once per input signature and replayed whole (pe.capture): one submission per execute on webgpu, the
+recorded kernel calls without the engine's Python per op on wasm.
 """
 
 import asyncio
@@ -117,7 +118,7 @@ class GraphModel:
                 "reads values to size its outputs: use `await model.execute_async(...)` instead"
             )
         tensors = [feeds[name] for name in plan.feeds]
-        if ENGINE.active().is_gpu and plan.capturable:
+        if getattr(ENGINE.active(), "captures", False) and plan.capturable:
             results = self._run_captured(plan, tensors)
         else:
             results = self._run(plan, tensors)

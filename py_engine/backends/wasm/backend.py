@@ -18,6 +18,7 @@ from ...kernel_registry import names_on
 from ..numpy import NumpyBackend
 from . import native
 from . import threads as _threads
+from .capture import Recording
 
 MAX_THREADS = 16  # static/worker/wasm_pool.js has control slots for 16 threads
 MAX_DEFAULT_THREADS = 4
@@ -30,6 +31,7 @@ MIN_CORES_FOR_THREADS = 4
 class WasmBackend(NumpyBackend):
     name = "wasm"
     kernel_fallback = "numpy"
+    captures = True  # pe.capture records programs of its kernels (capture.py)
 
     def __init__(self, module_bytes=None):
         super().__init__()
@@ -42,7 +44,49 @@ class WasmBackend(NumpyBackend):
         self.module_bytes = len(data)
         self.threads_chosen = False
         self.threads_starting = None  # the default pool's start, in the background
+        self.recorder = None  # pe.capture's Recording while it records a function (capture.py)
+        self.programs = set()  # the captured programs (capture.py)
+        self.replays = 0
         _self_test()
+
+    # ---- pe.capture (capture.py) ------------------------------------------------------------------------------
+
+    def record(self, name, inputs):
+        if len({id(h) for h in inputs}) < len(inputs):  # two inputs share an array: the steps cannot tell them apart
+            return None
+        return Recording(name, self, inputs)
+
+    def run(self, fn, inputs, attrs):
+        if self.recorder is not None:
+            return self.recorder.run(fn, inputs, attrs)
+        return super().run(fn, inputs, attrs)
+
+    def read(self, handle):
+        if self.recorder is not None:
+            self.recorder.reading_back()
+        return super().read(handle)
+
+    def free(self, handle):
+        if self.recorder is not None:
+            self.recorder.freeing(handle)
+
+    def release_pool(self, idle=False):
+        if idle:  # the engine moved on: captured programs go too, re-recorded on use
+            for program in list(self.programs):
+                program.release()
+
+    def program_bytes(self):
+        return sum(p.nbytes for p in self.programs)
+
+    def stats(self):
+        return {
+            **super().stats(),
+            "capture_programs": len(self.programs),
+            "capture_bytes": self.program_bytes(),
+            "capture_replays": self.replays,
+            "capture_native_steps": sum(p.native_steps for p in self.programs),
+            "capture_kernel_steps": sum(p.kernel_steps for p in self.programs),
+        }
 
     async def configure(self, threads=None):
         """set_backend("wasm", threads=n): the big kernels on n threads (1: the calling thread alone, as before),

@@ -20,6 +20,9 @@ import numpy as np
 F32 = np.dtype(np.float32)
 I32 = np.dtype(np.int32)
 exports = None  # the module's exports once the backend has started (one module per interpreter: one memory)
+# the kernel's log while pe.capture records one (backends/wasm/capture.py): every address, allocation and zeroing
+# below is reported to it, and `exports` is its logging copy of the module's exports for that kernel
+log = None
 
 
 class Unavailable(RuntimeError):
@@ -101,7 +104,12 @@ def address(array, size, dtype=F32):
         raise ValueError(f"wasm kernel: expected a C-contiguous {dtype} array, got {array.dtype} {array.strides}")
     if array.size < size:
         raise ValueError(f"wasm kernel: the array has {array.size} elements, the kernel would touch {size}")
-    return array.__array_interface__["data"][0] if size else 0
+    if not size:
+        return 0
+    at = array.__array_interface__["data"][0]
+    if log is not None:
+        log.addressed(at, array)
+    return at
 
 
 def f32(array):
@@ -109,9 +117,15 @@ def f32(array):
     return array if array.dtype == F32 and array.flags.c_contiguous else np.ascontiguousarray(array, F32)
 
 
+def _made(array):
+    if log is not None:
+        log.allocated(array)
+    return array
+
+
 def out(shape):
     """A new float32 array for a kernel's output."""
-    return np.empty(shape, F32)
+    return _made(np.empty(shape, F32))
 
 
 def aligned(size):
@@ -119,13 +133,23 @@ def aligned(size):
     Pyodide are 8-byte aligned, and the GEMM's 16-byte loads of packed panels that straddle two lines cost it 5-10%."""
     raw = np.empty(size + 16, F32)
     skip = -raw.__array_interface__["data"][0] % 64 // 4
-    return raw[skip : skip + size]
-
-
-def zeros(shape):
-    return np.zeros(shape, F32)
+    return _made(raw[skip : skip + size])
 
 
 def ints(values):
     """An int32 array of small parameters (a convolution's shape), passed by address."""
-    return np.array(values, I32)
+    return _made(np.array(values, I32))
+
+
+def zero(array):
+    """Fill `array` (one the wrapper allocated) with zeros before the module accumulates into it: a captured kernel
+    zeroes it again on every replay."""
+    array.fill(0)
+    if log is not None:
+        log.zeroed(array)
+
+
+def numpy_writes():
+    """The wrapper writes an array with numpy after the module did: a capture replays this kernel as it is."""
+    if log is not None:
+        log.foreign = True

@@ -232,6 +232,11 @@ class Pool:
             self.pinned = None  # the arena moved over the last output
         return at
 
+    def changed(self, array):
+        """`array`'s values were written in place (a captured training step's variable): its kept blocks go."""
+        for key in [key for key in self.kept if key[0] == id(array)]:
+            self._forget(key)
+
     def _forget(self, key):
         """The array of a kept block went: the block is free (merged with free neighbours; the last one gives its
         bytes back to the arena)."""
@@ -331,7 +336,11 @@ def worth(work, *arrays, kept=()):
         return None
     copied = sum(a.nbytes for a in arrays if pool.resident(a) is None)
     copied += sum(a.nbytes for a in kept if a is not None and a.flags.writeable)
-    return pool if work >= MIN_INTENSITY * copied else None
+    if work < MIN_INTENSITY * copied:
+        return None
+    if native.log is not None:  # the pool's calls are not the module's exports: a capture replays this kernel whole
+        native.log.foreign = True
+    return pool
 
 
 # ---- the threaded kernels: each returns its output, or None when the pool was lost (the caller then runs it) ----
@@ -490,6 +499,12 @@ def info():
         "threads_copied_bytes": pool.copied,
         "threads_spared_bytes": pool.spared,
     }
+
+
+def changed(array):
+    """`array`'s values were written in place: the pool's copies of it go (Pool.changed)."""
+    if pool is not None:
+        pool.changed(array)
 
 
 def kept_bytes():

@@ -56,6 +56,7 @@ def on_cpu_adapter(info):
 class WebGPUBackend:
     name = "webgpu"
     is_gpu = True
+    captures = True  # pe.capture records device programs (capture.py)
     host_arrays = False
     kernel_fallback = None  # every kernel is its own (a missing one is an error that says where it exists)
     memory_budget = None  # the engine's MemoryBudget for this backend, or None
@@ -405,6 +406,9 @@ class WebGPUBackend:
 
     def thread_bytes(self):
         return 0  # a GPU backend keeps no copies in CPU threads' memory
+
+    def program_bytes(self):
+        return 0  # its captured programs' buffers are in its pool (allocated_bytes)
 
     def release_pool(self, idle=False):
         if idle:  # the engine moved on: captured programs go too, re-recorded on use

@@ -17,9 +17,13 @@ SMALL_PRODUCT = 16384
 def pack(b, k, n, transposed=False):
     """B (k x n; stored n x k when `transposed`) packed into the GEMM's 8-column panels."""
     packed = native.aligned(-(-n // 8) * 8 * k)
-    sbk, sbj = (1, k) if transposed else (n, 1)
-    native.exports.pack_b(address(b, k * n), k, n, sbk, sbj, address(packed, packed.size))
+    native.exports.pack_b(address(b, k * n), k, n, *_strides(k, n, transposed), address(packed, packed.size))
     return packed
+
+
+def _strides(k, n, transposed):
+    """B's strides (along k, along n) in elements."""
+    return (1, k) if transposed else (n, 1)
 
 
 _packs = {}  # id(array) -> (weak reference to it, (k, n, transposed), its packed panels)
@@ -34,10 +38,22 @@ def pack_kept(b, k, n, transposed=False):
     key, layout = id(b), (k, n, transposed)
     entry = _packs.get(key)
     if entry is not None and entry[0]() is b and entry[1] == layout:
-        return entry[2]
-    packed = pack(b, k, n, transposed)
-    _packs[key] = (weakref.ref(b, lambda _, key=key: _packs.pop(key, None)), layout, packed)
+        packed = entry[2]
+    else:
+        log, native.log = native.log, None  # a capture records the packing apart: it belongs to b, not to the kernel
+        try:
+            packed = pack(b, k, n, transposed)
+        finally:
+            native.log = log
+        _packs[key] = (weakref.ref(b, lambda _, key=key: _packs.pop(key, None)), layout, packed)
+    if native.log is not None:
+        native.log.packed(b, packed, (k, n, *_strides(k, n, transposed)))
     return packed
+
+
+def changed(b):
+    """b's values were written in place (a captured training step's variable): its kept panels go."""
+    _packs.pop(id(b), None)
 
 
 def packed_bytes():

@@ -109,7 +109,7 @@ def _conv2d_backprop_filter(x, dy, strides, pad, dilations, filter_shape):
     pool = threads.worth(rows * k * o, x, dy, dw) if kh * kw > 1 else None  # split by taps
     if pool and threads.conv2d_filter_grad(pool, x, shape, rows, dy, kh * kw, c, o, dw, block) is not None:
         return dw
-    dw.fill(0)
+    native.zero(dw)
     scratch, packed = native.aligned(block * k), native.aligned(block * -(-o // 8) * 8)
     native.exports.conv2d_filter_grad(
         address(x, x.size), address(shape, 13, I32), rows, address(dy, rows * o), o, address(dw, dw.size),
@@ -139,7 +139,7 @@ def _conv2d_backprop_input(dy, weights, strides, pad, dilations, input_shape):
     ):
         return dx
     transposed = pack(weights, o, k, transposed=True)  # W^T: o x k
-    dx.fill(0)
+    native.zero(dx)
     if plain:
         return gemm(dy, transposed, rows, k, o, dx)
     scratch = native.aligned(block * k)
@@ -186,7 +186,7 @@ def _depthwise_backprop_input(dy, weights, strides, pad, dilations, input_shape)
     pool = threads.worth(dy.size * kh * kw, dy, dx, kept=(weights,)) if images > 1 else None  # split by images
     if pool and threads.images_kernel(pool, "depthwise_input_grad", images, (dy,), shape, weights, dx) is not None:
         return dx
-    dx.fill(0)
+    native.zero(dx)
     native.exports.depthwise_input_grad(
         address(dy, dy.size), dy.shape[0], address(shape, 13, I32), address(weights, weights.size), address(dx, dx.size)
     )
@@ -203,7 +203,7 @@ def _depthwise_backprop_filter(x, dy, strides, pad, dilations, filter_shape):
     pool = threads.worth(dy.size * kh * kw, x, dy) if channels > 4 else None  # split by channels, 4 at a time
     if pool and threads.depthwise_filter_grad(pool, x, dy, x.shape[0], shape, channels, dw) is not None:
         return dw
-    dw.fill(0)
+    native.zero(dw)
     native.exports.depthwise_filter_grad(
         address(x, x.size), address(dy, dy.size), x.shape[0], address(shape, 13, I32), address(dw, dw.size), 0,
         channels,
@@ -246,7 +246,7 @@ def _max_pool_grad(dy, x, y, ksize, strides, pad):
     pool = threads.worth(work, dy, x, y, dx) if images > 1 else None  # split by images
     if pool and threads.images_kernel(pool, "max_pool_grad", images, (dy, x, y), shape, None, dx) is not None:
         return dx
-    dx.fill(0)
+    native.zero(dx)
     native.exports.max_pool_grad(
         address(dy, dy.size),
         address(x, x.size),

@@ -34,6 +34,7 @@ def _sum_rows(x, axis, keepdims, divide=False):
     x, out = native.f32(x), native.out(columns)
     native.exports.sum_rows(address(x, x.size), rows, columns, address(out, columns))
     if divide:
+        native.numpy_writes()
         out /= np.float32(rows)
     return out.reshape([1 if i in axis else d for i, d in enumerate(x.shape) if keepdims or i not in axis])
 
