@@ -309,7 +309,9 @@ def test_memory_reports_all_fields(each_backend):
         "unreliable",
         "reasons",
         "num_bytes_in_threads",
+        "num_bytes_in_programs",
     }
+    assert m.num_bytes_in_threads == m.num_bytes_in_programs == 0  # the wasm backend's (tests/test_wasm_capture.py)
     x.dispose()
 
 

@@ -106,7 +106,7 @@ def test_no_backend_reads_a_tensors_buffer():
 def test_a_backend_missing_a_member_or_renaming_a_parameter_fails_the_check():
     class Incomplete:
         name, is_gpu, lost, recorder = "incomplete", False, None, None
-        host_arrays, kernel_fallback, memory_budget = False, None, None
+        host_arrays, kernel_fallback, memory_budget, captures = False, None, None, False
 
         def upload(self, values):  # renamed parameter
             return values

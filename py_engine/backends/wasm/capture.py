@@ -353,14 +353,14 @@ class CapturedProgram:
         self.fresh = [
             (make, [(index[key], homes.get(key)) for key in keys]) for make, keys in recording.fresh
         ]  # fmt: skip
-        self.outputs = []  # (value index, whether the program owns the array: copied out)
-        for key, (handle, _, _) in zip(output_keys, outputs, strict=True):
+        self.outputs = []  # (value index, whether the program owns the array: copied out, tensor's shape, dtype)
+        for key, (handle, shape, dtype) in zip(output_keys, outputs, strict=True):
             if key is None or key[0] == "bound":
                 raise CaptureError(
                     f"capture({name}): the function returned a tensor it did not compute (shape {handle.shape}); "
                     "return computed tensors, or pass the value in as an input"
                 )
-            self.outputs.append((index[key], key in produced or key[0] != "slot"))
+            self.outputs.append((index[key], key in produced or key[0] != "slot", shape, dtype))
         self.moves = [(index[key], array) for key, array in recording.moves]
         self.held += [a for a in self.values if a is not None]
         self.owned = list(owned.values()) + list(homes.values())
@@ -406,12 +406,12 @@ class CapturedProgram:
             _write(target, values[i], self.name)
         backend.replays += 1
         results = []
-        for i, copied in self.outputs:
+        for i, copied, shape, dtype in self.outputs:
             array = values[i]
             if copied:
                 array = array.copy()
                 array.flags.writeable = False
-            results.append(own(array))
+            results.append((array, array.nbytes, shape, dtype))
         return results
 
     def release(self):
