@@ -66,10 +66,6 @@ class WasmBackend(NumpyBackend):
             self.recorder.reading_back()
         return super().read(handle)
 
-    def free(self, handle):
-        if self.recorder is not None:
-            self.recorder.freeing(handle)
-
     def release_pool(self, idle=False):
         if idle:  # the engine moved on: captured programs go too, re-recorded on use
             for program in list(self.programs):

@@ -45,20 +45,23 @@ def _at(array):
 class StepLog:
     """What one kernel reported while it was recorded (native.log)."""
 
-    __slots__ = ("actions", "addresses", "allocations", "foreign")
+    __slots__ = ("actions", "addresses", "allocations", "constants", "foreign")
 
     def __init__(self):
         # in order: ("call", export, args), ("zero", array), ("pack", b, packed, (k, n, stride along k, along n))
         self.actions = []
         self.addresses = set()  # every address the wrapper took
         self.allocations = []  # the arrays it allocated
+        self.constants = set()  # ids of those whose values it wrote with numpy (native.ints): constants of the step
         self.foreign = False  # it worked elsewhere than the module's exports (numpy's writes, the threads' pool)
 
     def addressed(self, at, array):
         self.addresses.add(at)
 
-    def allocated(self, array):
+    def allocated(self, array, constant):
         self.allocations.append(array)
+        if constant:
+            self.constants.add(id(array))
 
     def zeroed(self, array):
         self.actions.append(("zero", array))
@@ -113,7 +116,6 @@ class Recording(CaptureRecording):
         self.arrays = {("in", i): h for i, h in enumerate(inputs)}  # value key -> its array when recorded
         self.steps = []
         self.fresh = []  # (make_arrays, [value keys])
-        self.freed = set()  # ids of the arrays whose tensors were disposed
         self.moves = []  # (new value's key, the variable's own array)
         self.exports = _logging(native.exports)
 
@@ -155,7 +157,7 @@ class Recording(CaptureRecording):
             return None
         if any(allocation is None for _, _, allocation in outputs):
             return None
-        sources = [(_at(a), a.nbytes, ("alloc", a)) for a in log.allocations]
+        sources = [(_at(a), a.nbytes, ("const" if id(a) in log.constants else "alloc", a)) for a in log.allocations]
         sources += [(_at(h), h.nbytes, key) for h, key in zip(handles, keys)]
         sources += [(_at(a[2]), a[2].nbytes, ("packed", a[2])) for a in log.actions if a[0] == "pack"]
 
@@ -196,10 +198,6 @@ class Recording(CaptureRecording):
             self.keys[id(h)], self.arrays[key] = key, h
             keys.append(key)
         self.fresh.append((make_arrays, keys))
-
-    def freeing(self, bid):
-        self.freed.add(id(bid))
-        return False
 
     def reading_back(self):
         raise CaptureError(
@@ -251,8 +249,7 @@ def _write(target, value, name):
 
 
 class CapturedProgram:
-    """A recording built for replays (a backend_protocols.ReplayProgram): its values' slots, the arrays it owns, its
-    steps."""
+    """A recording built for replays (a backend_protocols.ReplayProgram): its values, the arrays it owns, its steps."""
 
     def __init__(self, recording, outputs):
         self.backend = backend = recording.backend
@@ -260,116 +257,119 @@ class CapturedProgram:
         self.released = False
         steps, arrays = recording.steps, recording.arrays
         output_keys = [recording.keys.get(id(h)) for h, _, _ in outputs]
-        state = {id(a) for _, a in recording.moves}
-        produced = {}  # a native step's output key -> its allocation
-        for step in steps:
-            if step.actions is not None:
-                for key, _, allocation in step.outputs:
-                    produced[key] = allocation
-        kept = [
-            key
-            for key, allocation in produced.items()
-            if arrays[key] is allocation
-            and id(allocation) not in recording.freed
-            and key not in output_keys
-            and key not in {k for k, _ in recording.moves}
-        ]
-        if kept:
-            raise CaptureError(
-                f"capture({name}): the function keeps tensors it computed without returning them (pe.keep, a scope "
-                f"export, a cache, or state built on first use: run it once before capturing); a replay would "
-                f"overwrite them. {_PURE}"
-            )
-        # the program's arrays: the native steps' allocations, except the returned ones (the caller's): new ones
-        owned = {}  # id(recorded array) -> the program's array
-        for key in output_keys:
-            allocation = produced.get(key)
-            if allocation is not None:
-                owned[id(allocation)] = np.empty_like(allocation)
-        for step in steps:
-            for action in step.actions or ():
-                for arg in action[2] if action[0] == "call" else ():
-                    if isinstance(arg, _Pointer) and arg.source[0] == "alloc":
-                        owned.setdefault(id(arg.source[1]), arg.source[1])
-        # the values: one index each; a native step's output is its (program's) allocation, always
-        index = {key: i for i, key in enumerate(arrays)}
-        self.values = [arrays[key] if key[0] == "bound" else None for key in arrays]
-        for key, allocation in produced.items():
-            self.values[index[key]] = owned.get(id(allocation), allocation).reshape(arrays[key].shape)
-        homes = {}  # value key -> the program's array a native step reads it at
-
-        def home(key):
-            if key[0] == "bound":
-                return arrays[key]
-            if key in produced:
-                return owned.get(id(produced[key]), produced[key])
-            if key not in homes:
-                homes[key] = np.empty_like(arrays[key])
-            return homes[key]
-
-        def address(p):
-            kind = p.source[0]
-            if kind in ("alloc", "packed"):
-                return _at(owned.get(id(p.source[1]), p.source[1])) + p.offset
-            return _at(home(p.source)) + p.offset
-
-        self.held = []  # bound arrays and constant panels: they must outlive the program
-        self.steps = []  # ("native", [(callable, args)]) or ("kernel", fn, arg indexes, dims, attrs, outs, copies)
-        self.native_steps = self.kernel_steps = 0
-        for step in steps:
-            if step.actions is None:
-                self.kernel_steps += 1
-                outs = [index[k] for k, _, _ in step.outputs]
-                self.steps.append((False, step.fn, [index[k] for k in step.keys], step.dims, step.attrs, outs, []))
-                continue
-            self.native_steps += 1
-            calls = []
-            for action in step.actions:
-                if action[0] == "call":
-                    args = tuple(address(a) if isinstance(a, _Pointer) else a for a in action[2])
-                    calls.append((action[1], args))
-                elif action[0] == "zero":
-                    calls.append((owned[id(action[1])].fill, (0,)))
-                else:
-                    _, b, packed, (k, n, sbk, sbj) = action
-                    if b.source[0] == "bound" and id(arrays[b.source]) not in state:  # the weight's: packed once
-                        self.held.append(packed)
-                        continue
-                    # packed anew on every replay, into panels of the program's (the kept ones are b's when recorded)
-                    panels = owned.setdefault(id(packed), native.aligned(packed.size))
-                    calls.append((native.exports.pack_b, (address(b), k, n, sbk, sbj, _at(panels))))
-            self.steps.append((True, calls))
-        # after a step whose output a native step reads at its home: copy it there
-        copies_after = {}
-        for key in homes:
-            if key[0] == "slot":
-                copies_after[key] = homes[key]
-        for i, step in enumerate(steps):
-            if step.actions is None:
-                self.steps[i][6].extend(
-                    (index[key], copies_after[key]) for key, _, _ in step.outputs if key in copies_after
-                )
-        self.input_homes = [(i, homes[("in", i)]) for i in range(recording.n_inputs) if ("in", i) in homes]
-        self.fresh = [
-            (make, [(index[key], homes.get(key)) for key in keys]) for make, keys in recording.fresh
-        ]  # fmt: skip
-        self.outputs = []  # (value index, whether the program owns the array: copied out, tensor's shape, dtype)
-        for key, (handle, shape, dtype) in zip(output_keys, outputs, strict=True):
+        for key, (handle, _, _) in zip(output_keys, outputs, strict=True):
             if key is None or key[0] == "bound":
                 raise CaptureError(
                     f"capture({name}): the function returned a tensor it did not compute (shape {handle.shape}); "
                     "return computed tensors, or pass the value in as an input"
                 )
-            self.outputs.append((index[key], key in produced or key[0] != "slot", shape, dtype))
+        index = {key: i for i, key in enumerate(arrays)}  # each value's place in a replay's list of values
+        state = {id(a) for _, a in recording.moves}
+        produced, made_by = {}, {}  # a native step's output -> its allocation; a kernel step's output -> the step
+        for i, step in enumerate(steps):
+            for key, _, allocation in step.outputs:
+                if step.actions is None:
+                    made_by[key] = i
+                else:
+                    produced[key] = allocation
+        layout = _Layout()  # the arrays a replay writes, by the steps that use them
+        homes = set()  # keys of the values a native step reads that a replay makes elsewhere (copied in)
+
+        once = {
+            id(action[2])
+            for step in steps
+            for action in step.actions or ()
+            if action[0] == "pack" and _packed_once(action, arrays, state)
+        }
+
+        def read(source, i):
+            if source[0] in ("const", "bound") or (source[0] == "packed" and id(source[1]) in once):
+                return  # used as they are
+            if source[0] in ("alloc", "packed"):
+                layout.use(source[1], i)
+            elif source in produced:
+                layout.use(produced[source], i)
+            elif source[0] in ("in", "fresh", "slot"):
+                homes.add(source)
+                layout.use(arrays[source], made_by.get(source, -1))
+                layout.use(arrays[source], i)
+
+        for i, step in enumerate(steps):
+            if step.actions is None:
+                for key in step.keys:
+                    if key in produced:
+                        layout.use(produced[key], i)
+                continue
+            for _, _, allocation in step.outputs:
+                layout.use(allocation, i)
+            for action in step.actions:
+                if action[0] == "call":
+                    for arg in action[2]:
+                        if isinstance(arg, _Pointer):
+                            read(arg.source, i)
+                elif action[0] == "zero":
+                    layout.use(action[1], i)
+                elif not _packed_once(action, arrays, state):
+                    read(action[1].source, i)
+                    layout.use(action[2], i)
+        for key in output_keys + [key for key, _ in recording.moves]:
+            if key in produced:
+                layout.use(produced[key], len(steps))  # read after the steps
+        placed = layout.place()
+
+        def address(pointer):
+            source = pointer.source
+            if source[0] in ("alloc", "packed", "const"):
+                base = placed.get(id(source[1]), source[1])
+            elif source in produced:
+                base = placed[id(produced[source])]
+            else:
+                base = placed.get(id(arrays[source]), arrays[source])  # a home, or a bound array as it is
+            return _at(base) + pointer.offset
+
+        self.values = [arrays[key] if key[0] == "bound" else None for key in arrays]
+        for key, allocation in produced.items():
+            self.values[index[key]] = placed[id(allocation)].reshape(arrays[key].shape)
+        self.held = []  # constants of the native steps (shape parameters, a weight's panels): they must outlive it
+        self.steps = []  # (True, [(callable, args)]) or (False, fn, value indexes, dims, attrs, outputs, copies)
+        self.native_steps = self.kernel_steps = 0
+        for step in steps:
+            if step.actions is None:
+                self.kernel_steps += 1
+                outs = [index[k] for k, _, _ in step.outputs]
+                copies = [(index[k], placed[id(arrays[k])]) for k, _, _ in step.outputs if k in homes]
+                self.steps.append((False, step.fn, [index[k] for k in step.keys], step.dims, step.attrs, outs, copies))
+                continue
+            self.native_steps += 1
+            calls = []
+            for action in step.actions:
+                if action[0] == "call":
+                    for arg in action[2]:
+                        if isinstance(arg, _Pointer) and arg.source[0] == "const":
+                            self.held.append(arg.source[1])
+                    calls.append((action[1], tuple(address(a) if isinstance(a, _Pointer) else a for a in action[2])))
+                elif action[0] == "zero":
+                    calls.append((placed[id(action[1])].fill, (0,)))
+                elif _packed_once(action, arrays, state):  # the weight's panels, packed when recorded
+                    self.held.append(action[2])
+                else:  # a value's panels: packed on every replay
+                    _, b, packed, (k, n, sbk, sbj) = action
+                    calls.append((native.exports.pack_b, (address(b), k, n, sbk, sbj, _at(placed[id(packed)]))))
+            self.steps.append((True, calls))
+        self.input_homes = [(i, placed[id(arrays[("in", i)])]) for i in range(recording.n_inputs) if ("in", i) in homes]
+        self.fresh = [
+            (make, [(index[key], placed[id(arrays[key])] if key in homes else None) for key in keys])
+            for make, keys in recording.fresh
+        ]  # fmt: skip
+        # (value index, whether the program owns the array: copied out, the tensor's shape and dtype)
+        self.outputs = [
+            (index[key], key[0] != "slot" or key in produced, shape, dtype)
+            for key, (_, shape, dtype) in zip(output_keys, outputs, strict=True)
+        ]
         self.moves = [(index[key], array) for key, array in recording.moves]
-        self.held += [a for a in self.values if a is not None]
-        self.owned = list(owned.values()) + list(homes.values())
-        for a in self.owned:  # values that change per replay: no kernel may keep panels or copies of them
-            linalg.changed(a)
-            threads.changed(a)
-            a.flags.writeable = True
-        self.binds_ids = {id(a) for a in recording.arrays.values()}
-        self.nbytes = sum(a.nbytes for a in {id(a): a for a in self.owned}.values())
+        self.binds_ids = {id(a) for key, a in arrays.items() if key[0] == "bound"}
+        self.buffers = layout.buffers  # what the placed arrays are views of
+        self.nbytes = sum(b.nbytes for b in self.buffers)
         backend.programs.add(self)
 
     def binds(self, handle):
@@ -420,5 +420,45 @@ class CapturedProgram:
             return
         self.released = True
         self.backend.programs.discard(self)
-        self.steps, self.values, self.held, self.owned, self.fresh, self.moves = [], [], [], [], [], []
+        self.steps, self.values, self.held, self.buffers, self.fresh, self.moves = [], [], [], [], [], []
         self.input_homes, self.binds_ids = [], set()
+
+
+def _packed_once(action, arrays, state):
+    """Whether a pack action is a weight's (a bound array no replay writes): its panels were packed when recorded."""
+    source = action[1].source
+    return source[0] == "bound" and id(arrays[source]) not in state
+
+
+class _Layout:
+    """Where the program's arrays go: each array a replay writes is used from one step to another (-1: before the
+    first, len(steps): after the last); arrays whose uses do not overlap share a buffer, as a pool would hand out
+    the buffers of intermediates freed on the way."""
+
+    def __init__(self):
+        self.spans = {}  # id(recorded array) -> [array, first step, last step]
+        self.buffers = []
+
+    def use(self, array, step):
+        span = self.spans.get(id(array))
+        if span is None:
+            self.spans[id(array)] = [array, step, step]
+        else:
+            span[1], span[2] = min(span[1], step), max(span[2], step)
+
+    def place(self):
+        """{id(recorded array): the program's array of its shape and dtype}, each at the start of a 64-byte aligned
+        buffer (the GEMM's panels want it) free over the array's span."""
+        placed, free, busy = {}, [], []  # free: [buffer]; busy: [(last step, buffer)]
+        for array, first, last in sorted(self.spans.values(), key=lambda span: span[1]):
+            free += [buffer for end, buffer in busy if end < first]
+            busy = [(end, buffer) for end, buffer in busy if end >= first]
+            fits = [i for i, b in enumerate(free) if b.nbytes >= array.nbytes]
+            if fits:
+                buffer = free.pop(min(fits, key=lambda i: free[i].nbytes))
+            else:
+                buffer = native.aligned(-(-array.nbytes // 4)).view(np.uint8)
+                self.buffers.append(buffer)
+            busy.append((last, buffer))
+            placed[id(array)] = buffer[: array.nbytes].view(array.dtype).reshape(array.shape)
+        return placed

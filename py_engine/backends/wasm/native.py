@@ -117,9 +117,9 @@ def f32(array):
     return array if array.dtype == F32 and array.flags.c_contiguous else np.ascontiguousarray(array, F32)
 
 
-def _made(array):
+def _made(array, constant=False):
     if log is not None:
-        log.allocated(array)
+        log.allocated(array, constant)
     return array
 
 
@@ -138,7 +138,7 @@ def aligned(size):
 
 def ints(values):
     """An int32 array of small parameters (a convolution's shape), passed by address."""
-    return _made(np.array(values, I32))
+    return _made(np.array(values, I32), constant=True)
 
 
 def zero(array):
