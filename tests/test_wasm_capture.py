@@ -1,0 +1,311 @@
+"""pe.capture on the wasm backend (backends/wasm/capture.py), in the served Pyodide in Node: a replay gives what the
+function computes uncaptured, bit for bit (the same kernels on the same arrays), for a layers model's predict, graph
+models' execute and fit with Adam and dropout, on one thread and two; the steps it records (native calls or kernel
+functions); flat memory over 100 replays and what dispose gives back; the errors and the engine's usable() rules."""
+
+import numpy as np
+import pytest
+
+from .graph_model_cases import model_inputs
+from .pyodide import start_node_pyodide
+from .test_wasm_backend import ALL_NATIVE
+
+# What the function computes uncaptured: the same call with the backend's capturing turned off (pe.capture then runs
+# fn as it is, as on numpy).
+UNCAPTURED = """
+import contextlib
+from py_engine.engine import ENGINE
+
+@contextlib.contextmanager
+def uncaptured():
+    backend = ENGINE.active()
+    backend.captures = False
+    try:
+        yield
+    finally:
+        del backend.captures
+
+def capture_stats():
+    return {k: v for k, v in pe.stats().items() if k.startswith("capture")}
+"""
+
+# a CNN whose step has every kind of kernel: native convolutions and products, numpy's (softmax, dropout's mask),
+# the optimizer's fused update, and (with all_native) every size on the module
+CNN = """
+def cnn(optimizer, dropout=0.25):
+    pe.set_seed(0)
+    rng = np.random.default_rng(0)
+    x = rng.standard_normal((70, 12, 12, 3)).astype(np.float32)
+    y = np.eye(3, dtype=np.float32)[x.mean(axis=(1, 2)).argmax(axis=1)]
+    model = pe.Sequential([
+        pe.layers.Conv2D(8, 3, activation="relu", input_shape=(12, 12, 3)),
+        pe.layers.DepthwiseConv2D(3, padding="same", activation="relu"),
+        pe.layers.MaxPooling2D(2),
+        pe.layers.Flatten(),
+        pe.layers.Dropout(dropout),
+        pe.layers.Dense(16, activation="relu"),
+        pe.layers.Dense(3, activation="softmax"),
+    ])
+    model.compile(optimizer=optimizer, loss="categorical_crossentropy")
+    return x, y, model
+"""
+
+
+@pytest.fixture(scope="module")
+def node():
+    pyodide = start_node_pyodide()
+    pyodide.run(ALL_NATIVE)
+    pyodide.run(UNCAPTURED)
+    pyodide.run(CNN)
+    pyodide.run('assert await pe.set_backend("wasm", threads=1)')
+    yield pyodide
+    pyodide.close()
+
+
+def test_the_recording_and_its_program_implement_the_capture_protocols(node):
+    problems = node.run(
+        """
+        import inspect
+        from py_engine.backend_protocols import CaptureRecording, Recorder, ReplayProgram
+
+        def problems(protocol, obj):
+            found = []
+            for name, value in vars(protocol).items():
+                if inspect.isfunction(value) and not name.startswith("_"):
+                    member = getattr(obj, name, None)
+                    want = list(inspect.signature(value).parameters)[1:]
+                    if member is None or list(inspect.signature(member).parameters) != want:
+                        found.append(name)
+            return found + [name for name in getattr(protocol, "__annotations__", {}) if not hasattr(obj, name)]
+
+        x = pe.tensor(np.ones((4, 4), np.float32))
+        captured = pe.capture(lambda t: t * 2.0 + 1.0)
+        pe.dispose(captured(x))
+        (recorded,) = captured._programs.values()
+        recording = ENGINE.active().record("f", [x._buf.handle])
+        found = [problems(CaptureRecording, recording), problems(ReplayProgram, recorded.program)]
+        captured.dispose(); x.dispose()
+        found
+        """
+    )
+    assert problems == [[], []]
+
+
+def test_a_layers_models_predict_replays_bit_for_bit_with_flat_memory_and_dispose_frees_it(node):
+    result = node.run(
+        """
+        x, _, model = cnn(pe.optimizers.SGD(0.1))
+        batch = pe.tensor(x[:8])
+        with all_native():
+            model.predict(batch).dispose()  # the model's inference plan, built on first use
+            with uncaptured():
+                want = model.predict(batch).numpy()
+            forward = pe.capture(lambda t: model.predict(t))
+            got = [forward(batch) for _ in range(3)]  # a recording, then two replays
+            same = [bool(np.array_equal(g.numpy(), want)) for g in got]
+            pe.dispose(got)
+            stats = capture_stats()
+            memory = []
+            for i in range(100):
+                pe.dispose(forward(batch))
+                if i in (0, 99):
+                    m = pe.memory()
+                    memory.append([m.num_tensors, m.num_bytes, m.num_bytes_in_programs])
+        after = capture_stats()
+        forward.dispose()
+        gone = [pe.memory().num_bytes_in_programs, capture_stats()["capture_programs"]]
+        batch.dispose(); model.dispose()
+        [same, stats, memory, after["capture_replays"] - stats["capture_replays"], gone]
+        """
+    )
+    same, stats, memory, replays, gone = result
+    assert same == [True, True, True]
+    assert stats["capture_programs"] == 1 and stats["capture_replays"] == 2
+    # convolutions, pooling, the products and the activations call the module; softmax is numpy's kernel
+    assert stats["capture_native_steps"] >= 5 and stats["capture_kernel_steps"] >= 1, stats
+    assert memory[0] == memory[1] and memory[0][2] == stats["capture_bytes"] > 0, memory
+    assert replays == 100
+    assert gone == [0, 0]
+
+
+@pytest.mark.parametrize("name", ["movenet-lightning", "blazeface"])
+def test_graph_models_replay_their_uncaptured_results_bit_for_bit_on_one_and_two_threads(node, graph_models, name):
+    np.save(graph_models / f"{name}-input.npy", model_inputs(graph_models / name / "model.json")[0][1])
+    result = node.run(
+        f"""
+        import pyodide_js
+        if "mounted" not in globals():
+            pyodide_js.mountNodeFS("/graph-models", {str(graph_models)!r})
+            mounted = True
+
+        def execute(model, x):
+            ys = model.execute(x)
+            ys = ys if isinstance(ys, list) else [ys]
+            values = [y.numpy() for y in ys]
+            pe.dispose(ys)
+            return values
+
+        async def outputs(threads):
+            assert await pe.set_backend("wasm", threads=threads)
+            model = await pe.load_graph_model("file:///graph-models/{name}/model.json")
+            x = pe.tensor(np.load("/graph-models/{name}-input.npy"))
+            with uncaptured():
+                want = execute(model, x)
+            before, tensors = capture_stats(), pe.memory().num_tensors
+            runs = [execute(model, x) for _ in range(3)]
+            stats, left = capture_stats(), pe.memory().num_tensors - tensors
+            model.dispose(); x.dispose()
+            return want, runs, stats, before, left
+
+        one, two = await outputs(1), await outputs(2)
+        await pe.set_backend("wasm", threads=1)
+        [
+            [
+                [all(np.array_equal(a, b) for a, b in zip(want, run)) for run in runs],
+                stats["capture_replays"] - before["capture_replays"], stats["capture_native_steps"],
+                stats["capture_kernel_steps"], left,
+            ]
+            for want, runs, stats, before, left in (one, two)
+        ] + [all(np.array_equal(a, b) for a, b in zip(one[1][-1], two[1][-1]))]
+        """
+    )
+    (same, replays, native_steps, kernel_steps, left), (same2, replays2, _, kernel_steps2, left2), threads_agree = (
+        result
+    )
+    assert same == same2 == [True, True, True]
+    assert replays == replays2 == 2
+    assert native_steps > 50 and kernel_steps >= 1, (native_steps, kernel_steps)
+    assert kernel_steps2 > kernel_steps  # the kernels split over the pool are kernel steps
+    assert left == left2 == 0
+    assert threads_agree
+
+
+@pytest.mark.parametrize("threads", [1, 2])
+def test_fit_with_adam_and_dropout_gives_the_same_history_and_weights_captured(node, threads):
+    result = node.run(
+        f"""
+        assert await pe.set_backend("wasm", threads={threads})
+
+        def train(capture):
+            x, y, model = cnn(pe.optimizers.Adam(0.01))
+            before = capture_stats()
+            tensors = []
+            count = pe.callbacks.LambdaCallback(on_epoch_end=lambda epoch, logs: tensors.append(pe.memory().num_tensors))
+            with all_native():
+                history = model.fit(x, y, epochs=3, batch_size=16, seed=0, verbose=0, capture=capture, callbacks=[count])
+            weights = [w.numpy() for w in model.weights]
+            after = capture_stats()
+            model.optimizer.dispose(); model.dispose()
+            return history.history["loss"], weights, after["capture_replays"] - before["capture_replays"], tensors
+
+        (plain, plain_weights, _, _), (captured, weights, replays, tensors) = train(False), train(True)
+        await pe.set_backend("wasm", threads=1)
+        [plain, captured, all(np.array_equal(a, b) for a, b in zip(plain_weights, weights)), replays, tensors,
+         capture_stats()["capture_programs"]]
+        """
+    )
+    plain, captured, same_weights, replays, tensors, programs = result
+    assert captured == plain and plain[-1] < plain[0]
+    assert same_weights
+    # 5 batches (4 of 16, 1 of 6) an epoch: 2 recordings (one per shape) and a first call that makes Adam's slots
+    assert replays == 15 - 3
+    assert len(set(tensors)) == 1, tensors
+    assert programs == 0  # fit disposes its programs
+
+
+def test_reading_back_inside_the_function_is_an_error_and_leaves_no_program(node):
+    result = node.run(
+        """
+        x = pe.tensor(np.ones((4,), np.float32))
+        captured = pe.capture(lambda t: t * float((t * 2.0).numpy()[0]))
+        try:
+            captured(x)
+            error = None
+        except pe.CaptureError as e:
+            error = str(e)
+        stats = capture_stats()
+        captured.dispose(); x.dispose()
+        [error, stats["capture_programs"]]
+        """
+    )
+    error, programs = result
+    assert "tried to read a tensor back" in error and "Return the tensor" in error
+    assert programs == 0
+
+
+def test_a_variable_assigned_inside_is_updated_in_place_and_its_packed_panels_follow(node):
+    """The product packs w's panels: a replay packs them again from w's array, which the previous replay updated in
+    place, and a product outside the function afterwards packs the new values too."""
+    result = node.run(
+        """
+        w = pe.variable(pe.fill((64, 64), 1.0), name="w")
+        own = w._buf
+        x = pe.ones((64, 64))
+
+        def step(t):
+            y = pe.matmul(t, w)
+            w.assign(w + 1.0)
+            return y
+
+        step = pe.capture(step)
+        seen = []
+        with all_native():
+            for _ in range(4):
+                y = step(x)
+                seen.append(float(y.numpy()[0, 0]))
+                y.dispose()
+            y = pe.matmul(x, w)
+            after = float(y.numpy()[0, 0])
+        stats = capture_stats()
+        step.dispose(); pe.dispose([y, x, w])
+        [seen, after, w._buf is None or own is w._buf, stats["capture_native_steps"]]
+        """
+    )
+    seen, after, kept_buffer, native_steps = result
+    assert seen == [64.0, 128.0, 192.0, 256.0] and after == 320.0
+    assert kept_buffer and native_steps >= 1
+
+
+def test_a_program_is_not_replayed_once_a_variable_it_binds_is_reassigned_or_disposed(node):
+    result = node.run(
+        """
+        w = pe.variable(pe.fill((64, 64), 0.5), name="weights")
+        x = pe.ones((64, 64))
+        captured = pe.capture(lambda t: pe.matmul(t, w))
+        seen = []
+        with all_native():
+            for step in range(3):
+                before = capture_stats()["capture_replays"]
+                y = captured(x)
+                seen.append([float(y.numpy()[0, 0]), capture_stats()["capture_replays"] - before])
+                y.dispose()
+                if step == 1:
+                    w.assign(pe.fill((64, 64), 2.0))
+            w.dispose()
+            w = pe.variable(pe.fill((64, 64), 1.0), name="weights2")  # the function reads the new one now
+            y = captured(x)
+            seen.append([float(y.numpy()[0, 0]), capture_stats()["capture_replays"] - before])
+        pe.dispose([y, x, w]); captured.dispose()
+        seen
+        """
+    )
+    # a recording, a replay; after the assign outside, a recording with the new values; w disposed: a recording
+    assert result == [[32.0, 0], [32.0, 1], [128.0, 0], [64.0, 0]]
+
+
+def test_a_backend_switch_drops_the_programs(node):
+    result = node.run(
+        """
+        x = pe.tensor(np.ones((4,), np.float32))
+        captured = pe.capture(lambda t: t + 1.0)
+        pe.dispose([captured(x), captured(x)])
+        held = capture_stats()["capture_programs"]
+        await pe.set_backend("numpy")
+        y = captured(x)  # runs fn as it is on numpy
+        await pe.set_backend("wasm", threads=1)
+        left = capture_stats()["capture_programs"]
+        y.dispose(); captured.dispose(); x.dispose()
+        [held, left]
+        """
+    )
+    assert result == [1, 0]
