@@ -1,0 +1,133 @@
+"""pe.capture on the wasm backend, in the served Pyodide in Node: warm runs captured (recorded once, then replayed
+without the engine's Python per op) against the same runs op by op.
+
+    .venv/bin/python bench/wasm_capture.py [--rounds 5] [--models DIR]
+
+Prints, per model, the best warm time of each way (ms) and captured / op by op: movenet-lightning's and centernet's
+execute (graph models: `python -m app fetch-models` first), EfficientNet-Lite0's predict (`python -m app convert
+efficientnet-lite0` first), and bench/train_step.py's small CNN's fit step (batch 64). One thread; the two ways in
+turns within each round, so a busy machine slows both alike. Also the program's steps (native calls or kernel
+functions) and the bytes it holds.
+"""
+
+import argparse
+import sys
+from pathlib import Path
+
+import numpy as np
+
+ROOT = Path(__file__).resolve().parent.parent
+sys.path.insert(0, str(ROOT))
+
+from app.settings import Settings  # noqa: E402 - the repository root is on the path now
+from tests.graph_model_cases import model_inputs  # noqa: E402
+from tests.pyodide import start_node_pyodide  # noqa: E402
+
+GRAPH_MODELS = ("movenet-lightning", "centernet")
+
+SETUP = """
+import time, pyodide_js
+from py_engine.engine import ENGINE
+assert await pe.set_backend("wasm", threads=1)
+pyodide_js.mountNodeFS("/models", __MODELS__)
+backend = ENGINE.active()
+
+def op_by_op(run):
+    def uncaptured():
+        backend.captures = False  # pe.capture then runs the function as it is, as on numpy
+        try:
+            run()
+        finally:
+            del backend.captures
+    return uncaptured
+
+def best_ms(run, reps=3):
+    run()
+    times = []
+    for _ in range(reps):
+        t = time.perf_counter()
+        run()
+        times.append(time.perf_counter() - t)
+    return min(times) * 1e3
+
+cases = {}
+for name in __GRAPH_MODELS__:
+    model = await pe.load_graph_model(f"file:///models/{name}/model.json")
+    x = pe.tensor(np.load(f"/models/{name}-input.npy"))
+    def execute(model=model, x=x):
+        ys = model.execute(x)
+        ys = ys if isinstance(ys, list) else [ys]
+        [y.numpy() for y in ys]
+        pe.dispose(ys)
+    cases[name] = (op_by_op(execute), execute)
+
+if __EFFICIENTNET__:
+    classifier = await pe.load_layers_model("file:///models/efficientnet-lite0/model.json")
+    classifier.fold_batch_norms(release_unfolded=True)
+    image = pe.tensor(np.random.default_rng(0).standard_normal((1, 224, 224, 3)).astype(np.float32))
+    captured_predict = pe.capture(lambda t: classifier.predict(t))
+    def predict(forward):
+        y = forward(image)
+        y.numpy()
+        y.dispose()
+    cases["EfficientNet-Lite0 predict"] = (lambda: predict(classifier.predict), lambda: predict(captured_predict))
+
+rng, L = np.random.default_rng(0), pe.layers
+cnn_x = pe.tensor(rng.normal(size=(256, 28, 28, 1)).astype(np.float32))
+cnn_y = pe.tensor(np.eye(10, dtype=np.float32)[rng.integers(0, 10, 256)])
+cnn = pe.Sequential([L.Conv2D(8, 3, activation="relu", input_shape=(28, 28, 1)), L.MaxPooling2D(2),
+                     L.Conv2D(16, 3, activation="relu"), L.Flatten(), L.Dense(10, activation="softmax")])
+cnn.compile(optimizer=pe.optimizers.SGD(learning_rate=0.01), loss="categorical_crossentropy")
+def fit_step(capture):  # four steps an epoch: the first records, three replay
+    return lambda: cnn.fit(cnn_x, cnn_y, batch_size=64, epochs=1, verbose=0, shuffle=False, capture=capture)
+cases["small CNN fit step (x4)"] = (fit_step(False), fit_step(True))
+"""
+
+ROUND = """
+def program_stats():
+    stats = pe.stats()
+    return [stats["capture_native_steps"], stats["capture_kernel_steps"], stats["capture_bytes"]]
+
+result = {}
+for name, (plain, captured) in cases.items():
+    before = program_stats()
+    times = [best_ms(plain), best_ms(captured)]
+    result[name] = times + [[a - b for a, b in zip(program_stats(), before)]]  # the first round's: what it recorded
+result
+"""
+
+
+def main():
+    parser = argparse.ArgumentParser(description=__doc__.splitlines()[0])
+    parser.add_argument("--rounds", type=int, default=5)
+    parser.add_argument("--models", type=Path, default=Settings().models_dir, help="the models folder")
+    args = parser.parse_args()
+    models = args.models.resolve()
+    missing = [name for name in GRAPH_MODELS if not (models / name / "model.json").is_file()]
+    if missing:
+        raise SystemExit(f"{', '.join(missing)} not in {models}: .venv/bin/python -m app fetch-models")
+    for name in GRAPH_MODELS:
+        np.save(models / f"{name}-input.npy", model_inputs(models / name / "model.json")[0][1])
+    efficientnet = (models / "efficientnet-lite0" / "model.json").is_file()
+    if not efficientnet:
+        print("EfficientNet-Lite0 is not converted (python -m app convert efficientnet-lite0): left out")
+    node = start_node_pyodide()
+    node.run(
+        SETUP.replace("__MODELS__", repr(str(models)))
+        .replace("__GRAPH_MODELS__", repr(GRAPH_MODELS))
+        .replace("__EFFICIENTNET__", repr(efficientnet))
+    )
+    rounds = [node.run(ROUND) for _ in range(args.rounds)]
+    node.close()
+    for name in rounds[0]:
+        plain = min(r[name][0] for r in rounds)
+        captured = min(r[name][1] for r in rounds)
+        line = f"{name:>28}: op by op {plain:7.1f} ms, captured {captured:7.1f} ms, {captured / plain:.2f}x"
+        native, kernel, nbytes = rounds[0][name][2]
+        if native or kernel:
+            line += f"  (program: {native} native steps, {kernel} kernel steps, {nbytes / 2**20:.1f} MiB)"
+        print(line)
+
+
+if __name__ == "__main__":
+    main()
