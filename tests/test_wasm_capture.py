@@ -309,3 +309,33 @@ def test_a_backend_switch_drops_the_programs(node):
         """
     )
     assert result == [1, 0]
+
+
+def test_a_program_recorded_on_one_thread_is_recorded_again_for_a_new_pool(node):
+    """Which kernels are native steps depends on the pool (a split kernel is a kernel step): after
+    set_backend("wasm", threads=2) (or the default pool's start in the background) the function records again, and
+    its replays split the big kernels over the pool."""
+    result = node.run(
+        """
+        x = pe.tensor(np.random.default_rng(0).standard_normal((1, 64, 64, 16)).astype(np.float32))
+        w = pe.tensor(np.random.default_rng(1).standard_normal((3, 3, 16, 32)).astype(np.float32))
+        captured = pe.capture(lambda t: pe.relu(pe.conv2d(t, w, 1, "same")))
+        outputs, seen = [], []
+        for threads in (1, 2):
+            assert await pe.set_backend("wasm", threads=threads)
+            for _ in range(3):
+                calls = pe.backend_info()["threaded_calls"]
+                y = captured(x)
+                outputs.append(y.numpy())
+                y.dispose()
+                seen.append([threads, capture_stats()["capture_native_steps"], pe.backend_info()["threaded_calls"] - calls])
+        await pe.set_backend("wasm", threads=1)
+        captured.dispose(); pe.dispose([x, w])
+        [seen, all(np.array_equal(o, outputs[0]) for o in outputs)]
+        """
+    )
+    seen, same = result
+    on_one, on_two = seen[:3], seen[3:]
+    assert all(native >= 1 and calls == 0 for _, native, calls in on_one), on_one
+    assert all(calls == 1 for _, _, calls in on_two), on_two  # recorded on the pool, then replayed there
+    assert same

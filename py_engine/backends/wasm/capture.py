@@ -254,7 +254,8 @@ class CapturedProgram:
     def __init__(self, recording, outputs):
         self.backend = backend = recording.backend
         self.name = name = recording.name
-        self.released = False
+        self._released = False
+        self.pool = threads.pool  # the threads' pool it was recorded with: which kernels are native steps
         steps, arrays = recording.steps, recording.arrays
         output_keys = [recording.keys.get(id(h)) for h, _, _ in outputs]
         for key, (handle, _, _) in zip(output_keys, outputs, strict=True):
@@ -372,6 +373,12 @@ class CapturedProgram:
         self.nbytes = sum(b.nbytes for b in self.buffers)
         backend.programs.add(self)
 
+    @property
+    def released(self):
+        """Released, or recorded with another pool of threads than the one running now (one started, stopped or
+        resized since): the engine then records the function again, so the big kernels split over the new pool."""
+        return self._released or threads.pool is not self.pool
+
     def binds(self, handle):
         return id(handle) in self.binds_ids
 
@@ -416,9 +423,9 @@ class CapturedProgram:
 
     def release(self):
         """Drop the program's arrays (numpy frees them when nothing else holds them)."""
-        if self.released:
+        if self._released:
             return
-        self.released = True
+        self._released = True
         self.backend.programs.discard(self)
         self.steps, self.values, self.held, self.buffers, self.fresh, self.moves = [], [], [], [], [], []
         self.input_homes, self.binds_ids = [], set()
