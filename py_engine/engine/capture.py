@@ -1,16 +1,19 @@
-"""pe.capture(fn): record a function's GPU dispatches once, then replay them whole in one device call.
+"""pe.capture(fn): record a function's work once, then replay it whole: on webgpu its dispatches in one device call,
+on wasm its kernel calls without the engine's Python per op.
 
     forward = pe.capture(lambda x: model.predict(x).softmax())
     y = forward(x)        # first call for x's shapes and dtypes: runs fn normally and records its dispatches
-    y = forward(x2)       # later calls: one device call (copy x2 in, every dispatch, copy the outputs out)
+    y = forward(x2)       # later calls: a replay (copy x2 in, every dispatch or kernel call, copy the outputs out)
     forward.dispose()     # frees the programs and every buffer they hold
 
 Python costs ~25 us per op on webgpu (more in the page), so a model of a hundred ops spends milliseconds in
-Python; a replay spends one device call. The engine's part is here: when to record, which signature a program
+Python; a replay spends one device call. On wasm a replay calls the recorded kernels without that Python (about 7
+of movenet-lightning's 24 ms op by op). The engine's part is here: when to record, which signature a program
 serves, running fn in a scope of its own (every intermediate is freed when it returns), holding the variables'
 buffers, and wrapping a replay's outputs as tensors. The backend's part is behind the backend protocol
 (`Backend.record` -> `CaptureRecording` -> `ReplayProgram`, backend_protocols.py): the webgpu backend's is
-backends/webgpu/capture.py, which says how a recording becomes a device program.
+backends/webgpu/capture.py, which says how a recording becomes a device program; the wasm backend's is
+backends/wasm/capture.py (its kernels' calls into the SIMD module, replayed with the recorded addresses).
 
 Weights and other tensors fn reads from outside are bound as they are: they must outlive the capture. A training
 step assigns variables (weights, optimizer slots); see _VariableStates for how each keeps one buffer that every
@@ -27,13 +30,16 @@ from .tape import TAPE
 
 class Capture:
     def capture(self, fn, max_programs=1):
-        """A callable `captured(*tensors)` that runs `fn` (tensors -> a tensor, or a list/tuple of tensors) on a GPU
-        backend as a recorded program.
+        """A callable `captured(*tensors)` that runs `fn` (tensors -> a tensor, or a list/tuple of tensors) on the
+        webgpu or wasm backend as a recorded program.
 
         The first call for an input signature (shapes and dtypes) runs fn normally (its results are real) while
         recording every dispatch; later calls with that signature replay the recording: the new inputs are copied
         into the program's input buffers, every dispatch runs in one pass, the outputs are copied into fresh
-        tensors, all in one device call and one submit, with no Python per op. A call with another signature runs
+        tensors, all in one device call and one submit, with no Python per op. On wasm the recording is of fn's
+        kernels: a replay calls the SIMD module's exports with the recorded addresses where a kernel is the
+        module's, and the kernel function on the recorded arrays where it is not (numpy's kernels, a kernel split
+        over the threads), without the engine's work per op; results are the uncaptured ones bit for bit. A call with another signature runs
         fn normally, unless fewer than `max_programs` signatures were recorded: then it is recorded too.
 
         fn may read its inputs and any tensors that outlive the capture (weights), and assign variables: a training
@@ -46,10 +52,11 @@ class Capture:
         fn runs normally (nothing is recorded) on the numpy backend, during pe.warmup, under a gradient tape, inside
         the recording of another captured function (which records fn's dispatches), and when two inputs share one
         buffer. A backend switch or a lost device drops the programs (re-recorded on the
-        next call on a GPU); a replay on a device that is lost raises DeviceLostError and the engine falls back to
+        next call on webgpu or wasm), as does a new pool of threads on wasm; a replay on a device that is lost raises DeviceLostError and the engine falls back to
         numpy, where later calls run fn. `captured.dispose()` frees every program and buffer (a later call records
-        again). The bytes the programs hold count in `pe.memory().num_bytes_in_gpu_allocated`; `pe.stats()` shows
-        capture_programs, capture_bytes and capture_replays.
+        again). The bytes the programs hold count in `pe.memory().num_bytes_in_gpu_allocated` on webgpu and
+        `pe.memory().num_bytes_in_programs` on wasm (host memory); `pe.stats()` shows capture_programs,
+        capture_bytes and capture_replays (on wasm also capture_native_steps and capture_kernel_steps).
         """
         if not callable(fn):
             raise TypeError(f"capture takes a function of tensors, got {type(fn).__name__}")

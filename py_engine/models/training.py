@@ -281,9 +281,9 @@ class Trainable:
         shuffle reorders the examples every epoch (seeded by `seed`, else by pe.set_seed's generator). A NaN or infinite loss raises TrainingError
         naming the epoch and batch, unless a TerminateOnNaN callback stops training at that batch.
 
-        capture: on a GPU backend, the training (and validation) step is recorded once per batch shape with
-        pe.capture and replayed for the other batches: one device call per step instead of Python per op, with
-        the same results (the learning rate, Adam's bias corrections and dropout's draws are made per step).
+        capture: on webgpu and wasm, the training (and validation) step is recorded once per batch shape with
+        pe.capture and replayed for the other batches (one device call per step on webgpu, the recorded kernel
+        calls on wasm) instead of Python per op, with the same results (the learning rate, Adam's bias corrections and dropout's draws are made per step).
         capture=False runs every op from Python, as evaluate and train_on_batch do.
         """
         _check_int(batch_size, "batch_size", self.name, 1)
