@@ -339,3 +339,30 @@ def test_a_program_recorded_on_one_thread_is_recorded_again_for_a_new_pool(node)
     assert all(native >= 1 and calls == 0 for _, native, calls in on_one), on_one
     assert all(calls == 1 for _, _, calls in on_two), on_two  # recorded on the pool, then replayed there
     assert same
+
+
+def test_a_kernel_pinned_to_numpy_inside_the_function_is_an_error(node):
+    """Moving a tensor between numpy and wasm copies nothing, so no readback would stop it (as on webgpu): the numpy
+    kernel's result would become a constant of the program."""
+    result = node.run(
+        """
+        x = pe.tensor(np.ones((4,), np.float32))
+
+        def f(t):
+            with pe.on_backend("numpy"):
+                return t + 1.0
+
+        captured = pe.capture(f)
+        try:
+            captured(x)
+            error = None
+        except pe.CaptureError as e:
+            error = str(e)
+        stats = capture_stats()
+        captured.dispose(); x.dispose()
+        [error, stats["capture_programs"]]
+        """
+    )
+    error, programs = result
+    assert "ran on the numpy backend (pe.on_backend)" in error and "Run the function's ops" in error
+    assert programs == 0

@@ -19,6 +19,9 @@ warnings.filterwarnings("ignore", category=RuntimeWarning, module=r"py_engine\.b
 
 _NAMES = {np.dtype(np.float32): dtypes.float32, np.dtype(np.int32): dtypes.int32, np.dtype(np.bool_): dtypes.bool_}
 _WARNED = set()  # (user kernel, numpy dtype) already said
+# the CaptureRecording of a backend that shares these arrays (wasm) while pe.capture records there: a kernel run here
+# then (pe.on_backend("numpy") inside the function) is one its replays would not run
+host_recording = None
 
 
 def own(out, kernel=None, backend=None):
@@ -90,6 +93,8 @@ class NumpyBackend(Backend):
         pass  # the array goes when its last reference does
 
     def run(self, fn, inputs, attrs):
+        if host_recording is not None:
+            host_recording.ran_elsewhere(self.name)
         arrays = []
         for h, dims, _ in inputs:
             arrays.append(h if h.shape == dims else h.reshape(dims))

@@ -16,6 +16,7 @@ import numpy as np
 from ...errors import BackendError
 from ...kernel_registry import names_on
 from ..numpy import NumpyBackend
+from ..numpy import backend as numpy_backend
 from . import native
 from . import threads as _threads
 from .capture import Recording
@@ -44,12 +45,21 @@ class WasmBackend(NumpyBackend):
         self.module_bytes = len(data)
         self.threads_chosen = False
         self.threads_starting = None  # the default pool's start, in the background
-        self.recorder = None  # pe.capture's Recording while it records a function (capture.py)
+        self._recorder = None
         self.programs = set()  # the captured programs (capture.py)
         self.replays = 0
         _self_test()
 
     # ---- pe.capture (capture.py) ------------------------------------------------------------------------------
+
+    @property
+    def recorder(self):
+        """pe.capture's Recording while it records a function (capture.py), else None."""
+        return self._recorder
+
+    @recorder.setter
+    def recorder(self, recording):
+        self._recorder = numpy_backend.host_recording = recording
 
     def record(self, name, inputs):
         if len({id(h) for h in inputs}) < len(inputs):  # two inputs share an array: the steps cannot tell them apart

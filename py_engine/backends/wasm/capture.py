@@ -199,6 +199,12 @@ class Recording(CaptureRecording):
             keys.append(key)
         self.fresh.append((make_arrays, keys))
 
+    def ran_elsewhere(self, backend):
+        raise CaptureError(
+            f"capture({self.name}): a kernel ran on the {backend} backend (pe.on_backend) while the function was "
+            "recorded on wasm; a replay runs only what ran on wasm. Run the function's ops on the active backend"
+        )
+
     def reading_back(self):
         raise CaptureError(
             f"capture({self.name}): the function tried to read a tensor back (data, data_sync, numpy, item, tolist, "
