@@ -27,6 +27,12 @@ def uncaptured():
 
 def capture_stats():
     return {k: v for k, v in pe.stats().items() if k.startswith("capture")}
+
+def packs_per_replay(captured):
+    # how many times a replay of captured's one program packs a GEMM's panels
+    from py_engine.backends.wasm import native
+    (recorded,) = captured._programs.values()
+    return sum(call is native.exports.pack_b for step in recorded.program.steps if step[0] for call, _ in step[1])
 """
 
 # a CNN whose step has every kind of kernel: native convolutions and products, numpy's (softmax, dropout's mask),
@@ -105,6 +111,7 @@ def test_a_layers_models_predict_replays_bit_for_bit_with_flat_memory_and_dispos
             same = [bool(np.array_equal(g.numpy(), want)) for g in got]
             pe.dispose(got)
             stats = capture_stats()
+            packs = packs_per_replay(forward)
             memory = []
             for i in range(100):
                 pe.dispose(forward(batch))
@@ -115,10 +122,11 @@ def test_a_layers_models_predict_replays_bit_for_bit_with_flat_memory_and_dispos
         forward.dispose()
         gone = [pe.memory().num_bytes_in_programs, capture_stats()["capture_programs"]]
         batch.dispose(); model.dispose()
-        [same, stats, memory, after["capture_replays"] - stats["capture_replays"], gone]
+        [same, stats, memory, after["capture_replays"] - stats["capture_replays"], gone, packs]
         """
     )
-    same, stats, memory, replays, gone = result
+    same, stats, memory, replays, gone, packs = result
+    assert packs == 0  # the weights' panels were packed when recorded: they belong to the weights
     assert same == [True, True, True]
     assert stats["capture_programs"] == 1 and stats["capture_replays"] == 2
     # convolutions, pooling, the products and the activations call the module; softmax is numpy's kernel
@@ -256,14 +264,15 @@ def test_a_variable_assigned_inside_is_updated_in_place_and_its_packed_panels_fo
                 y.dispose()
             y = pe.matmul(x, w)
             after = float(y.numpy()[0, 0])
-        stats = capture_stats()
+        stats, packs = capture_stats(), packs_per_replay(step)
         step.dispose(); pe.dispose([y, x, w])
-        [seen, after, w._buf is None or own is w._buf, stats["capture_native_steps"]]
+        [seen, after, w._buf is None or own is w._buf, stats["capture_native_steps"], packs]
         """
     )
-    seen, after, kept_buffer, native_steps = result
+    seen, after, kept_buffer, native_steps, packs = result
     assert seen == [64.0, 128.0, 192.0, 256.0] and after == 320.0
     assert kept_buffer and native_steps >= 1
+    assert packs == 1  # w changes every replay: its panels are packed anew from its array
 
 
 def test_a_program_is_not_replayed_once_a_variable_it_binds_is_reassigned_or_disposed(node):
