@@ -375,3 +375,30 @@ def test_a_kernel_pinned_to_numpy_inside_the_function_is_an_error(node):
     error, programs = result
     assert "ran on the numpy backend (pe.on_backend)" in error and "Run the function's ops" in error
     assert programs == 0
+
+
+def test_an_input_whose_array_has_another_shape_replays_right(node):
+    """A reshaped tensor shares its array, of the original shape: the signature (the tensor's shape) is the same."""
+    result = node.run(
+        """
+        w = pe.tensor(np.arange(64 * 32, dtype=np.float32).reshape(64, 32) / 100)
+        captured = pe.capture(lambda t: pe.relu(pe.matmul(t, w) - 1.0))
+        flat = pe.tensor(np.linspace(-1, 1, 128 * 64, dtype=np.float32))
+        square = pe.tensor(np.linspace(1, -1, 128 * 64, dtype=np.float32).reshape(128, 64))
+        def values(x):
+            y = captured(x)
+            value = y.numpy()
+            y.dispose()
+            return value
+
+        view = flat.reshape((128, 64))
+        with all_native():
+            want = [values(square), values(view)]  # recorded, then a replay
+            with uncaptured():
+                plain = [values(square), values(view)]
+        replays = capture_stats()["capture_replays"]
+        captured.dispose(); pe.dispose([w, flat, square, view])
+        [all(np.array_equal(a, b) for a, b in zip(want, plain)), replays]
+        """
+    )
+    assert result[0] and result[1] >= 1

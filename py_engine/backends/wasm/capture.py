@@ -364,6 +364,8 @@ class CapturedProgram:
                     calls.append((native.exports.pack_b, (address(b), k, n, sbk, sbj, _at(placed[id(packed)]))))
             self.steps.append((True, calls))
         self.input_homes = [(i, placed[id(arrays[("in", i)])]) for i in range(recording.n_inputs) if ("in", i) in homes]
+        # the inputs' arrays as recorded: a tensor of the same shape may hold an array of another (a reshape's view)
+        self.input_shapes = [arrays[("in", i)].shape for i in range(recording.n_inputs)]
         self.fresh = [
             (make, [(index[key], placed[id(arrays[key])] if key in homes else None) for key in keys])
             for make, keys in recording.fresh
@@ -390,10 +392,10 @@ class CapturedProgram:
 
     def replay(self, inputs):
         values = list(self.values)
-        for i, h in enumerate(inputs):
-            values[i] = h
+        for i, (h, shape) in enumerate(zip(inputs, self.input_shapes, strict=True)):
+            values[i] = h if h.shape == shape else h.reshape(shape)
         for i, target in self.input_homes:
-            np.copyto(target, inputs[i])
+            np.copyto(target, values[i])
         for make, places in self.fresh:
             for (i, target), array in zip(places, make(), strict=True):
                 array.flags.writeable = False
@@ -434,7 +436,7 @@ class CapturedProgram:
         self._released = True
         self.backend.programs.discard(self)
         self.steps, self.values, self.held, self.buffers, self.fresh, self.moves = [], [], [], [], [], []
-        self.input_homes, self.binds_ids = [], set()
+        self.input_homes, self.input_shapes, self.binds_ids = [], [], set()
 
 
 def _packed_once(action, arrays, state):
