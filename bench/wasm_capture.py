@@ -12,6 +12,7 @@ functions) and the bytes it holds.
 
 import argparse
 import sys
+import tempfile
 from pathlib import Path
 
 import numpy as np
@@ -30,6 +31,7 @@ import time, pyodide_js
 from py_engine.engine import ENGINE
 assert await pe.set_backend("wasm", threads=1)
 pyodide_js.mountNodeFS("/models", __MODELS__)
+pyodide_js.mountNodeFS("/inputs", __INPUTS__)
 backend = ENGINE.active()
 
 def op_by_op(run):
@@ -53,7 +55,7 @@ def best_ms(run, reps=3):
 cases = {}
 for name in __GRAPH_MODELS__:
     model = await pe.load_graph_model(f"file:///models/{name}/model.json")
-    x = pe.tensor(np.load(f"/models/{name}-input.npy"))
+    x = pe.tensor(np.load(f"/inputs/{name}.npy"))
     def execute(model=model, x=x):
         ys = model.execute(x)
         ys = ys if isinstance(ys, list) else [ys]
@@ -106,19 +108,21 @@ def main():
     missing = [name for name in GRAPH_MODELS if not (models / name / "model.json").is_file()]
     if missing:
         raise SystemExit(f"{', '.join(missing)} not in {models}: .venv/bin/python -m app fetch-models")
-    for name in GRAPH_MODELS:
-        np.save(models / f"{name}-input.npy", model_inputs(models / name / "model.json")[0][1])
     efficientnet = (models / "efficientnet-lite0" / "model.json").is_file()
     if not efficientnet:
         print("EfficientNet-Lite0 is not converted (python -m app convert efficientnet-lite0): left out")
-    node = start_node_pyodide()
-    node.run(
-        SETUP.replace("__MODELS__", repr(str(models)))
-        .replace("__GRAPH_MODELS__", repr(GRAPH_MODELS))
-        .replace("__EFFICIENTNET__", repr(efficientnet))
-    )
-    rounds = [node.run(ROUND) for _ in range(args.rounds)]
-    node.close()
+    with tempfile.TemporaryDirectory() as inputs:  # each graph model's input (tests/graph_model_cases.py)
+        for name in GRAPH_MODELS:
+            np.save(Path(inputs) / f"{name}.npy", model_inputs(models / name / "model.json")[0][1])
+        node = start_node_pyodide()
+        node.run(
+            SETUP.replace("__MODELS__", repr(str(models)))
+            .replace("__INPUTS__", repr(inputs))
+            .replace("__GRAPH_MODELS__", repr(GRAPH_MODELS))
+            .replace("__EFFICIENTNET__", repr(efficientnet))
+        )
+        rounds = [node.run(ROUND) for _ in range(args.rounds)]
+        node.close()
     for name in rounds[0]:
         plain = min(r[name][0] for r in rounds)
         captured = min(r[name][1] for r in rounds)
