@@ -1,7 +1,9 @@
 """pe.capture on the wasm backend (backends/wasm/capture.py), in the served Pyodide in Node: a replay gives what the
-function computes uncaptured, bit for bit (the same kernels on the same arrays), for a layers model's predict, graph
-models' execute and fit with Adam and dropout, on one thread and two; the steps it records (native calls or kernel
-functions); flat memory over 100 replays and what dispose gives back; the errors and the engine's usable() rules."""
+function computes uncaptured, bit for bit (the same kernels on the same arrays), for a layers model's predict, and
+graph models' execute and fit with Adam and dropout on one thread and two; the steps it records (native calls or
+kernel functions) and the packing it never repeats for a weight; flat memory over 100 replays and what dispose gives
+back; variables updated in place; inputs of another array shape; the errors, and the programs recorded again (a
+variable reassigned or disposed, a backend switch, a new pool of threads)."""
 
 import numpy as np
 import pytest
