@@ -23,6 +23,7 @@ from ..io.fetch import Location
 from ..io.graph_format import engine_dtype, parse_graph, read_json, tensor_name
 from ..tensor import Tensor
 from .graph_control import run_dynamic, tensors_in
+from .graph_fusion import FusedChain, fuse_chains
 from .graph_nodes import finish, run_op
 from .graph_ops import (
     CONTROL_OPS,
@@ -309,7 +310,7 @@ class Plan:
         self.weights = {}
         made = {node.name for node in self.nodes}
         last = {}  # tensor name -> the index of the step reading it last
-        steps = [node for node in self.nodes if node.op not in SOURCE_OPS]
+        steps = fuse_chains([node for node in self.nodes if node.op not in SOURCE_OPS], model, self.outputs)
         for k, node in enumerate(steps):
             for name in node.inputs:
                 producer = tensor_name(name)[0]
@@ -321,7 +322,10 @@ class Plan:
         for name, k in last.items():
             if name not in self.outputs:
                 releases[k].append(name)
-        self.steps = [(node, OPS[node.op].run, tuple(release)) for node, release in zip(steps, releases)]
+        self.steps = [
+            (node, node.run if isinstance(node, FusedChain) else OPS[node.op].run, tuple(release))
+            for node, release in zip(steps, releases)
+        ]
 
 
 def _ordered(nodes, ready, model):

@@ -24,6 +24,8 @@ FUSED = {
     "Sqrt": 7,
     "Square": 8,
     "Abs": 9,
+    "Relu": 10,
+    "Relu6": 11,
 }
 FUSED_CHUNK = 64  # fused_elementwise() works this many elements at a time, each value's CHUNK floats in its scratch
 

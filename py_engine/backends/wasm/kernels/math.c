@@ -109,7 +109,7 @@ EXPORT(unary)(int op, const f32 *x, f32 *out, int n) {
   }
 }
 
-// ---- fused elementwise programs (the optimizers' update rules, py_engine/ops/elementwise_rules.py) -------------------------
+// ---- fused elementwise programs (py_engine/ops/elementwise_rules.py: the optimizers' update rules, hard-swish) ---------
 // values[0 .. tensors) are the inputs (addresses in ptrs), values[tensors .. tensors+scalars) the scalars (splat
 // from `scalars`), then one value per step. prog holds 3 ints per step: op, left, right (right unused by unary
 // ops; FUSED_* in op_codes.h). outs[k] is the value written to output k (address ptrs[tensors + k]). Works
@@ -145,6 +145,8 @@ EXPORT(fused_elementwise)(const int *prog, int steps, const int *ptrs, int tenso
           case FUSED_NEG: r = wasm_f32x4_neg(a); break;
           case FUSED_SQRT: r = wasm_f32x4_sqrt(a); break;
           case FUSED_SQUARE: r = wasm_f32x4_mul(a, a); break;
+          case FUSED_RELU: r = activate(a, ACT_RELU); break;
+          case FUSED_RELU6: r = activate(a, ACT_RELU6); break;
           case FUSED_ABS:
           default: r = wasm_f32x4_abs(a); break;
         }
