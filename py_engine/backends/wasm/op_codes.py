@@ -27,7 +27,7 @@ FUSED = {
     "Relu": 10,
     "Relu6": 11,
 }
-FUSED_CHUNK = 64  # fused_elementwise() works this many elements at a time, each value's CHUNK floats in its scratch
+FUSED_CHUNK = 256  # fused_elementwise() works this many elements at a time, each value's CHUNK floats in its scratch
 
 # what the header declares: (C prefix, table, C suffix)
 ENUMS = (

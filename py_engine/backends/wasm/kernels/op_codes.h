@@ -48,4 +48,4 @@ enum {
   FUSED_RELU6 = 11,
 };
 
-#define FUSED_CHUNK 64
+#define FUSED_CHUNK 256
