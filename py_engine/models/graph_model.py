@@ -415,23 +415,14 @@ def _check_calls(graph):
 
 async def _load(location, on_progress):
     artifacts = read_json(await location.read(location.target, "model.json"))
-    graph = parse_graph(artifacts)
-    unknown = unsupported_ops(graph)
-    if unknown:
-        listed = "; ".join(
-            f"{op} (node{'s' if len(names) > 1 else ''} {', '.join(map(repr, names[:3]))}"
-            f"{f' and {len(names) - 3} more' if len(names) > 3 else ''}{': ' + NOT_HERE[op] if op in NOT_HERE else ''})"
-            for op, names in sorted(unknown.items())
-        )
-        raise ModelLoadError(
-            f"the graph has ops this engine cannot run: {listed}. docs/graph_models.md lists the ops it runs"
-        )
-    _check_calls(graph)
-    consts = [node for node in _all_nodes(graph) if node.op == "Const"]
-    for node in consts:
-        if node.attrs.get("dtype") is not None and engine_dtype(node.attrs["dtype"]) is None:
-            raise ModelLoadError(f"Const node {node.name!r} has dtype {node.attrs['dtype']}, which the engine lacks")
-    arrays = await weights_manifest.fetch(location, artifacts.get("weightsManifest") or [], on_progress)
+    # the shards download while the graph is parsed and checked
+    fetching = await weights_manifest.start_fetch(location, artifacts.get("weightsManifest") or [], on_progress)
+    try:
+        graph, consts = _checked_graph(artifacts)
+    except BaseException:
+        weights_manifest.abandon(fetching)
+        raise
+    arrays = await fetching
     missing = [n.name for n in consts if n.name not in arrays and not isinstance(n.attrs.get("value"), np.ndarray)]
     if missing:
         raise ModelLoadError(
@@ -452,3 +443,25 @@ async def _load(location, on_progress):
     except BaseException:
         ENGINE.dispose(list(weights.values()))
         raise
+
+
+def _checked_graph(artifacts):
+    """(the parsed graph, its Const nodes), or ModelLoadError naming an op the engine lacks (with its nodes), a
+    function the library lacks, or a Const's dtype the engine lacks."""
+    graph = parse_graph(artifacts)
+    unknown = unsupported_ops(graph)
+    if unknown:
+        listed = "; ".join(
+            f"{op} (node{'s' if len(names) > 1 else ''} {', '.join(map(repr, names[:3]))}"
+            f"{f' and {len(names) - 3} more' if len(names) > 3 else ''}{': ' + NOT_HERE[op] if op in NOT_HERE else ''})"
+            for op, names in sorted(unknown.items())
+        )
+        raise ModelLoadError(
+            f"the graph has ops this engine cannot run: {listed}. docs/graph_models.md lists the ops it runs"
+        )
+    _check_calls(graph)
+    consts = [node for node in _all_nodes(graph) if node.op == "Const"]
+    for node in consts:
+        if node.attrs.get("dtype") is not None and engine_dtype(node.attrs["dtype"]) is None:
+            raise ModelLoadError(f"Const node {node.name!r} has dtype {node.attrs['dtype']}, which the engine lacks")
+    return graph, consts
