@@ -7,6 +7,7 @@ import base64
 import functools
 import http.server
 import json
+import os
 import shutil
 import threading
 
@@ -14,7 +15,10 @@ import numpy as np
 import pytest
 
 import py_engine as pe
+from py_engine.io import fetch
 from py_engine.io.errors import ModelLoadError
+from py_engine.io.graph_format import parse_graph
+from py_engine.models import graph_model
 from tests.graph_model_cases import model_inputs, write_graph_model
 
 
@@ -155,6 +159,31 @@ def test_loads_a_json_file_of_any_name_or_a_url_reporting_progress(graph_models,
     np.testing.assert_array_equal(from_url.execute(x).numpy(), from_file.execute(x).numpy())
     from_file.dispose()
     from_url.dispose()
+
+
+def test_the_shards_are_requested_before_the_graph_is_parsed(tmp_path, monkeypatch):
+    """They download while the graph is parsed and checked; a graph refused then still says why, not the shards."""
+    dense_graph(tmp_path)
+    requested, seen_at_parse = [], []
+    read = fetch.Location._read
+
+    def spied_read(self, target, *args, **kwargs):
+        requested.append(os.path.basename(target))
+        return read(self, target, *args, **kwargs)
+
+    def spied_parse(artifacts):
+        seen_at_parse.extend(requested)
+        return parse_graph(artifacts)
+
+    monkeypatch.setattr(fetch.Location, "_read", spied_read)
+    monkeypatch.setattr(graph_model, "parse_graph", spied_parse)
+    load(tmp_path).dispose()
+    assert seen_at_parse == ["model.json", "weights.bin"]
+    artifacts = json.loads((tmp_path / "model.json").read_text())
+    artifacts["modelTopology"]["node"][5]["op"] = "Selu2"
+    (tmp_path / "model.json").write_text(json.dumps(artifacts))
+    (tmp_path / "weights.bin").unlink()
+    failing_load(tmp_path, r"ops this engine cannot run: Selu2")
 
 
 # ---- inputs, outputs and execute's arguments ---------------------------------------------------------------------

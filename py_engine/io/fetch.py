@@ -45,19 +45,25 @@ class Location:
         """The bytes of target."""
         return (await self._read(target, what, False))[0]
 
-    async def read_all(self, targets, names, total, on_progress=None, sha256=False):
+    async def read_all(self, targets, names, total, on_progress=None, sha256=False, requested=None):
         """[(body, its sha256 in hex if asked, else None)] of every target, fetched concurrently;
-        on_progress(bytes loaded, total) after each one. A body is bytes, or in the browser a JsBody."""
-        loaded = 0
+        on_progress(bytes loaded, total) after each one. A body is bytes, or in the browser a JsBody. `requested`: an
+        asyncio.Event set once every request is out (a caller waiting on it resumes after they all are)."""
+        loaded, issued = 0, 0
         await report(on_progress, loaded, total)
 
         async def one(target, name):
-            nonlocal loaded
+            nonlocal loaded, issued
+            issued += 1
+            if requested is not None and issued == len(targets):
+                requested.set()  # this task issues its request before it next yields; the others have
             data, digest = await self._read(target, name, sha256, in_js=True)
             loaded += len(data)
             await report(on_progress, loaded, total)
             return data, digest
 
+        if requested is not None and not targets:
+            requested.set()
         results = await asyncio.gather(*(one(t, n) for t, n in zip(targets, names)), return_exceptions=True)
         errors = [r for r in results if isinstance(r, BaseException)]
         for error in errors:

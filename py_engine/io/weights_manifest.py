@@ -7,6 +7,7 @@ boundaries (a weight may span two shards), exactly as TF.js writes them. This en
 "sizes" (one per path), which TF.js ignores, and checks them when it loads.
 """
 
+import asyncio
 import hashlib
 import math
 
@@ -194,15 +195,16 @@ def zeros(group):
     return {spec["name"]: np.zeros(spec["shape"], DTYPES[spec.get("dtype", "float32")]) for spec in group["weights"]}
 
 
-async def fetch(location, groups, on_progress=None):
+async def fetch(location, groups, on_progress=None, requested=None):
     """{weight name: array} of every group's weights, their shards (relative to `location`, an io.fetch.Location)
-    fetched concurrently and checked; on_progress(bytes loaded, bytes total) as io.fetch reports it."""
+    fetched concurrently and checked; on_progress(bytes loaded, bytes total) as io.fetch reports it; `requested`
+    (an asyncio.Event) set once every shard's request is out."""
     totals = [check_group(group, k + 1) for k, group in enumerate(groups)]
     shards = [(group, k) for group in groups for k in range(len(group["paths"]))]
     names = [f"shard {group['paths'][k]!r}" for group, k in shards]
     targets = [location.resolve(group["paths"][k]) for group, k in shards]
     sha256 = any("sha256" in group for group in groups)
-    read = await location.read_all(targets, names, sum(totals), on_progress, sha256)
+    read = await location.read_all(targets, names, sum(totals), on_progress, sha256, requested)
     arrays, at = {}, 0
     for group, need in zip(groups, totals):
         own = read[at : at + len(group["paths"])]
@@ -214,6 +216,24 @@ async def fetch(location, groups, on_progress=None):
                 raise ModelLoadError(twice(name))
             arrays[name] = array
     return arrays
+
+
+async def start_fetch(location, groups, on_progress=None):
+    """fetch(...) as a task, returned once every shard's request is out (or the task has failed): the shards download
+    while the caller goes on (a graph model's graph is parsed and checked meanwhile). A caller that stops waiting
+    calls abandon(task)."""
+    requested = asyncio.Event()
+    task = asyncio.ensure_future(fetch(location, groups, on_progress, requested))
+    waiting = asyncio.ensure_future(requested.wait())
+    await asyncio.wait([task, waiting], return_when=asyncio.FIRST_COMPLETED)
+    waiting.cancel()
+    return task
+
+
+def abandon(task):
+    """Stop a start_fetch task; its failure, if it has failed, is not reported (the caller raises its own)."""
+    task.cancel()
+    task.add_done_callback(lambda t: t.cancelled() or t.exception())
 
 
 def twice(name):

@@ -24,6 +24,7 @@ from ..io.fetch import Location
 from ..io.graph_format import engine_dtype, parse_graph, read_json, tensor_name
 from ..tensor import Tensor
 from .graph_control import run_dynamic, tensors_in
+from .graph_fusion import FusedChain, fuse_chains
 from .graph_nodes import finish, run_op
 from .graph_ops import (
     CONTROL_OPS,
@@ -310,7 +311,7 @@ class Plan:
         self.weights = {}
         made = {node.name for node in self.nodes}
         last = {}  # tensor name -> the index of the step reading it last
-        steps = [node for node in self.nodes if node.op not in SOURCE_OPS]
+        steps = fuse_chains([node for node in self.nodes if node.op not in SOURCE_OPS], model, self.outputs)
         for k, node in enumerate(steps):
             for name in node.inputs:
                 producer = tensor_name(name)[0]
@@ -322,7 +323,10 @@ class Plan:
         for name, k in last.items():
             if name not in self.outputs:
                 releases[k].append(name)
-        self.steps = [(node, OPS[node.op].run, tuple(release)) for node, release in zip(steps, releases)]
+        self.steps = [
+            (node, node.run if isinstance(node, FusedChain) else OPS[node.op].run, tuple(release))
+            for node, release in zip(steps, releases)
+        ]
 
 
 def _ordered(nodes, ready, model):
@@ -412,23 +416,14 @@ def _check_calls(graph):
 
 async def _load(location, on_progress):
     artifacts = read_json(await location.read(location.target, "model.json"))
-    graph = parse_graph(artifacts)
-    unknown = unsupported_ops(graph)
-    if unknown:
-        listed = "; ".join(
-            f"{op} (node{'s' if len(names) > 1 else ''} {', '.join(map(repr, names[:3]))}"
-            f"{f' and {len(names) - 3} more' if len(names) > 3 else ''}{': ' + NOT_HERE[op] if op in NOT_HERE else ''})"
-            for op, names in sorted(unknown.items())
-        )
-        raise ModelLoadError(
-            f"the graph has ops this engine cannot run: {listed}. docs/graph_models.md lists the ops it runs"
-        )
-    _check_calls(graph)
-    consts = [node for node in _all_nodes(graph) if node.op == "Const"]
-    for node in consts:
-        if node.attrs.get("dtype") is not None and engine_dtype(node.attrs["dtype"]) is None:
-            raise ModelLoadError(f"Const node {node.name!r} has dtype {node.attrs['dtype']}, which the engine lacks")
-    arrays = await weights_manifest.fetch(location, artifacts.get("weightsManifest") or [], on_progress)
+    # the shards download while the graph is parsed and checked
+    fetching = await weights_manifest.start_fetch(location, artifacts.get("weightsManifest") or [], on_progress)
+    try:
+        graph, consts = _checked_graph(artifacts)
+    except BaseException:
+        weights_manifest.abandon(fetching)
+        raise
+    arrays = await fetching
     missing = [n.name for n in consts if n.name not in arrays and not isinstance(n.attrs.get("value"), np.ndarray)]
     if missing:
         raise ModelLoadError(
@@ -449,3 +444,25 @@ async def _load(location, on_progress):
     except BaseException:
         ENGINE.dispose(list(weights.values()))
         raise
+
+
+def _checked_graph(artifacts):
+    """(the parsed graph, its Const nodes), or ModelLoadError naming an op the engine lacks (with its nodes), a
+    function the library lacks, or a Const's dtype the engine lacks."""
+    graph = parse_graph(artifacts)
+    unknown = unsupported_ops(graph)
+    if unknown:
+        listed = "; ".join(
+            f"{op} (node{'s' if len(names) > 1 else ''} {', '.join(map(repr, names[:3]))}"
+            f"{f' and {len(names) - 3} more' if len(names) > 3 else ''}{': ' + NOT_HERE[op] if op in NOT_HERE else ''})"
+            for op, names in sorted(unknown.items())
+        )
+        raise ModelLoadError(
+            f"the graph has ops this engine cannot run: {listed}. docs/graph_models.md lists the ops it runs"
+        )
+    _check_calls(graph)
+    consts = [node for node in _all_nodes(graph) if node.op == "Const"]
+    for node in consts:
+        if node.attrs.get("dtype") is not None and engine_dtype(node.attrs["dtype"]) is None:
+            raise ModelLoadError(f"Const node {node.name!r} has dtype {node.attrs['dtype']}, which the engine lacks")
+    return graph, consts

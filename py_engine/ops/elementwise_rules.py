@@ -1,12 +1,14 @@
 """Elementwise chains as one kernel: fuse_elementwise(rule, tensors, scalars).
 
-`rule` is a function written with + - * / (and unary -) and this module's sqrt, square, maximum, minimum and abs.
+`rule` is a function written with + - * / (and unary -) and this module's sqrt, square, maximum, minimum, abs, relu and
+relu6.
 It is called with the float32 `tensors` (all of one shape) and then each element of `scalars` (a float32 vector,
 one binding however many numbers it holds), traced once into a `TracedRule`, the kernels its ops run in order, and run
 as one "FusedElementwise" kernel: on webgpu one dispatch and no intermediate buffers where the ops one at a time
 take a dispatch and a buffer each (an Adam update of one variable: 14 dispatches -> 1). Each step computes what its
 op's own kernel computes (numpy: that kernel; WGSL: its expression), in the same order, so the results are those of
-the ops one at a time, bit for bit. The optimizers' update rules (py_engine/train/optimizers.py) are what it is for.
+the ops one at a time, bit for bit. The optimizers' update rules (py_engine/train/optimizers.py) and a graph model's
+elementwise chains (models/graph_fusion.py: hard-swish) are what it is for.
 
 A rule sees only its arguments (a value it closes over is not traced): constants come in as scalars. On webgpu a
 kernel binds its tensors, the scalars and its outputs, at most 8 storage buffers on WebGPU's default limits: a
@@ -104,7 +106,15 @@ def _apply(name, *operands):
     return _EAGER[name](*operands)
 
 
-_EAGER = {"Sqrt": math.sqrt, "Square": math.square, "Abs": math.abs, "Maximum": math.maximum, "Minimum": math.minimum}
+_EAGER = {
+    "Sqrt": math.sqrt,
+    "Square": math.square,
+    "Abs": math.abs,
+    "Maximum": math.maximum,
+    "Minimum": math.minimum,
+    "Relu": math.relu,
+    "Relu6": math.relu6,
+}
 
 
 def sqrt(x):
@@ -117,6 +127,14 @@ def square(x):
 
 def abs(x):
     return _apply("Abs", x)
+
+
+def relu(x):
+    return _apply("Relu", x)
+
+
+def relu6(x):
+    return _apply("Relu6", x)
 
 
 def maximum(a, b):

@@ -24,8 +24,10 @@ FUSED = {
     "Sqrt": 7,
     "Square": 8,
     "Abs": 9,
+    "Relu": 10,
+    "Relu6": 11,
 }
-FUSED_CHUNK = 64  # fused_elementwise() works this many elements at a time, each value's CHUNK floats in its scratch
+FUSED_CHUNK = 256  # fused_elementwise() works this many elements at a time, each value's CHUNK floats in its scratch
 
 # what the header declares: (C prefix, table, C suffix)
 ENUMS = (

@@ -161,7 +161,8 @@ def _every_step(x, y, s):
     """A rule that runs every step kernel ops.elementwise_rules allows; its last output comes from the scalar alone."""
     a = x + y * s
     b = elementwise_rules.maximum(x - y, elementwise_rules.minimum(x, y)) / s
-    return a, elementwise_rules.sqrt(elementwise_rules.abs(-a)) + elementwise_rules.square(b), s * s
+    c = elementwise_rules.relu6(x) - elementwise_rules.relu(y)
+    return a, elementwise_rules.sqrt(elementwise_rules.abs(-a)) + elementwise_rules.square(b), s * s, c
 
 
 def _fused_cases(cases):

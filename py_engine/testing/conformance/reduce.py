@@ -248,6 +248,16 @@ def _top_k_cases():
     long_nan = rand((2, 1100), 56)
     long_nan[:, ::7] = np.nan
     cases.append(Case("top_k/nan-long", lambda t: ops.top_k(t, 900), [long_nan]))
+    # past the wasm kernel's SMALL: a detector's one long row of scores, mostly zeros (ties) with the special values,
+    # a row in ascending order (every value enters the heap), and rows of NaN but for a few numbers
+    scores = with_edges(
+        np.where(rand((1, 20000), 58) > 1.9, rand((1, 20000), 59, 0, 1), 0).astype(np.float32), FLOAT_EDGES
+    )
+    cases.append(Case("top_k/long-row-of-scores", lambda t: ops.top_k(t, 100), [scores]))
+    cases.append(Case("top_k/ascending", lambda t: ops.top_k(t, 64), [np.arange(8192, dtype=np.float32)[None]]))
+    few = np.full((2, 3000), np.nan, np.float32)
+    few[:, [5, 1700, 2999]] = [[1.0, -0.0, 0.0], [2.0, np.inf, 2.0]]
+    cases.append(Case("top_k/nan-but-a-few", lambda t: ops.top_k(t, 10), [few]))
     sizes = {"large-k5": ((300, 257), 5), "sort-1024": ((20, 1000), 1000), "long-rows": ((3, 3000), 20)}
     for label, (shape, k) in sizes.items():
         data = rand(shape, 54)

@@ -39,7 +39,7 @@ def _scan(ufunc):
     return kernel
 
 
-def _top_k(x, k):
+def top_k(x, k):
     keys = -x if x.dtype == np.float32 else -x.astype(np.int64)  # exact negations (int32's minimum needs int64)
     n = x.shape[-1]
     if 0 < k < n // 8 and x.size == n:  # one long row (a detector's scores): sort only the entries that can win
@@ -77,4 +77,4 @@ register_kernel("ArgMin", "numpy", lambda x, axis: np.argmin(x, axis=axis))
 register_kernel("Softmax", "numpy", _softmax)
 register_kernel("Cumsum", "numpy", _scan(np.add))
 register_kernel("Cumprod", "numpy", _scan(np.multiply))
-register_kernel("TopK", "numpy", _top_k)
+register_kernel("TopK", "numpy", top_k)

@@ -109,7 +109,7 @@ EXPORT(unary)(int op, const f32 *x, f32 *out, int n) {
   }
 }
 
-// ---- fused elementwise programs (the optimizers' update rules, py_engine/ops/elementwise_rules.py) -------------------------
+// ---- fused elementwise programs (py_engine/ops/elementwise_rules.py: the optimizers' update rules, hard-swish) ---------
 // values[0 .. tensors) are the inputs (addresses in ptrs), values[tensors .. tensors+scalars) the scalars (splat
 // from `scalars`), then one value per step. prog holds 3 ints per step: op, left, right (right unused by unary
 // ops; FUSED_* in op_codes.h). outs[k] is the value written to output k (address ptrs[tensors + k]). Works
@@ -130,26 +130,33 @@ EXPORT(fused_elementwise)(const int *prog, int steps, const int *ptrs, int tenso
       for (int i = 0; i < len; i += 4) wasm_v128_store(dst + i, load_partial(src + i, len - i));
     }
     for (int k = 0; k < steps; k++) {
-      int op = prog[3 * k];
       const f32 *x = scratch + prog[3 * k + 1] * FUSED_CHUNK, *y = scratch + prog[3 * k + 2] * FUSED_CHUNK;
       f32 *z = scratch + (first_step + k) * FUSED_CHUNK;
-      for (int i = 0; i < len; i += 4) {
-        f32x4 a = wasm_v128_load(x + i), b = wasm_v128_load(y + i), r;
-        switch (op) {
-          case FUSED_ADD: r = wasm_f32x4_add(a, b); break;
-          case FUSED_SUB: r = wasm_f32x4_sub(a, b); break;
-          case FUSED_MUL: r = wasm_f32x4_mul(a, b); break;
-          case FUSED_REAL_DIV: r = wasm_f32x4_div(a, b); break;
-          case FUSED_MAXIMUM: r = wasm_f32x4_max(a, b); break;
-          case FUSED_MINIMUM: r = wasm_f32x4_min(a, b); break;
-          case FUSED_NEG: r = wasm_f32x4_neg(a); break;
-          case FUSED_SQRT: r = wasm_f32x4_sqrt(a); break;
-          case FUSED_SQUARE: r = wasm_f32x4_mul(a, a); break;
-          case FUSED_ABS:
-          default: r = wasm_f32x4_abs(a); break;
-        }
-        wasm_v128_store(z + i, r);
+      // one loop per op (the op chosen once per chunk, not per vector)
+#define STEP(expr)                                                      \
+  for (int i = 0; i < len; i += 4) {                                    \
+    f32x4 a = wasm_v128_load(x + i);                                    \
+    wasm_v128_store(z + i, expr);                                       \
+  }                                                                     \
+  break;
+#define STEP2(expr) STEP(({ f32x4 b = wasm_v128_load(y + i); expr; }))
+      switch (prog[3 * k]) {
+        case FUSED_ADD: STEP2(wasm_f32x4_add(a, b))
+        case FUSED_SUB: STEP2(wasm_f32x4_sub(a, b))
+        case FUSED_MUL: STEP2(wasm_f32x4_mul(a, b))
+        case FUSED_REAL_DIV: STEP2(wasm_f32x4_div(a, b))
+        case FUSED_MAXIMUM: STEP2(wasm_f32x4_max(a, b))
+        case FUSED_MINIMUM: STEP2(wasm_f32x4_min(a, b))
+        case FUSED_NEG: STEP(wasm_f32x4_neg(a))
+        case FUSED_SQRT: STEP(wasm_f32x4_sqrt(a))
+        case FUSED_SQUARE: STEP(wasm_f32x4_mul(a, a))
+        case FUSED_RELU: STEP(activate(a, ACT_RELU))
+        case FUSED_RELU6: STEP(activate(a, ACT_RELU6))
+        case FUSED_ABS:
+        default: STEP(wasm_f32x4_abs(a))
       }
+#undef STEP2
+#undef STEP
     }
     for (int o = 0; o < n_outs; o++) {
       f32 *dst = (f32 *)ptrs[tensors + o] + i0;

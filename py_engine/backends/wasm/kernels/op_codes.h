@@ -44,6 +44,8 @@ enum {
   FUSED_SQRT = 7,
   FUSED_SQUARE = 8,
   FUSED_ABS = 9,
+  FUSED_RELU = 10,
+  FUSED_RELU6 = 11,
 };
 
-#define FUSED_CHUNK 64
+#define FUSED_CHUNK 256

@@ -1,4 +1,4 @@
-// Sums over an array's leading axes.
+// Sums over an array's leading axes; the top k of each row.
 
 #include "simd.h"
 
@@ -25,5 +25,54 @@ EXPORT(sum_rows)(const f32 *x, int R, int C, f32 *out) {
     f32x4 s = wasm_f32x4_splat(0.0f);
     for (int r = 0; r < R; r++) s = wasm_f32x4_add(s, load_partial(x + (long)r * C + c, n));
     store_partial(out + c, s, n);
+  }
+}
+
+// ---- top k of each row: TopK's order, a larger value first, NaN after every number, equal values by index ---------
+INLINE int before(const f32 *row, int a, int b) {
+  f32 va = row[a], vb = row[b];
+  if (va > vb) return 1;
+  if (va < vb) return 0;
+  int a_nan = va != va, b_nan = vb != vb;
+  if (a_nan != b_nan) return b_nan;
+  return a < b;  // equal (-0 and +0 too) or both NaN
+}
+
+// heap[i] moved down to its place in a heap whose root is the last of the k in TopK's order
+INLINE void sift_down(const f32 *row, int *heap, int size, int i) {
+  for (;;) {
+    int last = i, left = 2 * i + 1, right = left + 1;
+    if (left < size && before(row, heap[last], heap[left])) last = left;
+    if (right < size && before(row, heap[last], heap[right])) last = right;
+    if (last == i) return;
+    int t = heap[i];
+    heap[i] = heap[last];
+    heap[last] = t;
+    i = last;
+  }
+}
+
+// Each of `rows` rows of n values: the indices of its first k in TopK's order (a heap of k while the row passes,
+// O(n log k), then sorted in place) and their values, copied as bits. 1 <= k <= n.
+EXPORT(top_k_rows)(const f32 *x, int rows, int n, int k, int *values, int *indices) {
+  for (int r = 0; r < rows; r++) {
+    const f32 *row = x + (long)r * n;
+    int *heap = indices + (long)r * k;
+    for (int i = 0; i < k; i++) heap[i] = i;
+    for (int i = k / 2 - 1; i >= 0; i--) sift_down(row, heap, k, i);
+    for (int i = k; i < n; i++) {
+      if (before(row, i, heap[0])) {
+        heap[0] = i;
+        sift_down(row, heap, k, 0);
+      }
+    }
+    for (int size = k - 1; size > 0; size--) {  // the last of the heap to its end, one at a time
+      int t = heap[0];
+      heap[0] = heap[size];
+      heap[size] = t;
+      sift_down(row, heap, size, 0);
+    }
+    const int *bits = (const int *)row;
+    for (int i = 0; i < k; i++) values[(long)r * k + i] = bits[heap[i]];
   }
 }

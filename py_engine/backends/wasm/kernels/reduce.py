@@ -1,14 +1,15 @@
 """Sums and means over an array's leading axes on the SIMD module: a bias's gradient (dy summed over batch and
-pixels) and a global average pool. Other reductions, and small arrays, run the numpy backend's kernels."""
+pixels) and a global average pool; and the top k of each row of a float32 array (a detector's best scores). Other
+reductions, and small arrays, run the numpy backend's kernels."""
 
 import math
 
 import numpy as np
 
 from ....kernel_registry import register_kernel
-from ...numpy.kernels.reduce import reduce_mean, reduce_sum
+from ...numpy.kernels.reduce import reduce_mean, reduce_sum, top_k
 from .. import native
-from ..native import F32, address
+from ..native import F32, I32, address
 from .math import SMALL
 
 
@@ -49,5 +50,20 @@ def _mean_kernel(x, axis, keepdims):
     return reduce_mean(x, axis, keepdims) if out is None else out
 
 
+def _top_k(x, k):
+    """values, indices of each row's k largest (numpy's kernel's order: NaN last, ties by index) in one pass over the
+    row, where numpy's negates, partitions and sorts copies of it."""
+    n = x.shape[-1] if x.ndim else 0
+    if x.dtype != F32 or x.size < SMALL or not 0 < k <= n:
+        return top_k(x, k)
+    x = native.f32(x)
+    values, indices = np.empty((*x.shape[:-1], k), F32), np.empty((*x.shape[:-1], k), I32)
+    native.exports.top_k_rows(
+        address(x, x.size), x.size // n, n, k, address(values, values.size), address(indices, indices.size, I32)
+    )
+    return values, indices
+
+
 register_kernel("Sum", "wasm", _sum_kernel)
 register_kernel("Mean", "wasm", _mean_kernel)
+register_kernel("TopK", "wasm", _top_k)

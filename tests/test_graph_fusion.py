@@ -1,0 +1,155 @@
+"""A graph model's elementwise chains (hard-swish: Mul, Add, Relu6, Mul) run as one FusedElementwise kernel
+(models/graph_fusion.py), giving the values of the nodes run one at a time bit for bit; a chain reading two tensors,
+an output or a value two nodes read is not hidden in one. Memory stays flat."""
+
+import base64
+import inspect
+import json
+
+import numpy as np
+import pytest
+
+import py_engine as pe
+from py_engine.models import graph_model
+from py_engine.models.graph_fusion import FusedChain
+from tests.pyodide import start_node_pyodide
+from tests.test_graph_model import attr_type, load, write_graph
+
+SHAPE = (1, 16, 16, 32)  # 8192 values: above the wasm kernels' SMALL, so the module's fused program runs there
+OUTPUTS = ["out", "square", "neg"]
+
+
+def node(name, op, *inputs):
+    return {"name": name, "op": op, "input": list(inputs), "attr": {"T": attr_type("DT_FLOAT")}}
+
+
+def placeholder(name, shape):
+    dims = [{"size": str(d)} for d in shape]
+    return {
+        "name": name,
+        "op": "Placeholder",
+        "attr": {"dtype": attr_type("DT_FLOAT"), "shape": {"shape": {"dim": dims}}},
+    }
+
+
+def const(name):
+    return {"name": name, "op": "Const", "attr": {"dtype": attr_type("DT_FLOAT")}}
+
+
+@pytest.fixture
+def folder(tmp_path):
+    """hard-swish of x (one chain of 4), a squeeze-excite gate hard-sigmoid(s) (a chain of 3 on another tensor), their
+    product (two tensors: no chain), and square(x), an output that neg reads (so neither is in a chain)."""
+    nodes = [
+        placeholder("x", SHAPE),
+        placeholder("s", (1, 1, 1, SHAPE[3])),
+        const("sixth"),
+        const("three"),
+        node("mul", "Mul", "sixth", "x"),
+        node("add", "Add", "x", "three"),
+        node("relu6", "Relu6", "add"),
+        node("hard_swish", "Mul", "mul", "relu6"),
+        node("gate_add", "AddV2", "s", "three"),
+        node("gate_relu6", "Relu6", "gate_add"),
+        node("gate", "Mul", "gate_relu6", "sixth"),
+        node("out", "Mul", "hard_swish", "gate"),
+        node("square", "Square", "x"),
+        node("neg", "Neg", "square"),
+    ]
+    weights = [("sixth", np.float32(1 / 6), None), ("three", np.float32(3), None)]
+    return write_graph(tmp_path / "chains", [(n, np.asarray(v), q) for n, v, q in weights], nodes)
+
+
+def inputs(rng):
+    x = rng.normal(0, 4, SHAPE).astype(np.float32)
+    x.reshape(-1)[:8] = [np.nan, np.inf, -np.inf, -0.0, 0.0, -3.0, 3.0, 6.0]  # relu6's edges and the specials
+    return x, rng.normal(0, 4, (1, 1, 1, SHAPE[3])).astype(np.float32)
+
+
+def one_at_a_time(x, s):
+    """The graph's nodes as the engine's ops, in the graph's order."""
+    sixth, three = pe.tensor(np.float32(1 / 6)), pe.tensor(np.float32(3))
+    hard_swish = pe.mul(pe.mul(sixth, x), pe.relu6(pe.add(x, three)))
+    gate = pe.mul(pe.relu6(pe.add(s, three)), sixth)
+    square = pe.square(x)
+    return [pe.mul(hard_swish, gate), square, pe.neg(square)]
+
+
+def test_chains_run_as_one_kernel_with_the_nodes_values_bit_for_bit(each_backend, folder, rng):
+    model = load(folder)
+    x, s = (pe.tensor(a) for a in inputs(rng))
+    expected = [t.numpy() for t in one_at_a_time(x, s)]
+    profiled = pe.profile(model.execute, [x, s], OUTPUTS)
+    kernels = [record.name for record in profiled.kernels]
+    assert sorted(kernels) == sorted(["FusedElementwise", "FusedElementwise", "Mul", "Square", "Neg"]), kernels
+    for got, want in zip(profiled.result, expected):
+        np.testing.assert_array_equal(got.numpy(), want)
+    (plan,) = model._plans.values()
+    chains = [step for step, _, _ in plan.steps if isinstance(step, FusedChain)]
+    assert sorted(chain.op for chain in chains) == ["AddV2+Relu6+Mul", "Mul+Add+Relu6+Mul"]
+    pe.dispose(profiled.result)
+    before = pe.memory().num_tensors
+    for _ in range(3):  # on webgpu: replays of the recorded run (pe.capture), the scalars its constants
+        ys = model.execute([x, s], OUTPUTS)
+        for got, want in zip(ys, expected):
+            np.testing.assert_array_equal(got.numpy(), want)
+        pe.dispose(ys)
+        assert pe.memory().num_tensors == before
+    model.dispose()
+
+
+def test_a_real_models_chains_give_the_values_of_its_nodes_one_at_a_time(graph_models, monkeypatch):
+    """centernet's hard-swishes and squeeze-excite gates: 28 chains; its outputs those of the graph run without them."""
+    x = pe.tensor(((np.arange(512 * 512 * 3) * 7919) % 256).reshape(1, 512, 512, 3).astype(np.float32))
+    model = load(graph_models / "centernet")
+    fused = [y.numpy() for y in model.execute(x)]
+    (plan,) = model._plans.values()
+    chains = [step for step, _, _ in plan.steps if isinstance(step, FusedChain)]
+    assert len(chains) == 28 and {c.op for c in chains} == {"Mul+Add+Relu6+Mul", "Add+Relu6+Mul"}
+    model.dispose()
+    monkeypatch.setattr(graph_model, "fuse_chains", lambda steps, model, outputs: steps)
+    model = load(graph_models / "centernet")
+    for got, want in zip(model.execute(x), fused):
+        np.testing.assert_array_equal(got.numpy(), want)
+    (plan,) = model._plans.values()
+    assert not any(isinstance(step, FusedChain) for step, _, _ in plan.steps)
+    model.dispose()
+
+
+ON_WASM = """
+import base64, json, os
+data = json.loads(DATA_)
+os.makedirs("/chains", exist_ok=True)
+for name, text in data["files"].items():
+    with open(f"/chains/{name}", "wb") as f:
+        f.write(base64.b64decode(text))
+await pe.set_backend("wasm")
+model = await pe.load_graph_model("file:///chains/model.json")
+x, s = (pe.tensor(np.frombuffer(base64.b64decode(a), np.float32).reshape(shape)) for a, shape in data["inputs"])
+expected = [t.numpy() for t in one_at_a_time(x, s)]
+profiled = pe.profile(model.execute, [x, s], data["outputs"])
+[
+    pe.get_backend(),
+    sorted(record.name for record in profiled.kernels),
+    [bool(np.array_equal(got.numpy(), want, equal_nan=True)) for got, want in zip(profiled.result, expected)],
+]
+"""
+
+
+def test_on_wasm_the_modules_fused_program_gives_the_nodes_values_bit_for_bit(folder, rng):
+    data = {
+        "files": {
+            name: base64.b64encode((folder / name).read_bytes()).decode() for name in ("model.json", "weights.bin")
+        },
+        "inputs": [(base64.b64encode(a.tobytes()).decode(), a.shape) for a in inputs(rng)],
+        "outputs": OUTPUTS,
+    }
+    pyodide = start_node_pyodide()
+    try:
+        pyodide.run(inspect.getsource(one_at_a_time))
+        backend, kernels, equal = pyodide.run(ON_WASM.replace("DATA_", repr(json.dumps(data))))
+    finally:
+        pyodide.close()
+    assert backend == "wasm"
+    assert kernels == sorted(["FusedElementwise", "FusedElementwise", "Mul", "Neg", "Square"])
+    assert equal == [True, True, True]
