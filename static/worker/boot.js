@@ -2,7 +2,7 @@
 // page's Python modules into place, taking what the last visit stored (static/worker/startup_cache.js), then the
 // engine started; the progress of each phase posted as "status" events. Shares the worker's globals (static/worker.js:
 // pyodide, py, runner, post, plain, download, configFetch) and calls into output.js (printed), runs.js
-// (setInterruptBuffer) and next_boot.js (what to store), which it loads while Pyodide boots (loadTheRest).
+// (setInterruptBuffer) and next_boot.js (what to store), which it loads once Pyodide has booted (loadTheRest).
 "use strict";
 
 const backendRequested = new URL(self.location.href).searchParams.get("backend"); // ?backend=NAME, else the page picks
@@ -73,19 +73,23 @@ async function boot() {
   // Pyodide boots (static/worker/prefetch.js holds the wheels until loadPackage asks for them).
   const servedEarly = installed.then((found) => (found ? undefined : startupCache.fetchServedBytecode(config.bytecode)));
   installed.then((found) => found || self.pePrefetch.packages(indexURL, packages));
-  // The worker's other scripts load once Pyodide's own requests are out (its wasm compiles meanwhile): each
-  // importScripts is a request this thread waits for, and before loadPyodide they delayed its start by 100-300 ms.
-  await Promise.race([pyodideRequested, booting.catch(() => {})]);
   // Nothing stored: the engine wheel is unzipped while Pyodide boots (static/worker/unzip.js), so that installing it
-  // is writing its files
+  // is writing its files; unzip.js loads once Pyodide's own requests are out (an importScripts is a request this
+  // thread waits for)
+  await Promise.race([pyodideRequested, booting.catch(() => {})]);
   importScripts("worker/unzip.js");
   const unzipWheel = () => wheel.then(self.unzip).catch((error) => {
     throw new Error(`the engine wheel ${wheelURL} cannot be read: ${error.message || error}`);
   });
   const engineFiles = installed.then((found) => (found ? null : unzipWheel()));
   engineFiles.catch(() => {}); // awaited below
-  // the webgpu backend's side here (self.peBridge), in this order: each uses the ones before it
+  const booted = await booting;
+  // The worker's other scripts load once Pyodide has booted: each importScripts is a request this thread waits for.
+  // Before loadPyodide they delayed its start by 100-300 ms; during its boot they held up its wasm, whose download
+  // this thread takes in (compiling it as it arrives): the wasm's last byte came 160 ms later (2026-12-06).
+  // The webgpu backend's side first (self.peBridge), in this order: each uses the ones before it.
   importScripts("worker/gpu_device.js", "worker/backend_choice.js", "worker/precompile.js", "worker/bridge.js");
+  loadTheRest(); // static/worker.js
   // The backend: the one the address names, else webgpu on a GPU and wasm on a CPU (static/worker/backend_choice.js).
   const choice = backendRequested ? Promise.resolve({ backend: backendRequested, reason: null })
     : self.peBridge.preferredBackend();
@@ -96,10 +100,9 @@ async function boot() {
     if (backend === "webgpu" && config.pipelines) self.peBridge.precompile(config.pipelines, booting);
   });
   // The classifier's files download while numpy loads and Python imports and starts (static/worker/prefetch.js); started
-  // earlier, they would share a slow network with Pyodide's own files.
-  if (config.classifier) booting.then(() => self.pePrefetch.model(config.classifier), () => {});
-  loadTheRest(); // while Pyodide boots (static/worker.js)
-  const booted = await booting;
+  // earlier, they would share a slow network with Pyodide's own files, and before the scripts above, these would wait
+  // for the shards' connections.
+  if (config.classifier) self.pePrefetch.model(config.classifier);
   pyodide = booted.pyodide;
   const filesMounted = self.peFiles.mount(pyodide); // the user's files: IndexedDB is read while the rest goes on
   const texts = await sources;
