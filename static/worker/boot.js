@@ -6,6 +6,8 @@
 "use strict";
 
 const backendRequested = new URL(self.location.href).searchParams.get("backend"); // ?backend=NAME, else the page picks
+// ?offline-copy: a static export's service worker keeps what this page downloads for offline visits (static/page/boot.js)
+const offlineCopy = new URL(self.location.href).searchParams.has("offline-copy");
 // The page's Python modules (config.json's python_modules: static/worker/*.py and static/panels/NAME/*.py), written
 // into /home/pyodide by name; startup_cache.py is imported first, by startup_cache.js right after Pyodide has booted.
 const moduleName = (path) => path.slice(path.lastIndexOf("/") + 1);
@@ -99,10 +101,13 @@ async function boot() {
   choice.then(({ backend }) => {
     if (backend === "webgpu" && config.pipelines) self.peBridge.precompile(config.pipelines, booting);
   });
-  // The classifier's files download while numpy loads and Python imports and starts (static/worker/prefetch.js); started
-  // earlier, they would share a slow network with Pyodide's own files, and before the scripts above, these would wait
-  // for the shards' connections.
-  if (config.classifier) self.pePrefetch.model(config.classifier);
+  // The classifier's files download ahead of a first classification, at low priority (static/worker/prefetch.js): once
+  // the page's modules are imported, so that the 18.8 MB do not share the cores with numpy's install and the import
+  // (from the end of Pyodide's boot, they cost a first visit's ready about 12%); where a static export's service worker
+  // keeps them for offline visits (static/isolation_sw.js), from here, so that a visit that ends soon after ready has
+  // kept them all. Not before the scripts above: those would wait for the shards' connections.
+  const prefetchModel = () => config.classifier && self.pePrefetch.model(config.classifier);
+  if (offlineCopy) prefetchModel();
   pyodide = booted.pyodide;
   const filesMounted = self.peFiles.mount(pyodide); // the user's files: IndexedDB is read while the rest goes on
   const texts = await sources;
@@ -144,6 +149,7 @@ async function boot() {
     py = pyodide.pyimport("playground");
     runner = pyodide.pyimport("playground_run");
   });
+  if (!offlineCopy) prefetchModel();
   await timed("files_ms", async () => { // the user's files, in place before any of their code runs
     await filesMounted;
     self.peFiles.useFolder();
