@@ -88,7 +88,7 @@ async function boot() {
   const booted = await booting;
   // The worker's other scripts load once Pyodide has booted: each importScripts is a request this thread waits for.
   // Before loadPyodide they delayed its start by 100-300 ms; during its boot they held up its wasm, whose download
-  // this thread takes in (compiling it as it arrives): the wasm's last byte came 160 ms later (2026-12-06).
+  // this thread takes in (compiling it as it arrives): the wasm's last byte came 110-160 ms later (2026-12-06).
   // The webgpu backend's side first (self.peBridge), in this order: each uses the ones before it.
   importScripts("worker/gpu_device.js", "worker/backend_choice.js", "worker/precompile.js", "worker/bridge.js");
   loadTheRest(); // static/worker.js
