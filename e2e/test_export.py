@@ -128,6 +128,8 @@ def test_the_projects_own_server_gets_no_service_worker(wasm_page):
     assert page.evaluate("navigator.serviceWorker.controller") is None
     assert page.evaluate("navigator.serviceWorker.getRegistrations().then((found) => found.length)") == 0
     assert not [name for name in page.evaluate("caches.keys()") if name.startswith("playground-export-")]
+    # so the worker takes the classifier's files once the boot has imported the page's modules (static/worker/boot.js)
+    assert page.evaluate("playgroundBoot.url.searchParams.has('offline-copy')") is False
 
 
 def stop_ends(page, code):
@@ -267,8 +269,9 @@ def test_after_one_visit_the_export_works_offline_and_a_new_export_replaces_its_
             playground = Playground(webgpu_browser, url, context=context)
             page = playground.page
             assert page.evaluate("crossOriginIsolated") is True
-            # nothing classified: the page fetches the classifier's files while it boots (static/worker/prefetch.js), and
-            # the service worker keeps them
+            # nothing classified: under the service worker, the page fetches the classifier's files from the end of
+            # Pyodide's boot (static/worker/boot.js), and the service worker keeps them
+            assert page.evaluate("playgroundBoot.url.searchParams.has('offline-copy')") is True
             page.wait_for_function(
                 """async (name) => (await caches.has(name))
                        && (await (await caches.open(name)).keys()).filter((r) => /shard\\dof5/.test(r.url)).length === 5""",

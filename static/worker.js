@@ -57,8 +57,8 @@
 
 // The worker's parts, each a request of its own: config.json is requested first and arrives while prefetch.js (its
 // fetch() is the one every later fetch of this worker, Pyodide's included, goes through), startup_cache.js and
-// boot.js load; then boot() starts. In boot(), once loadPyodide has made its requests, the webgpu bridge and the rest
-// (loadTheRest) load while Pyodide boots; a panel's worker script (static/panels/NAME/NAME_worker.js) loads with the
+// boot.js load; then boot() starts. In boot(), once loadPyodide has made its requests, unzip.js loads while Pyodide
+// boots, and once it has booted the webgpu bridge and the rest (loadTheRest); a panel's worker script (static/panels/NAME/NAME_worker.js) loads with the
 // panel's first request. They share this script's globals below.
 const configFetch = download("config.json", "text"); // first: the boot waits for it (never held by prefetch.js)
 configFetch.catch(() => {}); // awaited by boot(); an early failure must not go unhandled meanwhile
@@ -103,8 +103,8 @@ const earlyMessages = [];
 self.onmessage = ({ data }) => earlyMessages.push(data);
 
 // The rest of the worker: next_boot.js (what this boot stores for the next), output.js (what Python prints), runs.js
-// (a run, Stop, input()) and requests.js (the page's messages). boot() loads it while Pyodide boots, off the path to
-// Pyodide's start; a boot that failed before then loads it on failing, so that every request gets its error.
+// (a run, Stop, input()) and requests.js (the page's messages). boot() loads it once Pyodide has booted, off the path
+// of Pyodide's own files; a boot that failed before then loads it on failing, so that every request gets its error.
 let restLoaded = false;
 function loadTheRest() {
   if (restLoaded) return;

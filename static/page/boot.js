@@ -14,9 +14,19 @@ window.playgroundBoot = (() => {
       return null; // storage disabled: the choice lasts until the page is left
     }
   };
+  const controlledByServiceWorker = () => {
+    try {
+      return Boolean(navigator.serviceWorker?.controller);
+    } catch {
+      return false; // a browser that throws on service workers here (a private window of some): none
+    }
+  };
   const url = new URL("worker.js", location.href);
   const requested = new URLSearchParams(location.search).get("backend") || storage((s) => s.getItem(CHOICE));
   if (requested) url.searchParams.set("backend", requested);
+  // a static export's service worker keeps what the page downloads (static/isolation_sw.js): the worker then takes the
+  // classifier's files earlier, so that one visit leaves them for offline ones (static/worker/boot.js)
+  if (controlledByServiceWorker()) url.searchParams.set("offline-copy", "");
   const worker = new Worker(url);
   const early = []; // message and error events before the page's modules listen
   worker.onmessage = worker.onerror = (event) => early.push(event);

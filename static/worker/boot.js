@@ -2,10 +2,12 @@
 // page's Python modules into place, taking what the last visit stored (static/worker/startup_cache.js), then the
 // engine started; the progress of each phase posted as "status" events. Shares the worker's globals (static/worker.js:
 // pyodide, py, runner, post, plain, download, configFetch) and calls into output.js (printed), runs.js
-// (setInterruptBuffer) and next_boot.js (what to store), which it loads while Pyodide boots (loadTheRest).
+// (setInterruptBuffer) and next_boot.js (what to store), which it loads once Pyodide has booted (loadTheRest).
 "use strict";
 
 const backendRequested = new URL(self.location.href).searchParams.get("backend"); // ?backend=NAME, else the page picks
+// ?offline-copy: a static export's service worker keeps what this page downloads for offline visits (static/page/boot.js)
+const offlineCopy = new URL(self.location.href).searchParams.has("offline-copy");
 // The page's Python modules (config.json's python_modules: static/worker/*.py and static/panels/NAME/*.py), written
 // into /home/pyodide by name; startup_cache.py is imported first, by startup_cache.js right after Pyodide has booted.
 const moduleName = (path) => path.slice(path.lastIndexOf("/") + 1);
@@ -73,19 +75,23 @@ async function boot() {
   // Pyodide boots (static/worker/prefetch.js holds the wheels until loadPackage asks for them).
   const servedEarly = installed.then((found) => (found ? undefined : startupCache.fetchServedBytecode(config.bytecode)));
   installed.then((found) => found || self.pePrefetch.packages(indexURL, packages));
-  // The worker's other scripts load once Pyodide's own requests are out (its wasm compiles meanwhile): each
-  // importScripts is a request this thread waits for, and before loadPyodide they delayed its start by 100-300 ms.
-  await Promise.race([pyodideRequested, booting.catch(() => {})]);
   // Nothing stored: the engine wheel is unzipped while Pyodide boots (static/worker/unzip.js), so that installing it
-  // is writing its files
+  // is writing its files; unzip.js loads once Pyodide's own requests are out (an importScripts is a request this
+  // thread waits for)
+  await Promise.race([pyodideRequested, booting.catch(() => {})]);
   importScripts("worker/unzip.js");
   const unzipWheel = () => wheel.then(self.unzip).catch((error) => {
     throw new Error(`the engine wheel ${wheelURL} cannot be read: ${error.message || error}`);
   });
   const engineFiles = installed.then((found) => (found ? null : unzipWheel()));
   engineFiles.catch(() => {}); // awaited below
-  // the webgpu backend's side here (self.peBridge), in this order: each uses the ones before it
+  const booted = await booting;
+  // The worker's other scripts load once Pyodide has booted: each importScripts is a request this thread waits for.
+  // Before loadPyodide they delayed its start by 100-300 ms; during its boot they held up its wasm, whose download
+  // this thread takes in (compiling it as it arrives): the wasm's last byte came 110-160 ms later (2026-12-06).
+  // The webgpu backend's side first (self.peBridge), in this order: each uses the ones before it.
   importScripts("worker/gpu_device.js", "worker/backend_choice.js", "worker/precompile.js", "worker/bridge.js");
+  loadTheRest(); // static/worker.js
   // The backend: the one the address names, else webgpu on a GPU and wasm on a CPU (static/worker/backend_choice.js).
   const choice = backendRequested ? Promise.resolve({ backend: backendRequested, reason: null })
     : self.peBridge.preferredBackend();
@@ -95,11 +101,13 @@ async function boot() {
   choice.then(({ backend }) => {
     if (backend === "webgpu" && config.pipelines) self.peBridge.precompile(config.pipelines, booting);
   });
-  // The classifier's files download while numpy loads and Python imports and starts (static/worker/prefetch.js); started
-  // earlier, they would share a slow network with Pyodide's own files.
-  if (config.classifier) booting.then(() => self.pePrefetch.model(config.classifier), () => {});
-  loadTheRest(); // while Pyodide boots (static/worker.js)
-  const booted = await booting;
+  // The classifier's files download ahead of a first classification, at low priority (static/worker/prefetch.js): once
+  // the page's modules are imported, so that the 18.8 MB do not share the cores with numpy's install and the import
+  // (from the end of Pyodide's boot, they cost a first visit's ready about 12%); where a static export's service worker
+  // keeps them for offline visits (static/isolation_sw.js), from here, so that a visit that ends soon after ready has
+  // kept them all. Not before the scripts above: those would wait for the shards' connections.
+  const prefetchModel = () => config.classifier && self.pePrefetch.model(config.classifier);
+  if (offlineCopy) prefetchModel();
   pyodide = booted.pyodide;
   const filesMounted = self.peFiles.mount(pyodide); // the user's files: IndexedDB is read while the rest goes on
   const texts = await sources;
@@ -141,6 +149,7 @@ async function boot() {
     py = pyodide.pyimport("playground");
     runner = pyodide.pyimport("playground_run");
   });
+  if (!offlineCopy) prefetchModel();
   await timed("files_ms", async () => { // the user's files, in place before any of their code runs
     await filesMounted;
     self.peFiles.useFolder();
