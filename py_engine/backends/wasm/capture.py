@@ -72,6 +72,11 @@ class StepLog:
     def called(self, export, args):
         self.actions.append(("call", export, args))
 
+    def pooled(self, fn, args, host, of):
+        """A call of the threads' pool (threads.Pool._do): its arguments are shared addresses and numbers, but for
+        args[host] (an address in Pyodide's memory); `of`: the array it uploads, or None."""
+        self.actions.append(("pool", fn, args, host, of))
+
 
 def _logging(exports):
     """The module's exports, each reporting its call to native.log first."""
@@ -98,12 +103,15 @@ class _Pointer:
 
 
 class _Step:
-    __slots__ = ("actions", "attrs", "dims", "fn", "keys", "outputs")
+    __slots__ = ("actions", "attrs", "dims", "fn", "keys", "outputs", "split")
 
-    def __init__(self, fn, keys, dims, attrs, outputs, actions):
+    def __init__(self, fn, keys, dims, attrs, outputs, actions, split):
         self.fn, self.keys, self.dims, self.attrs = fn, keys, dims, attrs
         self.outputs = outputs  # [(value key, owned array, the allocation it is (native steps))]
-        self.actions = actions  # the native step's actions with _Pointer arguments, or None: a kernel step
+        # the native step's actions with _Pointer arguments (a call's 4th item: the _Pointer of the array it uploads
+        # to the threads' pool, or None), or None: a kernel step
+        self.actions = actions
+        self.split = split  # it ran on the threads' pool when recorded
 
 
 class Recording(CaptureRecording):
@@ -118,6 +126,9 @@ class Recording(CaptureRecording):
         self.fresh = []  # (make_arrays, [value keys])
         self.moves = []  # (new value's key, the variable's own array)
         self.exports = _logging(native.exports)
+        self.pool = threads.pool  # its ops' blocks of the shared memory are the program's (threads.Pool.record)
+        if self.pool is not None:
+            self.pool.record()
 
     # ---- while the function runs ------------------------------------------------------------------------------
 
@@ -141,7 +152,8 @@ class Recording(CaptureRecording):
             outputs.append((key, handle, _allocation(log, o)))
         actions = self._native(log, [h for h, _, _ in inputs], keys, outputs)
         dims = [None if h.shape == d else d for h, d, _ in inputs]
-        self.steps.append(_Step(fn, keys, dims, attrs, outputs, actions))
+        split = any(a[0] == "pool" for a in log.actions)
+        self.steps.append(_Step(fn, keys, dims, attrs, outputs, actions, split))
         return results, multi
 
     def _key(self, array):
@@ -153,7 +165,7 @@ class Recording(CaptureRecording):
 
     def _native(self, log, handles, keys, outputs):
         """The step's actions with their pointers resolved, or None where it must stay a kernel step."""
-        if log.foreign or not any(a[0] == "call" for a in log.actions):
+        if log.foreign or not any(a[0] in ("call", "pool") for a in log.actions):
             return None
         if any(allocation is None for _, _, allocation in outputs):
             return None
@@ -177,7 +189,17 @@ class Recording(CaptureRecording):
                         if arg is None:  # an array the wrapper made with numpy (a copy, a padding)
                             return None
                     args.append(arg)
-                actions.append(("call", action[1], args))
+                actions.append(("call", action[1], args, None))
+            elif action[0] == "pool":
+                _, fn, args, host, of = action
+                args = list(args)
+                if host is not None:
+                    args[host] = pointer(args[host])
+                    if args[host] is None:
+                        return None
+                # the array uploaded, or True: a split call (not repeated only where it is a weight no replay writes)
+                uploaded = pointer(_at(of)) if of is not None else True
+                actions.append(("call", fn, args, uploaded or True))
             elif action[0] == "zero":
                 target = pointer(_at(action[1]))
                 if target is None or target.source[0] != "alloc":
@@ -215,6 +237,10 @@ class Recording(CaptureRecording):
 
     def drop(self):
         self.steps, self.arrays, self.keys = [], {}, {}
+        if self.pool is not None and self.pool is threads.pool:
+            for block in self.pool.taken:
+                self.pool.give_back(*block)
+            self.pool.taken = []
 
     def keep_state(self, moves):
         for new, own_array in moves:
@@ -222,6 +248,12 @@ class Recording(CaptureRecording):
             self.moves.append((self._key(new), own_array))
 
     def build(self, inputs, outputs):
+        if any(step.split and step.actions is None for step in self.steps):
+            # a split step that must stay a kernel step computes in the arena, not in the blocks the others read
+            # its output from: every split step stays a kernel step then
+            for step in self.steps:
+                if step.split:
+                    step.actions = None
         return CapturedProgram(self, outputs)
 
 
@@ -261,7 +293,10 @@ class CapturedProgram:
         self.backend = backend = recording.backend
         self.name = name = recording.name
         self._released = False
-        self.pool = threads.pool  # the threads' pool it was recorded with: which kernels are native steps
+        self.pool = pool = recording.pool  # the threads' pool it was recorded with: which kernels are native steps
+        self.blocks = []  # [address, bytes] of its blocks of the pool's shared memory
+        if pool is not None:
+            self.blocks, pool.taken = pool.taken, []
         steps, arrays = recording.steps, recording.arrays
         output_keys = [recording.keys.get(id(h)) for h, _, _ in outputs]
         for key, (handle, _, _) in zip(output_keys, outputs, strict=True):
@@ -338,8 +373,12 @@ class CapturedProgram:
         for key, allocation in produced.items():
             self.values[index[key]] = placed[id(allocation)].reshape(arrays[key].shape)
         self.held = []  # constants of the native steps (shape parameters, a weight's panels): they must outlive it
-        self.steps = []  # (True, [(callable, args)]) or (False, fn, value indexes, dims, attrs, outputs, copies)
+        # (True, [(callable, args)], None or a split step's kernel: (fn, value indexes, dims, attrs, its outputs' arrays))
+        # or (False, fn, value indexes, dims, attrs, outputs, copies)
+        self.steps = []
+        staged = []  # the calls that uploaded a weight when recorded
         self.native_steps = self.kernel_steps = 0
+        self.split_steps = 0  # native steps that split a kernel over the threads' pool (of native_steps)
         for step in steps:
             if step.actions is None:
                 self.kernel_steps += 1
@@ -350,6 +389,9 @@ class CapturedProgram:
             self.native_steps += 1
             calls = []
             for action in step.actions:
+                if action[0] == "call" and _uploaded_once(action, arrays, state):
+                    staged.append(action)  # done when recorded: the block holds the weight for the program
+                    continue
                 if action[0] == "call":
                     for arg in action[2]:
                         if isinstance(arg, _Pointer) and arg.source[0] == "const":
@@ -362,7 +404,13 @@ class CapturedProgram:
                 else:  # a value's panels: packed on every replay
                     _, b, packed, (k, n, sbk, sbj) = action
                     calls.append((native.exports.pack_b, (address(b), k, n, sbk, sbj, _at(placed[id(packed)]))))
-            self.steps.append((True, calls))
+            kernel = None
+            if step.split:  # what a replay runs on one thread if the pool stops
+                self.split_steps += 1
+                outs = [placed[id(allocation)] for _, _, allocation in step.outputs]
+                kernel = (step.fn, [index[k] for k in step.keys], step.dims, step.attrs, outs)
+            self.steps.append((True, calls, kernel))
+        self._free_staging(staged)
         self.input_homes = [(i, placed[id(arrays[("in", i)])]) for i in range(recording.n_inputs) if ("in", i) in homes]
         # the inputs' arrays as recorded: a tensor of the same shape may hold an array of another (a reshape's view)
         self.input_shapes = [arrays[("in", i)].shape for i in range(recording.n_inputs)]
@@ -378,8 +426,20 @@ class CapturedProgram:
         self.moves = [(index[key], array) for key, array in recording.moves]
         self.binds_ids = {id(a) for key, a in arrays.items() if key[0] == "bound"}
         self.buffers = layout.buffers  # what the placed arrays are views of
-        self.nbytes = sum(b.nbytes for b in self.buffers)
+        self.nbytes = sum(b.nbytes for b in self.buffers) + sum(nbytes for _, nbytes in self.blocks)
         backend.programs.add(self)
+
+    def _free_staging(self, uploads):
+        """Give back the blocks a weight passed through, when recorded, on its way into its panels (pack_b's
+        source): the panels are what the replays read."""
+        pool = self.pool
+        if pool is None:
+            return
+        sources = {args[0] for _, fn, args, _ in uploads if fn is pool.exports.pack_b}
+        copied = {args[0] for _, fn, args, _ in uploads if fn == pool.copy_in}
+        for block in [b for b in self.blocks if b[0] in sources & copied]:
+            self.blocks.remove(block)
+            pool.give_back(*block)
 
     @property
     def released(self):
@@ -403,10 +463,18 @@ class CapturedProgram:
                 if target is not None:
                     np.copyto(target, array)
         backend = self.backend
+        lost = False  # the threads' pool stopped during this replay: its split steps run on one thread
         for step in self.steps:
             if step[0]:
-                for call, args in step[1]:
-                    call(*args)
+                if lost and step[2] is not None:
+                    _one_thread(step[2], values)
+                    continue
+                try:
+                    for call, args in step[1]:
+                        call(*args)
+                except threads.PoolLost:
+                    lost = True
+                    _one_thread(step[2], values)
                 continue
             _, fn, keys, dims, attrs, outs, copies = step
             args = [values[i] if d is None else values[i].reshape(d) for i, d in zip(keys, dims)]
@@ -435,8 +503,30 @@ class CapturedProgram:
             return
         self._released = True
         self.backend.programs.discard(self)
+        if self.pool is not None and self.pool is threads.pool:
+            for block in self.blocks:
+                self.pool.give_back(*block)
+        self.blocks = []
         self.steps, self.values, self.held, self.buffers, self.fresh, self.moves = [], [], [], [], [], []
         self.input_homes, self.input_shapes, self.binds_ids = [], [], set()
+
+
+def _one_thread(kernel, values):
+    """A split step's kernel run on the calling thread (the pool stopped): its outputs into the program's arrays."""
+    fn, keys, dims, attrs, outs = kernel
+    args = [values[i] if d is None else values[i].reshape(d) for i, d in zip(keys, dims)]
+    out = fn(*args, **attrs) if attrs else fn(*args)
+    for target, o in zip(outs, out if type(out) is tuple else (out,), strict=True):
+        np.copyto(target, o.reshape(target.shape))
+
+
+def _uploaded_once(action, arrays, state):
+    """Whether a call uploads a weight (a bound array no replay writes) to the threads' pool: done when recorded."""
+    uploaded = action[3]
+    if not isinstance(uploaded, _Pointer):
+        return False
+    source = uploaded.source
+    return source[0] == "bound" and id(arrays[source]) not in state
 
 
 def _packed_once(action, arrays, state):
