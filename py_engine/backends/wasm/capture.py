@@ -369,6 +369,15 @@ class CapturedProgram:
                 base = placed.get(id(arrays[source]), arrays[source])  # a home, or a bound array as it is
             return _at(base) + pointer.offset
 
+        # the values read in Pyodide's memory (by the caller, a kernel step, the module's calls, a copy into the
+        # pool): a split step copies its output out only for them
+        needed = set(output_keys) | {key for key, _ in recording.moves}
+        for step in steps:
+            needed.update(step.keys if step.actions is None else ())
+            for action in step.actions or ():
+                pointers = [a for a in action[2] if isinstance(a, _Pointer)] if action[0] == "call" else []
+                pointers += [action[1]] if action[0] == "pack" else []
+                needed.update(p.source for p in pointers if p.source[0] not in ("alloc", "packed", "const"))
         self.values = [arrays[key] if key[0] == "bound" else None for key in arrays]
         for key, allocation in produced.items():
             self.values[index[key]] = placed[id(allocation)].reshape(arrays[key].shape)
@@ -388,10 +397,14 @@ class CapturedProgram:
                 continue
             self.native_steps += 1
             calls = []
+            unread = {id(allocation) for key, _, allocation in step.outputs if key not in needed}
             for action in step.actions:
-                if action[0] == "call" and _uploaded_once(action, arrays, state):
+                if action[0] == "call" and _uploaded_once(action, arrays, state, pool):
                     staged.append(action)  # done when recorded: the block holds the weight for the program
                     continue
+                split_out = action[0] == "call" and action[3] is True and action[1] == pool.copy_out
+                if split_out and id(action[2][0].source[1]) in unread:
+                    continue  # an output only later split steps read, in its block
                 if action[0] == "call":
                     for arg in action[2]:
                         if isinstance(arg, _Pointer) and arg.source[0] == "const":
@@ -462,29 +475,11 @@ class CapturedProgram:
                 values[i] = array
                 if target is not None:
                     np.copyto(target, array)
+        try:
+            self._steps(values, False)
+        except threads.PoolLost:  # the pool stopped: the steps again, the split ones on one thread
+            self._steps(values, True)
         backend = self.backend
-        lost = False  # the threads' pool stopped during this replay: its split steps run on one thread
-        for step in self.steps:
-            if step[0]:
-                if lost and step[2] is not None:
-                    _one_thread(step[2], values)
-                    continue
-                try:
-                    for call, args in step[1]:
-                        call(*args)
-                except threads.PoolLost:
-                    lost = True
-                    _one_thread(step[2], values)
-                continue
-            _, fn, keys, dims, attrs, outs, copies = step
-            args = [values[i] if d is None else values[i].reshape(d) for i, d in zip(keys, dims)]
-            out = fn(*args, **attrs) if attrs else fn(*args)
-            for i, o in zip(outs, out if type(out) is tuple else (out,)):
-                if any(o is a for a in args):  # an input returned as it is: it may be one of the program's arrays
-                    o = o.copy()
-                values[i] = own(o, fn, backend)[0]
-            for i, target in copies:
-                np.copyto(target, values[i])
         for i, target in self.moves:
             _write(target, values[i], self.name)
         backend.replays += 1
@@ -496,6 +491,28 @@ class CapturedProgram:
                 array.flags.writeable = False
             results.append((array, array.nbytes, shape, dtype))
         return results
+
+    def _steps(self, values, one_thread):
+        """Run the steps; `one_thread`: the split steps' kernels on the calling thread (their outputs only in
+        Pyodide's memory, none in the pool's). PoolLost if the pool stops."""
+        backend = self.backend
+        for step in self.steps:
+            if step[0]:
+                if one_thread and step[2] is not None:
+                    _one_thread(step[2], values)
+                    continue
+                for call, args in step[1]:
+                    call(*args)
+                continue
+            _, fn, keys, dims, attrs, outs, copies = step
+            args = [values[i] if d is None else values[i].reshape(d) for i, d in zip(keys, dims)]
+            out = fn(*args, **attrs) if attrs else fn(*args)
+            for i, o in zip(outs, out if type(out) is tuple else (out,)):
+                if any(o is a for a in args):  # an input returned as it is: it may be one of the program's arrays
+                    o = o.copy()
+                values[i] = own(o, fn, backend)[0]
+            for i, target in copies:
+                np.copyto(target, values[i])
 
     def release(self):
         """Drop the program's arrays (numpy frees them when nothing else holds them)."""
@@ -520,13 +537,16 @@ def _one_thread(kernel, values):
         np.copyto(target, o.reshape(target.shape))
 
 
-def _uploaded_once(action, arrays, state):
-    """Whether a call uploads a weight (a bound array no replay writes) to the threads' pool: done when recorded."""
+def _uploaded_once(action, arrays, state, pool):
+    """Whether a call uploads a constant or a weight (a bound array no replay writes) to the threads' pool: done
+    when recorded, into a block of the program's."""
     uploaded = action[3]
+    if uploaded is True and action[1] == pool.copy_in:
+        uploaded = action[2][1]
     if not isinstance(uploaded, _Pointer):
         return False
     source = uploaded.source
-    return source[0] == "bound" and id(arrays[source]) not in state
+    return source[0] == "const" or (source[0] == "bound" and id(arrays[source]) not in state)
 
 
 def _packed_once(action, arrays, state):
