@@ -254,7 +254,11 @@ class Recording(CaptureRecording):
             for step in self.steps:
                 if step.split:
                     step.actions = None
-        return CapturedProgram(self, outputs)
+        try:
+            return CapturedProgram(self, outputs)
+        except BaseException:
+            self.drop()  # the blocks its split steps took go back to the pool
+            raise
 
 
 def _allocation(log, array):
@@ -293,10 +297,7 @@ class CapturedProgram:
         self.backend = backend = recording.backend
         self.name = name = recording.name
         self._released = False
-        self.pool = pool = recording.pool  # the threads' pool it was recorded with: which kernels are native steps
-        self.blocks = []  # [address, bytes] of its blocks of the pool's shared memory
-        if pool is not None:
-            self.blocks, pool.taken = pool.taken, []
+        self.pool = pool = recording.pool  # the threads' pool it was recorded with: which kernels split
         steps, arrays = recording.steps, recording.arrays
         output_keys = [recording.keys.get(id(h)) for h, _, _ in outputs]
         for key, (handle, _, _) in zip(output_keys, outputs, strict=True):
@@ -423,6 +424,9 @@ class CapturedProgram:
                 outs = [placed[id(allocation)] for _, _, allocation in step.outputs]
                 kernel = (step.fn, [index[k] for k in step.keys], step.dims, step.attrs, outs)
             self.steps.append((True, calls, kernel))
+        self.blocks = []  # [address, bytes] of its blocks of the pool's shared memory
+        if pool is not None:
+            self.blocks, pool.taken = pool.taken, []
         self._free_staging(staged)
         self.input_homes = [(i, placed[id(arrays[("in", i)])]) for i in range(recording.n_inputs) if ("in", i) in homes]
         # the inputs' arrays as recorded: a tensor of the same shape may hold an array of another (a reshape's view)
