@@ -10,8 +10,13 @@ How a recording becomes a program:
   lies in one of its inputs, its own allocations or a weight's panels, and it returned its own allocations. The
   replay calls its exports with the recorded numbers, on the recorded arrays, which the program keeps (their
   addresses stay valid: the module sees the memory, not the arrays). Any other step (numpy's kernel, a copy made
-  with numpy inside the wrapper, a kernel split over the threads' pool, a wrapper that writes with numpy after the
-  module did) is a kernel step: the replay runs its kernel function on the step's arrays.
+  with numpy inside the wrapper, a wrapper that writes with numpy after the module did) is a kernel step: the
+  replay runs its kernel function on the step's arrays.
+- A kernel split over the threads' pool is a native step too (a split step): while recording, the pool works in
+  blocks of its shared memory that the program keeps (threads.Pool.record) and logs its calls (copies in and out,
+  packing, zeroing, the split call); the replay makes them again. An output a later split step reads stays in its
+  block (copied out only where the calling thread's steps or the caller read it); constants and weights no replay
+  writes are copied in once, when recorded.
 - Arrays are values: the program's inputs, fresh_tensors values (made anew per replay), each step's outputs, and
   bound arrays (weights, constants, variables), used as they are. A native step reads each value at a fixed
   address: a value that changes per replay and is not a native step's own output (an input, a fresh value, a
