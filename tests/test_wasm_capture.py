@@ -3,7 +3,9 @@ function computes uncaptured, bit for bit (the same kernels on the same arrays),
 graph models' execute and fit with Adam and dropout on one thread and two; the steps it records (native calls or
 kernel functions) and the packing it never repeats for a weight; flat memory over 100 replays and what dispose gives
 back; variables updated in place; inputs of another array shape; the errors, and the programs recorded again (a
-variable reassigned or disposed, a backend switch, a new pool of threads)."""
+variable reassigned or disposed, a backend switch, a new pool of threads). On two threads: the split steps (the
+pool's calls replayed), the bytes a replay copies into and out of the pool, its shared blocks flat and given back,
+fit with every kernel split, and a pool lost during a replay."""
 
 import numpy as np
 import pytest
