@@ -121,7 +121,9 @@ class Pool:
         # while pe.capture records (native.log is set) every op works in blocks of its own, which the program keeps,
         # and logs its calls: a replay makes them again, with the same arguments, without the wrapper
         self.taken = []  # [address, bytes] of the blocks taken since record()
-        self.recorded = {}  # address in Pyodide's memory of an output copied out since record() -> (bytes, block)
+        # address in Pyodide's memory of an output copied out since record() -> Resident (while the array lives: a
+        # freed array's address may be another array's later)
+        self.recorded = {}
 
     def record(self):
         """A capture starts: the blocks its ops take from now on are its program's."""
@@ -183,7 +185,7 @@ class Pool:
             if array.flags.writeable:
                 return None
             hit = self.recorded.get(array.__array_interface__["data"][0])
-            return hit[1] if hit is not None and hit[0] == array.nbytes else None
+            return hit.at if hit is not None and hit.nbytes == array.nbytes and hit.array() is not None else None
         pinned = self.pinned
         if pinned is None or array.flags.writeable or pinned.array() is None:
             return None
@@ -207,11 +209,12 @@ class Pool:
         may then find there (resident)."""
         source = native.address(array, array.size)
         self._do(self.copy_out, source, at, array.nbytes, host=0)
+        resident = Resident(weakref.ref(array), source, array.nbytes, at)
         if native.log is not None:  # a program's block: no op outside the program may find it resident
-            self.recorded[source] = (array.nbytes, at)
+            self.recorded[source] = resident
             self.pinned = None
         else:
-            self.pinned = Resident(weakref.ref(array), source, array.nbytes, at)
+            self.pinned = resident
         return array
 
     # ---- kept blocks: a tensor's weights, uploaded once -------------------------------------------------------------
