@@ -92,7 +92,7 @@ def program_stats():
 result = {}
 for threads in __THREADS__:
     assert await pe.set_backend("wasm", threads=threads)
-    backend.release_pool(idle=True)  # the programs of the other pool go (they would record again anyway)
+    ENGINE.active().release_pool(idle=True)  # the programs of the other pool go (they would record again anyway)
     for name, (plain, captured) in cases.items():
         before = program_stats()
         times = [best_ms(plain), best_ms(captured)]
