@@ -391,7 +391,6 @@ class CapturedProgram:
         # (True, [(callable, args)], None or a split step's kernel: (fn, value indexes, dims, attrs, its outputs' arrays))
         # or (False, fn, value indexes, dims, attrs, outputs, copies)
         self.steps = []
-        staged = []  # the calls that uploaded a weight when recorded
         self.native_steps = self.kernel_steps = 0
         self.split_steps = 0  # native steps that split a kernel over the threads' pool (of native_steps)
         for step in steps:
@@ -406,8 +405,7 @@ class CapturedProgram:
             unread = {id(allocation) for key, _, allocation in step.outputs if key not in needed}
             for action in step.actions:
                 if action[0] == "call" and _uploaded_once(action, arrays, state, pool):
-                    staged.append(action)  # done when recorded: the block holds the weight for the program
-                    continue
+                    continue  # done when recorded: the block holds it for the program
                 split_out = action[0] == "call" and action[3] is True and action[1] == pool.copy_out
                 if split_out and id(action[2][0].source[1]) in unread:
                     continue  # an output only later split steps read, in its block
@@ -432,7 +430,6 @@ class CapturedProgram:
         self.blocks = []  # [address, bytes] of its blocks of the pool's shared memory
         if pool is not None:
             self.blocks, pool.taken = pool.taken, []
-        self._free_staging(staged)
         self.input_homes = [(i, placed[id(arrays[("in", i)])]) for i in range(recording.n_inputs) if ("in", i) in homes]
         # the inputs' arrays as recorded: a tensor of the same shape may hold an array of another (a reshape's view)
         self.input_shapes = [arrays[("in", i)].shape for i in range(recording.n_inputs)]
@@ -450,18 +447,6 @@ class CapturedProgram:
         self.buffers = layout.buffers  # what the placed arrays are views of
         self.nbytes = sum(b.nbytes for b in self.buffers) + sum(nbytes for _, nbytes in self.blocks)
         backend.programs.add(self)
-
-    def _free_staging(self, uploads):
-        """Give back the blocks a weight passed through, when recorded, on its way into its panels (pack_b's
-        source): the panels are what the replays read."""
-        pool = self.pool
-        if pool is None:
-            return
-        sources = {args[0] for _, fn, args, _ in uploads if fn is pool.exports.pack_b}
-        copied = {args[0] for _, fn, args, _ in uploads if fn == pool.copy_in}
-        for block in [b for b in self.blocks if b[0] in sources & copied]:
-            self.blocks.remove(block)
-            pool.give_back(*block)
 
     @property
     def released(self):
@@ -547,15 +532,15 @@ def _one_thread(kernel, values):
 
 
 def _uploaded_once(action, arrays, state, pool):
-    """Whether a call uploads a constant or a weight (a bound array no replay writes) to the threads' pool: done
-    when recorded, into a block of the program's."""
+    """Whether a call of the threads' pool uploads a weight (a bound array no replay writes) or a constant (shape
+    parameters) into a block the program keeps: done when recorded."""
     uploaded = action[3]
-    if uploaded is True and action[1] == pool.copy_in:
-        uploaded = action[2][1]
+    if uploaded is True:  # no weight: a copy of shape parameters, which keep their block (threads.Pool.put)
+        return action[1] == pool.copy_in and action[2][1].source[0] == "const"
     if not isinstance(uploaded, _Pointer):
         return False
     source = uploaded.source
-    return source[0] == "const" or (source[0] == "bound" and id(arrays[source]) not in state)
+    return source[0] == "bound" and id(arrays[source]) not in state
 
 
 def _packed_once(action, arrays, state):

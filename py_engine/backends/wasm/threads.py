@@ -124,10 +124,13 @@ class Pool:
         # address in Pyodide's memory of an output copied out since record() -> Resident (while the array lives: a
         # freed array's address may be another array's later)
         self.recorded = {}
+        # blocks of the recording that an op uses only while it runs (its copies in, scratch): the current op's, and
+        # those earlier ops are done with, which later ops reuse
+        self.local, self.spare = [], []
 
     def record(self):
         """A capture starts: the blocks its ops take from now on are its program's."""
-        self.taken, self.recorded = [], {}
+        self.taken, self.recorded, self.local, self.spare = [], {}, [], []
 
     def _do(self, fn, *args, host=None, of=None):
         """fn(*args), logged for a replay while recording: args[host] is an address in Pyodide's memory; `of` the
@@ -151,19 +154,42 @@ class Pool:
         self.taken.append((at, nbytes))
         return at
 
+    def _local(self, nbytes):
+        """A block of the program being recorded that only the current op uses: the start of one an earlier op is
+        done with (the smallest that fits; the rest stays spare), else a new one."""
+        nbytes = -(-nbytes // ALIGN) * ALIGN
+        fits = [i for i, (_, size) in enumerate(self.spare) if size >= nbytes]
+        if fits:
+            at, size = self.spare.pop(min(fits, key=lambda i: self.spare[i][1]))
+            if size > nbytes:
+                self.spare.append((at + nbytes, size - nbytes))
+        else:
+            at = self._block(nbytes)
+        self.local.append((at, nbytes))
+        return at
+
     def begin(self):
-        """Start an op: its operands go into the arena from the start (around the last op's output)."""
+        """Start an op: its operands go into the arena from the start (around the last op's output); while
+        recording, the last op's own blocks are spare."""
         self.top = self.end
+        if self.local:
+            merged = []  # neighbours made one again
+            for at, size in sorted(self.spare + self.local):
+                if merged and merged[-1][0] + merged[-1][1] == at:
+                    merged[-1] = (merged[-1][0], merged[-1][1] + size)
+                else:
+                    merged.append((at, size))
+            self.spare, self.local = merged, []
 
     def _grow(self, top):
         if top > self.size:
             self.size = self._reserve(top)
 
-    def alloc(self, nbytes):
+    def alloc(self, nbytes, local=False):
         """The shared address of `nbytes` of the arena for this op (not over the last op's output); while recording,
-        of a block of the program's."""
+        of a block of the program's (`local`: that only this op uses)."""
         if native.log is not None:
-            return self._block(nbytes)
+            return self._local(nbytes) if local else self._block(nbytes)
         at = self.top
         pinned = self.pinned
         if pinned is not None and at < pinned.at + pinned.nbytes and pinned.at < at + nbytes:
@@ -200,7 +226,7 @@ class Pool:
             self.spared += array.nbytes
             return at
         source = native.address(array, array.size, dtype)
-        at = self.alloc(array.nbytes)
+        at = self.alloc(array.nbytes, local=dtype != I32)  # shape parameters are copied in once, when recorded
         self._do(self.copy_in, at, source, array.nbytes, host=1, of=of)
         return at
 
@@ -240,7 +266,7 @@ class Pool:
     def pack(self, b, k, n, transposed=False):
         """B packed into this op's arena (b is not kept): its shared address."""
         raw = self.put(b)
-        at = self.alloc(_panels_bytes(k, n))
+        at = self.alloc(_panels_bytes(k, n), local=True)
         self._do(self.exports.pack_b, raw, k, n, *_b_strides(k, n, transposed), at)
         return at
 
@@ -439,7 +465,7 @@ def conv2d(p, x, shape, rows, weights, k, o, bias, activation, y, block):
     pbias = p.put(bias) if pbias is None else pbias
     px, ps = p.put(x), p.put(shape, I32)
     py = p.alloc(y.nbytes)
-    scratch = [p.alloc(block * k * 4) for _ in range(p.threads)]
+    scratch = [p.alloc(block * k * 4, local=True) for _ in range(p.threads)]
     # conv2d(x, s, first, rows, wp, O, bias, act, out, scratch, block)
     args = (px, ps, 0, 0, packed, o, pbias, activation, py, 0, block)
     first, last = (0, 0, 1, 0, 0, 0, 0, 0, 0, 0, 0), (0, 0, 0, 1, 0, 0, 0, 0, 0, 0, 0)
@@ -470,7 +496,7 @@ def conv2d_input_grad(p, dy, shape, images, pixels, weights, k, o, dx, block):
     p.begin()
     packed = p.pack(weights, o, k, transposed=True) if packed is None else packed
     pdy, ps, pdx = p.put(dy), p.put(shape, I32), p.zeros(dx.nbytes)
-    scratch = [p.alloc(block * k * 4) for _ in range(p.threads)]
+    scratch = [p.alloc(block * k * 4, local=True) for _ in range(p.threads)]
     image = dx.nbytes // images
     # conv2d_input_grad(dy, s, rows, wtp, O, dx, scratch, block): images n0 .. n1 from dy + n0 * pixels * O, dx + n0
     # * image, rows (n1 - n0) * pixels
@@ -486,8 +512,8 @@ def conv2d_filter_grad(p, x, shape, rows, dy, taps, c, o, dw, block):
     p.begin()
     px, ps, pdy, pdw = p.put(x), p.put(shape, I32), p.put(dy), p.zeros(dw.nbytes)
     chunk = p.chunk(taps, per_thread=1)
-    scratch = [p.alloc(block * chunk * c * 4) for _ in range(p.threads)]
-    packed = [p.alloc(block * -(-o // 8) * 8 * 4) for _ in range(p.threads)]
+    scratch = [p.alloc(block * chunk * c * 4, local=True) for _ in range(p.threads)]
+    packed = [p.alloc(block * -(-o // 8) * 8 * 4, local=True) for _ in range(p.threads)]
     # conv2d_filter_grad_taps(x, s, rows, dy, O, dw, scratch, packed, block, t0, t1)
     args = (px, ps, rows, pdy, o, pdw, 0, 0, block, 0, 0)
     first, last = (0,) * 9 + (1, 0), (0,) * 10 + (1,)
