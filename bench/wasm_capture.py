@@ -1,13 +1,13 @@
 """pe.capture on the wasm backend, in the served Pyodide in Node: warm runs captured (recorded once, then replayed
 without the engine's Python per op) against the same runs op by op.
 
-    .venv/bin/python bench/wasm_capture.py [--rounds 5] [--models DIR]
+    .venv/bin/python bench/wasm_capture.py [--rounds 5] [--models DIR] [--threads 1 2]
 
 Prints, per model, the best warm time of each way (ms) and captured / op by op: movenet-lightning's and centernet's
 execute (graph models: `python -m app fetch-models` first), EfficientNet-Lite0's predict (`python -m app convert
-efficientnet-lite0` first), and bench/train_step.py's small CNN's fit step (batch 64). One thread; the two ways in
-turns within each round, so a busy machine slows both alike. Also the program's steps (native calls or kernel
-functions) and the bytes it holds.
+efficientnet-lite0` first), and bench/train_step.py's small CNN's fit step (batch 64). The two ways in turns within each round, so a busy machine slows both alike. Also the program's steps (native calls or kernel
+functions) and the bytes it holds. With --threads, each way on each number of threads in turn (Node's worker_threads
+run the page's pool), and each captured time against one thread's.
 """
 
 import argparse
@@ -29,7 +29,6 @@ GRAPH_MODELS = ("movenet-lightning", "centernet")
 SETUP = """
 import time, pyodide_js
 from py_engine.engine import ENGINE
-assert await pe.set_backend("wasm", threads=1)
 pyodide_js.mountNodeFS("/models", __MODELS__)
 pyodide_js.mountNodeFS("/inputs", __INPUTS__)
 backend = ENGINE.active()
@@ -88,13 +87,18 @@ cases["small CNN fit step (x4)"] = (fit_step(False), fit_step(True))
 ROUND = """
 def program_stats():
     stats = pe.stats()
-    return [stats["capture_native_steps"], stats["capture_kernel_steps"], stats["capture_bytes"]]
+    return [stats[f"capture_{part}"] for part in ("native_steps", "kernel_steps", "split_steps", "bytes")]
 
 result = {}
-for name, (plain, captured) in cases.items():
-    before = program_stats()
-    times = [best_ms(plain), best_ms(captured)]
-    result[name] = times + [[a - b for a, b in zip(program_stats(), before)]]  # the first round's: what it recorded
+for threads in __THREADS__:
+    assert await pe.set_backend("wasm", threads=threads)
+    ENGINE.active().release_pool(idle=True)  # the programs of the other pool go (they would record again anyway)
+    for name, (plain, captured) in cases.items():
+        before = program_stats()
+        times = [best_ms(plain), best_ms(captured)]
+        # the programs it recorded (a new pool records again)
+        result[f"{name}|{threads}"] = times + [[a - b for a, b in zip(program_stats(), before)]]
+await pe.set_backend("wasm", threads=1)
 result
 """
 
@@ -103,6 +107,7 @@ def main():
     parser = argparse.ArgumentParser(description=__doc__.splitlines()[0])
     parser.add_argument("--rounds", type=int, default=5)
     parser.add_argument("--models", type=Path, default=Settings().models_dir, help="the models folder")
+    parser.add_argument("--threads", type=int, nargs="+", default=[1], help="the wasm backend's threads: each in turn")
     args = parser.parse_args()
     models = args.models.resolve()
     missing = [name for name in GRAPH_MODELS if not (models / name / "model.json").is_file()]
@@ -121,15 +126,23 @@ def main():
             .replace("__GRAPH_MODELS__", repr(GRAPH_MODELS))
             .replace("__EFFICIENTNET__", repr(efficientnet))
         )
-        rounds = [node.run(ROUND) for _ in range(args.rounds)]
+        rounds = [node.run(ROUND.replace("__THREADS__", repr(args.threads))) for _ in range(args.rounds)]
         node.close()
-    for name in rounds[0]:
-        plain = min(r[name][0] for r in rounds)
-        captured = min(r[name][1] for r in rounds)
-        line = f"{name:>28}: op by op {plain:7.1f} ms, captured {captured:7.1f} ms, {captured / plain:.2f}x"
-        native, kernel, nbytes = rounds[0][name][2]
+    one = {}  # case -> captured on the first --threads
+    for key in rounds[0]:
+        name, threads = key.split("|")
+        plain = min(r[key][0] for r in rounds)
+        captured = min(r[key][1] for r in rounds)
+        one.setdefault(name, captured)
+        line = (
+            f"{name:>28} {threads} thr: op by op {plain:7.1f} ms, captured {captured:7.1f} ms, {captured / plain:.2f}x"
+        )
+        if len(args.threads) > 1:
+            line += f", {captured / one[name]:.2f}x of {args.threads[0]} thr captured"
+        native, kernel, split, nbytes = rounds[0][key][2]
         if native or kernel:
-            line += f"  (program: {native} native steps, {kernel} kernel steps, {nbytes / 2**20:.1f} MiB)"
+            line += f"  (program: {native} native steps, {split} of them split, {kernel} kernel steps,"
+            line += f" {nbytes / 2**20:.1f} MiB)"
         print(line)
 
 

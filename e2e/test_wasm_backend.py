@@ -152,7 +152,8 @@ def test_a_sample_classified_on_wasm_gets_numpys_top_5(wasm_page):
 
 def test_on_two_threads_the_classifier_gets_one_threads_top_5(wasm_page):
     """The page is cross-origin isolated, so the pool of workers starts (static/worker/wasm_pool.js): the classification
-    splits its convolutions over two threads and gets one thread's answer."""
+    splits its convolutions over two threads and gets one thread's answer, its captured forward pass recorded on the
+    pool (split steps: the pool's calls replayed without the wrappers, the activations left in its memory)."""
     page = wasm_page.page
     threads = 'await pe.set_backend("wasm", threads=THREADS) and pe.backend_info()'
     one = wasm_page.run(threads.replace("THREADS", "1"))
@@ -163,10 +164,12 @@ def test_on_two_threads_the_classifier_gets_one_threads_top_5(wasm_page):
         assert two["threads"] == 2 and two["threads_reason"] is None, two
         rows_on_two, on_two, _ = classify_the_cat(page, "wasm")
         calls = wasm_page.run('pe.backend_info()["threaded_calls"]') - two["threaded_calls"]
+        split_steps = wasm_page.run('pe.stats()["capture_split_steps"]')
     finally:
         wasm_page.run('await pe.set_backend("wasm", threads=1)')
     assert rows_on_two == rows and on_two == on_one, (on_two, on_one)
     assert calls >= 30, f"the forward pass's big convolutions went to the pool: {calls} calls"
+    assert split_steps >= 30, f"and the classifier's program calls the pool: {split_steps} split steps"
 
 
 def test_fit_on_wasm_learns_with_a_flat_tensor_count(wasm_page):

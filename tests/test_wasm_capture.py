@@ -3,7 +3,9 @@ function computes uncaptured, bit for bit (the same kernels on the same arrays),
 graph models' execute and fit with Adam and dropout on one thread and two; the steps it records (native calls or
 kernel functions) and the packing it never repeats for a weight; flat memory over 100 replays and what dispose gives
 back; variables updated in place; inputs of another array shape; the errors, and the programs recorded again (a
-variable reassigned or disposed, a backend switch, a new pool of threads)."""
+variable reassigned or disposed, a backend switch, a new pool of threads). On two threads: the split steps (the
+pool's calls replayed), the bytes a replay copies into and out of the pool, its shared blocks flat and given back,
+fit with every kernel split, and a pool lost during a replay."""
 
 import numpy as np
 import pytest
@@ -173,19 +175,21 @@ def test_graph_models_replay_their_uncaptured_results_bit_for_bit_on_one_and_two
             [
                 [all(np.array_equal(a, b) for a, b in zip(want, run)) for run in runs],
                 stats["capture_replays"] - before["capture_replays"], stats["capture_native_steps"],
-                stats["capture_kernel_steps"], left,
+                stats["capture_kernel_steps"], stats["capture_split_steps"], left,
             ]
             for want, runs, stats, before, left in (one, two)
         ] + [all(np.array_equal(a, b) for a, b in zip(one[1][-1], two[1][-1]))]
         """
     )
-    (same, replays, native_steps, kernel_steps, left), (same2, replays2, _, kernel_steps2, left2), threads_agree = (
-        result
-    )
+    one, two, threads_agree = result
+    (same, replays, native_steps, kernel_steps, split_steps, left) = one
+    (same2, replays2, native_steps2, kernel_steps2, split_steps2, left2) = two
     assert same == same2 == [True, True, True]
     assert replays == replays2 == 2
     assert native_steps > 50 and kernel_steps >= 1, (native_steps, kernel_steps)
-    assert kernel_steps2 > kernel_steps  # the kernels split over the pool are kernel steps
+    # the kernels split over the pool are native steps too: their calls of the pool replayed without the wrapper
+    assert split_steps == 0 and split_steps2 > 0, (split_steps, split_steps2)
+    assert (native_steps2, kernel_steps2) == (native_steps, kernel_steps)
     assert left == left2 == 0
     assert threads_agree
 
@@ -323,7 +327,7 @@ def test_a_backend_switch_drops_the_programs(node):
 
 
 def test_a_program_recorded_on_one_thread_is_recorded_again_for_a_new_pool(node):
-    """Which kernels are native steps depends on the pool (a split kernel is a kernel step): after
+    """Which kernels split depends on the pool (a split step calls the pool, its arrays in the pool's memory): after
     set_backend("wasm", threads=2) (or the default pool's start in the background) the function records again, and
     its replays split the big kernels over the pool."""
     result = node.run(
@@ -350,6 +354,149 @@ def test_a_program_recorded_on_one_thread_is_recorded_again_for_a_new_pool(node)
     assert all(native >= 1 and calls == 0 for _, native, calls in on_one), on_one
     assert all(calls == 1 for _, _, calls in on_two), on_two  # recorded on the pool, then replayed there
     assert same
+
+
+SPLIT_MODEL = """
+from py_engine.backends.wasm import threads
+
+def split_model():
+    pe.set_seed(0)
+    model = pe.Sequential([
+        pe.layers.Conv2D(32, 3, padding="same", activation="relu", input_shape=(64, 64, 3)),
+        pe.layers.DepthwiseConv2D(3, padding="same", activation="relu"),
+        pe.layers.Conv2D(64, 1, activation="relu"),
+        pe.layers.MaxPooling2D(2),
+        pe.layers.GlobalAveragePooling2D(),
+        pe.layers.Dense(10),
+    ])
+    image = pe.tensor(np.random.default_rng(0).standard_normal((1, 64, 64, 3)).astype(np.float32))
+    return model, image
+
+def copied():
+    return pe.backend_info()["threads_copied_bytes"]
+"""
+
+
+def test_a_replay_on_two_threads_is_one_threads_and_copies_only_what_crosses_into_or_out_of_the_pool(node):
+    """A program recorded on the pool keeps the split kernels' arrays in the pool's shared memory: a replay copies
+    its input in and the outputs that the calling thread's steps read out, nothing per op; its shared blocks count
+    in pe.memory().num_bytes_in_programs, stay over 100 replays, and go with the program."""
+    node.run(SPLIT_MODEL)
+    result = node.run(
+        """
+        await pe.set_backend("wasm", threads=1)
+        model, image = split_model()
+        want = model.predict(image).numpy()
+        await pe.set_backend("wasm", threads=2)
+        model.predict(image).dispose()  # the weights kept in the shared memory: op by op needs them too
+        before, end = copied(), threads.pool.end
+        model.predict(image).dispose()
+        op_by_op = copied() - before
+        forward = pe.capture(lambda t: model.predict(t))
+        outputs, per_replay, calls, memory = [], [], [], []
+        for i in range(102):
+            before, threaded = copied(), pe.backend_info()["threaded_calls"]
+            y = forward(image)
+            outputs.append(y.numpy())
+            y.dispose()
+            per_replay.append(copied() - before)
+            calls.append(pe.backend_info()["threaded_calls"] - threaded)
+            m, info = pe.memory(), pe.backend_info()
+            memory.append([m.num_tensors, m.num_bytes, m.num_bytes_in_programs, info["threads_memory_bytes"]])
+        stats = capture_stats()
+        forward.dispose()
+        gone = [pe.memory().num_bytes_in_programs, threads.pool.end == end]
+        model.dispose(); image.dispose()
+        await pe.set_backend("wasm", threads=1)
+        [all(np.array_equal(o, want) for o in outputs), op_by_op, per_replay[1:], calls[1:], memory[1:], stats, gone]
+        """,
+    )
+    same, op_by_op, per_replay, calls, memory, stats, gone = result
+    assert same
+    assert stats["capture_split_steps"] == 3, stats  # the two convolutions and the depthwise one
+    assert set(calls) == {3}, calls
+    image, last = 64 * 64 * 3 * 4, 64 * 64 * 64 * 4
+    # in: the image; out: the 1x1 convolution's output, which the max pool (on the calling thread) reads. The first
+    # convolution's output and the depthwise one's stay in the pool for the next split step; the shape parameters
+    # were copied in once, when recorded
+    assert set(per_replay) == {image + last}, per_replay
+    assert op_by_op > image + last + 2 * 64 * 64 * 32 * 4, op_by_op
+    assert {tuple(m) for m in memory} == {tuple(memory[0])}, memory[:3]
+    assert memory[0][2] == stats["capture_bytes"] > 0
+    assert gone == [0, True], "the program's shared blocks went back to the pool"
+
+
+def test_a_pool_lost_during_a_replay_gives_the_replay_on_one_thread_and_records_again(node):
+    node.run(SPLIT_MODEL)
+    result = node.run(
+        """
+        await pe.set_backend("wasm", threads=1)
+        model, image = split_model()
+        want = model.predict(image).numpy()
+        await pe.set_backend("wasm", threads=2)
+        forward = pe.capture(lambda t: model.predict(t))
+        pe.dispose([forward(image), forward(image)])  # recorded, replayed
+        p = threads.pool
+        p._run = lambda *args: "a worker did not finish its share within 10000 ms"
+        y = forward(image)
+        lost = [y.numpy(), pe.backend_info()["threads"], pe.backend_info()["threads_reason"]]
+        y.dispose()
+        recorded = capture_stats()["capture_split_steps"]
+        y = forward(image)  # recorded again, on one thread
+        again = [y.numpy(), capture_stats()["capture_split_steps"]]
+        y.dispose(); forward.dispose(); model.dispose(); image.dispose()
+        await pe.set_backend("wasm", threads=1)
+        [np.array_equal(lost[0], want), lost[1:], np.array_equal(again[0], want), again[1]]
+        """
+    )
+    same, (threads, reason), same_again, split_steps = result
+    assert same and same_again
+    assert threads == 1
+    assert reason == (
+        "the pool of workers stopped (a worker did not finish its share within 10000 ms in conv2d); running on one "
+        "thread"
+    ), reason
+    assert split_steps == 0
+
+
+def test_fit_with_every_kernel_split_replays_one_threads_steps_bit_for_bit(node):
+    """A captured training step on two threads (Adam, dropout; every convolution, pool, product and their gradients
+    split, the thresholds at 0): one thread's losses and weights, bit for bit, with flat memory."""
+    result = node.run(
+        """
+        from py_engine.backends.wasm import threads
+
+        async def train(n):
+            split = []
+            await pe.set_backend("wasm", threads=n)
+            x, y, model = cnn(pe.optimizers.Adam(0.01))
+            seen = []
+            def count(epoch, logs):
+                m, info = pe.memory(), pe.backend_info()
+                seen.append([m.num_tensors, m.num_bytes, m.num_bytes_in_programs, info["threads_memory_bytes"]])
+                split.append(capture_stats()["capture_split_steps"])  # fit disposes its programs at its end
+            saved = threads.MIN_WORK, threads.MIN_INTENSITY
+            threads.MIN_WORK = threads.MIN_INTENSITY = 0
+            try:
+                with all_native():
+                    history = model.fit(x, y, epochs=4, batch_size=16, seed=0, verbose=0,
+                                        callbacks=[pe.callbacks.LambdaCallback(on_epoch_end=count)])
+            finally:
+                threads.MIN_WORK, threads.MIN_INTENSITY = saved
+            weights = [w.numpy() for w in model.weights]
+            model.optimizer.dispose(); model.dispose()
+            return history.history["loss"], weights, seen, max(split)
+
+        one, two = await train(1), await train(2)
+        await pe.set_backend("wasm", threads=1)
+        [one[0], two[0], all(np.array_equal(a, b) for a, b in zip(one[1], two[1])), two[2], one[3], two[3]]
+        """
+    )
+    want, losses, same_weights, seen, split_one, split_two = result
+    assert losses == want and want[-1] < want[0]
+    assert same_weights
+    assert split_one == 0 and split_two >= 8, split_two  # the forward's and the gradients' big kernels
+    assert {tuple(s) for s in seen[1:]} == {tuple(seen[1])}, seen
 
 
 def test_a_kernel_pinned_to_numpy_inside_the_function_is_an_error(node):

@@ -92,6 +92,7 @@ class WasmBackend(NumpyBackend):
             "capture_replays": self.replays,
             "capture_native_steps": sum(p.native_steps for p in self.programs),
             "capture_kernel_steps": sum(p.kernel_steps for p in self.programs),
+            "capture_split_steps": sum(p.split_steps for p in self.programs),
         }
 
     async def configure(self, threads=None):

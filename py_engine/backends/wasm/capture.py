@@ -10,8 +10,13 @@ How a recording becomes a program:
   lies in one of its inputs, its own allocations or a weight's panels, and it returned its own allocations. The
   replay calls its exports with the recorded numbers, on the recorded arrays, which the program keeps (their
   addresses stay valid: the module sees the memory, not the arrays). Any other step (numpy's kernel, a copy made
-  with numpy inside the wrapper, a kernel split over the threads' pool, a wrapper that writes with numpy after the
-  module did) is a kernel step: the replay runs its kernel function on the step's arrays.
+  with numpy inside the wrapper, a wrapper that writes with numpy after the module did) is a kernel step: the
+  replay runs its kernel function on the step's arrays.
+- A kernel split over the threads' pool is a native step too (a split step): while recording, the pool works in
+  blocks of its shared memory that the program keeps (threads.Pool.record) and logs its calls (copies in and out,
+  packing, zeroing, the split call); the replay makes them again. An output a later split step reads stays in its
+  block (copied out only where the calling thread's steps or the caller read it); constants and weights no replay
+  writes are copied in once, when recorded.
 - Arrays are values: the program's inputs, fresh_tensors values (made anew per replay), each step's outputs, and
   bound arrays (weights, constants, variables), used as they are. A native step reads each value at a fixed
   address: a value that changes per replay and is not a native step's own output (an input, a fresh value, a
@@ -72,6 +77,11 @@ class StepLog:
     def called(self, export, args):
         self.actions.append(("call", export, args))
 
+    def pooled(self, fn, args, host, of):
+        """A call of the threads' pool (threads.Pool._do): its arguments are shared addresses and numbers, but for
+        args[host] (an address in Pyodide's memory); `of`: the array it uploads, or None."""
+        self.actions.append(("pool", fn, args, host, of))
+
 
 def _logging(exports):
     """The module's exports, each reporting its call to native.log first."""
@@ -98,12 +108,15 @@ class _Pointer:
 
 
 class _Step:
-    __slots__ = ("actions", "attrs", "dims", "fn", "keys", "outputs")
+    __slots__ = ("actions", "attrs", "dims", "fn", "keys", "outputs", "split")
 
-    def __init__(self, fn, keys, dims, attrs, outputs, actions):
+    def __init__(self, fn, keys, dims, attrs, outputs, actions, split):
         self.fn, self.keys, self.dims, self.attrs = fn, keys, dims, attrs
         self.outputs = outputs  # [(value key, owned array, the allocation it is (native steps))]
-        self.actions = actions  # the native step's actions with _Pointer arguments, or None: a kernel step
+        # the native step's actions with _Pointer arguments (a call's 4th item: the _Pointer of the array it uploads
+        # to the threads' pool, or None), or None: a kernel step
+        self.actions = actions
+        self.split = split  # it ran on the threads' pool when recorded
 
 
 class Recording(CaptureRecording):
@@ -118,6 +131,9 @@ class Recording(CaptureRecording):
         self.fresh = []  # (make_arrays, [value keys])
         self.moves = []  # (new value's key, the variable's own array)
         self.exports = _logging(native.exports)
+        self.pool = threads.pool  # its ops' blocks of the shared memory are the program's (threads.Pool.record)
+        if self.pool is not None:
+            self.pool.record()
 
     # ---- while the function runs ------------------------------------------------------------------------------
 
@@ -141,7 +157,8 @@ class Recording(CaptureRecording):
             outputs.append((key, handle, _allocation(log, o)))
         actions = self._native(log, [h for h, _, _ in inputs], keys, outputs)
         dims = [None if h.shape == d else d for h, d, _ in inputs]
-        self.steps.append(_Step(fn, keys, dims, attrs, outputs, actions))
+        split = any(a[0] == "pool" for a in log.actions)
+        self.steps.append(_Step(fn, keys, dims, attrs, outputs, actions, split))
         return results, multi
 
     def _key(self, array):
@@ -153,7 +170,7 @@ class Recording(CaptureRecording):
 
     def _native(self, log, handles, keys, outputs):
         """The step's actions with their pointers resolved, or None where it must stay a kernel step."""
-        if log.foreign or not any(a[0] == "call" for a in log.actions):
+        if log.foreign or not any(a[0] in ("call", "pool") for a in log.actions):
             return None
         if any(allocation is None for _, _, allocation in outputs):
             return None
@@ -177,7 +194,17 @@ class Recording(CaptureRecording):
                         if arg is None:  # an array the wrapper made with numpy (a copy, a padding)
                             return None
                     args.append(arg)
-                actions.append(("call", action[1], args))
+                actions.append(("call", action[1], args, None))
+            elif action[0] == "pool":
+                _, fn, args, host, of = action
+                args = list(args)
+                if host is not None:
+                    args[host] = pointer(args[host])
+                    if args[host] is None:
+                        return None
+                # the array uploaded, or True: a split call (not repeated only where it is a weight no replay writes)
+                uploaded = pointer(_at(of)) if of is not None else True
+                actions.append(("call", fn, args, uploaded or True))
             elif action[0] == "zero":
                 target = pointer(_at(action[1]))
                 if target is None or target.source[0] != "alloc":
@@ -215,6 +242,10 @@ class Recording(CaptureRecording):
 
     def drop(self):
         self.steps, self.arrays, self.keys = [], {}, {}
+        if self.pool is not None and self.pool is threads.pool:
+            for block in self.pool.taken:
+                self.pool.give_back(*block)
+            self.pool.taken = []
 
     def keep_state(self, moves):
         for new, own_array in moves:
@@ -222,7 +253,17 @@ class Recording(CaptureRecording):
             self.moves.append((self._key(new), own_array))
 
     def build(self, inputs, outputs):
-        return CapturedProgram(self, outputs)
+        if any(step.split and step.actions is None for step in self.steps):
+            # a split step that must stay a kernel step computes in the arena, not in the blocks the others read
+            # its output from: every split step stays a kernel step then
+            for step in self.steps:
+                if step.split:
+                    step.actions = None
+        try:
+            return CapturedProgram(self, outputs)
+        except BaseException:
+            self.drop()  # the blocks its split steps took go back to the pool
+            raise
 
 
 def _allocation(log, array):
@@ -261,7 +302,7 @@ class CapturedProgram:
         self.backend = backend = recording.backend
         self.name = name = recording.name
         self._released = False
-        self.pool = threads.pool  # the threads' pool it was recorded with: which kernels are native steps
+        self.pool = pool = recording.pool  # the threads' pool it was recorded with: which kernels split
         steps, arrays = recording.steps, recording.arrays
         output_keys = [recording.keys.get(id(h)) for h, _, _ in outputs]
         for key, (handle, _, _) in zip(output_keys, outputs, strict=True):
@@ -334,12 +375,24 @@ class CapturedProgram:
                 base = placed.get(id(arrays[source]), arrays[source])  # a home, or a bound array as it is
             return _at(base) + pointer.offset
 
+        # the values read in Pyodide's memory (by the caller, a kernel step, the module's calls, a copy into the
+        # pool): a split step copies its output out only for them
+        needed = set(output_keys) | {key for key, _ in recording.moves}
+        for step in steps:
+            needed.update(step.keys if step.actions is None else ())
+            for action in step.actions or ():
+                pointers = [a for a in action[2] if isinstance(a, _Pointer)] if action[0] == "call" else []
+                pointers += [action[1]] if action[0] == "pack" else []
+                needed.update(p.source for p in pointers if p.source[0] not in ("alloc", "packed", "const"))
         self.values = [arrays[key] if key[0] == "bound" else None for key in arrays]
         for key, allocation in produced.items():
             self.values[index[key]] = placed[id(allocation)].reshape(arrays[key].shape)
         self.held = []  # constants of the native steps (shape parameters, a weight's panels): they must outlive it
-        self.steps = []  # (True, [(callable, args)]) or (False, fn, value indexes, dims, attrs, outputs, copies)
+        # (True, [(callable, args)], None or a split step's kernel: (fn, value indexes, dims, attrs, its outputs' arrays))
+        # or (False, fn, value indexes, dims, attrs, outputs, copies)
+        self.steps = []
         self.native_steps = self.kernel_steps = 0
+        self.split_steps = 0  # native steps that split a kernel over the threads' pool (of native_steps)
         for step in steps:
             if step.actions is None:
                 self.kernel_steps += 1
@@ -349,7 +402,13 @@ class CapturedProgram:
                 continue
             self.native_steps += 1
             calls = []
+            unread = {id(allocation) for key, _, allocation in step.outputs if key not in needed}
             for action in step.actions:
+                if action[0] == "call" and _uploaded_once(action, arrays, state, pool):
+                    continue  # done when recorded: the block holds it for the program
+                split_out = action[0] == "call" and action[3] is True and action[1] == pool.copy_out
+                if split_out and id(action[2][0].source[1]) in unread:
+                    continue  # an output only later split steps read, in its block
                 if action[0] == "call":
                     for arg in action[2]:
                         if isinstance(arg, _Pointer) and arg.source[0] == "const":
@@ -362,7 +421,15 @@ class CapturedProgram:
                 else:  # a value's panels: packed on every replay
                     _, b, packed, (k, n, sbk, sbj) = action
                     calls.append((native.exports.pack_b, (address(b), k, n, sbk, sbj, _at(placed[id(packed)]))))
-            self.steps.append((True, calls))
+            kernel = None
+            if step.split:  # what a replay runs on one thread if the pool stops
+                self.split_steps += 1
+                outs = [placed[id(allocation)] for _, _, allocation in step.outputs]
+                kernel = (step.fn, [index[k] for k in step.keys], step.dims, step.attrs, outs)
+            self.steps.append((True, calls, kernel))
+        self.blocks = []  # [address, bytes] of its blocks of the pool's shared memory
+        if pool is not None:
+            self.blocks, pool.taken = pool.taken, []
         self.input_homes = [(i, placed[id(arrays[("in", i)])]) for i in range(recording.n_inputs) if ("in", i) in homes]
         # the inputs' arrays as recorded: a tensor of the same shape may hold an array of another (a reshape's view)
         self.input_shapes = [arrays[("in", i)].shape for i in range(recording.n_inputs)]
@@ -378,7 +445,7 @@ class CapturedProgram:
         self.moves = [(index[key], array) for key, array in recording.moves]
         self.binds_ids = {id(a) for key, a in arrays.items() if key[0] == "bound"}
         self.buffers = layout.buffers  # what the placed arrays are views of
-        self.nbytes = sum(b.nbytes for b in self.buffers)
+        self.nbytes = sum(b.nbytes for b in self.buffers) + sum(nbytes for _, nbytes in self.blocks)
         backend.programs.add(self)
 
     @property
@@ -402,21 +469,11 @@ class CapturedProgram:
                 values[i] = array
                 if target is not None:
                     np.copyto(target, array)
+        try:
+            self._steps(values, False)
+        except threads.PoolLost:  # the pool stopped: the steps again, the split ones on one thread
+            self._steps(values, True)
         backend = self.backend
-        for step in self.steps:
-            if step[0]:
-                for call, args in step[1]:
-                    call(*args)
-                continue
-            _, fn, keys, dims, attrs, outs, copies = step
-            args = [values[i] if d is None else values[i].reshape(d) for i, d in zip(keys, dims)]
-            out = fn(*args, **attrs) if attrs else fn(*args)
-            for i, o in zip(outs, out if type(out) is tuple else (out,)):
-                if any(o is a for a in args):  # an input returned as it is: it may be one of the program's arrays
-                    o = o.copy()
-                values[i] = own(o, fn, backend)[0]
-            for i, target in copies:
-                np.copyto(target, values[i])
         for i, target in self.moves:
             _write(target, values[i], self.name)
         backend.replays += 1
@@ -429,14 +486,61 @@ class CapturedProgram:
             results.append((array, array.nbytes, shape, dtype))
         return results
 
+    def _steps(self, values, one_thread):
+        """Run the steps; `one_thread`: the split steps' kernels on the calling thread (their outputs only in
+        Pyodide's memory, none in the pool's). PoolLost if the pool stops."""
+        backend = self.backend
+        for step in self.steps:
+            if step[0]:
+                if one_thread and step[2] is not None:
+                    _one_thread(step[2], values)
+                    continue
+                for call, args in step[1]:
+                    call(*args)
+                continue
+            _, fn, keys, dims, attrs, outs, copies = step
+            args = [values[i] if d is None else values[i].reshape(d) for i, d in zip(keys, dims)]
+            out = fn(*args, **attrs) if attrs else fn(*args)
+            for i, o in zip(outs, out if type(out) is tuple else (out,)):
+                if any(o is a for a in args):  # an input returned as it is: it may be one of the program's arrays
+                    o = o.copy()
+                values[i] = own(o, fn, backend)[0]
+            for i, target in copies:
+                np.copyto(target, values[i])
+
     def release(self):
         """Drop the program's arrays (numpy frees them when nothing else holds them)."""
         if self._released:
             return
         self._released = True
         self.backend.programs.discard(self)
+        if self.pool is not None and self.pool is threads.pool:
+            for block in self.blocks:
+                self.pool.give_back(*block)
+        self.blocks = []
         self.steps, self.values, self.held, self.buffers, self.fresh, self.moves = [], [], [], [], [], []
         self.input_homes, self.input_shapes, self.binds_ids = [], [], set()
+
+
+def _one_thread(kernel, values):
+    """A split step's kernel run on the calling thread (the pool stopped): its outputs into the program's arrays."""
+    fn, keys, dims, attrs, outs = kernel
+    args = [values[i] if d is None else values[i].reshape(d) for i, d in zip(keys, dims)]
+    out = fn(*args, **attrs) if attrs else fn(*args)
+    for target, o in zip(outs, out if type(out) is tuple else (out,), strict=True):
+        np.copyto(target, o.reshape(target.shape))
+
+
+def _uploaded_once(action, arrays, state, pool):
+    """Whether a call of the threads' pool uploads a weight (a bound array no replay writes) or a constant (shape
+    parameters) into a block the program keeps: done when recorded."""
+    uploaded = action[3]
+    if uploaded is True:  # no weight: a copy of shape parameters, which keep their block (threads.Pool.put)
+        return action[1] == pool.copy_in and action[2][1].source[0] == "const"
+    if not isinstance(uploaded, _Pointer):
+        return False
+    source = uploaded.source
+    return source[0] == "bound" and id(arrays[source]) not in state
 
 
 def _packed_once(action, arrays, state):

@@ -42,6 +42,10 @@ reason = "one thread was asked for"  # why pool is None
 _starts = 0  # start() calls so far: a start overtaken by a later one closes what it started
 
 
+class PoolLost(Exception):
+    """A split call failed (a worker trapped, died or hung): the pool is closed, `reason` says why."""
+
+
 class Resident(NamedTuple):
     """The last op's output, left in the shared memory for the next op to read."""
 
@@ -114,17 +118,78 @@ class Pool:
         self.calls = 0  # kernel calls split over the threads (backend_info's threaded_calls)
         self.copied = 0  # bytes copied into and out of the shared memory (threads_copied_bytes)
         self.spared = 0  # bytes an op found there already: kept weights, the last op's output (threads_spared_bytes)
+        # while pe.capture records (native.log is set) every op works in blocks of its own, which the program keeps,
+        # and logs its calls: a replay makes them again, with the same arguments, without the wrapper
+        self.taken = []  # [address, bytes] of the blocks taken since record()
+        # address in Pyodide's memory of an output copied out since record() -> Resident (while the array lives: a
+        # freed array's address may be another array's later)
+        self.recorded = {}
+        # blocks of the recording that an op uses only while it runs (its copies in, scratch): the current op's, and
+        # those earlier ops are done with, which later ops reuse
+        self.local, self.spare = [], []
+
+    def record(self):
+        """A capture starts: the blocks its ops take from now on are its program's."""
+        self.taken, self.recorded, self.local, self.spare = [], {}, [], []
+
+    def _do(self, fn, *args, host=None, of=None):
+        """fn(*args), logged for a replay while recording: args[host] is an address in Pyodide's memory; `of` the
+        array the call uploads (a replay need not repeat it where that array never changes)."""
+        if native.log is not None:
+            native.log.pooled(fn, args, host, of)
+        return fn(*args)
+
+    def copy_in(self, to, source, nbytes):
+        self._copy_in(to, source, nbytes)
+        self.copied += nbytes
+
+    def copy_out(self, to, source, nbytes):
+        self._copy_out(to, source, nbytes)
+        self.copied += nbytes
+
+    def _block(self, nbytes):
+        """A block of the program being recorded."""
+        nbytes = -(-nbytes // ALIGN) * ALIGN
+        at = self._take(nbytes)
+        self.taken.append((at, nbytes))
+        return at
+
+    def _local(self, nbytes):
+        """A block of the program being recorded that only the current op uses: the start of one an earlier op is
+        done with (the smallest that fits; the rest stays spare), else a new one."""
+        nbytes = -(-nbytes // ALIGN) * ALIGN
+        fits = [i for i, (_, size) in enumerate(self.spare) if size >= nbytes]
+        if fits:
+            at, size = self.spare.pop(min(fits, key=lambda i: self.spare[i][1]))
+            if size > nbytes:
+                self.spare.append((at + nbytes, size - nbytes))
+        else:
+            at = self._block(nbytes)
+        self.local.append((at, nbytes))
+        return at
 
     def begin(self):
-        """Start an op: its operands go into the arena from the start (around the last op's output)."""
+        """Start an op: its operands go into the arena from the start (around the last op's output); while
+        recording, the last op's own blocks are spare."""
         self.top = self.end
+        if self.local:
+            merged = []  # neighbours made one again
+            for at, size in sorted(self.spare + self.local):
+                if merged and merged[-1][0] + merged[-1][1] == at:
+                    merged[-1] = (merged[-1][0], merged[-1][1] + size)
+                else:
+                    merged.append((at, size))
+            self.spare, self.local = merged, []
 
     def _grow(self, top):
         if top > self.size:
             self.size = self._reserve(top)
 
-    def alloc(self, nbytes):
-        """The shared address of `nbytes` of the arena for this op (not over the last op's output)."""
+    def alloc(self, nbytes, local=False):
+        """The shared address of `nbytes` of the arena for this op (not over the last op's output); while recording,
+        of a block of the program's (`local`: that only this op uses)."""
+        if native.log is not None:
+            return self._local(nbytes) if local else self._block(nbytes)
         at = self.top
         pinned = self.pinned
         if pinned is not None and at < pinned.at + pinned.nbytes and pinned.at < at + nbytes:
@@ -136,18 +201,24 @@ class Pool:
 
     def zeros(self, nbytes):
         at = self.alloc(nbytes)
-        self._zero(at, nbytes)
+        self._do(self._zero, at, nbytes)
         return at
 
     def resident(self, array):
-        """The shared address of `array` where it is the last op's output, still there; else None."""
+        """The shared address of `array` where it is the last op's output, still there (while recording: any op's
+        output since record(), in its block); else None."""
+        if native.log is not None:
+            if array.flags.writeable:
+                return None
+            hit = self.recorded.get(array.__array_interface__["data"][0])
+            return hit.at if hit is not None and hit.nbytes == array.nbytes and hit.array() is not None else None
         pinned = self.pinned
         if pinned is None or array.flags.writeable or pinned.array() is None:
             return None
         same = array.__array_interface__["data"][0] == pinned.source and array.nbytes == pinned.nbytes
         return pinned.at if same else None
 
-    def put(self, array, dtype=F32):
+    def put(self, array, dtype=F32, of=None):
         """`array` (C-contiguous, `dtype`) copied into the arena (unless it is the last op's output, still there):
         its shared address."""
         at = self.resident(array)
@@ -155,17 +226,21 @@ class Pool:
             self.spared += array.nbytes
             return at
         source = native.address(array, array.size, dtype)
-        at = self.alloc(array.nbytes)
-        self._copy_in(at, source, array.nbytes)
-        self.copied += array.nbytes
+        at = self.alloc(array.nbytes, local=dtype != I32)  # shape parameters are copied in once, when recorded
+        self._do(self.copy_in, at, source, array.nbytes, host=1, of=of)
         return at
 
     def get(self, at, array):
         """The arena's bytes at `at` copied into `array` (a float32 array the wrapper allocated), which the next op
         may then find there (resident)."""
-        self._copy_out(native.address(array, array.size), at, array.nbytes)
-        self.copied += array.nbytes
-        self.pinned = Resident(weakref.ref(array), array.__array_interface__["data"][0], array.nbytes, at)
+        source = native.address(array, array.size)
+        self._do(self.copy_out, source, at, array.nbytes, host=0)
+        resident = Resident(weakref.ref(array), source, array.nbytes, at)
+        if native.log is not None:  # a program's block: no op outside the program may find it resident
+            self.recorded[source] = resident
+            self.pinned = None
+        else:
+            self.pinned = resident
         return array
 
     # ---- kept blocks: a tensor's weights, uploaded once -------------------------------------------------------------
@@ -176,6 +251,10 @@ class Pool:
         Before an op's begin()."""
         if b.flags.writeable:
             return None
+        if native.log is not None:  # recording: the program's own panels, packed again where b changes
+            at = self._block(_panels_bytes(k, n))
+            self._do(self.exports.pack_b, self.put(b, of=b), k, n, *_b_strides(k, n, transposed), at, of=b)
+            return at
         at = self._keep(b, ("packed", k, n, transposed), _panels_bytes(k, n))
         if at < 0:
             self.spared += b.nbytes
@@ -187,8 +266,8 @@ class Pool:
     def pack(self, b, k, n, transposed=False):
         """B packed into this op's arena (b is not kept): its shared address."""
         raw = self.put(b)
-        at = self.alloc(_panels_bytes(k, n))
-        self.exports.pack_b(raw, k, n, *_b_strides(k, n, transposed), at)
+        at = self.alloc(_panels_bytes(k, n), local=True)
+        self._do(self.exports.pack_b, raw, k, n, *_b_strides(k, n, transposed), at)
         return at
 
     def weights(self, array):
@@ -196,6 +275,10 @@ class Pool:
         buffer, to put() into the op's arena. Before an op's begin()."""
         if array.flags.writeable:
             return None
+        if native.log is not None:  # recording: the program's own copy, copied again where the array changes
+            at = self._block(array.nbytes)
+            self._do(self.copy_in, at, native.address(array, array.size), array.nbytes, host=1, of=array)
+            return at
         at = self._keep(array, ("copy",), array.nbytes)
         if at < 0:
             self.spared += array.nbytes
@@ -238,13 +321,16 @@ class Pool:
             self._forget(key)
 
     def _forget(self, key):
-        """The array of a kept block went: the block is free (merged with free neighbours; the last one gives its
-        bytes back to the arena)."""
+        """The array of a kept block went: the block is free."""
         entry = self.kept.pop(key, None)
         if entry is None:
             return
         _, at, nbytes = entry
         self.kept_bytes -= nbytes
+        self.give_back(at, nbytes)
+
+    def give_back(self, at, nbytes):
+        """A block is free (merged with free neighbours; the last one gives its bytes back to the arena)."""
         free = self.free
         i = next((i for i, block in enumerate(free) if block[0] > at), len(free))
         free.insert(i, [at, nbytes])
@@ -265,18 +351,26 @@ class Pool:
         of rows r0 .. r1 gets args[i] + r0 * first[i] + r1 * last[i] for argument i. scratch: {argument index: a
         list of one address per thread} for what each thread needs of its own. False if a worker failed or did
         not finish: the pool is then closed, and `reason` says why."""
-        self.calls += 1
         chunk = self.chunk(rows, multiple, per_thread)
         for t in range(self.threads):
             own = list(args)
             for i, addresses in (scratch or {}).items():
                 own[i] = addresses[t]
-            self._post(t, *own)
-        failed = self._run(self.index[name], rows, chunk, JOIN_TIMEOUT_MS, *first, *last)
-        if failed is None:
-            return True
-        stop(f"the pool of workers stopped ({failed} in {name}); running on one thread")
-        return False
+            self._do(self._post, t, *own)
+        try:
+            self._do(self.split, self.index[name], rows, chunk, *first, *last)
+        except PoolLost:
+            return False
+        return True
+
+    def split(self, fn, rows, chunk, *coefficients):
+        """The posted call of export `fn` (an index) over the threads (run's); PoolLost if a worker failed."""
+        self.calls += 1
+        failed = self._run(fn, rows, chunk, JOIN_TIMEOUT_MS, *coefficients)
+        if failed is not None:
+            name = next(name for name, i in self.index.items() if i == fn)
+            stop(f"the pool of workers stopped ({failed} in {name}); running on one thread")
+            raise PoolLost(reason)
 
     def close(self):
         self.js.close()
@@ -338,8 +432,6 @@ def worth(work, *arrays, kept=()):
     copied += sum(a.nbytes for a in kept if a is not None and a.flags.writeable)
     if work < MIN_INTENSITY * copied:
         return None
-    if native.log is not None:  # the pool's calls are not the module's exports: a capture replays this kernel whole
-        native.log.foreign = True
     return pool
 
 
@@ -373,7 +465,7 @@ def conv2d(p, x, shape, rows, weights, k, o, bias, activation, y, block):
     pbias = p.put(bias) if pbias is None else pbias
     px, ps = p.put(x), p.put(shape, I32)
     py = p.alloc(y.nbytes)
-    scratch = [p.alloc(block * k * 4) for _ in range(p.threads)]
+    scratch = [p.alloc(block * k * 4, local=True) for _ in range(p.threads)]
     # conv2d(x, s, first, rows, wp, O, bias, act, out, scratch, block)
     args = (px, ps, 0, 0, packed, o, pbias, activation, py, 0, block)
     first, last = (0, 0, 1, 0, 0, 0, 0, 0, 0, 0, 0), (0, 0, 0, 1, 0, 0, 0, 0, 0, 0, 0)
@@ -404,7 +496,7 @@ def conv2d_input_grad(p, dy, shape, images, pixels, weights, k, o, dx, block):
     p.begin()
     packed = p.pack(weights, o, k, transposed=True) if packed is None else packed
     pdy, ps, pdx = p.put(dy), p.put(shape, I32), p.zeros(dx.nbytes)
-    scratch = [p.alloc(block * k * 4) for _ in range(p.threads)]
+    scratch = [p.alloc(block * k * 4, local=True) for _ in range(p.threads)]
     image = dx.nbytes // images
     # conv2d_input_grad(dy, s, rows, wtp, O, dx, scratch, block): images n0 .. n1 from dy + n0 * pixels * O, dx + n0
     # * image, rows (n1 - n0) * pixels
@@ -420,8 +512,8 @@ def conv2d_filter_grad(p, x, shape, rows, dy, taps, c, o, dw, block):
     p.begin()
     px, ps, pdy, pdw = p.put(x), p.put(shape, I32), p.put(dy), p.zeros(dw.nbytes)
     chunk = p.chunk(taps, per_thread=1)
-    scratch = [p.alloc(block * chunk * c * 4) for _ in range(p.threads)]
-    packed = [p.alloc(block * -(-o // 8) * 8 * 4) for _ in range(p.threads)]
+    scratch = [p.alloc(block * chunk * c * 4, local=True) for _ in range(p.threads)]
+    packed = [p.alloc(block * -(-o // 8) * 8 * 4, local=True) for _ in range(p.threads)]
     # conv2d_filter_grad_taps(x, s, rows, dy, O, dw, scratch, packed, block, t0, t1)
     args = (px, ps, rows, pdy, o, pdw, 0, 0, block, 0, 0)
     first, last = (0,) * 9 + (1, 0), (0,) * 10 + (1,)
