@@ -138,6 +138,39 @@ def test_a_layers_models_predict_replays_bit_for_bit_with_flat_memory_and_dispos
     assert gone == [0, 0]
 
 
+def test_small_elementwise_ops_and_a_mean_are_native_steps_replayed_bit_for_bit(node):
+    result = node.run(
+        """
+        rng = np.random.default_rng(1)
+        x = pe.tensor(rng.standard_normal((1, 32, 32, 8)).astype(np.float32))
+        b = pe.tensor(rng.standard_normal(8).astype(np.float32))
+
+        def squeeze_excite(t):  # a global average pool, then ops on 8 values: far below math.SMALL
+            s = pe.relu(pe.mean(t, axis=(1, 2), keepdims=True) * 2.0 + b)
+            return pe.sqrt(pe.abs(s - b)) / 3.0, pe.sigmoid(s)
+
+        with uncaptured():
+            want = [y.numpy() for y in squeeze_excite(x)]
+        before = capture_stats()
+        captured = pe.capture(squeeze_excite)
+        same = []
+        for _ in range(3):  # a recording, then two replays
+            ys = captured(x)
+            same.append([bool(np.array_equal(y.numpy(), w)) for y, w in zip(ys, want)])
+            pe.dispose(ys)
+        after = capture_stats()
+        captured.dispose(); x.dispose(); b.dispose()
+        [same, after["capture_native_steps"] - before["capture_native_steps"],
+         after["capture_kernel_steps"] - before["capture_kernel_steps"]]
+        """
+    )
+    same, native_steps, kernel_steps = result
+    assert same == [[True, True]] * 3
+    # mean (sum and division), multiply, add, relu, subtract, abs, sqrt, divide: the module's, even on 8 values;
+    # the small sigmoid stays numpy's kernel (the module's e^x is not numpy's bit for bit)
+    assert (native_steps, kernel_steps) == (8, 1)
+
+
 @pytest.mark.parametrize("name", ["movenet-lightning", "blazeface"])
 def test_graph_models_replay_their_uncaptured_results_bit_for_bit_on_one_and_two_threads(node, graph_models, name):
     np.save(graph_models / f"{name}-input.npy", model_inputs(graph_models / name / "model.json")[0][1])

@@ -141,15 +141,14 @@ def ints(values):
     return _made(np.array(values, I32), constant=True)
 
 
+def floats(values):
+    """A float32 array of constants (a mean's divisor), passed by address."""
+    return _made(np.array(values, F32), constant=True)
+
+
 def zero(array):
     """Fill `array` (one the wrapper allocated) with zeros before the module accumulates into it: a captured kernel
     zeroes it again on every replay."""
     array.fill(0)
     if log is not None:
         log.zeroed(array)
-
-
-def numpy_writes():
-    """The wrapper writes an array with numpy after the module did: a capture replays this kernel as it is."""
-    if log is not None:
-        log.foreign = True
