@@ -123,9 +123,9 @@ def _made(array, constant=False):
     return array
 
 
-def out(shape):
-    """A new float32 array for a kernel's output."""
-    return _made(np.empty(shape, F32))
+def out(shape, dtype=F32):
+    """A new array for a kernel's output (float32 unless a kernel moves int32 too)."""
+    return _made(np.empty(shape, dtype))
 
 
 def aligned(size):

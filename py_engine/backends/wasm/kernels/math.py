@@ -22,8 +22,8 @@ EXACT_UNARY = {code for name, code in UNARY.items() if name != "Sigmoid"}  # the
 
 
 def _small(n):
-    """Whether an op of n elements runs numpy's kernel: below SMALL, except while a capture records it."""
-    return n < SMALL and (native.log is None or not n)
+    """Whether an op of n elements runs numpy's kernel: empty, or below SMALL except while a capture records it."""
+    return not n or (n < SMALL and native.log is None)
 
 
 def _repeats(shape, out_shape, n):
