@@ -73,7 +73,7 @@ def test_conformance_suite_passes_with_every_kernel_native(node):
 # the rest runs numpy's kernels on the same arrays. A kernel moving between the lists is a deliberate change: update
 # this list with it.
 NATIVE = {
-    "Abs", "ActivationGrad", "Add", "AvgPool", "BatchMatMul", "Concat", "Conv2D", "Conv2DBackpropFilter",
+    "Abs", "ActivationGrad", "Add", "AvgPool", "BatchMatMul", "Cast", "Concat", "Conv2D", "Conv2DBackpropFilter",
     "Conv2DBackpropInput", "CropAndResize", "DepthwiseConv2dNative", "DepthwiseConv2dNativeBackpropFilter",
     "DepthwiseConv2dNativeBackpropInput", "FusedConv2D", "FusedDepthwiseConv2D", "FusedElementwise", "MaxPool",
     "MaxPoolGrad", "Maximum", "Mean", "Minimum", "Mul", "Neg", "RealDiv", "Relu", "Relu6", "ResizeBilinear", "Sigmoid",
@@ -300,6 +300,33 @@ def test_concat_copies_numpys_result_bit_for_bit(node):
             native = await outputs("wasm")
         [name for (name, _, _), w, g, n in zip(cases, want, got, native)
          if not (np.array_equal(w, g) and np.array_equal(w, n))]
+        """
+    )  # fmt: skip
+    assert differ == []
+
+
+def test_casts_to_float32_round_as_numpys(node):
+    """kernels/shape.c's to_f32: int32 (beyond 2^24, where rounding shows) and bool arrays, vector and tail lengths,
+    on the module and (small) on numpy; every other cast stays numpy's."""
+    differ = node.run(
+        """
+        rng = np.random.default_rng(7)
+        cases = []
+        for n in (4096, 4099, 5000, 17, 1):
+            cases.append((f"int32 {n}", rng.integers(-2**31, 2**31, n, dtype=np.int64).astype(np.int32), "float32"))
+            cases.append((f"bool {n}", rng.random(n) < 0.5, "float32"))
+        cases.append(("float32 to int32", rng.uniform(-1e6, 1e6, 5000).astype(np.float32), "int32"))
+
+        async def outputs(backend):
+            assert await pe.set_backend(backend)
+            return [pe.cast(pe.tensor(x), dtype).numpy() for _, x, dtype in cases]
+
+        want = await outputs("numpy")
+        got = await outputs("wasm")
+        with all_native():
+            native = await outputs("wasm")
+        [name for (name, _, _), w, g, n in zip(cases, want, got, native)
+         if not (w.dtype == g.dtype == n.dtype and np.array_equal(w, g) and np.array_equal(w, n))]
         """
     )  # fmt: skip
     assert differ == []

@@ -2,7 +2,7 @@
 the activations' gradients, and ops.elementwise_rules's programs (the optimizers' update rules) in one pass.
 
 Small arrays run the numpy kernels: below SMALL elements the checks and the call cost more than the loop saves.
-While a capture records them they take the module's path too (`_small`): a replay's native step costs the call
+While a capture records them they take the module's path too (`runs_numpy`): a replay's native step costs the call
 only (1-2 us), not the wrapper's Python; not the sigmoid, whose module result is not numpy's bit for bit.
 Every native op computes what numpy's does, bit for bit (IEEE add, subtract, multiply, divide, sqrt, min, max).
 """
@@ -21,7 +21,7 @@ SMALL = 4096
 EXACT_UNARY = {code for name, code in UNARY.items() if name != "Sigmoid"}  # the module's result is numpy's
 
 
-def _small(n):
+def runs_numpy(n):
     """Whether an op of n elements runs numpy's kernel: empty, or below SMALL except while a capture records it."""
     return not n or (n < SMALL and native.log is None)
 
@@ -40,11 +40,11 @@ def _run_binary(code, a, b):
     """The module's binary op, or None where it does not apply (the caller runs numpy's)."""
     # an output of SMALL elements or more has an operand that large (the module's broadcasts repeat a scalar or a
     # trailing block), so this test alone settles small ops, without broadcast_shapes (about 5 us)
-    if a.dtype != F32 or b.dtype != F32 or (_small(a.size) and _small(b.size)):
+    if a.dtype != F32 or b.dtype != F32 or (runs_numpy(a.size) and runs_numpy(b.size)):
         return None
     out_shape = np.broadcast_shapes(a.shape, b.shape)
     n = math.prod(out_shape)
-    if _small(n):
+    if runs_numpy(n):
         return None
     na, nb = _repeats(a.shape, out_shape, n), _repeats(b.shape, out_shape, n)
     if na is None or nb is None or (na not in (1, n) and nb not in (1, n)):
@@ -69,7 +69,7 @@ def _unary(name):
     code, fallback = UNARY[name], numpy_math.UNARY[name]
 
     def kernel(x):
-        if x.dtype != F32 or (_small(x.size) if code in EXACT_UNARY else x.size < SMALL):
+        if x.dtype != F32 or (runs_numpy(x.size) if code in EXACT_UNARY else x.size < SMALL):
             return fallback(x)
         x = native.f32(x)
         y = native.out(x.shape)
