@@ -306,7 +306,7 @@ def test_concat_copies_numpys_result_bit_for_bit(node):
 
 
 def test_casts_to_float32_round_as_numpys(node):
-    """kernels/shape.c's to_f32: int32 (beyond 2^24, where rounding shows) and bool arrays, vector and tail lengths,
+    """kernels/math.c's to_f32: int32 (beyond 2^24, where rounding shows) and bool arrays, vector and tail lengths,
     on the module and (small) on numpy; every other cast stays numpy's."""
     differ = node.run(
         """

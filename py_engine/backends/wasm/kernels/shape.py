@@ -1,9 +1,8 @@
 """Data movement on the SIMD module (kernels/shape.c): Concat of float32 or int32 arrays, each input's rows copied
-into their columns of the output (a copy of the bits), and Cast of int32 and bool arrays to float32 (rounded as
-numpy's astype): numpy's results exactly.
+into their columns of the output, numpy's result exactly (a copy of the bits).
 
-Below math.SMALL elements numpy's kernels run, except while a capture records (as the elementwise ops): a replay's
-native step is a call per input. The other shape ops (slices, pads, transposes, gathers) and casts run the numpy
+Below math.SMALL elements numpy's concatenate runs, except while a capture records (as the elementwise ops): a
+replay's native step is a call per input. The other shape ops (slices, pads, transposes, gathers) run the numpy
 backend's kernels.
 """
 
@@ -12,7 +11,6 @@ import math
 import numpy as np
 
 from ....kernel_registry import register_kernel
-from ...numpy.kernels.math import cast as numpy_cast
 from .. import native
 from ..native import F32, I32, address
 from .math import runs_numpy
@@ -44,14 +42,4 @@ def _concat(*xs, axis):
     return out
 
 
-def _cast(x, dtype):
-    from_bytes = x.dtype in (np.bool_, np.uint8)
-    if dtype != "float32" or not (from_bytes or x.dtype == I32) or not x.flags.c_contiguous or runs_numpy(x.size):
-        return numpy_cast(x, dtype)
-    out = native.out(x.shape)
-    native.exports.to_f32(address(x, x.size, x.dtype), int(from_bytes), address(out, x.size), x.size)
-    return out
-
-
 register_kernel("Concat", "wasm", _concat)
-register_kernel("Cast", "wasm", _cast)
