@@ -75,7 +75,7 @@ def test_conformance_suite_passes_with_every_kernel_native(node):
 NATIVE = {
     "Abs", "ActivationGrad", "Add", "AvgPool", "BatchMatMul", "Cast", "Concat", "Conv2D", "Conv2DBackpropFilter",
     "Conv2DBackpropInput", "CropAndResize", "DepthwiseConv2dNative", "DepthwiseConv2dNativeBackpropFilter",
-    "DepthwiseConv2dNativeBackpropInput", "FusedConv2D", "FusedDepthwiseConv2D", "FusedElementwise", "MaxPool",
+    "DepthwiseConv2dNativeBackpropInput", "Equal", "FusedConv2D", "FusedDepthwiseConv2D", "FusedElementwise", "MaxPool",
     "MaxPoolGrad", "Maximum", "Mean", "Minimum", "Mul", "Neg", "RealDiv", "Relu", "Relu6", "ResizeBilinear", "Sigmoid",
     "Sqrt", "Square", "SquaredDifference", "Sub", "Sum",
 }  # fmt: skip
@@ -300,6 +300,35 @@ def test_concat_copies_numpys_result_bit_for_bit(node):
             native = await outputs("wasm")
         [name for (name, _, _), w, g, n in zip(cases, want, got, native)
          if not (np.array_equal(w, g) and np.array_equal(w, n))]
+        """
+    )  # fmt: skip
+    assert differ == []
+
+
+def test_equal_compares_as_numpy_does(node):
+    """kernels/math.c's equal: NaNs (equal to nothing), -0 and +0 (equal), vector and tail lengths, on the module and
+    (small) on numpy; a broadcast stays numpy's."""
+    differ = node.run(
+        """
+        rng = np.random.default_rng(8)
+        cases = []
+        for n in (4096, 4111, 17, 1):
+            a = rng.integers(-3, 3, n).astype(np.float32)
+            b = rng.integers(-3, 3, n).astype(np.float32)
+            a[::7], b[::11], a[::5], b[::5] = np.nan, np.nan, -0.0, 0.0
+            cases += [(f"equal {n}", a, b), (f"equal {n} itself", a, a)]
+        cases.append(("broadcast", rng.integers(-3, 3, (64, 80)).astype(np.float32), np.float32(1)))
+
+        async def outputs(backend):
+            assert await pe.set_backend(backend)
+            return [pe.equal(pe.tensor(a), pe.tensor(b)).numpy() for _, a, b in cases]
+
+        want = await outputs("numpy")
+        got = await outputs("wasm")
+        with all_native():
+            native = await outputs("wasm")
+        [name for (name, _, _), w, g, n in zip(cases, want, got, native)
+         if not (w.dtype == g.dtype == n.dtype == bool and np.array_equal(w, g) and np.array_equal(w, n))]
         """
     )  # fmt: skip
     assert differ == []

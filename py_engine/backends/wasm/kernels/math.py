@@ -1,6 +1,6 @@
 """Elementwise kernels on the SIMD module: binary ops with a scalar or a repeated trailing block (a bias), unary ops,
-the activations' gradients, casts of int32 and bool arrays to float32 (rounded as numpy's astype), and
-ops.elementwise_rules's programs (the optimizers' update rules) in one pass.
+the activations' gradients, Equal of same-shape float32 arrays (numpy's bool bytes), casts of int32 and bool arrays
+to float32 (rounded as numpy's astype), and ops.elementwise_rules's programs (the optimizers' update rules) in one pass.
 
 Small arrays run the numpy kernels: below SMALL elements the checks and the call cost more than the loop saves.
 While a capture records them they take the module's path too (`runs_numpy`): a replay's native step costs the call
@@ -125,6 +125,15 @@ def _fused(*arrays, program):
     return tuple(results)
 
 
+def _equal(a, b):
+    if a.dtype != F32 or b.dtype != F32 or a.shape != b.shape or runs_numpy(a.size):
+        return numpy_math.BINARY["Equal"](a, b)
+    a, b = native.f32(a), native.f32(b)
+    out = native.out(a.shape, np.dtype(np.bool_))
+    native.exports.equal(address(a, a.size), address(b, b.size), address(out, out.size, out.dtype), a.size)
+    return out
+
+
 def _cast(x, dtype):
     from_bytes = x.dtype in (np.bool_, np.uint8)
     if dtype != "float32" or not (from_bytes or x.dtype == I32) or not x.flags.c_contiguous or runs_numpy(x.size):
@@ -139,5 +148,6 @@ for _name in BINARY:
 for _name in UNARY:
     register_kernel(_name, "wasm", _unary(_name))
 register_kernel("ActivationGrad", "wasm", _activation_grad)
+register_kernel("Equal", "wasm", _equal)
 register_kernel("Cast", "wasm", _cast)
 register_kernel("FusedElementwise", "wasm", _fused)
