@@ -255,6 +255,31 @@ def test_fit_with_adam_and_dropout_gives_the_same_history_and_weights_captured(n
     assert programs == 0  # fit disposes its programs
 
 
+def test_the_optimizers_fused_updates_are_native_steps_through_the_programs_own_pointer_tables(node):
+    """FusedElementwise passes its operands' addresses in a table (native.table): the program holds its own table of
+    its own arrays' addresses, so the update is a native step (the fit test above checks the weights bit for bit)."""
+    seen = node.run(
+        """
+        from py_engine.backends.wasm import native
+        from py_engine.backends.wasm.kernels.math import _fused
+
+        seen = []
+        def look(batch, logs):
+            for p in ENGINE.active().programs:
+                steps = [s for s in p.steps if s[0] and any(c is native.exports.fused_elementwise for c, _ in s[1])]
+                seen.append([len(steps), sum(1 for s in p.steps if not s[0] and s[1] is _fused)])
+
+        x, y, model = cnn(pe.optimizers.Adam(0.01))
+        with all_native():
+            model.fit(x, y, epochs=1, batch_size=16, seed=0, verbose=0, capture=True,
+                      callbacks=[pe.callbacks.LambdaCallback(on_batch_end=look)])
+        model.optimizer.dispose(); model.dispose()
+        sorted(set(map(tuple, seen)))
+        """
+    )  # fmt: skip
+    assert seen == [[8, 0]]  # Adam's update of each of the 8 weights: a native step, none a kernel step
+
+
 def test_reading_back_inside_the_function_is_an_error_and_leaves_no_program(node):
     result = node.run(
         """

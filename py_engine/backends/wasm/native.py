@@ -146,6 +146,15 @@ def floats(values):
     return _made(np.array(values, F32), constant=True)
 
 
+def table(arrays, size):
+    """A uint32 array of the addresses of `arrays` (each checked for `size` float32 elements), passed by address (a
+    fused program's operands): a capture's program fills its own copy with its own arrays' addresses."""
+    pointers = np.array([address(a, size) for a in arrays], np.uint32)
+    if log is not None:
+        log.tabled(pointers)
+    return pointers
+
+
 def zero(array):
     """Fill `array` (one the wrapper allocated) with zeros before the module accumulates into it: a captured kernel
     zeroes it again on every replay."""

@@ -88,7 +88,7 @@ def _activation_grad(dy, y, activation):
     return numpy_math.ACTIVATION_GRAD[activation](dy, y) if out is None else out
 
 
-_programs = {}  # elementwise_rules.TracedRule -> (int32 steps, int32 outputs), or None when a step has no native op
+_programs = {}  # elementwise_rules.TracedRule -> (its steps' codes, its outputs), or None when a step has no native op
 
 
 def _compiled(program):
@@ -99,7 +99,7 @@ def _compiled(program):
                 _programs[program] = None
                 return None
             steps += [FUSED[name], args[0], args[-1]]
-        _programs[program] = (native.ints(steps), native.ints(program.outputs))
+        _programs[program] = (steps, list(program.outputs))
     return _programs[program]
 
 
@@ -109,12 +109,12 @@ def _fused(*arrays, program):
     shape = tensors[0].shape
     if compiled is None or tensors[0].size < SMALL or any(t.dtype != F32 or t.shape != shape for t in tensors):
         return numpy_math.fused_elementwise(*arrays, program=program)
-    steps, outputs = compiled
+    steps, outputs = (native.ints(codes) for codes in compiled)  # each call's own: a captured step's constants
     n = tensors[0].size
     tensors = [native.f32(t) for t in tensors]
     scalars = native.f32(arrays[program.tensors]) if program.scalars else native.out(1)
     results = [native.out(shape) for _ in program.outputs]
-    pointers = np.array([address(a, n) for a in tensors + results], np.uint32)
+    pointers = native.table(tensors + results, n)
     values = program.tensors + program.scalars + len(program.steps)
     scratch = native.out(values * FUSED_CHUNK)
     native.exports.fused_elementwise(
