@@ -51,16 +51,7 @@ INLINE void gemm_tile(const f32 *a, int sai, int sak, const f32 *panel, f32 *c, 
     c31 = MADD(x, b1, c31);                                                                   \
   }
   // LLVM's own unrolling keeps eight B vectors live at once, more registers than x86 has: V8 then spills.
-  if (cols <= 4) {  // a panel's last 1-4 columns (N = 17, 34): half the multiply-adds, the same sums
-#pragma clang loop unroll(disable)
-    for (int k = 0; k < K; k++, a0 += sak, a1 += sak, a2 += sak, a3 += sak) {
-      f32x4 b0 = wasm_v128_load(panel + 8 * k);
-      c00 = MADD(wasm_v128_load32_splat(a0), b0, c00);
-      c10 = MADD(wasm_v128_load32_splat(a1), b0, c10);
-      c20 = MADD(wasm_v128_load32_splat(a2), b0, c20);
-      c30 = MADD(wasm_v128_load32_splat(a3), b0, c30);
-    }
-  } else if (sak == 1) {
+  if (sak == 1) {
 #pragma clang loop unroll(disable)
     for (int k = 0; k < K; k++) STEP(a0 + k, a1 + k, a2 + k, a3 + k, panel + 8 * k)
   } else {
