@@ -73,9 +73,9 @@ def test_conformance_suite_passes_with_every_kernel_native(node):
 # the rest runs numpy's kernels on the same arrays. A kernel moving between the lists is a deliberate change: update
 # this list with it.
 NATIVE = {
-    "Abs", "ActivationGrad", "Add", "AvgPool", "BatchMatMul", "Conv2D", "Conv2DBackpropFilter", "Conv2DBackpropInput",
-    "CropAndResize", "DepthwiseConv2dNative", "DepthwiseConv2dNativeBackpropFilter",
-    "DepthwiseConv2dNativeBackpropInput", "FusedConv2D", "FusedDepthwiseConv2D", "FusedElementwise", "MaxPool",
+    "Abs", "ActivationGrad", "Add", "AvgPool", "BatchMatMul", "Cast", "Concat", "Conv2D", "Conv2DBackpropFilter",
+    "Conv2DBackpropInput", "CropAndResize", "DepthwiseConv2dNative", "DepthwiseConv2dNativeBackpropFilter",
+    "DepthwiseConv2dNativeBackpropInput", "Equal", "FusedConv2D", "FusedDepthwiseConv2D", "FusedElementwise", "MaxPool",
     "MaxPoolGrad", "Maximum", "Mean", "Minimum", "Mul", "Neg", "RealDiv", "Relu", "Relu6", "ResizeBilinear", "Sigmoid",
     "Sqrt", "Square", "SquaredDifference", "Sub", "Sum", "TopK",
 }  # fmt: skip
@@ -266,6 +266,96 @@ def test_resizes_and_crops_give_numpys_results_bit_for_bit(node):
 
         want, got = await outputs("numpy"), await outputs("wasm")
         [name for (name, _), w, g in zip(cases, want, got) if not np.array_equal(w, g, equal_nan=True)]
+        """
+    )  # fmt: skip
+    assert differ == []
+
+
+def test_concat_copies_numpys_result_bit_for_bit(node):
+    """kernels/shape.c copies each input's rows into its columns of the output: float32 (NaNs' payloads too) and
+    int32, every axis, widths on and off the 16-per-iteration path, an empty input, large and small (on the module
+    only with every size native)."""
+    differ = node.run(
+        """
+        rng = np.random.default_rng(6)
+        cases = []
+        for shape in [(2, 5, 7, 3), (1, 64, 64, 17), (3, 1, 33, 16), (4097,)]:
+            for axis in range(-1, len(shape)):
+                for dtype in ("float32", "int32"):
+                    parts = []
+                    for extra in (1, 0, 5):
+                        part = list(shape)
+                        part[axis] = extra
+                        parts.append(rng.integers(-2**31, 2**31, part, dtype=np.int64).astype(np.int32).view(dtype))
+                    parts.insert(1, rng.integers(-100, 100, shape).astype(dtype))
+                    cases.append((f"concat {shape} {axis} {dtype}", parts, axis))
+
+        async def outputs(backend):
+            assert await pe.set_backend(backend)
+            return [pe.concat([pe.tensor(p) for p in parts], axis).numpy().view(np.int32) for _, parts, axis in cases]
+
+        want = await outputs("numpy")
+        got = await outputs("wasm")
+        with all_native():
+            native = await outputs("wasm")
+        [name for (name, _, _), w, g, n in zip(cases, want, got, native)
+         if not (np.array_equal(w, g) and np.array_equal(w, n))]
+        """
+    )  # fmt: skip
+    assert differ == []
+
+
+def test_equal_compares_as_numpy_does(node):
+    """kernels/math.c's equal: NaNs (equal to nothing), -0 and +0 (equal), vector and tail lengths, on the module and
+    (small) on numpy; a broadcast stays numpy's."""
+    differ = node.run(
+        """
+        rng = np.random.default_rng(8)
+        cases = []
+        for n in (4096, 4111, 17, 1):
+            a = rng.integers(-3, 3, n).astype(np.float32)
+            b = rng.integers(-3, 3, n).astype(np.float32)
+            a[::7], b[::11], a[::5], b[::5] = np.nan, np.nan, -0.0, 0.0
+            cases += [(f"equal {n}", a, b), (f"equal {n} itself", a, a)]
+        cases.append(("broadcast", rng.integers(-3, 3, (64, 80)).astype(np.float32), np.float32(1)))
+
+        async def outputs(backend):
+            assert await pe.set_backend(backend)
+            return [pe.equal(pe.tensor(a), pe.tensor(b)).numpy() for _, a, b in cases]
+
+        want = await outputs("numpy")
+        got = await outputs("wasm")
+        with all_native():
+            native = await outputs("wasm")
+        [name for (name, _, _), w, g, n in zip(cases, want, got, native)
+         if not (w.dtype == g.dtype == n.dtype == bool and np.array_equal(w, g) and np.array_equal(w, n))]
+        """
+    )  # fmt: skip
+    assert differ == []
+
+
+def test_casts_to_float32_round_as_numpys(node):
+    """kernels/math.c's to_f32: int32 (beyond 2^24, where rounding shows) and bool arrays, vector and tail lengths,
+    on the module and (small) on numpy; every other cast stays numpy's."""
+    differ = node.run(
+        """
+        rng = np.random.default_rng(7)
+        cases = []
+        for n in (4096, 4099, 5000, 17, 1):
+            cases.append((f"int32 {n}", rng.integers(-2**31, 2**31, n, dtype=np.int64).astype(np.int32), "float32"))
+            cases.append((f"bool {n}", rng.random(n) < 0.5, "float32"))
+        cases.append(("float32 to int32", rng.uniform(-1e6, 1e6, 5000).astype(np.float32), "int32"))
+
+        async def outputs(backend):
+            assert await pe.set_backend(backend)
+            return [pe.cast(pe.tensor(x), dtype).numpy() for _, x, dtype in cases]
+
+        want = await outputs("numpy")
+        got = await outputs("wasm")
+        with all_native():
+            native = await outputs("wasm")
+        [name for (name, _, _), w, g, n in zip(cases, want, got, native)
+         if not (w.dtype == g.dtype == n.dtype and np.array_equal(w, g) and np.array_equal(w, n))]
         """
     )  # fmt: skip
     assert differ == []

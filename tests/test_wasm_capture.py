@@ -140,6 +140,38 @@ def test_a_layers_models_predict_replays_bit_for_bit_with_flat_memory_and_dispos
     assert gone == [0, 0]
 
 
+def test_small_elementwise_ops_and_a_mean_are_native_steps_replayed_bit_for_bit(node):
+    result = node.run(
+        """
+        rng = np.random.default_rng(1)
+        x = pe.tensor(rng.standard_normal((1, 32, 32, 8)).astype(np.float32))
+        b = pe.tensor(rng.standard_normal(8).astype(np.float32))
+
+        def squeeze_excite(t):  # a global average pool, then ops on 8 values: far below math.SMALL
+            s = pe.relu(pe.mean(t, axis=(1, 2), keepdims=True) * 2.0 + b)
+            return pe.sqrt(pe.abs(s - b)) / 3.0, pe.sigmoid(s)
+
+        with uncaptured():
+            want = [y.numpy() for y in squeeze_excite(x)]
+        before = capture_stats()
+        captured = pe.capture(squeeze_excite)
+        same = []
+        for _ in range(3):  # a recording, then two replays
+            ys = captured(x)
+            same.append([bool(np.array_equal(y.numpy(), w)) for y, w in zip(ys, want)])
+            pe.dispose(ys)
+        after = capture_stats()
+        captured.dispose(); x.dispose(); b.dispose()
+        [same, after["capture_native_steps"] - before["capture_native_steps"],
+         after["capture_kernel_steps"] - before["capture_kernel_steps"]]
+        """
+    )
+    same, native_steps, kernel_steps = result
+    assert same == [[True, True]] * 3
+    # mean (sum and division), multiply, add, relu, subtract, abs, sqrt, divide, sigmoid: the module's, on 8 values
+    assert (native_steps, kernel_steps) == (9, 0)
+
+
 @pytest.mark.parametrize("name", ["movenet-lightning", "blazeface"])
 def test_graph_models_replay_their_uncaptured_results_bit_for_bit_on_one_and_two_threads(node, graph_models, name):
     np.save(graph_models / f"{name}-input.npy", model_inputs(graph_models / name / "model.json")[0][1])
@@ -225,6 +257,31 @@ def test_fit_with_adam_and_dropout_gives_the_same_history_and_weights_captured(n
     assert replays == 15 - 3
     assert len(set(tensors)) == 1, tensors
     assert programs == 0  # fit disposes its programs
+
+
+def test_the_optimizers_fused_updates_are_native_steps_through_the_programs_own_pointer_tables(node):
+    """FusedElementwise passes its operands' addresses in a table (native.table): the program holds its own table of
+    its own arrays' addresses, so the update is a native step (the fit test above checks the weights bit for bit)."""
+    seen = node.run(
+        """
+        from py_engine.backends.wasm import native
+        from py_engine.backends.wasm.kernels.math import _fused
+
+        seen = []
+        def look(batch, logs):
+            for p in ENGINE.active().programs:
+                steps = [s for s in p.steps if s[0] and any(c is native.exports.fused_elementwise for c, _ in s[1])]
+                seen.append([len(steps), sum(1 for s in p.steps if not s[0] and s[1] is _fused)])
+
+        x, y, model = cnn(pe.optimizers.Adam(0.01))
+        with all_native():
+            model.fit(x, y, epochs=1, batch_size=16, seed=0, verbose=0, capture=True,
+                      callbacks=[pe.callbacks.LambdaCallback(on_batch_end=look)])
+        model.optimizer.dispose(); model.dispose()
+        sorted(set(map(tuple, seen)))
+        """
+    )  # fmt: skip
+    assert seen == [[8, 0]]  # Adam's update of each of the 8 weights: a native step, none a kernel step
 
 
 def test_reading_back_inside_the_function_is_an_error_and_leaves_no_program(node):

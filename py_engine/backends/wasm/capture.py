@@ -3,8 +3,9 @@ becomes, replayed without the engine's Python per op.
 
 How a recording becomes a program:
 - Every kernel the function runs is one step. While it runs, native.log is a StepLog: the wrapper reports every
-  address it hands the module, every array it allocates (native.out, aligned, ints), every zeroing (native.zero)
-  and every weight's packed panels (linalg.pack_kept); native.exports is a copy of the module's exports that logs
+  address it hands the module, every array it allocates (native.out, aligned, ints), every zeroing (native.zero),
+  every table of addresses (native.table: the program fills its own with its own arrays' addresses) and every
+  weight's packed panels (linalg.pack_kept); native.exports is a copy of the module's exports that logs
   each call with its arguments.
 - A step is a native step where its log accounts for everything: it called the module, every pointer it passed
   lies in one of its inputs, its own allocations or a weight's panels, and it returned its own allocations. The
@@ -50,7 +51,7 @@ def _at(array):
 class StepLog:
     """What one kernel reported while it was recorded (native.log)."""
 
-    __slots__ = ("actions", "addresses", "allocations", "constants", "foreign")
+    __slots__ = ("actions", "addresses", "allocations", "constants", "foreign", "tables")
 
     def __init__(self):
         # in order: ("call", export, args), ("zero", array), ("pack", b, packed, (k, n, stride along k, along n))
@@ -59,6 +60,7 @@ class StepLog:
         self.allocations = []  # the arrays it allocated
         self.constants = set()  # ids of those whose values it wrote with numpy (native.ints): constants of the step
         self.foreign = False  # it worked elsewhere than the module's exports (numpy's writes, the threads' pool)
+        self.tables = []  # arrays of addresses it passed (native.table)
 
     def addressed(self, at, array):
         self.addresses.add(at)
@@ -67,6 +69,9 @@ class StepLog:
         self.allocations.append(array)
         if constant:
             self.constants.add(id(array))
+
+    def tabled(self, pointers):
+        self.tables.append(pointers)
 
     def zeroed(self, array):
         self.actions.append(("zero", array))
@@ -183,6 +188,13 @@ class Recording(CaptureRecording):
                 if start <= at < start + nbytes:
                     return _Pointer(source, at - start)
             return None
+
+        # a table of addresses: the program's copy holds its own arrays' addresses (each entry resolved as a pointer)
+        for table in log.tables:
+            entries = [pointer(int(at)) for at in table]
+            if any(entry is None for entry in entries):
+                return None
+            sources.insert(0, (_at(table), table.nbytes, ("table", table, entries)))
 
         actions = []
         for action in log.actions:
@@ -354,7 +366,9 @@ class CapturedProgram:
                 if action[0] == "call":
                     for arg in action[2]:
                         if isinstance(arg, _Pointer):
-                            read(arg.source, i)
+                            # a table is made when built: its entries are what the step reads
+                            for pointer in arg.source[2] if arg.source[0] == "table" else (arg,):
+                                read(pointer.source, i)
                 elif action[0] == "zero":
                     layout.use(action[1], i)
                 elif not _packed_once(action, arrays, state):
@@ -410,10 +424,16 @@ class CapturedProgram:
                 if split_out and id(action[2][0].source[1]) in unread:
                     continue  # an output only later split steps read, in its block
                 if action[0] == "call":
+                    args = []
                     for arg in action[2]:
                         if isinstance(arg, _Pointer) and arg.source[0] == "const":
                             self.held.append(arg.source[1])
-                    calls.append((action[1], tuple(address(a) if isinstance(a, _Pointer) else a for a in action[2])))
+                        if isinstance(arg, _Pointer) and arg.source[0] == "table":  # the program's own table
+                            table = np.array([address(entry) for entry in arg.source[2]], np.uint32)
+                            self.held.append(table)  # its arrays' addresses, fixed for its life
+                            arg = _at(table) + arg.offset
+                        args.append(address(arg) if isinstance(arg, _Pointer) else arg)
+                    calls.append((action[1], tuple(args)))
                 elif action[0] == "zero":
                     calls.append((placed[id(action[1])].fill, (0,)))
                 elif _packed_once(action, arrays, state):  # the weight's panels, packed when recorded

@@ -123,9 +123,9 @@ def _made(array, constant=False):
     return array
 
 
-def out(shape):
-    """A new float32 array for a kernel's output."""
-    return _made(np.empty(shape, F32))
+def out(shape, dtype=F32):
+    """A new array for a kernel's output (float32 unless a kernel moves int32 too)."""
+    return _made(np.empty(shape, dtype))
 
 
 def aligned(size):
@@ -141,15 +141,23 @@ def ints(values):
     return _made(np.array(values, I32), constant=True)
 
 
+def floats(values):
+    """A float32 array of constants (a mean's divisor), passed by address."""
+    return _made(np.array(values, F32), constant=True)
+
+
+def table(arrays, size):
+    """A uint32 array of the addresses of `arrays` (each checked for `size` float32 elements), passed by address (a
+    fused program's operands): a capture's program fills its own copy with its own arrays' addresses."""
+    pointers = np.array([address(a, size) for a in arrays], np.uint32)
+    if log is not None:
+        log.tabled(pointers)
+    return pointers
+
+
 def zero(array):
     """Fill `array` (one the wrapper allocated) with zeros before the module accumulates into it: a captured kernel
     zeroes it again on every replay."""
     array.fill(0)
     if log is not None:
         log.zeroed(array)
-
-
-def numpy_writes():
-    """The wrapper writes an array with numpy after the module did: a capture replays this kernel as it is."""
-    if log is not None:
-        log.foreign = True

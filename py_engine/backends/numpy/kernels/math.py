@@ -123,7 +123,13 @@ for _name, _fn in {**UNARY, **BINARY}.items():
 
 register_kernel("LeakyRelu", "numpy", lambda x, alpha: np.where(x > 0, x, x * np.float32(alpha)))
 register_kernel("Select", "numpy", lambda cond, a, b: np.where(cond, a, b))
-register_kernel("Cast", "numpy", lambda x, dtype: x.astype(NUMPY[dtype]))
+
+
+def cast(x, dtype):
+    return x.astype(NUMPY[dtype])
+
+
+register_kernel("Cast", "numpy", cast)
 register_kernel("ClipByValue", "numpy", lambda x, lo, hi: np.clip(x, lo, hi).astype(x.dtype))
 
 

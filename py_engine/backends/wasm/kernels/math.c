@@ -1,4 +1,4 @@
-// Elementwise ops: binary with broadcasting, unary, and the optimizers' fused programs.
+// Elementwise ops: binary with broadcasting, unary, equality, casts to float32, and the optimizers' fused programs.
 
 #include "simd.h"
 
@@ -107,6 +107,44 @@ EXPORT(unary)(int op, const f32 *x, f32 *out, int n) {
     }
     store_partial(out + i, v, lanes);
   }
+}
+
+// ---- comparisons -------------------------------------------------------------------------------------------------
+// out[i] = a[i] == b[i] as numpy's bool bytes (0 or 1); IEEE equality: a NaN equals nothing, -0 equals +0.
+EXPORT(equal)(const f32 *a, const f32 *b, unsigned char *out, int n) {
+  int i = 0;
+  for (; i + 16 <= n; i += 16) {
+    v128_t m0 = wasm_f32x4_eq(wasm_v128_load(a + i), wasm_v128_load(b + i));
+    v128_t m1 = wasm_f32x4_eq(wasm_v128_load(a + i + 4), wasm_v128_load(b + i + 4));
+    v128_t m2 = wasm_f32x4_eq(wasm_v128_load(a + i + 8), wasm_v128_load(b + i + 8));
+    v128_t m3 = wasm_f32x4_eq(wasm_v128_load(a + i + 12), wasm_v128_load(b + i + 12));
+    // each lane's mask (-1 or 0) narrowed to a byte, saturating keeps -1, then the low bit
+    v128_t bytes = wasm_i8x16_narrow_i16x8(wasm_i16x8_narrow_i32x4(m0, m1), wasm_i16x8_narrow_i32x4(m2, m3));
+    wasm_v128_store(out + i, wasm_v128_and(bytes, wasm_i8x16_splat(1)));
+  }
+  for (; i < n; i++) out[i] = a[i] == b[i];
+}
+
+// ---- casts --------------------------------------------------------------------------------------------------------
+// out[i] = x[i] as float32, rounded to nearest as numpy's astype: x int32 (from_bytes 0) or bool / uint8 (1).
+EXPORT(to_f32)(const void *x, int from_bytes, f32 *out, int n) {
+  int i = 0;
+  if (!from_bytes) {
+    const int *xi = x;
+    for (; i + 4 <= n; i += 4) wasm_v128_store(out + i, wasm_f32x4_convert_i32x4(wasm_v128_load(xi + i)));
+    for (; i < n; i++) out[i] = (f32)xi[i];
+    return;
+  }
+  const unsigned char *xb = x;
+  for (; i + 16 <= n; i += 16) {
+    v128_t b = wasm_v128_load(xb + i);
+    v128_t lo = wasm_u16x8_extend_low_u8x16(b), hi = wasm_u16x8_extend_high_u8x16(b);
+    wasm_v128_store(out + i, wasm_f32x4_convert_u32x4(wasm_u32x4_extend_low_u16x8(lo)));
+    wasm_v128_store(out + i + 4, wasm_f32x4_convert_u32x4(wasm_u32x4_extend_high_u16x8(lo)));
+    wasm_v128_store(out + i + 8, wasm_f32x4_convert_u32x4(wasm_u32x4_extend_low_u16x8(hi)));
+    wasm_v128_store(out + i + 12, wasm_f32x4_convert_u32x4(wasm_u32x4_extend_high_u16x8(hi)));
+  }
+  for (; i < n; i++) out[i] = (f32)xb[i];
 }
 
 // ---- fused elementwise programs (py_engine/ops/elementwise_rules.py: the optimizers' update rules, hard-swish) ---------

@@ -1,16 +1,18 @@
 """Sums and means over an array's leading axes on the SIMD module: a bias's gradient (dy summed over batch and
-pixels) and a global average pool; and the top k of each row of a float32 array (a detector's best scores). Other
-reductions, and small arrays, run the numpy backend's kernels."""
+pixels) and a global average pool (its sums divided in the module too: a capture replays it as a native step);
+and the top k of each row of a float32 array (a detector's best scores). Other reductions, and small arrays, run
+the numpy backend's kernels."""
 
 import math
-
-import numpy as np
 
 from ....kernel_registry import register_kernel
 from ...numpy.kernels.reduce import reduce_mean, reduce_sum, top_k
 from .. import native
 from ..native import F32, I32, address
+from ..op_codes import BINARY
 from .math import SMALL
+
+REAL_DIV = BINARY["RealDiv"]
 
 
 def _leading(x, axis):
@@ -34,9 +36,11 @@ def _sum_rows(x, axis, keepdims, divide=False):
     rows, columns = leading
     x, out = native.f32(x), native.out(columns)
     native.exports.sum_rows(address(x, x.size), rows, columns, address(out, columns))
-    if divide:
-        native.numpy_writes()
-        out /= np.float32(rows)
+    if divide:  # in place, numpy's float32 division
+        divisor = native.floats([rows])
+        native.exports.binary(
+            REAL_DIV, address(out, columns), columns, address(divisor, 1), 1, address(out, columns), columns
+        )
     return out.reshape([1 if i in axis else d for i, d in enumerate(x.shape) if keepdims or i not in axis])
 
 
@@ -57,7 +61,7 @@ def _top_k(x, k):
     if x.dtype != F32 or x.size < SMALL or not 0 < k <= n:
         return top_k(x, k)
     x = native.f32(x)
-    values, indices = np.empty((*x.shape[:-1], k), F32), np.empty((*x.shape[:-1], k), I32)
+    values, indices = native.out((*x.shape[:-1], k)), native.out((*x.shape[:-1], k), I32)
     native.exports.top_k_rows(
         address(x, x.size), x.size // n, n, k, address(values, values.size), address(indices, indices.size, I32)
     )

@@ -1,0 +1,22 @@
+// Data movement: blocks of 4-byte elements (float32 or int32, copied as bits) between strided rows (a concat's
+// inputs into their columns of the output).
+
+#include "simd.h"
+
+// dst[r * dst_stride + i] = src[r * src_stride + i] for r < rows, i < width (strides and width in elements).
+EXPORT(copy_rows)(const f32 *src, int src_stride, f32 *dst, int dst_stride, int rows, int width) {
+  for (int r = 0; r < rows; r++) {
+    const f32 *s = src + (long)r * src_stride;
+    f32 *d = dst + (long)r * dst_stride;
+    int i = 0;
+    for (; i + 16 <= width; i += 16) {
+      f32x4 a = wasm_v128_load(s + i), b = wasm_v128_load(s + i + 4);
+      f32x4 c = wasm_v128_load(s + i + 8), e = wasm_v128_load(s + i + 12);
+      wasm_v128_store(d + i, a);
+      wasm_v128_store(d + i + 4, b);
+      wasm_v128_store(d + i + 8, c);
+      wasm_v128_store(d + i + 12, e);
+    }
+    for (; i < width; i += 4) store_partial(d + i, load_partial(s + i, width - i), width - i);
+  }
+}

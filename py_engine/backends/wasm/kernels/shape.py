@@ -1,0 +1,45 @@
+"""Data movement on the SIMD module (kernels/shape.c): Concat of float32 or int32 arrays, each input's rows copied
+into their columns of the output, numpy's result exactly (a copy of the bits).
+
+Below math.SMALL elements numpy's concatenate runs, except while a capture records (as the elementwise ops): a
+replay's native step is a call per input. The other shape ops (slices, pads, transposes, gathers) run the numpy
+backend's kernels.
+"""
+
+import math
+
+import numpy as np
+
+from ....kernel_registry import register_kernel
+from .. import native
+from ..native import F32, I32, address
+from .math import runs_numpy
+
+
+def _concat(*xs, axis):
+    dtype, shape = xs[0].dtype, xs[0].shape
+    if dtype not in (F32, I32) or not shape or any(x.dtype != dtype or not x.flags.c_contiguous for x in xs):
+        return np.concatenate(xs, axis)
+    axis %= len(shape)
+    if any(x.shape[:axis] != shape[:axis] or x.shape[axis + 1 :] != shape[axis + 1 :] for x in xs):
+        return np.concatenate(xs, axis)  # numpy's error
+    out_shape = [*shape[:axis], sum(x.shape[axis] for x in xs), *shape[axis + 1 :]]
+    size = math.prod(out_shape)
+    if runs_numpy(size):
+        return np.concatenate(xs, axis)
+    out = native.out(out_shape, dtype)
+    rows = math.prod(out_shape[:axis])
+    stride = size // rows
+    flat, column = out.reshape(-1), 0
+    for x in xs:
+        width = x.size // rows
+        if width:  # each input's block starts `column` elements into the output's rows
+            target = flat[column:]
+            native.exports.copy_rows(
+                address(x, x.size, dtype), width, address(target, (rows - 1) * stride + width, dtype), stride, rows, width
+            )  # fmt: skip
+        column += width
+    return out
+
+
+register_kernel("Concat", "wasm", _concat)
