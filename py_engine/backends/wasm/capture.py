@@ -396,6 +396,7 @@ class CapturedProgram:
             needed.update(step.keys if step.actions is None else ())
             for action in step.actions or ():
                 pointers = [a for a in action[2] if isinstance(a, _Pointer)] if action[0] == "call" else []
+                pointers = [e for p in pointers for e in (p.source[2] if p.source[0] == "table" else (p,))]
                 pointers += [action[1]] if action[0] == "pack" else []
                 needed.update(p.source for p in pointers if p.source[0] not in ("alloc", "packed", "const"))
         self.values = [arrays[key] if key[0] == "bound" else None for key in arrays]
