@@ -482,17 +482,20 @@ class CapturedProgram:
         values = list(self.values)
         for i, (h, shape) in enumerate(zip(inputs, self.input_shapes, strict=True)):
             values[i] = h if h.shape == shape else h.reshape(shape)
-        for i, target in self.input_homes:
-            np.copyto(target, values[i])
+        homes = [(target, values[i]) for i, target in self.input_homes]
         for make, places in self.fresh:
             for (i, target), array in zip(places, make(), strict=True):
                 array.flags.writeable = False
                 values[i] = array
                 if target is not None:
-                    np.copyto(target, array)
+                    homes.append((target, array))
+        for target, array in homes:
+            np.copyto(target, array)
         try:
             self._steps(values, False)
         except threads.PoolLost:  # the pool stopped: the steps again, the split ones on one thread
+            for target, array in homes:  # a home's buffer may have served a later value since
+                np.copyto(target, array)
             self._steps(values, True)
         backend = self.backend
         for i, target in self.moves:
