@@ -33,8 +33,10 @@ With --model NAME, a graph model of docs/models.md (movenet-lightning, centernet
 pe.load_graph_model on webgpu, wasm and numpy, TF.js with tf.loadGraphModel on its four backends, the same files
 from /models, and each executes it on the same pixel-like input ((i * 7919) % 256 in the input's dtype): load,
 warm-up (the first execute), first run, cold and the median of --runs warm runs, each from execute to every output
-read back; and how far each part's outputs are from ours on numpy (no roofline, no repeat visit). Writes
-bench/results/compare-NAME.json and .png.
+read back; and how far each part's outputs are from ours on numpy (no roofline, no repeat visit). Ours starts once
+the page has settled (wait_until_stored: the classifier's files, which the page downloads after ready, are in and the
+next boot's snapshot is made), so that the model's load shares the network and the cores with nothing of our page's,
+as TF.js's blank page. Writes bench/results/compare-NAME.json and .png.
 """
 
 import argparse
@@ -55,6 +57,7 @@ from harness import (
     launch,
     launch_options,
     open_playground,
+    open_settled_playground,
     playground_server,
     run_in_page,
     run_python,
@@ -397,9 +400,9 @@ def measure_graph(browser, url, args):
     for backend in ("webgpu", "wasm", "numpy"):
         context = browser.new_context()
         try:
-            results[f"ours {backend}"] = run_ours(
-                context, url, backend, code.replace("MODEL_URL_", repr(url + model_json))
-            )
+            page, info = open_settled_playground(context, url, backend, STORED_TIMEOUT_MS)
+            result = run_python(page, code.replace("MODEL_URL_", repr(url + model_json)))
+            results[f"ours {backend}"] = {**result, "adapter": info["adapter"]}
         finally:
             context.close()
         progress(f"ours {backend}", results[f"ours {backend}"])
