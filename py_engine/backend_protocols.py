@@ -28,9 +28,8 @@ class Backend(Protocol):
     name: str  # registry key: kernels are registered per (kernel name, backend name)
     is_gpu: bool  # its bytes count as GPU memory in pe.memory() and it has the GPU-only members below
     lost: object = None  # None, or why its device was lost: the engine then starts it afresh on next use
-    recorder: object = (
-        None  # the Recorder its work is reported to now, or None (GPU backends, and pe.capture's on wasm)
-    )
+    # the Recorder its work is reported to now, or None (GPU backends, and pe.capture's recording on wasm)
+    recorder: object = None
     captures: bool = False  # pe.capture records programs here (`record`); elsewhere a captured function runs as it is
     host_arrays: bool = False  # handles are read-only numpy arrays in this process: such backends share tensors as is
     kernel_fallback: object = None  # a backend whose kernels run where this one has none (same handles), or None

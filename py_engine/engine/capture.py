@@ -38,9 +38,10 @@ class Capture:
         into the program's input buffers, every dispatch runs in one pass, the outputs are copied into fresh
         tensors, all in one device call and one submit, with no Python per op. On wasm the recording is of fn's
         kernels: a replay calls the SIMD module's exports with the recorded addresses where a kernel is the
-        module's, and the kernel function on the recorded arrays where it is not (numpy's kernels, a kernel split
-        over the threads), without the engine's work per op; results are the uncaptured ones bit for bit. A call with another signature runs
-        fn normally, unless fewer than `max_programs` signatures were recorded: then it is recorded too.
+        module's (a kernel split over the threads: the pool's recorded calls), and the kernel function on the
+        recorded arrays where it is not (numpy's kernels), without the engine's work per op; results are the
+        uncaptured ones bit for bit. A call with another signature runs fn normally, unless fewer than
+        `max_programs` signatures were recorded: then it is recorded too.
 
         fn may read its inputs and any tensors that outlive the capture (weights), and assign variables: a training
         step (forward, gradients, optimizer update) can be captured, and each replay updates the variables in place.
@@ -51,12 +52,13 @@ class Capture:
 
         fn runs normally (nothing is recorded) on the numpy backend, during pe.warmup, under a gradient tape, inside
         the recording of another captured function (which records fn's dispatches), and when two inputs share one
-        buffer. A backend switch or a lost device drops the programs (re-recorded on the
-        next call on webgpu or wasm), as does a new pool of threads on wasm; a replay on a device that is lost raises DeviceLostError and the engine falls back to
-        numpy, where later calls run fn. `captured.dispose()` frees every program and buffer (a later call records
-        again). The bytes the programs hold count in `pe.memory().num_bytes_in_gpu_allocated` on webgpu and
-        `pe.memory().num_bytes_in_programs` on wasm (host memory); `pe.stats()` shows capture_programs,
-        capture_bytes and capture_replays (on wasm also capture_native_steps and capture_kernel_steps).
+        buffer. A backend switch or a lost device drops the programs (re-recorded on the next call on webgpu or
+        wasm), as does a new pool of threads on wasm; a replay on a device that is lost raises DeviceLostError and
+        the engine falls back to numpy, where later calls run fn. `captured.dispose()` frees every program and
+        buffer (a later call records again). The bytes the programs hold count in
+        `pe.memory().num_bytes_in_gpu_allocated` on webgpu and `pe.memory().num_bytes_in_programs` on wasm (host
+        memory); `pe.stats()` shows capture_programs, capture_bytes and capture_replays (on wasm also
+        capture_native_steps, capture_kernel_steps and capture_split_steps).
         """
         if not callable(fn):
             raise TypeError(f"capture takes a function of tensors, got {type(fn).__name__}")
