@@ -353,17 +353,35 @@ EXPORT(max_pool_grad)(const f32 *dy, const f32 *x, const f32 *y, int N, const in
       for (int ow = 0; ow < OW; ow++) {
         int iw0 = ow * sw - pl, kw0 = first_tap(iw0, 1), kw1 = end_tap(iw0, 1, KW, W);
         long o = (((long)n * OH + oh) * OW + ow) * C;
-        for (int c = 0; c < C; c++) {
-          f32 best = y[o + c];
-          for (int kh = kh0; kh < kh1; kh++)
-            for (int kw = kw0; kw < kw1; kw++) {
-              long i = ((long)(ih0 + kh) * W + iw0 + kw) * C + c;
-              if (image[i] == best) {
-                grad[i] += dy[o + c];
-                goto next;
-              }
+        int c = 0;
+        for (; c + 4 <= C; c += 4) {  // four channels at once: each lane's first tap as below, then its add
+          f32x4 best = wasm_v128_load(y + o + c);
+          v128_t first = wasm_i32x4_splat(-1);
+          for (int kh = kh1 - 1; kh >= kh0; kh--)
+            for (int kw = kw1 - 1; kw >= kw0; kw--) {
+              int i = ((ih0 + kh) * W + iw0 + kw) * C + c;
+              v128_t hit = wasm_f32x4_eq(wasm_v128_load(image + i), best);
+              first = wasm_v128_bitselect(wasm_i32x4_add(wasm_i32x4_splat(i), wasm_i32x4_make(0, 1, 2, 3)), first, hit);
             }
-        next:;
+          f32x4 g = wasm_v128_load(dy + o + c);
+          int i0 = wasm_i32x4_extract_lane(first, 0), i1 = wasm_i32x4_extract_lane(first, 1);
+          int i2 = wasm_i32x4_extract_lane(first, 2), i3 = wasm_i32x4_extract_lane(first, 3);
+          if (i0 >= 0) grad[i0] += wasm_f32x4_extract_lane(g, 0);
+          if (i1 >= 0) grad[i1] += wasm_f32x4_extract_lane(g, 1);
+          if (i2 >= 0) grad[i2] += wasm_f32x4_extract_lane(g, 2);
+          if (i3 >= 0) grad[i3] += wasm_f32x4_extract_lane(g, 3);
+        }
+        for (; c < C; c++) {
+          // the first tap in window order that holds the max, without a branch per tap (which tap it is is
+          // random on real data: a branch on it mispredicted most of the time): taps from last to first, a select
+          f32 best = y[o + c];
+          long first = -1;
+          for (int kh = kh1 - 1; kh >= kh0; kh--)
+            for (int kw = kw1 - 1; kw >= kw0; kw--) {
+              long i = ((long)(ih0 + kh) * W + iw0 + kw) * C + c;
+              first = image[i] == best ? i : first;
+            }
+          if (first >= 0) grad[first] += dy[o + c];
         }
       }
     }
