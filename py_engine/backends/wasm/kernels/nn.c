@@ -1,6 +1,7 @@
 // Convolutions (by im2col and the GEMM), depthwise convolutions and pooling, forward and backward.
 
 #include "simd.h"
+#include "gemm_tile.h"
 
 // ---- convolution by im2col + GEMM --------------------------------------------------------------------------------
 // Output pixel r (of n*OH*OW, row-major) gets row r of the patch matrix: its window's pixels in the filter's
@@ -37,17 +38,29 @@ INLINE void add_into(f32 *dst, const f32 *src, int n) {
 }
 
 INLINE void patch_row(const f32 *x, const int *s, pixel p, f32 *row) {
-  int H = s[0], W = s[1], C = s[2], KH = s[5], KW = s[6], dw = s[10];
-  int iw0 = p.ow * s[8] - s[12];
+  // every shape number read before the first store (a store to row might alias s: each would be read again after it)
+  int H = s[0], W = s[1], C = s[2], KH = s[5], KW = s[6], sh = s[7], dh = s[9], dw = s[10], pt = s[11];
+  int iw0 = p.ow * s[8] - s[12], ih0 = p.oh * sh - pt, span = KW * C;
   // without dilation, a window row inside the image is KW * C contiguous floats: one copy, not KW (C may be 1)
   int whole = dw == 1 && iw0 >= 0 && iw0 + KW <= W;
   const f32 *image = x + (long)p.n * H * W * C;
-  for (int kh = 0; kh < KH; kh++, row += KW * C) {
-    int ih = p.oh * s[7] - s[11] + kh * s[9];
+  if (whole && ih0 >= 0 && ih0 + (KH - 1) * dh < H) {  // the whole window inside the image: KH plain copies
+    const f32 *src = image + ((long)ih0 * W + iw0) * C;
+    long step = (long)dh * W * C;
+    if (span < 4) {  // a small window row (one channel): the floats one by one, no loop of SIMD copies to set up
+      for (int kh = 0; kh < KH; kh++, row += span, src += step)
+        for (int c = 0; c < span; c++) row[c] = src[c];
+    } else {
+      for (int kh = 0; kh < KH; kh++, row += span, src += step) copy(row, src, span);
+    }
+    return;
+  }
+  for (int kh = 0; kh < KH; kh++, row += span) {
+    int ih = ih0 + kh * dh;
     if (ih < 0 || ih >= H) {
-      for (int c = 0; c < KW * C; c++) row[c] = 0.0f;
+      for (int c = 0; c < span; c++) row[c] = 0.0f;
     } else if (whole) {
-      copy(row, image + ((long)ih * W + iw0) * C, KW * C);
+      copy(row, image + ((long)ih * W + iw0) * C, span);
     } else {
       for (int kw = 0; kw < KW; kw++) {
         int iw = iw0 + kw * dw;
@@ -61,17 +74,66 @@ INLINE void patch_row(const f32 *x, const int *s, pixel p, f32 *row) {
   }
 }
 
+// Output pixels r0 .. r1 through their patch rows (`room` at a time in patches) and the GEMM.
+INLINE void conv2d_patched(const f32 *x, const int *s, int r0, int r1, const f32 *wp, int O, const f32 *bias, int act,
+                           f32 *out, f32 *patches, int room) {
+  int K = s[5] * s[6] * s[2];
+  for (; r0 < r1; r0 += room) {
+    int n = r1 - r0 < room ? r1 - r0 : room;
+    pixel p = pixel_of(s, r0);
+    for (int r = 0; r < n; r++, next_pixel(s, &p)) patch_row(x, s, p, patches + (long)r * K);
+    gemm(patches, K, 1, wp, out + (long)r0 * O, O, n, O, K, bias, 0, act);
+  }
+}
+
+// A small filter (its packed panels within L1: a 3x3 filter on few channels) reads each window in the image itself:
+// making the patch rows cost 3x the GEMM's time on one channel's 3x3 (K = 9), where each row is 9 floats. A larger
+// filter keeps the GEMM's blocking of its panels in L2, over patch rows.
+INLINE int window_in_place(int K, int O) { return (long)K * ((O + 7) / 8 * 8) <= 8192; }
+
 // shape: int32[13] = H, W, C, OH, OW, KH, KW, stride h, w, dilation h, w, pad top, left.
 // out[first .. rows, O] = act(patches(x) @ W + bias), `block` patch rows at a time in scratch (block * KH*KW*C
-// floats). A thread of the pool computes its own range of rows (first > 0) with its own scratch.
+// floats). A thread of the pool computes its own range of rows (first > 0) with its own scratch. With a small
+// filter, the pixels whose windows lie whole in the image take the GEMM's tile on the image in place (the same sums
+// in the same order: the same results), the others their patch rows; scratch then starts with the taps' offsets.
 EXPORT(conv2d)(const f32 *x, const int *s, int first, int rows, const f32 *wp, int O, const f32 *bias, int act,
                    f32 *out, f32 *scratch, int block) {
-  int K = s[5] * s[6] * s[2];
-  for (int r0 = first; r0 < rows; r0 += block) {
-    int n = rows - r0 < block ? rows - r0 : block;
-    pixel p = pixel_of(s, r0);
-    for (int r = 0; r < n; r++, next_pixel(s, &p)) patch_row(x, s, p, scratch + (long)r * K);
-    gemm(scratch, K, 1, wp, out + (long)r0 * O, O, n, O, K, bias, 0, act);
+  int H = s[0], W = s[1], C = s[2], OW = s[4], KH = s[5], KW = s[6];
+  int sh = s[7], sw = s[8], dh = s[9], dw = s[10], pt = s[11], pl = s[12];
+  int K = KH * KW * C;
+  if (!window_in_place(K, O)) {
+    conv2d_patched(x, s, first, rows, wp, O, bias, act, out, scratch, block);
+    return;
+  }
+  int *taps = (int *)scratch;  // tap k's offset from its window's first pixel, in the filter's (kh, kw, c) order
+  for (int kh = 0; kh < KH; kh++)
+    for (int kw = 0; kw < KW; kw++)
+      for (int c = 0; c < C; c++) taps[(kh * KW + kw) * C + c] = (kh * dh * W + kw * dw) * C + c;
+  f32 *patches = scratch + K;
+  // the output columns whose windows lie whole in the image's width: lo .. hi
+  int lo = (pl + sw - 1) / sw, last = W - 1 - (KW - 1) * dw + pl, hi = last < 0 ? 0 : last / sw + 1;
+  if (hi > OW) hi = OW;
+  if (lo > hi) lo = hi;
+  for (int r = first; r < rows;) {
+    pixel p = pixel_of(s, r);
+    int row0 = r - p.ow, end = row0 + OW < rows ? row0 + OW : rows;  // this output row's pixels, row0 its first
+    int ih0 = p.oh * sh - pt;
+    int a = row0 + lo, b = row0 + hi;  // its pixels with whole windows
+    if (ih0 < 0 || ih0 + (KH - 1) * dh >= H) a = b = end;
+    if (a < r) a = r;
+    if (b > end) b = end;
+    if (a > b) a = b;
+    conv2d_patched(x, s, r, a, wp, O, bias, act, out, patches, block - 1);
+    const f32 *image = x + (long)p.n * H * W * C;
+    for (int i = a; i < b; i += 4) {
+      int n = b - i < 4 ? b - i : 4;
+      const f32 *window = image + ((long)ih0 * W + (i - row0) * sw - pl) * C;
+      for (int j0 = 0; j0 < O; j0 += 8)
+        gemm_tile(window, sw * C, 0, taps, wp + (long)j0 * K, out + (long)i * O + j0, O, K, n, O - j0 < 8 ? O - j0 : 8,
+                  bias ? bias + j0 : 0, 0, act);
+    }
+    conv2d_patched(x, s, b, end, wp, O, bias, act, out, patches, block - 1);
+    r = end;
   }
 }
 
