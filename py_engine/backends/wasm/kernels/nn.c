@@ -137,13 +137,44 @@ EXPORT(conv2d)(const f32 *x, const int *s, int first, int rows, const f32 *wp, i
   }
 }
 
+// The first pixels of the windows of output pixels r0 .. r0+n into origins (offsets in x), if every one lies whole
+// in the image; else 0.
+INLINE int whole_windows(const int *s, int r0, int n, int *origins) {
+  int H = s[0], W = s[1], C = s[2], KH = s[5], KW = s[6], sh = s[7], sw = s[8], dh = s[9], dw = s[10];
+  int pt = s[11], pl = s[12];
+  pixel p = pixel_of(s, r0);
+  for (int r = 0; r < n; r++, next_pixel(s, &p)) {
+    int ih0 = p.oh * sh - pt, iw0 = p.ow * sw - pl;
+    if (ih0 < 0 || ih0 + (KH - 1) * dh >= H || iw0 < 0 || iw0 + (KW - 1) * dw >= W) return 0;
+    origins[r] = ((p.n * H + ih0) * W + iw0) * C;
+  }
+  return 1;
+}
+
 // dW[K, O] = patches(x)^T @ dy: the filter gradient, accumulated block by block (dw must start at 0).
-// packed: scratch for dy's rows packed (block * round8(O) floats).
+// packed: scratch for dy's rows packed (block * round8(O) floats). With a small filter and no dilation along the
+// width, a block whose windows all lie whole in the image (all of them without padding) reads them in place as
+// conv2d does: the GEMM's tile on the taps of one filter row at a time (KW * C contiguous floats in the image),
+// each pixel's window found by its first pixel (the same sums in the same order as the patch rows' GEMM).
 EXPORT(conv2d_filter_grad)(const f32 *x, const int *s, int rows, const f32 *dy, int O, f32 *dw, f32 *scratch,
                                f32 *packed, int block) {
-  int K = s[5] * s[6] * s[2];
+  int W = s[1], C = s[2], KH = s[5], KW = s[6], dh = s[9], span = KW * C;
+  int K = KH * span, in_place = window_in_place(K, O) && s[10] == 1;
   for (int r0 = 0; r0 < rows; r0 += block) {
     int n = rows - r0 < block ? rows - r0 : block;
+    int *origins = (int *)scratch;  // n ints: the block's scratch holds n * K floats
+    if (in_place && whole_windows(s, r0, n, origins)) {
+      pack_b(dy + (long)r0 * O, n, O, O, 1, packed);
+      for (int kh = 0; kh < KH; kh++)
+        for (int j = 0; j < span; j += 4) {
+          const f32 *taps = x + (long)kh * dh * W * C + j;  // rows: taps j .. j+4 of filter row kh
+          f32 *out = dw + ((long)kh * span + j) * O;
+          for (int j0 = 0; j0 < O; j0 += 8)
+            gemm_tile(taps, 1, 0, origins, packed + (long)j0 * n, out + j0, O, n, span - j < 4 ? span - j : 4,
+                      O - j0 < 8 ? O - j0 : 8, 0, out + j0, ACT_LINEAR);
+        }
+      continue;
+    }
     pixel p = pixel_of(s, r0);
     for (int r = 0; r < n; r++, next_pixel(s, &p)) patch_row(x, s, p, scratch + (long)r * K);
     pack_b(dy + (long)r0 * O, n, O, O, 1, packed);
