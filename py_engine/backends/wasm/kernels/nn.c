@@ -151,28 +151,39 @@ INLINE int whole_windows(const int *s, int r0, int n, int *origins) {
   return 1;
 }
 
+// dw's rows of filter taps t0 .. t1 (dw: the whole gradient) += the block's windows (origins, all whole in the image)
+// ^T @ its n rows of dy (packed), read in place: the GEMM's tile on up to 4 rows of dw at a time whose floats lie
+// side by side in the image (the taps of one filter row without dilation in width, else one tap's channels).
+INLINE void filter_grad_in_place(const f32 *x, const int *s, int n, const int *origins, const f32 *packed, int O,
+                                 f32 *dw, int t0, int t1) {
+  int W = s[1], C = s[2], KW = s[6], dh = s[9], dil = s[10];
+  for (int j = t0 * C, end = t1 * C; j < end;) {
+    int t = j / C, kh = t / KW, kw = t % KW, c = j % C;
+    int rows = dil == 1 ? (KW - kw) * C - c : C - c;  // the run of side-by-side floats from here
+    if (rows > 4) rows = 4;
+    if (rows > end - j) rows = end - j;
+    const f32 *a = x + ((long)kh * dh * W + kw * dil) * C + c;
+    f32 *out = dw + (long)j * O;
+    for (int j0 = 0; j0 < O; j0 += 8)
+      gemm_tile(a, 1, 0, origins, packed + (long)j0 * n, out + j0, O, n, rows, O - j0 < 8 ? O - j0 : 8, 0, out + j0,
+                ACT_LINEAR);
+    j += rows;
+  }
+}
+
 // dW[K, O] = patches(x)^T @ dy: the filter gradient, accumulated block by block (dw must start at 0).
-// packed: scratch for dy's rows packed (block * round8(O) floats). With a small filter and no dilation along the
-// width, a block whose windows all lie whole in the image (all of them without padding) reads them in place as
-// conv2d does: the GEMM's tile on the taps of one filter row at a time (KW * C contiguous floats in the image),
-// each pixel's window found by its first pixel (the same sums in the same order as the patch rows' GEMM).
+// packed: scratch for dy's rows packed (block * round8(O) floats). With a small filter, a block whose windows all lie
+// whole in the image (all of them without padding) reads them in place as conv2d does (filter_grad_in_place: the
+// same sums in the same order as the patch rows' GEMM).
 EXPORT(conv2d_filter_grad)(const f32 *x, const int *s, int rows, const f32 *dy, int O, f32 *dw, f32 *scratch,
                                f32 *packed, int block) {
-  int W = s[1], C = s[2], KH = s[5], KW = s[6], dh = s[9], span = KW * C;
-  int K = KH * span, in_place = window_in_place(K, O) && s[10] == 1;
+  int K = s[5] * s[6] * s[2], in_place = window_in_place(K, O);
   for (int r0 = 0; r0 < rows; r0 += block) {
     int n = rows - r0 < block ? rows - r0 : block;
     int *origins = (int *)scratch;  // n ints: the block's scratch holds n * K floats
     if (in_place && whole_windows(s, r0, n, origins)) {
       pack_b(dy + (long)r0 * O, n, O, O, 1, packed);
-      for (int kh = 0; kh < KH; kh++)
-        for (int j = 0; j < span; j += 4) {
-          const f32 *taps = x + (long)kh * dh * W * C + j;  // rows: taps j .. j+4 of filter row kh
-          f32 *out = dw + ((long)kh * span + j) * O;
-          for (int j0 = 0; j0 < O; j0 += 8)
-            gemm_tile(taps, 1, 0, origins, packed + (long)j0 * n, out + j0, O, n, span - j < 4 ? span - j : 4,
-                      O - j0 < 8 ? O - j0 : 8, 0, out + j0, ACT_LINEAR);
-        }
+      filter_grad_in_place(x, s, n, origins, packed, O, dw, 0, s[5] * s[6]);
       continue;
     }
     pixel p = pixel_of(s, r0);
@@ -503,10 +514,16 @@ INLINE void patch_taps(const f32 *x, const int *s, pixel p, int t0, int t1, f32 
 // `block` rows, so each element gets the same sums in the same order. scratch: block * (t1 - t0) * C floats.
 EXPORT(conv2d_filter_grad_taps)(const f32 *x, const int *s, int rows, const f32 *dy, int O, f32 *dw, f32 *scratch,
                                     f32 *packed, int block, int t0, int t1) {
-  int K = (t1 - t0) * s[2];
+  int K = (t1 - t0) * s[2], in_place = window_in_place(s[5] * s[6] * s[2], O);
   f32 *out = dw + (long)t0 * s[2] * O;
   for (int r0 = 0; r0 < rows; r0 += block) {
     int n = rows - r0 < block ? rows - r0 : block;
+    int *origins = (int *)scratch;  // n ints: the block's scratch holds n * K floats
+    if (in_place && whole_windows(s, r0, n, origins)) {  // as conv2d_filter_grad
+      pack_b(dy + (long)r0 * O, n, O, O, 1, packed);
+      filter_grad_in_place(x, s, n, origins, packed, O, dw, t0, t1);
+      continue;
+    }
     pixel p = pixel_of(s, r0);
     for (int r = 0; r < n; r++, next_pixel(s, &p)) patch_taps(x, s, p, t0, t1, scratch + (long)r * K);
     pack_b(dy + (long)r0 * O, n, O, O, 1, packed);
