@@ -382,6 +382,32 @@ def test_max_pooling_lets_a_nan_win_as_numpy_does(node):
     assert same == [True] * 4
 
 
+def test_max_pool_grad_gives_a_tie_to_the_first_tap_as_numpy_does(node):
+    """MaxPoolGrad picks each window's first tap that holds the max without branching (kernels/nn.c, four channels
+    at once and one by one): windows of zeros (a relu's output) and repeated values, overlapping or not, give the
+    gradient to the same tap as numpy's kernel."""
+    same = node.run(
+        """
+        rng = np.random.default_rng(5)
+        cases = [((2, 2), 2, "valid"), ((3, 3), 1, "same"), ((3, 2), (1, 3), "valid")]
+
+        async def grads(backend, x):
+            assert await pe.set_backend(backend)
+            # the loss (y + 1)^2: every window's gradient nonzero, an all-zero window's too
+            return [pe.grad(lambda t: pe.square(pe.max_pool(t, *case) + 1).sum())(pe.tensor(x)).numpy() for case in cases]
+
+        result = []
+        for c in (8, 5):
+            x = np.maximum(rng.integers(-2, 3, (2, 7, 8, c)), 0).astype(np.float32)  # mostly ties
+            want = await grads("numpy", x)
+            got = await grads("wasm", x)
+            result += [bool(np.array_equal(a, b)) for a, b in zip(want, got)]
+        result
+        """
+    )
+    assert same == [True] * 6
+
+
 def test_the_backend_explains_why_it_cannot_start_in_cpython():
     assert asyncio.run(pe.set_backend("wasm")) is False
     assert "runs where Pyodide runs" in pe.backend_info()["fallback_reason"]

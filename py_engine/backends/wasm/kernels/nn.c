@@ -1,6 +1,7 @@
 // Convolutions (by im2col and the GEMM), depthwise convolutions and pooling, forward and backward.
 
 #include "simd.h"
+#include "gemm_tile.h"
 
 // ---- convolution by im2col + GEMM --------------------------------------------------------------------------------
 // Output pixel r (of n*OH*OW, row-major) gets row r of the patch matrix: its window's pixels in the filter's
@@ -37,17 +38,29 @@ INLINE void add_into(f32 *dst, const f32 *src, int n) {
 }
 
 INLINE void patch_row(const f32 *x, const int *s, pixel p, f32 *row) {
-  int H = s[0], W = s[1], C = s[2], KH = s[5], KW = s[6], dw = s[10];
-  int iw0 = p.ow * s[8] - s[12];
+  // every shape number read before the first store (a store to row might alias s: each would be read again after it)
+  int H = s[0], W = s[1], C = s[2], KH = s[5], KW = s[6], sh = s[7], dh = s[9], dw = s[10], pt = s[11];
+  int iw0 = p.ow * s[8] - s[12], ih0 = p.oh * sh - pt, span = KW * C;
   // without dilation, a window row inside the image is KW * C contiguous floats: one copy, not KW (C may be 1)
   int whole = dw == 1 && iw0 >= 0 && iw0 + KW <= W;
   const f32 *image = x + (long)p.n * H * W * C;
-  for (int kh = 0; kh < KH; kh++, row += KW * C) {
-    int ih = p.oh * s[7] - s[11] + kh * s[9];
+  if (whole && ih0 >= 0 && ih0 + (KH - 1) * dh < H) {  // the whole window inside the image: KH plain copies
+    const f32 *src = image + ((long)ih0 * W + iw0) * C;
+    long step = (long)dh * W * C;
+    if (span < 4) {  // a small window row (one channel): the floats one by one, no loop of SIMD copies to set up
+      for (int kh = 0; kh < KH; kh++, row += span, src += step)
+        for (int c = 0; c < span; c++) row[c] = src[c];
+    } else {
+      for (int kh = 0; kh < KH; kh++, row += span, src += step) copy(row, src, span);
+    }
+    return;
+  }
+  for (int kh = 0; kh < KH; kh++, row += span) {
+    int ih = ih0 + kh * dh;
     if (ih < 0 || ih >= H) {
-      for (int c = 0; c < KW * C; c++) row[c] = 0.0f;
+      for (int c = 0; c < span; c++) row[c] = 0.0f;
     } else if (whole) {
-      copy(row, image + ((long)ih * W + iw0) * C, KW * C);
+      copy(row, image + ((long)ih * W + iw0) * C, span);
     } else {
       for (int kw = 0; kw < KW; kw++) {
         int iw = iw0 + kw * dw;
@@ -61,27 +74,118 @@ INLINE void patch_row(const f32 *x, const int *s, pixel p, f32 *row) {
   }
 }
 
+// Output pixels r0 .. r1 through their patch rows (`room` at a time in patches) and the GEMM.
+INLINE void conv2d_patched(const f32 *x, const int *s, int r0, int r1, const f32 *wp, int O, const f32 *bias, int act,
+                           f32 *out, f32 *patches, int room) {
+  int K = s[5] * s[6] * s[2];
+  for (; r0 < r1; r0 += room) {
+    int n = r1 - r0 < room ? r1 - r0 : room;
+    pixel p = pixel_of(s, r0);
+    for (int r = 0; r < n; r++, next_pixel(s, &p)) patch_row(x, s, p, patches + (long)r * K);
+    gemm(patches, K, 1, wp, out + (long)r0 * O, O, n, O, K, bias, 0, act);
+  }
+}
+
+// A small filter (its packed panels within L1: a 3x3 filter on few channels) reads each window in the image itself:
+// making the patch rows cost 3x the GEMM's time on one channel's 3x3 (K = 9), where each row is 9 floats. A larger
+// filter keeps the GEMM's blocking of its panels in L2, over patch rows.
+INLINE int window_in_place(int K, int O) { return (long)K * ((O + 7) / 8 * 8) <= 8192; }
+
 // shape: int32[13] = H, W, C, OH, OW, KH, KW, stride h, w, dilation h, w, pad top, left.
 // out[first .. rows, O] = act(patches(x) @ W + bias), `block` patch rows at a time in scratch (block * KH*KW*C
-// floats). A thread of the pool computes its own range of rows (first > 0) with its own scratch.
+// floats). A thread of the pool computes its own range of rows (first > 0) with its own scratch. With a small
+// filter, the pixels whose windows lie whole in the image take the GEMM's tile on the image in place (the same sums
+// in the same order: the same results), the others their patch rows; scratch then starts with the taps' offsets.
 EXPORT(conv2d)(const f32 *x, const int *s, int first, int rows, const f32 *wp, int O, const f32 *bias, int act,
                    f32 *out, f32 *scratch, int block) {
-  int K = s[5] * s[6] * s[2];
-  for (int r0 = first; r0 < rows; r0 += block) {
-    int n = rows - r0 < block ? rows - r0 : block;
-    pixel p = pixel_of(s, r0);
-    for (int r = 0; r < n; r++, next_pixel(s, &p)) patch_row(x, s, p, scratch + (long)r * K);
-    gemm(scratch, K, 1, wp, out + (long)r0 * O, O, n, O, K, bias, 0, act);
+  int H = s[0], W = s[1], C = s[2], OW = s[4], KH = s[5], KW = s[6];
+  int sh = s[7], sw = s[8], dh = s[9], dw = s[10], pt = s[11], pl = s[12];
+  int K = KH * KW * C;
+  if (!window_in_place(K, O)) {
+    conv2d_patched(x, s, first, rows, wp, O, bias, act, out, scratch, block);
+    return;
+  }
+  int *taps = (int *)scratch;  // tap k's offset from its window's first pixel, in the filter's (kh, kw, c) order
+  for (int kh = 0; kh < KH; kh++)
+    for (int kw = 0; kw < KW; kw++)
+      for (int c = 0; c < C; c++) taps[(kh * KW + kw) * C + c] = (kh * dh * W + kw * dw) * C + c;
+  f32 *patches = scratch + K;
+  // the output columns whose windows lie whole in the image's width: lo .. hi
+  int lo = (pl + sw - 1) / sw, last = W - 1 - (KW - 1) * dw + pl, hi = last < 0 ? 0 : last / sw + 1;
+  if (hi > OW) hi = OW;
+  if (lo > hi) lo = hi;
+  for (int r = first; r < rows;) {
+    pixel p = pixel_of(s, r);
+    int row0 = r - p.ow, end = row0 + OW < rows ? row0 + OW : rows;  // this output row's pixels, row0 its first
+    int ih0 = p.oh * sh - pt;
+    int a = row0 + lo, b = row0 + hi;  // its pixels with whole windows
+    if (ih0 < 0 || ih0 + (KH - 1) * dh >= H) a = b = end;
+    if (a < r) a = r;
+    if (b > end) b = end;
+    if (a > b) a = b;
+    conv2d_patched(x, s, r, a, wp, O, bias, act, out, patches, block - 1);
+    const f32 *image = x + (long)p.n * H * W * C;
+    for (int i = a; i < b; i += 4) {
+      int n = b - i < 4 ? b - i : 4;
+      const f32 *window = image + ((long)ih0 * W + (i - row0) * sw - pl) * C;
+      for (int j0 = 0; j0 < O; j0 += 8)
+        gemm_tile(window, sw * C, 0, taps, wp + (long)j0 * K, out + (long)i * O + j0, O, K, n, O - j0 < 8 ? O - j0 : 8,
+                  bias ? bias + j0 : 0, 0, act);
+    }
+    conv2d_patched(x, s, b, end, wp, O, bias, act, out, patches, block - 1);
+    r = end;
+  }
+}
+
+// The first pixels of the windows of output pixels r0 .. r0+n into origins (offsets in x), if every one lies whole
+// in the image; else 0.
+INLINE int whole_windows(const int *s, int r0, int n, int *origins) {
+  int H = s[0], W = s[1], C = s[2], KH = s[5], KW = s[6], sh = s[7], sw = s[8], dh = s[9], dw = s[10];
+  int pt = s[11], pl = s[12];
+  pixel p = pixel_of(s, r0);
+  for (int r = 0; r < n; r++, next_pixel(s, &p)) {
+    int ih0 = p.oh * sh - pt, iw0 = p.ow * sw - pl;
+    if (ih0 < 0 || ih0 + (KH - 1) * dh >= H || iw0 < 0 || iw0 + (KW - 1) * dw >= W) return 0;
+    origins[r] = ((p.n * H + ih0) * W + iw0) * C;
+  }
+  return 1;
+}
+
+// dw's rows of filter taps t0 .. t1 (dw: the whole gradient) += the block's windows (origins, all whole in the image)
+// ^T @ its n rows of dy (packed), read in place: the GEMM's tile on up to 4 rows of dw at a time whose floats lie
+// side by side in the image (the taps of one filter row without dilation in width, else one tap's channels).
+INLINE void filter_grad_in_place(const f32 *x, const int *s, int n, const int *origins, const f32 *packed, int O,
+                                 f32 *dw, int t0, int t1) {
+  int W = s[1], C = s[2], KW = s[6], dh = s[9], dil = s[10];
+  for (int j = t0 * C, end = t1 * C; j < end;) {
+    int t = j / C, kh = t / KW, kw = t % KW, c = j % C;
+    int rows = dil == 1 ? (KW - kw) * C - c : C - c;  // the run of side-by-side floats from here
+    if (rows > 4) rows = 4;
+    if (rows > end - j) rows = end - j;
+    const f32 *a = x + ((long)kh * dh * W + kw * dil) * C + c;
+    f32 *out = dw + (long)j * O;
+    for (int j0 = 0; j0 < O; j0 += 8)
+      gemm_tile(a, 1, 0, origins, packed + (long)j0 * n, out + j0, O, n, rows, O - j0 < 8 ? O - j0 : 8, 0, out + j0,
+                ACT_LINEAR);
+    j += rows;
   }
 }
 
 // dW[K, O] = patches(x)^T @ dy: the filter gradient, accumulated block by block (dw must start at 0).
-// packed: scratch for dy's rows packed (block * round8(O) floats).
+// packed: scratch for dy's rows packed (block * round8(O) floats). With a small filter, a block whose windows all lie
+// whole in the image (all of them without padding) reads them in place as conv2d does (filter_grad_in_place: the
+// same sums in the same order as the patch rows' GEMM).
 EXPORT(conv2d_filter_grad)(const f32 *x, const int *s, int rows, const f32 *dy, int O, f32 *dw, f32 *scratch,
                                f32 *packed, int block) {
-  int K = s[5] * s[6] * s[2];
+  int K = s[5] * s[6] * s[2], in_place = window_in_place(K, O);
   for (int r0 = 0; r0 < rows; r0 += block) {
     int n = rows - r0 < block ? rows - r0 : block;
+    int *origins = (int *)scratch;  // n ints: the block's scratch holds n * K floats
+    if (in_place && whole_windows(s, r0, n, origins)) {
+      pack_b(dy + (long)r0 * O, n, O, O, 1, packed);
+      filter_grad_in_place(x, s, n, origins, packed, O, dw, 0, s[5] * s[6]);
+      continue;
+    }
     pixel p = pixel_of(s, r0);
     for (int r = 0; r < n; r++, next_pixel(s, &p)) patch_row(x, s, p, scratch + (long)r * K);
     pack_b(dy + (long)r0 * O, n, O, O, 1, packed);
@@ -353,17 +457,35 @@ EXPORT(max_pool_grad)(const f32 *dy, const f32 *x, const f32 *y, int N, const in
       for (int ow = 0; ow < OW; ow++) {
         int iw0 = ow * sw - pl, kw0 = first_tap(iw0, 1), kw1 = end_tap(iw0, 1, KW, W);
         long o = (((long)n * OH + oh) * OW + ow) * C;
-        for (int c = 0; c < C; c++) {
-          f32 best = y[o + c];
-          for (int kh = kh0; kh < kh1; kh++)
-            for (int kw = kw0; kw < kw1; kw++) {
-              long i = ((long)(ih0 + kh) * W + iw0 + kw) * C + c;
-              if (image[i] == best) {
-                grad[i] += dy[o + c];
-                goto next;
-              }
+        int c = 0;
+        for (; c + 4 <= C; c += 4) {  // four channels at once: each lane's first tap as below, then its add
+          f32x4 best = wasm_v128_load(y + o + c);
+          v128_t first = wasm_i32x4_splat(-1);
+          for (int kh = kh1 - 1; kh >= kh0; kh--)
+            for (int kw = kw1 - 1; kw >= kw0; kw--) {
+              int i = ((ih0 + kh) * W + iw0 + kw) * C + c;
+              v128_t hit = wasm_f32x4_eq(wasm_v128_load(image + i), best);
+              first = wasm_v128_bitselect(wasm_i32x4_add(wasm_i32x4_splat(i), wasm_i32x4_make(0, 1, 2, 3)), first, hit);
             }
-        next:;
+          f32x4 g = wasm_v128_load(dy + o + c);
+          int i0 = wasm_i32x4_extract_lane(first, 0), i1 = wasm_i32x4_extract_lane(first, 1);
+          int i2 = wasm_i32x4_extract_lane(first, 2), i3 = wasm_i32x4_extract_lane(first, 3);
+          if (i0 >= 0) grad[i0] += wasm_f32x4_extract_lane(g, 0);
+          if (i1 >= 0) grad[i1] += wasm_f32x4_extract_lane(g, 1);
+          if (i2 >= 0) grad[i2] += wasm_f32x4_extract_lane(g, 2);
+          if (i3 >= 0) grad[i3] += wasm_f32x4_extract_lane(g, 3);
+        }
+        for (; c < C; c++) {
+          // the first tap in window order that holds the max, without a branch per tap (which tap it is is
+          // random on real data: a branch on it mispredicted most of the time): taps from last to first, a select
+          f32 best = y[o + c];
+          long first = -1;
+          for (int kh = kh1 - 1; kh >= kh0; kh--)
+            for (int kw = kw1 - 1; kw >= kw0; kw--) {
+              long i = ((long)(ih0 + kh) * W + iw0 + kw) * C + c;
+              first = image[i] == best ? i : first;
+            }
+          if (first >= 0) grad[first] += dy[o + c];
         }
       }
     }
@@ -392,10 +514,16 @@ INLINE void patch_taps(const f32 *x, const int *s, pixel p, int t0, int t1, f32 
 // `block` rows, so each element gets the same sums in the same order. scratch: block * (t1 - t0) * C floats.
 EXPORT(conv2d_filter_grad_taps)(const f32 *x, const int *s, int rows, const f32 *dy, int O, f32 *dw, f32 *scratch,
                                     f32 *packed, int block, int t0, int t1) {
-  int K = (t1 - t0) * s[2];
+  int K = (t1 - t0) * s[2], in_place = window_in_place(s[5] * s[6] * s[2], O);
   f32 *out = dw + (long)t0 * s[2] * O;
   for (int r0 = 0; r0 < rows; r0 += block) {
     int n = rows - r0 < block ? rows - r0 : block;
+    int *origins = (int *)scratch;  // n ints: the block's scratch holds n * K floats
+    if (in_place && whole_windows(s, r0, n, origins)) {  // as conv2d_filter_grad
+      pack_b(dy + (long)r0 * O, n, O, O, 1, packed);
+      filter_grad_in_place(x, s, n, origins, packed, O, dw, t0, t1);
+      continue;
+    }
     pixel p = pixel_of(s, r0);
     for (int r = 0; r < n; r++, next_pixel(s, &p)) patch_taps(x, s, p, t0, t1, scratch + (long)r * K);
     pack_b(dy + (long)r0 * O, n, O, O, 1, packed);
