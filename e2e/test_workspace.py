@@ -75,7 +75,9 @@ def test_a_last_line_print_shows_only_what_it_prints_and_durations_read_in_secon
     state = run_state(page).inner_text()
     assert re.fullmatch(r"Done in (\d{1,3} ms|\d+\.\d s)", state), state
     text = type_and_run(page, ["import time", "time.sleep(1.05)", "2 + 2"])
-    assert text.strip() == "4" and re.fullmatch(r"Done in 1\.\d s", run_state(page).inner_text())
+    state = run_state(page).inner_text()
+    seconds = re.fullmatch(r"Done in (\d+\.\d) s", state)  # a loaded machine may add to the 1.05 s
+    assert text.strip() == "4" and seconds and float(seconds[1]) >= 1.0, state
 
 
 def test_the_error_mark_clears_when_the_code_is_edited(page):

@@ -37,14 +37,14 @@ def timed(label, fn):
             calls[label] += 1
     return run
 
-built = wasm_capture.CapturedProgram.__init__
+built = wasm_capture.KernelProgram.__init__
 
 def build(program, recording, outputs):  # each step's name: its kernel and its inputs' shapes
     program.names = [f"{getattr(s.fn, '__qualname__', s.fn)} {[recording.arrays[k].shape for k in s.keys]}"
                      for s in recording.steps]
     built(program, recording, outputs)
 
-def steps(program, values, one_thread):  # CapturedProgram._steps, each step timed
+def steps(program, values, one_thread):  # KernelProgram._steps, each step timed
     for name, step in zip(program.names, program.steps):
         start = time.perf_counter()
         if step[0]:
@@ -63,9 +63,9 @@ def steps(program, values, one_thread):  # CapturedProgram._steps, each step tim
         spent[(kind, name)] += time.perf_counter() - start
         calls[(kind, name)] += 1
 
-wasm_capture.CapturedProgram.__init__ = build
-wasm_capture.CapturedProgram._steps = steps
-wasm_capture.CapturedProgram.replay = timed("replay", wasm_capture.CapturedProgram.replay)
+wasm_capture.KernelProgram.__init__ = build
+wasm_capture.KernelProgram._steps = steps
+wasm_capture.KernelProgram.replay = timed("replay", wasm_capture.KernelProgram.replay)
 engine_capture.CapturedFunction._record = timed("record", engine_capture.CapturedFunction._record)
 
 rng, L = np.random.default_rng(0), pe.layers

@@ -19,7 +19,7 @@ from ..numpy import NumpyBackend
 from ..numpy import backend as numpy_backend
 from . import native
 from . import threads as _threads
-from .capture import Recording
+from .capture import KernelRecording
 
 MAX_THREADS = 16  # static/worker/wasm_pool.js has control slots for 16 threads
 MAX_DEFAULT_THREADS = 4
@@ -54,7 +54,7 @@ class WasmBackend(NumpyBackend):
 
     @property
     def recorder(self):
-        """pe.capture's Recording while it records a function (capture.py), else None."""
+        """pe.capture's KernelRecording while it records a function (capture.py), else None."""
         return self._recorder
 
     @recorder.setter
@@ -64,7 +64,7 @@ class WasmBackend(NumpyBackend):
     def record(self, name, inputs):
         if len({id(h) for h in inputs}) < len(inputs):  # two inputs share an array: the steps cannot tell them apart
             return None
-        return Recording(name, self, inputs)
+        return KernelRecording(name, self, inputs)
 
     def run(self, fn, inputs, attrs):
         if self.recorder is not None:

@@ -124,7 +124,7 @@ class _Step:
         self.split = split  # it ran on the threads' pool when recorded
 
 
-class Recording(CaptureRecording):
+class KernelRecording(CaptureRecording):
     """What the wasm backend reports while a function is recorded (its recorder), and what becomes its program."""
 
     def __init__(self, name, backend, inputs):
@@ -272,7 +272,7 @@ class Recording(CaptureRecording):
                 if step.split:
                     step.actions = None
         try:
-            return CapturedProgram(self, outputs)
+            return KernelProgram(self, outputs)
         except BaseException:
             self.drop()  # the blocks its split steps took go back to the pool
             raise
@@ -307,7 +307,7 @@ def _write(target, value, name):
     threads.changed(target)
 
 
-class CapturedProgram:
+class KernelProgram:
     """A recording built for replays (a backend_protocols.ReplayProgram): its values, the arrays it owns, its steps."""
 
     def __init__(self, recording, outputs):
