@@ -295,8 +295,9 @@ EXPORT(depthwise)(const f32 *x, int first, int last, const int *s, const f32 *w,
                       f32 *out) {
   int H = s[0], W = s[1], C = s[2], OH = s[3], OW = s[4], KH = s[5], KW = s[6];
   int sh = s[7], sw = s[8], dh = s[9], dw = s[10], pt = s[11], pl = s[12];
-  // outputs whose whole window row lies inside the width: ow in [inner0, inner1)
-  int inner0 = (pl + sw - 1) / sw, inner1 = (W - 1 - (KW - 1) * dw + pl) / sw + 1;
+  // outputs whose whole window row lies inside the width: ow in [inner0, inner1) (none where the window is wider
+  // than the padded start allows: C's division truncates toward zero, so a negative `last` is tested first)
+  int last_in = W - 1 - (KW - 1) * dw + pl, inner0 = (pl + sw - 1) / sw, inner1 = last_in < 0 ? 0 : last_in / sw + 1;
   if (inner1 > OW) inner1 = OW;
   if (C % 4 || inner1 < inner0) inner0 = inner1 = 0;
   for (int r = first; r < last; r++) {
@@ -411,7 +412,7 @@ EXPORT(pool)(const f32 *x, int first, int last, const int *s, int avg, f32 *out)
   int H = s[0], W = s[1], C = s[2], OH = s[3], OW = s[4], KH = s[5], KW = s[6];
   int sh = s[7], sw = s[8], pt = s[11], pl = s[12];
   // outputs whose whole window row lies inside the width: ow in [inner0, inner1), as in depthwise
-  int inner0 = (pl + sw - 1) / sw, inner1 = (W - 1 - (KW - 1) + pl) / sw + 1;
+  int last_in = W - 1 - (KW - 1) + pl, inner0 = (pl + sw - 1) / sw, inner1 = last_in < 0 ? 0 : last_in / sw + 1;
   if (inner1 > OW) inner1 = OW;
   if (C % 4 || KH != 3 || KW != 3 || inner1 < inner0) inner0 = inner1 = 0;
   for (int r = first; r < last; r++) {
