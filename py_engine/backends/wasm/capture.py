@@ -131,6 +131,7 @@ class Recording(CaptureRecording):
         self.name, self.backend = name, backend
         self.n_inputs = len(inputs)
         self.keys = {id(h): ("in", i) for i, h in enumerate(inputs)}  # id(array) -> its value's key
+        self.value_at = {_at(h) for h in inputs}  # addresses of its values' arrays (not bound ones)
         self.arrays = {("in", i): h for i, h in enumerate(inputs)}  # value key -> its array when recorded
         self.steps = []
         self.fresh = []  # (make_arrays, [value keys])
@@ -138,7 +139,7 @@ class Recording(CaptureRecording):
         self.exports = _logging(native.exports)
         self.pool = threads.pool  # its ops' blocks of the shared memory are the program's (threads.Pool.record)
         if self.pool is not None:
-            self.pool.record()
+            self.pool.record(lambda array: _at(array) in self.value_at)
 
     # ---- while the function runs ------------------------------------------------------------------------------
 
@@ -159,6 +160,7 @@ class Recording(CaptureRecording):
         for o, (handle, *_) in zip(raw, results):
             key = ("slot", len(self.arrays))
             self.keys[id(handle)], self.arrays[key] = key, handle
+            self.value_at.add(_at(handle))
             outputs.append((key, handle, _allocation(log, o)))
         actions = self._native(log, [h for h, _, _ in inputs], keys, outputs)
         dims = [None if h.shape == d else d for h, d, _ in inputs]
@@ -235,6 +237,7 @@ class Recording(CaptureRecording):
         for k, h in enumerate(handles):
             key = ("fresh", len(self.fresh), k)
             self.keys[id(h)], self.arrays[key] = key, h
+            self.value_at.add(_at(h))
             keys.append(key)
         self.fresh.append((make_arrays, keys))
 
@@ -255,9 +258,7 @@ class Recording(CaptureRecording):
     def drop(self):
         self.steps, self.arrays, self.keys = [], {}, {}
         if self.pool is not None and self.pool is threads.pool:
-            for block in self.pool.taken:
-                self.pool.give_back(*block)
-            self.pool.taken = []
+            self.pool.let_go(*self.pool.hand_over())
 
     def keep_state(self, moves):
         for new, own_array in moves:
@@ -448,9 +449,9 @@ class CapturedProgram:
                 outs = [placed[id(allocation)] for _, _, allocation in step.outputs]
                 kernel = (step.fn, [index[k] for k in step.keys], step.dims, step.attrs, outs)
             self.steps.append((True, calls, kernel))
-        self.blocks = []  # [address, bytes] of its blocks of the pool's shared memory
-        if pool is not None:
-            self.blocks, pool.taken = pool.taken, []
+        # [address, bytes] of its blocks of the pool's shared memory, and the addresses of the weights' kept blocks
+        # it holds (counted in the threads' kept bytes, not its own)
+        self.blocks, self.holding = pool.hand_over() if pool is not None else ([], [])
         self.input_homes = [(i, placed[id(arrays[("in", i)])]) for i in range(recording.n_inputs) if ("in", i) in homes]
         # the inputs' arrays as recorded: a tensor of the same shape may hold an array of another (a reshape's view)
         self.input_shapes = [arrays[("in", i)].shape for i in range(recording.n_inputs)]
@@ -539,9 +540,8 @@ class CapturedProgram:
         self._released = True
         self.backend.programs.discard(self)
         if self.pool is not None and self.pool is threads.pool:
-            for block in self.blocks:
-                self.pool.give_back(*block)
-        self.blocks = []
+            self.pool.let_go(self.blocks, self.holding)
+        self.blocks, self.holding = [], []
         self.steps, self.values, self.held, self.buffers, self.fresh, self.moves = [], [], [], [], [], []
         self.input_homes, self.input_shapes, self.binds_ids = [], [], set()
 
