@@ -241,6 +241,11 @@ class Recording(CaptureRecording):
             keys.append(key)
         self.fresh.append((make_arrays, keys))
 
+    def freeing(self, handle):
+        if self.pool is not None and self.pool is threads.pool:
+            self.pool.freed(handle)  # its block in the pool's shared memory serves later split ops
+        return False
+
     def ran_elsewhere(self, backend):
         raise CaptureError(
             f"capture({self.name}): a kernel ran on the {backend} backend (pe.on_backend) while the function was "

@@ -129,8 +129,8 @@ class Pool:
         # address in Pyodide's memory of an output copied out since record() -> Resident (while the array lives: a
         # freed array's address may be another array's later)
         self.recorded = {}
-        # blocks of the recording that an op uses only while it runs (its copies in, scratch): the current op's, and
-        # those earlier ops are done with, which later ops reuse
+        # blocks of the recording that an op uses only while it runs (its copies in, scratch): the current op's; and
+        # those earlier ops are done with, and the outputs of values let go of, which later ops reuse
         self.local, self.spare = [], []
 
     def record(self, is_value):
@@ -175,32 +175,50 @@ class Pool:
         self.taken.append((at, nbytes))
         return at
 
-    def _local(self, nbytes):
-        """A block of the program being recorded that only the current op uses: the start of one an earlier op is
-        done with (the smallest that fits; the rest stays spare), else a new one."""
+    def _reused(self, nbytes):
+        """A block of the program being recorded that a replay writes before it reads it: the start of a spare one
+        (the smallest that fits; the rest stays spare), else a new one. Never for what is written once, when
+        recorded (shape parameters): a replay's earlier ops write over a spare block."""
         nbytes = -(-nbytes // ALIGN) * ALIGN
         fits = [i for i, (_, size) in enumerate(self.spare) if size >= nbytes]
         if fits:
             at, size = self.spare.pop(min(fits, key=lambda i: self.spare[i][1]))
             if size > nbytes:
                 self.spare.append((at + nbytes, size - nbytes))
-        else:
-            at = self._block(nbytes)
-        self.local.append((at, nbytes))
+            return at
+        return self._block(nbytes)
+
+    def _local(self, nbytes):
+        """A block of the program being recorded that only the current op uses."""
+        at = self._reused(nbytes)
+        self.local.append((at, -(-nbytes // ALIGN) * ALIGN))
         return at
+
+    def _spare(self, blocks):
+        """`blocks` of the recording are free for later ops (neighbours made one again)."""
+        merged = []
+        for at, size in sorted(self.spare + blocks):
+            if merged and merged[-1][0] + merged[-1][1] == at:
+                merged[-1] = (merged[-1][0], merged[-1][1] + size)
+            else:
+                merged.append((at, size))
+        self.spare = merged
 
     def begin(self):
         """Start an op: its operands go into the arena from the start (around the last op's output); while
         recording, the last op's own blocks are spare."""
         self.top = self.end
         if self.local:
-            merged = []  # neighbours made one again
-            for at, size in sorted(self.spare + self.local):
-                if merged and merged[-1][0] + merged[-1][1] == at:
-                    merged[-1] = (merged[-1][0], merged[-1][1] + size)
-                else:
-                    merged.append((at, size))
-            self.spare, self.local = merged, []
+            self._spare(self.local)
+            self.local = []
+
+    def freed(self, array):
+        """While recording: the engine let go of `array` (no later op reads it), so the block of its split op's
+        output serves later ops, as a pool would hand out a freed intermediate's buffer."""
+        hit = self.recorded.get(array.__array_interface__["data"][0])
+        if hit is not None and hit.array() is array:
+            del self.recorded[hit.source]
+            self._spare([(hit.at, -(-hit.nbytes // ALIGN) * ALIGN)])
 
     def _grow(self, top):
         if top > self.size:
@@ -210,7 +228,7 @@ class Pool:
         """The shared address of `nbytes` of the arena for this op (not over the last op's output); while recording,
         of a block of the program's (`local`: that only this op uses)."""
         if native.log is not None:
-            return self._local(nbytes) if local else self._block(nbytes)
+            return self._local(nbytes) if local else self._reused(nbytes)
         at = self.top
         pinned = self.pinned
         if pinned is not None and at < pinned.at + pinned.nbytes and pinned.at < at + nbytes:
@@ -247,7 +265,10 @@ class Pool:
             self.spared += array.nbytes
             return at
         source = native.address(array, array.size, dtype)
-        at = self.alloc(array.nbytes, local=dtype != I32)  # shape parameters are copied in once, when recorded
+        if dtype == I32 and native.log is not None:  # shape parameters: copied in once, when recorded
+            at = self._block(array.nbytes)
+        else:
+            at = self.alloc(array.nbytes, local=True)
         self._do(self.copy_in, at, source, array.nbytes, host=1, of=of)
         return at
 
