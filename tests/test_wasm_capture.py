@@ -226,6 +226,54 @@ def test_graph_models_replay_their_uncaptured_results_bit_for_bit_on_one_and_two
     assert threads_agree
 
 
+def test_a_graph_models_program_on_two_threads_shares_blocks_by_lifetime_and_reads_the_kept_weights(node, graph_models):
+    """movenet-lightning's execute on two threads: its program's blocks in the pool's shared memory are shared by
+    lifetime (a freed value's block serves later ops) and its weights' panels are the pool's kept blocks, which op by
+    op uses too: recording adds no kept bytes, and the program holds less than twice one thread's program (its split
+    values live in the pool's blocks and, for the calling thread's steps and a lost pool, in Pyodide's arrays; it held
+    4.8 times as much with a block per value and weights' panels of its own). Its blocks go back with the model, and
+    the kept blocks it read stay the weights' alone."""
+    name = "movenet-lightning"
+    np.save(graph_models / f"{name}-input.npy", model_inputs(graph_models / name / "model.json")[0][1])
+    result = node.run(
+        f"""
+        import pyodide_js
+        from py_engine.backends.wasm import threads
+        if "mounted" not in globals():
+            pyodide_js.mountNodeFS("/graph-models", {str(graph_models)!r})
+            mounted = True
+
+        async def held(n):
+            assert await pe.set_backend("wasm", threads=n)
+            model = await pe.load_graph_model("file:///graph-models/{name}/model.json")
+            x = pe.tensor(np.load("/graph-models/{name}-input.npy"))
+            with uncaptured():
+                want = [y.numpy() for y in model.execute(x)]
+            kept = pe.backend_info()["threads_kept_bytes"]  # op by op keeps the split ops' weights
+            end = threads.pool.end if threads.pool is not None else 0
+            runs = [[y.numpy() for y in model.execute(x)] for _ in range(3)]  # recorded, then replayed
+            program = pe.memory().num_bytes_in_programs
+            added = pe.backend_info()["threads_kept_bytes"] - kept
+            model.dispose(); x.dispose()
+            gone = [pe.memory().num_bytes_in_programs, pe.backend_info()["threads_kept_bytes"] - kept]
+            if threads.pool is not None:  # its blocks back; each kept block held by its weight alone
+                gone += [threads.pool.end == end, sorted({{count for _, count in threads.pool.holders.values()}})]
+            same = all(np.array_equal(a, b) for run in runs for a, b in zip(want, run))
+            return [same, program, kept, added, gone]
+
+        one, two = await held(1), await held(2)
+        await pe.set_backend("wasm", threads=1)
+        [one, two]
+        """
+    )
+    one, two = result
+    assert one[0] and two[0]
+    assert one[1] > 0 and one[2] == 0  # one thread: no pool
+    assert two[2] > 0 and two[3] == 0, two  # the program packed no weight of its own
+    assert two[1] < 2 * one[1], (two[1], one[1])
+    assert one[4] == [0, 0] and two[4] == [0, 0, True, [1]], (one, two)
+
+
 @pytest.mark.parametrize("threads", [1, 2])
 def test_fit_with_adam_and_dropout_gives_the_same_history_and_weights_captured(node, threads):
     result = node.run(
