@@ -338,6 +338,24 @@ class CapturedProgram:
                     made_by[key] = i
                 else:
                     produced[key] = allocation
+        # the values read in Pyodide's memory (by the caller, a kernel step, the module's calls, a copy into the
+        # pool): a split step copies its output out only for them
+        needed = set(output_keys) | {key for key, _ in recording.moves}
+        for step in steps:
+            needed.update(step.keys if step.actions is None else ())
+            for action in step.actions or ():
+                pointers = [a for a in action[2] if isinstance(a, _Pointer)] if action[0] == "call" else []
+                pointers = [e for p in pointers for e in (p.source[2] if p.source[0] == "table" else (p,))]
+                pointers += [action[1]] if action[0] == "pack" else []
+                needed.update(p.source for p in pointers if p.source[0] not in ("alloc", "packed", "const"))
+        # the outputs of split steps that only later split steps read: they live in the pool's blocks alone
+        unread = {
+            id(allocation)
+            for step in steps
+            if step.split and step.actions is not None
+            for key, _, allocation in step.outputs
+            if key not in needed
+        }
         layout = _Layout()  # the arrays a replay writes, by the steps that use them
         homes = set()  # keys of the values a native step reads that a replay makes elsewhere (copied in)
 
@@ -367,8 +385,11 @@ class CapturedProgram:
                         layout.use(produced[key], i)
                 continue
             for _, _, allocation in step.outputs:
-                layout.use(allocation, i)
+                if id(allocation) not in unread:
+                    layout.use(allocation, i)
             for action in step.actions:
+                if _skipped_copy_out(action, pool, unread):
+                    continue
                 if action[0] == "call":
                     for arg in action[2]:
                         if isinstance(arg, _Pointer):
@@ -395,21 +416,13 @@ class CapturedProgram:
                 base = placed.get(id(arrays[source]), arrays[source])  # a home, or a bound array as it is
             return _at(base) + pointer.offset
 
-        # the values read in Pyodide's memory (by the caller, a kernel step, the module's calls, a copy into the
-        # pool): a split step copies its output out only for them
-        needed = set(output_keys) | {key for key, _ in recording.moves}
-        for step in steps:
-            needed.update(step.keys if step.actions is None else ())
-            for action in step.actions or ():
-                pointers = [a for a in action[2] if isinstance(a, _Pointer)] if action[0] == "call" else []
-                pointers = [e for p in pointers for e in (p.source[2] if p.source[0] == "table" else (p,))]
-                pointers += [action[1]] if action[0] == "pack" else []
-                needed.update(p.source for p in pointers if p.source[0] not in ("alloc", "packed", "const"))
         self.values = [arrays[key] if key[0] == "bound" else None for key in arrays]
         for key, allocation in produced.items():
-            self.values[index[key]] = placed[id(allocation)].reshape(arrays[key].shape)
+            if id(allocation) in placed:  # else a split step's output only later split steps read, in its block
+                self.values[index[key]] = placed[id(allocation)].reshape(arrays[key].shape)
         self.held = []  # constants of the native steps (shape parameters, a weight's panels): they must outlive it
-        # (True, [(callable, args)], None or a split step's kernel: (fn, value indexes, dims, attrs, its outputs' arrays))
+        # (True, [(callable, args)], None or a split step's kernel: (fn, value indexes, dims, attrs, its outputs' value
+        # indexes and arrays (None: in the pool's block alone)))
         # or (False, fn, value indexes, dims, attrs, outputs, copies)
         self.steps = []
         self.native_steps = self.kernel_steps = 0
@@ -423,12 +436,10 @@ class CapturedProgram:
                 continue
             self.native_steps += 1
             calls = []
-            unread = {id(allocation) for key, _, allocation in step.outputs if key not in needed}
             for action in step.actions:
                 if action[0] == "call" and _uploaded_once(action, arrays, state, pool):
                     continue  # done when recorded: the block holds it for the program
-                split_out = action[0] == "call" and action[3] is True and action[1] == pool.copy_out
-                if split_out and id(action[2][0].source[1]) in unread:
+                if _skipped_copy_out(action, pool, unread):
                     continue  # an output only later split steps read, in its block
                 if action[0] == "call":
                     args = []
@@ -451,7 +462,7 @@ class CapturedProgram:
             kernel = None
             if step.split:  # what a replay runs on one thread if the pool stops
                 self.split_steps += 1
-                outs = [placed[id(allocation)] for _, _, allocation in step.outputs]
+                outs = [(index[key], placed.get(id(allocation))) for key, _, allocation in step.outputs]
                 kernel = (step.fn, [index[k] for k in step.keys], step.dims, step.attrs, outs)
             self.steps.append((True, calls, kernel))
         # [address, bytes] of its blocks of the pool's shared memory, and the addresses of the weights' kept blocks
@@ -552,12 +563,22 @@ class CapturedProgram:
 
 
 def _one_thread(kernel, values):
-    """A split step's kernel run on the calling thread (the pool stopped): its outputs into the program's arrays."""
+    """A split step's kernel run on the calling thread (the pool stopped): its outputs into the program's arrays, or
+    as they are where the program has none (only later split steps, on the calling thread now too, read them)."""
     fn, keys, dims, attrs, outs = kernel
     args = [values[i] if d is None else values[i].reshape(d) for i, d in zip(keys, dims)]
     out = fn(*args, **attrs) if attrs else fn(*args)
-    for target, o in zip(outs, out if type(out) is tuple else (out,), strict=True):
-        np.copyto(target, o.reshape(target.shape))
+    for (i, target), o in zip(outs, out if type(out) is tuple else (out,), strict=True):
+        if target is None:
+            values[i] = o
+        else:
+            np.copyto(target, o.reshape(target.shape))
+
+
+def _skipped_copy_out(action, pool, unread):
+    """Whether an action copies a split step's output out of the pool where only later split steps read it."""
+    split_out = action[0] == "call" and action[3] is True and action[1] == pool.copy_out
+    return split_out and id(action[2][0].source[1]) in unread
 
 
 def _uploaded_once(action, arrays, state, pool):
