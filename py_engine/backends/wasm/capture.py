@@ -16,8 +16,10 @@ How a recording becomes a program:
 - A kernel split over the threads' pool is a native step too (a split step): while recording, the pool works in
   blocks of its shared memory that the program keeps (threads.Pool.record) and logs its calls (copies in and out,
   packing, zeroing, the split call); the replay makes them again. An output a later split step reads stays in its
-  block (copied out only where the calling thread's steps or the caller read it); constants and weights no replay
-  writes are copied in once, when recorded.
+  block (copied out only where the calling thread's steps or the caller read it); shape parameters and weights no
+  replay writes are copied in once, when recorded, a weight into its kept block, which the program holds. The
+  blocks are shared by lifetime: an op's copies in and scratch, and an output once the engine frees its value
+  (`freeing`), serve later ops.
 - Arrays are values: the program's inputs, fresh_tensors values (made anew per replay), each step's outputs, and
   bound arrays (weights, constants, variables), used as they are. A native step reads each value at a fixed
   address: a value that changes per replay and is not a native step's own output (an input, a fresh value, a
