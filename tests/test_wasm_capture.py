@@ -5,7 +5,8 @@ kernel functions) and the packing it never repeats for a weight; flat memory ove
 back; variables updated in place; inputs of another array shape; the errors, and the programs recorded again (a
 variable reassigned or disposed, a backend switch, a new pool of threads). On two threads: the split steps (the
 pool's calls replayed), the bytes a replay copies into and out of the pool, its shared blocks flat and given back,
-fit with every kernel split, and a pool lost during a replay."""
+a graph model's program about one thread's in size (blocks shared by lifetime, the weights' kept blocks read, not
+copied), fit with every kernel split, and a pool lost during a replay."""
 
 import numpy as np
 import pytest
