@@ -568,13 +568,24 @@ def test_a_pool_lost_during_a_replay_gives_the_replay_on_one_thread_and_records_
 
 def test_fit_with_every_kernel_split_replays_one_threads_steps_bit_for_bit(node):
     """A captured training step on two threads (Adam, dropout; every convolution, pool, product and their gradients
-    split, the thresholds at 0): one thread's losses and weights, bit for bit, with flat memory."""
+    split, the thresholds at 0): one thread's losses and weights, bit for bit, with flat memory. The weights' kept
+    blocks the step's program reads stay its own when the variables change (their kept entries go): never free."""
     result = node.run(
         """
         from py_engine.backends.wasm import threads
+        from py_engine.engine import ENGINE
+
+        def held():
+            # [no block a program holds is free or unknown, some is held by a program alone (its weight changed)]
+            p = threads.pool
+            holding = [at for program in ENGINE.active().programs for at in program.holding]
+            kept = {entry[1] for entry in p.kept.values()}
+            blocks = [(at, p.holders[at][0]) for at in holding if at in p.holders]
+            free = any(a < f + n and f < a + b for a, b in blocks for f, n in p.free)
+            return [len(blocks) == len(holding) and not free, any(at not in kept for at in holding)]
 
         async def train(n):
-            split = []
+            split, safe = [], []
             await pe.set_backend("wasm", threads=n)
             x, y, model = cnn(pe.optimizers.Adam(0.01))
             seen = []
@@ -582,6 +593,7 @@ def test_fit_with_every_kernel_split_replays_one_threads_steps_bit_for_bit(node)
                 m, info = pe.memory(), pe.backend_info()
                 seen.append([m.num_tensors, m.num_bytes, m.num_bytes_in_programs, info["threads_memory_bytes"]])
                 split.append(capture_stats()["capture_split_steps"])  # fit disposes its programs at its end
+                safe.append(held() if n == 2 else [True, True])
             saved = threads.MIN_WORK, threads.MIN_INTENSITY
             threads.MIN_WORK = threads.MIN_INTENSITY = 0
             try:
@@ -592,14 +604,15 @@ def test_fit_with_every_kernel_split_replays_one_threads_steps_bit_for_bit(node)
                 threads.MIN_WORK, threads.MIN_INTENSITY = saved
             weights = [w.numpy() for w in model.weights]
             model.optimizer.dispose(); model.dispose()
-            return history.history["loss"], weights, seen, max(split)
+            return history.history["loss"], weights, seen, max(split), safe
 
         one, two = await train(1), await train(2)
         await pe.set_backend("wasm", threads=1)
-        [one[0], two[0], all(np.array_equal(a, b) for a, b in zip(one[1], two[1])), two[2], one[3], two[3]]
+        [one[0], two[0], all(np.array_equal(a, b) for a, b in zip(one[1], two[1])), two[2], one[3], two[3], two[4]]
         """
     )
-    want, losses, same_weights, seen, split_one, split_two = result
+    want, losses, same_weights, seen, split_one, split_two, safe = result
+    assert safe == [[True, True]] * 4, safe
     assert losses == want and want[-1] < want[0]
     assert same_weights
     assert split_one == 0 and split_two >= 8, split_two  # the forward's and the gradients' big kernels
