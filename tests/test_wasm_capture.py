@@ -5,7 +5,8 @@ kernel functions) and the packing it never repeats for a weight; flat memory ove
 back; variables updated in place; inputs of another array shape; the errors, and the programs recorded again (a
 variable reassigned or disposed, a backend switch, a new pool of threads). On two threads: the split steps (the
 pool's calls replayed), the bytes a replay copies into and out of the pool, its shared blocks flat and given back,
-fit with every kernel split, and a pool lost during a replay."""
+a graph model's program about one thread's in size (blocks shared by lifetime, the weights' kept blocks read, not
+copied), fit with every kernel split, and a pool lost during a replay."""
 
 import numpy as np
 import pytest
@@ -224,6 +225,55 @@ def test_graph_models_replay_their_uncaptured_results_bit_for_bit_on_one_and_two
     assert (native_steps2, kernel_steps2) == (native_steps, kernel_steps)
     assert left == left2 == 0
     assert threads_agree
+
+
+def test_a_graph_models_program_on_two_threads_shares_blocks_by_lifetime_and_reads_the_kept_weights(node, graph_models):
+    """movenet-lightning's execute on two threads: its program's blocks in the pool's shared memory are shared by
+    lifetime (a freed value's block serves later ops), the values only split steps read live there alone (not in
+    Pyodide's arrays too), and its weights' panels are the pool's kept blocks, which op by op uses too: recording adds
+    no kept bytes, and the program holds about one thread's program (1.03x measured: the pool's blocks hold what
+    Pyodide's arrays hold on one thread, both shared by lifetime, plus the split ops' scratch and copies in; it held
+    4.8x with a block per value and weights' panels of its own). Its blocks go back with the model, and the kept
+    blocks it read stay the weights' alone."""
+    name = "movenet-lightning"
+    np.save(graph_models / f"{name}-input.npy", model_inputs(graph_models / name / "model.json")[0][1])
+    result = node.run(
+        f"""
+        import pyodide_js
+        from py_engine.backends.wasm import threads
+        if "mounted" not in globals():
+            pyodide_js.mountNodeFS("/graph-models", {str(graph_models)!r})
+            mounted = True
+
+        async def held(n):
+            assert await pe.set_backend("wasm", threads=n)
+            model = await pe.load_graph_model("file:///graph-models/{name}/model.json")
+            x = pe.tensor(np.load("/graph-models/{name}-input.npy"))
+            with uncaptured():
+                want = [y.numpy() for y in model.execute(x)]
+            kept = pe.backend_info()["threads_kept_bytes"]  # op by op keeps the split ops' weights
+            end = threads.pool.end if threads.pool is not None else 0
+            runs = [[y.numpy() for y in model.execute(x)] for _ in range(3)]  # recorded, then replayed
+            program = pe.memory().num_bytes_in_programs
+            added = pe.backend_info()["threads_kept_bytes"] - kept
+            model.dispose(); x.dispose()
+            gone = [pe.memory().num_bytes_in_programs, pe.backend_info()["threads_kept_bytes"] - kept]
+            if threads.pool is not None:  # its blocks back; each kept block held by its weight alone
+                gone += [threads.pool.end == end, sorted({{count for _, count in threads.pool.holders.values()}})]
+            same = all(np.array_equal(a, b) for run in runs for a, b in zip(want, run))
+            return [same, program, kept, added, gone]
+
+        one, two = await held(1), await held(2)
+        await pe.set_backend("wasm", threads=1)
+        [one, two]
+        """
+    )
+    one, two = result
+    assert one[0] and two[0]
+    assert one[1] > 0 and one[2] == 0  # one thread: no pool
+    assert two[2] > 0 and two[3] == 0, two  # the program packed no weight of its own
+    assert two[1] < 1.25 * one[1], (two[1], one[1])
+    assert one[4] == [0, 0] and two[4] == [0, 0, True, [1]], (one, two)
 
 
 @pytest.mark.parametrize("threads", [1, 2])
@@ -518,13 +568,24 @@ def test_a_pool_lost_during_a_replay_gives_the_replay_on_one_thread_and_records_
 
 def test_fit_with_every_kernel_split_replays_one_threads_steps_bit_for_bit(node):
     """A captured training step on two threads (Adam, dropout; every convolution, pool, product and their gradients
-    split, the thresholds at 0): one thread's losses and weights, bit for bit, with flat memory."""
+    split, the thresholds at 0): one thread's losses and weights, bit for bit, with flat memory. The weights' kept
+    blocks the step's program reads stay its own when the variables change (their kept entries go): never free."""
     result = node.run(
         """
         from py_engine.backends.wasm import threads
+        from py_engine.engine import ENGINE
+
+        def held():
+            # [no block a program holds is free or unknown, some is held by a program alone (its weight changed)]
+            p = threads.pool
+            holding = [at for program in ENGINE.active().programs for at in program.holding]
+            kept = {entry[1] for entry in p.kept.values()}
+            blocks = [(at, p.holders[at][0]) for at in holding if at in p.holders]
+            free = any(a < f + n and f < a + b for a, b in blocks for f, n in p.free)
+            return [len(blocks) == len(holding) and not free, any(at not in kept for at in holding)]
 
         async def train(n):
-            split = []
+            split, safe = [], []
             await pe.set_backend("wasm", threads=n)
             x, y, model = cnn(pe.optimizers.Adam(0.01))
             seen = []
@@ -532,6 +593,7 @@ def test_fit_with_every_kernel_split_replays_one_threads_steps_bit_for_bit(node)
                 m, info = pe.memory(), pe.backend_info()
                 seen.append([m.num_tensors, m.num_bytes, m.num_bytes_in_programs, info["threads_memory_bytes"]])
                 split.append(capture_stats()["capture_split_steps"])  # fit disposes its programs at its end
+                safe.append(held() if n == 2 else [True, True])
             saved = threads.MIN_WORK, threads.MIN_INTENSITY
             threads.MIN_WORK = threads.MIN_INTENSITY = 0
             try:
@@ -542,14 +604,15 @@ def test_fit_with_every_kernel_split_replays_one_threads_steps_bit_for_bit(node)
                 threads.MIN_WORK, threads.MIN_INTENSITY = saved
             weights = [w.numpy() for w in model.weights]
             model.optimizer.dispose(); model.dispose()
-            return history.history["loss"], weights, seen, max(split)
+            return history.history["loss"], weights, seen, max(split), safe
 
         one, two = await train(1), await train(2)
         await pe.set_backend("wasm", threads=1)
-        [one[0], two[0], all(np.array_equal(a, b) for a, b in zip(one[1], two[1])), two[2], one[3], two[3]]
+        [one[0], two[0], all(np.array_equal(a, b) for a, b in zip(one[1], two[1])), two[2], one[3], two[3], two[4]]
         """
     )
-    want, losses, same_weights, seen, split_one, split_two = result
+    want, losses, same_weights, seen, split_one, split_two, safe = result
+    assert safe == [[True, True]] * 4, safe
     assert losses == want and want[-1] < want[0]
     assert same_weights
     assert split_one == 0 and split_two >= 8, split_two  # the forward's and the gradients' big kernels

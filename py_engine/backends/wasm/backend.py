@@ -71,6 +71,10 @@ class WasmBackend(NumpyBackend):
             return self.recorder.run(fn, inputs, attrs)
         return super().run(fn, inputs, attrs)
 
+    def free(self, handle):
+        if self.recorder is not None:
+            self.recorder.freeing(handle)
+
     def read(self, handle):
         if self.recorder is not None:
             self.recorder.reading_back()

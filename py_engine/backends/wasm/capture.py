@@ -16,8 +16,10 @@ How a recording becomes a program:
 - A kernel split over the threads' pool is a native step too (a split step): while recording, the pool works in
   blocks of its shared memory that the program keeps (threads.Pool.record) and logs its calls (copies in and out,
   packing, zeroing, the split call); the replay makes them again. An output a later split step reads stays in its
-  block (copied out only where the calling thread's steps or the caller read it); constants and weights no replay
-  writes are copied in once, when recorded.
+  block (copied out only where the calling thread's steps or the caller read it); shape parameters and weights no
+  replay writes are copied in once, when recorded, a weight into its kept block, which the program holds. The
+  blocks are shared by lifetime: an op's copies in and scratch, and an output once the engine frees its value
+  (`freeing`), serve later ops.
 - Arrays are values: the program's inputs, fresh_tensors values (made anew per replay), each step's outputs, and
   bound arrays (weights, constants, variables), used as they are. A native step reads each value at a fixed
   address: a value that changes per replay and is not a native step's own output (an input, a fresh value, a
@@ -131,6 +133,7 @@ class KernelRecording(CaptureRecording):
         self.name, self.backend = name, backend
         self.n_inputs = len(inputs)
         self.keys = {id(h): ("in", i) for i, h in enumerate(inputs)}  # id(array) -> its value's key
+        self.value_at = {_at(h) for h in inputs}  # addresses of its values' arrays (not bound ones)
         self.arrays = {("in", i): h for i, h in enumerate(inputs)}  # value key -> its array when recorded
         self.steps = []
         self.fresh = []  # (make_arrays, [value keys])
@@ -138,7 +141,7 @@ class KernelRecording(CaptureRecording):
         self.exports = _logging(native.exports)
         self.pool = threads.pool  # its ops' blocks of the shared memory are the program's (threads.Pool.record)
         if self.pool is not None:
-            self.pool.record()
+            self.pool.record(lambda array: _at(array) in self.value_at)
 
     # ---- while the function runs ------------------------------------------------------------------------------
 
@@ -159,6 +162,7 @@ class KernelRecording(CaptureRecording):
         for o, (handle, *_) in zip(raw, results):
             key = ("slot", len(self.arrays))
             self.keys[id(handle)], self.arrays[key] = key, handle
+            self.value_at.add(_at(handle))
             outputs.append((key, handle, _allocation(log, o)))
         actions = self._native(log, [h for h, _, _ in inputs], keys, outputs)
         dims = [None if h.shape == d else d for h, d, _ in inputs]
@@ -235,8 +239,14 @@ class KernelRecording(CaptureRecording):
         for k, h in enumerate(handles):
             key = ("fresh", len(self.fresh), k)
             self.keys[id(h)], self.arrays[key] = key, h
+            self.value_at.add(_at(h))
             keys.append(key)
         self.fresh.append((make_arrays, keys))
+
+    def freeing(self, handle):
+        if self.pool is not None and self.pool is threads.pool:
+            self.pool.freed(handle)  # its block in the pool's shared memory serves later split ops
+        return False
 
     def ran_elsewhere(self, backend):
         raise CaptureError(
@@ -255,9 +265,7 @@ class KernelRecording(CaptureRecording):
     def drop(self):
         self.steps, self.arrays, self.keys = [], {}, {}
         if self.pool is not None and self.pool is threads.pool:
-            for block in self.pool.taken:
-                self.pool.give_back(*block)
-            self.pool.taken = []
+            self.pool.let_go(*self.pool.hand_over())
 
     def keep_state(self, moves):
         for new, own_array in moves:
@@ -332,6 +340,24 @@ class KernelProgram:
                     made_by[key] = i
                 else:
                     produced[key] = allocation
+        # the values read in Pyodide's memory (by the caller, a kernel step, the module's calls, a copy into the
+        # pool): a split step copies its output out only for them
+        needed = set(output_keys) | {key for key, _ in recording.moves}
+        for step in steps:
+            needed.update(step.keys if step.actions is None else ())
+            for action in step.actions or ():
+                pointers = [a for a in action[2] if isinstance(a, _Pointer)] if action[0] == "call" else []
+                pointers = [e for p in pointers for e in (p.source[2] if p.source[0] == "table" else (p,))]
+                pointers += [action[1]] if action[0] == "pack" else []
+                needed.update(p.source for p in pointers if p.source[0] not in ("alloc", "packed", "const"))
+        # the outputs of split steps that only later split steps read: they live in the pool's blocks alone
+        unread = {
+            id(allocation)
+            for step in steps
+            if step.split and step.actions is not None
+            for key, _, allocation in step.outputs
+            if key not in needed
+        }
         layout = _Layout()  # the arrays a replay writes, by the steps that use them
         homes = set()  # keys of the values a native step reads that a replay makes elsewhere (copied in)
 
@@ -361,8 +387,11 @@ class KernelProgram:
                         layout.use(produced[key], i)
                 continue
             for _, _, allocation in step.outputs:
-                layout.use(allocation, i)
+                if id(allocation) not in unread:
+                    layout.use(allocation, i)
             for action in step.actions:
+                if _skipped_copy_out(action, pool, unread):
+                    continue
                 if action[0] == "call":
                     for arg in action[2]:
                         if isinstance(arg, _Pointer):
@@ -389,21 +418,13 @@ class KernelProgram:
                 base = placed.get(id(arrays[source]), arrays[source])  # a home, or a bound array as it is
             return _at(base) + pointer.offset
 
-        # the values read in Pyodide's memory (by the caller, a kernel step, the module's calls, a copy into the
-        # pool): a split step copies its output out only for them
-        needed = set(output_keys) | {key for key, _ in recording.moves}
-        for step in steps:
-            needed.update(step.keys if step.actions is None else ())
-            for action in step.actions or ():
-                pointers = [a for a in action[2] if isinstance(a, _Pointer)] if action[0] == "call" else []
-                pointers = [e for p in pointers for e in (p.source[2] if p.source[0] == "table" else (p,))]
-                pointers += [action[1]] if action[0] == "pack" else []
-                needed.update(p.source for p in pointers if p.source[0] not in ("alloc", "packed", "const"))
         self.values = [arrays[key] if key[0] == "bound" else None for key in arrays]
         for key, allocation in produced.items():
-            self.values[index[key]] = placed[id(allocation)].reshape(arrays[key].shape)
+            if id(allocation) in placed:  # else a split step's output only later split steps read, in its block
+                self.values[index[key]] = placed[id(allocation)].reshape(arrays[key].shape)
         self.held = []  # constants of the native steps (shape parameters, a weight's panels): they must outlive it
-        # (True, [(callable, args)], None or a split step's kernel: (fn, value indexes, dims, attrs, its outputs' arrays))
+        # (True, [(callable, args)], None or a split step's kernel: (fn, value indexes, dims, attrs, its outputs' value
+        # indexes and arrays (None: in the pool's block alone)))
         # or (False, fn, value indexes, dims, attrs, outputs, copies)
         self.steps = []
         self.native_steps = self.kernel_steps = 0
@@ -417,12 +438,10 @@ class KernelProgram:
                 continue
             self.native_steps += 1
             calls = []
-            unread = {id(allocation) for key, _, allocation in step.outputs if key not in needed}
             for action in step.actions:
                 if action[0] == "call" and _uploaded_once(action, arrays, state, pool):
                     continue  # done when recorded: the block holds it for the program
-                split_out = action[0] == "call" and action[3] is True and action[1] == pool.copy_out
-                if split_out and id(action[2][0].source[1]) in unread:
+                if _skipped_copy_out(action, pool, unread):
                     continue  # an output only later split steps read, in its block
                 if action[0] == "call":
                     args = []
@@ -445,12 +464,12 @@ class KernelProgram:
             kernel = None
             if step.split:  # what a replay runs on one thread if the pool stops
                 self.split_steps += 1
-                outs = [placed[id(allocation)] for _, _, allocation in step.outputs]
+                outs = [(index[key], placed.get(id(allocation))) for key, _, allocation in step.outputs]
                 kernel = (step.fn, [index[k] for k in step.keys], step.dims, step.attrs, outs)
             self.steps.append((True, calls, kernel))
-        self.blocks = []  # [address, bytes] of its blocks of the pool's shared memory
-        if pool is not None:
-            self.blocks, pool.taken = pool.taken, []
+        # [address, bytes] of its blocks of the pool's shared memory, and the addresses of the weights' kept blocks
+        # it holds (counted in the threads' kept bytes, not its own)
+        self.blocks, self.holding = pool.hand_over() if pool is not None else ([], [])
         self.input_homes = [(i, placed[id(arrays[("in", i)])]) for i in range(recording.n_inputs) if ("in", i) in homes]
         # the inputs' arrays as recorded: a tensor of the same shape may hold an array of another (a reshape's view)
         self.input_shapes = [arrays[("in", i)].shape for i in range(recording.n_inputs)]
@@ -539,20 +558,29 @@ class KernelProgram:
         self._released = True
         self.backend.programs.discard(self)
         if self.pool is not None and self.pool is threads.pool:
-            for block in self.blocks:
-                self.pool.give_back(*block)
-        self.blocks = []
+            self.pool.let_go(self.blocks, self.holding)
+        self.blocks, self.holding = [], []
         self.steps, self.values, self.held, self.buffers, self.fresh, self.moves = [], [], [], [], [], []
         self.input_homes, self.input_shapes, self.binds_ids = [], [], set()
 
 
 def _one_thread(kernel, values):
-    """A split step's kernel run on the calling thread (the pool stopped): its outputs into the program's arrays."""
+    """A split step's kernel run on the calling thread (the pool stopped): its outputs into the program's arrays, or
+    as they are where the program has none (only later split steps, on the calling thread now too, read them)."""
     fn, keys, dims, attrs, outs = kernel
     args = [values[i] if d is None else values[i].reshape(d) for i, d in zip(keys, dims)]
     out = fn(*args, **attrs) if attrs else fn(*args)
-    for target, o in zip(outs, out if type(out) is tuple else (out,), strict=True):
-        np.copyto(target, o.reshape(target.shape))
+    for (i, target), o in zip(outs, out if type(out) is tuple else (out,), strict=True):
+        if target is None:
+            values[i] = o
+        else:
+            np.copyto(target, o.reshape(target.shape))
+
+
+def _skipped_copy_out(action, pool, unread):
+    """Whether an action copies a split step's output out of the pool where only later split steps read it."""
+    split_out = action[0] == "call" and action[3] is True and action[1] == pool.copy_out
+    return split_out and id(action[2][0].source[1]) in unread
 
 
 def _uploaded_once(action, arrays, state, pool):

@@ -112,6 +112,9 @@ class Pool:
         self.end = ARENA  # the end of the kept blocks, where the arena starts
         self.free = []  # [address, bytes] of kept blocks given back, in address order
         self.kept = {}  # (id(array), layout) -> (weak reference to the array, address, bytes)
+        # address of a kept block -> [bytes, holders]: its kept entry (until the array goes or changes) and each
+        # program or recording that reads it; the block is free once none is left
+        self.holders = {}
         self.kept_bytes = 0  # pe.memory().num_bytes_in_threads
         self.top = ARENA
         self.pinned = None  # the last op's output (Resident), or None
@@ -121,16 +124,34 @@ class Pool:
         # while pe.capture records (native.log is set) every op works in blocks of its own, which the program keeps,
         # and logs its calls: a replay makes them again, with the same arguments, without the wrapper
         self.taken = []  # [address, bytes] of the blocks taken since record()
+        self.holding = []  # addresses of the kept blocks (weights' panels and copies) read since record()
+        self.is_value = None  # while recording: whether an array is a value of the recording (changes per replay)
         # address in Pyodide's memory of an output copied out since record() -> Resident (while the array lives: a
         # freed array's address may be another array's later)
         self.recorded = {}
-        # blocks of the recording that an op uses only while it runs (its copies in, scratch): the current op's, and
-        # those earlier ops are done with, which later ops reuse
+        # blocks of the recording that an op uses only while it runs (its copies in, scratch): the current op's; and
+        # those earlier ops are done with, and the outputs of values let go of, which later ops reuse
         self.local, self.spare = [], []
 
-    def record(self):
-        """A capture starts: the blocks its ops take from now on are its program's."""
+    def record(self, is_value):
+        """A capture starts: the blocks its ops take from now on are its program's, and it holds the kept blocks of
+        the weights its ops read. `is_value(array)`: whether the array is one of its values (an input, a step's
+        output, a fresh value), whose panels or copies are the program's own, made again every replay."""
         self.taken, self.recorded, self.local, self.spare = [], {}, [], []
+        self.holding, self.is_value = [], is_value
+
+    def hand_over(self):
+        """The recording's blocks and the kept blocks it holds, which its program (or drop()) gives back."""
+        taken, holding = self.taken, self.holding
+        self.taken, self.holding, self.is_value = [], [], None
+        return taken, holding
+
+    def let_go(self, taken, holding):
+        """A program (or a dropped recording) gives back its blocks and lets go of the kept blocks it held."""
+        for block in taken:
+            self.give_back(*block)
+        for at in holding:
+            self._unhold(at)
 
     def _do(self, fn, *args, host=None, of=None):
         """fn(*args), logged for a replay while recording: args[host] is an address in Pyodide's memory; `of` the
@@ -154,32 +175,50 @@ class Pool:
         self.taken.append((at, nbytes))
         return at
 
-    def _local(self, nbytes):
-        """A block of the program being recorded that only the current op uses: the start of one an earlier op is
-        done with (the smallest that fits; the rest stays spare), else a new one."""
+    def _reused(self, nbytes):
+        """A block of the program being recorded that a replay writes before it reads it: the start of a spare one
+        (the smallest that fits; the rest stays spare), else a new one. Never for what is written once, when
+        recorded (shape parameters): a replay's earlier ops write over a spare block."""
         nbytes = -(-nbytes // ALIGN) * ALIGN
         fits = [i for i, (_, size) in enumerate(self.spare) if size >= nbytes]
         if fits:
             at, size = self.spare.pop(min(fits, key=lambda i: self.spare[i][1]))
             if size > nbytes:
                 self.spare.append((at + nbytes, size - nbytes))
-        else:
-            at = self._block(nbytes)
-        self.local.append((at, nbytes))
+            return at
+        return self._block(nbytes)
+
+    def _local(self, nbytes):
+        """A block of the program being recorded that only the current op uses."""
+        at = self._reused(nbytes)
+        self.local.append((at, -(-nbytes // ALIGN) * ALIGN))
         return at
+
+    def _spare(self, blocks):
+        """`blocks` of the recording are free for later ops (neighbours made one again)."""
+        merged = []
+        for at, size in sorted(self.spare + blocks):
+            if merged and merged[-1][0] + merged[-1][1] == at:
+                merged[-1] = (merged[-1][0], merged[-1][1] + size)
+            else:
+                merged.append((at, size))
+        self.spare = merged
 
     def begin(self):
         """Start an op: its operands go into the arena from the start (around the last op's output); while
         recording, the last op's own blocks are spare."""
         self.top = self.end
         if self.local:
-            merged = []  # neighbours made one again
-            for at, size in sorted(self.spare + self.local):
-                if merged and merged[-1][0] + merged[-1][1] == at:
-                    merged[-1] = (merged[-1][0], merged[-1][1] + size)
-                else:
-                    merged.append((at, size))
-            self.spare, self.local = merged, []
+            self._spare(self.local)
+            self.local = []
+
+    def freed(self, array):
+        """While recording: the engine let go of `array` (no later op reads it), so the block of its split op's
+        output serves later ops, as a pool would hand out a freed intermediate's buffer."""
+        hit = self.recorded.get(array.__array_interface__["data"][0])
+        if hit is not None and hit.array() is array:
+            del self.recorded[hit.source]
+            self._spare([(hit.at, -(-hit.nbytes // ALIGN) * ALIGN)])
 
     def _grow(self, top):
         if top > self.size:
@@ -189,7 +228,7 @@ class Pool:
         """The shared address of `nbytes` of the arena for this op (not over the last op's output); while recording,
         of a block of the program's (`local`: that only this op uses)."""
         if native.log is not None:
-            return self._local(nbytes) if local else self._block(nbytes)
+            return self._local(nbytes) if local else self._reused(nbytes)
         at = self.top
         pinned = self.pinned
         if pinned is not None and at < pinned.at + pinned.nbytes and pinned.at < at + nbytes:
@@ -226,7 +265,10 @@ class Pool:
             self.spared += array.nbytes
             return at
         source = native.address(array, array.size, dtype)
-        at = self.alloc(array.nbytes, local=dtype != I32)  # shape parameters are copied in once, when recorded
+        if dtype == I32 and native.log is not None:  # shape parameters: copied in once, when recorded
+            at = self._block(array.nbytes)
+        else:
+            at = self.alloc(array.nbytes, local=True)
         self._do(self.copy_in, at, source, array.nbytes, host=1, of=of)
         return at
 
@@ -251,8 +293,8 @@ class Pool:
         Before an op's begin()."""
         if b.flags.writeable:
             return None
-        if native.log is not None:  # recording: the program's own panels, packed again where b changes
-            at = self._block(_panels_bytes(k, n))
+        if native.log is not None:  # recording: packed again (logged), where a replay repacks a b that changes
+            at = self._recorded_block(b, ("packed", k, n, transposed), _panels_bytes(k, n))
             self._do(self.exports.pack_b, self.put(b, of=b), k, n, *_b_strides(k, n, transposed), at, of=b)
             return at
         at = self._keep(b, ("packed", k, n, transposed), _panels_bytes(k, n))
@@ -275,8 +317,8 @@ class Pool:
         buffer, to put() into the op's arena. Before an op's begin()."""
         if array.flags.writeable:
             return None
-        if native.log is not None:  # recording: the program's own copy, copied again where the array changes
-            at = self._block(array.nbytes)
+        if native.log is not None:  # recording: copied again (logged), where a replay copies an array that changes
+            at = self._recorded_block(array, ("copy",), array.nbytes)
             self._do(self.copy_in, at, native.address(array, array.size), array.nbytes, host=1, of=array)
             return at
         at = self._keep(array, ("copy",), array.nbytes)
@@ -285,6 +327,18 @@ class Pool:
             return ~at
         self._copy_in(at, native.address(array, array.size), array.nbytes)
         self.copied += array.nbytes
+        return at
+
+    def _recorded_block(self, array, layout, nbytes):
+        """While recording: a value's own block of the program's; a weight's kept block (one copy for op by op and
+        every program), which the recording holds, so the weight's death or change never frees it under a program."""
+        if self.is_value(array):
+            return self._block(nbytes)
+        at = self._keep(array, layout, nbytes)
+        at = ~at if at < 0 else at
+        if at not in self.holding:
+            self.holding.append(at)
+            self.holders[at][1] += 1
         return at
 
     def _keep(self, array, layout, nbytes):
@@ -297,6 +351,7 @@ class Pool:
         nbytes = -(-nbytes // ALIGN) * ALIGN
         at = self._take(nbytes)
         self.kept[key] = (weakref.ref(array, lambda _, key=key: self._forget(key)), at, nbytes)
+        self.holders[at] = [nbytes, 1]
         self.kept_bytes += nbytes
         return at
 
@@ -321,13 +376,19 @@ class Pool:
             self._forget(key)
 
     def _forget(self, key):
-        """The array of a kept block went: the block is free."""
+        """The array of a kept block went (or changed): the block is free unless a program holds it."""
         entry = self.kept.pop(key, None)
-        if entry is None:
-            return
-        _, at, nbytes = entry
-        self.kept_bytes -= nbytes
-        self.give_back(at, nbytes)
+        if entry is not None:
+            self._unhold(entry[1])
+
+    def _unhold(self, at):
+        """One holder of a kept block lets go of it: the last one frees it."""
+        holder = self.holders[at]
+        holder[1] -= 1
+        if holder[1] == 0:
+            del self.holders[at]
+            self.kept_bytes -= holder[0]
+            self.give_back(at, holder[0])
 
     def give_back(self, at, nbytes):
         """A block is free (merged with free neighbours; the last one gives its bytes back to the arena)."""
@@ -375,6 +436,7 @@ class Pool:
     def close(self):
         self.js.close()
         self.kept.clear()  # its weak references go with it: no callback frees a block of a closed pool
+        self.holders.clear()
 
 
 async def start(threads, cases, why_one="one thread was asked for"):
