@@ -15,6 +15,19 @@ import urllib.request
 from pathlib import Path
 
 REPO = Path(__file__).resolve().parent.parent
+
+# bench/train_step.py's small CNN (28x28x1, compiled with SGD) as Python for a Pyodide in Node (bench/wasm_node.py,
+# bench/wasm_capture.py, bench/experiments/fit_step_profile.py): small_cnn(n) is (x, y, model) on n random examples
+SMALL_CNN = """
+def small_cnn(n):
+    rng, L = np.random.default_rng(0), pe.layers
+    x = pe.tensor(rng.normal(size=(n, 28, 28, 1)).astype(np.float32))
+    y = pe.tensor(np.eye(10, dtype=np.float32)[rng.integers(0, 10, n)])
+    model = pe.Sequential([L.Conv2D(8, 3, activation="relu", input_shape=(28, 28, 1)), L.MaxPooling2D(2),
+                           L.Conv2D(16, 3, activation="relu"), L.Flatten(), L.Dense(10, activation="softmax")])
+    model.compile(optimizer=pe.optimizers.SGD(learning_rate=0.01), loss="categorical_crossentropy")
+    return x, y, model
+"""
 PYTHON = str(REPO / ".venv" / "bin" / "python") if (REPO / ".venv" / "bin" / "python").exists() else sys.executable
 FLAGS = [
     "--no-sandbox",

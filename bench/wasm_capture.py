@@ -20,13 +20,17 @@ import numpy as np
 ROOT = Path(__file__).resolve().parent.parent
 sys.path.insert(0, str(ROOT))
 
+from harness import SMALL_CNN  # noqa: E402
+
 from app.settings import Settings  # noqa: E402 - the repository root is on the path now
 from tests.graph_model_cases import model_inputs  # noqa: E402
 from tests.pyodide import start_node_pyodide  # noqa: E402
 
 GRAPH_MODELS = ("movenet-lightning", "centernet")
 
-SETUP = """
+SETUP = (
+    SMALL_CNN
+    + """
 import time, pyodide_js
 from py_engine.engine import ENGINE
 pyodide_js.mountNodeFS("/models", __MODELS__)
@@ -73,16 +77,12 @@ if __EFFICIENTNET__:
         y.dispose()
     cases["EfficientNet-Lite0 predict"] = (lambda: predict(classifier.predict), lambda: predict(captured_predict))
 
-rng, L = np.random.default_rng(0), pe.layers
-cnn_x = pe.tensor(rng.normal(size=(256, 28, 28, 1)).astype(np.float32))
-cnn_y = pe.tensor(np.eye(10, dtype=np.float32)[rng.integers(0, 10, 256)])
-cnn = pe.Sequential([L.Conv2D(8, 3, activation="relu", input_shape=(28, 28, 1)), L.MaxPooling2D(2),
-                     L.Conv2D(16, 3, activation="relu"), L.Flatten(), L.Dense(10, activation="softmax")])
-cnn.compile(optimizer=pe.optimizers.SGD(learning_rate=0.01), loss="categorical_crossentropy")
+cnn_x, cnn_y, cnn = small_cnn(256)
 def fit_step(capture):  # four steps an epoch: the first records, three replay
     return lambda: cnn.fit(cnn_x, cnn_y, batch_size=64, epochs=1, verbose=0, shuffle=False, capture=capture)
 cases["small CNN fit step (x4)"] = (fit_step(False), fit_step(True))
 """
+)
 
 ROUND = """
 def program_stats():

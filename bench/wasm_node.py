@@ -22,12 +22,16 @@ from pathlib import Path
 ROOT = Path(__file__).resolve().parent.parent
 sys.path.insert(0, str(ROOT))
 
+from harness import SMALL_CNN  # noqa: E402
+
 from tests.pyodide import start_node_pyodide  # noqa: E402 - the repository root is on the path now
 
 SHAPES = [(12544, 16, 96), (3136, 144, 24), (784, 240, 40), (196, 672, 112), (49, 192, 1152), (49, 1152, 192)]
 MODEL = ROOT / "models" / "efficientnet-lite0"
 
-OURS = """
+OURS = (
+    SMALL_CNN
+    + """
 import time, pyodide_js
 from py_engine.backends.wasm.kernels.linalg import gemm, pack
 await pe.set_backend("wasm")
@@ -58,12 +62,7 @@ def forward():
     model.predict(image).dispose()
 
 if "cnn" not in globals():  # bench/train_step.py's small CNN, batch 64, 4 batches an epoch
-    rng, L = np.random.default_rng(0), pe.layers
-    cnn_x = pe.tensor(rng.normal(size=(256, 28, 28, 1)).astype(np.float32))
-    cnn_y = pe.tensor(np.eye(10, dtype=np.float32)[rng.integers(0, 10, 256)])
-    cnn = pe.Sequential([L.Conv2D(8, 3, activation="relu", input_shape=(28, 28, 1)), L.MaxPooling2D(2),
-                         L.Conv2D(16, 3, activation="relu"), L.Flatten(), L.Dense(10, activation="softmax")])
-    cnn.compile(optimizer=pe.optimizers.SGD(learning_rate=0.01), loss="categorical_crossentropy")
+    cnn_x, cnn_y, cnn = small_cnn(256)
 
 def fit_step():
     cnn.fit(cnn_x, cnn_y, batch_size=64, epochs=1, verbose=0, shuffle=False)
@@ -76,6 +75,7 @@ for name, backend, threads in (("wasm", "wasm", 1), ("wasm_2_threads", "wasm", 2
 await pe.set_backend("wasm", threads=1)
 result
 """
+)
 
 # two worker_threads running the same plain loop, against one: whether this machine has two cores free now
 PARALLEL = """

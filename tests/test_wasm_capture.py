@@ -14,6 +14,7 @@ import pytest
 from .graph_model_cases import model_inputs
 from .pyodide import start_node_pyodide
 from .test_wasm_backend import ALL_NATIVE
+from .test_wasm_threads import SPLIT_MODEL as THREADS_SPLIT_MODEL
 
 # What the function computes uncaptured: the same call with the backend's capturing turned off (pe.capture then runs
 # fn as it is, as on numpy).
@@ -32,6 +33,19 @@ def uncaptured():
 
 def capture_stats():
     return {k: v for k, v in pe.stats().items() if k.startswith("capture")}
+
+def capture_error(fn):
+    # [the CaptureError's message (None: none), the programs left] of pe.capture(fn) called on a tensor of 4 ones
+    x = pe.tensor(np.ones((4,), np.float32))
+    captured = pe.capture(fn)
+    try:
+        captured(x)
+        error = None
+    except pe.CaptureError as e:
+        error = str(e)
+    stats = capture_stats()
+    captured.dispose(); x.dispose()
+    return [error, stats["capture_programs"]]
 
 def packs_per_replay(captured):
     # how many times a replay of captured's one program packs a GEMM's panels
@@ -335,20 +349,7 @@ def test_the_optimizers_fused_updates_are_native_steps_through_the_programs_own_
 
 
 def test_reading_back_inside_the_function_is_an_error_and_leaves_no_program(node):
-    result = node.run(
-        """
-        x = pe.tensor(np.ones((4,), np.float32))
-        captured = pe.capture(lambda t: t * float((t * 2.0).numpy()[0]))
-        try:
-            captured(x)
-            error = None
-        except pe.CaptureError as e:
-            error = str(e)
-        stats = capture_stats()
-        captured.dispose(); x.dispose()
-        [error, stats["capture_programs"]]
-        """
-    )
+    result = node.run("capture_error(lambda t: t * float((t * 2.0).numpy()[0]))")
     error, programs = result
     assert "tried to read a tensor back" in error and "Return the tensor" in error
     assert programs == 0
@@ -463,25 +464,15 @@ def test_a_program_recorded_on_one_thread_is_recorded_again_for_a_new_pool(node)
     assert same
 
 
-SPLIT_MODEL = """
+SPLIT_MODEL = (
+    THREADS_SPLIT_MODEL
+    + """
 from py_engine.backends.wasm import threads
-
-def split_model():
-    pe.set_seed(0)
-    model = pe.Sequential([
-        pe.layers.Conv2D(32, 3, padding="same", activation="relu", input_shape=(64, 64, 3)),
-        pe.layers.DepthwiseConv2D(3, padding="same", activation="relu"),
-        pe.layers.Conv2D(64, 1, activation="relu"),
-        pe.layers.MaxPooling2D(2),
-        pe.layers.GlobalAveragePooling2D(),
-        pe.layers.Dense(10),
-    ])
-    image = pe.tensor(np.random.default_rng(0).standard_normal((1, 64, 64, 3)).astype(np.float32))
-    return model, image
 
 def copied():
     return pe.backend_info()["threads_copied_bytes"]
 """
+)
 
 
 def test_a_replay_on_two_threads_is_one_threads_and_copies_only_what_crosses_into_or_out_of_the_pool(node):
@@ -624,21 +615,11 @@ def test_a_kernel_pinned_to_numpy_inside_the_function_is_an_error(node):
     kernel's result would become a constant of the program."""
     result = node.run(
         """
-        x = pe.tensor(np.ones((4,), np.float32))
-
         def f(t):
             with pe.on_backend("numpy"):
                 return t + 1.0
 
-        captured = pe.capture(f)
-        try:
-            captured(x)
-            error = None
-        except pe.CaptureError as e:
-            error = str(e)
-        stats = capture_stats()
-        captured.dispose(); x.dispose()
-        [error, stats["capture_programs"]]
+        capture_error(f)
         """
     )
     error, programs = result

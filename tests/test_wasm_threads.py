@@ -255,20 +255,29 @@ def test_a_pool_whose_split_differs_from_one_thread_fails_its_self_test_with_the
     assert again == 2
 
 
+# a model whose two convolutions and depthwise convolution split over the threads, and the image it runs on
+SPLIT_MODEL = """
+def split_model():
+    pe.set_seed(0)
+    model = pe.Sequential([
+        pe.layers.Conv2D(32, 3, padding="same", activation="relu", input_shape=(64, 64, 3)),
+        pe.layers.DepthwiseConv2D(3, padding="same", activation="relu"),
+        pe.layers.Conv2D(64, 1, activation="relu"),
+        pe.layers.MaxPooling2D(2),
+        pe.layers.GlobalAveragePooling2D(),
+        pe.layers.Dense(10),
+    ])
+    image = pe.tensor(np.random.default_rng(0).standard_normal((1, 64, 64, 3)).astype(np.float32))
+    return model, image
+"""
+
+
 def test_memory_stays_flat_over_100_threaded_forward_passes(node):
+    node.run(SPLIT_MODEL)
     counts = node.run(
         """
         await pe.set_backend("wasm", threads=2)
-        pe.set_seed(0)
-        model = pe.Sequential([
-            pe.layers.Conv2D(32, 3, padding="same", activation="relu", input_shape=(64, 64, 3)),
-            pe.layers.DepthwiseConv2D(3, padding="same", activation="relu"),
-            pe.layers.Conv2D(64, 1, activation="relu"),
-            pe.layers.MaxPooling2D(2),
-            pe.layers.GlobalAveragePooling2D(),
-            pe.layers.Dense(10),
-        ])
-        image = pe.tensor(np.random.default_rng(0).standard_normal((1, 64, 64, 3)).astype(np.float32))
+        model, image = split_model()
         seen = []
         for i in range(100):
             model.predict(image).dispose()

@@ -16,10 +16,15 @@ from pathlib import Path
 
 ROOT = Path(__file__).resolve().parents[2]
 sys.path.insert(0, str(ROOT))
+sys.path.insert(0, str(ROOT / "bench"))  # bench/harness.py, shared with the benchmarks
+
+from harness import SMALL_CNN  # noqa: E402
 
 from tests.pyodide import start_node_pyodide  # noqa: E402 - the repository root is on the path now
 
-PROFILE = """
+PROFILE = (
+    SMALL_CNN
+    + """
 import collections, time
 from py_engine.backends.wasm import capture as wasm_capture
 from py_engine.engine import capture as engine_capture
@@ -68,12 +73,7 @@ wasm_capture.KernelProgram._steps = steps
 wasm_capture.KernelProgram.replay = timed("replay", wasm_capture.KernelProgram.replay)
 engine_capture.CapturedFunction._record = timed("record", engine_capture.CapturedFunction._record)
 
-rng, L = np.random.default_rng(0), pe.layers
-x = pe.tensor(rng.normal(size=(512, 28, 28, 1)).astype(np.float32))
-y = pe.tensor(np.eye(10, dtype=np.float32)[rng.integers(0, 10, 512)])
-model = pe.Sequential([L.Conv2D(8, 3, activation="relu", input_shape=(28, 28, 1)), L.MaxPooling2D(2),
-                       L.Conv2D(16, 3, activation="relu"), L.Flatten(), L.Dense(10, activation="softmax")])
-model.compile(optimizer=pe.optimizers.SGD(learning_rate=0.01), loss="categorical_crossentropy")
+x, y, model = small_cnn(512)
 
 def fit():
     model.fit(x, y, batch_size=64, epochs=1, verbose=0, shuffle=False)
@@ -90,6 +90,7 @@ batches = __FITS__ * 8
 rows = sorted(((t / batches * 1e3, key, calls[key] / batches) for key, t in spent.items()), reverse=True)
 [min(times) / 8 * 1e3, [[ms, key if isinstance(key, str) else " ".join(key), n] for ms, key, n in rows]]
 """
+)
 
 
 def main():
