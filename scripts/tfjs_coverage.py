@@ -1,4 +1,4 @@
-"""Print the tables of what py_engine has of TensorFlow.js: the README's, of its layers API (from the coverage test's
+"""Print the tables of what py_engine has of TensorFlow.js: docs/api.md's, of its layers API (from the coverage test's
 lists: tests/tfjs_coverage.py reads them from the real TF.js in tests/tfjs; it needs node and
 `npm ci --prefix tests/tfjs`, as the interop tests do), and with --graph docs/graph_models.md's, of the graph-model ops
 per category (tests/tfjs_graph_coverage.py reads them from the installed tfjs-converter):
