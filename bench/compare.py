@@ -30,8 +30,8 @@ with `--static` pointing at the other commit's static/). Writes JSON (--out, def
 drawn in the same Chromium and screenshot), and prints the ratios. Timings are for reading, never asserted in tests.
 
 With --model NAME, a graph model of docs/models.md (movenet-lightning, centernet...): ours loads it with
-pe.load_graph_model on webgpu, wasm and numpy, TF.js with tf.loadGraphModel on its four backends, the same files
-from /models, and each executes it on the same pixel-like input ((i * 7919) % 256 in the input's dtype): load,
+pe.load_graph_model on webgpu, wasm (1 and 2 threads) and numpy, TF.js with tf.loadGraphModel on its four
+backends, the same files from /models, and each executes it on the same pixel-like input ((i * 7919) % 256 in the input's dtype): load,
 warm-up (the first execute), first run, cold and the median of --runs warm runs, each from execute to every output
 read back; and how far each part's outputs are from ours on numpy (no roofline, no repeat visit). Ours starts once
 the page has settled (wait_until_stored: the classifier's files, which the page downloads after ready, are in and the
@@ -393,19 +393,21 @@ TFJS_GRAPH_MEASURE = """async ([modelUrl, wasmPath, backend, threaded, runs]) =>
 
 
 def measure_graph(browser, url, args):
-    """(results, failures) of the graph model args.model: ours on webgpu, wasm and numpy, then TF.js's parts."""
+    """(results, failures) of the graph model args.model: ours on webgpu, wasm (1 and 2 threads) and numpy, then TF.js's parts."""
     model_json = f"models/{args.model}/model.json"
     code = GRAPH_OURS.replace("SAMPLES_", str(SAMPLES)).replace("RUNS_", str(args.runs))
     results, failures = {}, {}
-    for backend in ("webgpu", "wasm", "numpy"):
+    for label, (backend, threads) in OURS_PARTS.items():
         context = browser.new_context()
         try:
             page, info = open_settled_playground(context, url, backend, STORED_TIMEOUT_MS)
+            if threads:  # the pool started before the load is timed, as a page that asked for it at boot
+                run_python(page, f'assert await pe.set_backend("wasm", threads={threads}), pe.backend_info()')
             result = run_python(page, code.replace("MODEL_URL_", repr(url + model_json)))
-            results[f"ours {backend}"] = {**result, "adapter": info["adapter"]}
+            results[label] = {**result, "adapter": info["adapter"]}
         finally:
             context.close()
-        progress(f"ours {backend}", results[f"ours {backend}"])
+        progress(label, results[label])
     for label, (backend, threaded) in TFJS_PARTS.items() if not args.ours_only else ():
         runs = args.cpu_runs if backend == "cpu" else args.runs
         try:
