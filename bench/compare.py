@@ -30,13 +30,13 @@ with `--static` pointing at the other commit's static/). Writes JSON (--out, def
 drawn in the same Chromium and screenshot), and prints the ratios. Timings are for reading, never asserted in tests.
 
 With --model NAME, a graph model of docs/models.md (movenet-lightning, centernet...): ours loads it with
-pe.load_graph_model on webgpu, wasm (1 and 2 threads) and numpy, TF.js with tf.loadGraphModel on its four
-backends, the same files from /models, and each executes it on the same pixel-like input ((i * 7919) % 256 in the input's dtype): load,
-warm-up (the first execute), first run, cold and the median of --runs warm runs, each from execute to every output
-read back; and how far each part's outputs are from ours on numpy (no roofline, no repeat visit). Ours starts once
-the page has settled (wait_until_stored: the classifier's files, which the page downloads after ready, are in and the
-next boot's snapshot is made), so that the model's load shares the network and the cores with nothing of our page's,
-as TF.js's blank page. Writes bench/results/compare-NAME.json and .png.
+pe.load_graph_model on webgpu, wasm (1 and 2 threads) and numpy, TF.js with tf.loadGraphModel on its four backends,
+the same files from /models, and each executes it on the same pixel-like input ((i * 7919) % 256 in the input's
+dtype): load, warm-up (the first execute), first run, cold and the median of --runs warm runs, each from execute to
+every output read back; and how far each part's outputs are from ours on numpy (no roofline, no repeat visit). Ours
+starts once the page has settled (wait_until_stored: the classifier's files, which the page downloads after ready,
+are in and the next boot's snapshot is made), so that the model's load shares the network and the cores with nothing
+of our page's, as TF.js's blank page. Writes bench/results/compare-NAME.json and .png.
 """
 
 import argparse
