@@ -393,7 +393,8 @@ TFJS_GRAPH_MEASURE = """async ([modelUrl, wasmPath, backend, threaded, runs]) =>
 
 
 def measure_graph(browser, url, args):
-    """(results, failures) of the graph model args.model: ours on webgpu, wasm (1 and 2 threads) and numpy, then TF.js's parts."""
+    """(results, failures) of the graph model args.model: ours on webgpu, wasm (1 and 2 threads) and numpy, then
+    TF.js's parts."""
     model_json = f"models/{args.model}/model.json"
     code = GRAPH_OURS.replace("SAMPLES_", str(SAMPLES)).replace("RUNS_", str(args.runs))
     results, failures = {}, {}
