@@ -4,6 +4,7 @@ numbers that change per step (a schedule's learning rate, Adam's bias correction
 ENGINE.fresh_tensors values (engine/fresh_values.py) made anew per replay; a hand-written training step
 captures the same way."""
 
+import gc
 import itertools
 
 import numpy as np
@@ -64,7 +65,7 @@ def test_fit_with_capture_gives_the_same_losses_and_weights_as_without(gpu, opti
     assert plain["loss"][-1] < plain["loss"][0]
 
 
-def test_fit_with_capture_keeps_memory_flat_and_gives_the_programs_back(gpu):
+def test_fit_with_capture_keeps_memory_flat_and_its_programs_for_the_next_fit_until_dispose(gpu):
     x, y = blobs(64, 3)
     pe.set_seed(0)
     model = pe.Sequential([L.Dense(8, activation="relu", input_shape=(6,)), L.Dense(3, activation="softmax")])
@@ -77,9 +78,38 @@ def test_fit_with_capture_keeps_memory_flat_and_gives_the_programs_back(gpu):
     assert counts[1:] == counts[:1] * 3
     slots = len(model.optimizer.variables)
     assert after.num_tensors == before.num_tensors + slots
-    assert pe.stats()["capture_programs"] == 0 and pe.stats()["capture_bytes"] == 0
+    kept = pe.stats()
+    assert kept["capture_programs"] == 1 and kept["capture_bytes"] > 0  # the training step's, for the next fit
+    allocated = []
+    for _ in range(3):  # every batch a replay: nothing recorded again, nothing more held
+        model.fit(x, y, batch_size=16, epochs=1, verbose=0, callbacks=[pe.callbacks.LeakMonitor()])
+        stats = pe.stats()
+        assert (stats["capture_programs"], stats["capture_bytes"]) == (1, kept["capture_bytes"])
+        allocated.append((pe.memory().num_tensors, pe.memory().num_bytes_in_gpu_allocated))
+    assert allocated == allocated[:1] * 3
+    assert pe.stats()["capture_replays"] - kept["capture_replays"] == 3 * 4
+    model.fit(x, y, batch_size=32, epochs=1, verbose=0)  # other batch shapes: the old program goes
+    assert pe.stats()["capture_programs"] == 1 and pe.stats()["capture_bytes"] != kept["capture_bytes"]
     model.optimizer.dispose()
     model.dispose()
+    assert pe.stats()["capture_programs"] == 0 and pe.stats()["capture_bytes"] == 0
+
+
+def test_a_model_that_goes_frees_the_programs_fit_kept(gpu):
+    x, y = blobs(64, 3)
+    model = pe.Sequential([L.Dense(8, activation="relu", input_shape=(6,)), L.Dense(3)])
+    model.compile(pe.optimizers.SGD(0.1), pe.losses.SparseCategoricalCrossentropy(from_logits=True))
+    model.fit(x, y, batch_size=16, epochs=2, verbose=0)
+    assert pe.stats()["capture_programs"] == 1
+    model.compile(pe.optimizers.SGD(0.1), pe.losses.SparseCategoricalCrossentropy(from_logits=True))
+    assert pe.stats()["capture_programs"] == 0  # compiled again: another step
+    model.fit(x, y, batch_size=16, epochs=2, verbose=0)
+    assert pe.stats()["capture_programs"] == 1
+    weights = model.weights
+    del model
+    gc.collect()
+    assert pe.stats()["capture_programs"] == 0 and pe.stats()["capture_bytes"] == 0
+    pe.dispose(weights)
 
 
 def test_a_replayed_step_is_one_submit_and_one_upload_per_fresh_value_it_reads(gpu):

@@ -305,22 +305,36 @@ def test_fit_with_adam_and_dropout_gives_the_same_history_and_weights_captured(n
                 history = model.fit(x, y, epochs=3, batch_size=16, seed=0, verbose=0, capture=capture, callbacks=[count])
             weights = [w.numpy() for w in model.weights]
             after = capture_stats()
+            # the next fits replay every batch with the programs the model kept: memory flat
+            kept = []
+            for _ in range(3):
+                with all_native():
+                    model.fit(x, y, epochs=1, batch_size=16, seed=0, verbose=0, capture=capture)
+                m = pe.memory()
+                kept.append([m.num_tensors, m.num_bytes, m.num_bytes_in_programs, capture_stats()["capture_programs"]])
+            replayed = capture_stats()["capture_replays"] - after["capture_replays"]
             model.optimizer.dispose(); model.dispose()
-            return history.history["loss"], weights, after["capture_replays"] - before["capture_replays"], tensors
+            gone = [pe.memory().num_bytes_in_programs, capture_stats()["capture_programs"]]
+            return (history.history["loss"], weights, after["capture_replays"] - before["capture_replays"], tensors,
+                    kept, replayed, gone)
 
-        (plain, plain_weights, _, _), (captured, weights, replays, tensors) = train(False), train(True)
+        plain, captured = train(False), train(True)
         await pe.set_backend("wasm", threads=1)
-        [plain, captured, all(np.array_equal(a, b) for a, b in zip(plain_weights, weights)), replays, tensors,
-         capture_stats()["capture_programs"]]
+        same = all(np.array_equal(a, b) for a, b in zip(plain[1], captured[1]))
+        [[r[0], None, *r[2:]] for r in (plain, captured)] + [same]
         """
     )
-    plain, captured, same_weights, replays, tensors, programs = result
-    assert captured == plain and plain[-1] < plain[0]
+    plain, (captured, _, replays, tensors, kept, replayed, gone), same_weights = result
+    assert captured == plain[0] and plain[0][-1] < plain[0][0]
     assert same_weights
     # 5 batches (4 of 16, 1 of 6) an epoch: 2 recordings (one per shape) and a first call that makes Adam's slots
     assert replays == 15 - 3
     assert len(set(tensors)) == 1, tensors
-    assert programs == 0  # fit disposes its programs
+    # the model keeps its 2 programs between fits: the next fits record nothing and hold no more; dispose frees them
+    assert kept[0][2] > 0 and kept[0][3] == 2 and kept == kept[:1] * 3, kept
+    assert replayed == 3 * 5
+    assert gone == [0, 0]
+    assert plain[4] == [kept[0][:2] + [0, 0]] * 3 and plain[5:] == [0, [0, 0]]  # uncaptured: nothing kept
 
 
 def test_the_optimizers_fused_updates_are_native_steps_through_the_programs_own_pointer_tables(node):
