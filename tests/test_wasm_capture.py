@@ -664,7 +664,7 @@ def test_fit_with_every_kernel_split_replays_one_threads_steps_bit_for_bit(node)
             def count(epoch, logs):
                 m, info = pe.memory(), pe.backend_info()
                 seen.append([m.num_tensors, m.num_bytes, m.num_bytes_in_programs, info["threads_memory_bytes"]])
-                split.append(capture_stats()["capture_split_steps"])  # fit disposes its programs at its end
+                split.append(capture_stats()["capture_split_steps"])
                 safe.append(held() if n == 2 else [True, True])
             saved = threads.MIN_WORK, threads.MIN_INTENSITY
             threads.MIN_WORK = threads.MIN_INTENSITY = 0
