@@ -339,8 +339,9 @@ def test_fit_with_adam_and_dropout_gives_the_same_history_and_weights_captured(n
 
 def test_the_optimizers_fused_updates_are_native_steps_through_the_programs_own_pointer_tables(node):
     """FusedElementwise passes its operands' addresses in a table (native.table): the program holds its own table of
-    its own arrays' addresses, so the update is a native step (the fit test above checks the weights bit for bit)."""
-    seen = node.run(
+    its own arrays' addresses, so the update is a native step, also for a weight below SMALL (a bias, a small
+    filter: numpy's kernel op by op, the module's while recorded), with the uncaptured fit's weights bit for bit."""
+    result = node.run(
         """
         from py_engine.backends.wasm import native
         from py_engine.backends.wasm.kernels.math import _fused
@@ -351,15 +352,19 @@ def test_the_optimizers_fused_updates_are_native_steps_through_the_programs_own_
                 steps = [s for s in p.steps if s[0] and any(c is native.exports.fused_elementwise for c, _ in s[1])]
                 seen.append([len(steps), sum(1 for s in p.steps if not s[0] and s[1] is _fused)])
 
-        x, y, model = cnn(pe.optimizers.Adam(0.01))
-        with all_native():
-            model.fit(x, y, epochs=1, batch_size=16, seed=0, verbose=0, capture=True,
+        weights = []
+        for capture in (False, True):
+            x, y, model = cnn(pe.optimizers.Adam(0.01))
+            model.fit(x, y, epochs=1, batch_size=16, seed=0, verbose=0, capture=capture,
                       callbacks=[pe.callbacks.LambdaCallback(on_batch_end=look)])
-        model.optimizer.dispose(); model.dispose()
-        sorted(set(map(tuple, seen)))
+            weights.append([w.numpy() for w in model.weights])
+            model.optimizer.dispose(); model.dispose()
+        [sorted(set(map(tuple, seen))), all(np.array_equal(a, b) for a, b in zip(*weights))]
         """
     )  # fmt: skip
+    seen, same = result
     assert seen == [[8, 0]]  # Adam's update of each of the 8 weights: a native step, none a kernel step
+    assert same
 
 
 def test_reading_back_inside_the_function_is_an_error_and_leaves_no_program(node):
