@@ -576,40 +576,6 @@ def test_a_value_two_split_steps_read_is_copied_into_the_pool_once_per_replay(no
     assert per_replay == [image + 2 * output] * 3, per_replay  # the input in once, both outputs out
 
 
-def test_an_elementwise_op_of_two_split_outputs_is_split_too_and_copies_nothing_in(node):
-    """A product of two convolutions' outputs (as a training step's activation gradient reads its layer's output and
-    the next layer's input gradient): both are in the pool already, so the op is a split step there and neither
-    convolution's output is copied out; one thread's results, bit for bit."""
-    node.run(SPLIT_MODEL)
-    result = node.run(
-        """
-        rng = np.random.default_rng(1)
-        x = pe.tensor(rng.standard_normal((2, 32, 32, 8)).astype(np.float32))
-        w1, w2 = (pe.tensor(rng.standard_normal((3, 3, 8, 16)).astype(np.float32)) for _ in range(2))
-        f = lambda t: pe.ops.conv2d(t, w1, 1, "same") * pe.ops.conv2d(t, w2, 1, "same")
-        await pe.set_backend("wasm", threads=1)
-        want = f(x).numpy()
-        await pe.set_backend("wasm", threads=2)
-        captured = pe.capture(f)
-        seen, per_replay = [], []
-        for _ in range(4):
-            before = copied()
-            y = captured(x)
-            per_replay.append(copied() - before)
-            seen.append(np.array_equal(y.numpy(), want))
-            y.dispose()
-        split = capture_stats()["capture_split_steps"]
-        captured.dispose(); pe.dispose([x, w1, w2])
-        await pe.set_backend("wasm", threads=1)
-        [seen, per_replay[1:], split]
-        """
-    )
-    seen, per_replay, split = result
-    assert seen == [True] * 4 and split == 3
-    image, output = 2 * 32 * 32 * 8 * 4, 2 * 32 * 32 * 16 * 4
-    assert per_replay == [image + output] * 3, per_replay  # the input in, the product out
-
-
 def test_a_pool_lost_during_a_replay_gives_the_replay_on_one_thread_and_records_again(node):
     node.run(SPLIT_MODEL)
     result = node.run(

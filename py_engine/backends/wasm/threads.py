@@ -31,8 +31,6 @@ MIN_WORK = 1 << 19
 # about 8 G/s, a copy 5 to 12 GB/s, so on 2 threads an op must save more kernel time (half of it) than its copies
 # cost. A 3x3 depthwise convolution (9 per output) pays when its input is the last op's output (only 4 bytes out).
 MIN_INTENSITY = 2
-# elements below which a same-shape elementwise op stays on the calling thread, even with its operands in the pool
-MIN_ELEMENTS = 1 << 15
 ARENA = 4096  # static/worker/wasm_pool.js: the control block comes first
 ALIGN = 16
 JOIN_TIMEOUT_MS = 10000  # a worker that has not finished its share by then is taken for dead
@@ -512,26 +510,7 @@ def worth(work, *arrays, kept=()):
     return pool
 
 
-def in_pool(*arrays):
-    """While a capture records: the running pool where every one of `arrays` is in its shared memory already (an
-    earlier split step's output, or a value another copied in), so an elementwise op on them (a few operations per
-    byte: never worth a copy) copies nothing in; else None."""
-    if pool is None or native.log is None or arrays[0].size < MIN_ELEMENTS:
-        return None
-    return pool if all(pool.resident(a) is not None for a in arrays) else None
-
-
 # ---- the threaded kernels: each returns its output, or None when the pool was lost (the caller then runs it) ----
-
-
-def binary(p, code, a, b, y):
-    """y = kernels/math.c binary(code, a, b) of same-shape operands in the shared memory (in_pool), split by
-    elements (each computed as on one thread: the same vector operation on the same lanes)."""
-    p.begin()
-    pa, pb, py = p.put(a), p.put(b), p.alloc(y.nbytes)
-    # binary(op, a, na, b, nb, out, n): elements e0 .. e1 at a + 4 e0, b + 4 e0, out + 4 e0, their count e1 - e0
-    args, first, last = (code, pa, 0, pb, 0, py, 0), (0, 4, -1, 4, -1, 4, -1), (0, 0, 1, 0, 1, 0, 1)
-    return p.get(py, y) if p.run("binary", y.size, args, first, last, multiple=4) else None
 
 
 def gemm(p, a, b, m, n, k, transposed_b, out, bias=None, activation=0, transposed_a=False):
