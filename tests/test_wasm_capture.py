@@ -543,39 +543,6 @@ def test_a_replay_on_two_threads_is_one_threads_and_copies_only_what_crosses_int
     assert gone == [0, True], "the program's shared blocks went back to the pool"
 
 
-def test_a_value_two_split_steps_read_is_copied_into_the_pool_once_per_replay(node):
-    """Two convolutions of one input (as a convolution and its filter's gradient read the same activation): the
-    second finds the first's copy of it in the pool (it stays there while the value lives), one thread's results."""
-    node.run(SPLIT_MODEL)
-    result = node.run(
-        """
-        rng = np.random.default_rng(0)
-        x = pe.tensor(rng.standard_normal((2, 32, 32, 8)).astype(np.float32))
-        w1, w2 = (pe.tensor(rng.standard_normal((3, 3, 8, 16)).astype(np.float32)) for _ in range(2))
-        f = lambda t: [pe.ops.conv2d(t, w1, 1, "same"), pe.ops.conv2d(t, w2, 1, "same")]
-        await pe.set_backend("wasm", threads=1)
-        want = [y.numpy() for y in f(x)]
-        await pe.set_backend("wasm", threads=2)
-        captured = pe.capture(f)
-        seen, per_replay = [], []
-        for _ in range(4):
-            before = copied()
-            ys = captured(x)
-            per_replay.append(copied() - before)
-            seen.append(all(np.array_equal(y.numpy(), v) for y, v in zip(ys, want)))
-            pe.dispose(ys)
-        split = capture_stats()["capture_split_steps"]
-        captured.dispose(); pe.dispose([x, w1, w2])
-        await pe.set_backend("wasm", threads=1)
-        [seen, per_replay[1:], split]
-        """
-    )
-    seen, per_replay, split = result
-    assert seen == [True] * 4 and split == 2
-    image, output = 2 * 32 * 32 * 8 * 4, 2 * 32 * 32 * 16 * 4
-    assert per_replay == [image + 2 * output] * 3, per_replay  # the input in once, both outputs out
-
-
 def test_a_pool_lost_during_a_replay_gives_the_replay_on_one_thread_and_records_again(node):
     node.run(SPLIT_MODEL)
     result = node.run(
@@ -607,6 +574,39 @@ def test_a_pool_lost_during_a_replay_gives_the_replay_on_one_thread_and_records_
         "thread"
     ), reason
     assert split_steps == 0
+
+
+def test_a_value_two_split_steps_read_is_copied_into_the_pool_once_per_replay(node):
+    """Two convolutions of one input (as a convolution and its filter's gradient read the same activation): the
+    second finds the first's copy of it in the pool (it stays there while the value lives), one thread's results."""
+    node.run(SPLIT_MODEL)
+    result = node.run(
+        """
+        rng = np.random.default_rng(0)
+        x = pe.tensor(rng.standard_normal((2, 32, 32, 8)).astype(np.float32))
+        w1, w2 = (pe.tensor(rng.standard_normal((3, 3, 8, 16)).astype(np.float32)) for _ in range(2))
+        f = lambda t: [pe.ops.conv2d(t, w1, 1, "same"), pe.ops.conv2d(t, w2, 1, "same")]
+        await pe.set_backend("wasm", threads=1)
+        want = [y.numpy() for y in f(x)]
+        await pe.set_backend("wasm", threads=2)
+        captured = pe.capture(f)
+        seen, per_replay = [], []
+        for _ in range(4):
+            before = copied()
+            ys = captured(x)
+            per_replay.append(copied() - before)
+            seen.append(all(np.array_equal(y.numpy(), v) for y, v in zip(ys, want)))
+            pe.dispose(ys)
+        split = capture_stats()["capture_split_steps"]
+        captured.dispose(); pe.dispose([x, w1, w2])
+        await pe.set_backend("wasm", threads=1)
+        [seen, per_replay[1:], split]
+        """
+    )
+    seen, per_replay, split = result
+    assert seen == [True] * 4 and split == 2
+    image, output = 2 * 32 * 32 * 8 * 4, 2 * 32 * 32 * 16 * 4
+    assert per_replay == [image + 2 * output] * 3, per_replay  # the input in once, both outputs out
 
 
 def test_fit_with_every_kernel_split_replays_one_threads_steps_bit_for_bit(node):
