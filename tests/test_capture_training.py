@@ -112,6 +112,37 @@ def test_a_model_that_goes_frees_the_programs_fit_kept(gpu):
     pe.dispose(weights)
 
 
+def test_fits_with_a_new_learning_rate_or_a_frozen_layer_between_them_train_as_uncaptured(gpu):
+    """The kept step reads the learning rate per replay (a fresh value); freezing a layer changes the trainable
+    weights, so the next fit records a step that leaves them alone (the old program is freed)."""
+
+    def train(capture):
+        x, y = blobs(64, 5)
+        pe.set_seed(0)
+        model = pe.Sequential([L.Dense(8, activation="relu", input_shape=(6,)), L.Dense(3)])
+        model.compile(pe.optimizers.SGD(0.1), pe.losses.SparseCategoricalCrossentropy(from_logits=True))
+        losses = model.fit(x, y, batch_size=16, epochs=2, verbose=0, capture=capture).history["loss"]
+        model.optimizer.learning_rate = 0.5
+        losses += model.fit(x, y, batch_size=16, epochs=2, verbose=0, capture=capture).history["loss"]
+        model.layers[0].trainable = False
+        frozen = model.layers[0].get_weights()
+        recorded = pe.stats()["capture_replays"]
+        losses += model.fit(x, y, batch_size=16, epochs=2, verbose=0, capture=capture).history["loss"]
+        replays, programs = pe.stats()["capture_replays"] - recorded, pe.stats()["capture_programs"]
+        kept = all(np.array_equal(a, b) for a, b in zip(frozen, model.layers[0].get_weights()))
+        weights = [w.numpy() for w in model.weights]
+        model.dispose()
+        return losses, weights, kept, replays, programs
+
+    plain, captured = train(False), train(True)
+    assert captured[0] == plain[0]
+    for a, b in zip(captured[1], plain[1]):
+        np.testing.assert_array_equal(a, b)
+    assert plain[2] and captured[2]  # the frozen layer's weights are unchanged
+    assert captured[3:] == (8 - 1, 1)  # the frozen fit's first batch records, the other 7 replay; one program held
+    assert pe.stats()["capture_programs"] == 0
+
+
 def test_a_replayed_step_is_one_submit_and_one_upload_per_fresh_value_it_reads(gpu):
     x, y = blobs(64, 4)
     pe.set_seed(0)
