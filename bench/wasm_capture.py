@@ -78,7 +78,7 @@ if __EFFICIENTNET__:
     cases["EfficientNet-Lite0 predict"] = (lambda: predict(classifier.predict), lambda: predict(captured_predict))
 
 cnn_x, cnn_y, cnn = small_cnn(256)
-def fit_step(capture):  # four steps an epoch: the first records, three replay
+def fit_step(capture):  # four steps an epoch; the model keeps its step's program between fits: only a round's first records
     return lambda: cnn.fit(cnn_x, cnn_y, batch_size=64, epochs=1, verbose=0, shuffle=False, capture=capture)
 cases["small CNN fit step (x4)"] = (fit_step(False), fit_step(True))
 """

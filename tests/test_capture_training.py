@@ -4,6 +4,7 @@ numbers that change per step (a schedule's learning rate, Adam's bias correction
 ENGINE.fresh_tensors values (engine/fresh_values.py) made anew per replay; a hand-written training step
 captures the same way."""
 
+import gc
 import itertools
 
 import numpy as np
@@ -64,7 +65,7 @@ def test_fit_with_capture_gives_the_same_losses_and_weights_as_without(gpu, opti
     assert plain["loss"][-1] < plain["loss"][0]
 
 
-def test_fit_with_capture_keeps_memory_flat_and_gives_the_programs_back(gpu):
+def test_fit_with_capture_keeps_memory_flat_and_its_programs_for_the_next_fit_until_dispose(gpu):
     x, y = blobs(64, 3)
     pe.set_seed(0)
     model = pe.Sequential([L.Dense(8, activation="relu", input_shape=(6,)), L.Dense(3, activation="softmax")])
@@ -77,9 +78,72 @@ def test_fit_with_capture_keeps_memory_flat_and_gives_the_programs_back(gpu):
     assert counts[1:] == counts[:1] * 3
     slots = len(model.optimizer.variables)
     assert after.num_tensors == before.num_tensors + slots
+    kept = pe.stats()
+    assert kept["capture_programs"] == 1 and kept["capture_bytes"] > 0  # the training step's, for the next fit
+    allocated = []
+    for _ in range(3):  # every batch a replay: nothing recorded again, nothing more held
+        model.fit(x, y, batch_size=16, epochs=1, verbose=0, callbacks=[pe.callbacks.LeakMonitor()])
+        stats = pe.stats()
+        assert (stats["capture_programs"], stats["capture_bytes"]) == (1, kept["capture_bytes"])
+        allocated.append((pe.memory().num_tensors, pe.memory().num_bytes_in_gpu_allocated))
+    assert allocated == allocated[:1] * 3
+    assert pe.stats()["capture_replays"] - kept["capture_replays"] == 3 * 4
+    model.fit(x, y, batch_size=32, epochs=1, verbose=0)  # other batch shapes: the old program goes
+    assert pe.stats()["capture_programs"] == 1 and pe.stats()["capture_bytes"] != kept["capture_bytes"]
+    model.optimizer.dispose()  # the program binds Adam's slots: it can never replay, so it goes now
     assert pe.stats()["capture_programs"] == 0 and pe.stats()["capture_bytes"] == 0
-    model.optimizer.dispose()
+    prediction = model.predict(x[:2])
+    assert prediction.shape == (2, 3)
+    prediction.dispose()
     model.dispose()
+
+
+def test_a_model_that_goes_frees_the_programs_fit_kept(gpu):
+    x, y = blobs(64, 3)
+    model = pe.Sequential([L.Dense(8, activation="relu", input_shape=(6,)), L.Dense(3)])
+    model.compile(pe.optimizers.SGD(0.1), pe.losses.SparseCategoricalCrossentropy(from_logits=True))
+    model.fit(x, y, batch_size=16, epochs=2, verbose=0)
+    assert pe.stats()["capture_programs"] == 1
+    model.compile(pe.optimizers.SGD(0.1), pe.losses.SparseCategoricalCrossentropy(from_logits=True))
+    assert pe.stats()["capture_programs"] == 0  # compiled again: another step
+    model.fit(x, y, batch_size=16, epochs=2, verbose=0)
+    assert pe.stats()["capture_programs"] == 1
+    weights = model.weights
+    del model
+    gc.collect()
+    assert pe.stats()["capture_programs"] == 0 and pe.stats()["capture_bytes"] == 0
+    pe.dispose(weights)
+
+
+def test_fits_with_a_new_learning_rate_or_a_frozen_layer_between_them_train_as_uncaptured(gpu):
+    """The kept step reads the learning rate per replay (a fresh value); freezing a layer changes the trainable
+    weights, so the next fit records a step that leaves them alone (the old program is freed)."""
+
+    def train(capture):
+        x, y = blobs(64, 5)
+        pe.set_seed(0)
+        model = pe.Sequential([L.Dense(8, activation="relu", input_shape=(6,)), L.Dense(3)])
+        model.compile(pe.optimizers.SGD(0.1), pe.losses.SparseCategoricalCrossentropy(from_logits=True))
+        losses = model.fit(x, y, batch_size=16, epochs=2, verbose=0, capture=capture).history["loss"]
+        model.optimizer.learning_rate = 0.5
+        losses += model.fit(x, y, batch_size=16, epochs=2, verbose=0, capture=capture).history["loss"]
+        model.layers[0].trainable = False
+        frozen = model.layers[0].get_weights()
+        recorded = pe.stats()["capture_replays"]
+        losses += model.fit(x, y, batch_size=16, epochs=2, verbose=0, capture=capture).history["loss"]
+        replays, programs = pe.stats()["capture_replays"] - recorded, pe.stats()["capture_programs"]
+        kept = all(np.array_equal(a, b) for a, b in zip(frozen, model.layers[0].get_weights()))
+        weights = [w.numpy() for w in model.weights]
+        model.dispose()
+        return losses, weights, kept, replays, programs
+
+    plain, captured = train(False), train(True)
+    assert captured[0] == plain[0]
+    for a, b in zip(captured[1], plain[1]):
+        np.testing.assert_array_equal(a, b)
+    assert plain[2] and captured[2]  # the frozen layer's weights are unchanged
+    assert captured[3:] == (8 - 1, 1)  # the frozen fit's first batch records, the other 7 replay; one program held
+    assert pe.stats()["capture_programs"] == 0
 
 
 def test_a_replayed_step_is_one_submit_and_one_upload_per_fresh_value_it_reads(gpu):

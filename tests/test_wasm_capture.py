@@ -305,28 +305,43 @@ def test_fit_with_adam_and_dropout_gives_the_same_history_and_weights_captured(n
                 history = model.fit(x, y, epochs=3, batch_size=16, seed=0, verbose=0, capture=capture, callbacks=[count])
             weights = [w.numpy() for w in model.weights]
             after = capture_stats()
+            # the next fits replay every batch with the programs the model kept: memory flat
+            kept = []
+            for _ in range(3):
+                with all_native():
+                    model.fit(x, y, epochs=1, batch_size=16, seed=0, verbose=0, capture=capture)
+                m = pe.memory()
+                kept.append([m.num_tensors, m.num_bytes, m.num_bytes_in_programs, capture_stats()["capture_programs"]])
+            replayed = capture_stats()["capture_replays"] - after["capture_replays"]
             model.optimizer.dispose(); model.dispose()
-            return history.history["loss"], weights, after["capture_replays"] - before["capture_replays"], tensors
+            gone = [pe.memory().num_bytes_in_programs, capture_stats()["capture_programs"]]
+            return (history.history["loss"], weights, after["capture_replays"] - before["capture_replays"], tensors,
+                    kept, replayed, gone)
 
-        (plain, plain_weights, _, _), (captured, weights, replays, tensors) = train(False), train(True)
+        plain, captured = train(False), train(True)
         await pe.set_backend("wasm", threads=1)
-        [plain, captured, all(np.array_equal(a, b) for a, b in zip(plain_weights, weights)), replays, tensors,
-         capture_stats()["capture_programs"]]
+        same = all(np.array_equal(a, b) for a, b in zip(plain[1], captured[1]))
+        [[r[0], None, *r[2:]] for r in (plain, captured)] + [same]
         """
     )
-    plain, captured, same_weights, replays, tensors, programs = result
-    assert captured == plain and plain[-1] < plain[0]
+    plain, (captured, _, replays, tensors, kept, replayed, gone), same_weights = result
+    assert captured == plain[0] and plain[0][-1] < plain[0][0]
     assert same_weights
     # 5 batches (4 of 16, 1 of 6) an epoch: 2 recordings (one per shape) and a first call that makes Adam's slots
     assert replays == 15 - 3
     assert len(set(tensors)) == 1, tensors
-    assert programs == 0  # fit disposes its programs
+    # the model keeps its 2 programs between fits: the next fits record nothing and hold no more; dispose frees them
+    assert kept[0][2] > 0 and kept[0][3] == 2 and kept == kept[:1] * 3, kept
+    assert replayed == 3 * 5
+    assert gone == [0, 0]
+    assert plain[4] == [kept[0][:2] + [0, 0]] * 3 and plain[5:] == [0, [0, 0]]  # uncaptured: nothing kept
 
 
 def test_the_optimizers_fused_updates_are_native_steps_through_the_programs_own_pointer_tables(node):
     """FusedElementwise passes its operands' addresses in a table (native.table): the program holds its own table of
-    its own arrays' addresses, so the update is a native step (the fit test above checks the weights bit for bit)."""
-    seen = node.run(
+    its own arrays' addresses, so the update is a native step, also for a weight below SMALL (a bias, a small
+    filter: numpy's kernel op by op, the module's while recorded), with the uncaptured fit's weights bit for bit."""
+    result = node.run(
         """
         from py_engine.backends.wasm import native
         from py_engine.backends.wasm.kernels.math import _fused
@@ -337,15 +352,19 @@ def test_the_optimizers_fused_updates_are_native_steps_through_the_programs_own_
                 steps = [s for s in p.steps if s[0] and any(c is native.exports.fused_elementwise for c, _ in s[1])]
                 seen.append([len(steps), sum(1 for s in p.steps if not s[0] and s[1] is _fused)])
 
-        x, y, model = cnn(pe.optimizers.Adam(0.01))
-        with all_native():
-            model.fit(x, y, epochs=1, batch_size=16, seed=0, verbose=0, capture=True,
+        weights = []
+        for capture in (False, True):
+            x, y, model = cnn(pe.optimizers.Adam(0.01))
+            model.fit(x, y, epochs=1, batch_size=16, seed=0, verbose=0, capture=capture,
                       callbacks=[pe.callbacks.LambdaCallback(on_batch_end=look)])
-        model.optimizer.dispose(); model.dispose()
-        sorted(set(map(tuple, seen)))
+            weights.append([w.numpy() for w in model.weights])
+            model.optimizer.dispose(); model.dispose()
+        [sorted(set(map(tuple, seen))), all(np.array_equal(a, b) for a, b in zip(*weights))]
         """
     )  # fmt: skip
+    seen, same = result
     assert seen == [[8, 0]]  # Adam's update of each of the 8 weights: a native step, none a kernel step
+    assert same
 
 
 def test_reading_back_inside_the_function_is_an_error_and_leaves_no_program(node):
@@ -557,6 +576,39 @@ def test_a_pool_lost_during_a_replay_gives_the_replay_on_one_thread_and_records_
     assert split_steps == 0
 
 
+def test_a_value_two_split_steps_read_is_copied_into_the_pool_once_per_replay(node):
+    """Two convolutions of one input (as a convolution and its filter's gradient read the same activation): the
+    second finds the first's copy of it in the pool (it stays there while the value lives), one thread's results."""
+    node.run(SPLIT_MODEL)
+    result = node.run(
+        """
+        rng = np.random.default_rng(0)
+        x = pe.tensor(rng.standard_normal((2, 32, 32, 8)).astype(np.float32))
+        w1, w2 = (pe.tensor(rng.standard_normal((3, 3, 8, 16)).astype(np.float32)) for _ in range(2))
+        f = lambda t: [pe.ops.conv2d(t, w1, 1, "same"), pe.ops.conv2d(t, w2, 1, "same")]
+        await pe.set_backend("wasm", threads=1)
+        want = [y.numpy() for y in f(x)]
+        await pe.set_backend("wasm", threads=2)
+        captured = pe.capture(f)
+        seen, per_replay = [], []
+        for _ in range(4):
+            before = copied()
+            ys = captured(x)
+            per_replay.append(copied() - before)
+            seen.append(all(np.array_equal(y.numpy(), v) for y, v in zip(ys, want)))
+            pe.dispose(ys)
+        split = capture_stats()["capture_split_steps"]
+        captured.dispose(); pe.dispose([x, w1, w2])
+        await pe.set_backend("wasm", threads=1)
+        [seen, per_replay[1:], split]
+        """
+    )
+    seen, per_replay, split = result
+    assert seen == [True] * 4 and split == 2
+    image, output = 2 * 32 * 32 * 8 * 4, 2 * 32 * 32 * 16 * 4
+    assert per_replay == [image + 2 * output] * 3, per_replay  # the input in once, both outputs out
+
+
 def test_fit_with_every_kernel_split_replays_one_threads_steps_bit_for_bit(node):
     """A captured training step on two threads (Adam, dropout; every convolution, pool, product and their gradients
     split, the thresholds at 0): one thread's losses and weights, bit for bit, with flat memory. The weights' kept
@@ -583,7 +635,7 @@ def test_fit_with_every_kernel_split_replays_one_threads_steps_bit_for_bit(node)
             def count(epoch, logs):
                 m, info = pe.memory(), pe.backend_info()
                 seen.append([m.num_tensors, m.num_bytes, m.num_bytes_in_programs, info["threads_memory_bytes"]])
-                split.append(capture_stats()["capture_split_steps"])  # fit disposes its programs at its end
+                split.append(capture_stats()["capture_split_steps"])
                 safe.append(held() if n == 2 else [True, True])
             saved = threads.MIN_WORK, threads.MIN_INTENSITY
             threads.MIN_WORK = threads.MIN_INTENSITY = 0

@@ -22,6 +22,7 @@ dropout's random draws) are fresh_tensors values (fresh_values.py), made anew be
 """
 
 import functools
+import weakref
 
 from ..errors import CaptureError, DeviceLostError
 from ..tensor import Tensor
@@ -64,7 +65,17 @@ class Capture:
             raise TypeError(f"capture takes a function of tensors, got {type(fn).__name__}")
         if type(max_programs) is not int or max_programs < 0:
             raise ValueError(f"capture: max_programs must be an int >= 0, got {max_programs!r}")
-        return CapturedFunction(self, fn, max_programs)
+        captured = CapturedFunction(self, fn, max_programs)
+        if "_captured" not in vars(self):
+            self._captured = weakref.WeakSet()  # the live captured functions
+        self._captured.add(captured)
+        return captured
+
+    def variable_disposed(self):
+        """A variable was disposed: the programs binding it can never replay again, so they go now rather than at
+        their function's next call (a model kept for predictions after its optimizer's slots were freed)."""
+        for captured in list(vars(self).get("_captured", ())):
+            captured._forget_unusable()
 
 
 class CapturedFunction:
@@ -92,11 +103,12 @@ class CapturedFunction:
             return self.fn(*inputs)
         return self._record(backend, signature, inputs)
 
-    def _forget_unusable(self, backend):
-        """Drop the programs of another device (a lost one, or a backend started afresh), and those binding a
-        variable that was assigned or disposed since (outside the function: loading weights, restoring the best)."""
+    def _forget_unusable(self, backend=None):
+        """Drop the programs binding a variable that was assigned or disposed since (outside the function: loading
+        weights, restoring the best), and with `backend` those of another device (a lost one, or a backend started
+        afresh)."""
         for signature, recorded in list(self._programs.items()):
-            if recorded.backend is not backend or not recorded.usable():
+            if (backend is not None and recorded.backend is not backend) or not recorded.usable():
                 recorded.program.release()
                 del self._programs[signature]
 

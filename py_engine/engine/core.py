@@ -109,9 +109,12 @@ class Engine(BackendRegistry, BufferAccounting, Scopes, Variables, Profiler, Lea
         if t._scope is not None:
             t._scope.tracked.pop(t.id, None)
             t._scope = None
-        if type(t) is Variable:
+        variable = type(t) is Variable
+        if variable:
             self.variables.pop(t.var_name, None)
         self.unref(buf)
+        if variable:  # the captured programs binding it go (engine/capture.py)
+            self.variable_disposed()
 
     def dispose(self, obj):
         for t in list(iter_tensors(obj)):

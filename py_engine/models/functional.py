@@ -278,7 +278,9 @@ class Model(WeightAccess, Trainable):
         super().set_weights(values)
 
     def dispose(self):
-        """Free the model's variables (its layers' weights and any folded ones); returns how many were freed."""
+        """Free the model's variables (its layers' weights and any folded ones) and fit's kept programs; returns how
+        many variables were freed."""
+        self._release_fit_steps()
         count = sum(layer.dispose() for layer in self.layers)
         if self._plan is not None:
             count += len(self._plan.variables)

@@ -7,6 +7,8 @@ weighted by batch size, and the NaN check are done on the host from that table, 
 overrides on_batch_end asks for per-batch logs, which costs one readback per batch.
 """
 
+import weakref
+
 import numpy as np
 
 from .. import ops
@@ -109,6 +111,7 @@ class Trainable:
     stop_training = False
     _compile_args = None
     _training_config = None
+    _fit_steps = None  # fit's captured steps, kept between fit calls (_KeptSteps)
 
     def compile(self, optimizer="rmsprop", loss=None, metrics=None):
         """Choose the optimizer (object or name), the loss (name, Loss or fn; one per output) and metrics.
@@ -120,6 +123,7 @@ class Trainable:
             raise ValueError(f"{self.name}.compile: give a loss, e.g. loss='categorical_crossentropy'")
         self.optimizer = optimizers_module.get(optimizer)
         self._compile_args, self._training_config = (loss, metrics), None
+        self._release_fit_steps()
         if self.outputs:
             self._training_config = TrainingConfig(self, self.optimizer, loss, metrics)
 
@@ -284,6 +288,8 @@ class Trainable:
         capture: on webgpu and wasm, the training (and validation) step is recorded once per batch shape with
         pe.capture and replayed for the other batches (one device call per step on webgpu, the recorded kernel
         calls on wasm) instead of Python per op, with the same results (the learning rate, Adam's bias corrections and dropout's draws are made per step).
+        The model keeps the programs for its next fit with the same batch shapes (model.dispose() or compile frees
+        them; pe.memory().num_bytes_in_programs counts them on wasm).
         capture=False runs every op from Python, as evaluate and train_on_batch do.
         """
         _check_int(batch_size, "batch_size", self.name, 1)
@@ -306,7 +312,10 @@ class Trainable:
             xs, ys, n = self._dataset(x, y, "fit")
             val = None if validation_data is None else self._dataset(*validation_data, "fit (validation_data)")
             rng = random_generator(seed)
-            steps = [_batch_step(step, len(xs), capture) for step in (self._train_step, self._test_step)]
+            if capture:
+                steps = self._kept_fit_steps(config, xs, ys, n, batch_size, val)
+            else:
+                steps = [_batch_step(step, len(xs)) for step in (self._train_step, self._test_step)]
             self.stop_training = False
             cbs.on_train_begin()
             try:
@@ -318,11 +327,26 @@ class Trainable:
                     if self.stop_training:
                         break
             finally:
-                for step in steps:
-                    if capture:
-                        step.dispose()
                 cbs.on_train_end()
         return history
+
+    def _kept_fit_steps(self, config, xs, ys, n, batch_size, val):
+        """fit's training and test steps, captured, as the last fit left them where they are still valid: the same
+        compile, trainable weights and batch shapes (the programs themselves are recorded again for another
+        backend or pool of threads, or weights assigned from outside, by pe.capture). A new one frees the old."""
+        batches = [(min(batch_size, count), count % batch_size) for count in [n] + ([val[2]] if val else [])]
+        signature = [(t.shape[1:], t.dtype) for t in xs + ys + (val[0] + val[1] if val else [])]
+        key = (config, self.optimizer, [id(v) for v in self.trainable_weights], batches, signature)
+        if self._fit_steps is None or self._fit_steps.key != key:
+            self._release_fit_steps()
+            self._fit_steps = _KeptSteps(self, key, len(xs))
+        return self._fit_steps.steps
+
+    def _release_fit_steps(self):
+        """Free fit's kept programs (compile, dispose, a fit whose steps differ)."""
+        if self._fit_steps is not None:
+            self._fit_steps.release()
+            self._fit_steps = None
 
     def _fit_epoch(self, config, epoch, steps, xs, ys, n, batch_size, order, val, cbs):
         """One epoch and its validation; the logs as floats, from one readback (plus one per batch if wanted)."""
@@ -352,7 +376,7 @@ class Trainable:
         config = self._compiled("evaluate", x)
         with ENGINE.scope("evaluate"):
             xs, ys, n = self._dataset(x, y, "evaluate")
-            table, sizes = self._run_epoch(_batch_step(self._test_step, len(xs), False), xs, ys, n, batch_size)
+            table, sizes = self._run_epoch(_batch_step(self._test_step, len(xs)), xs, ys, n, batch_size)
             values = _means(table.numpy(), sizes)
         if verbose:
             print(" - ".join(f"{k}: {v:.4g}" for k, v in zip(config.log_names, values)))
@@ -375,15 +399,37 @@ class Trainable:
         return _results(config, values, return_dict)
 
 
-def _batch_step(step, n_inputs, captured):
-    """step(inputs, targets) as a function of the batch's tensors, recorded by pe.capture when `captured` (a full
-    batch and the last, shorter one: two programs)."""
+def _batch_step(step, n_inputs):
+    """step(inputs, targets) as a function of the batch's tensors; `step` a method of the model, or a weak reference
+    to one (a kept step must not keep its model alive)."""
+    method = step if isinstance(step, weakref.WeakMethod) else lambda: step
 
     def batch_step(*batch):
-        return step(list(batch[:n_inputs]), list(batch[n_inputs:]))
+        return method()(list(batch[:n_inputs]), list(batch[n_inputs:]))
 
-    batch_step.__qualname__ = step.__qualname__
-    return ENGINE.capture(batch_step, max_programs=2) if captured else batch_step
+    batch_step.__qualname__ = method().__qualname__
+    return batch_step
+
+
+class _KeptSteps:
+    """A model's training and test steps recorded by pe.capture (a full batch and the last, shorter one: two
+    programs each), kept between fit calls under `key` (what they were made for): recording a step costs about as
+    much as a few replays of it, and a fit of a few batches would record again at every call. Freed by release(),
+    or when the model goes."""
+
+    def __init__(self, model, key, n_inputs):
+        self.key = key
+        self.steps = [
+            ENGINE.capture(_batch_step(weakref.WeakMethod(step), n_inputs), max_programs=2)
+            for step in (model._train_step, model._test_step)
+        ]
+        self.release = weakref.finalize(model, _dispose_steps, self.steps)  # once: by the model's end or a call
+        self.release.atexit = False  # the interpreter's end frees everything
+
+
+def _dispose_steps(steps):
+    for step in steps:
+        step.dispose()
 
 
 def _means(rows, sizes):

@@ -55,6 +55,14 @@ class Resident(NamedTuple):
     at: int  # its shared address
 
 
+def _owner(array):
+    """The array that owns `array`'s memory (itself, or the base of the view it is): while it lives, no other array
+    is made at that address."""
+    while isinstance(array.base, np.ndarray):
+        array = array.base
+    return array
+
+
 def _panels_bytes(k, n):
     """Bytes of B (k x n) in the GEMM's packed panels: n rounded up to 8 columns."""
     return -(-n // 8) * 8 * k * 4
@@ -216,7 +224,7 @@ class Pool:
         """While recording: the engine let go of `array` (no later op reads it), so the block of its split op's
         output serves later ops, as a pool would hand out a freed intermediate's buffer."""
         hit = self.recorded.get(array.__array_interface__["data"][0])
-        if hit is not None and hit.array() is array:
+        if hit is not None and (hit.array() is array or hit.array() is _owner(array)):  # an output, a value copied in
             del self.recorded[hit.source]
             self._spare([(hit.at, -(-hit.nbytes // ALIGN) * ALIGN)])
 
@@ -267,6 +275,11 @@ class Pool:
         source = native.address(array, array.size, dtype)
         if dtype == I32 and native.log is not None:  # shape parameters: copied in once, when recorded
             at = self._block(array.nbytes)
+        elif native.log is not None and of is None and not array.flags.writeable:
+            # a value (a tensor's array) a later split op of the recording may read too (a convolution's input, its
+            # filter's gradient): its copy stays, as an output does, until the engine lets go of the value
+            at = self._reused(array.nbytes)
+            self.recorded[source] = Resident(weakref.ref(_owner(array)), source, array.nbytes, at)
         else:
             at = self.alloc(array.nbytes, local=True)
         self._do(self.copy_in, at, source, array.nbytes, host=1, of=of)

@@ -11,8 +11,18 @@ register_kernel("Transpose", "numpy", lambda x, perm: np.transpose(x, perm))
 register_kernel("Concat", "numpy", lambda *xs, axis: np.concatenate(xs, axis))
 register_kernel("Slice", "numpy", lambda x, begin, size: x[tuple(slice(b, b + s) for b, s in zip(begin, size))])
 register_kernel("Tile", "numpy", lambda x, reps: np.tile(x, reps))
-register_kernel("Pad", "numpy", lambda x, paddings, constant_value: np.pad(x, paddings, constant_values=constant_value))
 register_kernel("Reverse", "numpy", lambda x, axis: np.flip(x, axis))
+
+
+def _pad(x, paddings, constant_value):
+    """np.pad's constant padding written out: np.pad's own checks and per-axis passes took 0.2 ms on a row of fit's
+    epoch table in Pyodide, as long as a small step's kernels."""
+    out = np.full([d + before + after for d, (before, after) in zip(x.shape, paddings)], constant_value, x.dtype)
+    out[tuple(slice(before, before + d) for d, (before, _) in zip(x.shape, paddings))] = x
+    return out
+
+
+register_kernel("Pad", "numpy", _pad)
 
 
 def _gather(x, indices, axis, batch_dims):
