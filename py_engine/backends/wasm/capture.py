@@ -309,7 +309,8 @@ class KernelRecording(CaptureRecording):
 
 def _unheld(log, outputs, actions):
     """A step's outputs and actions with _Recorded in place of its outputs and allocations (but the constants the
-    program keeps: shape parameters); the pointers keep their offsets."""
+    program keeps: shape parameters); the pointers keep their offsets. No closure here refers to itself: a cycle would
+    keep the step's log, and its arrays, until Python's collector ran."""
     recorded = {}
 
     def of(array):
@@ -320,30 +321,33 @@ def _unheld(log, outputs, actions):
         return recorded[id(array)]
 
     allocated = {id(a) for a in log.allocations} | {id(o) for _, o, _ in outputs}
-
-    def source(pointer):
-        kind, *rest = pointer.source
-        if kind == "table":
-            return _Pointer(("table", rest[0], [source(entry) for entry in rest[1]]), pointer.offset)
-        if kind in ("alloc", "packed") and id(rest[0]) in allocated:
-            return _Pointer((kind, of(rest[0])), pointer.offset)
-        return pointer
-
     outputs = [(key, of(handle), of(allocation)) for key, handle, allocation in outputs]
     if actions is None:
         return outputs, None
     unheld = []
     for action in actions:
         if action[0] == "call":
-            args = [source(a) if isinstance(a, _Pointer) else a for a in action[2]]
-            uploaded = source(action[3]) if isinstance(action[3], _Pointer) else action[3]
+            args = [_unheld_pointer(a, of, allocated) if isinstance(a, _Pointer) else a for a in action[2]]
+            uploaded = action[3]
+            uploaded = _unheld_pointer(uploaded, of, allocated) if isinstance(uploaded, _Pointer) else uploaded
             unheld.append(("call", action[1], args, uploaded))
         elif action[0] == "zero":
             unheld.append(("zero", of(action[1])))
         else:
             _, b, packed, layout = action
-            unheld.append(("pack", source(b), of(packed) if id(packed) in allocated else packed, layout))
+            packed = of(packed) if id(packed) in allocated else packed  # a weight's panels are its own: kept
+            unheld.append(("pack", _unheld_pointer(b, of, allocated), packed, layout))
     return outputs, unheld
+
+
+def _unheld_pointer(pointer, of, allocated):
+    """`pointer` with _Recorded in place of the step's array it points into (a table's entries too)."""
+    kind, *rest = pointer.source
+    if kind == "table":
+        return _Pointer(("table", rest[0], [_unheld_pointer(e, of, allocated) for e in rest[1]]), pointer.offset)
+    if kind in ("alloc", "packed") and id(rest[0]) in allocated:
+        return _Pointer((kind, of(rest[0])), pointer.offset)
+    return pointer
 
 
 def _allocation(log, array):
