@@ -13,6 +13,7 @@ import math
 
 import numpy as np
 
+from .. import dtypes
 from .errors import ModelLoadError
 
 DEFAULT_SHARD_BYTES = 4 * 1024 * 1024
@@ -169,12 +170,6 @@ def _whole(shard):
     return data
 
 
-def widen_float16(stored):
-    """A float16 array's values as float32 (numpy's astype); the wasm backend puts its module's SIMD pass here, the
-    same bits (backends/wasm/kernels/math.py)."""
-    return stored.astype(np.float32)
-
-
 def _dequantized(spec, stored):
     """A weight's values from its stored array, as TF.js's decodeWeight computes them: v * scale + min (in double,
     rounded half up for int32), float16 widened."""
@@ -182,7 +177,7 @@ def _dequantized(spec, stored):
     if quantization is None:
         return stored
     if quantization["dtype"] == "float16":
-        return widen_float16(stored)
+        return dtypes.widen_float16(stored)
     values = stored * float(quantization["scale"]) + float(quantization["min"])
     # an array even for a scalar weight (numpy's arithmetic on a 0-d array gives a scalar)
     return np.asarray((np.floor(values + 0.5) if dtype == DTYPES["int32"] else values).astype(dtype))

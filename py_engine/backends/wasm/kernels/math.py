@@ -15,7 +15,7 @@ import math
 
 import numpy as np
 
-from ....io import weights_manifest
+from .... import dtypes
 from ....kernel_registry import register_kernel
 from ...numpy.kernels import math as numpy_math
 from .. import native
@@ -156,7 +156,7 @@ def widen_float16(x):
     return out
 
 
-weights_manifest.widen_float16 = widen_float16  # a graph model's float16 weights, loaded on any backend
+dtypes.widen_float16 = widen_float16  # a graph model's float16 weights, loaded on any backend
 
 for _name in BINARY:
     register_kernel(_name, "wasm", _binary(_name))
