@@ -58,3 +58,10 @@ def upcast(a, b):
 
 def is_float(dtype):
     return dtype == float32
+
+
+def widen_float16(values):
+    """A float16 array's values as float32 (every half is one exactly): numpy's astype. TF.js's float16-quantized
+    weights are widened here as a model loads; the wasm backend puts its module's SIMD pass in its place, which gives
+    the same bits (backends/wasm/kernels/math.py), where numpy in Pyodide converts one value at a time."""
+    return values.astype(np.float32)

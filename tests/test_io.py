@@ -444,18 +444,19 @@ def test_tfjs_saved_model_loads(tmp_path):
     model.dispose()
 
 
-def test_browser_branch_fetches_relative_urls_with_pyfetch(saved, monkeypatch):
-    """In Pyodide, URLs (relative ones too) go through pyodide.http.pyfetch: exercised here with a stand-in."""
+def test_browser_branch_fetches_relative_urls_with_the_browsers_fetch(saved, monkeypatch):
+    """In Pyodide, URLs (relative ones too) go through the browser's fetch (js.fetch): exercised here with a
+    stand-in."""
     folder, _, want = saved
     requested = []
 
-    class Response:
+    class Response:  # what the loader uses of a JS Response
         def __init__(self, data):
             self.ok = data is not None
             self.data = data if self.ok else b'{"error": "no such file", "status": 404}'  # as app/ answers
-            self.status, self.status_text = (200, "OK") if self.ok else (404, "Not Found")
+            self.status, self.statusText = (200, "OK") if self.ok else (404, "Not Found")
 
-            # the JS Response: its body's stream gives the bytes in two chunks (one when short), Uint8Arrays' proxies
+            # its body's stream gives the bytes in two chunks (one when short), Uint8Arrays' proxies
             half = len(self.data) // 2
             chunks = [self.data[:half], self.data[half:]] if half else [self.data]
             parts = [types.SimpleNamespace(done=False, value=Uint8Array(c)) for c in chunks]
@@ -464,12 +465,10 @@ def test_browser_branch_fetches_relative_urls_with_pyfetch(saved, monkeypatch):
             async def read():
                 return parts.pop(0)
 
-            self.js_response = types.SimpleNamespace(
-                body=types.SimpleNamespace(getReader=lambda: types.SimpleNamespace(read=read))
-            )
+            self.body = types.SimpleNamespace(getReader=lambda: types.SimpleNamespace(read=read))
 
-        async def bytes(self):
-            return self.data
+        async def arrayBuffer(self):  # the JS name
+            return Uint8Array(self.data)
 
     class Uint8Array:  # what the loader uses of one: its length, set() to join chunks, to_bytes()
         def __init__(self, data):
@@ -485,18 +484,14 @@ def test_browser_branch_fetches_relative_urls_with_pyfetch(saved, monkeypatch):
         def to_bytes(self):
             return bytes(self.data)
 
-    async def pyfetch(url):
+    async def fetch_url(url):
         requested.append(url)
         path = os.path.join(folder, url.removeprefix("models/convnet/"))
         return Response(pathlib.Path(path).read_bytes() if os.path.exists(path) else None)
 
-    http_module = types.ModuleType("pyodide.http")
-    http_module.pyfetch = pyfetch
-    monkeypatch.setitem(sys.modules, "pyodide", types.ModuleType("pyodide"))
-    monkeypatch.setitem(sys.modules, "pyodide.http", http_module)
     # a page served over plain HTTP from another host has no WebCrypto: the shards are hashed with hashlib
     js = types.ModuleType("js")
-    js.Uint8Array = Uint8Array
+    js.Uint8Array, js.fetch = Uint8Array, fetch_url
     monkeypatch.setitem(sys.modules, "js", js)
     monkeypatch.setattr(fetch, "IN_BROWSER", True)
     loaded = load("models/convnet")

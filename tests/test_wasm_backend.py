@@ -361,6 +361,30 @@ def test_casts_to_float32_round_as_numpys(node):
     assert differ == []
 
 
+def test_float16_weights_widen_to_numpys_float32_bits(node):
+    """kernels/math.c's f16_to_f32, which a graph model's float16 weights go through as it loads (dtypes.widen_float16):
+    every one of the 65536 halves (zeros, subnormals, infinities, NaNs with their payloads) gives numpy's astype's
+    bits, over vector and tail lengths and at an odd address (a weight after a uint8 one in a shard)."""
+    differ = node.run(
+        """
+        from py_engine import dtypes
+        from py_engine.backends.wasm import native
+        assert await pe.set_backend("wasm")
+        assert native.exports is not None and dtypes.widen_float16.__module__.endswith("wasm.kernels.math")
+        every = np.arange(65536, dtype=np.uint32).astype(np.uint16).view(np.float16)
+        raw = np.empty(2 * every.size + 1, np.uint8)
+        odd = raw[1:].view(np.float16)
+        odd[:] = every
+        cases = {"every half": every, "at an odd address": odd, "tail": every[3:12], "one": every[31745:31746],
+                 "shaped": every[:4096].reshape(8, 16, 32)}
+        [name for name, x in cases.items()
+         if not (dtypes.widen_float16(x).view(np.uint32) == x.astype(np.float32).view(np.uint32)).all()
+         or dtypes.widen_float16(x).shape != x.shape]
+        """
+    )  # fmt: skip
+    assert differ == []
+
+
 def test_max_pooling_lets_a_nan_win_as_numpy_does(node):
     """The max pool's taps use a pseudo-max and a NaN test (kernels/nn.c max_or_nan): a NaN anywhere in a window,
     inside the image or on its border, on the 3x3 fast path or not, gives NaN there, as numpy's kernel."""

@@ -1,7 +1,8 @@
 """Reading model.json and its shards, several at once: from a folder or file path, file:// or http(s)://.
 
 In CPython, files and URLs (urllib) are read in the event loop's thread pool; in Pyodide (the browser)
-URLs, relative ones included, go through pyodide.http.pyfetch. Errors name the file at fault.
+URLs, relative ones included, go through the browser's fetch, called directly: pyodide.http, which would wrap it,
+costs 7-11 ms to import in a fresh page, more than model.json's request. Errors name the file at fault.
 """
 
 import asyncio
@@ -78,7 +79,7 @@ class Location:
         # while Python goes on (hashlib in Pyodide took 100 ms for EfficientNet-Lite0's 18.8 MB of shards).
         if IN_BROWSER:  # no threads there: the browser fetches, and Pyodide's file system is in memory
             if self.remote:
-                return await _pyfetch(target, what, sha256, in_js)
+                return await _browser_fetch(target, what, sha256, in_js)
             return _hashed(_read_file(target, what), sha256)
         reader = _read_url if self.remote else _read_file
         return await asyncio.get_running_loop().run_in_executor(None, lambda: _hashed(reader(target, what), sha256))
@@ -136,17 +137,17 @@ class JsBody:
         self._data.subarray(start, start + dest.size).assign_to(dest)
 
 
-async def _pyfetch(url, what, sha256, in_js=False):
+async def _browser_fetch(url, what, sha256, in_js=False):
     import js  # only in the browser
-    from pyodide.http import pyfetch
 
     try:
-        response = await pyfetch(url)
+        response = await js.fetch(url)
     except Exception as e:  # a network error surfaces as a JS exception
         raise ModelLoadError(f"{what} could not be fetched from {url}: {e}") from None
     if not response.ok:
-        raise _http_error(what, url, response.status, response.status_text, (await response.bytes())[:MAX_ERROR_BODY])
-    data = await _body(response.js_response, what, url)
+        said = (await response.arrayBuffer()).to_bytes()[:MAX_ERROR_BODY]
+        raise _http_error(what, url, response.status, response.statusText, said)
+    data = await _body(response, what, url)
     subtle = getattr(getattr(js, "crypto", None), "subtle", None)  # WebCrypto exists in secure contexts only
     if sha256 and subtle is None:
         return _hashed(data.to_bytes(), sha256)

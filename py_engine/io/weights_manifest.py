@@ -13,6 +13,7 @@ import math
 
 import numpy as np
 
+from .. import dtypes
 from .errors import ModelLoadError
 
 DEFAULT_SHARD_BYTES = 4 * 1024 * 1024
@@ -176,7 +177,7 @@ def _dequantized(spec, stored):
     if quantization is None:
         return stored
     if quantization["dtype"] == "float16":
-        return stored.astype(np.float32)
+        return dtypes.widen_float16(stored)
     values = stored * float(quantization["scale"]) + float(quantization["min"])
     # an array even for a scalar weight (numpy's arithmetic on a 0-d array gives a scalar)
     return np.asarray((np.floor(values + 0.5) if dtype == DTYPES["int32"] else values).astype(dtype))

@@ -1,6 +1,6 @@
 // Files the worker will ask for, downloaded while the page boots and held in memory until it does: the worker's
-// fetch() answers the first GET of a held URL with the held bytes (Pyodide's pyfetch, so py_engine's loader, and
-// Pyodide's own loadPackage go through it); later requests go to the network as before. The bytes are the server's,
+// fetch() answers the first GET of a held URL with the held bytes (py_engine's loader and Pyodide's own loadPackage
+// call it); later requests go to the network as before. The bytes are the server's,
 // checked as any fetched ones. A prefetch that fails holds nothing: the worker's own request then meets the error.
 //
 // - The default classifier's files: model.json, its weight shards, labels.json and metadata.json of the folder

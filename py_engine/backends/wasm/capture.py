@@ -34,6 +34,7 @@ How a recording becomes a program:
 """
 
 import types
+import weakref
 
 import numpy as np
 
@@ -114,6 +115,18 @@ class _Pointer:
         self.source, self.offset = source, offset
 
 
+class _Recorded:
+    """An intermediate the recording saw, as the program's layout needs it: its shape, dtype and bytes, not its memory.
+    Holding the arrays themselves kept every intermediate alive until the recording ended, so none of their memory
+    served a later op as it does op by op: Pyodide's heap grew by all of them, each page written for the first time
+    (centernet's warm-up: 52 -> 389 MB)."""
+
+    __slots__ = ("dtype", "nbytes", "shape")
+
+    def __init__(self, array):
+        self.shape, self.dtype, self.nbytes = array.shape, array.dtype, array.nbytes
+
+
 class _Step:
     __slots__ = ("actions", "attrs", "dims", "fn", "keys", "outputs", "split")
 
@@ -133,6 +146,9 @@ class KernelRecording(CaptureRecording):
         self.name, self.backend = name, backend
         self.n_inputs = len(inputs)
         self.keys = {id(h): ("in", i) for i, h in enumerate(inputs)}  # id(array) -> its value's key
+        # a step's output is held as _Recorded: its array lives while the engine holds it (two tensors may share it), and
+        # its id is its key's while it does
+        self.alive = {}  # id(array) -> a weak reference to a step's output
         self.value_at = {_at(h) for h in inputs}  # addresses of its values' arrays (not bound ones)
         self.arrays = {("in", i): h for i, h in enumerate(inputs)}  # value key -> its array when recorded
         self.steps = []
@@ -159,19 +175,24 @@ class KernelRecording(CaptureRecording):
         results = [own(o, fn, self.backend) for o in raw]
         keys = [self._key(h) for h, _, _ in inputs]
         outputs = []
-        for o, (handle, *_) in zip(raw, results):
-            key = ("slot", len(self.arrays))
-            self.keys[id(handle)], self.arrays[key] = key, handle
+        for k, (o, (handle, *_)) in enumerate(zip(raw, results)):
+            key = ("slot", len(self.arrays) + k)
+            self.keys[id(handle)], self.alive[id(handle)] = key, weakref.ref(handle)
             self.value_at.add(_at(handle))
             outputs.append((key, handle, _allocation(log, o)))
         actions = self._native(log, [h for h, _, _ in inputs], keys, outputs)
         dims = [None if h.shape == d else d for h, d, _ in inputs]
         split = any(a[0] == "pool" for a in log.actions)
+        outputs, actions = _unheld(log, outputs, actions)
+        for key, recorded, _ in outputs:
+            self.arrays[key] = recorded
         self.steps.append(_Step(fn, keys, dims, attrs, outputs, actions, split))
         return results, multi
 
     def _key(self, array):
         key = self.keys.get(id(array))
+        if key is not None and key[0] == "slot" and self.alive[id(array)]() is not array:
+            key = None  # a freed output's id, now another array's
         if key is None:  # read from outside the function: a weight, a constant, a variable
             key = ("bound", id(array))
             self.keys[id(array)], self.arrays[key] = key, array
@@ -263,7 +284,7 @@ class KernelRecording(CaptureRecording):
     # ---- afterwards -------------------------------------------------------------------------------------------
 
     def drop(self):
-        self.steps, self.arrays, self.keys = [], {}, {}
+        self.steps, self.arrays, self.keys, self.alive = [], {}, {}, {}
         if self.pool is not None and self.pool is threads.pool:
             self.pool.let_go(*self.pool.hand_over())
 
@@ -284,6 +305,49 @@ class KernelRecording(CaptureRecording):
         except BaseException:
             self.drop()  # the blocks its split steps took go back to the pool
             raise
+
+
+def _unheld(log, outputs, actions):
+    """A step's outputs and actions with _Recorded in place of its outputs and allocations (but the constants the
+    program keeps: shape parameters); the pointers keep their offsets. No closure here refers to itself: a cycle would
+    keep the step's log, and its arrays, until Python's collector ran."""
+    recorded = {}
+
+    def of(array):
+        if array is None or id(array) in log.constants:
+            return array
+        if id(array) not in recorded:
+            recorded[id(array)] = _Recorded(array)
+        return recorded[id(array)]
+
+    allocated = {id(a) for a in log.allocations} | {id(o) for _, o, _ in outputs}
+    outputs = [(key, of(handle), of(allocation)) for key, handle, allocation in outputs]
+    if actions is None:
+        return outputs, None
+    unheld = []
+    for action in actions:
+        if action[0] == "call":
+            args = [_unheld_pointer(a, of, allocated) if isinstance(a, _Pointer) else a for a in action[2]]
+            uploaded = action[3]
+            uploaded = _unheld_pointer(uploaded, of, allocated) if isinstance(uploaded, _Pointer) else uploaded
+            unheld.append(("call", action[1], args, uploaded))
+        elif action[0] == "zero":
+            unheld.append(("zero", of(action[1])))
+        else:
+            _, b, packed, layout = action
+            packed = of(packed) if id(packed) in allocated else packed  # a weight's panels are its own: kept
+            unheld.append(("pack", _unheld_pointer(b, of, allocated), packed, layout))
+    return outputs, unheld
+
+
+def _unheld_pointer(pointer, of, allocated):
+    """`pointer` with _Recorded in place of the step's array it points into (a table's entries too)."""
+    kind, *rest = pointer.source
+    if kind == "table":
+        return _Pointer(("table", rest[0], [_unheld_pointer(e, of, allocated) for e in rest[1]]), pointer.offset)
+    if kind in ("alloc", "packed") and id(rest[0]) in allocated:
+        return _Pointer((kind, of(rest[0])), pointer.offset)
+    return pointer
 
 
 def _allocation(log, array):

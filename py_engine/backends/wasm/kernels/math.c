@@ -1,4 +1,5 @@
-// Elementwise ops: binary with broadcasting, unary, equality, casts to float32, and the optimizers' fused programs.
+// Elementwise ops: binary with broadcasting, unary, equality, casts to float32 (float16 too), and the optimizers' fused
+// programs.
 
 #include "simd.h"
 
@@ -145,6 +146,38 @@ EXPORT(to_f32)(const void *x, int from_bytes, f32 *out, int n) {
     wasm_v128_store(out + i + 12, wasm_f32x4_convert_u32x4(wasm_u32x4_extend_high_u16x8(hi)));
   }
   for (; i < n; i++) out[i] = (f32)xb[i];
+}
+
+// out[i] = x[i], a float16 (IEEE half) widened to float32, exactly and as numpy's astype: every half is a float32. Its
+// bits shifted into a float32's place (exponent and mantissa, 13 bits up) are that value times 2^-112, subnormal
+// halves included, so one product by 2^112 rescales them; infinities and NaNs (exponent all ones) keep their
+// mantissa under an all-ones exponent; the sign is put back last. A quantized graph model's weights (TF.js's
+// float16 shards): numpy's astype converts one value at a time.
+EXPORT(f16_to_f32)(const unsigned short *x, f32 *out, int n) {
+  const v128_t magnitude = wasm_i32x4_splat(0x7fff), exponent = wasm_i32x4_splat(0x7f800000);
+  const v128_t infinite = wasm_i32x4_splat(0x7c00 - 1), scale = wasm_f32x4_splat(0x1p112f);
+  int i = 0;
+  for (; i + 8 <= n; i += 8) {
+    v128_t h = wasm_v128_load(x + i);
+    v128_t halves[2] = {wasm_u32x4_extend_low_u16x8(h), wasm_u32x4_extend_high_u16x8(h)};
+    for (int k = 0; k < 2; k++) {
+      v128_t em = wasm_v128_and(halves[k], magnitude);
+      v128_t shifted = wasm_i32x4_shl(em, 13);
+      v128_t finite = wasm_f32x4_mul(shifted, scale);
+      v128_t special = wasm_i32x4_gt(em, infinite);  // exponent all ones: infinity or NaN
+      v128_t value = wasm_v128_bitselect(wasm_v128_or(shifted, exponent), finite, special);
+      v128_t sign = wasm_i32x4_shl(wasm_v128_andnot(halves[k], magnitude), 16);
+      wasm_v128_store(out + i + 4 * k, wasm_v128_or(value, sign));
+    }
+  }
+  for (; i < n; i++) {
+    unsigned em = x[i] & 0x7fffu, bits = em << 13;
+    union { unsigned u; f32 f; } v = {bits};
+    if (em > 0x7c00u - 1) v.u = bits | 0x7f800000u;
+    else v.f *= 0x1p112f;
+    v.u |= (unsigned)(x[i] & 0x8000u) << 16;
+    out[i] = v.f;
+  }
 }
 
 // ---- fused elementwise programs (py_engine/ops/elementwise_rules.py: the optimizers' update rules, hard-swish) ---------

@@ -1,6 +1,7 @@
 """Elementwise kernels on the SIMD module: binary ops with a scalar or a repeated trailing block (a bias), unary ops,
 the activations' gradients, Equal of same-shape float32 arrays (numpy's bool bytes), casts of int32 and bool arrays
-to float32 (rounded as numpy's astype), and ops.elementwise_rules's programs (the optimizers' update rules) in one pass.
+to float32 (rounded as numpy's astype), float16 weights widened to float32 as a model loads, and
+ops.elementwise_rules's programs (the optimizers' update rules) in one pass.
 
 Small arrays run the numpy kernels: below SMALL elements the checks and the call cost more than the loop saves.
 While a capture records them they take the module's path too (`runs_numpy`): a replay's native step costs the call
@@ -14,12 +15,14 @@ import math
 
 import numpy as np
 
+from .... import dtypes
 from ....kernel_registry import register_kernel
 from ...numpy.kernels import math as numpy_math
 from .. import native
 from ..native import F32, I32, address
 from ..op_codes import ACTIVATION_GRAD, BINARY, FUSED, FUSED_CHUNK, UNARY
 
+F16 = np.dtype("<f2")
 SMALL = 4096
 SIGMOID = UNARY["Sigmoid"]
 
@@ -142,6 +145,18 @@ def _cast(x, dtype):
     native.exports.to_f32(address(x, x.size, x.dtype), int(from_bytes), address(out, x.size), x.size)
     return out
 
+
+def widen_float16(x):
+    """A float16 array's values as float32, the bits numpy's astype gives (every half is a float32): one SIMD pass on
+    the module where it runs (numpy in Pyodide converts one value at a time), else numpy's astype."""
+    if native.exports is None or not x.flags.c_contiguous:
+        return x.astype(F32)
+    out = np.empty(x.shape, F32)
+    native.exports.f16_to_f32(address(x, x.size, F16), address(out, x.size), x.size)
+    return out
+
+
+dtypes.widen_float16 = widen_float16  # a graph model's float16 weights, loaded on any backend
 
 for _name in BINARY:
     register_kernel(_name, "wasm", _binary(_name))
