@@ -554,13 +554,15 @@ def test_pooling_and_its_gradients_agree(node, op, h, w, c, size, strides, paddi
 @FAST
 @given(
     op=st.sampled_from(["add", "sub", "mul", "div", "maximum", "minimum", "squared_difference"]),
-    shape=st.lists(st.integers(1, 23), min_size=1, max_size=3), other=st.sampled_from(["same", "scalar", "row"]),
-    seed=st.integers(0, 2**16),
+    shape=st.lists(st.integers(1, 23), min_size=1, max_size=3),
+    other=st.sampled_from(["same", "scalar", "row", "outer", "outer, the row first"]), seed=st.integers(0, 2**16),
 )  # fmt: skip
-def test_binary_ops_with_a_scalar_or_a_bias_agree(node, op, shape, other, seed):
+def test_binary_ops_with_a_scalar_a_bias_or_an_outer_broadcast_agree(node, op, shape, other, seed):
     shape = tuple(shape)
-    b = {"same": shape, "scalar": (), "row": shape[-1:]}[other]
-    _agree(node, _spec(op, seed, [shape, b], {}, lambda *_: shape, grad=False), backends=("numpy",))
+    column, row = shape[:-1] + (1,), shape[-1:]  # an outer broadcast: (..., 1) against (J,)
+    a, b = {"same": (shape, shape), "scalar": (shape, ()), "row": (shape, row), "outer": (column, row),
+            "outer, the row first": (row, column)}[other]  # fmt: skip
+    _agree(node, _spec(op, seed, [a, b], {}, lambda *_: shape, grad=False), backends=("numpy",))
 
 
 @FAST

@@ -161,10 +161,14 @@ def test_small_elementwise_ops_and_a_mean_are_native_steps_replayed_bit_for_bit(
         rng = np.random.default_rng(1)
         x = pe.tensor(rng.standard_normal((1, 32, 32, 8)).astype(np.float32))
         b = pe.tensor(rng.standard_normal(8).astype(np.float32))
+        column = pe.tensor(rng.standard_normal((5, 1)).astype(np.float32))
+        image = pe.tensor(rng.standard_normal((1, 5, 3, 3)).astype(np.float32))
+        channels = pe.tensor(rng.standard_normal(3).astype(np.float32))
 
         def squeeze_excite(t):  # a global average pool, then ops on 8 values: far below math.SMALL
             s = pe.relu(pe.mean(t, axis=(1, 2), keepdims=True) * 2.0 + b)
-            return pe.sqrt(pe.abs(s - b)) / 3.0, pe.sigmoid(s)
+            # and an outer broadcast (a column against a row), a row of 3 repeated (an image's channels)
+            return pe.sqrt(pe.abs(s - b)) / 3.0, pe.sigmoid(s), column - b, image * channels
 
         with uncaptured():
             want = [y.numpy() for y in squeeze_excite(x)]
@@ -176,15 +180,16 @@ def test_small_elementwise_ops_and_a_mean_are_native_steps_replayed_bit_for_bit(
             same.append([bool(np.array_equal(y.numpy(), w)) for y, w in zip(ys, want)])
             pe.dispose(ys)
         after = capture_stats()
-        captured.dispose(); x.dispose(); b.dispose()
+        captured.dispose(); pe.dispose([x, b, column, image, channels])
         [same, after["capture_native_steps"] - before["capture_native_steps"],
          after["capture_kernel_steps"] - before["capture_kernel_steps"]]
         """
     )
     same, native_steps, kernel_steps = result
-    assert same == [[True, True]] * 3
-    # mean (sum and division), multiply, add, relu, subtract, abs, sqrt, divide, sigmoid: the module's, on 8 values
-    assert (native_steps, kernel_steps) == (9, 0)
+    assert same == [[True] * 4] * 3
+    # mean (sum and division), multiply, add, relu, subtract, abs, sqrt, divide, sigmoid: the module's, on 8 values;
+    # the outer subtract and the multiply by channels: the module's too
+    assert (native_steps, kernel_steps) == (11, 0)
 
 
 @pytest.mark.parametrize("name", ["movenet-lightning", "blazeface"])

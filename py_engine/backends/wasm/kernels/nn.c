@@ -258,35 +258,50 @@ INLINE void depthwise_four(const f32 *image, const f32 *w, int W, int C, int KW,
   wasm_v128_store(dst + 3 * C, activate(a3, act));
 }
 
-// A 3x3 filter's outputs ow0 .. ow1 of one row whose windows lie inside the image (C a multiple of 4), 4 channels
-// at a time: the channels' 9 taps stay in registers along the row, one output per step (its 9 loads and
+// A 3x3 filter's outputs ow0 .. ow1 of one row whose windows lie inside the image, channels c .. c+4 (C at least 4): the channels' 9 taps stay in registers along the row, one output per step (its 9 loads and
 // multiply-adds, then the store). The caller gives 16 outputs at a time, so the input pixels the channel groups
 // share stay in L1 from one group to the next (a whole row of 128 channels did not). x0: the windows' top input row.
+INLINE void depthwise_row3x3_group(const f32 *x0, const f32 *w, int W, int C, int sw, int dw, int dh, int pl, int ow0,
+                                   int ow1, const f32 *bias, int act, f32 *row, int c) {
+  long d = (long)dw * C, r = (long)dh * W * C, step = (long)sw * C;
+  const f32 *t = w + c;
+  f32x4 w00 = wasm_v128_load(t), w01 = wasm_v128_load(t + C), w02 = wasm_v128_load(t + 2 * C);
+  f32x4 w10 = wasm_v128_load(t + 3 * C), w11 = wasm_v128_load(t + 4 * C), w12 = wasm_v128_load(t + 5 * C);
+  f32x4 w20 = wasm_v128_load(t + 6 * C), w21 = wasm_v128_load(t + 7 * C), w22 = wasm_v128_load(t + 8 * C);
+  f32x4 b = bias ? wasm_v128_load(bias + c) : wasm_f32x4_splat(0.0f);
+  const f32 *p = x0 + (long)(ow0 * sw - pl) * C + c;
+  f32 *dst = row + (long)ow0 * C + c;
+#pragma clang loop unroll(disable)
+  for (int ow = ow0; ow < ow1; ow++, p += step, dst += C) {
+    f32x4 a = mul_add(wasm_v128_load(p), w00, b);  // the taps in depthwise_four's order: the same sums
+    a = mul_add(wasm_v128_load(p + d), w01, a);
+    a = mul_add(wasm_v128_load(p + 2 * d), w02, a);
+    a = mul_add(wasm_v128_load(p + r), w10, a);
+    a = mul_add(wasm_v128_load(p + r + d), w11, a);
+    a = mul_add(wasm_v128_load(p + r + 2 * d), w12, a);
+    a = mul_add(wasm_v128_load(p + 2 * r), w20, a);
+    a = mul_add(wasm_v128_load(p + 2 * r + d), w21, a);
+    a = mul_add(wasm_v128_load(p + 2 * r + 2 * d), w22, a);
+    wasm_v128_store(dst, activate(a, act));
+  }
+}
+
+// Channels c .. c+4 in groups, and where C is not a multiple of 4 (C >= 4) a last group C-4 .. C overlapping the one
+// before: its channels are computed twice in the same order, so the same values. (A loop whose step picks the last
+// group ran the whole-channel case up to 15% slower in V8's code.)
+#define CHANNEL_GROUPS(C, group)             \
+  {                                          \
+    for (int c = 0; c + 4 <= (C); c += 4)    \
+      group;                                 \
+    if ((C) % 4) {                           \
+      int c = (C) - 4;                       \
+      group;                                 \
+    }                                        \
+  }
+
 INLINE void depthwise_row3x3(const f32 *x0, const f32 *w, int W, int C, int sw, int dw, int dh, int pl, int ow0,
                              int ow1, const f32 *bias, int act, f32 *row) {
-  long d = (long)dw * C, r = (long)dh * W * C, step = (long)sw * C;
-  for (int c = 0; c < C; c += 4) {
-    const f32 *t = w + c;
-    f32x4 w00 = wasm_v128_load(t), w01 = wasm_v128_load(t + C), w02 = wasm_v128_load(t + 2 * C);
-    f32x4 w10 = wasm_v128_load(t + 3 * C), w11 = wasm_v128_load(t + 4 * C), w12 = wasm_v128_load(t + 5 * C);
-    f32x4 w20 = wasm_v128_load(t + 6 * C), w21 = wasm_v128_load(t + 7 * C), w22 = wasm_v128_load(t + 8 * C);
-    f32x4 b = bias ? wasm_v128_load(bias + c) : wasm_f32x4_splat(0.0f);
-    const f32 *p = x0 + (long)(ow0 * sw - pl) * C + c;
-    f32 *dst = row + (long)ow0 * C + c;
-#pragma clang loop unroll(disable)
-    for (int ow = ow0; ow < ow1; ow++, p += step, dst += C) {
-      f32x4 a = mul_add(wasm_v128_load(p), w00, b);  // the taps in depthwise_four's order: the same sums
-      a = mul_add(wasm_v128_load(p + d), w01, a);
-      a = mul_add(wasm_v128_load(p + 2 * d), w02, a);
-      a = mul_add(wasm_v128_load(p + r), w10, a);
-      a = mul_add(wasm_v128_load(p + r + d), w11, a);
-      a = mul_add(wasm_v128_load(p + r + 2 * d), w12, a);
-      a = mul_add(wasm_v128_load(p + 2 * r), w20, a);
-      a = mul_add(wasm_v128_load(p + 2 * r + d), w21, a);
-      a = mul_add(wasm_v128_load(p + 2 * r + 2 * d), w22, a);
-      wasm_v128_store(dst, activate(a, act));
-    }
-  }
+  CHANNEL_GROUPS(C, depthwise_row3x3_group(x0, w, W, C, sw, dw, dh, pl, ow0, ow1, bias, act, row, c))
 }
 
 // out[N, OH, OW, C] = act(depthwise(x, w) + bias), output rows first .. last of the N * OH (a thread of the pool
@@ -299,7 +314,7 @@ EXPORT(depthwise)(const f32 *x, int first, int last, const int *s, const f32 *w,
   // than the padded start allows: C's division truncates toward zero, so a negative `last` is tested first)
   int last_in = W - 1 - (KW - 1) * dw + pl, inner0 = (pl + sw - 1) / sw, inner1 = last_in < 0 ? 0 : last_in / sw + 1;
   if (inner1 > OW) inner1 = OW;
-  if (C % 4 || inner1 < inner0) inner0 = inner1 = 0;
+  if (C < 4 || inner1 < inner0) inner0 = inner1 = 0;
   for (int r = first; r < last; r++) {
     int n = r / OH, oh = r % OH;
     const f32 *image = x + (long)n * H * W * C;
@@ -315,9 +330,9 @@ EXPORT(depthwise)(const f32 *x, int first, int last, const int *s, const f32 *w,
         ow = inner1;
       }
       for (; ow + 4 <= inner1; ow += 4)
-        for (int c = 0; c < C; c += 4)
-          depthwise_four(image + c, w + c, W, C, KW, sw, dw, ih0, dh, kh0, kh1, ow * sw - pl,
-                         bias ? wasm_v128_load(bias + c) : wasm_f32x4_splat(0.0f), act, row + (long)ow * C + c);
+        CHANNEL_GROUPS(C, depthwise_four(image + c, w + c, W, C, KW, sw, dw, ih0, dh, kh0, kh1, ow * sw - pl,
+                                         bias ? wasm_v128_load(bias + c) : wasm_f32x4_splat(0.0f), act,
+                                         row + (long)ow * C + c))
       for (int o = 0; o < OW; o++) {
         if (o >= inner0 && o < ow) continue;  // done four at a time above
         int iw0 = o * sw - pl, kw0 = first_tap(iw0, dw), kw1 = end_tap(iw0, dw, KW, W);
