@@ -73,7 +73,7 @@ def test_conformance_suite_passes_with_every_kernel_native(node):
 # the rest runs numpy's kernels on the same arrays. A kernel moving between the lists is a deliberate change: update
 # this list with it.
 NATIVE = {
-    "Abs", "ActivationGrad", "Add", "AvgPool", "BatchMatMul", "Cast", "Concat", "Conv2D", "Conv2DBackpropFilter",
+    "Abs", "ActivationGrad", "Add", "ArgMax", "AvgPool", "BatchMatMul", "Cast", "Concat", "Conv2D", "Conv2DBackpropFilter",
     "Conv2DBackpropInput", "CropAndResize", "DepthwiseConv2dNative", "DepthwiseConv2dNativeBackpropFilter",
     "DepthwiseConv2dNativeBackpropInput", "Equal", "FusedConv2D", "FusedDepthwiseConv2D", "FusedElementwise", "MaxPool",
     "MaxPoolGrad", "Maximum", "Mean", "Minimum", "Mul", "Neg", "RealDiv", "Relu", "Relu6", "ResizeBilinear", "Sigmoid",
@@ -329,6 +329,38 @@ def test_equal_compares_as_numpy_does(node):
             native = await outputs("wasm")
         [name for (name, _, _), w, g, n in zip(cases, want, got, native)
          if not (w.dtype == g.dtype == n.dtype == bool and np.array_equal(w, g) and np.array_equal(w, n))]
+        """
+    )  # fmt: skip
+    assert differ == []
+
+
+def test_argmax_finds_numpys_indices(node):
+    """kernels/reduce.c's arg_max: ties (the first wins, -0 and +0 equal), NaNs (the first NaN wins), every axis, an
+    inner length below 4, a multiple of 4 and neither (its last group of 4 overlaps), on the module and (small) on
+    numpy; a flattened argmax stays numpy's."""
+    differ = node.run(
+        """
+        rng = np.random.default_rng(9)
+        cases = []
+        for shape in ((64, 80), (2304, 17), (3, 37, 5), (4096,), (1, 48, 48, 17), (5, 3)):
+            x = rng.integers(-2, 3, shape).astype(np.float32)
+            flat = x.reshape(-1)
+            flat[::13], flat[::29] = -0.0, 0.0
+            cases += [(f"{shape} axis {axis}", x, axis) for axis in range(len(shape))]
+            flat[::31] = np.nan
+            cases += [(f"{shape} NaN axis {axis}", x.copy(), axis) for axis in range(len(shape))]
+        cases.append(("flattened", rng.standard_normal((64, 80)).astype(np.float32), None))
+
+        async def outputs(backend):
+            assert await pe.set_backend(backend)
+            return [pe.argmax(pe.tensor(x), axis).numpy() for _, x, axis in cases]
+
+        want = await outputs("numpy")
+        got = await outputs("wasm")
+        with all_native():
+            native = await outputs("wasm")
+        [name for (name, _, _), w, g, n in zip(cases, want, got, native)
+         if not (w.dtype == g.dtype == n.dtype and np.array_equal(w, g) and np.array_equal(w, n))]
         """
     )  # fmt: skip
     assert differ == []
