@@ -122,7 +122,7 @@ def _fused(*arrays, program):
     tensors = arrays[: program.tensors]
     compiled = _compiled(program)
     shape = tensors[0].shape
-    if compiled is None or tensors[0].size < SMALL or any(t.dtype != F32 or t.shape != shape for t in tensors):
+    if compiled is None or runs_numpy(tensors[0].size) or any(t.dtype != F32 or t.shape != shape for t in tensors):
         return numpy_math.fused_elementwise(*arrays, program=program)
     steps, outputs = (native.ints(codes) for codes in compiled)  # each call's own: a captured step's constants
     n = tensors[0].size
