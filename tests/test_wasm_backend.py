@@ -366,6 +366,39 @@ def test_argmax_finds_numpys_indices(node):
     assert differ == []
 
 
+def test_top_k_finds_numpys_values_and_indices(node):
+    """kernels/reduce.c's top_k_rows: a detector's scores (mostly zeros, where blocks of 16 below the k-th are skipped
+    whole), ties (by index, -0 and +0 equal), NaNs (after every number, also where fewer than k are numbers), rows
+    of 16n and other lengths, on the module and (small) on numpy."""
+    differ = node.run(
+        """
+        rng = np.random.default_rng(10)
+        cases = []
+        for shape, k in (((1, 20480), 100), ((3, 4099), 7), ((2, 37), 5), ((5000,), 1), ((64, 64), 64)):
+            x = np.where(rng.random(shape) < 0.05, rng.random(shape), 0).astype(np.float32)
+            x.reshape(-1)[::17] = -0.0
+            cases.append((f"{shape} k {k}", x.copy(), k))
+            x.reshape(-1)[::3] = np.round(x.reshape(-1)[::3] * 4) / 4  # ties
+            x.reshape(-1)[::11] = np.nan
+            cases.append((f"{shape} k {k} ties, NaN", x.copy(), k))
+            x[..., : shape[-1] - k // 2] = np.nan  # fewer than k numbers in a row
+            cases.append((f"{shape} k {k} mostly NaN", x, k))
+
+        async def outputs(backend):
+            assert await pe.set_backend(backend)
+            return [[t.numpy() for t in pe.top_k(pe.tensor(x), k)] for _, x, k in cases]
+
+        want = await outputs("numpy")
+        got = await outputs("wasm")
+        with all_native():
+            native = await outputs("wasm")
+        same = lambda a, b: all(np.array_equal(p, q, equal_nan=True) and p.dtype == q.dtype for p, q in zip(a, b))
+        [name for (name, _, _), w, g, n in zip(cases, want, got, native) if not (same(w, g) and same(w, n))]
+        """
+    )  # fmt: skip
+    assert differ == []
+
+
 def test_casts_to_float32_round_as_numpys(node):
     """kernels/math.c's to_f32: int32 (beyond 2^24, where rounding shows) and bool arrays, vector and tail lengths,
     on the module and (small) on numpy; every other cast stays numpy's."""

@@ -92,7 +92,26 @@ EXPORT(top_k_rows)(const f32 *x, int rows, int n, int k, int *values, int *indic
     int *heap = indices + (long)r * k;
     for (int i = 0; i < k; i++) heap[i] = i;
     for (int i = k / 2 - 1; i >= 0; i--) sift_down(row, heap, k, i);
-    for (int i = k; i < n; i++) {
+    int i = k;
+    // 16 values at a time while the heap's last is a number: none greater, none enters (an equal one comes later, a
+    // NaN after every number), so the block is skipped whole (a detector's scores, mostly below the k-th)
+    while (i + 16 <= n && row[heap[0]] == row[heap[0]]) {
+      f32x4 last = wasm_f32x4_splat(row[heap[0]]);
+      const f32 *p = row + i;
+      v128_t greater = wasm_v128_or(
+          wasm_v128_or(wasm_f32x4_gt(wasm_v128_load(p), last), wasm_f32x4_gt(wasm_v128_load(p + 4), last)),
+          wasm_v128_or(wasm_f32x4_gt(wasm_v128_load(p + 8), last), wasm_f32x4_gt(wasm_v128_load(p + 12), last)));
+      if (wasm_v128_any_true(greater)) {
+        for (int end = i + 16; i < end; i++)
+          if (before(row, i, heap[0])) {
+            heap[0] = i;
+            sift_down(row, heap, k, 0);
+          }
+      } else {
+        i += 16;
+      }
+    }
+    for (; i < n; i++) {
       if (before(row, i, heap[0])) {
         heap[0] = i;
         sift_down(row, heap, k, 0);
