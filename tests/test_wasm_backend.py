@@ -579,6 +579,9 @@ def test_fused_conv2d_and_its_gradients_agree(node, n, h, w, c, out, k, strides,
 )  # fmt: skip
 # an image narrower than the window: no output's window lies inside the width (the 3x3 path took one that did not)
 @example(h=4, w=2, c=4, k=3, strides=2, padding="same", activation="linear", seed=0)
+# the border's 16 channels at a time, then a group of 4 overlapping the one before (18 channels), and a 5x5 window
+@example(h=5, w=9, c=18, k=3, strides=1, padding="same", activation="relu6", seed=1)
+@example(h=7, w=9, c=16, k=5, strides=2, padding=1, activation="linear", seed=2)
 def test_fused_depthwise_conv2d_and_its_gradients_agree(node, h, w, c, k, strides, padding, activation, seed):
     kwargs = {"activation": activation, "strides": strides, "padding": padding}
     shape = _conv_out(np.empty((1, h, w, c)), np.empty((k, k)), strides, padding, 1, c)

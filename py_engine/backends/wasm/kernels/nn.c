@@ -337,7 +337,30 @@ EXPORT(depthwise)(const f32 *x, int first, int last, const int *s, const f32 *w,
         if (o >= inner0 && o < ow) continue;  // done four at a time above
         int iw0 = o * sw - pl, kw0 = first_tap(iw0, dw), kw1 = end_tap(iw0, dw, KW, W);
         f32 *dst = row + (long)o * C;
-        for (int c = 0; c < C; c += 4) {
+        int c = 0;
+        // 16 channels at a time (their loads at constant offsets from one address, four sums in flight): the
+        // border's pixels, a third of a 12x12 image's (movenet's 12x12x384 0.76x, 6x6x960 0.68x of 4 at a time)
+        for (; c + 16 <= C; c += 16) {
+          f32x4 zero = wasm_f32x4_splat(0.0f);
+          f32x4 a0 = bias ? wasm_v128_load(bias + c) : zero, a1 = bias ? wasm_v128_load(bias + c + 4) : zero;
+          f32x4 a2 = bias ? wasm_v128_load(bias + c + 8) : zero, a3 = bias ? wasm_v128_load(bias + c + 12) : zero;
+          for (int kh = kh0; kh < kh1; kh++) {
+            const f32 *xrow = image + ((long)(ih0 + kh * dh) * W + iw0) * C + c;
+            const f32 *wrow = w + (long)kh * KW * C + c;
+            for (int kw = kw0; kw < kw1; kw++) {
+              const f32 *xp = xrow + (long)kw * dw * C, *wp = wrow + kw * C;
+              a0 = mul_add(wasm_v128_load(xp), wasm_v128_load(wp), a0);
+              a1 = mul_add(wasm_v128_load(xp + 4), wasm_v128_load(wp + 4), a1);
+              a2 = mul_add(wasm_v128_load(xp + 8), wasm_v128_load(wp + 8), a2);
+              a3 = mul_add(wasm_v128_load(xp + 12), wasm_v128_load(wp + 12), a3);
+            }
+          }
+          wasm_v128_store(dst + c, activate(a0, act));
+          wasm_v128_store(dst + c + 4, activate(a1, act));
+          wasm_v128_store(dst + c + 8, activate(a2, act));
+          wasm_v128_store(dst + c + 12, activate(a3, act));
+        }
+        for (; c < C; c += 4) {
           int lanes = C - c < 4 ? C - c : 4;
           f32x4 acc = bias ? load_partial(bias + c, lanes) : wasm_f32x4_splat(0.0f);
           for (int kh = kh0; kh < kh1; kh++) {
