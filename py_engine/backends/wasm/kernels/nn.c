@@ -258,9 +258,10 @@ INLINE void depthwise_four(const f32 *image, const f32 *w, int W, int C, int KW,
   wasm_v128_store(dst + 3 * C, activate(a3, act));
 }
 
-// A 3x3 filter's outputs ow0 .. ow1 of one row whose windows lie inside the image, channels c .. c+4 (C at least 4): the channels' 9 taps stay in registers along the row, one output per step (its 9 loads and
-// multiply-adds, then the store). The caller gives 16 outputs at a time, so the input pixels the channel groups
-// share stay in L1 from one group to the next (a whole row of 128 channels did not). x0: the windows' top input row.
+// A 3x3 filter's outputs ow0 .. ow1 of one row whose windows lie inside the image, channels c .. c+4 (C at least 4):
+// the channels' 9 taps stay in registers along the row, one output per step (its 9 loads and multiply-adds, then the
+// store). The caller gives 16 outputs at a time, so the input pixels the channel groups share stay in L1 from one group
+// to the next (a whole row of 128 channels did not). x0: the windows' top input row.
 INLINE void depthwise_row3x3_group(const f32 *x0, const f32 *w, int W, int C, int sw, int dw, int dh, int pl, int ow0,
                                    int ow1, const f32 *bias, int act, f32 *row, int c) {
   long d = (long)dw * C, r = (long)dh * W * C, step = (long)sw * C;

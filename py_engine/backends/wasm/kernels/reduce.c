@@ -51,7 +51,8 @@ EXPORT(arg_max)(const f32 *x, int outer, int n, int inner, int *out) {
       v128_t at = wasm_i32x4_splat(0);
       for (int i = 1; i < n; i++) {
         f32x4 v = wasm_v128_load(x + (long)i * inner + j);
-        v128_t takes = wasm_v128_or(wasm_f32x4_gt(v, best), wasm_v128_andnot(wasm_f32x4_ne(v, v), wasm_f32x4_ne(best, best)));
+        v128_t nan = wasm_v128_andnot(wasm_f32x4_ne(v, v), wasm_f32x4_ne(best, best));  // a first NaN
+        v128_t takes = wasm_v128_or(wasm_f32x4_gt(v, best), nan);
         best = wasm_v128_bitselect(v, best, takes);
         at = wasm_v128_bitselect(wasm_i32x4_splat(i), at, takes);
       }
