@@ -158,13 +158,24 @@ def test_a_layers_models_predict_replays_bit_for_bit_with_flat_memory_and_dispos
 def test_small_elementwise_ops_and_a_mean_are_native_steps_replayed_bit_for_bit(node):
     result = node.run(
         """
+        from py_engine.ops import elementwise_rules as rules
         rng = np.random.default_rng(1)
         x = pe.tensor(rng.standard_normal((1, 32, 32, 8)).astype(np.float32))
         b = pe.tensor(rng.standard_normal(8).astype(np.float32))
+        column = pe.tensor(rng.standard_normal((5, 1)).astype(np.float32))
+        image = pe.tensor(rng.standard_normal((1, 5, 3, 3)).astype(np.float32))
+        channels = pe.tensor(rng.standard_normal(3).astype(np.float32))
+
+        def hard_sigmoid(x, three, sixth):  # an elementwise chain on 8 values, as a graph model's squeeze-excite gate
+            return rules.relu6(x + three) * sixth
+
+        constants = pe.tensor(np.array([3, 1 / 6], np.float32))
 
         def squeeze_excite(t):  # a global average pool, then ops on 8 values: far below math.SMALL
             s = pe.relu(pe.mean(t, axis=(1, 2), keepdims=True) * 2.0 + b)
-            return pe.sqrt(pe.abs(s - b)) / 3.0, pe.sigmoid(s)
+            # and an outer broadcast (a column against a row), a row of 3 repeated (an image's channels), a fused chain
+            gate, = rules.fuse_elementwise(hard_sigmoid, [s], constants)
+            return pe.sqrt(pe.abs(s - b)) / 3.0, pe.sigmoid(s), column - b, image * channels, gate
 
         with uncaptured():
             want = [y.numpy() for y in squeeze_excite(x)]
@@ -176,15 +187,16 @@ def test_small_elementwise_ops_and_a_mean_are_native_steps_replayed_bit_for_bit(
             same.append([bool(np.array_equal(y.numpy(), w)) for y, w in zip(ys, want)])
             pe.dispose(ys)
         after = capture_stats()
-        captured.dispose(); x.dispose(); b.dispose()
+        captured.dispose(); pe.dispose([x, b, column, image, channels, constants])
         [same, after["capture_native_steps"] - before["capture_native_steps"],
          after["capture_kernel_steps"] - before["capture_kernel_steps"]]
         """
     )
     same, native_steps, kernel_steps = result
-    assert same == [[True, True]] * 3
-    # mean (sum and division), multiply, add, relu, subtract, abs, sqrt, divide, sigmoid: the module's, on 8 values
-    assert (native_steps, kernel_steps) == (9, 0)
+    assert same == [[True] * 5] * 3
+    # mean (sum and division), multiply, add, relu, subtract, abs, sqrt, divide, sigmoid, the fused chain: the
+    # module's, on 8 values; the outer subtract and the multiply by channels: the module's too
+    assert (native_steps, kernel_steps) == (12, 0)
 
 
 def test_the_recording_holds_no_intermediate_so_its_memory_serves_later_ops(node):

@@ -63,6 +63,11 @@ def reduce_sum(x, axis, keepdims):
     return np.add.reduce(x, axis, _acc(x), keepdims=keepdims)
 
 
+def arg_max(x, axis):
+    """The first index of the largest value along `axis` (None: into the flattened x); a NaN counts as the largest."""
+    return np.argmax(x, axis=axis)
+
+
 # ufunc.reduce, not np.sum & co (here and above): their NaN/overflow warnings would come from numpy's own modules,
 # which the backend's warning filter (for its kernel modules) does not cover.
 register_kernel("Sum", "numpy", reduce_sum)
@@ -72,7 +77,7 @@ register_kernel("Max", "numpy", lambda x, axis, keepdims: np.maximum.reduce(x, a
 register_kernel("Min", "numpy", lambda x, axis, keepdims: np.minimum.reduce(x, axis, keepdims=keepdims))
 register_kernel("All", "numpy", lambda x, axis, keepdims: np.logical_and.reduce(x, axis, keepdims=keepdims))
 register_kernel("Any", "numpy", lambda x, axis, keepdims: np.logical_or.reduce(x, axis, keepdims=keepdims))
-register_kernel("ArgMax", "numpy", lambda x, axis: np.argmax(x, axis=axis))
+register_kernel("ArgMax", "numpy", arg_max)
 register_kernel("ArgMin", "numpy", lambda x, axis: np.argmin(x, axis=axis))
 register_kernel("Softmax", "numpy", _softmax)
 register_kernel("Cumsum", "numpy", _scan(np.add))

@@ -41,8 +41,20 @@ EXPORT(gemm)(const f32 *a, int sai, int sak, const f32 *bp, f32 *c, int ldc, int
       int rows = M - i < 4 ? M - i : 4;
       for (int p = p0; p < p1; p++) {
         int j0 = p * 8, cols = N - j0 < 8 ? N - j0 : 8;
-        gemm_tile(a + (long)i * sai, sai, sak, 0, bp + (long)j0 * K, c + (long)i * ldc + j0, ldc, K, rows, cols,
-                  bias ? bias + j0 : 0, res ? res + (long)i * ldc + j0 : 0, act);
+        const f32 *ai = a + (long)i * sai, *bj = bp + (long)j0 * K, *biasj = bias ? bias + j0 : 0;
+        f32 *cij = c + (long)i * ldc + j0;
+        // a whole tile with no residual: the epilogue's shape and activation are constants of its own copy of the
+        // tile (no test per row, per column half, per vector): 1x1 convolutions with K 16-24, Node: 5-10% faster
+        if (rows == 4 && cols == 8 && !res) {
+          if (act == ACT_RELU6)
+            gemm_tile(ai, sai, sak, 0, bj, cij, ldc, K, 4, 8, biasj, 0, ACT_RELU6);
+          else if (act == ACT_RELU)
+            gemm_tile(ai, sai, sak, 0, bj, cij, ldc, K, 4, 8, biasj, 0, ACT_RELU);
+          else
+            gemm_tile(ai, sai, sak, 0, bj, cij, ldc, K, 4, 8, biasj, 0, ACT_LINEAR);
+        } else {
+          gemm_tile(ai, sai, sak, 0, bj, cij, ldc, K, rows, cols, biasj, res ? res + (long)i * ldc + j0 : 0, act);
+        }
       }
     }
   }

@@ -11,25 +11,28 @@ INLINE f32x4 exp_nonpositive(f32x4 x) {
   f32x4 n = wasm_f32x4_nearest(wasm_f32x4_mul(x, wasm_f32x4_splat(1.44269504f)));
   f32x4 r = wasm_f32x4_sub(x, wasm_f32x4_mul(n, wasm_f32x4_splat(0.693145751953125f)));  // ln2's high part, exact
   r = wasm_f32x4_sub(r, wasm_f32x4_mul(n, wasm_f32x4_splat(1.428606765330187e-06f)));  // and its low part
-  f32x4 p = wasm_f32x4_splat(1.0f / 720);
-  p = wasm_f32x4_add(wasm_f32x4_mul(p, r), wasm_f32x4_splat(1.0f / 120));
-  p = wasm_f32x4_add(wasm_f32x4_mul(p, r), wasm_f32x4_splat(1.0f / 24));
-  p = wasm_f32x4_add(wasm_f32x4_mul(p, r), wasm_f32x4_splat(1.0f / 6));
-  p = wasm_f32x4_add(wasm_f32x4_mul(p, r), wasm_f32x4_splat(0.5f));
-  p = wasm_f32x4_add(wasm_f32x4_mul(p, r), wasm_f32x4_splat(1.0f));
-  p = wasm_f32x4_add(wasm_f32x4_mul(p, r), wasm_f32x4_splat(1.0f));
-  v128_t scale = wasm_i32x4_shl(wasm_i32x4_add(wasm_i32x4_trunc_sat_f32x4(n), wasm_i32x4_splat(127)), 23);
+  // the series in Estrin's grouping, (1 + r) + r^2 (1/2 + r/6) + r^4 (1/24 + r/120 + r^2/720): a chain of 7 operations
+  // where Horner's is 12, so the loop's vectors overlap more (1.3 M values, Node: 1.95 -> 1.8 ms)
+#define LINE(c0, c1) wasm_f32x4_add(wasm_f32x4_splat(c0), wasm_f32x4_mul(r, wasm_f32x4_splat(c1)))
+  f32x4 r2 = wasm_f32x4_mul(r, r), r4 = wasm_f32x4_mul(r2, r2);
+  f32x4 high = wasm_f32x4_add(LINE(1.0f / 24, 1.0f / 120), wasm_f32x4_mul(r2, wasm_f32x4_splat(1.0f / 720)));
+  f32x4 p = wasm_f32x4_add(wasm_f32x4_add(LINE(1.0f, 1.0f), wasm_f32x4_mul(r2, LINE(0.5f, 1.0f / 6))),
+                           wasm_f32x4_mul(r4, high));
+#undef LINE
+  // 2^n: n + 127 (1 .. 127) in the low bits of 1.5 * 2^23 + n + 127 (exact), shifted into the exponent: two
+  // instructions where i32x4.trunc_sat_f32x4 is seven in V8's x86 code
+  v128_t scale = wasm_i32x4_shl(wasm_f32x4_add(n, wasm_f32x4_splat(12582912.0f + 127.0f)), 23);
   return wasm_f32x4_mul(p, scale);
 }
 
-// 1 / (1 + e^-x) as the numpy kernel computes it: e = e^-|x|, then 1 / (1 + e) for x >= 0 and e / (1 + e) below.
-// A pass of its own (the unary kernel), not a GEMM epilogue: there, inlined or called, it cost the GEMM's k loop
-// 9-13% (registers).
+// 1 / (1 + e^-x) as the numpy kernel computes it: e = e^-|x|, then 1 / (1 + e) for x >= 0 and e / (1 + e) below,
+// the latter as e * (1 / (1 + e)), within an ulp of it: one division per vector (divps is the loop's slowest
+// instruction; a detector's 1.3 M scores, Node: 2.5 -> 1.5 ms). A pass of its own (the unary kernel), not a GEMM
+// epilogue: there, inlined or called, it cost the GEMM's k loop 9-13% (registers).
 INLINE f32x4 sigmoid4(f32x4 x) {
   f32x4 e = exp_nonpositive(wasm_f32x4_neg(wasm_f32x4_abs(x)));
-  f32x4 d = wasm_f32x4_add(wasm_f32x4_splat(1.0f), e);
-  return wasm_v128_bitselect(wasm_f32x4_div(wasm_f32x4_splat(1.0f), d), wasm_f32x4_div(e, d),
-                             wasm_f32x4_ge(x, wasm_f32x4_splat(0.0f)));
+  f32x4 r = wasm_f32x4_div(wasm_f32x4_splat(1.0f), wasm_f32x4_add(wasm_f32x4_splat(1.0f), e));
+  return wasm_v128_bitselect(r, wasm_f32x4_mul(e, r), wasm_f32x4_ge(x, wasm_f32x4_splat(0.0f)));
 }
 
 // ---- elementwise -------------------------------------------------------------------------------------------------
@@ -81,6 +84,27 @@ INLINE void binary_run(int op, const f32 *a, int sa, const f32 *b, int sb, f32 *
   }
 }
 
+// A repeated row of 2, 3 or 6 values (an image's channels: a normalization's scale or offset): its pattern over 12
+// outputs held in 3 vectors, where a run per row computes 2-3 lanes at a time (192x192x3, Node: 0.14 -> 0.02 ms).
+// s: the row, l: the other operand (n values); s_left: s is the op's left operand.
+INLINE void binary_rows12(int op, const f32 *s, int row, int s_left, const f32 *l, f32 *out, int n) {
+  f32x4 p0 = wasm_f32x4_make(s[0], s[1 % row], s[2 % row], s[3 % row]);
+  f32x4 p1 = wasm_f32x4_make(s[4 % row], s[5 % row], s[6 % row], s[7 % row]);
+  f32x4 p2 = wasm_f32x4_make(s[8 % row], s[9 % row], s[10 % row], s[11 % row]);
+#define OP(p, v) (s_left ? binary4(op, p, v) : binary4(op, v, p))
+  int i = 0;
+  for (; i + 12 <= n; i += 12) {
+    wasm_v128_store(out + i, OP(p0, wasm_v128_load(l + i)));
+    wasm_v128_store(out + i + 4, OP(p1, wasm_v128_load(l + i + 4)));
+    wasm_v128_store(out + i + 8, OP(p2, wasm_v128_load(l + i + 8)));
+  }
+  for (int k = 0; i < n; i += 4, k++) {  // the last 1-11 values: the pattern from its start
+    int rest = n - i < 4 ? n - i : 4;
+    store_partial(out + i, OP(k == 0 ? p0 : k == 1 ? p1 : p2, load_partial(l + i, rest)), rest);
+  }
+#undef OP
+}
+
 EXPORT(binary)(int op, const f32 *a, int na, const f32 *b, int nb, f32 *out, int n) {
   // the shorter repeating operand sets the row length; a scalar repeats with any
   int row = na < nb ? na : nb;
@@ -88,26 +112,51 @@ EXPORT(binary)(int op, const f32 *a, int na, const f32 *b, int nb, f32 *out, int
     binary_run(op, a, na == n, b, nb == n, out, n);
     return;
   }
+  if (row == 2 || row == 3 || row == 6) {
+    binary_rows12(op, na < nb ? a : b, row, na < nb, na < nb ? b : a, out, n);
+    return;
+  }
   for (int r = 0; r < n; r += row)
     binary_run(op, na == n ? a + r : a, 1, nb == n ? b + r : b, 1, out + r, row);
 }
 
-EXPORT(unary)(int op, const f32 *x, f32 *out, int n) {
-  for (int i = 0; i < n; i += 4) {
-    int lanes = n - i < 4 ? n - i : 4;
-    f32x4 v = load_partial(x + i, lanes);
-    switch (op) {
-      case UNARY_RELU: v = activate(v, ACT_RELU); break;
-      case UNARY_RELU6: v = activate(v, ACT_RELU6); break;
-      case UNARY_SIGMOID: v = sigmoid4(v); break;
-      case UNARY_NEG: v = wasm_f32x4_neg(v); break;
-      case UNARY_ABS: v = wasm_f32x4_abs(v); break;
-      case UNARY_SQRT: v = wasm_f32x4_sqrt(v); break;
-      case UNARY_SQUARE:
-      default: v = wasm_f32x4_mul(v, v); break;
-    }
-    store_partial(out + i, v, lanes);
+INLINE f32x4 unary4(int op, f32x4 v) {
+  switch (op) {
+    case UNARY_RELU: return activate(v, ACT_RELU);
+    case UNARY_RELU6: return activate(v, ACT_RELU6);
+    case UNARY_SIGMOID: return sigmoid4(v);
+    case UNARY_NEG: return wasm_f32x4_neg(v);
+    case UNARY_ABS: return wasm_f32x4_abs(v);
+    case UNARY_SQRT: return wasm_f32x4_sqrt(v);
+    case UNARY_SQUARE:
+    default: return wasm_f32x4_mul(v, v);
   }
+}
+
+// An outer broadcast: out[i, j] = col[i] op row[j] (col_left) or row[j] op col[i], i < M, j < J: a column of M
+// values (shape (..., 1)) against a row of J (shape (1, ..., J)), as a pose decoder's grid of distances.
+EXPORT(binary_outer)(int op, const f32 *col, int M, const f32 *row, int J, int col_left, f32 *out) {
+  for (int i = 0; i < M; i++, out += J) {
+    if (col_left)
+      binary_run(op, col + i, 0, row, 1, out, J);
+    else
+      binary_run(op, row, 1, col + i, 0, out, J);
+  }
+}
+
+EXPORT(unary)(int op, const f32 *x, f32 *out, int n) {
+  int i = 0;
+  // one loop per op, the op chosen once (as fused_elementwise's steps), whole vectors, then the last 1-3 values
+#define LOOP(o) \
+  for (; i + 4 <= n; i += 4) wasm_v128_store(out + i, unary4(o, wasm_v128_load(x + i)));
+  switch (op) {
+    case UNARY_RELU: LOOP(UNARY_RELU) break;
+    case UNARY_RELU6: LOOP(UNARY_RELU6) break;
+    case UNARY_SIGMOID: LOOP(UNARY_SIGMOID) break;
+    default: LOOP(op) break;
+  }
+#undef LOOP
+  if (i < n) store_partial(out + i, unary4(op, load_partial(x + i, n - i)), n - i);
 }
 
 // ---- comparisons -------------------------------------------------------------------------------------------------

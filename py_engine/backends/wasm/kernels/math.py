@@ -1,7 +1,7 @@
-"""Elementwise kernels on the SIMD module: binary ops with a scalar or a repeated trailing block (a bias), unary ops,
-the activations' gradients, Equal of same-shape float32 arrays (numpy's bool bytes), casts of int32 and bool arrays
-to float32 (rounded as numpy's astype), float16 weights widened to float32 as a model loads, and
-ops.elementwise_rules's programs (the optimizers' update rules) in one pass.
+"""Elementwise kernels on the SIMD module: binary ops with a scalar, a repeated trailing block (a bias) or a column
+against a row (an outer broadcast), unary ops, the activations' gradients, Equal of same-shape float32 arrays (numpy's
+bool bytes), casts of int32 and bool arrays to float32 (rounded as numpy's astype), float16 weights widened to float32
+as a model loads, and ops.elementwise_rules's programs (the optimizers' update rules) in one pass.
 
 Small arrays run the numpy kernels: below SMALL elements the checks and the call cost more than the loop saves.
 While a capture records them they take the module's path too (`runs_numpy`): a replay's native step costs the call
@@ -54,11 +54,25 @@ def _run_binary(code, a, b):
         return None
     na, nb = _repeats(a.shape, out_shape, n), _repeats(b.shape, out_shape, n)
     if na is None or nb is None or (na not in (1, n) and nb not in (1, n)):
-        return None
+        return _run_outer(code, a, b, out_shape, n)
     a, b = native.f32(a), native.f32(b)
     y = native.out(out_shape)
     native.exports.binary(code, address(a, na), na, address(b, nb), nb, address(y, n), n)
     return y
+
+
+def _run_outer(code, a, b, out_shape, n):
+    """The module's outer broadcast of a column (shape (..., 1)) and a row (shape (1, ..., J)), or None."""
+    j = out_shape[-1] if out_shape else 0
+    for col, row, col_left in ((a, b, 1), (b, a, 0)):
+        if col.shape[-1:] == (1,) and col.size * j == n and row.size == j and row.shape[-1:] == (j,):
+            col, row = native.f32(col), native.f32(row)
+            y = native.out(out_shape)
+            native.exports.binary_outer(
+                code, address(col, col.size), col.size, address(row, j), j, col_left, address(y, n)
+            )
+            return y
+    return None
 
 
 def _binary(name):

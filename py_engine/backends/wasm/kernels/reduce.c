@@ -1,4 +1,4 @@
-// Sums over an array's leading axes; the top k of each row.
+// Sums over an array's leading axes; the index of the largest value along an axis; the top k of each row.
 
 #include "simd.h"
 
@@ -25,6 +25,39 @@ EXPORT(sum_rows)(const f32 *x, int R, int C, f32 *out) {
     f32x4 s = wasm_f32x4_splat(0.0f);
     for (int r = 0; r < R; r++) s = wasm_f32x4_add(s, load_partial(x + (long)r * C + c, n));
     store_partial(out + c, s, n);
+  }
+}
+
+// ---- argmax along an axis: x[outer, n, inner], out[outer, inner] = the first index of the largest value along n, as
+// numpy.argmax: a NaN counts as the largest (the first NaN wins), -0 and +0 are equal (the first stays) ------------
+INLINE int argmax_takes(f32 v, f32 best) { return v > best || (v != v && best == best); }
+
+EXPORT(arg_max)(const f32 *x, int outer, int n, int inner, int *out) {
+  for (int o = 0; o < outer; o++, x += (long)n * inner, out += inner) {
+    if (inner < 4) {
+      for (int j = 0; j < inner; j++) {
+        f32 best = x[j];
+        int at = 0;
+        for (int i = 1; i < n; i++)
+          if (argmax_takes(x[(long)i * inner + j], best)) best = x[(long)i * inner + j], at = i;
+        out[j] = at;
+      }
+      continue;
+    }
+    // 4 of the inner positions side by side (a last group overlapping the one before where inner % 4)
+    for (int j0 = 0; j0 < inner; j0 += 4) {
+      int j = j0 + 4 <= inner ? j0 : inner - 4;
+      f32x4 best = wasm_v128_load(x + j);
+      v128_t at = wasm_i32x4_splat(0);
+      for (int i = 1; i < n; i++) {
+        f32x4 v = wasm_v128_load(x + (long)i * inner + j);
+        v128_t nan = wasm_v128_andnot(wasm_f32x4_ne(v, v), wasm_f32x4_ne(best, best));  // a first NaN
+        v128_t takes = wasm_v128_or(wasm_f32x4_gt(v, best), nan);
+        best = wasm_v128_bitselect(v, best, takes);
+        at = wasm_v128_bitselect(wasm_i32x4_splat(i), at, takes);
+      }
+      wasm_v128_store(out + j, at);
+    }
   }
 }
 
@@ -60,7 +93,26 @@ EXPORT(top_k_rows)(const f32 *x, int rows, int n, int k, int *values, int *indic
     int *heap = indices + (long)r * k;
     for (int i = 0; i < k; i++) heap[i] = i;
     for (int i = k / 2 - 1; i >= 0; i--) sift_down(row, heap, k, i);
-    for (int i = k; i < n; i++) {
+    int i = k;
+    // 16 values at a time while the heap's last is a number: none greater, none enters (an equal one comes later, a
+    // NaN after every number), so the block is skipped whole (a detector's scores, mostly below the k-th)
+    while (i + 16 <= n && row[heap[0]] == row[heap[0]]) {
+      f32x4 last = wasm_f32x4_splat(row[heap[0]]);
+      const f32 *p = row + i;
+      v128_t greater = wasm_v128_or(
+          wasm_v128_or(wasm_f32x4_gt(wasm_v128_load(p), last), wasm_f32x4_gt(wasm_v128_load(p + 4), last)),
+          wasm_v128_or(wasm_f32x4_gt(wasm_v128_load(p + 8), last), wasm_f32x4_gt(wasm_v128_load(p + 12), last)));
+      if (wasm_v128_any_true(greater)) {
+        for (int end = i + 16; i < end; i++)
+          if (before(row, i, heap[0])) {
+            heap[0] = i;
+            sift_down(row, heap, k, 0);
+          }
+      } else {
+        i += 16;
+      }
+    }
+    for (; i < n; i++) {
       if (before(row, i, heap[0])) {
         heap[0] = i;
         sift_down(row, heap, k, 0);

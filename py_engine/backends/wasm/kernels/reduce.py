@@ -1,16 +1,16 @@
 """Sums and means over an array's leading axes on the SIMD module: a bias's gradient (dy summed over batch and
 pixels) and a global average pool (its sums divided in the module too: a capture replays it as a native step);
-and the top k of each row of a float32 array (a detector's best scores). Other reductions, and small arrays, run
-the numpy backend's kernels."""
+the index of the largest value along an axis (a pose decoder's heatmap peaks); and the top k of each row of a
+float32 array (a detector's best scores). Other reductions, and small arrays, run the numpy backend's kernels."""
 
 import math
 
 from ....kernel_registry import register_kernel
-from ...numpy.kernels.reduce import reduce_mean, reduce_sum, top_k
+from ...numpy.kernels.reduce import arg_max, reduce_mean, reduce_sum, top_k
 from .. import native
 from ..native import F32, I32, address
 from ..op_codes import BINARY
-from .math import SMALL
+from .math import SMALL, runs_numpy
 
 REAL_DIV = BINARY["RealDiv"]
 
@@ -54,6 +54,18 @@ def _mean_kernel(x, axis, keepdims):
     return reduce_mean(x, axis, keepdims) if out is None else out
 
 
+def _arg_max(x, axis):
+    """numpy.argmax's indices (int32: Pyodide's intp) along one axis of a float32 array, in one pass over it."""
+    if x.dtype != F32 or axis is None or runs_numpy(x.size):
+        return arg_max(x, axis)
+    x = native.f32(x)
+    outer, n = math.prod(x.shape[:axis]), x.shape[axis]
+    inner = x.size // (outer * n)
+    out = native.out(x.shape[:axis] + x.shape[axis + 1 :], I32)
+    native.exports.arg_max(address(x, x.size), outer, n, inner, address(out, out.size, I32))
+    return out
+
+
 def _top_k(x, k):
     """values, indices of each row's k largest (numpy's kernel's order: NaN last, ties by index) in one pass over the
     row, where numpy's negates, partitions and sorts copies of it."""
@@ -71,3 +83,4 @@ def _top_k(x, k):
 register_kernel("Sum", "wasm", _sum_kernel)
 register_kernel("Mean", "wasm", _mean_kernel)
 register_kernel("TopK", "wasm", _top_k)
+register_kernel("ArgMax", "wasm", _arg_max)
