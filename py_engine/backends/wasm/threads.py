@@ -32,10 +32,15 @@ MIN_WORK = 1 << 19
 # cost. A 3x3 depthwise convolution (9 per output) pays when its input is the last op's output (only 4 bytes out).
 MIN_INTENSITY = 2
 ARENA = 4096  # static/worker/wasm_pool.js: the control block comes first
+# static/worker/wasm_pool.js's control block (Int32 words): a call is written from word CALL on (Pool.run)
+CALL, FN, ARGC, FIRST, LAST, SLOTS, SLOT, BOUNDS = 6, 7, 8, 16, 32, 64, 16, 320
 ALIGN = 16
 JOIN_TIMEOUT_MS = 10000  # a worker that has not finished its share by then is taken for dead
-# an op's rows in about this many chunks per thread: a thread that gets less of the CPU takes fewer
-CHUNKS_PER_THREAD = 4
+# a chunk takes 1 / (GUIDED * threads) of the rows left, down to 1 / (CHUNKS_PER_THREAD * threads) of an op's rows:
+# big chunks first (few calls), small ones last, so a thread that gets less of the CPU takes fewer and the threads
+# finish close together (equal chunks of 1/8 on 2 threads left one waiting for the other's last chunk)
+GUIDED = 2
+CHUNKS_PER_THREAD = 16
 
 pool = None  # the running Pool, or None: every kernel on the calling thread
 reason = "one thread was asked for"  # why pool is None
@@ -105,7 +110,11 @@ class Pool:
         self.index = {name: i for i, name in enumerate(names)}
         # each function looked up once: a JS attribute lookup per call would cost more than the call
         self.exports = SimpleNamespace(**{name: getattr(js_pool.exports, name) for name in names})
-        self._post, self._run = js_pool.post, js_pool.run
+        self._run = js_pool.run
+        import js
+        from pyodide.ffi import to_js
+
+        self._words = lambda words: js.Int32Array.new(to_js(words))  # a call's image (run): one array, one JS call
         self._copy_in, self._copy_out, self._reserve = js_pool.copyIn, js_pool.copyOut, js_pool.reserve
         self._zero = js_pool.zero
         self.size = self._reserve(0)
@@ -404,32 +413,45 @@ class Pool:
             self.end = free.pop(i)[0]
 
     def chunk(self, rows, multiple=1, per_thread=CHUNKS_PER_THREAD):
-        """Rows a thread takes at a time: about `per_thread` chunks per thread, a multiple of `multiple`."""
+        """Rows of an op's smallest chunk: 1 / (per_thread * threads) of them, a multiple of `multiple`."""
         return max(multiple, -(-rows // (self.threads * per_thread * multiple)) * multiple)
 
+    def bounds(self, rows, multiple=1, per_thread=CHUNKS_PER_THREAD):
+        """The chunks' first rows, then `rows`: each chunk 1 / (GUIDED * threads) of the rows left, at least chunk()
+        (per_thread 1: equal chunks, one a thread), all but the last a multiple of `multiple`."""
+        least, starts = self.chunk(rows, multiple, per_thread), [0]
+        while starts[-1] < rows:
+            left = rows - starts[-1]
+            size = -(-left // (GUIDED * self.threads * multiple)) * multiple
+            starts.append(min(rows, starts[-1] + max(least, size)))
+        return starts
+
     def run(self, name, rows, args, first, last, *, multiple=1, scratch=None, per_thread=CHUNKS_PER_THREAD):
-        """Export `name` over `rows` rows on every thread, in chunks each thread takes while any are left: a chunk
-        of rows r0 .. r1 gets args[i] + r0 * first[i] + r1 * last[i] for argument i. scratch: {argument index: a
-        list of one address per thread} for what each thread needs of its own. False if a worker failed or did
-        not finish: the pool is then closed, and `reason` says why."""
-        chunk = self.chunk(rows, multiple, per_thread)
+        """Export `name` over `rows` rows on every thread, in chunks (bounds()) each thread takes while any are left:
+        a chunk of rows r0 .. r1 gets args[i] + r0 * first[i] + r1 * last[i] for argument i. scratch: {argument
+        index: a list of one address per thread} for what each thread needs of its own. False if a worker failed or
+        did not finish: the pool is then closed, and `reason` says why."""
+        bounds, argc = self.bounds(rows, multiple, per_thread), len(args)
+        call = [0] * (BOUNDS - CALL) + bounds  # the control block's words from CALL on
+        call[0], call[FN - CALL], call[ARGC - CALL] = len(bounds) - 1, self.index[name], argc
+        call[FIRST - CALL : FIRST - CALL + argc], call[LAST - CALL : LAST - CALL + argc] = first, last
         for t in range(self.threads):
             own = list(args)
             for i, addresses in (scratch or {}).items():
                 own[i] = addresses[t]
-            self._do(self._post, t, *own)
+            call[SLOTS + t * SLOT - CALL : SLOTS + t * SLOT - CALL + argc] = own
         try:
-            self._do(self.split, self.index[name], rows, chunk, *first, *last)
+            self._do(self.split, self._words(call))
         except PoolLost:
             return False
         return True
 
-    def split(self, fn, rows, chunk, *coefficients):
-        """The posted call of export `fn` (an index) over the threads (run's); PoolLost if a worker failed."""
+    def split(self, call):
+        """A call (run's image of it) over the threads; PoolLost if a worker failed."""
         self.calls += 1
-        failed = self._run(fn, rows, chunk, JOIN_TIMEOUT_MS, *coefficients)
+        failed = self._run(call, JOIN_TIMEOUT_MS)
         if failed is not None:
-            name = next(name for name, i in self.index.items() if i == fn)
+            name = next(name for name, i in self.index.items() if i == call[FN - CALL])
             stop(f"the pool of workers stopped ({failed} in {name}); running on one thread")
             raise PoolLost(reason)
 
