@@ -41,6 +41,12 @@ JOIN_TIMEOUT_MS = 10000  # a worker that has not finished its share by then is t
 # finish close together (equal chunks of 1/8 on 2 threads left one waiting for the other's last chunk)
 GUIDED = 2
 CHUNKS_PER_THREAD = 16
+# a product of fewer rows than this a thread splits its columns (B's panels): a chunk of a few rows would read all of
+# B again (a classifier's head: 1 row, one chunk; a 7x7 image's 1x1 convolutions: 49 rows, 4 a chunk)
+COLUMNS_BELOW = 32
+# elements below which an elementwise op stays on the calling thread even with its operands in the shared memory:
+# the split call's own cost (about 8 us) is more than a copy of its output out and in again
+MIN_ELEMENTS = 1 << 12
 
 pool = None  # the running Pool, or None: every kernel on the calling thread
 reason = "one thread was asked for"  # why pool is None
@@ -519,6 +525,17 @@ def worth(work, *arrays, kept=()):
     return pool
 
 
+def in_place(elements, *arrays):
+    """The running pool, if an op of `elements` outputs that does a few operations per byte (an elementwise op, a
+    small depthwise convolution or pool) should use it: while a capture records, where its operands `arrays` are all
+    in the shared memory already (outputs of split ops, which the program keeps there), so its replay copies nothing
+    in and leaves the output there for the next split op (a residual add between two convolutions); None otherwise
+    (op by op every output is copied out, which costs more than such an op saves)."""
+    if pool is None or native.log is None or elements < MIN_ELEMENTS or any(pool.resident(a) is None for a in arrays):
+        return None
+    return pool
+
+
 # ---- the threaded kernels: each returns its output, or None when the pool was lost (the caller then runs it) ----
 
 
@@ -532,11 +549,27 @@ def gemm(p, a, b, m, n, k, transposed_b, out, bias=None, activation=0, transpose
     pbias = p.put(bias) if pbias is None else pbias
     pa, pc = p.put(a), p.alloc(m * n * 4)
     sai, sak = (1, m) if transposed_a else (k, 1)
-    # gemm(a, sai, sak, bp, c, ldc, M, N, K, bias, res, act): rows r0 .. r1 at a + r0 * sai, c + r0 * n, M = r1 - r0
+    if m < COLUMNS_BELOW * p.threads:
+        # gemm(a, sai, sak, bp, c, ldc, M, N, K, bias, res, act): columns j0 .. j1 (8 a panel) from bp + j0 * K,
+        # c + j0, bias + j0, N = j1 - j0
+        args = (pa, sai, sak, packed, pc, n, m, 0, k, pbias, 0, activation)
+        first = (0, 0, 0, k * 4, 4, 0, 0, -1, 0, 4 if pbias else 0, 0, 0)
+        last = (0, 0, 0, 0, 0, 0, 0, 1, 0, 0, 0, 0)
+        return p.get(pc, out) if p.run("gemm", n, args, first, last, multiple=8) else None
+    # rows r0 .. r1 at a + r0 * sai, c + r0 * n, M = r1 - r0
     args = (pa, sai, sak, packed, pc, n, 0, n, k, pbias, 0, activation)
     first = (sai * 4, 0, 0, 0, n * 4, 0, -1, 0, 0, 0, 0, 0)
     last = (0, 0, 0, 0, 0, 0, 1, 0, 0, 0, 0, 0)
     return p.get(pc, out) if p.run("gemm", m, args, first, last, multiple=4) else None
+
+
+def binary(p, code, a, b, y):
+    """y = a op b (kernels/math.c binary, same shapes), the elements split over the threads."""
+    p.begin()
+    pa, pb, py = p.put(a), p.put(b), p.alloc(y.nbytes)
+    # binary(op, a, na, b, nb, out, n): elements e0 .. e1 from a + e0, b + e0, out + e0, n = na = nb = e1 - e0
+    args, first, last = (code, pa, 0, pb, 0, py, 0), (0, 4, -1, 4, -1, 4, -1), (0, 0, 1, 0, 1, 0, 1)
+    return p.get(py, y) if p.run("binary", y.size, args, first, last, multiple=4) else None
 
 
 def conv2d(p, x, shape, rows, weights, k, o, bias, activation, y, block):
