@@ -527,19 +527,23 @@ def test_a_replay_on_two_threads_is_one_threads_and_copies_only_what_crosses_int
     assert gone == [0, True], "the program's shared blocks went back to the pool"
 
 
-def test_a_residual_add_between_split_convolutions_splits_in_a_replay_and_copies_nothing(node):
-    """A residual block, y = conv(a + conv(a)) with a = conv(x): op by op the add stays on the calling thread (a few
-    operations per byte: copying its operands costs more than it saves), but recorded, both its operands are split
-    steps' outputs in the pool, so it splits too and the replay copies only the image in and y out."""
+def test_elementwise_ops_between_split_convolutions_split_in_a_replay_and_copy_nothing(node):
+    """A residual block with a fused elementwise rule, y = conv(a + rule(a, b)) with a = conv(x), b = conv(a): op by
+    op the rule and the add stay on the calling thread (a few operations per byte: copying their operands costs more
+    than it saves), but recorded, their operands are split steps' outputs in the pool, so they split too (the rule's
+    elements by image rows, each part with its own table of addresses) and the replay copies only the image in and y
+    out."""
     node.run(SPLIT_MODEL)
     result = node.run(
         """
+        from py_engine.ops.elementwise_rules import fuse_elementwise
         rng = np.random.default_rng(5)
         x = pe.tensor(rng.standard_normal((1, 64, 64, 16), np.float32))
         w1, w2, w3 = (pe.tensor(rng.standard_normal((1, 1, 16, 16), np.float32) / 4) for _ in range(3))
         def block(x):
             a = pe.conv2d(x, w1, 1, "valid")
-            return pe.conv2d(a + pe.conv2d(a, w2, 1, "valid"), w3, 1, "valid")
+            (gated,) = fuse_elementwise(lambda p, q: p * q - p, [a, pe.conv2d(a, w2, 1, "valid")])
+            return pe.conv2d(a + gated, w3, 1, "valid")
         await pe.set_backend("wasm", threads=1)
         want = block(x).numpy()
         await pe.set_backend("wasm", threads=2)
@@ -562,10 +566,10 @@ def test_a_residual_add_between_split_convolutions_splits_in_a_replay_and_copies
     )
     same_op_by_op, same, op_by_op_calls, stats, per_replay = result
     assert same_op_by_op and same, "one thread's results, bit for bit"
-    assert op_by_op_calls == 3, "op by op the three convolutions split, the add does not"
-    assert stats["capture_split_steps"] == 4 and stats["capture_native_steps"] == 4, stats
+    assert op_by_op_calls == 3, "op by op the three convolutions split, the rule and the add do not"
+    assert stats["capture_split_steps"] == 5 and stats["capture_native_steps"] == 5, stats
     image = 64 * 64 * 16 * 4
-    assert per_replay[1:] == [2 * image, 2 * image], "the image in, y out: the add's operands and output stay there"
+    assert per_replay[1:] == [2 * image, 2 * image], "the image in, y out: the other values stay in the pool"
 
 
 def test_a_pool_lost_during_a_replay_gives_the_replay_on_one_thread_and_records_again(node):

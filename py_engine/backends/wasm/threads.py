@@ -572,6 +572,26 @@ def binary(p, code, a, b, y):
     return p.get(py, y) if p.run("binary", y.size, args, first, last, multiple=4) else None
 
 
+def fused(p, steps, count, tensors, scalars, nscalars, outputs, results, scratch, rows):
+    """kernels/math.c fused_elementwise (`count` steps, `nscalars` scalars) of `tensors` into `results`, the elements
+    split over the threads in `rows` equal parts (a tensor's image rows). The kernel finds its arrays in a table of
+    addresses, which no argument's multiple can move, so each part has a table of its own (written once, when
+    recorded: the arrays are the program's blocks). `scratch`: the floats each thread needs."""
+    p.begin()
+    size = tensors[0].size // rows  # a part's elements
+    pointers = [p.put(t) for t in tensors] + [p.alloc(r.nbytes) for r in results]
+    table = p.put(native.ints([at + i * size * 4 for i in range(rows) for at in pointers]), I32)
+    psteps, pouts, pscalars = p.put(steps, I32), p.put(outputs, I32), p.put(scalars) if nscalars else 0
+    own = [p.alloc(scratch * 4, local=True) for _ in range(p.threads)]
+    # fused_elementwise(prog, steps, ptrs, tensors, scalars, n_scalars, outs, n_outs, scratch, n): parts r0 .. r1 from
+    # table + r0 * len(pointers), n = (r1 - r0) * size
+    args = (psteps, count, table, len(tensors), pscalars, nscalars, pouts, outputs.size, 0, 0)
+    first, last = (0, 0, len(pointers) * 4, 0, 0, 0, 0, 0, 0, -size), (0,) * 9 + (size,)
+    if not p.run("fused_elementwise", rows, args, first, last, scratch={8: own}):
+        return None
+    return tuple(p.get(at, r) for at, r in zip(pointers[len(tensors) :], results, strict=True))
+
+
 def conv2d(p, x, shape, rows, weights, k, o, bias, activation, y, block):
     """y = activation(patches(x) @ weights + bias), kernels/nn.c conv2d's rows split over the threads (each with
     scratch for `block` rows of patches)."""

@@ -117,8 +117,25 @@ def _fused(*arrays, program):
     tensors = [native.f32(t) for t in tensors]
     scalars = native.f32(arrays[program.tensors]) if program.scalars else native.out(1)
     results = [native.out(shape) for _ in program.outputs]
-    pointers = native.table(tensors + results, n)
     values = program.tensors + program.scalars + len(program.steps)
+    rows = math.prod(shape[:-2])  # an image's rows (a 4-d activation): the parts the threads share
+    pool = threads.in_place(n, *tensors) if rows > 1 else None
+    if pool:
+        split = threads.fused(
+            pool,
+            steps,
+            len(program.steps),
+            tensors,
+            scalars,
+            program.scalars,
+            outputs,
+            results,
+            values * FUSED_CHUNK,
+            rows,
+        )
+        if split is not None:
+            return split
+    pointers = native.table(tensors + results, n)
     scratch = native.out(values * FUSED_CHUNK)
     native.exports.fused_elementwise(
         address(steps, steps.size, native.I32), len(program.steps), address(pointers, pointers.size, pointers.dtype),
