@@ -563,13 +563,22 @@ def gemm(p, a, b, m, n, k, transposed_b, out, bias=None, activation=0, transpose
     return p.get(pc, out) if p.run("gemm", m, args, first, last, multiple=4) else None
 
 
-def binary(p, code, a, b, y):
-    """y = a op b (kernels/math.c binary, same shapes), the elements split over the threads."""
+def binary(p, code, a, na, b, nb, y):
+    """y = a op b (kernels/math.c binary: each operand of y.size elements, or repeated: a scalar, a bias), the
+    elements split over the threads, each chunk whole repeats of the shorter operand."""
+    n = y.size
+    kept = [p.weights(x) if size < n else None for x, size in ((a, na), (b, nb))]  # a weight repeated: kept there
     p.begin()
-    pa, pb, py = p.put(a), p.put(b), p.alloc(y.nbytes)
-    # binary(op, a, na, b, nb, out, n): elements e0 .. e1 from a + e0, b + e0, out + e0, n = na = nb = e1 - e0
-    args, first, last = (code, pa, 0, pb, 0, py, 0), (0, 4, -1, 4, -1, 4, -1), (0, 0, 1, 0, 1, 0, 1)
-    return p.get(py, y) if p.run("binary", y.size, args, first, last, multiple=4) else None
+    pa, pb = (p.put(x) if at is None else at for x, at in zip((a, b), kept, strict=True))
+    py = p.alloc(y.nbytes)
+    # binary(op, a, na, b, nb, out, n): elements e0 .. e1 from out + e0, n = e1 - e0, and so each operand of n
+    # elements; a repeated one as it is
+    args = (code, pa, na * (na < n), pb, nb * (nb < n), py, 0)
+    first = (0, 4 * (na == n), -(na == n), 4 * (nb == n), -(nb == n), 4, -1)
+    last = (0, 0, int(na == n), 0, int(nb == n), 0, 1)
+    repeat = min(na, nb)
+    ran = p.run("binary", n, args, first, last, multiple=repeat if 1 < repeat < n else 4)
+    return p.get(py, y) if ran else None
 
 
 def fused(p, steps, count, tensors, scalars, nscalars, outputs, results, scratch, rows):

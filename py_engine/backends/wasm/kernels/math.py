@@ -54,8 +54,9 @@ def _run_binary(code, a, b):
         return None
     a, b = native.f32(a), native.f32(b)
     y = native.out(out_shape)
-    pool = threads.in_place(n, a, b) if na == nb == n else None
-    if pool and threads.binary(pool, code, a, b, y) is not None:
+    # the pool where the operands of n elements are there (a repeated one, a scale or a bias, is copied in)
+    pool = threads.in_place(n, *(x for x, size in ((a, na), (b, nb)) if size == n)) if n in (na, nb) else None
+    if pool and threads.binary(pool, code, a, na, b, nb, y) is not None:
         return y
     native.exports.binary(code, address(a, na), na, address(b, nb), nb, address(y, n), n)
     return y
