@@ -528,11 +528,12 @@ def test_a_replay_on_two_threads_is_one_threads_and_copies_only_what_crosses_int
 
 
 def test_elementwise_ops_between_split_convolutions_split_in_a_replay_and_copy_nothing(node):
-    """A residual block with a fused elementwise rule and a scale per channel, y = conv((a + rule(a, b)) * scale) with
-    a = conv(x), b = conv(a): op by op the rule, the add and the product stay on the calling thread (a few operations
-    per byte: copying their operands costs more than it saves), but recorded, their operands are split steps' outputs
-    in the pool, so they split too (the rule's elements by image rows, each part with its own table of addresses; the
-    product by whole repeats of the scale, a weight kept there) and the replay copies only the image in and y out."""
+    """A residual block with a fused elementwise rule, a scale per channel and a sigmoid: y = conv(sigmoid((a +
+    rule(a, b)) * scale)), a = conv(x), b = conv(a). Op by op the elementwise ops stay on the calling thread (a few
+    operations per byte: copying their operands costs more than it saves), but recorded, their operands are split
+    steps' outputs in the pool, so they split too (the rule's elements by image rows, each part with its own table of
+    addresses; the product by whole repeats of the scale, a weight kept there) and the replay copies only the image
+    in and y out."""
     node.run(SPLIT_MODEL)
     result = node.run(
         """
@@ -544,7 +545,7 @@ def test_elementwise_ops_between_split_convolutions_split_in_a_replay_and_copy_n
         def block(x):
             a = pe.conv2d(x, w1, 1, "valid")
             (gated,) = fuse_elementwise(lambda p, q: p * q - p, [a, pe.conv2d(a, w2, 1, "valid")])
-            return pe.conv2d((a + gated) * scale, w3, 1, "valid")
+            return pe.conv2d(pe.sigmoid((a + gated) * scale), w3, 1, "valid")
         await pe.set_backend("wasm", threads=1)
         want = block(x).numpy()
         await pe.set_backend("wasm", threads=2)
@@ -568,7 +569,7 @@ def test_elementwise_ops_between_split_convolutions_split_in_a_replay_and_copy_n
     same_op_by_op, same, op_by_op_calls, stats, per_replay = result
     assert same_op_by_op and same, "one thread's results, bit for bit"
     assert op_by_op_calls == 3, "op by op the three convolutions split, the elementwise ops do not"
-    assert stats["capture_split_steps"] == 6 and stats["capture_native_steps"] == 6, stats
+    assert stats["capture_split_steps"] == 7 and stats["capture_native_steps"] == 7, stats
     image = 64 * 64 * 16 * 4
     assert per_replay[1:] == [2 * image, 2 * image], "the image in, y out: the other values stay in the pool"
 

@@ -581,6 +581,15 @@ def binary(p, code, a, na, b, nb, y):
     return p.get(py, y) if ran else None
 
 
+def unary(p, code, x, y):
+    """y = op(x) (kernels/math.c unary), the elements split over the threads."""
+    p.begin()
+    px, py = p.put(x), p.alloc(y.nbytes)
+    # unary(op, x, out, n): elements e0 .. e1 from x + e0, out + e0, n = e1 - e0
+    args, first, last = (code, px, py, 0), (0, 4, 4, -1), (0, 0, 0, 1)
+    return p.get(py, y) if p.run("unary", y.size, args, first, last, multiple=4) else None
+
+
 def fused(p, steps, count, tensors, scalars, nscalars, outputs, results, scratch, rows):
     """kernels/math.c fused_elementwise (`count` steps, `nscalars` scalars) of `tensors` into `results`, the elements
     split over the threads in `rows` equal parts (a tensor's image rows). The kernel finds its arrays in a table of
