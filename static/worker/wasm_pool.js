@@ -9,9 +9,10 @@
 // (Int32 words): the caller writes the call into the block in one go (run: the export, each thread's arguments in its
 // slot, the chunks' rows), opens the call's chunks in NEXT and bumps GENERATION, and every thread, the caller too,
 // takes chunks of rows from NEXT until none are left (runShare): a thread that gets less of the CPU (a busy machine, a
-// slower core) takes fewer, and one that wakes late takes none. The caller then waits (Atomics.wait) until DONE counts every chunk: it never
-// waits for a worker that holds no chunk. NEXT holds the call's generation beside the next chunk, so a worker that
-// woke for an earlier call (and may have read that call's arguments) can take no chunk of a later one.
+// slower core) takes fewer, and one that wakes late takes none. The caller then waits (Atomics.wait) until DONE
+// counts every chunk: it never waits for a worker that holds no chunk. NEXT holds the call's generation beside the
+// next chunk, so a worker that woke for an earlier call (and may have read that call's arguments) can take no chunk
+// of a later one.
 //
 // Loaded by the Python worker on first use (static/worker.js: self.pyEngineWasmPool), and by tests/pyodide/run.mjs
 // in Node, whose worker_threads run the same worker script.
