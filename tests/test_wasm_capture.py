@@ -290,8 +290,8 @@ def test_graph_models_replay_their_uncaptured_results_bit_for_bit_on_one_and_two
 def test_a_graph_models_program_on_two_threads_shares_blocks_by_lifetime_and_reads_the_kept_weights(node, graph_models):
     """movenet-lightning's execute on two threads: its program's blocks in the pool's shared memory are shared by
     lifetime (a freed value's block serves later ops), the values only split steps read live there alone (not in
-    Pyodide's arrays too), and its weights' panels are the pool's kept blocks, which op by op uses too: recording adds
-    no kept bytes, and the program holds about one thread's program (1.03x measured: the pool's blocks hold what
+    Pyodide's arrays too), and its weights' panels are the pool's kept blocks, which op by op uses too: op by op after
+    the recording adds no kept bytes, and the program holds about one thread's program (1.03x measured: the pool's blocks hold what
     Pyodide's arrays hold on one thread, both shared by lifetime, plus the split ops' scratch and copies in; it held
     4.8x with a block per value and weights' panels of its own). Its blocks go back with the model, and the kept
     blocks it read stay the weights' alone."""
@@ -309,17 +309,18 @@ def test_a_graph_models_program_on_two_threads_shares_blocks_by_lifetime_and_rea
             assert await pe.set_backend("wasm", threads=n)
             model = await pe.load_graph_model("file:///graph-models/{name}/model.json")
             x = pe.tensor(np.load("/graph-models/{name}-input.npy"))
-            with uncaptured():
-                want = [y.numpy() for y in model.execute(x)]
-            kept = pe.backend_info()["threads_kept_bytes"]  # op by op keeps the split ops' weights
-            end = threads.pool.end if threads.pool is not None else 0
             runs = [[y.numpy() for y in model.execute(x)] for _ in range(3)]  # recorded, then replayed
             program = pe.memory().num_bytes_in_programs
+            kept = pe.backend_info()["threads_kept_bytes"]  # the split ops' weights, kept while they live
+            with uncaptured():  # op by op reads the blocks the recording's weights were kept in
+                want = [y.numpy() for y in model.execute(x)]
             added = pe.backend_info()["threads_kept_bytes"] - kept
             model.dispose(); x.dispose()
             gone = [pe.memory().num_bytes_in_programs, pe.backend_info()["threads_kept_bytes"] - kept]
-            if threads.pool is not None:  # its blocks back; each kept block held by its weight alone
-                gone += [threads.pool.end == end, sorted({{count for _, count in threads.pool.holders.values()}})]
+            if threads.pool is not None:  # its blocks back (all but the kept ones free); each kept block held by its weight alone
+                p = threads.pool
+                gone += [sum(size for _, size in p.free) + p.kept_bytes == p.end - threads.ARENA,
+                         sorted({{count for _, count in p.holders.values()}})]
             same = all(np.array_equal(a, b) for run in runs for a, b in zip(want, run))
             return [same, program, kept, added, gone]
 
@@ -525,7 +526,8 @@ def test_a_program_recorded_on_one_thread_is_recorded_again_for_a_new_pool(node)
     seen, same = result
     on_one, on_two = seen[:3], seen[3:]
     assert all(native >= 1 and calls == 0 for _, native, calls in on_one), on_one
-    assert all(calls == 1 for _, _, calls in on_two), on_two  # recorded on the pool, then replayed there
+    # recorded on the pool, then replayed there: the convolution, and the relu of its output there (threads.in_place)
+    assert all(calls == 2 for _, _, calls in on_two), on_two
     assert same
 
 
@@ -576,17 +578,66 @@ def test_a_replay_on_two_threads_is_one_threads_and_copies_only_what_crosses_int
     )
     same, op_by_op, per_replay, calls, memory, stats, gone = result
     assert same
-    assert stats["capture_split_steps"] == 3, stats  # the two convolutions and the depthwise one
-    assert set(calls) == {3}, calls
-    image, last = 64 * 64 * 3 * 4, 64 * 64 * 64 * 4
-    # in: the image; out: the 1x1 convolution's output, which the max pool (on the calling thread) reads. The first
-    # convolution's output and the depthwise one's stay in the pool for the next split step; the shape parameters
-    # were copied in once, when recorded
-    assert set(per_replay) == {image + last}, per_replay
-    assert op_by_op > image + last + 2 * 64 * 64 * 32 * 4, op_by_op
+    # the two convolutions, the depthwise one, and the max pool: op by op it stays on the calling thread (too little
+    # work per byte copied), but its input, the 1x1 convolution's output, is in the pool already (threads.in_place)
+    assert stats["capture_split_steps"] == 4, stats
+    assert set(calls) == {4}, calls
+    image, pooled = 64 * 64 * 3 * 4, 32 * 32 * 64 * 4
+    # in: the image; out: the max pool's output, which the global average pool (on the calling thread) reads. The
+    # other split steps' outputs stay in the pool for the next one; the shape parameters were copied in once, when
+    # recorded
+    assert set(per_replay) == {image + pooled}, per_replay
+    assert op_by_op > image + 64 * 64 * 64 * 4 + 2 * 64 * 64 * 32 * 4, op_by_op
     assert {tuple(m) for m in memory} == {tuple(memory[0])}, memory[:3]
     assert memory[0][2] == stats["capture_bytes"] > 0
     assert gone == [0, True], "the program's shared blocks went back to the pool"
+
+
+def test_elementwise_ops_between_split_convolutions_split_in_a_replay_and_copy_nothing(node):
+    """A residual block with a fused elementwise rule, a scale per channel and a sigmoid: y = conv(sigmoid((a +
+    rule(a, b)) * scale)), a = conv(x), b = conv(a). Op by op the elementwise ops stay on the calling thread (a few
+    operations per byte: copying their operands costs more than it saves), but recorded, their operands are split
+    steps' outputs in the pool, so they split too (the rule's elements by image rows, each part with its own table of
+    addresses; the product by whole repeats of the scale, a weight kept there) and the replay copies only the image
+    in and y out."""
+    node.run(SPLIT_MODEL)
+    result = node.run(
+        """
+        from py_engine.ops.elementwise_rules import fuse_elementwise
+        rng = np.random.default_rng(5)
+        x = pe.tensor(rng.standard_normal((1, 64, 64, 16), np.float32))
+        w1, w2, w3 = (pe.tensor(rng.standard_normal((1, 1, 16, 16), np.float32) / 4) for _ in range(3))
+        scale = pe.tensor(rng.standard_normal(16, np.float32))
+        def block(x):
+            a = pe.conv2d(x, w1, 1, "valid")
+            (gated,) = fuse_elementwise(lambda p, q: p * q - p, [a, pe.conv2d(a, w2, 1, "valid")])
+            return pe.conv2d(pe.sigmoid((a + gated) * scale), w3, 1, "valid")
+        await pe.set_backend("wasm", threads=1)
+        want = block(x).numpy()
+        await pe.set_backend("wasm", threads=2)
+        before = pe.backend_info()["threaded_calls"]
+        op_by_op = block(x).numpy()
+        op_by_op_calls = pe.backend_info()["threaded_calls"] - before
+        forward = pe.capture(block)
+        runs, per_replay = [], []
+        for _ in range(3):
+            before = copied()
+            y = forward(x)
+            runs.append(y.numpy())
+            y.dispose()
+            per_replay.append(copied() - before)
+        stats = capture_stats()
+        forward.dispose(); x.dispose()
+        await pe.set_backend("wasm", threads=1)
+        [np.array_equal(op_by_op, want), all(np.array_equal(r, want) for r in runs), op_by_op_calls, stats, per_replay]
+        """
+    )
+    same_op_by_op, same, op_by_op_calls, stats, per_replay = result
+    assert same_op_by_op and same, "one thread's results, bit for bit"
+    assert op_by_op_calls == 3, "op by op the three convolutions split, the elementwise ops do not"
+    assert stats["capture_split_steps"] == 7 and stats["capture_native_steps"] == 7, stats
+    image = 64 * 64 * 16 * 4
+    assert per_replay[1:] == [2 * image, 2 * image], "the image in, y out: the other values stay in the pool"
 
 
 def test_a_pool_lost_during_a_replay_gives_the_replay_on_one_thread_and_records_again(node):

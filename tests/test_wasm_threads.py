@@ -445,4 +445,31 @@ def test_the_pool_script_and_python_agree_on_the_layout():
     )
     assert layout["ARENA"] == threads.ARENA
     assert layout["MAX_THREADS"] == backend.MAX_THREADS
-    assert layout["SLOTS"] + layout["MAX_THREADS"] * layout["SLOT"] <= layout["ARENA"] // 4, "slots before the arena"
+    for name in ("CALL", "FN", "ARGC", "FIRST", "LAST", "SLOTS", "SLOT", "BOUNDS"):
+        assert layout[name] == getattr(threads, name), (
+            f"a call's image (Pool.run) writes {name} where the pool reads it"
+        )
+    assert layout["SLOTS"] + layout["MAX_THREADS"] * layout["SLOT"] <= layout["BOUNDS"], "slots before the bounds"
+    assert layout["BOUNDS"] < layout["ARENA"] // 4, "the bounds before the arena"
+
+
+@pytest.mark.parametrize("workers", [2, 3, 16])
+def test_a_calls_chunks_shrink_to_the_end_and_fit_the_control_block(workers):
+    """Pool.bounds: every row in one chunk, big chunks first and small ones last (each thread finishes close to the
+    others), each a multiple of the kernel's rows (the GEMM's 4-row tiles, 8-column panels); at most as many as the
+    control block holds."""
+    from py_engine.backends.wasm import threads
+
+    pool = object.__new__(threads.Pool)  # bounds() needs only the thread count
+    pool.threads = workers
+    for rows, multiple in itertools.product([1, 7, 49, 196, 1000, 12544, 1 << 20], [1, 4, 8]):
+        bounds = pool.bounds(rows, multiple)
+        sizes = [b - a for a, b in itertools.pairwise(bounds)]
+        assert bounds[0] == 0 and bounds[-1] == rows and min(sizes) > 0, (rows, multiple, bounds)
+        assert all(b % multiple == 0 for b in bounds[:-1]), (rows, multiple, bounds)
+        assert sizes[:-1] == sorted(sizes[:-1], reverse=True), (rows, multiple, sizes)
+        assert sizes[0] <= max(pool.chunk(rows, multiple), rows / (threads.GUIDED * workers) + multiple), sizes
+        assert sizes[-1] <= pool.chunk(rows, multiple), sizes  # the smallest: 1 / (16 threads) of the rows
+        assert len(sizes) <= threads.ARENA // 4 - threads.BOUNDS - 1, (rows, multiple, len(sizes))
+    step = -(-12 // workers)  # one chunk a thread (a filter gradient's taps: each chunk packs dy again)
+    assert pool.bounds(12, per_thread=1) == [*range(0, 12, step), 12]

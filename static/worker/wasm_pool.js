@@ -6,12 +6,13 @@
 // Pyodide's own memory is not shared, so an op's operands are copied in (copyIn; a model's weights once, kept there
 // while their tensor lives; the last op's output stays there for the next), the threads compute its rows, and the
 // output is copied back (copyOut). The threads meet through a control block at the start of the shared memory
-// (Int32 words): the caller writes each thread's arguments into its slot (post) and the call into the block (run),
-// opens the call's chunks in NEXT and bumps GENERATION, and every thread, the caller too, takes chunks of rows from
-// NEXT until none are left (runShare): a thread that gets less of the CPU (a busy machine, a slower core) takes fewer,
-// and one that wakes late takes none. The caller then waits (Atomics.wait) until DONE counts every chunk: it never
-// waits for a worker that holds no chunk. NEXT holds the call's generation beside the next chunk, so a worker that
-// woke for an earlier call (and may have read that call's arguments) can take no chunk of a later one.
+// (Int32 words): the caller writes the call into the block in one go (run: the export, each thread's arguments in its
+// slot, the chunks' rows), opens the call's chunks in NEXT and bumps GENERATION, and every thread, the caller too,
+// takes chunks of rows from NEXT until none are left (runShare): a thread that gets less of the CPU (a busy machine, a
+// slower core) takes fewer, and one that wakes late takes none. The caller then waits (Atomics.wait) until DONE
+// counts every chunk: it never waits for a worker that holds no chunk. NEXT holds the call's generation beside the
+// next chunk, so a worker that woke for an earlier call (and may have read that call's arguments) can take no chunk
+// of a later one.
 //
 // Loaded by the Python worker on first use (static/worker.js: self.pyEngineWasmPool), and by tests/pyodide/run.mjs
 // in Node, whose worker_threads run the same worker script.
@@ -23,14 +24,15 @@ const WASM_POOL = {
   READY: 2, // workers that have instantiated the module
   FAILED: 3, // set by a worker whose module failed to instantiate or whose kernel threw
   NEXT: 4, // (the call's generation & GENERATION_MASK) << 16 | the first chunk no thread has taken yet
-  ROWS: 5, // the call's rows
-  CHUNK: 6, // rows a thread takes at a time
+  CALL: 6, // run's image of the call is written from here on:
+  CHUNKS: 6, // the call's chunks
   FN: 7, // the export's index
   ARGC: 8, // its argument count
   FIRST: 16, // argument i is slot[i] + first * FIRST[i] + last * LAST[i] for rows first .. last
   LAST: 32,
   SLOTS: 64, // thread t's base arguments at word SLOTS + t * SLOT (the caller's: t = workers)
   SLOT: 16,
+  BOUNDS: 320, // chunk c is rows BOUNDS[c] .. BOUNDS[c + 1] (up to the block's end: 703 chunks at most)
   MAX_THREADS: 16,
   ARENA: 4096, // the first byte operands may use
   MAX_PAGES: 16384, // the module's declared maximum (scripts/build_wasm_kernels.py SHARED_MAX_PAGES)
@@ -43,13 +45,13 @@ const WASM_POOL = {
 // computed is counted in DONE (the last one wakes the caller); a kernel that throws sets FAILED and wakes it too.
 function runShare(control, kernels, t, generation) {
   const P = WASM_POOL, tag = (generation & P.GENERATION_MASK) << 16;
-  const rows = control[P.ROWS], chunk = control[P.CHUNK], argc = control[P.ARGC], kernel = kernels[control[P.FN]];
-  const chunks = Math.ceil(rows / chunk), base = P.SLOTS + t * P.SLOT, args = new Array(argc);
+  const chunks = control[P.CHUNKS], argc = control[P.ARGC], kernel = kernels[control[P.FN]];
+  const base = P.SLOTS + t * P.SLOT, args = new Array(argc);
   for (;;) {
     const next = Atomics.load(control, P.NEXT);
     if ((next & ~0xffff) !== tag || (next & 0xffff) >= chunks) return;
     if (Atomics.compareExchange(control, P.NEXT, next, next + 1) !== next) continue;
-    const first = (next & 0xffff) * chunk, last = Math.min(first + chunk, rows);
+    const first = control[P.BOUNDS + (next & 0xffff)], last = control[P.BOUNDS + (next & 0xffff) + 1];
     for (let i = 0; i < argc; i++) args[i] = control[base + i] + first * control[P.FIRST + i] + last * control[P.LAST + i];
     try {
       kernel(...args);
@@ -126,21 +128,12 @@ async function startWasmPool(module, workers, makeWorker, heap, timeoutMs = 1000
     zero(at, size) {
       new Uint8Array(memory.buffer, at, size).fill(0);
     },
-    // thread t's base arguments for the next call (t = workers: the caller's)
-    post(t, ...args) {
-      control.set(args, P.SLOTS + t * P.SLOT);
-    },
-    // export `fn` (an index into names) over `rows` rows, `chunk` at a time, on every thread; coefficients: the
-    // argc multipliers of first, then those of last: argument i of a chunk first .. last is the thread's base +
-    // first * coefficients[i] + last * coefficients[argc + i]. Returns join's answer.
-    run(fn, rows, chunk, timeoutMs, ...coefficients) {
-      const argc = coefficients.length / 2;
-      control.set(coefficients.slice(0, argc), P.FIRST);
-      control.set(coefficients.slice(argc), P.LAST);
-      control[P.FN] = fn;
-      control[P.ARGC] = argc;
-      control[P.ROWS] = rows;
-      control[P.CHUNK] = chunk;
+    // a call on every thread: `call` (an Int32Array, written at word CALL) holds its chunks, the export's index and
+    // argument count, the coefficients (FIRST, LAST), each thread's base arguments (SLOTS; t = workers: the
+    // caller's) and the chunks' rows (BOUNDS), in the control block's layout. Returns join's answer.
+    run(call, timeoutMs) {
+      control.set(call, P.CALL);
+      const chunks = control[P.CHUNKS];
       Atomics.store(control, P.DONE, 0);
       generation = (generation + 1) | 0;
       Atomics.store(control, P.NEXT, (generation & P.GENERATION_MASK) << 16); // open: chunk 0 is next
@@ -149,7 +142,7 @@ async function startWasmPool(module, workers, makeWorker, heap, timeoutMs = 1000
       try {
         runShare(control, kernels, workers, generation);
       } catch {} // a trap: FAILED is set, the pool ends
-      const failed = join(Math.ceil(rows / chunk), timeoutMs);
+      const failed = join(chunks, timeoutMs);
       Atomics.store(control, P.NEXT, ((generation & P.GENERATION_MASK) << 16) | P.CLOSED); // no late worker takes any
       return failed;
     },

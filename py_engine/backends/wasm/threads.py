@@ -32,10 +32,21 @@ MIN_WORK = 1 << 19
 # cost. A 3x3 depthwise convolution (9 per output) pays when its input is the last op's output (only 4 bytes out).
 MIN_INTENSITY = 2
 ARENA = 4096  # static/worker/wasm_pool.js: the control block comes first
+# static/worker/wasm_pool.js's control block (Int32 words): a call is written from word CALL on (Pool.run)
+CALL, FN, ARGC, FIRST, LAST, SLOTS, SLOT, BOUNDS = 6, 7, 8, 16, 32, 64, 16, 320
 ALIGN = 16
 JOIN_TIMEOUT_MS = 10000  # a worker that has not finished its share by then is taken for dead
-# an op's rows in about this many chunks per thread: a thread that gets less of the CPU takes fewer
-CHUNKS_PER_THREAD = 4
+# a chunk takes 1 / (GUIDED * threads) of the rows left, down to 1 / (CHUNKS_PER_THREAD * threads) of an op's rows:
+# big chunks first (few calls), small ones last, so a thread that gets less of the CPU takes fewer and the threads
+# finish close together (equal chunks of 1/8 on 2 threads left one waiting for the other's last chunk)
+GUIDED = 2
+CHUNKS_PER_THREAD = 16
+# a product of fewer rows than this a thread splits its columns (B's panels): a chunk of a few rows would read all of
+# B again (a classifier's head: 1 row, one chunk; a 7x7 image's 1x1 convolutions: 49 rows, 4 a chunk)
+COLUMNS_BELOW = 32
+# elements below which an elementwise op stays on the calling thread even with its operands in the shared memory:
+# the split call's own cost (about 8 us) is more than a copy of its output out and in again
+MIN_ELEMENTS = 1 << 12
 
 pool = None  # the running Pool, or None: every kernel on the calling thread
 reason = "one thread was asked for"  # why pool is None
@@ -113,7 +124,11 @@ class Pool:
         self.index = {name: i for i, name in enumerate(names)}
         # each function looked up once: a JS attribute lookup per call would cost more than the call
         self.exports = SimpleNamespace(**{name: getattr(js_pool.exports, name) for name in names})
-        self._post, self._run = js_pool.post, js_pool.run
+        self._run = js_pool.run
+        import js
+        from pyodide.ffi import to_js
+
+        self._words = lambda words: js.Int32Array.new(to_js(words))  # a call's image (run): one array, one JS call
         self._copy_in, self._copy_out, self._reserve = js_pool.copyIn, js_pool.copyOut, js_pool.reserve
         self._zero = js_pool.zero
         self.size = self._reserve(0)
@@ -417,32 +432,45 @@ class Pool:
             self.end = free.pop(i)[0]
 
     def chunk(self, rows, multiple=1, per_thread=CHUNKS_PER_THREAD):
-        """Rows a thread takes at a time: about `per_thread` chunks per thread, a multiple of `multiple`."""
+        """Rows of an op's smallest chunk: 1 / (per_thread * threads) of them, a multiple of `multiple`."""
         return max(multiple, -(-rows // (self.threads * per_thread * multiple)) * multiple)
 
+    def bounds(self, rows, multiple=1, per_thread=CHUNKS_PER_THREAD):
+        """The chunks' first rows, then `rows`: each chunk 1 / (GUIDED * threads) of the rows left, at least chunk()
+        (per_thread 1: equal chunks, one a thread), all but the last a multiple of `multiple`."""
+        least, starts = self.chunk(rows, multiple, per_thread), [0]
+        while starts[-1] < rows:
+            left = rows - starts[-1]
+            size = -(-left // (GUIDED * self.threads * multiple)) * multiple
+            starts.append(min(rows, starts[-1] + max(least, size)))
+        return starts
+
     def run(self, name, rows, args, first, last, *, multiple=1, scratch=None, per_thread=CHUNKS_PER_THREAD):
-        """Export `name` over `rows` rows on every thread, in chunks each thread takes while any are left: a chunk
-        of rows r0 .. r1 gets args[i] + r0 * first[i] + r1 * last[i] for argument i. scratch: {argument index: a
-        list of one address per thread} for what each thread needs of its own. False if a worker failed or did
-        not finish: the pool is then closed, and `reason` says why."""
-        chunk = self.chunk(rows, multiple, per_thread)
+        """Export `name` over `rows` rows on every thread, in chunks (bounds()) each thread takes while any are left:
+        a chunk of rows r0 .. r1 gets args[i] + r0 * first[i] + r1 * last[i] for argument i. scratch: {argument
+        index: a list of one address per thread} for what each thread needs of its own. False if a worker failed or
+        did not finish: the pool is then closed, and `reason` says why."""
+        bounds, argc = self.bounds(rows, multiple, per_thread), len(args)
+        call = [0] * (BOUNDS - CALL) + bounds  # the control block's words from CALL on
+        call[0], call[FN - CALL], call[ARGC - CALL] = len(bounds) - 1, self.index[name], argc
+        call[FIRST - CALL : FIRST - CALL + argc], call[LAST - CALL : LAST - CALL + argc] = first, last
         for t in range(self.threads):
             own = list(args)
             for i, addresses in (scratch or {}).items():
                 own[i] = addresses[t]
-            self._do(self._post, t, *own)
+            call[SLOTS + t * SLOT - CALL : SLOTS + t * SLOT - CALL + argc] = own
         try:
-            self._do(self.split, self.index[name], rows, chunk, *first, *last)
+            self._do(self.split, self._words(call))
         except PoolLost:
             return False
         return True
 
-    def split(self, fn, rows, chunk, *coefficients):
-        """The posted call of export `fn` (an index) over the threads (run's); PoolLost if a worker failed."""
+    def split(self, call):
+        """A call (run's image of it) over the threads; PoolLost if a worker failed."""
         self.calls += 1
-        failed = self._run(fn, rows, chunk, JOIN_TIMEOUT_MS, *coefficients)
+        failed = self._run(call, JOIN_TIMEOUT_MS)
         if failed is not None:
-            name = next(name for name, i in self.index.items() if i == fn)
+            name = next(name for name, i in self.index.items() if i == call[FN - CALL])
             stop(f"the pool of workers stopped ({failed} in {name}); running on one thread")
             raise PoolLost(reason)
 
@@ -510,6 +538,17 @@ def worth(work, *arrays, kept=()):
     return pool
 
 
+def in_place(elements, *arrays):
+    """The running pool, if an op of `elements` outputs that does a few operations per byte (an elementwise op, a
+    small depthwise convolution or pool) should use it: while a capture records, where its operands `arrays` are all
+    in the shared memory already (outputs of split ops, which the program keeps there), so its replay copies nothing
+    in and leaves the output there for the next split op (a residual add between two convolutions); None otherwise
+    (op by op every output is copied out, which costs more than such an op saves)."""
+    if pool is None or native.log is None or elements < MIN_ELEMENTS or any(pool.resident(a) is None for a in arrays):
+        return None
+    return pool
+
+
 # ---- the threaded kernels: each returns its output, or None when the pool was lost (the caller then runs it) ----
 
 
@@ -523,11 +562,65 @@ def gemm(p, a, b, m, n, k, transposed_b, out, bias=None, activation=0, transpose
     pbias = p.put(bias) if pbias is None else pbias
     pa, pc = p.put(a), p.alloc(m * n * 4)
     sai, sak = (1, m) if transposed_a else (k, 1)
-    # gemm(a, sai, sak, bp, c, ldc, M, N, K, bias, res, act): rows r0 .. r1 at a + r0 * sai, c + r0 * n, M = r1 - r0
+    if m < COLUMNS_BELOW * p.threads:
+        # gemm(a, sai, sak, bp, c, ldc, M, N, K, bias, res, act): columns j0 .. j1 (8 a panel) from bp + j0 * K,
+        # c + j0, bias + j0, N = j1 - j0
+        args = (pa, sai, sak, packed, pc, n, m, 0, k, pbias, 0, activation)
+        first = (0, 0, 0, k * 4, 4, 0, 0, -1, 0, 4 if pbias else 0, 0, 0)
+        last = (0, 0, 0, 0, 0, 0, 0, 1, 0, 0, 0, 0)
+        return p.get(pc, out) if p.run("gemm", n, args, first, last, multiple=8) else None
+    # rows r0 .. r1 at a + r0 * sai, c + r0 * n, M = r1 - r0
     args = (pa, sai, sak, packed, pc, n, 0, n, k, pbias, 0, activation)
     first = (sai * 4, 0, 0, 0, n * 4, 0, -1, 0, 0, 0, 0, 0)
     last = (0, 0, 0, 0, 0, 0, 1, 0, 0, 0, 0, 0)
     return p.get(pc, out) if p.run("gemm", m, args, first, last, multiple=4) else None
+
+
+def binary(p, code, a, na, b, nb, y):
+    """y = a op b (kernels/math.c binary: each operand of y.size elements, or repeated: a scalar, a bias), the
+    elements split over the threads, each chunk whole repeats of the shorter operand."""
+    n = y.size
+    kept = [p.weights(x) if size < n else None for x, size in ((a, na), (b, nb))]  # a weight repeated: kept there
+    p.begin()
+    pa, pb = (p.put(x) if at is None else at for x, at in zip((a, b), kept, strict=True))
+    py = p.alloc(y.nbytes)
+    # binary(op, a, na, b, nb, out, n): elements e0 .. e1 from out + e0, n = e1 - e0, and so each operand of n
+    # elements; a repeated one as it is
+    args = (code, pa, na * (na < n), pb, nb * (nb < n), py, 0)
+    first = (0, 4 * (na == n), -(na == n), 4 * (nb == n), -(nb == n), 4, -1)
+    last = (0, 0, int(na == n), 0, int(nb == n), 0, 1)
+    repeat = min(na, nb)
+    ran = p.run("binary", n, args, first, last, multiple=repeat if 1 < repeat < n else 4)
+    return p.get(py, y) if ran else None
+
+
+def unary(p, code, x, y):
+    """y = op(x) (kernels/math.c unary), the elements split over the threads."""
+    p.begin()
+    px, py = p.put(x), p.alloc(y.nbytes)
+    # unary(op, x, out, n): elements e0 .. e1 from x + e0, out + e0, n = e1 - e0
+    args, first, last = (code, px, py, 0), (0, 4, 4, -1), (0, 0, 0, 1)
+    return p.get(py, y) if p.run("unary", y.size, args, first, last, multiple=4) else None
+
+
+def fused(p, steps, count, tensors, scalars, nscalars, outputs, results, scratch, rows):
+    """kernels/math.c fused_elementwise (`count` steps, `nscalars` scalars) of `tensors` into `results`, the elements
+    split over the threads in `rows` equal parts (a tensor's image rows). The kernel finds its arrays in a table of
+    addresses, which no argument's multiple can move, so each part has a table of its own (written once, when
+    recorded: the arrays are the program's blocks). `scratch`: the floats each thread needs."""
+    p.begin()
+    size = tensors[0].size // rows  # a part's elements
+    pointers = [p.put(t) for t in tensors] + [p.alloc(r.nbytes) for r in results]
+    table = p.put(native.ints([at + i * size * 4 for i in range(rows) for at in pointers]), I32)
+    psteps, pouts, pscalars = p.put(steps, I32), p.put(outputs, I32), p.put(scalars) if nscalars else 0
+    own = [p.alloc(scratch * 4, local=True) for _ in range(p.threads)]
+    # fused_elementwise(prog, steps, ptrs, tensors, scalars, n_scalars, outs, n_outs, scratch, n): parts r0 .. r1 from
+    # table + r0 * len(pointers), n = (r1 - r0) * size
+    args = (psteps, count, table, len(tensors), pscalars, nscalars, pouts, outputs.size, 0, 0)
+    first, last = (0, 0, len(pointers) * 4, 0, 0, 0, 0, 0, 0, -size), (0,) * 9 + (size,)
+    if not p.run("fused_elementwise", rows, args, first, last, scratch={8: own}):
+        return None
+    return tuple(p.get(at, r) for at, r in zip(pointers[len(tensors) :], results, strict=True))
 
 
 def conv2d(p, x, shape, rows, weights, k, o, bias, activation, y, block):

@@ -18,7 +18,7 @@ import numpy as np
 from .... import dtypes
 from ....kernel_registry import register_kernel
 from ...numpy.kernels import math as numpy_math
-from .. import native
+from .. import native, threads
 from ..native import F32, I32, address
 from ..op_codes import ACTIVATION_GRAD, BINARY, FUSED, FUSED_CHUNK, UNARY
 
@@ -57,6 +57,10 @@ def _run_binary(code, a, b):
         return _run_outer(code, a, b, out_shape, n)
     a, b = native.f32(a), native.f32(b)
     y = native.out(out_shape)
+    # the pool where the operands of n elements are there (a repeated one, a scale or a bias, is copied in)
+    pool = threads.in_place(n, *(x for x, size in ((a, na), (b, nb)) if size == n)) if n in (na, nb) else None
+    if pool and threads.binary(pool, code, a, na, b, nb, y) is not None:
+        return y
     native.exports.binary(code, address(a, na), na, address(b, nb), nb, address(y, n), n)
     return y
 
@@ -93,6 +97,9 @@ def _unary(name):
             return fallback(x)
         x = native.f32(x)
         y = native.out(x.shape)
+        pool = threads.in_place(x.size, x)
+        if pool and threads.unary(pool, code, x, y) is not None:
+            return y
         native.exports.unary(code, address(x, x.size), address(y, y.size), x.size)
         return y
 
@@ -131,8 +138,25 @@ def _fused(*arrays, program):
     tensors = [native.f32(t) for t in tensors]
     scalars = native.f32(arrays[program.tensors]) if program.scalars else native.out(1)
     results = [native.out(shape) for _ in program.outputs]
-    pointers = native.table(tensors + results, n)
     values = program.tensors + program.scalars + len(program.steps)
+    rows = math.prod(shape[:-2])  # an image's rows (a 4-d activation): the parts the threads share
+    pool = threads.in_place(n, *tensors) if rows > 1 else None
+    if pool:
+        split = threads.fused(
+            pool,
+            steps,
+            len(program.steps),
+            tensors,
+            scalars,
+            program.scalars,
+            outputs,
+            results,
+            values * FUSED_CHUNK,
+            rows,
+        )
+        if split is not None:
+            return split
+    pointers = native.table(tensors + results, n)
     scratch = native.out(values * FUSED_CHUNK)
     native.exports.fused_elementwise(
         address(steps, steps.size, native.I32), len(program.steps), address(pointers, pointers.size, pointers.dtype),

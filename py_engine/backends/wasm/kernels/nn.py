@@ -80,7 +80,7 @@ def _conv2d(x, weights, strides, pad, dilations, bias=None, activation="linear")
                 bias,
                 code,
                 y,
-                _block(-(-rows // (pool.threads * threads.CHUNKS_PER_THREAD)), k),
+                _block(-(-rows // (pool.threads * threads.GUIDED)), k),  # the first chunk's rows at most
             )
         )
         if done is not None:
@@ -165,7 +165,7 @@ def _depthwise(x, weights, strides, pad, dilations, bias=None, activation="linea
     if y.size == 0:
         return y
     code, after = _activate(y, activation)
-    pool, rows = threads.worth(y.size * kh * kw, x, y), x.shape[0] * oh
+    pool, rows = threads.worth(y.size * kh * kw, x, y) or threads.in_place(y.size, x), x.shape[0] * oh
     extra = (weights, bias if bias is not None else 0, code)
     if pool and threads.rows_kernel(pool, "depthwise", x, shape, rows, y, *extra) is not None:
         return after(y) if after else y
@@ -223,7 +223,7 @@ def _pool(average):
         x = native.f32(x)
         shape, oh, ow = _geometry(x.shape, ksize, strides, pad)
         y = native.out((x.shape[0], max(oh, 0), max(ow, 0), x.shape[3]))
-        pool = threads.worth(y.size * ksize[0] * ksize[1], x, y) if y.size else None
+        pool = threads.worth(y.size * ksize[0] * ksize[1], x, y) or threads.in_place(y.size, x) if y.size else None
         rows = x.shape[0] * oh
         if pool and threads.rows_kernel(pool, "pool", x, shape, rows, y, int(average)) is not None:
             return y
