@@ -42,7 +42,7 @@ def _gather(x, indices, axis, batch_dims):
     return out.reshape(x.shape[:axis] + indices.shape[batch_dims:] + x.shape[axis + 1 :])
 
 
-def _gather_nd(x, indices):
+def gather_nd(x, indices):
     """out[b...] = x[indices[b..., 0], ..., indices[b..., k - 1]] (the op sends k >= 1)."""
     k = indices.shape[-1]
     bad = ((indices < 0) | (indices >= np.array(x.shape[:k]))).any(-1)
@@ -65,5 +65,5 @@ def _unsorted_segment_sum(data, segment_ids, num_segments):
 
 
 register_kernel("Gather", "numpy", _gather)
-register_kernel("GatherNd", "numpy", _gather_nd)
+register_kernel("GatherNd", "numpy", gather_nd)
 register_kernel("UnsortedSegmentSum", "numpy", _unsorted_segment_sum)

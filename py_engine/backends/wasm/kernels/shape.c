@@ -1,5 +1,5 @@
 // Data movement: blocks of 4-byte elements (float32 or int32, copied as bits) between strided rows (a concat's
-// inputs into their columns of the output).
+// inputs into their columns of the output); slices picked by index tuples (GatherNd).
 
 #include "simd.h"
 
@@ -19,4 +19,25 @@ EXPORT(copy_rows)(const f32 *src, int src_stride, f32 *dst, int dst_stride, int 
     }
     for (; i < width; i += 4) store_partial(d + i, load_partial(s + i, width - i), width - i);
   }
+}
+
+// ---- GatherNd: out[i, :] = x[idx[i, 0], ..., idx[i, k - 1], :] for i < m, slices of q 4-byte elements (copied as
+// bits), dims: x's first k axes. A tuple out of range gives a slice of zeros (as TensorFlow on GPUs) and counts: the
+// count is returned, and the wrapper raises the engine's error op by op; a replay never reads outside x ---------------
+__attribute__((export_name("gather_nd"))) int gather_nd(const int *x, const int *idx, int m, int k, const int *dims,
+                                                        int q, int *out) {
+  int bad = 0;
+  for (int i = 0; i < m; i++, idx += k, out += q) {
+    long at = 0;
+    int j = 0;
+    for (; j < k && (unsigned)idx[j] < (unsigned)dims[j]; j++) at = at * dims[j] + idx[j];
+    if (j < k) {
+      bad++;
+      for (int c = 0; c < q; c++) out[c] = 0;
+      continue;
+    }
+    const int *s = x + at * q;
+    for (int c = 0; c < q; c++) out[c] = s[c];
+  }
+  return bad;
 }
