@@ -78,7 +78,7 @@ NATIVE = {
     "DepthwiseConv2dNativeBackpropInput", "Equal", "FloorDiv", "FusedConv2D", "FusedDepthwiseConv2D", "FusedElementwise",
     "GatherNd", "MaxPool",
     "MaxPoolGrad", "Maximum", "Mean", "Minimum", "Mul", "Neg", "RealDiv", "Relu", "Relu6", "ResizeBilinear", "Sigmoid",
-    "Sqrt", "Square", "SquaredDifference", "Sub", "Sum", "TopK",
+    "Slice", "Sqrt", "Square", "SquaredDifference", "Sub", "Sum", "TopK",
 }  # fmt: skip
 
 

@@ -6,10 +6,16 @@ import numpy as np
 
 from ....kernel_registry import register_kernel
 
+
+def slice_view(x, begin, size):
+    """x[begin[a] : begin[a] + size[a] for each axis a], a view of x."""
+    return x[tuple(slice(b, b + s) for b, s in zip(begin, size))]
+
+
 register_kernel("BroadcastTo", "numpy", lambda x, shape: np.broadcast_to(x, shape))
 register_kernel("Transpose", "numpy", lambda x, perm: np.transpose(x, perm))
 register_kernel("Concat", "numpy", lambda *xs, axis: np.concatenate(xs, axis))
-register_kernel("Slice", "numpy", lambda x, begin, size: x[tuple(slice(b, b + s) for b, s in zip(begin, size))])
+register_kernel("Slice", "numpy", slice_view)
 register_kernel("Tile", "numpy", lambda x, reps: np.tile(x, reps))
 register_kernel("Reverse", "numpy", lambda x, axis: np.flip(x, axis))
 

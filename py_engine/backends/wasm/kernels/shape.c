@@ -1,5 +1,5 @@
 // Data movement: blocks of 4-byte elements (float32 or int32, copied as bits) between strided rows (a concat's
-// inputs into their columns of the output); slices picked by index tuples (GatherNd).
+// inputs into their columns of the output); a slice's rows; slices picked by index tuples (GatherNd).
 
 #include "simd.h"
 
@@ -18,6 +18,25 @@ EXPORT(copy_rows)(const f32 *src, int src_stride, f32 *dst, int dst_stride, int 
       wasm_v128_store(d + i + 12, e);
     }
     for (; i < width; i += 4) store_partial(d + i, load_partial(s + i, width - i), width - i);
+  }
+}
+
+// ---- Slice: out = x[begin[a] : begin[a] + size[a] for each axis a] of a C-contiguous x of `rank` axes, dims =
+// shape, begin, size (rank values each), copied a row of size[rank - 1] at a time (each row's place in x from its
+// number: the module has no stack for an index per axis) ------------------------------------------------------------
+EXPORT(slice_rows)(const int *x, int rank, const int *dims, int *out) {
+  const int *shape = dims, *begin = dims + rank, *size = dims + 2 * rank;
+  int width = size[rank - 1];
+  long rows = 1;
+  for (int a = 0; a < rank - 1; a++) rows *= size[a];
+  for (long r = 0; r < rows; r++, out += width) {
+    long at = begin[rank - 1], stride = shape[rank - 1], rest = r;
+    for (int a = rank - 2; a >= 0; a--) {
+      at += (begin[a] + rest % size[a]) * stride;
+      rest /= size[a];
+      stride *= shape[a];
+    }
+    for (int i = 0; i < width; i++) out[i] = x[at + i];
   }
 }
 
