@@ -73,12 +73,12 @@ def test_conformance_suite_passes_with_every_kernel_native(node):
 # the rest runs numpy's kernels on the same arrays. A kernel moving between the lists is a deliberate change: update
 # this list with it.
 NATIVE = {
-    "Abs", "ActivationGrad", "Add", "ArgMax", "AvgPool", "BatchMatMul", "Cast", "Concat", "Conv2D", "Conv2DBackpropFilter",
-    "Conv2DBackpropInput", "CropAndResize", "DepthwiseConv2dNative", "DepthwiseConv2dNativeBackpropFilter",
-    "DepthwiseConv2dNativeBackpropInput", "Equal", "FloorDiv", "FusedConv2D", "FusedDepthwiseConv2D", "FusedElementwise",
-    "GatherNd", "MaxPool",
-    "MaxPoolGrad", "Maximum", "Mean", "Minimum", "Mul", "Neg", "RealDiv", "Relu", "Relu6", "ResizeBilinear", "Sigmoid",
-    "Slice", "Sqrt", "Square", "SquaredDifference", "Sub", "Sum", "TopK",
+    "Abs", "ActivationGrad", "Add", "ArgMax", "AvgPool", "BatchMatMul", "Cast", "Concat", "Conv2D",
+    "Conv2DBackpropFilter", "Conv2DBackpropInput", "CropAndResize", "DepthwiseConv2dNative",
+    "DepthwiseConv2dNativeBackpropFilter", "DepthwiseConv2dNativeBackpropInput", "Equal", "FloorDiv", "FusedConv2D",
+    "FusedDepthwiseConv2D", "FusedElementwise", "GatherNd", "MaxPool", "MaxPoolGrad", "Maximum", "Mean", "Minimum",
+    "Mod", "Mul", "Neg", "RealDiv", "Relu", "Relu6", "ResizeBilinear", "Sigmoid", "Slice", "Sqrt", "Square",
+    "SquaredDifference", "Sub", "Sum", "TopK",
 }  # fmt: skip
 
 
@@ -401,8 +401,8 @@ def test_top_k_finds_numpys_values_and_indices(node):
 
 
 def test_int32_arithmetic_gives_numpys_values(node):
-    """kernels/math.c's binary_i32: Add, Sub, Mul wrapping around, FloorDiv rounding down (negatives, a divisor of
-    0 giving 0, INT_MIN // -1), same shapes and a scalar on either side, on the module and (small) on numpy; a
+    """kernels/math.c's binary_i32: Add, Sub, Mul wrapping around, FloorDiv rounding down and Mod with the divisor's
+    sign (negatives, a divisor of 0 giving 0, INT_MIN // -1 and % -1), same shapes and a scalar on either side, on the module and (small) on numpy; a
     broadcast of a row stays numpy's."""
     differ = node.run(
         """
@@ -413,7 +413,7 @@ def test_int32_arithmetic_gives_numpys_values(node):
             a = rng.integers(-2**31, 2**31, n, dtype=np.int64).astype(np.int32)
             b = rng.integers(-9, 10, n).astype(np.int32)
             a[: edges.size**2], b[: edges.size**2] = np.repeat(edges, edges.size), np.tile(edges, edges.size)
-            for op in ("add", "sub", "mul", "floor_div"):
+            for op in ("add", "sub", "mul", "floor_div", "mod"):
                 cases += [(f"{op} {n}", op, a, b), (f"{op} {n} scalar", op, a, np.array(-7, np.int32)),
                           (f"{op} {n} scalar first", op, np.array([-2**31], np.int32), b),
                           (f"{op} {n} by 0", op, a, np.zeros((), np.int32))]

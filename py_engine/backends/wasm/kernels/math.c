@@ -121,13 +121,20 @@ EXPORT(binary)(int op, const f32 *a, int na, const f32 *b, int nb, f32 *out, int
 }
 
 // ---- int32 a op b as numpy's: Add, Sub, Mul wrap around (two's complement); FloorDiv rounds the quotient down,
-// gives 0 for a divisor of 0 and INT_MIN for INT_MIN // -1 (numpy's values; its warnings are left out). Each operand
-// is n values or one (na, nb), as a pose decoder's heatmap index split into row and column ------------------------
+// gives 0 for a divisor of 0 and INT_MIN for INT_MIN // -1; Mod takes the divisor's sign, 0 for a divisor of 0 (numpy's
+// values; its warnings are left out). Each operand is n values or one (na, nb), as a pose decoder's heatmap index
+// split into row and column ----------------------------------------------------------------------------------------
 INLINE int floor_div_i32(int a, int b) {
   if (b == 0) return 0;
   if (b == -1) return (int)(0u - (unsigned)a);
   int q = a / b;
   return q - (a % b != 0 && (a < 0) != (b < 0));
+}
+
+INLINE int mod_i32(int a, int b) {
+  if (b == 0 || b == -1) return 0;
+  int r = a % b;
+  return r != 0 && (r < 0) != (b < 0) ? r + b : r;
 }
 
 #define I32_LOOP(EXPR)                                                         \
@@ -141,8 +148,9 @@ EXPORT(binary_i32)(int op, const int *a, int na, const int *b, int nb, int *out,
     case BINARY_I32_ADD: I32_LOOP(x + y) break;
     case BINARY_I32_SUB: I32_LOOP(x - y) break;
     case BINARY_I32_MUL: I32_LOOP(x * y) break;
-    case BINARY_I32_FLOOR_DIV:
-    default: I32_LOOP(floor_div_i32((int)x, (int)y)) break;
+    case BINARY_I32_FLOOR_DIV: I32_LOOP(floor_div_i32((int)x, (int)y)) break;
+    case BINARY_I32_MOD:
+    default: I32_LOOP(mod_i32((int)x, (int)y)) break;
   }
 }
 #undef I32_LOOP

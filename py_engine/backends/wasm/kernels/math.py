@@ -1,5 +1,5 @@
 """Elementwise kernels on the SIMD module: binary ops with a scalar, a repeated trailing block (a bias) or a column
-against a row (an outer broadcast), int32 Add, Sub, Mul and FloorDiv (numpy's values), unary ops, the activations' gradients, Equal of same-shape float32 arrays (numpy's
+against a row (an outer broadcast), int32 Add, Sub, Mul, FloorDiv and Mod (numpy's values), unary ops, the activations' gradients, Equal of same-shape float32 arrays (numpy's
 bool bytes), casts of int32 and bool arrays to float32 (rounded as numpy's astype), float16 weights widened to float32
 as a model loads, and ops.elementwise_rules's programs (the optimizers' update rules) in one pass.
 

@@ -28,6 +28,7 @@ enum {
   BINARY_I32_SUB = 1,
   BINARY_I32_MUL = 2,
   BINARY_I32_FLOOR_DIV = 3,
+  BINARY_I32_MOD = 4,
 };
 
 enum {
