@@ -73,11 +73,12 @@ def test_conformance_suite_passes_with_every_kernel_native(node):
 # the rest runs numpy's kernels on the same arrays. A kernel moving between the lists is a deliberate change: update
 # this list with it.
 NATIVE = {
-    "Abs", "ActivationGrad", "Add", "ArgMax", "AvgPool", "BatchMatMul", "Cast", "Concat", "Conv2D", "Conv2DBackpropFilter",
-    "Conv2DBackpropInput", "CropAndResize", "DepthwiseConv2dNative", "DepthwiseConv2dNativeBackpropFilter",
-    "DepthwiseConv2dNativeBackpropInput", "Equal", "FusedConv2D", "FusedDepthwiseConv2D", "FusedElementwise", "MaxPool",
-    "MaxPoolGrad", "Maximum", "Mean", "Minimum", "Mul", "Neg", "RealDiv", "Relu", "Relu6", "ResizeBilinear", "Sigmoid",
-    "Sqrt", "Square", "SquaredDifference", "Sub", "Sum", "TopK",
+    "Abs", "ActivationGrad", "Add", "ArgMax", "AvgPool", "BatchMatMul", "Cast", "Concat", "Conv2D",
+    "Conv2DBackpropFilter", "Conv2DBackpropInput", "CropAndResize", "DepthwiseConv2dNative",
+    "DepthwiseConv2dNativeBackpropFilter", "DepthwiseConv2dNativeBackpropInput", "Equal", "FloorDiv", "FusedConv2D",
+    "FusedDepthwiseConv2D", "FusedElementwise", "GatherNd", "MaxPool", "MaxPoolGrad", "Maximum", "Mean", "Minimum",
+    "Mod", "Mul", "Neg", "RealDiv", "Relu", "Relu6", "ResizeBilinear", "Sigmoid", "Slice", "Sqrt", "Square",
+    "SquaredDifference", "Sub", "Sum", "TopK",
 }  # fmt: skip
 
 
@@ -397,6 +398,85 @@ def test_top_k_finds_numpys_values_and_indices(node):
         """
     )  # fmt: skip
     assert differ == []
+
+
+def test_int32_arithmetic_gives_numpys_values(node):
+    """kernels/math.c's binary_i32: Add, Sub, Mul wrapping around, FloorDiv rounding down and Mod with the divisor's
+    sign (negatives, a divisor of 0 giving 0, INT_MIN // -1 and % -1), same shapes and a scalar on either side, on the module and (small) on numpy; a
+    broadcast of a row stays numpy's."""
+    differ = node.run(
+        """
+        rng = np.random.default_rng(10)
+        edges = np.array([-2**31, 2**31 - 1, -1, 0, 1, 7, -7, 3, -3], np.int32)
+        cases = []
+        for n in (100, 4096, 5000):
+            a = rng.integers(-2**31, 2**31, n, dtype=np.int64).astype(np.int32)
+            b = rng.integers(-9, 10, n).astype(np.int32)
+            a[: edges.size**2], b[: edges.size**2] = np.repeat(edges, edges.size), np.tile(edges, edges.size)
+            for op in ("add", "sub", "mul", "floor_div", "mod"):
+                cases += [(f"{op} {n}", op, a, b), (f"{op} {n} scalar", op, a, np.array(-7, np.int32)),
+                          (f"{op} {n} scalar first", op, np.array([-2**31], np.int32), b),
+                          (f"{op} {n} by 0", op, a, np.zeros((), np.int32))]
+        cases.append(("row broadcast", "floor_div", rng.integers(-50, 50, (64, 80)).astype(np.int32),
+                      rng.integers(1, 9, (80,)).astype(np.int32)))
+
+        async def outputs(backend):
+            assert await pe.set_backend(backend)
+            return [getattr(pe, op)(pe.tensor(a), pe.tensor(b)).numpy() for _, op, a, b in cases]
+
+        want = await outputs("numpy")
+        got = await outputs("wasm")
+        with all_native():
+            native = await outputs("wasm")
+        [name for (name, *_), w, g, n in zip(cases, want, got, native)
+         if not (w.dtype == g.dtype == n.dtype == np.int32 and np.array_equal(w, g) and np.array_equal(w, n))]
+        """
+    )  # fmt: skip
+    assert differ == []
+
+
+def test_gather_nd_copies_numpys_slices_and_raises_its_error(node):
+    """kernels/shape.c's gather_nd: float32 (NaNs' payloads too) and int32, index tuples of every width k up to the
+    rank, batch shapes of rank 0 to 2, the module's result numpy's bit for bit; an index out of range (negative or
+    too large, in any position of the tuple) raises numpy's kernel's IndexError, its message naming the tuple."""
+    differ, errors = node.run(
+        """
+        rng = np.random.default_rng(11)
+        cases = []
+        for shape in ((1, 48, 48, 17), (5, 3), (4097,), (2, 3, 4, 5, 6)):
+            for dtype in ("float32", "int32"):
+                x = rng.integers(-2**31, 2**31, shape, dtype=np.int64).astype(np.int32).view(dtype)
+                for k in range(1, len(shape) + 1):
+                    for batch in ((), (17,), (2, 3)):
+                        ids = np.stack([rng.integers(0, d, batch) for d in shape[:k]], -1).astype(np.int32)
+                        cases.append((f"{shape} {dtype} k {k} batch {batch}", x, ids))
+
+        async def outputs(backend):
+            assert await pe.set_backend(backend)
+            return [pe.gather_nd(pe.tensor(x), pe.tensor(ids)).numpy().view(np.int32) for _, x, ids in cases]
+
+        want = await outputs("numpy")
+        got = await outputs("wasm")
+        differ = [name for (name, *_), w, g in zip(cases, want, got) if not (w.shape == g.shape and np.array_equal(w, g))]
+        errors = []
+        x = pe.tensor(np.zeros((1, 48, 48, 17), np.float32))
+        for bad in ([[0, 47, 48]], [[0, -1, 3]], [[1, 0, 0]], [[0, 1, 2], [0, 2, 48]]):
+            ids, tensors = pe.tensor(np.array(bad, np.int32)), pe.memory().num_tensors
+            try:
+                pe.gather_nd(x, ids)
+            except IndexError as e:
+                errors.append([str(e), pe.memory().num_tensors - tensors])
+        [differ, errors]
+        """
+    )  # fmt: skip
+    assert differ == []
+    assert [e[1] for e in errors] == [0, 0, 0, 0]  # no tensor left behind
+    assert [e[0] for e in errors] == [
+        "gather_nd: index [0, 47, 48] is out of range for the first 3 axes of x, of sizes [1, 48, 48]",
+        "gather_nd: index [0, -1, 3] is out of range for the first 3 axes of x, of sizes [1, 48, 48]",
+        "gather_nd: index [1, 0, 0] is out of range for the first 3 axes of x, of sizes [1, 48, 48]",
+        "gather_nd: index [0, 2, 48] is out of range for the first 3 axes of x, of sizes [1, 48, 48]",
+    ]
 
 
 def test_casts_to_float32_round_as_numpys(node):

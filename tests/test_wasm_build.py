@@ -75,7 +75,7 @@ def test_the_c_uses_the_generated_codes_and_declares_none_of_its_own():
 def test_codes_that_share_a_c_switch_are_distinct():
     binary = [*op_codes.BINARY.values(), *op_codes.ACTIVATION_GRAD.values()]
     assert len(set(binary)) == len(binary), "binary() tells its ops and the activations' gradients apart by code"
-    for table in (op_codes.ACTIVATIONS, op_codes.UNARY, op_codes.FUSED):
+    for table in (op_codes.ACTIVATIONS, op_codes.UNARY, op_codes.FUSED, op_codes.BINARY_I32):
         assert len(set(table.values())) == len(table)
 
 

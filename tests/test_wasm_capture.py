@@ -155,6 +155,48 @@ def test_a_layers_models_predict_replays_bit_for_bit_with_flat_memory_and_dispos
     assert gone == [0, 0]
 
 
+def test_slices_are_native_steps_while_a_capture_records(node):
+    """kernels/shape.c's slice_rows: float32 (NaNs' payloads too) and int32 slices of rank 1 to 4, cut in the middle,
+    at the ends and whole on the last axes (merged into one longer row), replayed bit for bit as native steps; op by
+    op a slice stays numpy's view."""
+    result = node.run(
+        """
+        rng = np.random.default_rng(12)
+        cases = [((4097,), (5,), (4000,)), ((2, 17), (1, 0), (1, 17)), ((2, 17), (0, 3), (2, 9)),
+                 ((1, 48, 48, 17), (0, 3, 5, 0), (1, 40, 2, 17)), ((3, 5, 7, 2), (1, 2, 3, 1), (2, 3, 4, 1)),
+                 ((2, 3, 4), (0, 1, 0), (2, 1, 4))]
+        arrays = [rng.integers(-2**31, 2**31, shape, dtype=np.int64).astype(np.int32).view(dtype)
+                  for shape, _, _ in cases for dtype in ("float32", "int32")]
+        xs = [pe.tensor(a) for a in arrays]
+        slices = [(begin, size) for _, begin, size in cases for _ in range(2)]
+
+        def cut(*ts):
+            return [pe.slice(t, begin, size) for t, (begin, size) in zip(ts, slices)]
+
+        want = [a[tuple(slice(b, b + s) for b, s in zip(begin, size))].view(np.int32)
+                for a, (begin, size) in zip(arrays, slices)]
+        before = capture_stats()
+        captured = pe.capture(cut)
+        same = []
+        for _ in range(3):  # a recording, then two replays
+            ys = captured(*xs)
+            same.append(all(np.array_equal(y.numpy().view(np.int32), w) for y, w in zip(ys, want)))
+            pe.dispose(ys)
+        after = capture_stats()
+        with uncaptured():
+            ys = cut(*xs)
+            same.append(all(np.array_equal(y.numpy().view(np.int32), w) for y, w in zip(ys, want)))
+            pe.dispose(ys)
+        captured.dispose(); pe.dispose(xs)
+        [same, after["capture_native_steps"] - before["capture_native_steps"],
+         after["capture_kernel_steps"] - before["capture_kernel_steps"]]
+        """
+    )  # fmt: skip
+    same, native_steps, kernel_steps = result
+    assert same == [True] * 4
+    assert (native_steps, kernel_steps) == (12, 0)
+
+
 def test_small_elementwise_ops_and_a_mean_are_native_steps_replayed_bit_for_bit(node):
     result = node.run(
         """
@@ -279,7 +321,11 @@ def test_graph_models_replay_their_uncaptured_results_bit_for_bit_on_one_and_two
     (same2, replays2, native_steps2, kernel_steps2, split_steps2, left2) = two
     assert same == same2 == [True, True, True]
     assert replays == replays2 == 2
-    assert native_steps > 50 and kernel_steps >= 1, (native_steps, kernel_steps)
+    # movenet's every step is the module's (its gathers, index arithmetic and slices too); blazeface keeps kernel steps
+    assert native_steps > 50 and (kernel_steps == 0 if name == "movenet-lightning" else kernel_steps >= 1), (
+        native_steps,
+        kernel_steps,
+    )
     # the kernels split over the pool are native steps too: their calls of the pool replayed without the wrapper
     assert split_steps == 0 and split_steps2 > 0, (split_steps, split_steps2)
     assert (native_steps2, kernel_steps2) == (native_steps, kernel_steps)

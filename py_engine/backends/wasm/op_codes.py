@@ -8,6 +8,8 @@ In C each code is <PREFIX>_<NAME> (ACT_RELU6, BINARY_REAL_DIV, BINARY_RELU_GRAD,
 ACTIVATIONS = {"linear": 0, "relu": 1, "relu6": 2}
 # binary(): out = a op b (BINARY_)
 BINARY = {"Add": 0, "Sub": 1, "Mul": 2, "RealDiv": 3, "Maximum": 4, "Minimum": 5, "SquaredDifference": 8}
+# binary_i32(): out = a op b on int32 arrays, as numpy's (BINARY_I32_)
+BINARY_I32 = {"Add": 0, "Sub": 1, "Mul": 2, "FloorDiv": 3, "Mod": 4}
 # binary() too: an activation's gradient from (dy, y) (BINARY_<activation>_GRAD)
 ACTIVATION_GRAD = {"relu": 6, "relu6": 7}
 # unary(): out = op x (UNARY_)
@@ -34,6 +36,7 @@ ENUMS = (
     ("ACT", ACTIVATIONS, ""),
     ("BINARY", BINARY, ""),
     ("BINARY", ACTIVATION_GRAD, "_GRAD"),
+    ("BINARY_I32", BINARY_I32, ""),
     ("UNARY", UNARY, ""),
     ("FUSED", FUSED, ""),
 )

@@ -6,10 +6,16 @@ import numpy as np
 
 from ....kernel_registry import register_kernel
 
+
+def slice_view(x, begin, size):
+    """x[begin[a] : begin[a] + size[a] for each axis a], a view of x."""
+    return x[tuple(slice(b, b + s) for b, s in zip(begin, size))]
+
+
 register_kernel("BroadcastTo", "numpy", lambda x, shape: np.broadcast_to(x, shape))
 register_kernel("Transpose", "numpy", lambda x, perm: np.transpose(x, perm))
 register_kernel("Concat", "numpy", lambda *xs, axis: np.concatenate(xs, axis))
-register_kernel("Slice", "numpy", lambda x, begin, size: x[tuple(slice(b, b + s) for b, s in zip(begin, size))])
+register_kernel("Slice", "numpy", slice_view)
 register_kernel("Tile", "numpy", lambda x, reps: np.tile(x, reps))
 register_kernel("Reverse", "numpy", lambda x, axis: np.flip(x, axis))
 
@@ -42,7 +48,7 @@ def _gather(x, indices, axis, batch_dims):
     return out.reshape(x.shape[:axis] + indices.shape[batch_dims:] + x.shape[axis + 1 :])
 
 
-def _gather_nd(x, indices):
+def gather_nd(x, indices):
     """out[b...] = x[indices[b..., 0], ..., indices[b..., k - 1]] (the op sends k >= 1)."""
     k = indices.shape[-1]
     bad = ((indices < 0) | (indices >= np.array(x.shape[:k]))).any(-1)
@@ -65,5 +71,5 @@ def _unsorted_segment_sum(data, segment_ids, num_segments):
 
 
 register_kernel("Gather", "numpy", _gather)
-register_kernel("GatherNd", "numpy", _gather_nd)
+register_kernel("GatherNd", "numpy", gather_nd)
 register_kernel("UnsortedSegmentSum", "numpy", _unsorted_segment_sum)

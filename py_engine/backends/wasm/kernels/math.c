@@ -120,6 +120,41 @@ EXPORT(binary)(int op, const f32 *a, int na, const f32 *b, int nb, f32 *out, int
     binary_run(op, na == n ? a + r : a, 1, nb == n ? b + r : b, 1, out + r, row);
 }
 
+// ---- int32 a op b as numpy's: Add, Sub, Mul wrap around (two's complement); FloorDiv rounds the quotient down,
+// gives 0 for a divisor of 0 and INT_MIN for INT_MIN // -1; Mod takes the divisor's sign, 0 for a divisor of 0 (numpy's
+// values; its warnings are left out). Each operand is n values or one (na, nb), as a pose decoder's heatmap index
+// split into row and column ----------------------------------------------------------------------------------------
+INLINE int floor_div_i32(int a, int b) {
+  if (b == 0) return 0;
+  if (b == -1) return (int)(0u - (unsigned)a);
+  int q = a / b;
+  return q - (a % b != 0 && (a < 0) != (b < 0));
+}
+
+INLINE int mod_i32(int a, int b) {
+  if (b == 0 || b == -1) return 0;
+  int r = a % b;
+  return r != 0 && (r < 0) != (b < 0) ? r + b : r;
+}
+
+#define I32_LOOP(EXPR)                                                         \
+  for (int i = 0; i < n; i++) {                                                \
+    unsigned x = (unsigned)a[na == 1 ? 0 : i], y = (unsigned)b[nb == 1 ? 0 : i]; \
+    out[i] = (int)(EXPR);                                                      \
+  }
+
+EXPORT(binary_i32)(int op, const int *a, int na, const int *b, int nb, int *out, int n) {
+  switch (op) {
+    case BINARY_I32_ADD: I32_LOOP(x + y) break;
+    case BINARY_I32_SUB: I32_LOOP(x - y) break;
+    case BINARY_I32_MUL: I32_LOOP(x * y) break;
+    case BINARY_I32_FLOOR_DIV: I32_LOOP(floor_div_i32((int)x, (int)y)) break;
+    case BINARY_I32_MOD:
+    default: I32_LOOP(mod_i32((int)x, (int)y)) break;
+  }
+}
+#undef I32_LOOP
+
 INLINE f32x4 unary4(int op, f32x4 v) {
   switch (op) {
     case UNARY_RELU: return activate(v, ACT_RELU);

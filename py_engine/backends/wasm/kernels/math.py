@@ -1,5 +1,5 @@
 """Elementwise kernels on the SIMD module: binary ops with a scalar, a repeated trailing block (a bias) or a column
-against a row (an outer broadcast), unary ops, the activations' gradients, Equal of same-shape float32 arrays (numpy's
+against a row (an outer broadcast), int32 Add, Sub, Mul, FloorDiv and Mod (numpy's values), unary ops, the activations' gradients, Equal of same-shape float32 arrays (numpy's
 bool bytes), casts of int32 and bool arrays to float32 (rounded as numpy's astype), float16 weights widened to float32
 as a model loads, and ops.elementwise_rules's programs (the optimizers' update rules) in one pass.
 
@@ -20,7 +20,7 @@ from ....kernel_registry import register_kernel
 from ...numpy.kernels import math as numpy_math
 from .. import native, threads
 from ..native import F32, I32, address
-from ..op_codes import ACTIVATION_GRAD, BINARY, FUSED, FUSED_CHUNK, UNARY
+from ..op_codes import ACTIVATION_GRAD, BINARY, BINARY_I32, FUSED, FUSED_CHUNK, UNARY
 
 F16 = np.dtype("<f2")
 SMALL = 4096
@@ -79,11 +79,30 @@ def _run_outer(code, a, b, out_shape, n):
     return None
 
 
+def _run_binary_i32(code, a, b):
+    """The module's int32 op of same-shape operands or one against a scalar, or None (the caller runs numpy's)."""
+    if b.dtype != I32 or (runs_numpy(a.size) and runs_numpy(b.size)):
+        return None
+    out_shape = np.broadcast_shapes(a.shape, b.shape)
+    n = math.prod(out_shape)
+    if runs_numpy(n) or a.size not in (1, n) or b.size not in (1, n):
+        return None
+    a, b = np.ascontiguousarray(a), np.ascontiguousarray(b)
+    y = native.out(out_shape, I32)
+    native.exports.binary_i32(
+        code, address(a, a.size, I32), a.size, address(b, b.size, I32), b.size, address(y, n, I32), n
+    )
+    return y
+
+
 def _binary(name):
-    code, fallback = BINARY[name], numpy_math.BINARY[name]
+    code, code_i32, fallback = BINARY.get(name), BINARY_I32.get(name), numpy_math.BINARY[name]
 
     def kernel(a, b):
-        y = _run_binary(code, a, b)
+        if a.dtype == I32:
+            y = None if code_i32 is None else _run_binary_i32(code_i32, a, b)
+        else:
+            y = None if code is None else _run_binary(code, a, b)
         return fallback(a, b) if y is None else y
 
     return kernel
@@ -196,7 +215,7 @@ def widen_float16(x):
 
 dtypes.widen_float16 = widen_float16  # a graph model's float16 weights, loaded on any backend
 
-for _name in BINARY:
+for _name in {**BINARY, **BINARY_I32}:
     register_kernel(_name, "wasm", _binary(_name))
 for _name in UNARY:
     register_kernel(_name, "wasm", _unary(_name))

@@ -24,6 +24,14 @@ enum {
 };
 
 enum {
+  BINARY_I32_ADD = 0,
+  BINARY_I32_SUB = 1,
+  BINARY_I32_MUL = 2,
+  BINARY_I32_FLOOR_DIV = 3,
+  BINARY_I32_MOD = 4,
+};
+
+enum {
   UNARY_RELU = 0,
   UNARY_RELU6 = 1,
   UNARY_NEG = 2,

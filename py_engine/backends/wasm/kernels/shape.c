@@ -1,5 +1,5 @@
 // Data movement: blocks of 4-byte elements (float32 or int32, copied as bits) between strided rows (a concat's
-// inputs into their columns of the output).
+// inputs into their columns of the output); a slice's rows; slices picked by index tuples (GatherNd).
 
 #include "simd.h"
 
@@ -19,4 +19,44 @@ EXPORT(copy_rows)(const f32 *src, int src_stride, f32 *dst, int dst_stride, int 
     }
     for (; i < width; i += 4) store_partial(d + i, load_partial(s + i, width - i), width - i);
   }
+}
+
+// ---- Slice: out = x[begin[a] : begin[a] + size[a] for each axis a] of a C-contiguous x of `rank` axes, dims =
+// shape, begin, size (rank values each), copied a row of size[rank - 1] at a time (each row's place in x from its
+// number: the module has no stack for an index per axis) ------------------------------------------------------------
+EXPORT(slice_rows)(const int *x, int rank, const int *dims, int *out) {
+  const int *shape = dims, *begin = dims + rank, *size = dims + 2 * rank;
+  int width = size[rank - 1];
+  long rows = 1;
+  for (int a = 0; a < rank - 1; a++) rows *= size[a];
+  for (long r = 0; r < rows; r++, out += width) {
+    long at = begin[rank - 1], stride = shape[rank - 1], rest = r;
+    for (int a = rank - 2; a >= 0; a--) {
+      at += (begin[a] + rest % size[a]) * stride;
+      rest /= size[a];
+      stride *= shape[a];
+    }
+    for (int i = 0; i < width; i++) out[i] = x[at + i];
+  }
+}
+
+// ---- GatherNd: out[i, :] = x[idx[i, 0], ..., idx[i, k - 1], :] for i < m, slices of q 4-byte elements (copied as
+// bits), dims: x's first k axes. A tuple out of range gives a slice of zeros (as TensorFlow on GPUs) and counts: the
+// count is returned, and the wrapper raises the engine's error op by op; a replay never reads outside x ---------------
+__attribute__((export_name("gather_nd"))) int gather_nd(const int *x, const int *idx, int m, int k, const int *dims,
+                                                        int q, int *out) {
+  int bad = 0;
+  for (int i = 0; i < m; i++, idx += k, out += q) {
+    long at = 0;
+    int j = 0;
+    for (; j < k && (unsigned)idx[j] < (unsigned)dims[j]; j++) at = at * dims[j] + idx[j];
+    if (j < k) {
+      bad++;
+      for (int c = 0; c < q; c++) out[c] = 0;
+      continue;
+    }
+    const int *s = x + at * q;
+    for (int c = 0; c < q; c++) out[c] = s[c];
+  }
+  return bad;
 }

@@ -1,9 +1,12 @@
 """Data movement on the SIMD module (kernels/shape.c): Concat of float32 or int32 arrays, each input's rows copied
-into their columns of the output, numpy's result exactly (a copy of the bits).
+into their columns of the output, numpy's result exactly (a copy of the bits); GatherNd of float32 or int32 arrays,
+a slice copied per index tuple, at every size (numpy's range check and fancy indexing cost more than the call);
+Slice of float32 or int32 arrays while a capture records (a replay's native step copies the slice's rows; op by op
+numpy's view costs less than any copy).
 
 Below math.SMALL elements numpy's concatenate runs, except while a capture records (as the elementwise ops): a
-replay's native step is a call per input. The other shape ops (slices, pads, transposes, gathers) run the numpy
-backend's kernels.
+replay's native step is a call per input. The other shape ops (strided slices, pads, transposes, Gather) run the
+numpy backend's kernels.
 """
 
 import math
@@ -11,6 +14,7 @@ import math
 import numpy as np
 
 from ....kernel_registry import register_kernel
+from ...numpy.kernels.shape import gather_nd, slice_view
 from .. import native
 from ..native import F32, I32, address
 from .math import runs_numpy
@@ -42,4 +46,39 @@ def _concat(*xs, axis):
     return out
 
 
+def _gather_nd(x, indices):
+    """out[b...] = x[indices[b..., 0], ..., indices[b..., k - 1]]: one pass over the index tuples; a tuple out of
+    range runs numpy's kernel, which raises the engine's IndexError (a replay writes zeros there)."""
+    k = indices.shape[-1]
+    out_shape = indices.shape[:-1] + x.shape[k:]
+    if x.dtype not in (F32, I32) or not x.size or not math.prod(out_shape):
+        return gather_nd(x, indices)
+    x, indices = np.ascontiguousarray(x), np.ascontiguousarray(indices)
+    out = native.out(out_shape, x.dtype)
+    q = math.prod(x.shape[k:])
+    dims = native.ints(x.shape[:k])
+    bad = native.exports.gather_nd(
+        address(x, x.size, x.dtype), address(indices, indices.size, I32), indices.size // k, k,
+        address(dims, k, I32), q, address(out, out.size, x.dtype),
+    )  # fmt: skip
+    return gather_nd(x, indices) if bad else out
+
+
+def _slice(x, begin, size):
+    if native.log is None or x.dtype not in (F32, I32) or not x.ndim or not math.prod(size):
+        return slice_view(x, begin, size)
+    x, shape, begin, size = np.ascontiguousarray(x), list(x.shape), list(begin), list(size)
+    out = native.out(tuple(size), x.dtype)
+    while len(shape) > 1 and begin[-1] == 0 and size[-1] == shape[-1]:  # whole last axes: one longer row
+        inner, _, _ = shape.pop(), begin.pop(), size.pop()
+        shape[-1], begin[-1], size[-1] = shape[-1] * inner, begin[-1] * inner, size[-1] * inner
+    dims = native.ints(shape + begin + size)
+    native.exports.slice_rows(
+        address(x, x.size, x.dtype), len(shape), address(dims, dims.size, I32), address(out, out.size, x.dtype)
+    )
+    return out
+
+
 register_kernel("Concat", "wasm", _concat)
+register_kernel("Slice", "wasm", _slice)
+register_kernel("GatherNd", "wasm", _gather_nd)
