@@ -16,6 +16,37 @@ from pathlib import Path
 
 REPO = Path(__file__).resolve().parent.parent
 
+# Python for a Pyodide in Node (bench/experiments/fit_step_profile.py, graph_replay_profile.py): every wasm program
+# built from here on names its steps (kernel and input shapes), and its replays time each step into
+# best[(place, kind, name)] (the least seconds): N a native step, NS one split over the threads' pool, K a kernel step
+TIMED_REPLAY_STEPS = """
+import time
+from py_engine.backends.wasm import capture as wasm_capture
+
+best = {}
+built = wasm_capture.KernelProgram.__init__
+
+def build(program, recording, outputs):
+    program.names = [f"{getattr(s.fn, '__qualname__', s.fn)} {[recording.arrays[k].shape for k in s.keys]}"
+                     for s in recording.steps]
+    built(program, recording, outputs)
+
+def steps(program, values, one_thread):  # KernelProgram._steps, each step timed
+    for place, (name, step) in enumerate(zip(program.names, program.steps)):
+        start = time.perf_counter()
+        if step[0]:
+            for call, args in step[1]:
+                call(*args)
+            kind = "NS" if step[2] is not None else "N"
+        else:
+            wasm_capture.run_kernel_step(step, values, program.backend)
+            kind = "K"
+        key = (place, kind, name)
+        best[key] = min(best.get(key, 1.0), time.perf_counter() - start)
+
+wasm_capture.KernelProgram.__init__ = build
+"""
+
 # bench/train_step.py's small CNN (28x28x1, compiled with SGD) as Python for a Pyodide in Node (bench/wasm_node.py,
 # bench/wasm_capture.py, bench/experiments/fit_step_profile.py): small_cnn(n) is (x, y, model) on n random examples
 SMALL_CNN = """

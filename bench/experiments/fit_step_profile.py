@@ -20,18 +20,18 @@ ROOT = Path(__file__).resolve().parents[2]
 sys.path.insert(0, str(ROOT))
 sys.path.insert(0, str(ROOT / "bench"))  # bench/harness.py, shared with the benchmarks
 
-from harness import SMALL_CNN  # noqa: E402
+from harness import SMALL_CNN, TIMED_REPLAY_STEPS  # noqa: E402
 
 from tests.pyodide import start_node_pyodide  # noqa: E402 - the repository root is on the path now
 
 PROFILE = (
     SMALL_CNN
+    + TIMED_REPLAY_STEPS
     + """
-import collections, time
-from py_engine.backends.wasm import capture as wasm_capture
+import collections
 
 assert await pe.set_backend("wasm", threads=__THREADS__)
-spent, best = collections.defaultdict(float), {}
+spent = collections.defaultdict(float)
 
 def timed(label, fn):
     def run(*args, **kwargs):
@@ -42,33 +42,6 @@ def timed(label, fn):
             spent[label] += time.perf_counter() - start
     return run
 
-built = wasm_capture.KernelProgram.__init__
-
-def build(program, recording, outputs):  # each step's name: its kernel and its inputs' shapes
-    program.names = [f"{getattr(s.fn, '__qualname__', s.fn)} {[recording.arrays[k].shape for k in s.keys]}"
-                     for s in recording.steps]
-    built(program, recording, outputs)
-
-def steps(program, values, one_thread):  # KernelProgram._steps, each step timed
-    for index, (name, step) in enumerate(zip(program.names, program.steps)):
-        start = time.perf_counter()
-        if step[0]:
-            for call, args in step[1]:
-                call(*args)
-            kind = "NS" if step[2] is not None else "N"
-        else:
-            _, fn, keys, dims, attrs, outs, copies = step
-            args = [values[i] if d is None else values[i].reshape(d) for i, d in zip(keys, dims)]
-            out = fn(*args, **attrs) if attrs else fn(*args)
-            for i, o in zip(outs, out if type(out) is tuple else (out,)):
-                values[i] = wasm_capture.own(o.copy() if any(o is a for a in args) else o, fn, program.backend)[0]
-            for i, target in copies:
-                np.copyto(target, values[i])
-            kind = "K"
-        key = f"{kind:2} #{index} {name}"
-        best[key] = min(best.get(key, 1.0), time.perf_counter() - start)
-
-wasm_capture.KernelProgram.__init__ = build
 wasm_capture.KernelProgram._steps = steps
 wasm_capture.KernelProgram.replay = timed("replay", wasm_capture.KernelProgram.replay)
 
@@ -90,7 +63,7 @@ for _ in range(__FITS__):
     outside.append(times[-1] - (spent["replay"] - replayed))  # fit's own Python: batches, the table, the readback
 copied = (pe.backend_info()["threads_copied_bytes"] - copied) / (__FITS__ * 8)
 [min(times) / 8 * 1e3, sorted(outside)[len(outside) // 2] / 8 * 1e3, copied,
- sorted(([t * 1e3, key] for key, t in best.items()), reverse=True)]
+ sorted(([t * 1e3, f"{kind:2} #{place} {name}"] for (place, kind, name), t in best.items()), reverse=True)]
 """
 )
 

@@ -19,48 +19,24 @@ import numpy as np
 
 ROOT = Path(__file__).resolve().parents[2]
 sys.path.insert(0, str(ROOT))
+sys.path.insert(0, str(ROOT / "bench"))  # bench/harness.py, shared with the benchmarks
+
+from harness import TIMED_REPLAY_STEPS  # noqa: E402
 
 from app.settings import Settings  # noqa: E402 - the repository root is on the path now
 from tests.graph_model_cases import model_inputs  # noqa: E402
 from tests.pyodide import start_node_pyodide  # noqa: E402
 from tests.test_wasm_relaxed import relaxed_node_flags  # noqa: E402
 
-PROFILE = """
-import collections, time, pyodide_js
+PROFILE = (
+    TIMED_REPLAY_STEPS
+    + """
+import pyodide_js
 from js import process  # Node's: the process's CPU time, which a busy machine moves less than wall time
-from py_engine.backends.wasm import capture as wasm_capture
 
 assert await pe.set_backend("wasm", threads=1)
 pyodide_js.mountNodeFS("/models", __MODELS__)
 pyodide_js.mountNodeFS("/inputs", __INPUTS__)
-best = collections.defaultdict(lambda: float("inf"))
-built = wasm_capture.KernelProgram.__init__
-
-def build(program, recording, outputs):  # each step's name: its kernel and its inputs' shapes
-    program.names = [f"{getattr(s.fn, '__qualname__', s.fn)} {[recording.arrays[k].shape for k in s.keys]}"
-                     for s in recording.steps]
-    built(program, recording, outputs)
-
-def steps(program, values, one_thread):  # KernelProgram._steps, each step timed
-    for i, (name, step) in enumerate(zip(program.names, program.steps)):
-        start = time.perf_counter()
-        if step[0]:
-            for call, args in step[1]:
-                call(*args)
-            kind = "N"
-        else:
-            _, fn, keys, dims, attrs, outs, copies = step
-            args = [values[k] if d is None else values[k].reshape(d) for k, d in zip(keys, dims)]
-            out = fn(*args, **attrs) if attrs else fn(*args)
-            for k, o in zip(outs, out if type(out) is tuple else (out,)):
-                values[k] = wasm_capture.own(o.copy() if any(o is a for a in args) else o, fn, program.backend)[0]
-            for k, target in copies:
-                np.copyto(target, values[k])
-            kind = "K"
-        key = (i, kind, name)
-        best[key] = min(best[key], time.perf_counter() - start)
-
-wasm_capture.KernelProgram.__init__ = build
 model = await pe.load_graph_model(f"file:///models/__MODEL__/model.json")
 x = pe.tensor(np.load("/inputs/x.npy"))
 
@@ -84,6 +60,7 @@ for _ in range(__RUNS__):
     execute()
 [min(whole) * 1e3, min(cpu) * 1e3, [[t * 1e3, key[1], key[2]] for key, t in best.items()], pe.backend_info()["simd"]]
 """
+)
 
 
 def main():

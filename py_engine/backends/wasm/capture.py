@@ -379,6 +379,20 @@ def _write(target, value, name):
     threads.changed(target)
 
 
+def run_kernel_step(step, values, backend):
+    """A kernel step of a replay: its kernel function on its values, its outputs owned by `backend` and written where
+    the program keeps them."""
+    _, fn, keys, dims, attrs, outs, copies = step
+    args = [values[i] if d is None else values[i].reshape(d) for i, d in zip(keys, dims)]
+    out = fn(*args, **attrs) if attrs else fn(*args)
+    for i, o in zip(outs, out if type(out) is tuple else (out,)):
+        if any(o is a for a in args):  # an input returned as it is: it may be one of the program's arrays
+            o = o.copy()
+        values[i] = own(o, fn, backend)[0]
+    for i, target in copies:
+        np.copyto(target, values[i])
+
+
 class KernelProgram:
     """A recording built for replays (a backend_protocols.ReplayProgram): its values, the arrays it owns, its steps."""
 
@@ -605,15 +619,7 @@ class KernelProgram:
                 for call, args in step[1]:
                     call(*args)
                 continue
-            _, fn, keys, dims, attrs, outs, copies = step
-            args = [values[i] if d is None else values[i].reshape(d) for i, d in zip(keys, dims)]
-            out = fn(*args, **attrs) if attrs else fn(*args)
-            for i, o in zip(outs, out if type(out) is tuple else (out,)):
-                if any(o is a for a in args):  # an input returned as it is: it may be one of the program's arrays
-                    o = o.copy()
-                values[i] = own(o, fn, backend)[0]
-            for i, target in copies:
-                np.copyto(target, values[i])
+            run_kernel_step(step, values, backend)
 
     def release(self):
         """Drop the program's arrays (numpy frees them when nothing else holds them)."""
