@@ -31,7 +31,7 @@ EFFICIENTNET = "efficientnet-lite0"
 
 SETUP = """
 import collections, time, pyodide_js
-from py_engine.backends.numpy.backend import own
+from py_engine.backends.wasm.capture import run_kernel_step
 from py_engine.backends.wasm import native, threads
 from py_engine.engine import ENGINE
 pyodide_js.mountNodeFS("/models", __MODELS__)
@@ -73,16 +73,8 @@ def timed_steps(program, pool, names, spent):
                     entry[2] += args[2] if kind.startswith("copy") else 0
                 continue
             start = time.perf_counter()
-            _, fn, keys, dims, attrs, outs, copies = step
-            args = [values[i] if d is None else values[i].reshape(d) for i, d in zip(keys, dims)]
-            out = fn(*args, **attrs) if attrs else fn(*args)
-            for i, o in zip(outs, out if type(out) is tuple else (out,)):
-                if any(o is a for a in args):
-                    o = o.copy()
-                values[i] = own(o, fn, program.backend)[0]
-            for i, target in copies:
-                np.copyto(target, values[i])
-            entry = spent["kernel:" + fn.__name__]
+            run_kernel_step(step, values, program.backend)
+            entry = spent["kernel:" + step[1].__name__]
             entry[0] += 1
             entry[1] += time.perf_counter() - start
 
