@@ -30,6 +30,15 @@ def all_native():
         yield
     finally:
         wasm_math.SMALL, wasm_linalg.SMALL_PRODUCT = saved
+
+# outputs() on numpy, on wasm, and on wasm with every size on the module (all_native): the three results
+async def on_every_path(outputs):
+    results = []
+    for backend, native in (("numpy", False), ("wasm", False), ("wasm", True)):
+        assert await pe.set_backend(backend)
+        with all_native() if native else contextlib.nullcontext():
+            results.append(outputs())
+    return results
 """
 
 
@@ -291,14 +300,9 @@ def test_concat_copies_numpys_result_bit_for_bit(node):
                     parts.insert(1, rng.integers(-100, 100, shape).astype(dtype))
                     cases.append((f"concat {shape} {axis} {dtype}", parts, axis))
 
-        async def outputs(backend):
-            assert await pe.set_backend(backend)
-            return [pe.concat([pe.tensor(p) for p in parts], axis).numpy().view(np.int32) for _, parts, axis in cases]
-
-        want = await outputs("numpy")
-        got = await outputs("wasm")
-        with all_native():
-            native = await outputs("wasm")
+        want, got, native = await on_every_path(
+            lambda: [pe.concat([pe.tensor(p) for p in parts], axis).numpy().view(np.int32) for _, parts, axis in cases]
+        )
         [name for (name, _, _), w, g, n in zip(cases, want, got, native)
          if not (np.array_equal(w, g) and np.array_equal(w, n))]
         """
@@ -320,14 +324,9 @@ def test_equal_compares_as_numpy_does(node):
             cases += [(f"equal {n}", a, b), (f"equal {n} itself", a, a)]
         cases.append(("broadcast", rng.integers(-3, 3, (64, 80)).astype(np.float32), np.float32(1)))
 
-        async def outputs(backend):
-            assert await pe.set_backend(backend)
-            return [pe.equal(pe.tensor(a), pe.tensor(b)).numpy() for _, a, b in cases]
-
-        want = await outputs("numpy")
-        got = await outputs("wasm")
-        with all_native():
-            native = await outputs("wasm")
+        want, got, native = await on_every_path(
+            lambda: [pe.equal(pe.tensor(a), pe.tensor(b)).numpy() for _, a, b in cases]
+        )
         [name for (name, _, _), w, g, n in zip(cases, want, got, native)
          if not (w.dtype == g.dtype == n.dtype == bool and np.array_equal(w, g) and np.array_equal(w, n))]
         """
@@ -352,14 +351,9 @@ def test_argmax_finds_numpys_indices(node):
             cases += [(f"{shape} NaN axis {axis}", x.copy(), axis) for axis in range(len(shape))]
         cases.append(("flattened", rng.standard_normal((64, 80)).astype(np.float32), None))
 
-        async def outputs(backend):
-            assert await pe.set_backend(backend)
-            return [pe.argmax(pe.tensor(x), axis).numpy() for _, x, axis in cases]
-
-        want = await outputs("numpy")
-        got = await outputs("wasm")
-        with all_native():
-            native = await outputs("wasm")
+        want, got, native = await on_every_path(
+            lambda: [pe.argmax(pe.tensor(x), axis).numpy() for _, x, axis in cases]
+        )
         [name for (name, _, _), w, g, n in zip(cases, want, got, native)
          if not (w.dtype == g.dtype == n.dtype and np.array_equal(w, g) and np.array_equal(w, n))]
         """
@@ -385,14 +379,9 @@ def test_top_k_finds_numpys_values_and_indices(node):
             x[..., : shape[-1] - k // 2] = np.nan  # fewer than k numbers in a row
             cases.append((f"{shape} k {k} mostly NaN", x, k))
 
-        async def outputs(backend):
-            assert await pe.set_backend(backend)
-            return [[t.numpy() for t in pe.top_k(pe.tensor(x), k)] for _, x, k in cases]
-
-        want = await outputs("numpy")
-        got = await outputs("wasm")
-        with all_native():
-            native = await outputs("wasm")
+        want, got, native = await on_every_path(
+            lambda: [[t.numpy() for t in pe.top_k(pe.tensor(x), k)] for _, x, k in cases]
+        )
         same = lambda a, b: all(np.array_equal(p, q, equal_nan=True) and p.dtype == q.dtype for p, q in zip(a, b))
         [name for (name, _, _), w, g, n in zip(cases, want, got, native) if not (same(w, g) and same(w, n))]
         """
@@ -420,14 +409,9 @@ def test_int32_arithmetic_gives_numpys_values(node):
         cases.append(("row broadcast", "floor_div", rng.integers(-50, 50, (64, 80)).astype(np.int32),
                       rng.integers(1, 9, (80,)).astype(np.int32)))
 
-        async def outputs(backend):
-            assert await pe.set_backend(backend)
-            return [getattr(pe, op)(pe.tensor(a), pe.tensor(b)).numpy() for _, op, a, b in cases]
-
-        want = await outputs("numpy")
-        got = await outputs("wasm")
-        with all_native():
-            native = await outputs("wasm")
+        want, got, native = await on_every_path(
+            lambda: [getattr(pe, op)(pe.tensor(a), pe.tensor(b)).numpy() for _, op, a, b in cases]
+        )
         [name for (name, *_), w, g, n in zip(cases, want, got, native)
          if not (w.dtype == g.dtype == n.dtype == np.int32 and np.array_equal(w, g) and np.array_equal(w, n))]
         """
@@ -491,14 +475,9 @@ def test_casts_to_float32_round_as_numpys(node):
             cases.append((f"bool {n}", rng.random(n) < 0.5, "float32"))
         cases.append(("float32 to int32", rng.uniform(-1e6, 1e6, 5000).astype(np.float32), "int32"))
 
-        async def outputs(backend):
-            assert await pe.set_backend(backend)
-            return [pe.cast(pe.tensor(x), dtype).numpy() for _, x, dtype in cases]
-
-        want = await outputs("numpy")
-        got = await outputs("wasm")
-        with all_native():
-            native = await outputs("wasm")
+        want, got, native = await on_every_path(
+            lambda: [pe.cast(pe.tensor(x), dtype).numpy() for _, x, dtype in cases]
+        )
         [name for (name, _, _), w, g, n in zip(cases, want, got, native)
          if not (w.dtype == g.dtype == n.dtype and np.array_equal(w, g) and np.array_equal(w, n))]
         """
