@@ -66,6 +66,11 @@ class Resident(NamedTuple):
     at: int  # its shared address
 
 
+def _aligned(n):
+    """A size or address `n` rounded up to a multiple of ALIGN (where every block starts and ends)."""
+    return -(-n // ALIGN) * ALIGN
+
+
 def _owner(array):
     """The array that owns `array`'s memory (itself, or the base of the view it is): while it lives, no other array
     is made at that address."""
@@ -193,7 +198,7 @@ class Pool:
 
     def _block(self, nbytes):
         """A block of the program being recorded."""
-        nbytes = -(-nbytes // ALIGN) * ALIGN
+        nbytes = _aligned(nbytes)
         at = self._take(nbytes)
         self.taken.append((at, nbytes))
         return at
@@ -202,7 +207,7 @@ class Pool:
         """A block of the program being recorded that a replay writes before it reads it: the start of a spare one
         (the smallest that fits; the rest stays spare), else a new one. Never for what is written once, when
         recorded (shape parameters): a replay's earlier ops write over a spare block."""
-        nbytes = -(-nbytes // ALIGN) * ALIGN
+        nbytes = _aligned(nbytes)
         fits = [i for i, (_, size) in enumerate(self.spare) if size >= nbytes]
         if fits:
             at, size = self.spare.pop(min(fits, key=lambda i: self.spare[i][1]))
@@ -214,7 +219,7 @@ class Pool:
     def _local(self, nbytes):
         """A block of the program being recorded that only the current op uses."""
         at = self._reused(nbytes)
-        self.local.append((at, -(-nbytes // ALIGN) * ALIGN))
+        self.local.append((at, _aligned(nbytes)))
         return at
 
     def _spare(self, blocks):
@@ -241,7 +246,7 @@ class Pool:
         hit = self.recorded.get(array.__array_interface__["data"][0])
         if hit is not None and (hit.array() is array or hit.array() is _owner(array)):  # an output, a value copied in
             del self.recorded[hit.source]
-            self._spare([(hit.at, -(-hit.nbytes // ALIGN) * ALIGN)])
+            self._spare([(hit.at, _aligned(hit.nbytes))])
 
     def _grow(self, top):
         if top > self.size:
@@ -256,7 +261,7 @@ class Pool:
         pinned = self.pinned
         if pinned is not None and at < pinned.at + pinned.nbytes and pinned.at < at + nbytes:
             at = pinned.at + pinned.nbytes
-        at = -(-at // ALIGN) * ALIGN
+        at = _aligned(at)
         self.top = at + nbytes
         self._grow(self.top)
         return at
@@ -376,7 +381,7 @@ class Pool:
         entry = self.kept.get(key)
         if entry is not None and entry[0]() is array:
             return ~entry[1]
-        nbytes = -(-nbytes // ALIGN) * ALIGN
+        nbytes = _aligned(nbytes)
         at = self._take(nbytes)
         self.kept[key] = (weakref.ref(array, lambda _, key=key: self._forget(key)), at, nbytes)
         self.holders[at] = [nbytes, 1]
