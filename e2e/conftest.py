@@ -171,6 +171,16 @@ def button(page, name):
     return page.get_by_role("button", name=name, exact=True)
 
 
+def wait_until_idle(page, timeout_ms):
+    """Until no code runs and the Run button's last result is shown (playground.idle()), failing after timeout_ms.
+    `playground.running` turns null a moment before the result reaches the Output: read the Output after this."""
+    page.evaluate(
+        """(ms) => Promise.race([playground.idle(), new Promise((_, reject) =>
+               setTimeout(() => reject(new Error(`the run did not end and show its result in ${ms} ms`)), ms))])""",
+        timeout_ms,
+    )
+
+
 def show_panel(page, name):
     """Click the tab of the panel `name` (Examples, Files, Charts, Memory lab, Classify, Teach): one panel shows at a
     time."""

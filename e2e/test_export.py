@@ -22,7 +22,7 @@ from http.server import SimpleHTTPRequestHandler, ThreadingHTTPServer
 from typing import ClassVar
 
 import pytest
-from conftest import BOOT_TIMEOUT_MS, REPO, WEBGPU, Playground, free_port, python, show_panel
+from conftest import BOOT_TIMEOUT_MS, REPO, WEBGPU, Playground, free_port, python, show_panel, wait_until_idle
 from playwright.sync_api import expect
 from test_classify import CLASSIFY_TIMEOUT_MS, classify
 
@@ -143,7 +143,7 @@ def stop_ends(page, code):
     page.wait_for_timeout(300)  # well inside the loop
     start = time.monotonic()
     page.get_by_role("button", name="Stop", exact=True).click()
-    page.wait_for_function("() => playground.running === null", timeout=30_000)
+    wait_until_idle(page, 30_000)
     took = time.monotonic() - start
     assert page.get_by_role("status", name="Run state").inner_text().startswith("KeyboardInterrupt after")
     return took
@@ -171,7 +171,7 @@ def test_without_service_workers_the_page_says_what_stop_can_interrupt(webgpu_br
         page.page.keyboard.press("Control+Enter")
         page.page.wait_for_function("() => playground.running !== null")
         page.page.get_by_role("button", name="Stop", exact=True).click()
-        page.page.wait_for_function("() => playground.running === null", timeout=30_000)
+        wait_until_idle(page.page, 30_000)
         assert "the Python worker was restarted" in page.page.get_by_role("log", name="Output").inner_text()
         page.page.wait_for_function("() => playground.state === 'ready'", timeout=BOOT_TIMEOUT_MS)
         assert page.run("1 + 1") == 2

@@ -8,7 +8,7 @@ description) and Stop's shortcut, Ctrl+."""
 import re
 
 import pytest
-from conftest import BOOT_TIMEOUT_MS, editor, show_panel
+from conftest import BOOT_TIMEOUT_MS, editor, show_panel, wait_until_idle
 from playwright.sync_api import expect
 
 RUN_MS = 120_000
@@ -297,7 +297,7 @@ def test_ctrl_period_stops_a_run_from_the_editor(page):
     editor(page).press("Control+Enter")
     page.wait_for_function("() => playground.running !== null")
     page.keyboard.press("Control+.")
-    page.wait_for_function("() => playground.running === null", timeout=10_000)
+    wait_until_idle(page, 10_000)
     assert page.get_by_role("status", name="Run state").inner_text().startswith("KeyboardInterrupt after")
 
 

@@ -7,7 +7,7 @@ import time
 
 import numpy as np
 import pytest
-from conftest import BOOT_TIMEOUT_MS, WEBGPU, Playground, button, editor, output
+from conftest import BOOT_TIMEOUT_MS, WEBGPU, Playground, button, editor, output, wait_until_idle
 
 RUN_MS = 120_000
 
@@ -58,7 +58,7 @@ def test_the_editor_takes_the_keyboard_and_ctrl_enter_runs_while_print_streams_d
     assert page.evaluate("playground.running") is not None
     assert "after it" not in log.inner_text()
     assert button(page, "Stop").is_enabled() and button(page, "Run").is_disabled()
-    page.wait_for_function("() => playground.running === null", timeout=RUN_MS)
+    wait_until_idle(page, RUN_MS)
     assert log.inner_text().splitlines()[:2] == ["before the await", "after it"]
 
 
@@ -176,7 +176,7 @@ def test_stop_interrupts_endless_code_within_seconds_and_scopes_release_their_te
     assert page.evaluate("playground.running") is not None  # still going
     stopped_at = time.perf_counter()
     button(page, "Stop").click()
-    page.wait_for_function("() => playground.running === null", timeout=10_000)
+    wait_until_idle(page, 10_000)
     took = time.perf_counter() - stopped_at
     assert took < 3.0, f"Stop took {took:.1f} s"
     text = output(page).inner_text()
@@ -291,7 +291,7 @@ def test_code_that_prints_without_end_leaves_the_page_responsive_and_stops(ui):
     assert delay_ms < 500, delay_ms
     stopped_at = time.perf_counter()
     button(page, "Stop").click()
-    page.wait_for_function("() => playground.running === null", timeout=10_000)
+    wait_until_idle(page, 10_000)
     assert time.perf_counter() - stopped_at < 3.0
     text = output(page).inner_text()
     assert text.rstrip().endswith("KeyboardInterrupt: stopped by the Stop button")
@@ -316,7 +316,7 @@ def test_stop_ends_a_long_fit_between_its_steps(ui):
     page.wait_for_function("() => playground.events('training').length >= 3", timeout=RUN_MS)
     stopped_at = time.perf_counter()
     button(page, "Stop").click()
-    page.wait_for_function("() => playground.running === null", timeout=10_000)
+    wait_until_idle(page, 10_000)
     assert time.perf_counter() - stopped_at < 3.0
     assert output(page).inner_text().rstrip().endswith("KeyboardInterrupt: stopped by the Stop button")
     # every batch's scope was released: what is left are the weights and the optimizer's slots

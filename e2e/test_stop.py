@@ -10,7 +10,7 @@ ended by itself (STOP_DEADLINE_S, generous for a loaded machine)."""
 import time
 
 import pytest
-from conftest import BOOT_TIMEOUT_MS, Playground, button, editor, output
+from conftest import BOOT_TIMEOUT_MS, Playground, button, editor, output, wait_until_idle
 
 RUN_MS = 120_000
 STOP_DEADLINE_S = 10  # the runs below would last 30 s and more
@@ -43,8 +43,7 @@ def stop_and_wait(page):
     """Press Stop; the seconds until the run ended (failing past STOP_DEADLINE_S)."""
     stopped_at = time.monotonic()
     button(page, "Stop").click()
-    page.wait_for_function("() => playground.running === null", timeout=STOP_DEADLINE_S * 1000)
-    page.wait_for_function("() => /Done in|after/.test(document.querySelector('#run-state').textContent)")
+    wait_until_idle(page, STOP_DEADLINE_S * 1000)
     return time.monotonic() - stopped_at
 
 
@@ -68,6 +67,22 @@ def test_stop_ends_time_sleep_at_once_and_the_names_stay(ui):
     assert "restarted" not in text
     assert ui.run("kept_name + 1") == 42  # the same runtime: Stop interrupted the sleep, no restart
     assert run_and_wait(page, "import time\ntime.sleep(0.2)\n'slept'").strip() == "slept"  # a sleep that ends
+
+
+def test_stop_while_the_codes_packages_load_ends_the_run_there_and_they_finish_loading(ui):
+    """pandas and what it needs take seconds to load before the code runs: Stop ends the run at that wait (no
+    restart, the names stay), and the packages load on, so the next import finds them."""
+    page = ui.page
+    ui.run("kept_name = 7")
+    start(page, "import pandas\nprint('imported')")
+    page.wait_for_function("() => document.querySelector('#output').innerText.includes('Loading pandas')")
+    assert stop_and_wait(page) < STOP_DEADLINE_S
+    text = output(page).inner_text()
+    assert "KeyboardInterrupt: stopped by the Stop button while the packages it imports were loading" in text, text
+    assert "imported" not in text and "restarted" not in text
+    assert page.get_by_role("status", name="Run state").inner_text().startswith("KeyboardInterrupt after")
+    assert not page.locator(".cm-error-line").count()  # no line of the code failed
+    assert ui.run("import pandas\n(kept_name, pandas.DataFrame({'a': [1, 2]})['a'].sum())") == [7, 3]
 
 
 def test_stop_ends_a_long_numpy_call_by_restarting_the_worker_and_keeps_the_code(ui):

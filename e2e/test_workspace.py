@@ -6,7 +6,7 @@ import re
 import time
 
 import pytest
-from conftest import BOOT_TIMEOUT_MS, Playground, button, show_panel
+from conftest import BOOT_TIMEOUT_MS, Playground, button, show_panel, wait_until_idle
 
 RUN_MS = 120_000
 
@@ -99,7 +99,7 @@ def test_stop_by_keyboard_leaves_the_focus_on_run(page):
     page.wait_for_function("() => playground.running !== null")
     stop.focus()
     page.keyboard.press("Enter")
-    page.wait_for_function("() => playground.running === null", timeout=10_000)
+    wait_until_idle(page, 10_000)
     assert "KeyboardInterrupt" in page.get_by_role("log", name="Output").inner_text()
     assert button(page, "Run").evaluate("b => b === document.activeElement")
 
@@ -112,7 +112,7 @@ def test_a_run_that_ends_by_itself_moves_the_focus_from_stop_to_run(page):
     page.keyboard.press("Control+Enter")
     page.wait_for_function("() => playground.running !== null")
     button(page, "Stop").focus()
-    page.wait_for_function("() => playground.running === null", timeout=RUN_MS)
+    wait_until_idle(page, RUN_MS)
     assert button(page, "Stop").is_disabled()
     assert button(page, "Run").evaluate("b => b === document.activeElement")  # not the page's body
 

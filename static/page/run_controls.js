@@ -76,7 +76,7 @@ export function createRunControls({ playground, request, client, code, output, r
       ui.runState.textContent = `Done in ${ms(took)}`;
     } else {
       output.error(outcome.error);
-      code.markError(outcome.error.line);
+      code.markError(outcome.error.line ?? null); // Python's None arrives as undefined: no line of this run's code
       ui.runState.textContent = `${outcome.error.type || "Failed"} after ${ms(took)}`;
     }
     return { ok: outcome.ok, ms: took };

@@ -71,6 +71,7 @@ class _Run:
     def __init__(self):
         self.task = asyncio.current_task()
         self.stopped = False
+        self.cancelled_while = None  # where stop_awaiting() cancelled the run's task
 
 
 _active = None  # the run in progress
@@ -250,20 +251,30 @@ class _TypedLines(io.TextIOBase):
 
 def stop_awaiting():
     """Called by the worker when Stop arrives while Python is not executing. "cancelled": the run waited at an await
-    in the user's code and is cancelled there; "running": it is suspended inside the engine or a synchronous
+    in the user's code, or for the packages its code imports (they go on loading: the next import finds them), and is
+    cancelled there; "running": it is suspended inside the engine or a synchronous
     readback, or announced but not begun, where the interrupt must wait until it executes; "idle": no run is in
-    progress."""
+    progress. A run announced but not begun has seen its Stop (the page is told): this thread is free, so its task
+    begins next and meets the interrupt at once; the page need not wait for it, however long the tasks queued
+    before it take."""
     run = _active
     if run is None and _starting:
-        return "running"  # announced, its task not begun yet: the interrupt waits for it to execute
+        if _interrupt_buffer is not None:
+            _tell_seen()
+        return "running"  # the interrupt waits for the task to execute
     if run is None or run.task is None or run.task.done():
         return "idle"
     coroutine = run.task.get_coro()
     if coroutine.cr_running:
         return "running"  # suspended in the middle of a step (JSPI run_sync): it resumes before it can be cancelled
     awaitable = coroutine.cr_await  # the run's own coroutine is protected; what it awaits may not be
+    run.cancelled_while = "while the code was waiting at an await"
     while awaitable is not None and hasattr(awaitable, "cr_frame"):
-        if awaitable.cr_frame is not None and _is_protected(awaitable.cr_frame):
+        frame = awaitable.cr_frame
+        if frame is not None and frame.f_globals.get("__name__") == "playground_packages":
+            run.cancelled_while = "while the packages it imports were loading (they finish loading in the background)"
+            break
+        if frame is not None and _is_protected(frame):
             return "running"
         awaitable = awaitable.cr_await
     run.stopped = True
@@ -335,7 +346,7 @@ async def run(code, result="display", pixel_ratio=1):
         if not current.stopped:
             raise
         current.task.uncancel()
-        error = KeyboardInterrupt(f"{STOPPED} while the code was waiting at an await")
+        error = KeyboardInterrupt(f"{STOPPED} {current.cancelled_while}")
         return {"ok": False, "error": describe_error(error.with_traceback(e.__traceback__), filename)}
     except BaseException as e:  # the user's error, KeyboardInterrupt and SystemExit included
         return {"ok": False, "error": describe_error(e, filename)}
