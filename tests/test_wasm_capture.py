@@ -6,7 +6,8 @@ back; variables updated in place; inputs of another array shape; the errors, and
 variable reassigned or disposed, a backend switch, a new pool of threads). On two threads: the split steps (the
 pool's calls replayed), the bytes a replay copies into and out of the pool, its shared blocks flat and given back,
 a graph model's program about one thread's in size (blocks shared by lifetime, the weights' kept blocks read, not
-copied), fit with every kernel split, and a pool lost during a replay."""
+copied), fit with every kernel split, a training step's whole chain of big kernels in the pool (its copies a step
+counted), sums split by columns, and a pool lost during a replay."""
 
 import numpy as np
 import pytest
@@ -686,6 +687,42 @@ def test_elementwise_ops_between_split_convolutions_split_in_a_replay_and_copy_n
     assert per_replay[1:] == [2 * image, 2 * image], "the image in, y out: the other values stay in the pool"
 
 
+@pytest.mark.parametrize("channels", [8, 37, 40])
+def test_a_sum_down_a_split_steps_output_splits_by_columns_in_a_replay(node, channels):
+    """A bias's gradient (a sum over the images and pixels) of a convolution's output in the pool: recorded, it
+    splits by columns, 4 at a time (kernels/reduce.c sum_rows_strided: each column one lane's sum, whatever sits
+    beside it), and the replay copies the sums out, not the convolution's output; one thread's sums, bit for bit,
+    for widths of whole vectors, of 16 columns and a tail, and of a partial last vector."""
+    node.run(SPLIT_MODEL)
+    result = node.run(
+        f"""
+        rng = np.random.default_rng(6)
+        x = pe.tensor(rng.standard_normal((4, 20, 20, 8), np.float32))
+        w = pe.tensor(rng.standard_normal((3, 3, 8, {channels}), np.float32))
+        f = lambda t: pe.sum(pe.conv2d(t, w, 1, "same"), axis=[0, 1, 2])
+        await pe.set_backend("wasm", threads=1)
+        want = f(x).numpy()
+        await pe.set_backend("wasm", threads=2)
+        captured = pe.capture(f)
+        runs, per_replay = [], []
+        for _ in range(3):
+            before = copied()
+            y = captured(x)
+            runs.append(y.numpy())
+            y.dispose()
+            per_replay.append(copied() - before)
+        split = capture_stats()["capture_split_steps"]
+        captured.dispose(); pe.dispose([x, w])
+        await pe.set_backend("wasm", threads=1)
+        [all(np.array_equal(r, want) for r in runs), split, per_replay[1:]]
+        """
+    )
+    same, split, per_replay = result
+    assert same, "one thread's sums, bit for bit"
+    assert split == 2, split
+    assert per_replay == [(4 * 20 * 20 * 8 + channels) * 4] * 2, per_replay  # the image in, the sums out
+
+
 def test_a_pool_lost_during_a_replay_gives_the_replay_on_one_thread_and_records_again(node):
     node.run(SPLIT_MODEL)
     result = node.run(
@@ -803,6 +840,65 @@ def test_fit_with_every_kernel_split_replays_one_threads_steps_bit_for_bit(node)
     assert same_weights
     assert split_one == 0 and split_two >= 8, split_two  # the forward's and the gradients' big kernels
     assert {tuple(s) for s in seen[1:]} == {tuple(seen[1])}, seen
+
+
+def test_a_training_step_on_two_threads_keeps_its_activations_and_gradients_in_the_pool(node):
+    """bench/train_step.py's small CNN, batch 64, at the pool's own thresholds: once its recording runs an op under a
+    gradient tape, no op counts its output as copied out (Pool.gradients), so the first layer's chain splits too
+    (its convolution, max pool, their gradients, the activation's gradient and the bias sums, by columns) and a step
+    copies little more than its batch in; one thread's and capture=False's losses and weights, bit for bit, memory
+    flat over fits, freed on dispose."""
+    result = node.run(
+        """
+        def small_cnn():
+            pe.set_seed(0)
+            rng, L = np.random.default_rng(0), pe.layers
+            x = rng.normal(size=(128, 28, 28, 1)).astype(np.float32)
+            y = np.eye(10, dtype=np.float32)[rng.integers(0, 10, 128)]
+            model = pe.Sequential([
+                L.Conv2D(8, 3, activation="relu", input_shape=(28, 28, 1)), L.MaxPooling2D(2),
+                L.Conv2D(16, 3, activation="relu"), L.Flatten(), L.Dense(10, activation="softmax"),
+            ])
+            model.compile(optimizer=pe.optimizers.SGD(0.01), loss="categorical_crossentropy")
+            return x, y, model
+
+        async def train(n, capture):
+            await pe.set_backend("wasm", threads=n)
+            x, y, model = small_cnn()
+            losses, held, copied = [], [], []
+            for _ in range(4):
+                before = pe.backend_info()["threads_copied_bytes"]
+                history = model.fit(x, y, batch_size=64, shuffle=False, verbose=0, capture=capture)
+                losses += history.history["loss"]
+                copied.append((pe.backend_info()["threads_copied_bytes"] - before) // 2)  # 2 batches a fit
+                m = pe.memory()
+                held.append([m.num_tensors, m.num_bytes, m.num_bytes_in_programs,
+                             pe.backend_info()["threads_memory_bytes"]])
+            split = capture_stats()["capture_split_steps"]
+            weights = [w.numpy() for w in model.weights]
+            model.dispose()
+            return [losses, weights, copied[1:], held[1:], split, capture_stats()["capture_programs"]]
+
+        one, two, plain = await train(1, True), await train(2, True), await train(2, False)
+        await pe.set_backend("wasm", threads=1)
+        same = all(np.array_equal(a, b) and np.array_equal(a, c) for a, b, c in zip(one[1], two[1], plain[1]))
+        [one[0], two[0], plain[0], same, two[2:], plain[2]]
+        """
+    )
+    want, losses, uncaptured, same_weights, (copied, held, split, left), plain_copied = result
+    assert losses == want == uncaptured and same_weights
+    # the 3 convolutions, 2 pools and 3 products (forward and gradients), 2 activations' gradients, 2 bias sums and
+    # the convolution's input gradient: every big step of the program (the loss, softmax and the updates on the
+    # calling thread)
+    assert split == 14, split
+    batch, dense = 64 * 28 * 28 * 4, 1936 * 10 * 4
+    # the batch in; the dense kernel in for the forward product and its input gradient (it changes every step) and its
+    # gradient out to the update; the convolutions' weights in, their gradients out, the (64, 10) activation out and
+    # its gradient in: 19.3 KiB (before: 1.44 MB, the first layer's activations and gradients crossing; op by op 3.8)
+    assert copied == copied[:1] * 3 and copied[0] <= batch + 3 * dense + (20 << 10), copied
+    assert plain_copied[0] > 3 * copied[0], plain_copied
+    assert held == held[:1] * 3, held
+    assert left == 0
 
 
 def test_a_kernel_pinned_to_numpy_inside_the_function_is_an_error(node):

@@ -124,9 +124,12 @@ async function startWasmPool(module, workers, makeWorker, heap, timeoutMs = 1000
     copyOut(to, from, size) {
       new Uint8Array(heap.buffer, to, size).set(new Uint8Array(memory.buffer, from, size));
     },
-    // a gradient's output, which the kernels add into
+    // a gradient's output, which the kernels add into; 8 bytes at a time where it can: V8 fills a shared memory one
+    // element at a time (1.4 MB: 0.35 ms by bytes, 0.065 by 8 bytes, in Node)
     zero(at, size) {
-      new Uint8Array(memory.buffer, at, size).fill(0);
+      const wide = at % 8 === 0 ? Math.floor(size / 8) : 0;
+      new BigUint64Array(memory.buffer, at, wide).fill(0n);
+      new Uint8Array(memory.buffer, at + wide * 8, size - wide * 8).fill(0);
     },
     // a call on every thread: `call` (an Int32Array, written at word CALL) holds its chunks, the export's index and
     // argument count, the coefficients (FIRST, LAST), each thread's base arguments (SLOTS; t = workers: the

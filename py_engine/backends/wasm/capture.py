@@ -39,6 +39,7 @@ import weakref
 import numpy as np
 
 from ...backend_protocols import CaptureRecording
+from ...engine.tape import TAPE
 from ...errors import CaptureError
 from ..numpy.backend import own
 from . import native, threads
@@ -164,6 +165,8 @@ class KernelRecording(CaptureRecording):
     def run(self, fn, inputs, attrs):
         """NumpyBackend.run, with the kernel's work logged as a step."""
         arrays = [h if h.shape == dims else h.reshape(dims) for h, dims, _ in inputs]
+        if self.pool is not None and TAPE.get() is not None:
+            self.pool.gradients = True  # a training step: its activations stay in the pool for their gradients
         log, real = StepLog(), native.exports
         native.log, native.exports = log, self.exports
         try:

@@ -160,18 +160,22 @@ class Pool:
         # blocks of the recording that an op uses only while it runs (its copies in, scratch): the current op's; and
         # those earlier ops are done with, and the outputs of values let go of, which later ops reuse
         self.local, self.spare = [], []
+        # while recording: the recording differentiates (an op ran under a gradient tape), so worth() counts no output
+        # as copied out: the forward pass's outputs are read by their gradients, the gradients by the next ones,
+        # which split too, in the pool (a training step's first layer stays there, and its program copies its batch in)
+        self.gradients = False
 
     def record(self, is_value):
         """A capture starts: the blocks its ops take from now on are its program's, and it holds the kept blocks of
         the weights its ops read. `is_value(array)`: whether the array is one of its values (an input, a step's
         output, a fresh value), whose panels or copies are the program's own, made again every replay."""
         self.taken, self.recorded, self.local, self.spare = [], {}, [], []
-        self.holding, self.is_value = [], is_value
+        self.holding, self.is_value, self.gradients = [], is_value, False
 
     def hand_over(self):
         """The recording's blocks and the kept blocks it holds, which its program (or drop()) gives back."""
         taken, holding = self.taken, self.holding
-        self.taken, self.holding, self.is_value = [], [], None
+        self.taken, self.holding, self.is_value, self.gradients = [], [], None, False
         return taken, holding
 
     def let_go(self, taken, holding):
@@ -530,14 +534,17 @@ def stop(why):
     pool, reason = None, why
 
 
-def worth(work, *arrays, kept=()):
-    """The running pool, if an op of `work` multiply-adds should use it: `arrays` its operands and outputs copied in
-    or out (the last op's output, still in the shared memory, is not), `kept` its weights (copied only where they
-    are not a tensor's buffer, kept there; None: none)."""
+def worth(work, *arrays, out=(), kept=()):
+    """The running pool, if an op of `work` multiply-adds should use it: `arrays` its operands copied in (the last
+    op's output, still in the shared memory, is not), `out` its outputs copied out (not while a recording
+    differentiates: Pool.gradients), `kept` its weights (copied only where they are not a tensor's buffer, kept
+    there; None: none)."""
     if pool is None or work < MIN_WORK:
         return None
     copied = sum(a.nbytes for a in arrays if pool.resident(a) is None)
     copied += sum(a.nbytes for a in kept if a is not None and a.flags.writeable)
+    if not (native.log is not None and pool.gradients):
+        copied += sum(a.nbytes for a in out)
     if work < MIN_INTENSITY * copied:
         return None
     return pool
@@ -597,6 +604,16 @@ def binary(p, code, a, na, b, nb, y):
     repeat = min(na, nb)
     ran = p.run("binary", n, args, first, last, multiple=repeat if 1 < repeat < n else 4)
     return p.get(py, y) if ran else None
+
+
+def sum_rows(p, x, rows, columns, out):
+    """out = kernels/reduce.c sum_rows_strided of x (rows x columns), the columns split over the threads, 4 at a time
+    (each column's sum is one lane's, the same whichever columns are summed beside it)."""
+    p.begin()
+    px, pout = p.put(x), p.alloc(out.nbytes)
+    # sum_rows_strided(x, R, C, ldx, out): columns c0 .. c1 from x + c0, out + c0, C = c1 - c0; ldx all of x's columns
+    args, first, last = (px, rows, 0, columns, pout), (4, 0, -1, 0, 4), (0, 0, 1, 0, 0)
+    return p.get(pout, out) if p.run("sum_rows_strided", columns, args, first, last, multiple=4) else None
 
 
 def unary(p, code, x, y):

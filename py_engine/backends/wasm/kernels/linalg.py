@@ -95,12 +95,12 @@ def _batch_matmul(a, b, transpose_a, transpose_b):
     count, a_count, b_count = math.prod(batch), math.prod(a.shape[:-2]), math.prod(b.shape[:-2])
     out = native.out((*batch, m, n))
     if b_count == 1 and not transpose_a:  # a's batch folds into its rows: one GEMM, B packed once
-        pool = threads.worth(a_count * m * n * k, a, out, kept=(b,))
+        pool = threads.worth(a_count * m * n * k, a, out=(out,), kept=(b,))
         if pool and threads.gemm(pool, a, b, a_count * m, n, k, transpose_b, out) is not None:
             return out
         return gemm(a, pack_kept(b, k, n, transpose_b), a_count * m, n, k, out)
     if count == 1:  # a transposed A (a product's gradient, x^T @ dy): its columns are the rows
-        pool = threads.worth(m * n * k, a, out, kept=(b,))
+        pool = threads.worth(m * n * k, a, out=(out,), kept=(b,))
         if pool and threads.gemm(pool, a, b, m, n, k, transpose_b, out, transposed_a=True) is not None:
             return out
     if a_count not in (1, count) or b_count not in (1, count):

@@ -64,7 +64,7 @@ def _conv2d(x, weights, strides, pad, dilations, bias=None, activation="linear")
         return y
     code, after = _activate(y, activation)
     plain = _is_plain_1x1(weights.shape, strides, pad, dilations)
-    pool = threads.worth(rows * k * o, x, y, kept=(weights, bias))
+    pool = threads.worth(rows * k * o, x, out=(y,), kept=(weights, bias))
     if pool:
         done = (
             threads.gemm(pool, x, weights, rows, o, k, False, y, bias, code)
@@ -106,7 +106,7 @@ def _conv2d_backprop_filter(x, dy, strides, pad, dilations, filter_shape):
     shape, oh, ow = _geometry(x.shape, (kh, kw), strides, pad, dilations)
     rows, k = dy.shape[0] * oh * ow, kh * kw * c
     block, dw = _block(rows, k), native.out(filter_shape)
-    pool = threads.worth(rows * k * o, x, dy, dw) if kh * kw > 1 else None  # split by taps
+    pool = threads.worth(rows * k * o, x, dy, out=(dw,)) if kh * kw > 1 else None  # split by taps
     if pool and threads.conv2d_filter_grad(pool, x, shape, rows, dy, kh * kw, c, o, dw, block) is not None:
         return dw
     native.zero(dw)
@@ -127,7 +127,9 @@ def _conv2d_backprop_input(dy, weights, strides, pad, dilations, input_shape):
     rows, k = dy.shape[0] * oh * ow, kh * kw * c
     plain, block, images = _is_plain_1x1(weights.shape, strides, pad, dilations), _block(rows, k), dy.shape[0]
     dx = native.out(input_shape)
-    pool = threads.worth(rows * k * o, dy, dx, kept=(weights,)) if plain or images > 1 else None  # split by images
+    pool = (
+        threads.worth(rows * k * o, dy, out=(dx,), kept=(weights,)) if plain or images > 1 else None
+    )  # split by images
     if (
         pool
         and (
@@ -165,7 +167,7 @@ def _depthwise(x, weights, strides, pad, dilations, bias=None, activation="linea
     if y.size == 0:
         return y
     code, after = _activate(y, activation)
-    pool, rows = threads.worth(y.size * kh * kw, x, y) or threads.in_place(y.size, x), x.shape[0] * oh
+    pool, rows = threads.worth(y.size * kh * kw, x, out=(y,)) or threads.in_place(y.size, x), x.shape[0] * oh
     extra = (weights, bias if bias is not None else 0, code)
     if pool and threads.rows_kernel(pool, "depthwise", x, shape, rows, y, *extra) is not None:
         return after(y) if after else y
@@ -183,7 +185,7 @@ def _depthwise_backprop_input(dy, weights, strides, pad, dilations, input_shape)
     dy, weights = native.f32(dy), native.f32(weights)
     shape, _, _ = _geometry(input_shape, (kh, kw), strides, pad, dilations)
     images, dx = dy.shape[0], native.out(input_shape)
-    pool = threads.worth(dy.size * kh * kw, dy, dx, kept=(weights,)) if images > 1 else None  # split by images
+    pool = threads.worth(dy.size * kh * kw, dy, out=(dx,), kept=(weights,)) if images > 1 else None  # split by images
     if pool and threads.images_kernel(pool, "depthwise_input_grad", images, (dy,), shape, weights, dx) is not None:
         return dx
     native.zero(dx)
@@ -223,7 +225,9 @@ def _pool(average):
         x = native.f32(x)
         shape, oh, ow = _geometry(x.shape, ksize, strides, pad)
         y = native.out((x.shape[0], max(oh, 0), max(ow, 0), x.shape[3]))
-        pool = threads.worth(y.size * ksize[0] * ksize[1], x, y) or threads.in_place(y.size, x) if y.size else None
+        pool = (
+            threads.worth(y.size * ksize[0] * ksize[1], x, out=(y,)) or threads.in_place(y.size, x) if y.size else None
+        )
         rows = x.shape[0] * oh
         if pool and threads.rows_kernel(pool, "pool", x, shape, rows, y, int(average)) is not None:
             return y
@@ -243,7 +247,7 @@ def _max_pool_grad(dy, x, y, ksize, strides, pad):
     shape, _, _ = _geometry(x.shape, ksize, strides, pad)
     images, dx = x.shape[0], native.out(x.shape)
     work = dy.size * ksize[0] * ksize[1] * MAX_POOL_GRAD_TAP
-    pool = threads.worth(work, dy, x, y, dx) if images > 1 else None  # split by images
+    pool = threads.worth(work, dy, x, y, out=(dx,)) if images > 1 else None  # split by images
     if pool and threads.images_kernel(pool, "max_pool_grad", images, (dy, x, y), shape, None, dx) is not None:
         return dx
     native.zero(dx)

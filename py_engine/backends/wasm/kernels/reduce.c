@@ -4,12 +4,14 @@
 
 // ---- reductions over leading axes: out[c] = sum over r of x[r, c] (a bias's gradient, a global average pool) ----
 // Rows are added in order, one after another, as numpy adds them along an outer axis, so the sums are the same.
-EXPORT(sum_rows)(const f32 *x, int R, int C, f32 *out) {
+// Each column's sum is its own lane's, whatever columns are summed beside it, so the threads split the columns
+// (x's rows ldx floats apart) and get one thread's sums.
+EXPORT(sum_rows_strided)(const f32 *x, int R, int C, int ldx, f32 *out) {
   int c = 0;
   for (; c + 16 <= C; c += 16) {  // four vectors of columns down all the rows
     f32x4 s0 = wasm_f32x4_splat(0.0f), s1 = s0, s2 = s0, s3 = s0;
     for (int r = 0; r < R; r++) {
-      const f32 *row = x + (long)r * C + c;
+      const f32 *row = x + (long)r * ldx + c;
       s0 = wasm_f32x4_add(s0, wasm_v128_load(row));
       s1 = wasm_f32x4_add(s1, wasm_v128_load(row + 4));
       s2 = wasm_f32x4_add(s2, wasm_v128_load(row + 8));
@@ -23,10 +25,12 @@ EXPORT(sum_rows)(const f32 *x, int R, int C, f32 *out) {
   for (; c < C; c += 4) {
     int n = C - c < 4 ? C - c : 4;
     f32x4 s = wasm_f32x4_splat(0.0f);
-    for (int r = 0; r < R; r++) s = wasm_f32x4_add(s, load_partial(x + (long)r * C + c, n));
+    for (int r = 0; r < R; r++) s = wasm_f32x4_add(s, load_partial(x + (long)r * ldx + c, n));
     store_partial(out + c, s, n);
   }
 }
+
+EXPORT(sum_rows)(const f32 *x, int R, int C, f32 *out) { sum_rows_strided(x, R, C, C, out); }
 
 // ---- argmax along an axis: x[outer, n, inner], out[outer, inner] = the first index of the largest value along n, as
 // numpy.argmax: a NaN counts as the largest (the first NaN wins), -0 and +0 are equal (the first stays) ------------

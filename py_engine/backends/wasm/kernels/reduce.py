@@ -7,7 +7,7 @@ import math
 
 from ....kernel_registry import register_kernel
 from ...numpy.kernels.reduce import arg_max, reduce_mean, reduce_sum, top_k
-from .. import native
+from .. import native, threads
 from ..native import F32, I32, address
 from ..op_codes import BINARY
 from .math import SMALL, runs_numpy
@@ -35,7 +35,10 @@ def _sum_rows(x, axis, keepdims, divide=False):
         return None
     rows, columns = leading
     x, out = native.f32(x), native.out(columns)
-    native.exports.sum_rows(address(x, x.size), rows, columns, address(out, columns))
+    # in the pool where x is (a training step's bias gradient); not a mean, whose sums are divided here after
+    pool = None if divide else threads.in_place(x.size, x)
+    if pool is None or threads.sum_rows(pool, x, rows, columns, out) is None:
+        native.exports.sum_rows(address(x, x.size), rows, columns, address(out, columns))
     if divide:  # in place, numpy's float32 division
         divisor = native.floats([rows])
         native.exports.binary(
