@@ -49,7 +49,7 @@ class Location:
     def read_all(self, targets, names, total, on_progress=None, sha256=False):
         """A task of [(body, its sha256 in hex if asked, else None)] of every target, fetched concurrently;
         on_progress(bytes loaded, total) after each one. A body is bytes, or in the browser a JsBody. Every request
-        is made before this returns: a caller goes on (parses a graph) while they download."""
+        is made before this returns, without a turn of the event loop: a caller goes on (parses a graph) at once."""
         reads = [self._read(t, n, sha256, in_js=True) for t, n in zip(targets, names)]
         return asyncio.ensure_future(self._gathered(reads, total, on_progress))
 

@@ -203,9 +203,10 @@ async def fetch(location, groups, on_progress=None):
 
 
 async def start_fetch(location, groups, on_progress=None):
-    """fetch(...) as a task, every shard's request made when this returns (without a turn of the event loop): the
-    shards download while the caller goes on (a graph model's graph is parsed and checked meanwhile). A manifest this
-    loader cannot read makes a failed task. A caller that stops waiting calls abandon(task)."""
+    """fetch(...) as a task, every shard's request made when this returns (without a turn of the event loop), so the
+    caller goes on at once (a graph model's graph is parsed and checked; in CPython the threads read the shards
+    meanwhile, in the page the browser moves their bodies in only while Python waits). A manifest this loader cannot
+    read makes a failed task. A caller that stops waiting calls abandon(task)."""
     try:
         totals = [check_group(group, k + 1) for k, group in enumerate(groups)]
     except ModelLoadError as e:
