@@ -99,20 +99,26 @@ def test_chains_run_as_one_kernel_with_the_nodes_values_bit_for_bit(each_backend
 
 
 def test_a_real_models_chains_give_the_values_of_its_nodes_one_at_a_time(graph_models, monkeypatch):
-    """centernet's hard-swishes and squeeze-excite gates: 28 chains; its outputs those of the graph run without them."""
+    """centernet's hard-swishes and squeeze-excite gates: 28 chains, 20 of them hard-swishes taken into the fused
+    convolution before them (its activation hard_swish); its outputs those of the graph run without them."""
     x = pe.tensor(((np.arange(512 * 512 * 3) * 7919) % 256).reshape(1, 512, 512, 3).astype(np.float32))
     model = load(graph_models / "centernet")
     fused = [y.numpy() for y in model.execute(x)]
     (plan,) = model._plans.values()
     chains = [step for step, _, _ in plan.steps if isinstance(step, FusedChain)]
-    assert len(chains) == 28 and {c.op for c in chains} == {"Mul+Add+Relu6+Mul", "Add+Relu6+Mul"}
+    assert len(chains) == 8 and {c.op for c in chains} == {"Add+Relu6+Mul"}
+    convs = [step for step, _, _ in plan.steps if step.attrs.get("fused_ops") == ["BiasAdd", "HardSwish"]]
+    assert len(convs) == 20 and {c.op for c in convs} == {"_FusedConv2D", "FusedDepthwiseConv2dNative"}
+    assert {c.attrs["hard_swish_scale"] for c in convs} == {float(np.float16(1 / 6))}  # the weights' float16
     model.dispose()
     monkeypatch.setattr(graph_model, "fuse_chains", lambda steps, model, outputs: steps)
     model = load(graph_models / "centernet")
     for got, want in zip(model.execute(x), fused):
         np.testing.assert_array_equal(got.numpy(), want)
     (plan,) = model._plans.values()
-    assert not any(isinstance(step, FusedChain) for step, _, _ in plan.steps)
+    assert not any(
+        isinstance(step, FusedChain) or "HardSwish" in step.attrs.get("fused_ops", []) for step, _, _ in plan.steps
+    )
     model.dispose()
 
 

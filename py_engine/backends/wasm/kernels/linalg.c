@@ -50,6 +50,8 @@ EXPORT(gemm)(const f32 *a, int sai, int sak, const f32 *bp, f32 *c, int ldc, int
             gemm_tile(ai, sai, sak, 0, bj, cij, ldc, K, 4, 8, biasj, 0, ACT_RELU6);
           else if (act == ACT_RELU)
             gemm_tile(ai, sai, sak, 0, bj, cij, ldc, K, 4, 8, biasj, 0, ACT_RELU);
+          else if (act > ACT_RELU6)
+            gemm_tile(ai, sai, sak, 0, bj, cij, ldc, K, 4, 8, biasj, 0, act);  // a hard-swish (simd.h)
           else
             gemm_tile(ai, sai, sak, 0, bj, cij, ldc, K, 4, 8, biasj, 0, ACT_LINEAR);
         } else {

@@ -41,6 +41,11 @@ INLINE f32x4 mul_add(f32x4 a, f32x4 b, f32x4 c) { return wasm_f32x4_add(c, wasm_
 INLINE f32x4 activate(f32x4 v, int act) {
   if (act == ACT_RELU) return wasm_f32x4_pmax(v, wasm_f32x4_splat(0.0f));
   if (act == ACT_RELU6) return wasm_f32x4_pmin(wasm_f32x4_pmax(v, wasm_f32x4_splat(0.0f)), wasm_f32x4_splat(6.0f));
+  // act above the codes: a hard-swish, (v * scale) * relu6(v + 3) with act the scale's bits, in the order of
+  // MobileNetV3's graph nodes (Mul, Add, Relu6, Mul; scale 1/6 rounded to the graph's precision): their values
+  if (act > ACT_RELU6)
+    return wasm_f32x4_mul(wasm_f32x4_mul(v, wasm_i32x4_splat(act)),
+                          activate(wasm_f32x4_add(v, wasm_f32x4_splat(3.0f)), ACT_RELU6));
   return v;
 }
 
