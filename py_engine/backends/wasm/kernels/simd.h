@@ -41,11 +41,6 @@ INLINE f32x4 mul_add(f32x4 a, f32x4 b, f32x4 c) { return wasm_f32x4_add(c, wasm_
 INLINE f32x4 activate(f32x4 v, int act) {
   if (act == ACT_RELU) return wasm_f32x4_pmax(v, wasm_f32x4_splat(0.0f));
   if (act == ACT_RELU6) return wasm_f32x4_pmin(wasm_f32x4_pmax(v, wasm_f32x4_splat(0.0f)), wasm_f32x4_splat(6.0f));
-  // act above the codes: a hard-swish, (v * scale) * relu6(v + 3) with act the scale's bits, in the order of
-  // MobileNetV3's graph nodes (Mul, Add, Relu6, Mul; scale 1/6 rounded to the graph's precision): their values
-  if (act > ACT_RELU6)
-    return wasm_f32x4_mul(wasm_f32x4_mul(v, wasm_i32x4_splat(act)),
-                          activate(wasm_f32x4_add(v, wasm_f32x4_splat(3.0f)), ACT_RELU6));
   return v;
 }
 
@@ -68,6 +63,12 @@ INLINE void store_partial(f32 *p, f32x4 v, int n) {
   if (n > 1) wasm_v128_store32_lane(p + 1, v, 1);
   if (n > 2) wasm_v128_store32_lane(p + 2, v, 2);
 }
+
+// A hard-swish epilogue (act above the ACT_ codes: the scale's float32 bits) as a pass over outputs just stored,
+// while they are in cache (math.c). Not in activate(): its constants, which a compiler keeps in registers across
+// loops, would take the registers the GEMM's and the depthwise rows' loops need (V8 then spilled: 1.5-2x slower).
+INLINE int is_hard_swish(int act) { return act > ACT_RELU6; }
+void hard_swish(f32 *x, int n, int ldx, int cols, int act);
 
 // The GEMM (linalg.c), which the convolutions (nn.c) run on their patches.
 void pack_b(const f32 *b, int K, int N, int sbk, int sbj, f32 *out);
