@@ -303,9 +303,17 @@ INLINE void depthwise_row3x3_group(const f32 *x0, const f32 *w, int W, int C, in
     }                                        \
   }
 
+// The activation a constant of each copy: no test per output, and no register for a constant it does not use.
 INLINE void depthwise_row3x3(const f32 *x0, const f32 *w, int W, int C, int sw, int dw, int dh, int pl, int ow0,
                              int ow1, const f32 *bias, int act, f32 *row) {
-  CHANNEL_GROUPS(C, depthwise_row3x3_group(x0, w, W, C, sw, dw, dh, pl, ow0, ow1, bias, act, row, c))
+#define ROWS(a) CHANNEL_GROUPS(C, depthwise_row3x3_group(x0, w, W, C, sw, dw, dh, pl, ow0, ow1, bias, a, row, c))
+  if (act == ACT_RELU6)
+    ROWS(ACT_RELU6)
+  else if (act == ACT_RELU)
+    ROWS(ACT_RELU)
+  else
+    ROWS(ACT_LINEAR)
+#undef ROWS
 }
 
 // out[N, OH, OW, C] = act(depthwise(x, w) + bias), output rows first .. last of the N * OH (a thread of the pool
