@@ -48,7 +48,8 @@ def _fused(op, kernel, depthwise, x, w, bias, activation, strides, padding, dila
 def fused_conv2d(
     x, filter, bias=None, activation="linear", strides=1, padding="valid", dilations=1, hard_swish_scale=1 / 6
 ) -> Tensor:
-    """activation(conv2d(x, filter) + bias) in one kernel; filter [h, w, in, out], bias [out] or None."""
+    """activation(conv2d(x, filter) + bias) in one kernel; filter [h, w, in, out], bias [out] or None;
+    hard_swish_scale: s of hard_swish, (y * s) * relu6(y + 3)."""
     return _fused(
         "fused_conv2d", "FusedConv2D", False, x, filter, bias, activation, strides, padding, dilations, hard_swish_scale
     )
@@ -57,7 +58,8 @@ def fused_conv2d(
 def fused_depthwise_conv2d(
     x, filter, bias=None, activation="linear", strides=1, padding="valid", dilations=1, hard_swish_scale=1 / 6
 ) -> Tensor:
-    """activation(depthwise_conv2d(x, filter) + bias) in one kernel; filter [h, w, in, multiplier], bias [in * multiplier]."""
+    """activation(depthwise_conv2d(x, filter) + bias) in one kernel; filter [h, w, in, multiplier], bias
+    [in * multiplier]; hard_swish_scale: s of hard_swish, (y * s) * relu6(y + 3)."""
     return _fused(
         "fused_depthwise_conv2d", "FusedDepthwiseConv2D", True, x, filter, bias, activation, strides, padding,
         dilations, hard_swish_scale,
