@@ -49,10 +49,12 @@ class Tensor:
         """indices (int32) -> a tensor with a new last axis of size `depth`; out-of-range indices give all off."""
     def ones_like(self, dtype=None) -> Tensor: ...
     def zeros_like(self, dtype=None) -> Tensor: ...
-    def fused_conv2d(self, filter, bias=None, activation="linear", strides=1, padding="valid", dilations=1) -> Tensor:
-        """activation(conv2d(x, filter) + bias) in one kernel; filter [h, w, in, out], bias [out] or None."""
-    def fused_depthwise_conv2d(self, filter, bias=None, activation="linear", strides=1, padding="valid", dilations=1) -> Tensor:
-        """activation(depthwise_conv2d(x, filter) + bias) in one kernel; filter [h, w, in, multiplier], bias [in * multiplier]."""
+    def fused_conv2d(self, filter, bias=None, activation="linear", strides=1, padding="valid", dilations=1, hard_swish_scale=0.16666666666666666) -> Tensor:
+        """activation(conv2d(x, filter) + bias) in one kernel; filter [h, w, in, out], bias [out] or None;
+        hard_swish_scale: s of hard_swish, (y * s) * relu6(y + 3)."""
+    def fused_depthwise_conv2d(self, filter, bias=None, activation="linear", strides=1, padding="valid", dilations=1, hard_swish_scale=0.16666666666666666) -> Tensor:
+        """activation(depthwise_conv2d(x, filter) + bias) in one kernel; filter [h, w, in, multiplier], bias
+        [in * multiplier]; hard_swish_scale: s of hard_swish, (y * s) * relu6(y + 3)."""
     def crop_and_resize(self, boxes, box_ind, crop_size, method="bilinear", extrapolation_value=0.0) -> Tensor:
         """[num_boxes, crop_height, crop_width, C] float32: each box [y1, x1, y2, x2] (0..1 spans the image; y1 > y2
         flips it) of image[box_ind] [N, H, W, C] sampled at crop_size = (crop_height, crop_width) points, bilinearly or

@@ -12,6 +12,7 @@ import pytest
 import py_engine as pe
 from py_engine.models import graph_model
 from py_engine.models.graph_fusion import FusedChain
+from tests.graph_model_cases import attr, write_graph_model
 from tests.pyodide import start_node_pyodide
 from tests.test_graph_model import attr_type, load, write_graph
 
@@ -99,20 +100,26 @@ def test_chains_run_as_one_kernel_with_the_nodes_values_bit_for_bit(each_backend
 
 
 def test_a_real_models_chains_give_the_values_of_its_nodes_one_at_a_time(graph_models, monkeypatch):
-    """centernet's hard-swishes and squeeze-excite gates: 28 chains; its outputs those of the graph run without them."""
+    """centernet's hard-swishes and squeeze-excite gates: 28 chains, 20 of them hard-swishes taken into the fused
+    convolution before them (its activation hard_swish); its outputs those of the graph run without them."""
     x = pe.tensor(((np.arange(512 * 512 * 3) * 7919) % 256).reshape(1, 512, 512, 3).astype(np.float32))
     model = load(graph_models / "centernet")
     fused = [y.numpy() for y in model.execute(x)]
     (plan,) = model._plans.values()
     chains = [step for step, _, _ in plan.steps if isinstance(step, FusedChain)]
-    assert len(chains) == 28 and {c.op for c in chains} == {"Mul+Add+Relu6+Mul", "Add+Relu6+Mul"}
+    assert len(chains) == 8 and {c.op for c in chains} == {"Add+Relu6+Mul"}
+    convs = [step for step, _, _ in plan.steps if step.attrs.get("fused_ops") == ["BiasAdd", "HardSwish"]]
+    assert len(convs) == 20 and {c.op for c in convs} == {"_FusedConv2D", "FusedDepthwiseConv2dNative"}
+    assert {c.attrs["hard_swish_scale"] for c in convs} == {float(np.float16(1 / 6))}  # the weights' float16
     model.dispose()
     monkeypatch.setattr(graph_model, "fuse_chains", lambda steps, model, outputs: steps)
     model = load(graph_models / "centernet")
     for got, want in zip(model.execute(x), fused):
         np.testing.assert_array_equal(got.numpy(), want)
     (plan,) = model._plans.values()
-    assert not any(isinstance(step, FusedChain) for step, _, _ in plan.steps)
+    assert not any(
+        isinstance(step, FusedChain) or "HardSwish" in step.attrs.get("fused_ops", []) for step, _, _ in plan.steps
+    )
     model.dispose()
 
 
@@ -153,3 +160,62 @@ def test_on_wasm_the_modules_fused_program_gives_the_nodes_values_bit_for_bit(fo
     assert backend == "wasm"
     assert kernels == sorted(["FusedElementwise", "FusedElementwise", "Mul", "Neg", "Square"])
     assert equal == [True, True, True]
+
+
+def conv_node(name, op, *inputs):
+    attrs = {"T": "DT_FLOAT", "strides": [1, 1, 1, 1], "dilations": [1, 1, 1, 1], "padding": "SAME"}
+    attrs |= {"data_format": "NHWC", "fused_ops": ["BiasAdd"], "num_args": 1, "epsilon": 0.0}
+    return {"name": name, "op": op, "input": list(inputs), "attr": {k: attr(v) for k, v in attrs.items()}}
+
+
+def hard_swish_nodes(prefix, x):
+    return [
+        node(f"{prefix}/mul", "Mul", x, "scale"),
+        node(f"{prefix}/add", "AddV2", "three", x),
+        node(f"{prefix}/relu6", "Relu6", f"{prefix}/add"),
+        node(prefix, "Mul", f"{prefix}/mul", f"{prefix}/relu6"),
+    ]
+
+
+@pytest.fixture
+def convs(tmp_path):
+    """A conv + bias then hard-swish, a depthwise one then hard-swish (both taken into their convolution), and a conv
+    then hard-swish where the run returns the conv's output too (the chain stays a FusedElementwise step)."""
+    rng = np.random.default_rng(3)
+    weights = [
+        ("w1", rng.uniform(-1, 1, (1, 1, 4, 8))),
+        ("b1", rng.uniform(-1, 1, 8)),
+        ("wd", rng.uniform(-1, 1, (3, 3, 8, 1))),
+        ("bd", rng.uniform(-1, 1, 8)),
+        ("w2", rng.uniform(-1, 1, (3, 3, 4, 5))),
+        ("b2", rng.uniform(-1, 1, 5)),
+        ("scale", np.float16(1 / 6)),  # as CenterNet's float16 shards hold it
+        ("three", np.float32(3)),
+    ]
+    nodes = [
+        placeholder("x", (1, 9, 10, 4)),
+        *[{"name": name, "op": "Const", "attr": {"dtype": attr("DT_FLOAT")}} for name, _ in weights],
+        conv_node("conv1", "_FusedConv2D", "x", "w1", "b1"),
+        *hard_swish_nodes("hs1", "conv1"),
+        conv_node("dw", "FusedDepthwiseConv2dNative", "hs1", "wd", "bd"),
+        *hard_swish_nodes("out", "dw"),
+        conv_node("conv2", "_FusedConv2D", "x", "w2", "b2"),
+        *hard_swish_nodes("hs2", "conv2"),
+    ]
+    return write_graph_model(tmp_path / "convs", nodes, [(n, np.asarray(a, np.float32)) for n, a in weights])
+
+
+def test_a_hard_swish_after_a_fused_convolution_runs_in_it_with_the_nodes_values(convs, monkeypatch):
+    x = np.random.default_rng(4).normal(0, 3, (1, 9, 10, 4)).astype(np.float32)
+    x.reshape(-1)[:3] = [np.nan, np.inf, -np.inf]
+    model = load(convs)
+    fused = [y.numpy() for y in model.execute(pe.tensor(x), ["out", "hs2", "conv2"])]
+    (plan,) = model._plans.values()
+    steps = [step for step, _, _ in plan.steps]
+    taken = [step for step in steps if "HardSwish" in step.attrs.get("fused_ops", [])]
+    assert [(s.name, s.op) for s in taken] == [("hs1", "_FusedConv2D"), ("out", "FusedDepthwiseConv2dNative")]
+    assert {s.attrs["hard_swish_scale"] for s in taken} == {float(np.float16(1 / 6))}
+    assert [s.name for s in steps if isinstance(s, FusedChain)] == ["hs2"]  # conv2's output is returned too
+    monkeypatch.setattr(graph_model, "fuse_chains", lambda steps, model, outputs: steps)
+    for got, want in zip(load(convs).execute(pe.tensor(x), ["out", "hs2", "conv2"]), fused, strict=True):
+        np.testing.assert_array_equal(got.numpy(), want)

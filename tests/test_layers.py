@@ -401,6 +401,10 @@ def test_initializers():
 # ---- fused convolutions -------------------------------------------------------------------------
 
 
+# the fused ops' hard_swish, with its default scale 1/6 (the layers have no such activation)
+FUSED_ACTIVATIONS = {**NP_ACTIVATIONS, "hard_swish": lambda x: x / 6 * np.clip(x + 3, 0, 6)}
+
+
 @pytest.mark.parametrize("activation", pe.ops.fused.ACTIVATIONS)
 @pytest.mark.parametrize("depthwise", [False, True])
 def test_fused_ops_match_numpy(rng, activation, depthwise):
@@ -409,11 +413,11 @@ def test_fused_ops_match_numpy(rng, activation, depthwise):
     bias = rng.uniform(-1, 1, size=(6 if depthwise else 2,)).astype(np.float32)
     op = pe.fused_depthwise_conv2d if depthwise else pe.fused_conv2d
     got = op(pe.tensor(x), pe.tensor(k), pe.tensor(bias), activation, 2, "same").numpy()
-    want = NP_ACTIVATIONS[activation](ref_conv(x, k, (2, 2), "same", depthwise=depthwise) + bias)
+    want = FUSED_ACTIVATIONS[activation](ref_conv(x, k, (2, 2), "same", depthwise=depthwise) + bias)
     np.testing.assert_allclose(got, want, rtol=1e-4, atol=1e-4)
     no_bias = op(x, k, None, activation, 1, "valid").numpy()  # numpy inputs are converted
     np.testing.assert_allclose(
-        no_bias, NP_ACTIVATIONS[activation](ref_conv(x, k, depthwise=depthwise)), rtol=1e-4, atol=1e-4
+        no_bias, FUSED_ACTIVATIONS[activation](ref_conv(x, k, depthwise=depthwise)), rtol=1e-4, atol=1e-4
     )
 
 

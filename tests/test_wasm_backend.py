@@ -281,6 +281,48 @@ def test_resizes_and_crops_give_numpys_results_bit_for_bit(node):
     assert differ == []
 
 
+def test_hard_swish_in_the_convolutions_epilogue_gives_the_graph_nodes_values_bit_for_bit(node):
+    """A fused convolution's hard_swish, (y * scale) * relu6(y + 3) applied as the module stores each output, gives
+    the values of the graph's nodes run after it (the FusedElementwise chain models/graph_fusion.py takes in) bit for
+    bit: 1x1 convolutions with whole and partial GEMM tiles, patches, depthwise 3x3 and 5x5 paths (channels in 4s
+    and not), NaN and the infinities among the inputs; a graph's scale (1/6 in float16) and a negative one (numpy's
+    epilogue after the module's linear one)."""
+    differ = node.run(
+        """
+        from py_engine.ops import elementwise_rules as rules
+        rng = np.random.default_rng(9)
+        cases = []
+        for op, x_shape, w_shape, strides in [
+            (pe.fused_conv2d, (1, 9, 7, 16), (1, 1, 16, 24), 1), (pe.fused_conv2d, (1, 6, 5, 13), (1, 1, 13, 17), 1),
+            (pe.fused_conv2d, (1, 11, 10, 3), (3, 3, 3, 16), 2), (pe.fused_depthwise_conv2d, (1, 12, 40, 24), (3, 3, 24, 1), 1),
+            (pe.fused_depthwise_conv2d, (1, 13, 9, 18), (3, 3, 18, 1), 2),
+            (pe.fused_depthwise_conv2d, (1, 16, 20, 72), (5, 5, 72, 1), 1),
+        ]:
+            x = rng.uniform(-4, 4, x_shape).astype(np.float32)
+            x.reshape(-1)[:3] = [np.nan, np.inf, -np.inf]
+            w = rng.uniform(-1, 1, w_shape).astype(np.float32)
+            b = rng.uniform(-2, 2, w_shape[2] * w_shape[3] if op is pe.fused_depthwise_conv2d else w_shape[3])
+            for scale in (float(np.float16(1 / 6)), -0.25):
+                cases.append((f"{op.__name__} {x_shape} {w_shape} {scale}", op, x, w, b.astype(np.float32), strides, scale))
+
+        def nodes(y, scale):
+            return rules.fuse_elementwise(lambda t, s, three: (t * s) * rules.relu6(t + three), [y],
+                                          pe.tensor(np.array([scale, 3], np.float32)))[0]
+
+        assert await pe.set_backend("wasm")
+        differ = []
+        with all_native():
+            for name, op, x, w, b, strides, scale in cases:
+                got = op(x, w, b, "hard_swish", strides, "same", hard_swish_scale=scale).numpy()
+                want = nodes(op(x, w, b, "linear", strides, "same"), scale).numpy()
+                if not np.array_equal(got, want, equal_nan=True):
+                    differ.append(name)
+        differ
+        """
+    )  # fmt: skip
+    assert differ == []
+
+
 def test_concat_copies_numpys_result_bit_for_bit(node):
     """kernels/shape.c copies each input's rows into its columns of the output: float32 (NaNs' payloads too) and
     int32, every axis, widths on and off the 16-per-iteration path, an empty input, large and small (on the module
@@ -625,7 +667,7 @@ def _agree(node, spec, backends=("numpy", "webgpu")):
 FAST = settings(max_examples=25, deadline=None, suppress_health_check=[HealthCheck.too_slow])
 sizes, small = st.integers(1, 13), st.integers(1, 5)
 paddings = st.sampled_from(["same", "valid", 1, [[0, 2], [1, 0]]])
-activations = st.sampled_from(["linear", "relu", "relu6", "sigmoid"])
+activations = st.sampled_from(["linear", "relu", "relu6", "sigmoid", "hard_swish"])
 
 
 def _conv_out(x, w, strides, padding, dilations, channels):

@@ -6,13 +6,19 @@ time, bit for bit.
 A chain is a tree of float32 nodes of the ops in RULES whose inputs are one tensor (the same one wherever it is read)
 and scalar float32 constants; each of its nodes but the last is read by the next node of the chain alone, so no other
 node sees its value. The chain runs where its last node ran (every node of the chain comes before it in the plan's order).
+
+A hard-swish chain whose tensor is a fused convolution's (conv + bias, no activation) that no other node reads goes
+into the convolution itself: the convolution with activation hard_swish (ops.fused), which applies it to each output
+as it is stored, the same operations in the same order, so the same values, without a pass over memory.
 """
+
+import dataclasses
 
 import numpy as np
 
 from .. import dtypes
 from ..engine import ENGINE
-from ..io.graph_format import engine_dtype, tensor_name
+from ..io.graph_format import NodeDef, engine_dtype, tensor_name
 from ..ops import elementwise_rules as rules
 
 # graph op -> its step in a rule, on traced values
@@ -86,17 +92,76 @@ def fuse_chains(steps, model, outputs):
         if chain is not None:
             chains[node.name] = chain
             taken.update(producers)
+
+    def value(name):
+        return host_values[model.weight(tensor_name(name)[0]).id]
+
+    # hard-swish chains taken into their convolution: the convolution's name -> the chain's last node
+    producers = {node.name: node for node in steps}
+    into_conv, scales = {}, {}
+    for name, (nodes, tensor, scalars) in chains.items():
+        conv = producers.get(tensor_name(tensor)[0])
+        scale = _hard_swish_scale(nodes, tensor, {s: value(s) for s in scalars})
+        if (
+            name not in taken
+            and scale is not None
+            and _linear_fused_conv(conv)
+            and tensor.endswith(":0")
+            and readers[tensor] <= {node.name for node in nodes}
+            and tensor not in outputs
+            and conv.name not in controlled
+        ):
+            into_conv[conv.name], scales[conv.name] = nodes[-1], scale
+    convs = {into_conv[name].name: node for name, node in producers.items() if name in into_conv}
     result = []
     for node in steps:
         nodes, tensor, scalars = chains.get(node.name, ((node,), None, ()))
-        if node.name in taken:
+        if node.name in taken or node.name in into_conv:
             continue
-        if len(nodes) < 2:
+        if node.name in convs:  # the convolution, named as the chain's last node, whose output it now makes
+            conv = convs[node.name]
+            attrs = {**conv.attrs, "fused_ops": ["BiasAdd", "HardSwish"], "hard_swish_scale": scales[conv.name]}
+            result.append(dataclasses.replace(conv, name=node.name, attrs=attrs))
+        elif len(nodes) < 2:
             result.append(node)
         else:
-            values = [host_values[model.weight(tensor_name(s)[0]).id] for s in scalars]
-            result.append(FusedChain(list(nodes), tensor, list(scalars), values))
+            result.append(FusedChain(list(nodes), tensor, list(scalars), [value(s) for s in scalars]))
     return result
+
+
+def _linear_fused_conv(node):
+    """Whether node is a convolution plus a bias and no activation, which an activation can join."""
+    return (
+        isinstance(node, NodeDef)
+        and node.op in ("_FusedConv2D", "FusedDepthwiseConv2dNative")
+        and [op.lower() for op in node.attrs.get("fused_ops", [])] == ["biasadd"]
+        and engine_dtype(node.attrs.get("T")) == dtypes.float32
+    )
+
+
+def _hard_swish_scale(nodes, tensor, scalars):
+    """s where a chain is (tensor * s) * relu6(tensor + 3) (either operand first in each Add and Mul: the order of
+    operations of the fused activation hard_swish), else None. `scalars`: {name: value} of its constants."""
+    if len(nodes) != 4 or nodes[-1].op != "Mul":
+        return None
+    made = {f"{node.name}:0": node for node in nodes}
+    if any(name not in made for name in nodes[-1].inputs):
+        return None
+    by_op = {made[name].op: made[name] for name in nodes[-1].inputs}
+    scaled, relu = by_op.get("Mul"), by_op.get("Relu6")
+    shifted = made.get(relu.inputs[0]) if relu is not None else None
+    if scaled is None or shifted is None or shifted.op not in ("Add", "AddV2"):
+        return None
+    scale, three = _constant(scaled, tensor, scalars), _constant(shifted, tensor, scalars)
+    return float(scale) if scale is not None and three == 3 else None
+
+
+def _constant(node, tensor, scalars):
+    """The scalar constant a binary node reads besides the tensor, or None."""
+    others = [name for name in node.inputs if name != tensor]
+    if len(node.inputs) != 2 or len(others) != 1 or others[0] not in scalars:
+        return None
+    return scalars[others[0]]
 
 
 def _chain(node, chains, readers, controlled, outputs, scalar):

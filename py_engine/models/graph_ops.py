@@ -109,7 +109,15 @@ def _fused_parts(c):
     return None, extra, args[0] if extra == "prelu" and args else None
 
 
-_ENGINE_FUSED = {"": "linear", "relu": "relu", "relu6": "relu6", "sigmoid": "sigmoid", "tanh": "tanh", "elu": "elu"}
+_ENGINE_FUSED = {
+    "": "linear",
+    "relu": "relu",
+    "relu6": "relu6",
+    "sigmoid": "sigmoid",
+    "tanh": "tanh",
+    "elu": "elu",
+    "hardswish": "hard_swish",  # a hard-swish chain taken into its convolution (graph_fusion.py)
+}
 
 
 def _fused_conv(kind):
@@ -121,7 +129,8 @@ def _fused_conv(kind):
         bias, activation, alpha = _fused_parts(c)
         args = {**_conv_args(c), "dilations": _dilations(c)}
         if activation in _ENGINE_FUSED:  # one kernel
-            return fused(c.x(0), c.x(1), bias, _ENGINE_FUSED[activation], **args)
+            scale = c.attr("hard_swish_scale", 1 / 6)
+            return fused(c.x(0), c.x(1), bias, _ENGINE_FUSED[activation], **args, hard_swish_scale=scale)
         y = fused(c.x(0), c.x(1), bias, "linear", **args) if bias is not None else conv(c.x(0), c.x(1), **args)
         return _activation(y, activation, alpha, c.attr("leakyrelu_alpha", 0.2))
 

@@ -4,7 +4,8 @@ kernels/op_codes.h from it for the C (tests/test_wasm_build.py fails while the h
 
 In C each code is <PREFIX>_<NAME> (ACT_RELU6, BINARY_REAL_DIV, BINARY_RELU_GRAD, UNARY_SIGMOID, FUSED_SQRT)."""
 
-# a GEMM's or a convolution's epilogue, applied to each output after its sum (ACT_)
+# a GEMM's or a convolution's epilogue, applied to each output after its sum (ACT_); a hard-swish's is its scale's
+# float32 bits (kernels/simd.h's activate: a positive scale's bits exceed every code here)
 ACTIVATIONS = {"linear": 0, "relu": 1, "relu6": 2}
 # binary(): out = a op b (BINARY_)
 BINARY = {"Add": 0, "Sub": 1, "Mul": 2, "RealDiv": 3, "Maximum": 4, "Minimum": 5, "SquaredDifference": 8}

@@ -5,12 +5,12 @@ from ....kernel_registry import register_kernel
 from .nn import _conv2d, _depthwise
 
 
-def _fused_conv2d(x, weights, *bias, strides, pad, dilations, activation):
-    return _conv2d(x, weights, strides, pad, dilations, bias[0] if bias else None, activation)
+def _fused_conv2d(x, weights, *bias, strides, pad, dilations, activation, hard_swish_scale=None):
+    return _conv2d(x, weights, strides, pad, dilations, bias[0] if bias else None, activation, hard_swish_scale)
 
 
-def _fused_depthwise(x, weights, *bias, strides, pad, dilations, activation):
-    return _depthwise(x, weights, strides, pad, dilations, bias[0] if bias else None, activation)
+def _fused_depthwise(x, weights, *bias, strides, pad, dilations, activation, hard_swish_scale=None):
+    return _depthwise(x, weights, strides, pad, dilations, bias[0] if bias else None, activation, hard_swish_scale)
 
 
 register_kernel("FusedConv2D", "wasm", _fused_conv2d)

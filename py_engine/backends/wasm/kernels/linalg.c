@@ -28,9 +28,13 @@ EXPORT(pack_b)(const f32 *b, int K, int N, int sbk, int sbj, f32 *out) {
 }
 
 // C = act(A @ B + bias + R) with B packed by pack_b; A's element (i, k) is a[i*sai + k*sak]; bias and res may be 0
-// (none); res may be c itself, which accumulates (C += A @ B). C and R have row stride ldc.
+// (none); res may be c itself, which accumulates (C += A @ B). C and R have row stride ldc. A hard-swish (simd.h)
+// runs over every 32 rows' columns of a group of panels once their tiles are stored (a call per 4 rows cost more
+// than the pass where N is 16).
 EXPORT(gemm)(const f32 *a, int sai, int sak, const f32 *bp, f32 *c, int ldc, int M, int N, int K, const f32 *bias,
                  const f32 *res, int act) {
+  int post = is_hard_swish(act) ? act : 0;
+  if (post) act = ACT_LINEAR;
   // Panels in groups that stay in L2 (about 128 KiB) while every row block of A passes over them.
   int group = K > 0 ? (32768 / (8 * K)) : 1;
   if (group < 1) group = 1;
@@ -55,6 +59,10 @@ EXPORT(gemm)(const f32 *a, int sai, int sak, const f32 *bp, f32 *c, int ldc, int
         } else {
           gemm_tile(ai, sai, sak, 0, bj, cij, ldc, K, rows, cols, biasj, res ? res + (long)i * ldc + j0 : 0, act);
         }
+      }
+      if (post && (i % 32 == 28 || i + rows == M)) {
+        int i0 = i - i % 32;
+        hard_swish(c + (long)i0 * ldc + p0 * 8, i + rows - i0, ldc, (p1 * 8 < N ? p1 * 8 : N) - p0 * 8, post);
       }
     }
   }

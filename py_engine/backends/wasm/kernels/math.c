@@ -194,6 +194,21 @@ EXPORT(unary)(int op, const f32 *x, f32 *out, int n) {
   if (i < n) store_partial(out + i, unary4(op, load_partial(x + i, n - i)), n - i);
 }
 
+// n rows of cols values (row stride ldx) through (x * scale) * relu6(x + 3), act the scale's bits: the order of
+// MobileNetV3's graph nodes (Mul, Add, Relu6, Mul), so their values. Its own function (not inlined), so its constants
+// live only here.
+__attribute__((noinline)) void hard_swish(f32 *x, int n, int ldx, int cols, int act) {
+  f32x4 scale = wasm_i32x4_splat(act), three = wasm_f32x4_splat(3.0f);
+  for (int r = 0; r < n; r++) {
+    f32 *p = x + (long)r * ldx;
+    int i = 0;
+#define HARD_SWISH(v) wasm_f32x4_mul(wasm_f32x4_mul(v, scale), activate(wasm_f32x4_add(v, three), ACT_RELU6))
+    for (; i + 4 <= cols; i += 4) wasm_v128_store(p + i, HARD_SWISH(wasm_v128_load(p + i)));
+    if (i < cols) store_partial(p + i, HARD_SWISH(load_partial(p + i, cols - i)), cols - i);
+#undef HARD_SWISH
+  }
+}
+
 // ---- comparisons -------------------------------------------------------------------------------------------------
 // out[i] = a[i] == b[i] as numpy's bool bytes (0 or 1); IEEE equality: a NaN equals nothing, -0 equals +0.
 EXPORT(equal)(const f32 *a, const f32 *b, unsigned char *out, int n) {

@@ -105,6 +105,8 @@ EXPORT(conv2d)(const f32 *x, const int *s, int first, int rows, const f32 *wp, i
     conv2d_patched(x, s, first, rows, wp, O, bias, act, out, scratch, block);
     return;
   }
+  int post = is_hard_swish(act) ? act : 0;  // a pass over each output row once stored (simd.h)
+  if (post) act = ACT_LINEAR;
   int *taps = (int *)scratch;  // tap k's offset from its window's first pixel, in the filter's (kh, kw, c) order
   for (int kh = 0; kh < KH; kh++)
     for (int kw = 0; kw < KW; kw++)
@@ -133,6 +135,7 @@ EXPORT(conv2d)(const f32 *x, const int *s, int first, int rows, const f32 *wp, i
                   bias ? bias + j0 : 0, 0, act);
     }
     conv2d_patched(x, s, b, end, wp, O, bias, act, out, patches, block - 1);
+    if (post) hard_swish(out + (long)r * O, 1, 0, (end - r) * O, post);
     r = end;
   }
 }
@@ -300,9 +303,17 @@ INLINE void depthwise_row3x3_group(const f32 *x0, const f32 *w, int W, int C, in
     }                                        \
   }
 
+// The activation a constant of each copy: no test per output, and no register for a constant it does not use.
 INLINE void depthwise_row3x3(const f32 *x0, const f32 *w, int W, int C, int sw, int dw, int dh, int pl, int ow0,
                              int ow1, const f32 *bias, int act, f32 *row) {
-  CHANNEL_GROUPS(C, depthwise_row3x3_group(x0, w, W, C, sw, dw, dh, pl, ow0, ow1, bias, act, row, c))
+#define ROWS(a) CHANNEL_GROUPS(C, depthwise_row3x3_group(x0, w, W, C, sw, dw, dh, pl, ow0, ow1, bias, a, row, c))
+  if (act == ACT_RELU6)
+    ROWS(ACT_RELU6)
+  else if (act == ACT_RELU)
+    ROWS(ACT_RELU)
+  else
+    ROWS(ACT_LINEAR)
+#undef ROWS
 }
 
 // out[N, OH, OW, C] = act(depthwise(x, w) + bias), output rows first .. last of the N * OH (a thread of the pool
@@ -316,6 +327,8 @@ EXPORT(depthwise)(const f32 *x, int first, int last, const int *s, const f32 *w,
   int last_in = W - 1 - (KW - 1) * dw + pl, inner0 = (pl + sw - 1) / sw, inner1 = last_in < 0 ? 0 : last_in / sw + 1;
   if (inner1 > OW) inner1 = OW;
   if (C < 4 || inner1 < inner0) inner0 = inner1 = 0;
+  int post = is_hard_swish(act) ? act : 0;  // a pass over each output row once stored (simd.h)
+  if (post) act = ACT_LINEAR;
   for (int r = first; r < last; r++) {
     int n = r / OH, oh = r % OH;
     const f32 *image = x + (long)n * H * W * C;
@@ -373,6 +386,7 @@ EXPORT(depthwise)(const f32 *x, int first, int last, const int *s, const f32 *w,
           store_partial(dst + c, activate(acc, act), lanes);
         }
       }
+      if (post) hard_swish(out + (long)r * OW * C, 1, 0, OW * C, post);
     }
   }
 }

@@ -5,6 +5,8 @@ rows at a time in a scratch array, so a big convolution needs little extra memor
 channel multiplier other than 1 run the numpy backend's kernels.
 """
 
+import numpy as np
+
 from ....kernel_registry import register_kernel
 from ....window_output_size import window_output_hw
 from ...numpy.kernels import fused as numpy_fused
@@ -37,12 +39,18 @@ def _is_plain_1x1(w_shape, strides, pad, dilations):
     return w_shape[:2] == (1, 1) and tuple(strides) == (1, 1) and pad == ((0, 0), (0, 0))
 
 
-def _activate(y, activation):
+def _activate(y, activation, hard_swish_scale=None):
     """The epilogue the module applies itself, or linear there and the activation's kernel after it (the module's
-    unary kernel where it has one, as for sigmoid, else numpy's)."""
+    unary kernel where it has one, as for sigmoid, else numpy's). A hard-swish's code is its scale's float32 bits
+    (kernels/simd.h's activate), which exceed every ACT_ code where the scale is positive."""
     code = ACTIVATIONS.get(activation)
     if code is not None:
         return code, None
+    if activation == "hard_swish":
+        bits = int(np.float32(hard_swish_scale).view(np.int32))
+        if bits > max(ACTIVATIONS.values()):
+            return bits, None
+        return 0, lambda out: numpy_fused.hard_swish(out, hard_swish_scale)
     name = activation.capitalize()
     return 0, _unary(name) if name in UNARY else numpy_math.UNARY[name]
 
@@ -50,11 +58,12 @@ def _activate(y, activation):
 # ---- conv2d ------------------------------------------------------------------------------------------------------
 
 
-def _conv2d(x, weights, strides, pad, dilations, bias=None, activation="linear"):
+def _conv2d(x, weights, strides, pad, dilations, bias=None, activation="linear", hard_swish_scale=None):
     kh, kw, c, o = weights.shape
     if x.dtype != F32 or weights.dtype != F32 or 0 in x.shape or 0 in weights.shape:
         return numpy_fused.fused_conv2d(x, weights, *([bias] if bias is not None else []), strides=strides, pad=pad,
-                                         dilations=dilations, activation=activation)  # fmt: skip
+                                         dilations=dilations, activation=activation,
+                                         hard_swish_scale=hard_swish_scale)  # fmt: skip
     x, weights = native.f32(x), native.f32(weights)
     bias = native.f32(bias) if bias is not None else None
     shape, oh, ow = _geometry(x.shape, (kh, kw), strides, pad, dilations)
@@ -62,7 +71,7 @@ def _conv2d(x, weights, strides, pad, dilations, bias=None, activation="linear")
     y = native.out((x.shape[0], oh, ow, o))
     if rows <= 0:
         return y
-    code, after = _activate(y, activation)
+    code, after = _activate(y, activation, hard_swish_scale)
     plain = _is_plain_1x1(weights.shape, strides, pad, dilations)
     pool = threads.worth(rows * k * o, x, out=(y,), kept=(weights, bias))
     if pool:
@@ -155,18 +164,19 @@ def _conv2d_backprop_input(dy, weights, strides, pad, dilations, input_shape):
 # ---- depthwise conv2d (multiplier 1) ---------------------------------------------------------------------------
 
 
-def _depthwise(x, weights, strides, pad, dilations, bias=None, activation="linear"):
+def _depthwise(x, weights, strides, pad, dilations, bias=None, activation="linear", hard_swish_scale=None):
     kh, kw, c, m = weights.shape
     if m != 1 or x.dtype != F32 or weights.dtype != F32 or 0 in x.shape or 0 in weights.shape:
         return numpy_fused.fused_depthwise(x, weights, *([bias] if bias is not None else []), strides=strides,
-                                            pad=pad, dilations=dilations, activation=activation)  # fmt: skip
+                                            pad=pad, dilations=dilations, activation=activation,
+                                            hard_swish_scale=hard_swish_scale)  # fmt: skip
     x, weights = native.f32(x), native.f32(weights)
     bias = native.f32(bias) if bias is not None else None
     shape, oh, ow = _geometry(x.shape, (kh, kw), strides, pad, dilations)
     y = native.out((x.shape[0], max(oh, 0), max(ow, 0), c))
     if y.size == 0:
         return y
-    code, after = _activate(y, activation)
+    code, after = _activate(y, activation, hard_swish_scale)
     pool, rows = threads.worth(y.size * kh * kw, x, out=(y,)) or threads.in_place(y.size, x), x.shape[0] * oh
     extra = (weights, bias if bias is not None else 0, code)
     if pool and threads.rows_kernel(pool, "depthwise", x, shape, rows, y, *extra) is not None:

@@ -64,6 +64,12 @@ INLINE void store_partial(f32 *p, f32x4 v, int n) {
   if (n > 2) wasm_v128_store32_lane(p + 2, v, 2);
 }
 
+// A hard-swish epilogue (act above the ACT_ codes: the scale's float32 bits) as a pass over outputs just stored,
+// while they are in cache (math.c). Not in activate(): its constants, which a compiler keeps in registers across
+// loops, would take the registers the GEMM's and the depthwise rows' loops need (V8 then spilled: 1.5-2x slower).
+INLINE int is_hard_swish(int act) { return act > ACT_RELU6; }
+void hard_swish(f32 *x, int n, int ldx, int cols, int act);
+
 // The GEMM (linalg.c), which the convolutions (nn.c) run on their patches.
 void pack_b(const f32 *b, int K, int N, int sbk, int sbj, f32 *out);
 void gemm(const f32 *a, int sai, int sak, const f32 *bp, f32 *c, int ldc, int M, int N, int K, const f32 *bias,

@@ -23,12 +23,14 @@ from .nn import conv2d, depthwise
 F32 = "float32"
 # (low, high) of the clamp that is the activation; NaN passes through, as in Relu and Relu6
 CLAMPS = {"linear": (-math.inf, math.inf), "relu": (0.0, math.inf), "relu6": (0.0, 6.0)}
+# hard-swish, (x * scale) * relu6(x + 3) in the graph nodes' order, its scale a uniform
+HARD_SWISH = "(x * u.scale) * select(clamp(x + 3.0, 0.0, 6.0), x + 3.0, is_nan(x))"
 
 
 @functools.cache
 def _epilogue(activation, has_bias):
     """activation(sum + bias[channel]): each output channel's sum starts from its bias; a clamp between u.low and
-    u.high for the activations in CLAMPS."""
+    u.high for the activations in CLAMPS; hard-swish's scale is u.scale."""
     start = "Bias[channel]" if has_bias else "0.0"
     if activation in CLAMPS:
         expr, name, uniforms = (
@@ -36,6 +38,8 @@ def _epilogue(activation, has_bias):
             "clamp",
             (("low", "f32"), ("high", "f32")),
         )
+    elif activation == "hard_swish":
+        expr, name, uniforms = HARD_SWISH, activation, (("scale", "f32"),)
     else:
         expr, name, uniforms = UNARY[activation.capitalize()], activation, ()
         expr = expr.replace("T(", "f32(").replace("IS_NAN(x)", "is_nan(x)")
@@ -47,22 +51,26 @@ def _epilogue(activation, has_bias):
     return Epilogue(name, wgsl, (("Bias", F32),) if has_bias else (), uniforms)
 
 
-def _bounds(activation):
+def _uniforms(activation, hard_swish_scale):
     """The epilogue's uniform values for `activation`."""
+    if activation == "hard_swish":
+        return {"scale": hard_swish_scale}
     if activation not in CLAMPS:
         return {}
     low, high = CLAMPS[activation]
     return {"low": low, "high": high}
 
 
-def _fused_conv2d(backend, x, weights, *bias, strides, pad, dilations, activation):
+def _fused_conv2d(backend, x, weights, *bias, strides, pad, dilations, activation, hard_swish_scale=None):
     epilogue = _epilogue(activation, bool(bias))
-    return conv2d(backend, x, weights, strides, pad, dilations, epilogue, bias, _bounds(activation))
+    uniforms = _uniforms(activation, hard_swish_scale)
+    return conv2d(backend, x, weights, strides, pad, dilations, epilogue, bias, uniforms)
 
 
-def _fused_depthwise(backend, x, weights, *bias, strides, pad, dilations, activation):
+def _fused_depthwise(backend, x, weights, *bias, strides, pad, dilations, activation, hard_swish_scale=None):
     epilogue = _epilogue(activation, bool(bias))
-    return depthwise(backend, x, weights, strides, pad, dilations, epilogue, bias, _bounds(activation))
+    uniforms = _uniforms(activation, hard_swish_scale)
+    return depthwise(backend, x, weights, strides, pad, dilations, epilogue, bias, uniforms)
 
 
 register_kernel("FusedConv2D", "webgpu", _fused_conv2d)
