@@ -159,6 +159,10 @@ class CaptureRecording(Recorder):
         """Forget the recording: the function's run stands (its results are real) but it becomes no program."""
         ...
 
+    def differentiating(self):
+        """The engine runs the function's next op under a gradient tape (a training step): what the ops make now is
+        read again by their gradients' kernels. Nothing to do by default."""
+
     def keep_state(self, moves):
         """Copy each (new handle, own handle) of `moves` now, and after every replay's dispatches: a variable
         assigned while recording keeps its own buffer, which every replay updates in place."""

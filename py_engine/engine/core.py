@@ -11,6 +11,7 @@ from dataclasses import dataclass
 
 import numpy as np
 
+from ..backend_protocols import CaptureRecording
 from ..errors import BackendError, DeviceLostError, DisposedTensorError
 from ..kernel_registry import _KERNELS, get_kernel
 from ..tensor import Tensor, Variable
@@ -170,6 +171,9 @@ class Engine(BackendRegistry, BufferAccounting, Scopes, Variables, Profiler, Lea
             args.append((buf.handle, t.shape, t.dtype))
         if self._profile is not None:
             return self._run_profiled(name, fn, backend, inputs, attrs)
+        tape = TAPE.get()
+        if tape is not None and isinstance(backend.recorder, CaptureRecording):
+            backend.recorder.differentiating()
         try:
             results, multi = backend.run(fn, args, attrs)
         except DeviceLostError as e:
@@ -180,7 +184,6 @@ class Engine(BackendRegistry, BufferAccounting, Scopes, Variables, Profiler, Lea
         else:
             handle, nbytes, shape, dtype = results[0]
             outs = (self.make_tensor(self.new_buffer(backend, handle, nbytes), shape, dtype),)
-        tape = TAPE.get()
         if tape is not None:
             tape.record(name, attrs, inputs, outs)
         return outs if multi else outs[0]

@@ -39,7 +39,6 @@ import weakref
 import numpy as np
 
 from ...backend_protocols import CaptureRecording
-from ...engine.tape import TAPE
 from ...errors import CaptureError
 from ..numpy.backend import own
 from . import native, threads
@@ -162,11 +161,14 @@ class KernelRecording(CaptureRecording):
 
     # ---- while the function runs ------------------------------------------------------------------------------
 
+    def differentiating(self):
+        """A training step: its activations stay in the pool for their gradients (threads.Pool.gradients)."""
+        if self.pool is not None:
+            self.pool.gradients = True
+
     def run(self, fn, inputs, attrs):
         """NumpyBackend.run, with the kernel's work logged as a step."""
         arrays = [h if h.shape == dims else h.reshape(dims) for h, dims, _ in inputs]
-        if self.pool is not None and TAPE.get() is not None:
-            self.pool.gradients = True  # a training step: its activations stay in the pool for their gradients
         log, real = StepLog(), native.exports
         native.log, native.exports = log, self.exports
         try:
