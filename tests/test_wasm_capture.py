@@ -337,9 +337,10 @@ def test_a_graph_models_program_on_two_threads_shares_blocks_by_lifetime_and_rea
     """movenet-lightning's execute on two threads: its program's blocks in the pool's shared memory are shared by
     lifetime (a freed value's block serves later ops), the values only split steps read live there alone (not in
     Pyodide's arrays too), and its weights' panels are the pool's kept blocks, which op by op uses too: op by op after
-    the recording adds no kept bytes, and the program holds about one thread's program (1.03x measured: the pool's blocks hold what
-    Pyodide's arrays hold on one thread, both shared by lifetime, plus the split ops' scratch and copies in; it held
-    4.8x with a block per value and weights' panels of its own). Its blocks go back with the model, and the kept
+    the recording adds no kept bytes, and the program holds less than twice one thread's program (1.6x measured: the
+    pool's blocks are shared by lifetime, a block per value as it was on one thread (1.03x then), where one thread's
+    arrays now lie at offsets of one buffer; plus the split ops' scratch and copies in; it held 4.8x one thread's
+    with a block per value and weights' panels of its own). Its blocks go back with the model, and the kept
     blocks it read stay the weights' alone."""
     name = "movenet-lightning"
     np.save(graph_models / f"{name}-input.npy", model_inputs(graph_models / name / "model.json")[0][1])
@@ -379,7 +380,7 @@ def test_a_graph_models_program_on_two_threads_shares_blocks_by_lifetime_and_rea
     assert one[0] and two[0]
     assert one[1] > 0 and one[2] == 0  # one thread: no pool
     assert two[2] > 0 and two[3] == 0, two  # the program packed no weight of its own
-    assert two[1] < 1.25 * one[1], (two[1], one[1])
+    assert two[1] < 2 * one[1], (two[1], one[1])
     assert one[4] == [0, 0] and two[4] == [0, 0, True, [1]], (one, two)
 
 

@@ -46,26 +46,25 @@ class Location:
         """The bytes of target."""
         return (await self._read(target, what, False))[0]
 
-    async def read_all(self, targets, names, total, on_progress=None, sha256=False, requested=None):
-        """[(body, its sha256 in hex if asked, else None)] of every target, fetched concurrently;
-        on_progress(bytes loaded, total) after each one. A body is bytes, or in the browser a JsBody. `requested`: an
-        asyncio.Event set once every request is out (a caller waiting on it resumes after they all are)."""
-        loaded, issued = 0, 0
+    def read_all(self, targets, names, total, on_progress=None, sha256=False):
+        """A task of [(body, its sha256 in hex if asked, else None)] of every target, fetched concurrently;
+        on_progress(bytes loaded, total) after each one. A body is bytes, or in the browser a JsBody. Every request
+        is made before this returns, without a turn of the event loop: a caller goes on (parses a graph) at once."""
+        reads = [self._read(t, n, sha256, in_js=True) for t, n in zip(targets, names)]
+        return asyncio.ensure_future(self._gathered(reads, total, on_progress))
+
+    async def _gathered(self, reads, total, on_progress):
+        loaded = 0
         await report(on_progress, loaded, total)
 
-        async def one(target, name):
-            nonlocal loaded, issued
-            issued += 1
-            if requested is not None and issued == len(targets):
-                requested.set()  # this task issues its request before it next yields; the others have
-            data, digest = await self._read(target, name, sha256, in_js=True)
+        async def one(read):
+            nonlocal loaded
+            data, digest = await read
             loaded += len(data)
             await report(on_progress, loaded, total)
             return data, digest
 
-        if requested is not None and not targets:
-            requested.set()
-        results = await asyncio.gather(*(one(t, n) for t, n in zip(targets, names)), return_exceptions=True)
+        results = await asyncio.gather(*map(one, reads), return_exceptions=True)
         errors = [r for r in results if isinstance(r, BaseException)]
         for error in errors:
             if not isinstance(error, ModelLoadError):
@@ -74,15 +73,33 @@ class Location:
             raise ModelLoadError("; ".join(str(e) for e in errors))
         return results
 
-    async def _read(self, target, what, sha256, in_js=False):
+    def _read(self, target, what, sha256, in_js=False):
+        """A future of (the bytes of target, their sha256 if asked), its request made now: the browser's fetch
+        called, or the read handed to the event loop's threads. Its failure counts as seen: a load that stopped
+        waiting (its graph refused) does not report the reads it left."""
         # A file is hashed where it is read, as it arrives: in the reading thread, or by the browser's WebCrypto
         # while Python goes on (hashlib in Pyodide took 100 ms for EfficientNet-Lite0's 18.8 MB of shards).
         if IN_BROWSER:  # no threads there: the browser fetches, and Pyodide's file system is in memory
             if self.remote:
-                return await _browser_fetch(target, what, sha256, in_js)
-            return _hashed(_read_file(target, what), sha256)
-        reader = _read_url if self.remote else _read_file
-        return await asyncio.get_running_loop().run_in_executor(None, lambda: _hashed(reader(target, what), sha256))
+                import js  # only in the browser
+
+                request = js.fetch(target)  # fetch() reports every failure through its promise
+                read = asyncio.ensure_future(_browser_fetch(request, target, what, sha256, in_js))
+            else:
+                read = asyncio.ensure_future(_file_read(target, what, sha256))
+        else:
+            reader = _read_url if self.remote else _read_file
+            read = asyncio.get_running_loop().run_in_executor(None, lambda: _hashed(reader(target, what), sha256))
+        read.add_done_callback(_seen)
+        return read
+
+
+def _seen(future):
+    future.cancelled() or future.exception()
+
+
+async def _file_read(path, what, sha256):
+    return _hashed(_read_file(path, what), sha256)
 
 
 def _hashed(data, sha256):
@@ -137,11 +154,12 @@ class JsBody:
         self._data.subarray(start, start + dest.size).assign_to(dest)
 
 
-async def _browser_fetch(url, what, sha256, in_js=False):
-    import js  # only in the browser
+async def _browser_fetch(request, url, what, sha256, in_js=False):
+    """The body of the browser's fetch of url (`request`: its promise) and its sha256 if asked."""
+    import js
 
     try:
-        response = await js.fetch(url)
+        response = await request
     except Exception as e:  # a network error surfaces as a JS exception
         raise ModelLoadError(f"{what} could not be fetched from {url}: {e}") from None
     if not response.ok:

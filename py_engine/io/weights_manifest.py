@@ -196,16 +196,36 @@ def zeros(group):
     return {spec["name"]: np.zeros(spec["shape"], DTYPES[spec.get("dtype", "float32")]) for spec in group["weights"]}
 
 
-async def fetch(location, groups, on_progress=None, requested=None):
+async def fetch(location, groups, on_progress=None):
     """{weight name: array} of every group's weights, their shards (relative to `location`, an io.fetch.Location)
-    fetched concurrently and checked; on_progress(bytes loaded, bytes total) as io.fetch reports it; `requested`
-    (an asyncio.Event) set once every shard's request is out."""
-    totals = [check_group(group, k + 1) for k, group in enumerate(groups)]
+    fetched concurrently and checked; on_progress(bytes loaded, bytes total) as io.fetch reports it."""
+    return await (await start_fetch(location, groups, on_progress))
+
+
+async def start_fetch(location, groups, on_progress=None):
+    """fetch(...) as a task, every shard's request made when this returns (without a turn of the event loop), so the
+    caller goes on at once (a graph model's graph is parsed and checked; in CPython the threads read the shards
+    meanwhile, in the page the browser moves their bodies in only while Python waits). A manifest this loader cannot
+    read makes a failed task. A caller that stops waiting calls abandon(task)."""
+    try:
+        totals = [check_group(group, k + 1) for k, group in enumerate(groups)]
+    except ModelLoadError as e:
+        failed = asyncio.get_running_loop().create_future()
+        failed.set_exception(e)
+        return failed
     shards = [(group, k) for group in groups for k in range(len(group["paths"]))]
     names = [f"shard {group['paths'][k]!r}" for group, k in shards]
     targets = [location.resolve(group["paths"][k]) for group, k in shards]
     sha256 = any("sha256" in group for group in groups)
-    read = await location.read_all(targets, names, sum(totals), on_progress, sha256, requested)
+    reading = location.read_all(targets, names, sum(totals), on_progress, sha256)
+    task = asyncio.ensure_future(_arrays(groups, totals, reading))
+    task.add_done_callback(lambda _: reading.cancel())  # abandoned before it awaited the reads: they stop too
+    return task
+
+
+async def _arrays(groups, totals, reading):
+    """{weight name: array} of the groups' shards, once `reading` (Location.read_all's) has them, each group checked."""
+    read = await reading
     arrays, at = {}, 0
     for group, need in zip(groups, totals):
         own = read[at : at + len(group["paths"])]
@@ -217,18 +237,6 @@ async def fetch(location, groups, on_progress=None, requested=None):
                 raise ModelLoadError(twice(name))
             arrays[name] = array
     return arrays
-
-
-async def start_fetch(location, groups, on_progress=None):
-    """fetch(...) as a task, returned once every shard's request is out (or the task has failed): the shards download
-    while the caller goes on (a graph model's graph is parsed and checked meanwhile). A caller that stops waiting
-    calls abandon(task)."""
-    requested = asyncio.Event()
-    task = asyncio.ensure_future(fetch(location, groups, on_progress, requested))
-    waiting = asyncio.ensure_future(requested.wait())
-    await asyncio.wait([task, waiting], return_when=asyncio.FIRST_COMPLETED)
-    waiting.cancel()
-    return task
 
 
 def abandon(task):

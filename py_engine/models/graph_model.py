@@ -416,7 +416,7 @@ def _check_calls(graph):
 
 async def _load(location, on_progress):
     artifacts = read_json(await location.read(location.target, "model.json"))
-    # the shards download while the graph is parsed and checked
+    # the shards' requests go out before the graph is parsed and checked
     fetching = await weights_manifest.start_fetch(location, artifacts.get("weightsManifest") or [], on_progress)
     try:
         graph, consts = _checked_graph(artifacts)
