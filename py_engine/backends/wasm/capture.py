@@ -457,7 +457,7 @@ class KernelProgram:
                 if id(allocation) not in unread:
                     layout.use(allocation, i)
             for action in step.actions:
-                if _skipped_copy_out(action, pool, unread):
+                if pool is not None and _skipped_copy_out(action, pool, unread):
                     continue
                 if action[0] == "call":
                     for arg in action[2]:
@@ -511,10 +511,11 @@ class KernelProgram:
             self.native_steps += 1
             calls = []
             for action in step.actions:
-                if action[0] == "call" and _uploaded_once(action, arrays, state, pool):
-                    continue  # done when recorded: the block holds it for the program
-                if _skipped_copy_out(action, pool, unread):
-                    continue  # an output only later split steps read, in its block
+                if pool is not None and action[0] == "call":  # (without a pool, no call is the pool's)
+                    if _uploaded_once(action, arrays, state, pool):
+                        continue  # done when recorded: the block holds it for the program
+                    if _skipped_copy_out(action, pool, unread):
+                        continue  # an output only later split steps read, in its block
                 if action[0] == "call":
                     args = []
                     for arg in action[2]:
