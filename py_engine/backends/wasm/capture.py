@@ -686,11 +686,10 @@ class _Layout:
 
     def place(self):
         """{id(recorded array): the program's array of its shape and dtype}, views of one buffer, and {id(recorded
-        array): that array's address}. The arrays are
-        placed in the order of their first use, each in the smallest free gap it fits (the gaps of arrays whose last
-        use has passed, merged with their neighbours), else at the end (centernet's program: 21 MB where a
-        buffer of its own per array, reused when free and large enough, made 51 MB: fewer pages for the first replay
-        to fault in)."""
+        array): that array's address}. The arrays are placed in the order of their first use, each in the smallest
+        free gap it fits (the gaps of arrays whose last use has passed, merged with their neighbours), else at the
+        end (centernet's program: 21 MB where a buffer of its own per array, reused when free and large enough, made
+        51 MB: fewer pages for the first replay to fault in)."""
         spans = sorted(self.spans.values(), key=lambda span: span[1])
         offsets, busy, gaps, end = [], [], [], 0  # busy: (last step, offset, size); gaps: [offset, size]
         for array, first, last in spans:
