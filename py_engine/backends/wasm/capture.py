@@ -54,7 +54,7 @@ def _at(array):
 class StepLog:
     """What one kernel reported while it was recorded (native.log)."""
 
-    __slots__ = ("actions", "addresses", "allocations", "constants", "foreign", "tables")
+    __slots__ = ("actions", "addresses", "allocations", "calls", "constants", "foreign", "split", "tables")
 
     def __init__(self):
         # in order: ("call", export, args), ("zero", array), ("pack", b, packed, (k, n, stride along k, along n))
@@ -64,6 +64,8 @@ class StepLog:
         self.constants = set()  # ids of those whose values it wrote with numpy (native.ints): constants of the step
         self.foreign = False  # it worked elsewhere than the module's exports (numpy's writes, the threads' pool)
         self.tables = []  # arrays of addresses it passed (native.table)
+        self.calls = False  # it called the module's exports or the threads' pool
+        self.split = False  # it called the threads' pool
 
     def addressed(self, at, array):
         self.addresses.add(at)
@@ -84,11 +86,13 @@ class StepLog:
 
     def called(self, export, args):
         self.actions.append(("call", export, args))
+        self.calls = True
 
     def pooled(self, fn, args, host, of):
         """A call of the threads' pool (threads.Pool._do): its arguments are shared addresses and numbers, but for
         args[host] (an address in Pyodide's memory); `of`: the array it uploads, or None."""
         self.actions.append(("pool", fn, args, host, of))
+        self.calls = self.split = True
 
 
 def _logging(exports):
@@ -187,11 +191,10 @@ class KernelRecording(CaptureRecording):
         of = _unheld(log, outputs)
         actions = self._native(log, starts, handles, keys, outputs, of)
         dims = [None if h.shape == d else d for h, d, _ in inputs]
-        split = any(a[0] == "pool" for a in log.actions)
         outputs = [(key, of(handle), of(allocation)) for key, handle, allocation in outputs]
         for key, recorded, _ in outputs:
             self.arrays[key] = recorded
-        self.steps.append(_Step(fn, keys, dims, attrs, outputs, actions, split))
+        self.steps.append(_Step(fn, keys, dims, attrs, outputs, actions, log.split))
         return results, multi
 
     def _key(self, array):
@@ -207,7 +210,7 @@ class KernelRecording(CaptureRecording):
         """The step's actions with their pointers resolved, or None where it must stay a kernel step. The pointers
         into the step's own arrays point into their _Recorded (`of`, _unheld), the program's layout's: the step's log,
         and its arrays, are dropped when it returns."""
-        if log.foreign or not any(a[0] in ("call", "pool") for a in log.actions):
+        if log.foreign or not log.calls:
             return None
         if any(allocation is None for _, _, allocation in outputs):
             return None
