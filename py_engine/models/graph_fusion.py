@@ -80,7 +80,7 @@ def fuse_chains(steps, model, outputs):
     scalar = {}  # tensor name -> whether it is a float32 Const of shape ()
     for node in steps:
         for name in node.inputs:
-            producer = model.nodes[tensor_name(name)[0]]
+            producer = model.nodes[model.producers[name]]
             if producer.op == "Const":
                 weight = model.weight(producer.name)
                 scalar[name] = weight.dtype == dtypes.float32 and weight.shape == () and weight.id in host_values

@@ -54,7 +54,7 @@ def _at(array):
 class StepLog:
     """What one kernel reported while it was recorded (native.log)."""
 
-    __slots__ = ("actions", "addresses", "allocations", "constants", "foreign", "tables")
+    __slots__ = ("actions", "addresses", "allocations", "calls", "constants", "foreign", "split", "tables")
 
     def __init__(self):
         # in order: ("call", export, args), ("zero", array), ("pack", b, packed, (k, n, stride along k, along n))
@@ -64,6 +64,8 @@ class StepLog:
         self.constants = set()  # ids of those whose values it wrote with numpy (native.ints): constants of the step
         self.foreign = False  # it worked elsewhere than the module's exports (numpy's writes, the threads' pool)
         self.tables = []  # arrays of addresses it passed (native.table)
+        self.calls = False  # it called the module's exports or the threads' pool
+        self.split = False  # it called the threads' pool
 
     def addressed(self, at, array):
         self.addresses.add(at)
@@ -84,11 +86,13 @@ class StepLog:
 
     def called(self, export, args):
         self.actions.append(("call", export, args))
+        self.calls = True
 
     def pooled(self, fn, args, host, of):
         """A call of the threads' pool (threads.Pool._do): its arguments are shared addresses and numbers, but for
         args[host] (an address in Pyodide's memory); `of`: the array it uploads, or None."""
         self.actions.append(("pool", fn, args, host, of))
+        self.calls = self.split = True
 
 
 def _logging(exports):
@@ -150,6 +154,7 @@ class KernelRecording(CaptureRecording):
         # its id is its key's while it does
         self.alive = {}  # id(array) -> a weak reference to a step's output
         self.value_at = {_at(h) for h in inputs}  # addresses of its values' arrays (not bound ones)
+        self.at = {("in", i): _at(h) for i, h in enumerate(inputs)}  # value key -> its array's address when recorded
         self.arrays = {("in", i): h for i, h in enumerate(inputs)}  # value key -> its array when recorded
         self.steps = []
         self.fresh = []  # (make_arrays, [value keys])
@@ -168,6 +173,7 @@ class KernelRecording(CaptureRecording):
 
     def run(self, fn, inputs, attrs):
         """NumpyBackend.run, with the kernel's work logged as a step."""
+        handles = [h for h, _, _ in inputs]
         arrays = [h if h.shape == dims else h.reshape(dims) for h, dims, _ in inputs]
         log, real = StepLog(), native.exports
         native.log, native.exports = log, self.exports
@@ -178,20 +184,22 @@ class KernelRecording(CaptureRecording):
         multi = type(out) is tuple
         raw = out if multi else (out,)
         results = [own(o, fn, self.backend) for o in raw]
-        keys = [self._key(h) for h, _, _ in inputs]
+        keys = [self._key(h) for h in handles]
+        starts = [_at(a) for a in log.allocations]
         outputs = []
         for k, (o, (handle, *_)) in enumerate(zip(raw, results)):
             key = ("slot", len(self.arrays) + k)
             self.keys[id(handle)], self.alive[id(handle)] = key, weakref.ref(handle)
-            self.value_at.add(_at(handle))
-            outputs.append((key, handle, _allocation(log, o)))
-        actions = self._native(log, [h for h, _, _ in inputs], keys, outputs)
+            self.at[key] = at = _at(handle)
+            self.value_at.add(at)
+            outputs.append((key, handle, _allocation(log, starts, o)))
+        of = _unheld(log, outputs)
+        actions = self._native(log, starts, handles, keys, outputs, of)
         dims = [None if h.shape == d else d for h, d, _ in inputs]
-        split = any(a[0] == "pool" for a in log.actions)
-        outputs, actions = _unheld(log, outputs, actions)
+        outputs = [(key, of(handle), of(allocation)) for key, handle, allocation in outputs]
         for key, recorded, _ in outputs:
             self.arrays[key] = recorded
-        self.steps.append(_Step(fn, keys, dims, attrs, outputs, actions, split))
+        self.steps.append(_Step(fn, keys, dims, attrs, outputs, actions, log.split))
         return results, multi
 
     def _key(self, array):
@@ -200,18 +208,23 @@ class KernelRecording(CaptureRecording):
             key = None  # a freed output's id, now another array's
         if key is None:  # read from outside the function: a weight, a constant, a variable
             key = ("bound", id(array))
-            self.keys[id(array)], self.arrays[key] = key, array
+            self.keys[id(array)], self.arrays[key], self.at[key] = key, array, _at(array)
         return key
 
-    def _native(self, log, handles, keys, outputs):
-        """The step's actions with their pointers resolved, or None where it must stay a kernel step."""
-        if log.foreign or not any(a[0] in ("call", "pool") for a in log.actions):
+    def _native(self, log, starts, handles, keys, outputs, of):
+        """The step's actions with their pointers resolved, or None where it must stay a kernel step. The pointers
+        into the step's own arrays point into their _Recorded (`of`, _unheld), the program's layout's: the step's log,
+        and its arrays, are dropped when it returns."""
+        if log.foreign or not log.calls:
             return None
         if any(allocation is None for _, _, allocation in outputs):
             return None
-        sources = [(_at(a), a.nbytes, ("const" if id(a) in log.constants else "alloc", a)) for a in log.allocations]
-        sources += [(_at(h), h.nbytes, key) for h, key in zip(handles, keys)]
-        sources += [(_at(a[2]), a[2].nbytes, ("packed", a[2])) for a in log.actions if a[0] == "pack"]
+        sources = [
+            (at, a.nbytes, ("const", a) if id(a) in log.constants else ("alloc", of(a)))
+            for a, at in zip(log.allocations, starts)
+        ]
+        sources += [(self.at[key], h.nbytes, key) for h, key in zip(handles, keys)]
+        sources += [(_at(a[2]), a[2].nbytes, ("packed", of(a[2]))) for a in log.actions if a[0] == "pack"]
 
         def pointer(at):
             for start, nbytes, source in sources:
@@ -257,15 +270,15 @@ class KernelRecording(CaptureRecording):
                 source = pointer(_at(b))
                 if source is None or source.source[0] == "packed":
                     return None
-                actions.append(("pack", source, packed, layout))
+                actions.append(("pack", source, of(packed), layout))
         return actions
 
     def made_per_replay(self, make_arrays, handles):
         keys = []
         for k, h in enumerate(handles):
             key = ("fresh", len(self.fresh), k)
-            self.keys[id(h)], self.arrays[key] = key, h
-            self.value_at.add(_at(h))
+            self.keys[id(h)], self.arrays[key], self.at[key] = key, h, _at(h)
+            self.value_at.add(self.at[key])
             keys.append(key)
         self.fresh.append((make_arrays, keys))
 
@@ -289,7 +302,7 @@ class KernelRecording(CaptureRecording):
     # ---- afterwards -------------------------------------------------------------------------------------------
 
     def drop(self):
-        self.steps, self.arrays, self.keys, self.alive = [], {}, {}, {}
+        self.steps, self.arrays, self.keys, self.alive, self.at = [], {}, {}, {}, {}
         if self.pool is not None and self.pool is threads.pool:
             self.pool.let_go(*self.pool.hand_over())
 
@@ -312,56 +325,35 @@ class KernelRecording(CaptureRecording):
             raise
 
 
-def _unheld(log, outputs, actions):
-    """A step's outputs and actions with _Recorded in place of its outputs and allocations (but the constants the
-    program keeps: shape parameters); the pointers keep their offsets. No closure here refers to itself: a cycle would
-    keep the step's log, and its arrays, until Python's collector ran."""
+def _unheld(log, outputs):
+    """What stands for each of the step's arrays in its recording: a _Recorded for its allocations and outputs (but
+    the constants the program keeps: shape parameters), the array itself for any other (a weight's panels are its
+    own: kept). No closure here refers to itself: a cycle would keep the step's log, and its arrays, until Python's
+    collector ran."""
     recorded = {}
+    allocated = {id(a) for a in log.allocations} | {id(o) for _, o, _ in outputs}
 
     def of(array):
-        if array is None or id(array) in log.constants:
+        if array is None or id(array) in log.constants or id(array) not in allocated:
             return array
         if id(array) not in recorded:
             recorded[id(array)] = _Recorded(array)
         return recorded[id(array)]
 
-    allocated = {id(a) for a in log.allocations} | {id(o) for _, o, _ in outputs}
-    outputs = [(key, of(handle), of(allocation)) for key, handle, allocation in outputs]
-    if actions is None:
-        return outputs, None
-    unheld = []
-    for action in actions:
-        if action[0] == "call":
-            args = [_unheld_pointer(a, of, allocated) if isinstance(a, _Pointer) else a for a in action[2]]
-            uploaded = action[3]
-            uploaded = _unheld_pointer(uploaded, of, allocated) if isinstance(uploaded, _Pointer) else uploaded
-            unheld.append(("call", action[1], args, uploaded))
-        elif action[0] == "zero":
-            unheld.append(("zero", of(action[1])))
-        else:
-            _, b, packed, layout = action
-            packed = of(packed) if id(packed) in allocated else packed  # a weight's panels are its own: kept
-            unheld.append(("pack", _unheld_pointer(b, of, allocated), packed, layout))
-    return outputs, unheld
+    return of
 
 
-def _unheld_pointer(pointer, of, allocated):
-    """`pointer` with _Recorded in place of the step's array it points into (a table's entries too)."""
-    kind, *rest = pointer.source
-    if kind == "table":
-        return _Pointer(("table", rest[0], [_unheld_pointer(e, of, allocated) for e in rest[1]]), pointer.offset)
-    if kind in ("alloc", "packed") and id(rest[0]) in allocated:
-        return _Pointer((kind, of(rest[0])), pointer.offset)
-    return pointer
-
-
-def _allocation(log, array):
-    """The allocation of the step that `array` (a kernel's output) is, whole, or None."""
+def _allocation(log, starts, array):
+    """The allocation of the step that `array` (a kernel's output) is, whole, or None; `starts`: the allocations'
+    addresses."""
     if not isinstance(array, np.ndarray) or not array.flags.c_contiguous:
         return None
-    at = _at(array)
     for a in log.allocations:
-        if _at(a) == at and a.nbytes == array.nbytes and a.dtype == array.dtype:
+        if a is array:
+            return a
+    at = _at(array)
+    for a, start in zip(log.allocations, starts):
+        if start == at and a.nbytes == array.nbytes and a.dtype == array.dtype:
             return a
     return None
 
@@ -473,7 +465,7 @@ class KernelProgram:
                 if id(allocation) not in unread:
                     layout.use(allocation, i)
             for action in step.actions:
-                if _skipped_copy_out(action, pool, unread):
+                if pool is not None and _skipped_copy_out(action, pool, unread):
                     continue
                 if action[0] == "call":
                     for arg in action[2]:
@@ -489,17 +481,22 @@ class KernelProgram:
         for key in output_keys + [key for key, _ in recording.moves]:
             if key in produced:
                 layout.use(produced[key], len(steps))  # read after the steps
-        placed = layout.place()
+        placed, placed_at = layout.place()
+        recorded_at = recording.at
 
         def address(pointer):
             source = pointer.source
             if source[0] in ("alloc", "packed", "const"):
-                base = placed.get(id(source[1]), source[1])
+                at = placed_at.get(id(source[1]))
+                if at is None:  # a constant, a weight's panels: as they are
+                    at = _at(source[1])
             elif source in produced:
-                base = placed[id(produced[source])]
-            else:
-                base = placed.get(id(arrays[source]), arrays[source])  # a home, or a bound array as it is
-            return _at(base) + pointer.offset
+                at = placed_at[id(produced[source])]
+            else:  # a home, or a bound array as it is
+                at = placed_at.get(id(arrays[source]))
+                if at is None:
+                    at = recorded_at[source]
+            return at + pointer.offset
 
         self.values = [arrays[key] if key[0] == "bound" else None for key in arrays]
         for key, allocation in produced.items():
@@ -522,10 +519,11 @@ class KernelProgram:
             self.native_steps += 1
             calls = []
             for action in step.actions:
-                if action[0] == "call" and _uploaded_once(action, arrays, state, pool):
-                    continue  # done when recorded: the block holds it for the program
-                if _skipped_copy_out(action, pool, unread):
-                    continue  # an output only later split steps read, in its block
+                if pool is not None and action[0] == "call":  # (without a pool, no call is the pool's)
+                    if _uploaded_once(action, arrays, state, pool):
+                        continue  # done when recorded: the block holds it for the program
+                    if _skipped_copy_out(action, pool, unread):
+                        continue  # an output only later split steps read, in its block
                 if action[0] == "call":
                     args = []
                     for arg in action[2]:
@@ -695,11 +693,11 @@ class _Layout:
             span[1], span[2] = min(span[1], step), max(span[2], step)
 
     def place(self):
-        """{id(recorded array): the program's array of its shape and dtype}, views of one buffer. The arrays are
-        placed in the order of their first use, each in the smallest free gap it fits (the gaps of arrays whose last
-        use has passed, merged with their neighbours), else at the end (centernet's program: 21 MB where a
-        buffer of its own per array, reused when free and large enough, made 51 MB: fewer pages for the first replay
-        to fault in)."""
+        """{id(recorded array): the program's array of its shape and dtype}, views of one buffer, and {id(recorded
+        array): that array's address}. The arrays are placed in the order of their first use, each in the smallest
+        free gap it fits (the gaps of arrays whose last use has passed, merged with their neighbours), else at the
+        end (centernet's program: 21 MB where a buffer of its own per array, reused when free and large enough, made
+        51 MB: fewer pages for the first replay to fault in)."""
         spans = sorted(self.spans.values(), key=lambda span: span[1])
         offsets, busy, gaps, end = [], [], [], 0  # busy: (last step, offset, size); gaps: [offset, size]
         for array, first, last in spans:
@@ -722,10 +720,12 @@ class _Layout:
             offsets.append(at)
         arena = native.aligned(end // 4).view(np.uint8)
         self.buffers.append(arena)
-        return {
+        base = _at(arena)
+        views = {
             id(array): arena[at : at + array.nbytes].view(array.dtype).reshape(array.shape)
             for (array, _, _), at in zip(spans, offsets)
         }
+        return views, {id(array): base + at for (array, _, _), at in zip(spans, offsets)}
 
 
 def _freed(gaps, at, size):
