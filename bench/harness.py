@@ -17,11 +17,15 @@ from pathlib import Path
 REPO = Path(__file__).resolve().parent.parent
 
 # Python for a Pyodide in Node (bench/experiments/fit_step_profile.py, graph_replay_profile.py): every wasm program
-# built from here on names its steps (kernel and input shapes), and its replays time each step into
-# best[(place, kind, name)] (the least seconds): N a native step, NS one split over the threads' pool, K a kernel step
+# built from here on names its steps (kernel and input shapes); after steps_apart() the programs are recorded again
+# with each step its own (not merged with its neighbours into one call of the module), and their replays time each
+# step into best[(place, kind, name)] (the least seconds): N a native step, NS one split over the threads' pool, K a
+# kernel step
 TIMED_REPLAY_STEPS = """
+import functools
 import time
 from py_engine.backends.wasm import capture as wasm_capture
+from py_engine.engine import ENGINE
 
 best = {}
 built = wasm_capture.KernelProgram.__init__
@@ -32,7 +36,7 @@ def build(program, recording, outputs):
     built(program, recording, outputs)
 
 def steps(program, values, one_thread):  # KernelProgram._steps, each step timed
-    for place, (name, step) in enumerate(zip(program.names, program.steps)):
+    for place, (name, step) in enumerate(zip(program.names, program.runs, strict=True)):
         start = time.perf_counter()
         if step[0]:
             for call, args in step[1]:
@@ -45,6 +49,12 @@ def steps(program, values, one_thread):  # KernelProgram._steps, each step timed
         best[key] = min(best.get(key, 1.0), time.perf_counter() - start)
 
 wasm_capture.KernelProgram.__init__ = build
+
+def steps_apart():
+    wasm_capture._runs = functools.partial(wasm_capture._runs, apart=True)
+    for program in list(ENGINE.active().programs):
+        program.release()  # recorded again on use
+    wasm_capture.KernelProgram._steps = steps
 """
 
 # bench/train_step.py's small CNN (28x28x1, compiled with SGD) as Python for a Pyodide in Node (bench/wasm_node.py,

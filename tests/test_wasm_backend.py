@@ -101,8 +101,8 @@ def test_backend_info_lists_each_kernel_as_native_or_fallback(node):
 
 
 def test_a_module_that_fails_its_self_test_falls_back_to_numpy_with_the_reason(node):
-    """A module that compiles but computes wrong answers (here: a GEMM that drops the last term of each inner
-    product) must not be used."""
+    """A module that compiles but computes wrong answers (here: a GEMM, whole panels or a narrow last one, that drops
+    the last term of each inner product) must not be used."""
     outcome = node.run(
         """
         from types import SimpleNamespace
@@ -111,9 +111,12 @@ def test_a_module_that_fails_its_self_test_falls_back_to_numpy_with_the_reason(n
 
         def wrong(data):
             good = real(data)
-            def gemm(a, sai, sak, bp, c, ldc, m, n, k, *rest):
-                good.gemm(a, sai, sak, bp, c, ldc, m, n, max(k - 1, 0), *rest)
-            return SimpleNamespace(**{**vars(good), "gemm": gemm})
+            def dropping(product):
+                def call(a, sai, sak, bp, c, ldc, m, n, k, *rest):
+                    product(a, sai, sak, bp, c, ldc, m, n, max(k - 1, 0), *rest)
+                return call
+            return SimpleNamespace(**{**vars(good), "gemm": dropping(good.gemm),
+                                      "gemm_narrow_edge": dropping(good.gemm_narrow_edge)})
 
         ENGINE.forget_backend("wasm")
         native.instantiate, real = wrong, native.instantiate
@@ -317,6 +320,46 @@ def test_hard_swish_in_the_convolutions_epilogue_gives_the_graph_nodes_values_bi
                 want = nodes(op(x, w, b, "linear", strides, "same"), scale).numpy()
                 if not np.array_equal(got, want, equal_nan=True):
                     differ.append(name)
+        differ
+        """
+    )  # fmt: skip
+    assert differ == []
+
+
+def test_a_gemms_last_panel_of_one_to_four_columns_gives_the_full_tiles_values_bit_for_bit(node):
+    """linalg.gemm runs a product whose last panel has 1-4 columns (a pose model's heads: N = 17, 34, 1) by
+    gemm_narrow_edge (those columns in a 4x4 tile, the whole panels by gemm 64 rows at a time): the values of gemm's
+    4x8 tiles bit for bit, for rows in and across blocks of 64, A transposed or not, with and without a bias, into
+    zeros or accumulated, each activation (a hard-swish's scale too), NaN and the infinities among A's values."""
+    differ = node.run(
+        """
+        import itertools
+        from py_engine.backends.wasm import native
+        from py_engine.backends.wasm.kernels import linalg
+
+        assert await pe.set_backend("wasm")
+        rng = np.random.default_rng(21)
+        hard_swish = int(np.float32(float(np.float16(1 / 6))).view(np.int32))
+        differ = []
+        for n, m, k, transposed, biased, accumulate, act in itertools.product(
+            (1, 2, 4, 12, 17, 34), (3, 70, 130), (5, 96), (False, True), (False, True), (False, True),
+            (0, 1, 2, hard_swish),
+        ):
+            a = rng.uniform(-4, 4, (k, m) if transposed else (m, k)).astype(np.float32)
+            a.reshape(-1)[:3] = [np.nan, np.inf, -np.inf]
+            b = rng.uniform(-1, 1, (k, n)).astype(np.float32)
+            bias = rng.uniform(-2, 2, n).astype(np.float32) if biased else None
+            start = rng.uniform(-1, 1, (m, n)).astype(np.float32)
+            packed = linalg.pack(b, k, n)
+            got, want = start.copy(), start.copy()
+            linalg.gemm(a, packed, m, n, k, got, transposed_a=transposed, bias=bias, activation=act,
+                        accumulate=accumulate)
+            at = want.__array_interface__["data"][0]
+            native.exports.gemm(a.__array_interface__["data"][0], *((1, m) if transposed else (k, 1)),
+                                packed.__array_interface__["data"][0], at, n, m, n, k,
+                                bias.__array_interface__["data"][0] if biased else 0, at if accumulate else 0, act)
+            if not np.array_equal(got.view(np.int32), want.view(np.int32)):
+                differ.append([n, m, k, transposed, biased, accumulate, act])
         differ
         """
     )  # fmt: skip

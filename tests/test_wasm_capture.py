@@ -242,6 +242,44 @@ def test_small_elementwise_ops_and_a_mean_are_native_steps_replayed_bit_for_bit(
     assert (native_steps, kernel_steps) == (12, 0)
 
 
+def test_consecutive_native_steps_replay_as_one_call_of_javascript_bit_for_bit(node):
+    """A replay runs each run of native steps between kernel steps as one step, all its calls into the module one
+    JavaScript call (a call from Python into the module costs about 1 us), in the recorded order: softmax, numpy's
+    kernel, splits the steps in two runs."""
+    result = node.run(
+        """
+        rng = np.random.default_rng(3)
+        x = pe.tensor(rng.standard_normal((1, 32, 32, 8)).astype(np.float32))
+        b = pe.tensor(rng.standard_normal(8).astype(np.float32))
+
+        def fn(t):
+            s = pe.softmax(pe.relu(t * 2.0 + b))
+            return pe.sqrt(pe.abs(s - b)) / 3.0
+
+        with uncaptured():
+            want = fn(x).numpy()
+        captured = pe.capture(fn)
+        same = []
+        for _ in range(3):  # a recording, then two replays
+            y = captured(x)
+            same.append(bool(np.array_equal(y.numpy(), want)))
+            y.dispose()
+        (recorded,) = captured._programs.values()
+        program = recorded.program
+        steps = [[len(step[1]) for step in program.steps if step[0]], sum(not step[0] for step in program.steps)]
+        runs = [[len(run[1]) for run in program.runs if run[0]], sum(not run[0] for run in program.runs)]
+        kinds = [run[0] for run in program.runs]
+        captured.dispose(); pe.dispose([x, b])
+        [same, steps, runs, kinds]
+        """
+    )  # fmt: skip
+    same, steps, runs, kinds = result
+    assert same == [True] * 3
+    # multiply, add, relu; softmax; subtract, abs, sqrt, divide: one call of the module each
+    assert steps == [[1] * 7, 1]
+    assert (runs, kinds) == ([[1, 1], 1], [True, False, True])
+
+
 def test_the_recording_holds_no_intermediate_so_its_memory_serves_later_ops(node):
     """The recording keeps what the program needs of each step's output (shape, dtype, bytes), not the array: an
     intermediate the engine frees goes while the function runs, as op by op (holding them all grew Pyodide's heap by

@@ -534,20 +534,24 @@ class KernelProgram:
                             self.held.append(table)  # its arrays' addresses, fixed for its life
                             arg = _at(table) + arg.offset
                         args.append(address(arg) if isinstance(arg, _Pointer) else arg)
-                    calls.append((action[1], tuple(args)))
+                    # a call of the module, or of the threads' pool (Python: it counts and may raise PoolLost)
+                    calls.append((action[1], tuple(args), action[3] is None))
                 elif action[0] == "zero":
-                    calls.append((placed[id(action[1])].fill, (0,)))
+                    calls.append((placed[id(action[1])].fill, (0,), False))
                 elif _packed_once(action, arrays, state):  # the weight's panels, packed when recorded
                     self.held.append(action[2])
                 else:  # a value's panels: packed on every replay
                     _, b, packed, (k, n, sbk, sbj) = action
-                    calls.append((native.exports.pack_b, (address(b), k, n, sbk, sbj, _at(placed[id(packed)]))))
+                    args = (address(b), k, n, sbk, sbj, _at(placed[id(packed)]))
+                    calls.append((native.exports.pack_b, args, True))
             kernel = None
             if step.split:  # what a replay runs on one thread if the pool stops
                 self.split_steps += 1
                 outs = [(index[key], placed.get(id(allocation))) for key, _, allocation in step.outputs]
                 kernel = (step.fn, [index[k] for k in step.keys], step.dims, step.attrs, outs)
             self.steps.append((True, calls, kernel))
+        self.runs = _runs(self.steps)  # the steps as a replay runs them
+        self.steps = [(True, [c[:2] for c in step[1]], step[2]) if step[0] else step for step in self.steps]
         # [address, bytes] of its blocks of the pool's shared memory, and the addresses of the weights' kept blocks
         # it holds (counted in the threads' kept bytes, not its own)
         self.blocks, self.holding = pool.hand_over() if pool is not None else ([], [])
@@ -614,7 +618,7 @@ class KernelProgram:
         """Run the steps; `one_thread`: the split steps' kernels on the calling thread (their outputs only in
         Pyodide's memory, none in the pool's). PoolLost if the pool stops."""
         backend = self.backend
-        for step in self.steps:
+        for step in self.runs:
             if step[0]:
                 if one_thread and step[2] is not None:
                     _one_thread(step[2], values)
@@ -633,7 +637,8 @@ class KernelProgram:
         if self.pool is not None and self.pool is threads.pool:
             self.pool.let_go(self.blocks, self.holding)
         self.blocks, self.holding = [], []
-        self.steps, self.values, self.held, self.buffers, self.fresh, self.moves = [], [], [], [], [], []
+        self.steps, self.runs, self.values, self.held, self.buffers, self.fresh = [], [], [], [], [], []
+        self.moves = []
         self.input_homes, self.input_shapes, self.binds_ids = [], [], set()
 
 
@@ -648,6 +653,51 @@ def _one_thread(kernel, values):
             values[i] = o
         else:
             np.copyto(target, o.reshape(target.shape))
+
+
+def _runs(steps, apart=False):
+    """The steps (a native step's calls: (callable, args, whether it is the module's)) as a replay runs them: each run
+    of consecutive native steps that split nothing made one step, and each run of consecutive calls into the module
+    one call from Python (_run): a call from Python into the module costs about 1 us, one from JavaScript far less. A
+    split step stays a step of its own (its kernel runs it if the pool stops), its pool's calls Python's. `apart`:
+    every step its own (bench/harness.py's profiles time each)."""
+    merged = []
+    for step in steps:
+        last = merged[-1] if merged else None
+        if not apart and step[0] and step[2] is None and last is not None and last[0] and last[2] is None:
+            merged[-1] = (True, last[1] + step[1], None)
+        else:
+            merged.append(step)
+    return [(True, _batched(step[1]), step[2]) if step[0] else step for step in merged]
+
+
+def _batched(calls):
+    """[(callable, args)] of calls (callable, args, whether it is the module's), each run of the module's one call."""
+    batched, run = [], []
+    for fn, args, in_module in [*calls, (None, None, False)]:
+        if in_module:
+            run.append((fn, args))
+            continue
+        if len(run) == 1:
+            batched.append(run[0])
+        elif run:
+            batched.append((_run(run), ()))
+        run = []
+        if fn is not None:
+            batched.append((fn, args))
+    return batched
+
+
+def _run(calls):
+    """One JavaScript function making the calls into the module in order, built of JavaScript's own functions (the
+    page's Content-Security-Policy allows no eval): each call bound as Reflect.apply(fn, undefined, args), and
+    Array.prototype.forEach over them calling each (Function.prototype.call applied to it)."""
+    import js
+    from pyodide.ffi import to_js
+
+    bound = to_js([js.Reflect.apply.bind(None, fn, None, to_js(list(args))) for fn, args in calls])
+    call = js.Function.prototype.call
+    return js.Array.prototype.forEach.bind(bound, call.bind(call))
 
 
 def _skipped_copy_out(action, pool, unread):

@@ -67,3 +67,45 @@ EXPORT(gemm)(const f32 *a, int sai, int sak, const f32 *bp, f32 *c, int ldc, int
     }
   }
 }
+
+// gemm where N's last panel has 1-4 columns (a pose model's heads: N = 17, 34, 1): those columns in a 4x4 tile (one
+// B vector and 4 accumulators per k, half the 4x8 tile's multiply-adds), the same sums in the same order as
+// gemm_tile's, so the same values bit for bit. gemm itself is called, unchanged, for the whole panels (a narrow tile
+// inside its loop, as a branch or a function, made V8's code for the full tiles 1.6-3% slower), 64 rows at a time so
+// A's rows are in cache for the narrow columns after it.
+EXPORT(gemm_narrow_edge)(const f32 *a, int sai, int sak, const f32 *bp, f32 *c, int ldc, int M, int N, int K,
+                         const f32 *bias, const f32 *res, int act) {
+  int post = is_hard_swish(act) ? act : 0, tile_act = post ? ACT_LINEAR : act;
+  int full = N - N % 8, cols = N - full;
+  const f32 *panel = bp + (long)full * K;
+  f32x4 b0 = bias ? load_partial(bias + full, cols) : wasm_f32x4_splat(0.0f);
+  for (int i0 = 0; i0 < M; i0 += 64) {
+    int block = M - i0 < 64 ? M - i0 : 64;
+    if (full)
+      gemm(a + (long)i0 * sai, sai, sak, bp, c + (long)i0 * ldc, ldc, block, full, K, bias,
+           res ? res + (long)i0 * ldc : 0, act);
+    for (int i = i0; i < i0 + block; i += 4) {
+      int rows = i0 + block - i < 4 ? i0 + block - i : 4;
+      const f32 *a0 = a + (long)i * sai, *a1 = a0 + (rows > 1 ? sai : 0), *a2 = a0 + (rows > 2 ? 2 * sai : 0),
+                *a3 = a0 + (rows > 3 ? 3 * sai : 0);
+      f32x4 c0 = wasm_f32x4_splat(0.0f), c1 = c0, c2 = c0, c3 = c0;
+#pragma clang loop unroll(disable)
+      for (int k = 0; k < K; k++) {
+        f32x4 b = wasm_v128_load(panel + 8 * k);
+        long at = (long)k * sak;
+        c0 = MADD(wasm_v128_load32_splat(a0 + at), b, c0);
+        c1 = MADD(wasm_v128_load32_splat(a1 + at), b, c1);
+        c2 = MADD(wasm_v128_load32_splat(a2 + at), b, c2);
+        c3 = MADD(wasm_v128_load32_splat(a3 + at), b, c3);
+      }
+      f32x4 acc[4] = {c0, c1, c2, c3};
+      for (int r = 0; r < rows; r++) {
+        f32 *out = c + (long)(i + r) * ldc + full;
+        f32x4 v = wasm_f32x4_add(acc[r], b0);
+        if (res) v = wasm_f32x4_add(v, load_partial(res + (long)(i + r) * ldc + full, cols));
+        store_partial(out, activate(v, tile_act), cols);
+      }
+    }
+    if (post) hard_swish(c + (long)i0 * ldc + full, block, ldc, cols, post);
+  }
+}

@@ -66,7 +66,9 @@ def gemm(a, packed, m, n, k, c, *, transposed_a=False, bias=None, activation=0, 
     `packed` by pack(); c a C-contiguous float32 array of m * n elements, written in place."""
     sai, sak = (1, m) if transposed_a else (k, 1)
     target = address(c, m * n)
-    native.exports.gemm(
+    # a last panel of 1-4 columns (a pose model's heads) in a tile of 4 (linalg.c's gemm_narrow_edge)
+    product = native.exports.gemm_narrow_edge if 1 <= n % 8 <= 4 else native.exports.gemm
+    product(
         address(a, m * k),
         sai,
         sak,
