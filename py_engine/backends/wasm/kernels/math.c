@@ -335,3 +335,29 @@ EXPORT(fused_elementwise)(const int *prog, int steps, const int *ptrs, int tenso
     }
   }
 }
+
+// ---- a loss's small steps, so a captured training step runs them as native steps --------------------------------
+// out[i, j] = x[i, j] op col[i] (col_left: col[i] op x[i, j]), i < M, j < J: a matrix against one value per row
+// (shape (..., 1)), as a probability's division by its row's sum. IEEE's ops, so numpy's values.
+EXPORT(binary_row_values)(int op, const f32 *x, int M, int J, const f32 *col, int col_left, f32 *out) {
+  for (int i = 0; i < M; i++, x += J, out += J) {
+    if (col_left)
+      binary_run(op, col + i, 0, x, 1, out, J);
+    else
+      binary_run(op, x, 1, col + i, 0, out, J);
+  }
+}
+
+// numpy's clip of floats: max(x, lo) then min(., hi), each keeping x where it is NaN (its _NPY_MAX/_NPY_MIN).
+EXPORT(clip)(const f32 *x, f32 lo, f32 hi, f32 *out, int n) {
+  for (int i = 0; i < n; i++) {
+    f32 v = x[i];
+    v = v != v || v > lo ? v : lo;
+    out[i] = v != v || v < hi ? v : hi;
+  }
+}
+
+// The clip's gradient: dy where lo <= x <= hi, else 0 (a NaN x gives 0).
+EXPORT(clip_grad)(const f32 *dy, const f32 *x, f32 lo, f32 hi, f32 *out, int n) {
+  for (int i = 0; i < n; i++) out[i] = x[i] >= lo && x[i] <= hi ? dy[i] : 0.0f;
+}
