@@ -82,12 +82,12 @@ def test_conformance_suite_passes_with_every_kernel_native(node):
 # the rest runs numpy's kernels on the same arrays. A kernel moving between the lists is a deliberate change: update
 # this list with it.
 NATIVE = {
-    "Abs", "ActivationGrad", "Add", "ArgMax", "AvgPool", "BatchMatMul", "Cast", "Concat", "Conv2D",
-    "Conv2DBackpropFilter", "Conv2DBackpropInput", "CropAndResize", "DepthwiseConv2dNative",
-    "DepthwiseConv2dNativeBackpropFilter", "DepthwiseConv2dNativeBackpropInput", "Equal", "FloorDiv", "FusedConv2D",
-    "FusedDepthwiseConv2D", "FusedElementwise", "GatherNd", "MaxPool", "MaxPoolGrad", "Maximum", "Mean", "Minimum",
-    "Mod", "Mul", "Neg", "RealDiv", "Relu", "Relu6", "ResizeBilinear", "Sigmoid", "Slice", "Sqrt", "Square",
-    "SquaredDifference", "Sub", "Sum", "TopK",
+    "Abs", "ActivationGrad", "Add", "ArgMax", "AvgPool", "BatchMatMul", "BroadcastTo", "Cast", "ClipByValue",
+    "ClipByValueGrad", "Concat", "Conv2D", "Conv2DBackpropFilter", "Conv2DBackpropInput", "CropAndResize",
+    "DepthwiseConv2dNative", "DepthwiseConv2dNativeBackpropFilter", "DepthwiseConv2dNativeBackpropInput", "Equal",
+    "Fill", "FloorDiv", "FusedConv2D", "FusedDepthwiseConv2D", "FusedElementwise", "GatherNd", "MaxPool",
+    "MaxPoolGrad", "Maximum", "Mean", "Minimum", "Mod", "Mul", "Neg", "RealDiv", "Relu", "Relu6", "ResizeBilinear",
+    "Sigmoid", "Slice", "Softmax", "Sqrt", "Square", "SquaredDifference", "Sub", "Sum", "TopK",
 }  # fmt: skip
 
 

@@ -361,3 +361,20 @@ EXPORT(clip)(const f32 *x, f32 lo, f32 hi, f32 *out, int n) {
 EXPORT(clip_grad)(const f32 *dy, const f32 *x, f32 lo, f32 hi, f32 *out, int n) {
   for (int i = 0; i < n; i++) out[i] = x[i] >= lo && x[i] <= hi ? dy[i] : 0.0f;
 }
+
+// Softmax along rows of n: e^(x - max) by exp_nonpositive (an ulp or two from numpy's np.exp; a value 87.3 or more
+// below the max gives about 1e-38, not 0), summed in order, then each divided by the sum as numpy does. The max
+// is numpy's (a NaN wins), so a NaN or +inf in a row makes it NaN, and a row of -inf too.
+EXPORT(softmax_rows)(const f32 *x, int rows, int n, f32 *out) {
+  for (int r = 0; r < rows; r++, x += n, out += n) {
+    f32 m = x[0];
+    for (int i = 1; i < n; i++) m = x[i] > m || x[i] != x[i] ? x[i] : m;
+    f32x4 vm = wasm_f32x4_splat(m);
+    for (int i = 0; i < n; i += 4)
+      store_partial(out + i, exp_nonpositive(wasm_f32x4_sub(load_partial(x + i, n - i), vm)), n - i);
+    f32 s = 0.0f;
+    for (int i = 0; i < n; i++) s += out[i];
+    f32x4 vs = wasm_f32x4_splat(s);
+    for (int i = 0; i < n; i += 4) store_partial(out + i, wasm_f32x4_div(load_partial(out + i, n - i), vs), n - i);
+  }
+}

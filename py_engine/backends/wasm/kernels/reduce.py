@@ -6,7 +6,7 @@ float32 array (a detector's best scores). Other reductions, and small arrays, ru
 import math
 
 from ....kernel_registry import register_kernel
-from ...numpy.kernels.reduce import arg_max, reduce_mean, reduce_sum, top_k
+from ...numpy.kernels.reduce import arg_max, reduce_mean, reduce_sum, softmax, top_k
 from .. import native, threads
 from ..native import F32, I32, address
 from ..op_codes import BINARY
@@ -77,6 +77,18 @@ def _arg_max(x, axis):
     return out
 
 
+def _softmax(x, axis):
+    """Softmax along the last axis on the module at every size (its own e^x, within an ulp or two of numpy's, as
+    the sigmoid's), so a captured step's values are those of the same step run op by op."""
+    if x.dtype != F32 or not x.size or axis != x.ndim - 1:
+        return softmax(x, axis)
+    x = native.f32(x)
+    n = x.shape[-1]
+    out = native.out(x.shape)
+    native.exports.softmax_rows(address(x, x.size), x.size // n, n, address(out, out.size))
+    return out
+
+
 def _top_k(x, k):
     """values, indices of each row's k largest (numpy's kernel's order: NaN last, ties by index) in one pass over the
     row, where numpy's negates, partitions and sorts copies of it."""
@@ -93,5 +105,6 @@ def _top_k(x, k):
 
 register_kernel("Sum", "wasm", _sum_kernel)
 register_kernel("Mean", "wasm", _mean_kernel)
+register_kernel("Softmax", "wasm", _softmax)
 register_kernel("TopK", "wasm", _top_k)
 register_kernel("ArgMax", "wasm", _arg_max)
