@@ -85,7 +85,7 @@ NATIVE = {
     "Abs", "ActivationGrad", "Add", "ArgMax", "AvgPool", "BatchMatMul", "BroadcastTo", "Cast", "ClipByValue",
     "ClipByValueGrad", "Concat", "Conv2D", "Conv2DBackpropFilter", "Conv2DBackpropInput", "CropAndResize",
     "DepthwiseConv2dNative", "DepthwiseConv2dNativeBackpropFilter", "DepthwiseConv2dNativeBackpropInput", "Equal",
-    "Fill", "FloorDiv", "FusedConv2D", "FusedDepthwiseConv2D", "FusedElementwise", "GatherNd", "MaxPool",
+    "Fill", "FloorDiv", "FusedConv2D", "FusedDepthwiseConv2D", "FusedElementwise", "GatherNd", "Log", "MaxPool",
     "MaxPoolGrad", "Maximum", "Mean", "Minimum", "Mod", "Mul", "Neg", "RealDiv", "Relu", "Relu6", "ResizeBilinear",
     "Sigmoid", "Slice", "Softmax", "Sqrt", "Square", "SquaredDifference", "Sub", "Sum", "TopK",
 }  # fmt: skip
@@ -390,6 +390,22 @@ def test_a_losss_sums_clips_and_row_divisions_give_numpys_values_bit_for_bit(nod
         """
     )  # fmt: skip
     assert differ == []
+
+
+def test_the_modules_log_is_within_two_ulps_of_numpys_subnormals_included(node):
+    """kernels/math.c's log4 scales a subnormal by 2^23 first; numpy's special values exactly."""
+    result = node.run(
+        """
+        rng = np.random.default_rng(10)
+        x = np.concatenate([rng.uniform(0, 1.2e-38, 1000), np.exp(rng.uniform(-103, 88, 1000)), [1e-45, 1.0]])
+        x = x.astype(np.float32)
+        special = np.array([0.0, -0.0, -1.0, -np.inf, np.inf, np.nan], np.float32)
+        got, want = pe.log(pe.tensor(x)).numpy().astype(np.float64), np.log(x).astype(np.float64)
+        [float(np.max(np.abs(got - want) / np.spacing(np.abs(want).astype(np.float32)))),
+         str(pe.log(pe.tensor(special)).numpy()) == str(np.log(special))]
+        """
+    )
+    assert result[0] <= 2 and result[1], result
 
 
 def test_equal_compares_as_numpy_does(node):

@@ -140,6 +140,17 @@ def _unary(name):
     return kernel
 
 
+def _log(x):
+    """ln x on the module at every size (its own, within an ulp or two of numpy's, as the sigmoid), so a captured
+    step's values are those of the same step run op by op."""
+    if x.dtype != F32 or not x.size:
+        return numpy_math.UNARY["Log"](x)
+    x = native.f32(x)
+    y = native.out(x.shape)
+    native.exports.log_values(address(x, x.size), address(y, y.size), x.size)
+    return y
+
+
 def _clip(x, lo, hi):
     """numpy's clip of a float32 array on the module (a loss's probabilities; at SMALL elements or while recorded)."""
     if x.dtype != F32 or runs_numpy(x.size):
@@ -254,6 +265,7 @@ for _name in {**BINARY, **BINARY_I32}:
 for _name in UNARY:
     register_kernel(_name, "wasm", _unary(_name))
 register_kernel("ActivationGrad", "wasm", _activation_grad)
+register_kernel("Log", "wasm", _log)
 register_kernel("ClipByValue", "wasm", _clip)
 register_kernel("ClipByValueGrad", "wasm", _clip_grad)
 register_kernel("Equal", "wasm", _equal)
