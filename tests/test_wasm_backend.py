@@ -82,12 +82,12 @@ def test_conformance_suite_passes_with_every_kernel_native(node):
 # the rest runs numpy's kernels on the same arrays. A kernel moving between the lists is a deliberate change: update
 # this list with it.
 NATIVE = {
-    "Abs", "ActivationGrad", "Add", "ArgMax", "AvgPool", "BatchMatMul", "Cast", "Concat", "Conv2D",
-    "Conv2DBackpropFilter", "Conv2DBackpropInput", "CropAndResize", "DepthwiseConv2dNative",
-    "DepthwiseConv2dNativeBackpropFilter", "DepthwiseConv2dNativeBackpropInput", "Equal", "FloorDiv", "FusedConv2D",
-    "FusedDepthwiseConv2D", "FusedElementwise", "GatherNd", "MaxPool", "MaxPoolGrad", "Maximum", "Mean", "Minimum",
-    "Mod", "Mul", "Neg", "RealDiv", "Relu", "Relu6", "ResizeBilinear", "Sigmoid", "Slice", "Sqrt", "Square",
-    "SquaredDifference", "Sub", "Sum", "TopK",
+    "Abs", "ActivationGrad", "Add", "ArgMax", "AvgPool", "BatchMatMul", "BroadcastTo", "Cast", "ClipByValue",
+    "ClipByValueGrad", "Concat", "Conv2D", "Conv2DBackpropFilter", "Conv2DBackpropInput", "CropAndResize",
+    "DepthwiseConv2dNative", "DepthwiseConv2dNativeBackpropFilter", "DepthwiseConv2dNativeBackpropInput", "Equal",
+    "Fill", "FloorDiv", "FusedConv2D", "FusedDepthwiseConv2D", "FusedElementwise", "GatherNd", "Log", "MaxPool",
+    "MaxPoolGrad", "Maximum", "Mean", "Minimum", "Mod", "Mul", "Neg", "RealDiv", "Relu", "Relu6", "ResizeBilinear",
+    "Sigmoid", "Slice", "Softmax", "Sqrt", "Square", "SquaredDifference", "Sub", "Sum", "TopK",
 }  # fmt: skip
 
 
@@ -293,6 +293,7 @@ def test_hard_swish_in_the_convolutions_epilogue_gives_the_graph_nodes_values_bi
     differ = node.run(
         """
         from py_engine.ops import elementwise_rules as rules
+        from py_engine.ops.math import clip_by_value_grad
         rng = np.random.default_rng(9)
         cases = []
         for op, x_shape, w_shape, strides in [
@@ -395,6 +396,61 @@ def test_concat_copies_numpys_result_bit_for_bit(node):
     assert differ == []
 
 
+def test_a_losss_sums_clips_and_row_divisions_give_numpys_values_bit_for_bit(node):
+    """A loss's small steps on the module (captured, or at every size with all_native): sums and means along the last
+    axis in numpy's pairwise order (lengths below 8, 8 to 128 and over, split in halves; -0, NaN, infinities), a sum
+    down a few rows, numpy's clip and its gradient (NaN, the bounds themselves) and a matrix against one value per
+    row in both orders."""
+    differ = node.run(
+        """
+        from py_engine.ops.math import clip_by_value_grad
+        rng = np.random.default_rng(9)
+        cases = []
+        for shape in [(64, 10), (3, 1), (5, 7), (4, 8), (2, 17), (3, 128), (2, 129), (2, 300), (1000,), (7, 4099)]:
+            x = (rng.standard_normal(shape) * 10.0 ** rng.integers(-3, 4, shape)).astype(np.float32)
+            cases += [(f"sum {shape}", lambda x=x: pe.sum(pe.tensor(x), -1)),
+                      (f"mean {shape}", lambda x=x: pe.mean(pe.tensor(x), -1, keepdims=True)),
+                      (f"sum down {shape}", lambda x=x: pe.sum(pe.tensor(x), 0))]
+        special = np.array([[-0.0] * 3, [-0.0, 0.0, -0.0], [1.0, np.nan, 2.0], [np.inf, -np.inf, 1.0],
+                            [np.inf, 1.0, 2.0]], np.float32)
+        cases.append(("sum special", lambda: pe.sum(pe.tensor(special), -1)))
+        p = rng.random((64, 10)).astype(np.float32)
+        p[0, :4] = [0.0, 1.0, 1e-7, np.nan]
+        p[1, :3] = [np.float32(1e-7), np.float32(1 - 1e-7), -0.0]
+        dy = rng.standard_normal((64, 10)).astype(np.float32)
+        cases += [("clip", lambda: pe.clip_by_value(pe.tensor(p), 1e-7, 1 - 1e-7)),
+                  ("clip grad", lambda: clip_by_value_grad(pe.tensor(dy), pe.tensor(p), 1e-7, 1 - 1e-7))]
+        rows = rng.standard_normal((64, 1)).astype(np.float32)
+        rows[3] = 0.0
+        for op in (pe.div, pe.sub, pe.mul, pe.add, pe.maximum):
+            cases += [(f"{op.__name__} by rows", lambda op=op: op(pe.tensor(p), pe.tensor(rows))),
+                      (f"{op.__name__} rows by", lambda op=op: op(pe.tensor(rows), pe.tensor(p)))]
+        cases.append(("div 3-d by rows", lambda: pe.div(pe.tensor(p.reshape(8, 8, 10)), pe.tensor(rows.reshape(8, 8, 1)))))
+
+        want, got, native = await on_every_path(lambda: [fn().numpy().view(np.int32) for _, fn in cases])
+        [name for (name, _), w, g, n in zip(cases, want, got, native)
+         if not (w.shape == g.shape == n.shape and np.array_equal(w, g) and np.array_equal(w, n))]
+        """
+    )  # fmt: skip
+    assert differ == []
+
+
+def test_the_modules_log_is_within_two_ulps_of_numpys_subnormals_included(node):
+    """kernels/math.c's log4 scales a subnormal by 2^23 first; numpy's special values exactly."""
+    result = node.run(
+        """
+        rng = np.random.default_rng(10)
+        x = np.concatenate([rng.uniform(0, 1.2e-38, 1000), np.exp(rng.uniform(-103, 88, 1000)), [1e-45, 1.0]])
+        x = x.astype(np.float32)
+        special = np.array([0.0, -0.0, -1.0, -np.inf, np.inf, np.nan], np.float32)
+        got, want = pe.log(pe.tensor(x)).numpy().astype(np.float64), np.log(x).astype(np.float64)
+        [float(np.max(np.abs(got - want) / np.spacing(np.abs(want).astype(np.float32)))),
+         str(pe.log(pe.tensor(special)).numpy()) == str(np.log(special))]
+        """
+    )
+    assert result[0] <= 2 and result[1], result
+
+
 def test_equal_compares_as_numpy_does(node):
     """kernels/math.c's equal: NaNs (equal to nothing), -0 and +0 (equal), vector and tail lengths, on the module and
     (small) on numpy; a broadcast stays numpy's."""
@@ -425,6 +481,7 @@ def test_argmax_finds_numpys_indices(node):
     numpy; a flattened argmax stays numpy's."""
     differ = node.run(
         """
+        from py_engine.ops.math import clip_by_value_grad
         rng = np.random.default_rng(9)
         cases = []
         for shape in ((64, 80), (2304, 17), (3, 37, 5), (4096,), (1, 48, 48, 17), (5, 3)):

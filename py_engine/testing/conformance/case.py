@@ -58,6 +58,8 @@ SHAPES = {
 BROADCAST_PAIRS = {
     "row": ((4, 5), (5,)),
     "column": ((4, 1), (1, 6)),
+    "row-values": ((6, 7), (6, 1)),  # one value per row: a probability divided by its row's sum
+    "row-values-lhs": ((5, 1), (5, 9)),
     "scalar-lhs": ((), (3, 4)),
     "rank3": ((2, 1, 5), (3, 1)),
     "size0": ((0, 4), (1, 4)),

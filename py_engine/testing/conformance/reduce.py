@@ -38,6 +38,9 @@ def _reduction_cases():
         cases.append(
             Case(f"{name}/special-values-large-gpu", as_gpu(lambda t, fn=fn: fn(t, 1)), [edges_large], rtol=1e-4)
         )
+        for n in (7, 8, 17, 129, 300):  # the wasm module's sums along a row in numpy's pairwise order
+            x = rand((3, n), 40 + n, -3, 3)
+            cases.append(Case(f"{name}/rows-of-{n}", lambda t, fn=fn: fn(t, -1), [x], rtol=1e-5, atol=1e-5))
         cases.append(Case(f"{name}/odd-rows", lambda t, fn=fn: fn(t, 1), [rand((70, 130), 3, 0.5, 1.5)], rtol=1e-4))
         if name not in ("max", "min"):  # those reject empty axes
             cases.append(Case(f"{name}/size0-axis", lambda t, fn=fn: fn(t, 0), [rand((0, 3), 4)]))
@@ -147,6 +150,8 @@ def _softmax_cases():
         long_row = rand((2, 5000), 35, -5, 5)
         cases.append(Case(f"{name}/long-rows", fn, [long_row], rtol=1e-4, atol=1e-7))
         cases.append(Case(f"{name}/short-rows-gpu", as_gpu(fn), [rand((300, 5), 36)], atol=1e-6))
+    for n in (1, 2, 3, 4, 5, 9, 13):  # the wasm module's rows: whole vectors and the last 1-3 values
+        cases.append(Case(f"softmax/rows-of-{n}", ops.softmax, [rand((6, n), 37 + n, -20, 20)]))
     # numpy's own rules: a NaN spreads over its row, +inf gives NaN, a row of -inf gives NaN
     specials = np.array([[1.0, np.nan, 2.0], [np.inf, 1.0, 0.0], [-np.inf, -np.inf, -np.inf], [-np.inf, 0.0, 1.0]])
     cases.append(Case("softmax/special-values", ops.softmax, [specials.astype(np.float32)]))

@@ -5,7 +5,12 @@ import numpy as np
 from ....dtypes import NUMPY
 from ....kernel_registry import register_kernel
 
-register_kernel("Fill", "numpy", lambda shape, value, dtype: np.full(shape, value, NUMPY[dtype]))
+
+def fill(shape, value, dtype):
+    return np.full(shape, value, NUMPY[dtype])
+
+
+register_kernel("Fill", "numpy", fill)
 
 
 def _one_hot(indices, depth, on_value, off_value, dtype):

@@ -130,7 +130,13 @@ def cast(x, dtype):
 
 
 register_kernel("Cast", "numpy", cast)
-register_kernel("ClipByValue", "numpy", lambda x, lo, hi: np.clip(x, lo, hi).astype(x.dtype))
+
+
+def clip_by_value(x, lo, hi):
+    return np.clip(x, lo, hi).astype(x.dtype)
+
+
+register_kernel("ClipByValue", "numpy", clip_by_value)
 
 
 # ops.math.activation_grad: the derivative written in ops, step by step in float32 as those ops compute it
@@ -144,7 +150,13 @@ ACTIVATION_GRAD = {
     "softplus": lambda dy, y: dy * (_ONE - np.exp(-y)),
 }
 register_kernel("ActivationGrad", "numpy", lambda dy, y, activation: ACTIVATION_GRAD[activation](dy, y))
-register_kernel("ClipByValueGrad", "numpy", lambda dy, x, lo, hi: np.where((x >= lo) & (x <= hi), dy, np.float32(0)))
+
+
+def clip_by_value_grad(dy, x, lo, hi):
+    return np.where((x >= lo) & (x <= hi), dy, np.float32(0))
+
+
+register_kernel("ClipByValueGrad", "numpy", clip_by_value_grad)
 
 
 def fused_elementwise(*arrays, program):

@@ -17,7 +17,7 @@ def reduce_mean(x, axis, keepdims):
     return np.add.reduce(x, axis, np.float32, keepdims=keepdims) / np.float32(count)
 
 
-def _softmax(x, axis):
+def softmax(x, axis):
     if x.size == 0:
         return x.copy()
     e = np.exp(x - np.maximum.reduce(x, axis, keepdims=True))
@@ -79,7 +79,7 @@ register_kernel("All", "numpy", lambda x, axis, keepdims: np.logical_and.reduce(
 register_kernel("Any", "numpy", lambda x, axis, keepdims: np.logical_or.reduce(x, axis, keepdims=keepdims))
 register_kernel("ArgMax", "numpy", arg_max)
 register_kernel("ArgMin", "numpy", lambda x, axis: np.argmin(x, axis=axis))
-register_kernel("Softmax", "numpy", _softmax)
+register_kernel("Softmax", "numpy", softmax)
 register_kernel("Cumsum", "numpy", _scan(np.add))
 register_kernel("Cumprod", "numpy", _scan(np.multiply))
 register_kernel("TopK", "numpy", top_k)

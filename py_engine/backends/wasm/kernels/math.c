@@ -335,3 +335,76 @@ EXPORT(fused_elementwise)(const int *prog, int steps, const int *ptrs, int tenso
     }
   }
 }
+
+// ---- a loss's small steps, so a captured training step runs them as native steps --------------------------------
+// out[i, j] = x[i, j] op col[i] (col_left: col[i] op x[i, j]), i < M, j < J: a matrix against one value per row
+// (shape (..., 1)), as a probability's division by its row's sum. IEEE's ops, so numpy's values.
+EXPORT(binary_row_values)(int op, const f32 *x, int M, int J, const f32 *col, int col_left, f32 *out) {
+  for (int i = 0; i < M; i++, x += J, out += J) {
+    if (col_left)
+      binary_run(op, col + i, 0, x, 1, out, J);
+    else
+      binary_run(op, x, 1, col + i, 0, out, J);
+  }
+}
+
+// numpy's clip of floats: max(x, lo) then min(., hi), each keeping x where it is NaN (its _NPY_MAX/_NPY_MIN).
+EXPORT(clip)(const f32 *x, f32 lo, f32 hi, f32 *out, int n) {
+  for (int i = 0; i < n; i++) {
+    f32 v = x[i];
+    v = v != v || v > lo ? v : lo;
+    out[i] = v != v || v < hi ? v : hi;
+  }
+}
+
+// The clip's gradient: dy where lo <= x <= hi, else 0 (a NaN x gives 0).
+EXPORT(clip_grad)(const f32 *dy, const f32 *x, f32 lo, f32 hi, f32 *out, int n) {
+  for (int i = 0; i < n; i++) out[i] = x[i] >= lo && x[i] <= hi ? dy[i] : 0.0f;
+}
+
+// Softmax along rows of n: e^(x - max) by exp_nonpositive (an ulp or two from numpy's np.exp; a value 87.3 or more
+// below the max gives about 1e-38, not 0), summed in order, then each divided by the sum as numpy does. The max
+// is numpy's (a NaN wins), so a NaN or +inf in a row makes it NaN, and a row of -inf too.
+EXPORT(softmax_rows)(const f32 *x, int rows, int n, f32 *out) {
+  for (int r = 0; r < rows; r++, x += n, out += n) {
+    f32 m = x[0];
+    for (int i = 1; i < n; i++) m = x[i] > m || x[i] != x[i] ? x[i] : m;
+    f32x4 vm = wasm_f32x4_splat(m);
+    for (int i = 0; i < n; i += 4)
+      store_partial(out + i, exp_nonpositive(wasm_f32x4_sub(load_partial(x + i, n - i), vm)), n - i);
+    f32 s = 0.0f;
+    for (int i = 0; i < n; i++) s += out[i];
+    f32x4 vs = wasm_f32x4_splat(s);
+    for (int i = 0; i < n; i += 4) store_partial(out + i, wasm_f32x4_div(load_partial(out + i, n - i), vs), n - i);
+  }
+}
+
+// ln x (the module has no libm): x = 2^e m with m in [sqrt(1/2), sqrt(2)) (a subnormal scaled by 2^23 first), then
+// ln m = 2 atanh(s), s = (m - 1) / (m + 1), |s| < 0.172, by its series to s^9 (the next term is 2e-9 of it), plus
+// e ln2 in two parts: within an ulp or two of numpy's np.log. numpy's special values: ln(+-0) = -inf, ln of a
+// negative number NaN, of +inf +inf, of NaN NaN. A loss's log, so a captured training step has no numpy step.
+INLINE f32x4 log4(f32x4 x) {
+  v128_t tiny = wasm_f32x4_lt(x, wasm_f32x4_splat(1.17549435e-38f));
+  f32x4 scaled = wasm_v128_bitselect(wasm_f32x4_mul(x, wasm_f32x4_splat(8388608.0f)), x, tiny);
+  v128_t k = wasm_i32x4_sub(scaled, wasm_i32x4_splat(0x3f3504f3));  // the bits above sqrt(1/2)'s
+  f32x4 e = wasm_f32x4_convert_i32x4(wasm_i32x4_shr(k, 23));
+  e = wasm_f32x4_sub(e, wasm_v128_and(tiny, wasm_f32x4_splat(23.0f)));
+  f32x4 m = wasm_i32x4_add(wasm_v128_and(k, wasm_i32x4_splat(0x007fffff)), wasm_i32x4_splat(0x3f3504f3));
+  f32x4 f = wasm_f32x4_sub(m, wasm_f32x4_splat(1.0f));
+  f32x4 s = wasm_f32x4_div(f, wasm_f32x4_add(m, wasm_f32x4_splat(1.0f))), z = wasm_f32x4_mul(s, s);
+#define TERM(c, rest) wasm_f32x4_add(wasm_f32x4_splat(c), wasm_f32x4_mul(z, rest))
+  f32x4 series = TERM(2.0f / 3, TERM(2.0f / 5, TERM(2.0f / 7, wasm_f32x4_splat(2.0f / 9))));
+#undef TERM
+  // ln m = 2s + s z series, the small part first; e ln2 as e 0.693145751953125 (exact) + e 1.4286068e-6
+  f32x4 ln_m = wasm_f32x4_add(wasm_f32x4_add(s, s), wasm_f32x4_mul(wasm_f32x4_mul(s, z), series));
+  f32x4 y = wasm_f32x4_add(wasm_f32x4_mul(e, wasm_f32x4_splat(0.693145751953125f)),
+                           wasm_f32x4_add(wasm_f32x4_mul(e, wasm_f32x4_splat(1.428606765330187e-06f)), ln_m));
+  y = wasm_v128_bitselect(wasm_f32x4_splat(-__builtin_inff()), y, wasm_f32x4_eq(x, wasm_f32x4_splat(0.0f)));
+  y = wasm_v128_bitselect(wasm_f32x4_splat(__builtin_nanf("")), y, wasm_f32x4_lt(x, wasm_f32x4_splat(0.0f)));
+  v128_t keep = wasm_v128_or(wasm_f32x4_ne(x, x), wasm_f32x4_eq(x, wasm_f32x4_splat(__builtin_inff())));
+  return wasm_v128_bitselect(x, y, keep);
+}
+
+EXPORT(log_values)(const f32 *x, f32 *out, int n) {
+  for (int i = 0; i < n; i += 4) store_partial(out + i, log4(load_partial(x + i, n - i)), n - i);
+}

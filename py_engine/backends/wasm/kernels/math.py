@@ -54,7 +54,8 @@ def _run_binary(code, a, b):
         return None
     na, nb = _repeats(a.shape, out_shape, n), _repeats(b.shape, out_shape, n)
     if na is None or nb is None or (na not in (1, n) and nb not in (1, n)):
-        return _run_outer(code, a, b, out_shape, n)
+        y = _run_outer(code, a, b, out_shape, n)
+        return _run_row_values(code, a, b, out_shape, n) if y is None else y
     a, b = native.f32(a), native.f32(b)
     y = native.out(out_shape)
     # the pool where the operands of n elements are there (a repeated one, a scale or a bias, is copied in)
@@ -75,6 +76,20 @@ def _run_outer(code, a, b, out_shape, n):
             native.exports.binary_outer(
                 code, address(col, col.size), col.size, address(row, j), j, col_left, address(y, n)
             )
+            return y
+    return None
+
+
+def _run_row_values(code, a, b, out_shape, n):
+    """The module's op of a matrix (n values) and one value per row (shape (..., 1): a probability divided by its
+    row's sum, a loss's steps), or None."""
+    j = out_shape[-1] if out_shape else 0
+    for col, x, col_left in ((a, b, 1), (b, a, 0)):
+        if x.size == n and col.shape[-1:] == (1,) and col.shape[:-1] == out_shape[len(out_shape) - col.ndim : -1]:
+            col, x = native.f32(col), native.f32(x)
+            y = native.out(out_shape)
+            rows = n // j
+            native.exports.binary_row_values(code, address(x, n), rows, j, address(col, rows), col_left, address(y, n))
             return y
     return None
 
@@ -123,6 +138,36 @@ def _unary(name):
         return y
 
     return kernel
+
+
+def _log(x):
+    """ln x on the module at every size (its own, within an ulp or two of numpy's, as the sigmoid), so a captured
+    step's values are those of the same step run op by op."""
+    if x.dtype != F32 or not x.size:
+        return numpy_math.UNARY["Log"](x)
+    x = native.f32(x)
+    y = native.out(x.shape)
+    native.exports.log_values(address(x, x.size), address(y, y.size), x.size)
+    return y
+
+
+def _clip(x, lo, hi):
+    """numpy's clip of a float32 array on the module (a loss's probabilities; at SMALL elements or while recorded)."""
+    if x.dtype != F32 or runs_numpy(x.size):
+        return numpy_math.clip_by_value(x, lo, hi)
+    x = native.f32(x)
+    y = native.out(x.shape)
+    native.exports.clip(address(x, x.size), lo, hi, address(y, y.size), x.size)
+    return y
+
+
+def _clip_grad(dy, x, lo, hi):
+    if runs_numpy(x.size):
+        return numpy_math.clip_by_value_grad(dy, x, lo, hi)
+    dy, x = native.f32(dy), native.f32(x)
+    y = native.out(x.shape)
+    native.exports.clip_grad(address(dy, dy.size), address(x, x.size), lo, hi, address(y, y.size), x.size)
+    return y
 
 
 def _activation_grad(dy, y, activation):
@@ -220,6 +265,9 @@ for _name in {**BINARY, **BINARY_I32}:
 for _name in UNARY:
     register_kernel(_name, "wasm", _unary(_name))
 register_kernel("ActivationGrad", "wasm", _activation_grad)
+register_kernel("Log", "wasm", _log)
+register_kernel("ClipByValue", "wasm", _clip)
+register_kernel("ClipByValueGrad", "wasm", _clip_grad)
 register_kernel("Equal", "wasm", _equal)
 register_kernel("Cast", "wasm", _cast)
 register_kernel("FusedElementwise", "wasm", _fused)

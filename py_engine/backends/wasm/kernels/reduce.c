@@ -132,3 +132,33 @@ EXPORT(top_k_rows)(const f32 *x, int rows, int n, int k, int *values, int *indic
     for (int i = 0; i < k; i++) values[(long)r * k + i] = bits[heap[i]];
   }
 }
+
+// ---- sums along the last axis in numpy's order: its pairwise sum of float32 (8 running sums joined as a tree, then
+// the rest in order; above 128 values, the sums of two halves, the first a multiple of 8), added to 0, so numpy's
+// values bit for bit. Scalars, not an array of 8: an array would live on a stack in memory, which the module has not.
+static f32 pairwise_sum(const f32 *x, int n) {
+  if (n < 8) {
+    f32 s = 0.0f;
+    for (int i = 0; i < n; i++) s += x[i];
+    return s;
+  }
+  if (n <= 128) {
+    f32 r0 = x[0], r1 = x[1], r2 = x[2], r3 = x[3], r4 = x[4], r5 = x[5], r6 = x[6], r7 = x[7];
+    int i = 8;
+    for (; i < n - n % 8; i += 8) {
+      r0 += x[i], r1 += x[i + 1], r2 += x[i + 2], r3 += x[i + 3];
+      r4 += x[i + 4], r5 += x[i + 5], r6 += x[i + 6], r7 += x[i + 7];
+    }
+    f32 s = ((r0 + r1) + (r2 + r3)) + ((r4 + r5) + (r6 + r7));
+    for (; i < n; i++) s += x[i];
+    return s;
+  }
+  int half = n / 2;
+  half -= half % 8;
+  return pairwise_sum(x, half) + pairwise_sum(x + half, n - half);
+}
+
+// out[r] = the sum of row r of x (R rows of n values): a loss's sum over its classes, or a mean's over its batch.
+EXPORT(sum_last)(const f32 *x, int R, int n, f32 *out) {
+  for (int r = 0; r < R; r++) out[r] = 0.0f + pairwise_sum(x + (long)r * n, n);
+}

@@ -6,7 +6,7 @@ float32 array (a detector's best scores). Other reductions, and small arrays, ru
 import math
 
 from ....kernel_registry import register_kernel
-from ...numpy.kernels.reduce import arg_max, reduce_mean, reduce_sum, top_k
+from ...numpy.kernels.reduce import arg_max, reduce_mean, reduce_sum, softmax, top_k
 from .. import native, threads
 from ..native import F32, I32, address
 from ..op_codes import BINARY
@@ -19,7 +19,7 @@ def _leading(x, axis):
     """(rows, columns) when `axis` (sorted) reduces x's leading axes (axes of length 1 before them count as leading)
     and not its last, so x is a [rows, columns] matrix summed down its columns; None otherwise. (Along its last axis
     numpy sums pairwise, in another order.)"""
-    if x.dtype != F32 or x.size < SMALL or not axis:
+    if x.dtype != F32 or runs_numpy(x.size) or not axis:
         return None
     first, last = axis[0], axis[-1]
     if last == x.ndim - 1 or list(axis) != list(range(first, last + 1)) or any(d != 1 for d in x.shape[:first]):
@@ -29,16 +29,24 @@ def _leading(x, axis):
 
 
 def _sum_rows(x, axis, keepdims, divide=False):
-    """The sum (or mean) down x's leading axes on the module; None where it does not apply."""
+    """The sum (or mean) down x's leading axes, or along its last axis alone, on the module; None where neither
+    applies."""
     leading = _leading(x, axis)
     if leading is None:
-        return None
-    rows, columns = leading
-    x, out = native.f32(x), native.out(columns)
-    # in the pool where x is (a training step's bias gradient); not a mean, whose sums are divided here after
-    pool = None if divide else threads.in_place(x.size, x)
-    if pool is None or threads.sum_rows(pool, x, rows, columns, out) is None:
-        native.exports.sum_rows(address(x, x.size), rows, columns, address(out, columns))
+        if x.dtype != F32 or runs_numpy(x.size) or list(axis) != [x.ndim - 1]:
+            return None
+        # along the last axis in numpy's pairwise order (its values): a loss's sums over classes, a mean over a batch
+        x, columns = native.f32(x), x.size // x.shape[-1]
+        out = native.out(columns)
+        native.exports.sum_last(address(x, x.size), columns, x.shape[-1], address(out, columns))
+        rows = x.shape[-1]
+    else:
+        rows, columns = leading
+        x, out = native.f32(x), native.out(columns)
+        # in the pool where x is (a training step's bias gradient); not a mean, whose sums are divided here after
+        pool = None if divide else threads.in_place(x.size, x)
+        if pool is None or threads.sum_rows(pool, x, rows, columns, out) is None:
+            native.exports.sum_rows(address(x, x.size), rows, columns, address(out, columns))
     if divide:  # in place, numpy's float32 division
         divisor = native.floats([rows])
         native.exports.binary(
@@ -69,6 +77,18 @@ def _arg_max(x, axis):
     return out
 
 
+def _softmax(x, axis):
+    """Softmax along the last axis on the module at every size (its own e^x, within an ulp or two of numpy's, as
+    the sigmoid's), so a captured step's values are those of the same step run op by op."""
+    if x.dtype != F32 or not x.size or axis != x.ndim - 1:
+        return softmax(x, axis)
+    x = native.f32(x)
+    n = x.shape[-1]
+    out = native.out(x.shape)
+    native.exports.softmax_rows(address(x, x.size), x.size // n, n, address(out, out.size))
+    return out
+
+
 def _top_k(x, k):
     """values, indices of each row's k largest (numpy's kernel's order: NaN last, ties by index) in one pass over the
     row, where numpy's negates, partitions and sorts copies of it."""
@@ -85,5 +105,6 @@ def _top_k(x, k):
 
 register_kernel("Sum", "wasm", _sum_kernel)
 register_kernel("Mean", "wasm", _mean_kernel)
+register_kernel("Softmax", "wasm", _softmax)
 register_kernel("TopK", "wasm", _top_k)
 register_kernel("ArgMax", "wasm", _arg_max)

@@ -60,3 +60,12 @@ __attribute__((export_name("gather_nd"))) int gather_nd(const int *x, const int 
   }
   return bad;
 }
+
+// out = x's n values (their bits), each repeated `inner` times, all of them `outer` times: a broadcast of x along
+// axes before and after its own (a gradient spreading a sum's or a mean's values back over what was reduced), or
+// one value filling out (a gradient's seed of ones), while a capture records.
+EXPORT(repeat_values)(const int *x, int n, int inner, int outer, int *out) {
+  for (int o = 0; o < outer; o++)
+    for (int i = 0; i < n; i++)
+      for (int k = 0; k < inner; k++) *out++ = x[i];
+}
