@@ -97,7 +97,8 @@ def test_backend_info_lists_each_kernel_as_native_or_fallback(node):
     print(f"wasm: {len(native_kernels)} native kernels, {len(fallback)} on numpy's: {sorted(fallback)}")
     assert native_kernels == NATIVE
     assert not native_kernels & fallback and len(fallback) > 50
-    assert info["fallback_reason"] is None and 10_000 < info["module_bytes"] < 80_000
+    # the module downloads with the page: 80 KB with the loss's kernels and the narrow GEMM panel; a jump is bloat
+    assert info["fallback_reason"] is None and 10_000 < info["module_bytes"] < 96_000
 
 
 def test_a_module_that_fails_its_self_test_falls_back_to_numpy_with_the_reason(node):
