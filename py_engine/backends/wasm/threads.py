@@ -261,11 +261,10 @@ class Pool:
         of a block of the program's (`local`: that only this op uses)."""
         if native.log is not None:
             return self._local(nbytes) if local else self._reused(nbytes)
-        at = self.top
+        at = _aligned(self.top)  # aligned before the test: rounded up after it, a block could reach the last output
         pinned = self.pinned
         if pinned is not None and at < pinned.at + pinned.nbytes and pinned.at < at + nbytes:
-            at = pinned.at + pinned.nbytes
-        at = _aligned(at)
+            at = _aligned(pinned.at + pinned.nbytes)
         self.top = at + nbytes
         self._grow(self.top)
         return at
