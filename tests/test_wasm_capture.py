@@ -353,9 +353,19 @@ def test_the_recording_holds_no_intermediate_so_its_memory_serves_later_ops(node
     assert same == [True] * 3
 
 
+def save_input(request, graph_models, name):
+    """The model's first input saved beside the models (mounted in Node), removed after the test: the folder holds the
+    models alone for the tests that list it."""
+    path = graph_models / f"{name}-input.npy"
+    np.save(path, model_inputs(graph_models / name / "model.json")[0][1])
+    request.addfinalizer(path.unlink)
+
+
 @pytest.mark.parametrize("name", ["movenet-lightning", "blazeface"])
-def test_graph_models_replay_their_uncaptured_results_bit_for_bit_on_one_and_two_threads(node, graph_models, name):
-    np.save(graph_models / f"{name}-input.npy", model_inputs(graph_models / name / "model.json")[0][1])
+def test_graph_models_replay_their_uncaptured_results_bit_for_bit_on_one_and_two_threads(
+    node, graph_models, name, request
+):
+    save_input(request, graph_models, name)
     result = node.run(
         f"""
         import pyodide_js
@@ -411,7 +421,9 @@ def test_graph_models_replay_their_uncaptured_results_bit_for_bit_on_one_and_two
     assert threads_agree
 
 
-def test_a_graph_models_program_on_two_threads_shares_blocks_by_lifetime_and_reads_the_kept_weights(node, graph_models):
+def test_a_graph_models_program_on_two_threads_shares_blocks_by_lifetime_and_reads_the_kept_weights(
+    node, graph_models, request
+):
     """movenet-lightning's execute on two threads: its program's blocks in the pool's shared memory are shared by
     lifetime (a freed value's block serves later ops), the values only split steps read live there alone (not in
     Pyodide's arrays too), and its weights' panels are the pool's kept blocks, which op by op uses too: op by op after
@@ -421,7 +433,7 @@ def test_a_graph_models_program_on_two_threads_shares_blocks_by_lifetime_and_rea
     with a block per value and weights' panels of its own). Its blocks go back with the model, and the kept
     blocks it read stay the weights' alone."""
     name = "movenet-lightning"
-    np.save(graph_models / f"{name}-input.npy", model_inputs(graph_models / name / "model.json")[0][1])
+    save_input(request, graph_models, name)
     result = node.run(
         f"""
         import pyodide_js
