@@ -1,8 +1,8 @@
 """Data movement on the SIMD module (kernels/shape.c): Concat of float32 or int32 arrays, each input's rows copied
 into their columns of the output, numpy's result exactly (a copy of the bits); GatherNd of float32 or int32 arrays,
 a slice copied per index tuple, at every size (numpy's range check and fancy indexing cost more than the call);
-Slice, BroadcastTo and Fill of float32 or int32 arrays while a capture records (a replay's native step copies the
-slice's rows, the broadcast's or the fill's values; op by op numpy's view or np.full costs less than the call).
+Slice and BroadcastTo of float32 or int32 arrays while a capture records (a replay's native step copies the slice's
+rows or the broadcast's values; op by op numpy's view costs less than the call).
 
 Below math.SMALL elements numpy's concatenate runs, except while a capture records (as the elementwise ops): a
 replay's native step is a call per input. The other shape ops (strided slices, pads, transposes, Gather) run the
@@ -14,7 +14,6 @@ import math
 import numpy as np
 
 from ....kernel_registry import register_kernel
-from ...numpy.kernels.creation import fill
 from ...numpy.kernels.shape import broadcast_to, gather_nd, slice_view
 from .. import native
 from ..native import F32, I32, address
@@ -98,19 +97,7 @@ def _broadcast_to(x, shape):
     return out
 
 
-def _fill(shape, value, dtype):
-    """np.full's array, the value's bits written by the module while a capture records (a gradient's seed)."""
-    size = math.prod(shape)
-    if native.log is None or dtype not in ("float32", "int32") or not size:
-        return fill(shape, value, dtype)
-    value = native.ints([np.array(value, dtype).view(I32)])
-    out = native.out(shape, np.dtype(dtype))
-    native.exports.repeat_values(address(value, 1, I32), 1, size, 1, address(out, size, out.dtype))
-    return out
-
-
 register_kernel("Concat", "wasm", _concat)
 register_kernel("BroadcastTo", "wasm", _broadcast_to)
-register_kernel("Fill", "wasm", _fill)
 register_kernel("Slice", "wasm", _slice)
 register_kernel("GatherNd", "wasm", _gather_nd)
