@@ -675,6 +675,17 @@ from py_engine.backends.wasm import threads
 
 def copied():
     return pe.backend_info()["threads_copied_bytes"]
+
+# each call's value, and the bytes it copied into or out of the pool (its readback's too)
+def replayed(captured, x, times=3):
+    values, per_call = [], []
+    for _ in range(times):
+        before = copied()
+        y = captured(x)
+        values.append(y.numpy())
+        y.dispose()
+        per_call.append(copied() - before)
+    return values, per_call
 """
 )
 
@@ -756,13 +767,7 @@ def test_elementwise_ops_between_split_convolutions_split_in_a_replay_and_copy_n
         op_by_op = block(x).numpy()
         op_by_op_calls = pe.backend_info()["threaded_calls"] - before
         forward = pe.capture(block)
-        runs, per_replay = [], []
-        for _ in range(3):
-            before = copied()
-            y = forward(x)
-            runs.append(y.numpy())
-            y.dispose()
-            per_replay.append(copied() - before)
+        runs, per_replay = replayed(forward, x)
         stats = capture_stats()
         forward.dispose(); x.dispose()
         await pe.set_backend("wasm", threads=1)
@@ -794,13 +799,7 @@ def test_a_sum_down_a_split_steps_output_splits_by_columns_in_a_replay(node, cha
         want = f(x).numpy()
         await pe.set_backend("wasm", threads=2)
         captured = pe.capture(f)
-        runs, per_replay = [], []
-        for _ in range(3):
-            before = copied()
-            y = captured(x)
-            runs.append(y.numpy())
-            y.dispose()
-            per_replay.append(copied() - before)
+        runs, per_replay = replayed(captured, x)
         split = capture_stats()["capture_split_steps"]
         captured.dispose(); pe.dispose([x, w])
         await pe.set_backend("wasm", threads=1)
