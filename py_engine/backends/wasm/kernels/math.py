@@ -1,14 +1,15 @@
-"""Elementwise kernels on the SIMD module: binary ops with a scalar, a repeated trailing block (a bias) or a column
-against a row (an outer broadcast), int32 Add, Sub, Mul, FloorDiv and Mod (numpy's values), unary ops, the activations' gradients, Equal of same-shape float32 arrays (numpy's
-bool bytes), casts of int32 and bool arrays to float32 (rounded as numpy's astype), float16 weights widened to float32
-as a model loads, and ops.elementwise_rules's programs (the optimizers' update rules) in one pass.
+"""Elementwise kernels on the SIMD module: binary ops with a scalar, a repeated trailing block (a bias), a column
+against a row (an outer broadcast) or one value per row (a loss's divisions), int32 Add, Sub, Mul, FloorDiv and Mod
+(numpy's values), unary ops, log, clip and its gradient, the activations' gradients, Equal of same-shape float32
+arrays (numpy's bool bytes), casts of int32 and bool arrays to float32 (rounded as numpy's astype), float16 weights
+widened to float32 as a model loads, and ops.elementwise_rules's programs (the optimizers' update rules) in one pass.
 
 Small arrays run the numpy kernels: below SMALL elements the checks and the call cost more than the loop saves.
 While a capture records them they take the module's path too (`runs_numpy`): a replay's native step costs the call
 only (1-2 us), not the wrapper's Python. Every native op computes what numpy's does, bit for bit (IEEE add,
-subtract, multiply, divide, sqrt, min, max), but the sigmoid (its own e^x, within an ulp or two): it runs on the
-module at every size, as numpy's np.exp and divisions cost more than the call (measured in Node: 8 elements 12.4 us
-against 8.6, 256 elements 17.5 against 8.9), so captured or not a sigmoid gives the same values.
+subtract, multiply, divide, sqrt, min, max), but the sigmoid (its own e^x) and the log (within an ulp or two): they
+run on the module at every size, as numpy's np.exp and divisions cost more than the call (measured in Node: 8
+elements 12.4 us against 8.6, 256 elements 17.5 against 8.9), so captured or not they give the same values.
 """
 
 import math
