@@ -96,6 +96,11 @@ class Backend(Protocol):
         weights in its shared memory: memory().num_bytes_in_threads)."""
         return 0
 
+    def overwrite(self, handle, source):
+        """Copy buffer `source`'s values into buffer `handle` (as many elements) in place: True, or False where this
+        backend does not (a variable assigned then takes the new buffer instead)."""
+        return False
+
     def native_buffer(self, handle):
         """The platform's GPU buffer object for `handle` (tensor.data_to_gpu())."""
         raise NotImplementedError(f"the {self.name} backend has no GPU buffers; data_to_gpu() needs a GPU backend")
@@ -178,6 +183,9 @@ class ReplayProgram(Protocol):
     """A recorded function on one device, replayed whole (CaptureRecording.build)."""
 
     released: bool  # True once released: the engine records again
+    # it keeps copies of values it reads from variables (packed, or in another memory): a variable rewritten in place
+    # by another program, or by an assign outside that writes into the buffer, makes them stale (recorded again)
+    keeps_copies: bool
 
     def binds(self, handle):
         """Whether the program's dispatches read or write the buffer of `handle` (a variable's)."""

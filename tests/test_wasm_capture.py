@@ -619,6 +619,87 @@ def test_a_program_is_not_replayed_once_a_variable_it_binds_is_reassigned_or_dis
     assert result == [[32.0, 0], [32.0, 1], [128.0, 0], [64.0, 0]]
 
 
+def test_a_program_reading_a_variable_that_another_program_updates_in_place_records_again(node):
+    """predict packs w's panels once; each replay of step rewrites w in place, so predict's panels went stale: it
+    records again rather than replay them."""
+    result = node.run(
+        """
+        w = pe.variable(pe.fill((64, 64), 1.0), name="w")
+        x = pe.ones((64, 64))
+        step = pe.capture(lambda t: (w.assign(w + 1.0), pe.sum(t))[1])
+        predict = pe.capture(lambda t: pe.matmul(t, w))
+        seen = []
+        with all_native():
+            for _ in range(3):
+                step(x).dispose()
+                before = capture_stats()["capture_replays"]
+                y = predict(x)
+                seen.append([float(y.numpy()[0, 0]), capture_stats()["capture_replays"] - before])
+                y.dispose()
+            before = capture_stats()["capture_replays"]
+            y = predict(x)  # w unchanged since: a replay
+            seen.append([float(y.numpy()[0, 0]), capture_stats()["capture_replays"] - before])
+        step.dispose(); predict.dispose(); pe.dispose([y, x, w])
+        seen
+        """
+    )
+    assert result == [[128.0, 0], [192.0, 0], [256.0, 0], [256.0, 1]]
+
+
+def test_fit_with_validation_data_evaluates_each_epochs_weights_captured(node):
+    """The test step's program reads the weights the training step's program rewrites in place every batch."""
+    result = node.run(
+        """
+        def val_loss(capture):
+            x, y, model = cnn(pe.optimizers.SGD(0.05), dropout=0.0)
+            with all_native():
+                history = model.fit(x[:60], y[:60], epochs=3, batch_size=20, verbose=0, capture=capture,
+                                    validation_data=(x[60:], y[60:]), shuffle=False)
+            model.optimizer.dispose(); model.dispose()
+            return history.history["val_loss"]
+
+        [val_loss(False), val_loss(True)]
+        """
+    )
+    plain, captured = result
+    assert captured == plain and len(set(plain)) == 3
+
+
+def test_an_assign_outside_writes_into_the_variable_a_training_program_updates_so_it_replays_on(node):
+    """A step run op by op between replays (a loop of steps, then fit) assigns w: the value is written into the
+    buffer the program updates, which replays on with it; with another tensor sharing w's buffer, w takes a new
+    one (the view keeps its value) and the program records again."""
+    result = node.run(
+        """
+        w = pe.variable(np.ones(8, np.float32), name="w")  # its own buffer (pe.fill's would share the fill's)
+        x = pe.ones((8,))
+        step = pe.capture(lambda t: (w.assign(w * 2.0), pe.sum(t * w))[1])
+        seen = []
+
+        def call():
+            before = capture_stats()["capture_replays"]
+            loss = step(x)
+            seen.append([float(loss.numpy()), capture_stats()["capture_replays"] - before])
+            loss.dispose()
+
+        with all_native():
+            call(); call()  # a recording, a replay: w = 4
+            own = w._buf
+            w.assign(pe.fill((8,), 10.0))
+            call()  # a replay on w = 10
+            kept = w._buf is own
+            view = w.reshape((2, 4))
+            w.assign(pe.fill((8,), 3.0))
+            call()  # a recording on w = 3
+            seen.append([float(view.numpy()[0, 0]), float(w.numpy()[0])])
+        step.dispose(); pe.dispose([view, x, w])
+        [seen, kept]
+        """
+    )
+    seen, kept = result
+    assert seen == [[16.0, 0], [32.0, 1], [160.0, 1], [48.0, 0], [20.0, 6.0]] and kept
+
+
 def test_a_backend_switch_drops_the_programs(node):
     result = node.run(
         """

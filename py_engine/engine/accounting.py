@@ -7,10 +7,11 @@ from dataclasses import dataclass, field
 class DataBuffer:
     """Backend memory shared by a tensor and its views; freed when the last holder lets go."""
 
-    __slots__ = ("backend", "handle", "nbytes", "refs")
+    __slots__ = ("backend", "handle", "nbytes", "refs", "writes")
 
     def __init__(self, backend, handle, nbytes):
         self.backend, self.handle, self.nbytes, self.refs = backend, handle, nbytes, 0
+        self.writes = 0  # times its values were rewritten in place (a variable a captured program updates)
 
 
 @dataclass

@@ -71,6 +71,15 @@ class Capture:
         self._captured.add(captured)
         return captured
 
+    def rewritten_by_a_program(self, buf):
+        """Whether a captured program rewrites `buf` (a variable's) in place on every replay: an assign outside it
+        then writes into that buffer too, so the program goes on (a fit after a loop of steps run op by op)."""
+        return any(
+            recorded.backend is buf.backend and recorded.assigns(buf)
+            for captured in vars(self).get("_captured", ())
+            for recorded in captured._programs.values()
+        )
+
     def variable_disposed(self):
         """A variable was disposed: the programs binding it can never replay again, so they go now rather than at
         their function's next call (a model kept for predictions after its optimizer's slots were freed)."""
@@ -145,7 +154,7 @@ class CapturedFunction:
             variables.release()
             return result
         try:
-            variables.restore(recording)
+            assigned = variables.restore(recording)
             program = recording.build(
                 [(t._buf.handle, t.shape, t.dtype) for t in inputs],
                 [(t._buf.handle, t.shape, t.dtype) for t in outputs],
@@ -154,7 +163,7 @@ class CapturedFunction:
             engine.dispose(result)
             raise
         kind = Tensor if isinstance(result, Tensor) else list if isinstance(result, list) else tuple
-        self._programs[signature] = Recorded(engine, backend, program, kind)
+        self._programs[signature] = Recorded(engine, backend, program, kind, assigned)
         return result
 
     def _outputs(self, result):
@@ -171,16 +180,29 @@ class Recorded:
     """A backend's ReplayProgram for one signature, with what the engine checks before a replay and the kind of
     result (Tensor, list or tuple) it returns."""
 
-    def __init__(self, engine, backend, program, result_kind):
+    def __init__(self, engine, backend, program, result_kind, assigned):
         self.engine, self.backend, self.program, self.result_kind = engine, backend, program, result_kind
-        # the variables the dispatches bind, and their buffers: an assign outside fn gives a variable another one
-        self.bound = [
-            (v, v._buf) for v in engine.variables.values() if v._buf.backend is backend and program.binds(v._buf.handle)
-        ]
+        self.assigned = assigned  # the variables' own buffers that every replay rewrites in place
+        # the variables the dispatches bind, their buffers (an assign outside fn may give a variable another one) and,
+        # where the program keeps copies of a value it only reads, how often that buffer had been rewritten in place
+        # (another program's update of the variable makes the copies stale)
+        self.bound = []
+        for v in engine.variables.values():
+            buf = v._buf
+            if buf.backend is backend and program.binds(buf.handle):
+                reads_a_copy = program.keeps_copies and not any(buf is own for own in assigned)
+                self.bound.append((v, buf, buf.writes if reads_a_copy else None))
 
     def usable(self):
-        """Not released, and every variable the program binds still holds the buffer it was recorded with."""
-        return not self.program.released and all(v._buf is buf for v, buf in self.bound)
+        """Not released, every variable the program binds still holds the buffer it was recorded with, and none it
+        keeps a copy of was rewritten in place since."""
+        return not self.program.released and all(
+            v._buf is buf and (writes is None or buf.writes == writes) for v, buf, writes in self.bound
+        )
+
+    def assigns(self, buf):
+        """Whether every replay rewrites `buf` (a variable's) in place, reading nothing it kept of it."""
+        return any(buf is own for own in self.assigned)
 
     def replay(self, inputs):
         engine, backend = self.engine, self.backend
@@ -195,6 +217,8 @@ class Recorded:
         except DeviceLostError as e:
             engine.device_lost(backend, e)
             raise
+        for buf in self.assigned:
+            buf.writes += 1
         results = [engine.adopt(backend, *output) for output in outputs]
         if self.result_kind is Tensor:
             return results[0]
@@ -218,7 +242,7 @@ class _VariableStates:
 
     def restore(self, recording):
         """Have the recording copy each assigned variable's new value into the variable's own buffer (now, and
-        after every replay), and point the variable at its own buffer again."""
+        after every replay), and point the variable at its own buffer again; those buffers."""
         moves = []
         for name, own in self.held.items():
             v = self.engine.variables.get(name)
@@ -232,9 +256,11 @@ class _VariableStates:
         finally:
             for v, new, own in moves:
                 v._buf = own  # the hold becomes the variable's own reference again
+                own.writes += 1
                 del self.held[v.var_name]
                 self.engine.unref(new)
             self.release()
+        return [own for _, _, own in moves]
 
     def release(self):
         for buf in self.held.values():

@@ -55,9 +55,15 @@ class Variables:
                 raise ShapeError(f"assign: {v.var_name} has shape {v.shape}, the new value has shape {new.shape}")
             if new.dtype != v.dtype:
                 raise DTypeError(f"assign: {v.var_name} is {v.dtype}, the new value is {new.dtype}; cast it first")
-            buf = new._live_buffer()
+            buf, old = new._live_buffer(), v._buf
+            # a captured program rewrites v's buffer on every replay: the value goes into it, so the program goes on
+            # (unless another tensor shares the buffer, which keeps its value)
+            in_place = buf is not old and old.refs == 1 and buf.backend is old.backend
+            if in_place and self.rewritten_by_a_program(old) and old.backend.overwrite(old.handle, buf.handle):
+                old.writes += 1  # programs that keep a copy of the old value record again
+                return
             buf.refs += 1
-            old, v._buf = v._buf, buf
+            v._buf = buf
             self.unref(old)
         finally:
             if temporary:

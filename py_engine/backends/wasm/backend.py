@@ -19,7 +19,7 @@ from ..numpy import NumpyBackend
 from ..numpy import backend as numpy_backend
 from . import native
 from . import threads as _threads
-from .capture import KernelRecording
+from .capture import KernelRecording, write_in_place
 
 MAX_THREADS = 16  # static/worker/wasm_pool.js has control slots for 16 threads
 MAX_DEFAULT_THREADS = 4
@@ -74,6 +74,9 @@ class WasmBackend(NumpyBackend):
     def free(self, handle):
         if self.recorder is not None:
             self.recorder.freeing(handle)
+
+    def overwrite(self, handle, source):
+        return handle.size == source.size and handle.dtype == source.dtype and write_in_place(handle, source)
 
     def read(self, handle):
         if self.recorder is not None:

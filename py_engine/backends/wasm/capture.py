@@ -359,21 +359,28 @@ def _allocation(log, starts, array):
 
 
 def _write(target, value, name):
+    """write_in_place, which a variable assigned while recording needs."""
+    if not write_in_place(target, value):
+        raise CaptureError(
+            f"capture({name}): a variable's array is a view of memory numpy may not write (made from bytes or a "
+            "read-only buffer); assign it a computed value before capturing"
+        )
+
+
+def write_in_place(target, value):
     """Copy `value` into `target`, a variable's own array (read-only, as every tensor's), and drop what was kept of
-    its old values (its packed panels, the threads' copies)."""
+    its old values (its packed panels, the threads' copies); False where numpy may not write `target`."""
     if target.shape != value.shape or target.dtype != value.dtype:
         value = value.reshape(target.shape)
     try:
         target.flags.writeable = True
     except ValueError:
-        raise CaptureError(
-            f"capture({name}): a variable's array is a view of memory numpy may not write (made from bytes or a "
-            "read-only buffer); assign it a computed value before capturing"
-        ) from None
+        return False
     np.copyto(target, value)
     target.flags.writeable = False
     linalg.changed(target)
     threads.changed(target)
+    return True
 
 
 def run_kernel_step(step, values, backend):
@@ -392,6 +399,8 @@ def run_kernel_step(step, values, backend):
 
 class KernelProgram:
     """A recording built for replays (a backend_protocols.ReplayProgram): its values, the arrays it owns, its steps."""
+
+    keeps_copies = True  # a weight's panels packed once, the threads' kept block of it
 
     def __init__(self, recording, outputs):
         self.backend = backend = recording.backend

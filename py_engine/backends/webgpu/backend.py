@@ -407,6 +407,9 @@ class WebGPUBackend:
     def thread_bytes(self):
         return 0  # a GPU backend keeps no copies in CPU threads' memory
 
+    def overwrite(self, handle, source):
+        return False  # a copy would be a submit of its own: the variable takes the new buffer
+
     def program_bytes(self):
         return 0  # its captured programs' buffers are in its pool (allocated_bytes)
 

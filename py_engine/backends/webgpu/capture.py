@@ -111,6 +111,8 @@ class CapturedProgram:
     """A recording built on one device (a backend_protocols.ReplayProgram): the buffers it owns, its device program,
     how inputs and outputs move."""
 
+    keeps_copies = False  # its dispatches bind the variables' buffers themselves
+
     def __init__(self, recording, inputs, outputs):
         self.backend = backend = recording.backend
         self.name = name = recording.name
