@@ -51,6 +51,11 @@ class Capture:
         random ops use for what changes per call. A call that creates variables (optimizer slots and weights made
         on first use) runs normally and is not kept: the next call records.
 
+        A variable assigned outside fn takes a new buffer and the programs binding it record again, but where a
+        program rewrites the variable on every replay (a training step), the wasm backend writes the value into
+        the variable's buffer and the program replays on; a program that keeps copies of a variable it reads
+        (wasm's packed panels) records again once the variable was rewritten in place.
+
         fn runs normally (nothing is recorded) on the numpy backend, during pe.warmup, under a gradient tape, inside
         the recording of another captured function (which records fn's dispatches), and when two inputs share one
         buffer. A backend switch or a lost device drops the programs (re-recorded on the next call on webgpu or
