@@ -47,6 +47,9 @@ COLUMNS_BELOW = 32
 # elements below which an elementwise op stays on the calling thread even with its operands in the shared memory:
 # the split call's own cost (about 8 us) is more than a copy of its output out and in again
 MIN_ELEMENTS = 1 << 12
+# floats of a filter gradient's partial sums, one per block of rows, below which it splits by those blocks (each
+# thread packs only its rows of dy) rather than by taps (each packs all of dy: most of the work where C is 1)
+PARTIAL_FLOATS = 1 << 18
 
 pool = None  # the running Pool, or None: every kernel on the calling thread
 reason = "one thread was asked for"  # why pool is None
@@ -696,8 +699,38 @@ def conv2d_input_grad(p, dy, shape, images, pixels, weights, k, o, dx, block):
 
 
 def conv2d_filter_grad(p, x, shape, rows, dy, taps, c, o, dw, block):
-    """dW = kernels/nn.c conv2d_filter_grad_taps, the filter's taps (kh, kw) split over the threads (one chunk each:
-    every chunk packs all of dy again), with the one-thread call's blocks of rows."""
+    """dW = kernels/nn.c conv2d_filter_grad, with the one-thread call's blocks of `block` rows, split over the threads
+    by those blocks where each thread gets one and their partial sums fit in PARTIAL_FLOATS, else by the filter's taps
+    (kh, kw) where it has several (else None: not split)."""
+    blocks, k = -(-rows // block), taps * c
+    if p.threads <= blocks and blocks * k * o <= PARTIAL_FLOATS:
+        return _filter_grad_blocks(p, x, shape, rows, dy, k, o, dw, block, blocks)
+    return _filter_grad_taps(p, x, shape, rows, dy, taps, c, o, dw, block) if taps > 1 else None
+
+
+def _filter_grad_blocks(p, x, shape, rows, dy, k, o, dw, block, blocks):
+    """dW by blocks of rows (kernels/nn.c conv2d_filter_grad_blocks): each thread packs only its blocks' rows of dy
+    and writes each block's sum into a partial of its own; then sum_rows_strided adds the partials up in the blocks'
+    order, their columns split over the threads (one thread's values, bit for bit)."""
+    p.begin()
+    px, ps, pdy = p.put(x), p.put(shape, I32), p.put(dy)
+    partials, pdw = p.alloc(blocks * k * o * 4, local=True), p.alloc(dw.nbytes)
+    scratch = [p.alloc(block * k * 4, local=True) for _ in range(p.threads)]
+    packed = [p.alloc(block * -(-o // 8) * 8 * 4, local=True) for _ in range(p.threads)]
+    # conv2d_filter_grad_blocks(x, s, rows, dy, O, partials, scratch, packed, block, b0, b1)
+    args = (px, ps, rows, pdy, o, partials, 0, 0, block, 0, 0)
+    first, last = (0,) * 9 + (1, 0), (0,) * 10 + (1,)
+    if not p.run("conv2d_filter_grad_blocks", blocks, args, first, last, scratch={6: scratch, 7: packed}):
+        return None
+    # sum_rows_strided(x, R, C, ldx, out): columns c0 .. c1 from x + c0, out + c0, C = c1 - c0
+    size = k * o
+    args, first, last = (partials, blocks, 0, size, pdw), (4, 0, -1, 0, 4), (0, 0, 1, 0, 0)
+    return p.get(pdw, dw) if p.run("sum_rows_strided", size, args, first, last, multiple=4) else None
+
+
+def _filter_grad_taps(p, x, shape, rows, dy, taps, c, o, dw, block):
+    """dW by the filter's taps (kernels/nn.c conv2d_filter_grad_taps), one chunk a thread: every chunk packs all of dy
+    again."""
     p.begin()
     px, ps, pdy, pdw = p.put(x), p.put(shape, I32), p.put(dy), p.zeros(dw.nbytes)
     chunk = p.chunk(taps, per_thread=1)

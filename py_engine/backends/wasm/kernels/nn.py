@@ -115,7 +115,7 @@ def _conv2d_backprop_filter(x, dy, strides, pad, dilations, filter_shape):
     shape, oh, ow = _geometry(x.shape, (kh, kw), strides, pad, dilations)
     rows, k = dy.shape[0] * oh * ow, kh * kw * c
     block, dw = _block(rows, k), native.out(filter_shape)
-    pool = threads.worth(rows * k * o, x, dy, out=(dw,)) if kh * kw > 1 else None  # split by taps
+    pool = threads.worth(rows * k * o, x, dy, out=(dw,))  # split by blocks of rows or by taps, where it can
     if pool and threads.conv2d_filter_grad(pool, x, shape, rows, dy, kh * kw, c, o, dw, block) is not None:
         return dw
     native.zero(dw)
