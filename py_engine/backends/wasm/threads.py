@@ -743,13 +743,15 @@ def _filter_grad_taps(p, x, shape, rows, dy, taps, c, o, dw, block):
     return p.get(pdw, dw) if ran else None
 
 
-def images_kernel(p, name, images, arrays, shape, weights, dx):
+def images_kernel(p, name, images, arrays, shape, weights, dx, zeroed=False):
     """dx (zeroed, then added into) = kernels/nn.c's name(*arrays, N, s, [weights,] dx), images split over the
-    threads: each of `arrays` (the image tensors it reads) and dx passed from the chunk's first image, N its images."""
+    threads: each of `arrays` (the image tensors it reads) and dx passed from the chunk's first image, N its images.
+    `zeroed`: the kernel zeroes its images' dx itself (max_pool_grad), so each thread zeroes its own."""
     kept = p.weights(weights) if weights is not None else 0
     p.begin()
     kept = p.put(weights) if kept is None else kept
-    pointers, ps, pdx = [p.put(a) for a in arrays], p.put(shape, I32), p.zeros(dx.nbytes)
+    pointers, ps = [p.put(a) for a in arrays], p.put(shape, I32)
+    pdx = p.alloc(dx.nbytes) if zeroed else p.zeros(dx.nbytes)
     args = (*pointers, 0, ps, *([kept] if weights is not None else []), pdx)
     first = [a.nbytes // images for a in arrays] + [-1, 0] + [0] * (weights is not None) + [dx.nbytes // images]
     last = [0] * len(arrays) + [1] + [0] * (len(args) - len(arrays) - 1)

@@ -31,6 +31,12 @@ INLINE void copy(f32 *dst, const f32 *src, int n) {
   for (; c < n; c++) dst[c] = src[c];
 }
 
+INLINE void zero_floats(f32 *dst, long n) {
+  long c = 0;
+  for (; c + 4 <= n; c += 4) wasm_v128_store(dst + c, wasm_f32x4_splat(0.0f));
+  for (; c < n; c++) dst[c] = 0.0f;
+}
+
 INLINE void add_into(f32 *dst, const f32 *src, int n) {
   int c = 0;
   for (; c + 4 <= n; c += 4) wasm_v128_store(dst + c, wasm_f32x4_add(wasm_v128_load(dst + c), wasm_v128_load(src + c)));
@@ -564,13 +570,15 @@ EXPORT(pool)(const f32 *x, int first, int last, const int *s, int avg, f32 *out)
   }
 }
 
-// dx (zeroed) += dy at each window's first maximum in row-major order (TensorFlow's rule); y is the pool's output.
+// dx = dy added at each window's first maximum in row-major order (TensorFlow's rule); y is the pool's output. Each
+// image's dx is zeroed here, just before its adds, while it stays in cache (and by each thread for its own images).
 EXPORT(max_pool_grad)(const f32 *dy, const f32 *x, const f32 *y, int N, const int *s, f32 *dx) {
   int H = s[0], W = s[1], C = s[2], OH = s[3], OW = s[4], KH = s[5], KW = s[6];
   int sh = s[7], sw = s[8], pt = s[11], pl = s[12];
   for (int n = 0; n < N; n++) {
     const f32 *image = x + (long)n * H * W * C;
     f32 *grad = dx + (long)n * H * W * C;
+    zero_floats(grad, (long)H * W * C);
     for (int oh = 0; oh < OH; oh++) {
       int ih0 = oh * sh - pt, kh0 = first_tap(ih0, 1), kh1 = end_tap(ih0, 1, KH, H);
       for (int ow = 0; ow < OW; ow++) {
