@@ -583,11 +583,13 @@ def gemm(p, a, b, m, n, k, transposed_b, out, bias=None, activation=0, transpose
         first = (0, 0, 0, k * 4, 4, 0, 0, -1, 0, 4 if pbias else 0, 0, 0)
         last = (0, 0, 0, 0, 0, 0, 0, 1, 0, 0, 0, 0)
         return p.get(pc, out) if p.run("gemm", n, args, first, last, multiple=8) else None
-    # rows r0 .. r1 at a + r0 * sai, c + r0 * n, M = r1 - r0
+    # rows r0 .. r1 at a + r0 * sai, c + r0 * n, M = r1 - r0; a last panel of 1-4 columns in a tile of 4, as on one
+    # thread (kernels/linalg.py gemm: a dense layer's 10 classes)
     args = (pa, sai, sak, packed, pc, n, 0, n, k, pbias, 0, activation)
     first = (sai * 4, 0, 0, 0, n * 4, 0, -1, 0, 0, 0, 0, 0)
     last = (0, 0, 0, 0, 0, 0, 1, 0, 0, 0, 0, 0)
-    return p.get(pc, out) if p.run("gemm", m, args, first, last, multiple=4) else None
+    name = "gemm_narrow_edge" if 1 <= n % 8 <= 4 else "gemm"
+    return p.get(pc, out) if p.run(name, m, args, first, last, multiple=4) else None
 
 
 def binary(p, code, a, na, b, nb, y):
