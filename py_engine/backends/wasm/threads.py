@@ -611,13 +611,14 @@ def binary(p, code, a, na, b, nb, y):
 
 
 def sum_rows(p, x, rows, columns, out):
-    """out = kernels/reduce.c sum_rows_strided of x (rows x columns), the columns split over the threads, 4 at a time
-    (each column's sum is one lane's, the same whichever columns are summed beside it)."""
+    """out = kernels/reduce.c sum_rows_strided of x (rows x columns), the columns split over the threads, 8 at a time
+    (each column's sum is one lane's, the same whichever columns are summed beside it; a thread's chunk of 4 columns
+    would read the cache lines of the 4 beside it too)."""
     p.begin()
     px, pout = p.put(x), p.alloc(out.nbytes)
     # sum_rows_strided(x, R, C, ldx, out): columns c0 .. c1 from x + c0, out + c0, C = c1 - c0; ldx all of x's columns
     args, first, last = (px, rows, 0, columns, pout), (4, 0, -1, 0, 4), (0, 0, 1, 0, 0)
-    return p.get(pout, out) if p.run("sum_rows_strided", columns, args, first, last, multiple=4) else None
+    return p.get(pout, out) if p.run("sum_rows_strided", columns, args, first, last, multiple=8) else None
 
 
 def unary(p, code, x, y):
@@ -727,7 +728,7 @@ def _filter_grad_blocks(p, x, shape, rows, dy, k, o, dw, block, blocks):
     # sum_rows_strided(x, R, C, ldx, out): columns c0 .. c1 from x + c0, out + c0, C = c1 - c0
     size = k * o
     args, first, last = (partials, blocks, 0, size, pdw), (4, 0, -1, 0, 4), (0, 0, 1, 0, 0)
-    return p.get(pdw, dw) if p.run("sum_rows_strided", size, args, first, last, multiple=4) else None
+    return p.get(pdw, dw) if p.run("sum_rows_strided", size, args, first, last, multiple=8) else None
 
 
 def _filter_grad_taps(p, x, shape, rows, dy, taps, c, o, dw, block):
