@@ -8,7 +8,8 @@ output rows until none are left (no two write the same bytes), and the output is
 Two copies are saved: a tensor's weights (a read-only array: its values never change) are uploaded and packed once,
 into blocks below the arena kept while the array lives, and the last op's output stays where it was computed, so
 the next op that reads it (the next layer) copies nothing in. The gradients split by images (the input gradients)
-or by filter taps and channels (the filter gradients), so again no two threads write the same bytes.
+or by blocks of rows (each block's partial sum its own, added up in order after), filter taps and channels (the
+filter gradients), so again no two threads write the same bytes.
 The host provides the pool (`globalThis.pyEngineWasmPool`: static/worker/wasm_pool.js, loaded by the page's worker, or by
 tests/pyodide/run.mjs in Node); where it cannot (not cross-origin isolated, no SharedArrayBuffer, no host pool),
 the backend runs on one thread and says why. A worker that stops answering ends the pool: the op, and every op
@@ -681,7 +682,7 @@ def rows_kernel(p, name, x, shape, rows, y, *args):
     return p.get(py, y) if p.run(name, rows, args, first, last) else None
 
 
-# ---- the gradients: the input gradients by images, the filter gradients by taps or channels ----------------------
+# ---- the gradients: the input gradients by images, the filter gradients by blocks of rows, taps or channels -------
 
 
 def conv2d_input_grad(p, dy, shape, images, pixels, weights, k, o, dx, block):

@@ -619,7 +619,7 @@ EXPORT(max_pool_grad)(const f32 *dy, const f32 *x, const f32 *y, int N, const in
   }
 }
 
-// ---- the pool's shares of the gradients (threads.py): each thread writes its own filter taps or channels ----------
+// ---- the pool's shares of the gradients (threads.py): each thread writes its own filter taps, channels or partials -
 // (the input gradients split by images, which the kernels above take as they are)
 
 // The patch columns of filter taps t0 .. t1 (tap = kh * KW + kw) of output pixel p: (t1 - t0) * C floats, each
