@@ -866,7 +866,7 @@ def test_elementwise_ops_between_split_convolutions_split_in_a_replay_and_copy_n
 @pytest.mark.parametrize("channels", [8, 37, 40])
 def test_a_sum_down_a_split_steps_output_splits_by_columns_in_a_replay(node, channels):
     """A bias's gradient (a sum over the images and pixels) of a convolution's output in the pool: recorded, it
-    splits by columns, 4 at a time (kernels/reduce.c sum_rows_strided: each column one lane's sum, whatever sits
+    splits by columns, 8 at a time (kernels/reduce.c sum_rows_strided: each column one lane's sum, whatever sits
     beside it), and the replay copies the sums out, not the convolution's output; one thread's sums, bit for bit,
     for widths of whole vectors, of 16 columns and a tail, and of a partial last vector."""
     node.run(SPLIT_MODEL)

@@ -104,6 +104,8 @@ def test_threaded_gradients_give_one_threads_results_bit_for_bit(node):
         w1 = pe.variable(rng.standard_normal((1, 1, 12, 16), np.float32))
         dw = pe.variable(rng.standard_normal((5, 5, 12, 1), np.float32))
         a, m = pe.tensor(rng.standard_normal((37, 150), np.float32)), pe.variable(rng.standard_normal((150, 29), np.float32))
+        # one channel over 2 * 68 * 68 windows: the filter's gradient splits by blocks of rows, the others' by taps
+        gray, w3 = pe.tensor(rng.standard_normal((2, 70, 70, 1), np.float32)), pe.variable(rng.standard_normal((3, 3, 1, 8), np.float32))
         def gradients():
             def loss(x):
                 conv = pe.conv2d(x, w, strides=2, padding="same")
@@ -111,10 +113,10 @@ def test_threaded_gradients_give_one_threads_results_bit_for_bit(node):
                 depth = pe.depthwise_conv2d(x, dw, strides=1, padding="same")
                 pooled = pe.max_pool(x, 3, 2, "same")
                 return (pe.sum(conv * conv) + pe.sum(pe.sin(wide)) + pe.sum(depth * depth) + pe.sum(pooled * pooled)
-                        + pe.sum(pe.matmul(a, m) ** 2))
+                        + pe.sum(pe.matmul(a, m) ** 2) + pe.sum(pe.conv2d(gray, w3, 1, "valid") ** 2))
             grads = pe.grads(loss)(x)[0]
-            _, by_variable = pe.variable_grads(lambda: loss(x), [w, w1, dw, m])
-            return {"x": grads.numpy(), **{k: g.numpy() for k, g in zip("w w1 dw m".split(), by_variable.values())}}
+            _, by_variable = pe.variable_grads(lambda: loss(x), [w, w1, dw, m, w3])
+            return {"x": grads.numpy(), **{k: g.numpy() for k, g in zip("w w1 dw m w3".split(), by_variable.values())}}
         await pe.set_backend("wasm", threads=1)
         one = gradients()
         await pe.set_backend("wasm", threads=2)
@@ -133,14 +135,17 @@ def test_threaded_gradients_give_one_threads_results_bit_for_bit(node):
     assert same == {k: [True, True] for k in same}, same
     assert calls == [
         "conv2d",
+        "conv2d_filter_grad_blocks",
         "conv2d_filter_grad_taps",
         "conv2d_input_grad",
         "depthwise",
         "depthwise_filter_grad",
         "depthwise_input_grad",
         "gemm",
+        "gemm_narrow_edge",  # the 1x1 convolution's input gradient: 12 columns, a last panel of 4
         "max_pool_grad",
         "pool",
+        "sum_rows_strided",  # the blocks' partial sums added up
     ], calls
 
 
@@ -365,6 +370,10 @@ def _same_on_two_threads(node, spec):
     k=st.sampled_from([1, 3, 5]), strides=st.sampled_from([1, 2, (2, 1)]), padding=paddings,
     activation=st.sampled_from(["linear", "relu6"]), seed=st.integers(0, 2**16),
 )  # fmt: skip
+# the filter's gradient split by its blocks of rows (kernels/nn.c conv2d_filter_grad_blocks): the small CNN's first
+# layer (one channel, windows read in place) over 2 blocks, the last short; a 5x5 filter's padded border's patch rows
+@example(n=11, h=28, w=28, c=1, out=8, k=3, strides=1, padding="valid", activation="relu6", seed=0)
+@example(n=3, h=13, w=13, c=9, out=5, k=5, strides=1, padding="same", activation="linear", seed=1)
 def test_conv2d_and_its_gradients_on_two_threads_are_one_threads(node, n, h, w, c, out, k, strides, padding,
                                                                   activation, seed):  # fmt: skip
     shape = _conv_out(np.empty((n, h, w, c)), np.empty((k, k)), strides, padding, 1, out)

@@ -8,7 +8,8 @@ output rows until none are left (no two write the same bytes), and the output is
 Two copies are saved: a tensor's weights (a read-only array: its values never change) are uploaded and packed once,
 into blocks below the arena kept while the array lives, and the last op's output stays where it was computed, so
 the next op that reads it (the next layer) copies nothing in. The gradients split by images (the input gradients)
-or by filter taps and channels (the filter gradients), so again no two threads write the same bytes.
+or by blocks of rows (each block's partial sum its own, added up in order after), filter taps and channels (the
+filter gradients), so again no two threads write the same bytes.
 The host provides the pool (`globalThis.pyEngineWasmPool`: static/worker/wasm_pool.js, loaded by the page's worker, or by
 tests/pyodide/run.mjs in Node); where it cannot (not cross-origin isolated, no SharedArrayBuffer, no host pool),
 the backend runs on one thread and says why. A worker that stops answering ends the pool: the op, and every op
@@ -47,6 +48,9 @@ COLUMNS_BELOW = 32
 # elements below which an elementwise op stays on the calling thread even with its operands in the shared memory:
 # the split call's own cost (about 8 us) is more than a copy of its output out and in again
 MIN_ELEMENTS = 1 << 12
+# floats of a filter gradient's partial sums, one per block of rows, below which it splits by those blocks (each
+# thread packs only its rows of dy) rather than by taps (each packs all of dy: most of the work where C is 1)
+PARTIAL_FLOATS = 1 << 18
 
 pool = None  # the running Pool, or None: every kernel on the calling thread
 reason = "one thread was asked for"  # why pool is None
@@ -580,11 +584,13 @@ def gemm(p, a, b, m, n, k, transposed_b, out, bias=None, activation=0, transpose
         first = (0, 0, 0, k * 4, 4, 0, 0, -1, 0, 4 if pbias else 0, 0, 0)
         last = (0, 0, 0, 0, 0, 0, 0, 1, 0, 0, 0, 0)
         return p.get(pc, out) if p.run("gemm", n, args, first, last, multiple=8) else None
-    # rows r0 .. r1 at a + r0 * sai, c + r0 * n, M = r1 - r0
+    # rows r0 .. r1 at a + r0 * sai, c + r0 * n, M = r1 - r0; a last panel of 1-4 columns in a tile of 4, as on one
+    # thread (kernels/linalg.py gemm: a dense layer's 10 classes)
     args = (pa, sai, sak, packed, pc, n, 0, n, k, pbias, 0, activation)
     first = (sai * 4, 0, 0, 0, n * 4, 0, -1, 0, 0, 0, 0, 0)
     last = (0, 0, 0, 0, 0, 0, 1, 0, 0, 0, 0, 0)
-    return p.get(pc, out) if p.run("gemm", m, args, first, last, multiple=4) else None
+    name = "gemm_narrow_edge" if 1 <= n % 8 <= 4 else "gemm"
+    return p.get(pc, out) if p.run(name, m, args, first, last, multiple=4) else None
 
 
 def binary(p, code, a, na, b, nb, y):
@@ -606,13 +612,14 @@ def binary(p, code, a, na, b, nb, y):
 
 
 def sum_rows(p, x, rows, columns, out):
-    """out = kernels/reduce.c sum_rows_strided of x (rows x columns), the columns split over the threads, 4 at a time
-    (each column's sum is one lane's, the same whichever columns are summed beside it)."""
+    """out = kernels/reduce.c sum_rows_strided of x (rows x columns), the columns split over the threads, 8 at a time
+    (each column's sum is one lane's, the same whichever columns are summed beside it; a thread's chunk of 4 columns
+    would read the cache lines of the 4 beside it too)."""
     p.begin()
     px, pout = p.put(x), p.alloc(out.nbytes)
     # sum_rows_strided(x, R, C, ldx, out): columns c0 .. c1 from x + c0, out + c0, C = c1 - c0; ldx all of x's columns
     args, first, last = (px, rows, 0, columns, pout), (4, 0, -1, 0, 4), (0, 0, 1, 0, 0)
-    return p.get(pout, out) if p.run("sum_rows_strided", columns, args, first, last, multiple=4) else None
+    return p.get(pout, out) if p.run("sum_rows_strided", columns, args, first, last, multiple=8) else None
 
 
 def unary(p, code, x, y):
@@ -675,7 +682,7 @@ def rows_kernel(p, name, x, shape, rows, y, *args):
     return p.get(py, y) if p.run(name, rows, args, first, last) else None
 
 
-# ---- the gradients: the input gradients by images, the filter gradients by taps or channels ----------------------
+# ---- the gradients: the input gradients by images, the filter gradients by blocks of rows, taps or channels -------
 
 
 def conv2d_input_grad(p, dy, shape, images, pixels, weights, k, o, dx, block):
@@ -696,8 +703,38 @@ def conv2d_input_grad(p, dy, shape, images, pixels, weights, k, o, dx, block):
 
 
 def conv2d_filter_grad(p, x, shape, rows, dy, taps, c, o, dw, block):
-    """dW = kernels/nn.c conv2d_filter_grad_taps, the filter's taps (kh, kw) split over the threads (one chunk each:
-    every chunk packs all of dy again), with the one-thread call's blocks of rows."""
+    """dW = kernels/nn.c conv2d_filter_grad, with the one-thread call's blocks of `block` rows, split over the threads
+    by those blocks where each thread gets one and their partial sums fit in PARTIAL_FLOATS, else by the filter's taps
+    (kh, kw) where it has several (else None: not split)."""
+    blocks, k = -(-rows // block), taps * c
+    if p.threads <= blocks and blocks * k * o <= PARTIAL_FLOATS:
+        return _filter_grad_blocks(p, x, shape, rows, dy, k, o, dw, block, blocks)
+    return _filter_grad_taps(p, x, shape, rows, dy, taps, c, o, dw, block) if taps > 1 else None
+
+
+def _filter_grad_blocks(p, x, shape, rows, dy, k, o, dw, block, blocks):
+    """dW by blocks of rows (kernels/nn.c conv2d_filter_grad_blocks): each thread packs only its blocks' rows of dy
+    and writes each block's sum into a partial of its own; then sum_rows_strided adds the partials up in the blocks'
+    order, their columns split over the threads (one thread's values, bit for bit)."""
+    p.begin()
+    px, ps, pdy = p.put(x), p.put(shape, I32), p.put(dy)
+    partials, pdw = p.alloc(blocks * k * o * 4, local=True), p.alloc(dw.nbytes)
+    scratch = [p.alloc(block * k * 4, local=True) for _ in range(p.threads)]
+    packed = [p.alloc(block * -(-o // 8) * 8 * 4, local=True) for _ in range(p.threads)]
+    # conv2d_filter_grad_blocks(x, s, rows, dy, O, partials, scratch, packed, block, b0, b1)
+    args = (px, ps, rows, pdy, o, partials, 0, 0, block, 0, 0)
+    first, last = (0,) * 9 + (1, 0), (0,) * 10 + (1,)
+    if not p.run("conv2d_filter_grad_blocks", blocks, args, first, last, scratch={6: scratch, 7: packed}):
+        return None
+    # sum_rows_strided(x, R, C, ldx, out): columns c0 .. c1 from x + c0, out + c0, C = c1 - c0
+    size = k * o
+    args, first, last = (partials, blocks, 0, size, pdw), (4, 0, -1, 0, 4), (0, 0, 1, 0, 0)
+    return p.get(pdw, dw) if p.run("sum_rows_strided", size, args, first, last, multiple=8) else None
+
+
+def _filter_grad_taps(p, x, shape, rows, dy, taps, c, o, dw, block):
+    """dW by the filter's taps (kernels/nn.c conv2d_filter_grad_taps), one chunk a thread: every chunk packs all of dy
+    again."""
     p.begin()
     px, ps, pdy, pdw = p.put(x), p.put(shape, I32), p.put(dy), p.zeros(dw.nbytes)
     chunk = p.chunk(taps, per_thread=1)
@@ -710,13 +747,15 @@ def conv2d_filter_grad(p, x, shape, rows, dy, taps, c, o, dw, block):
     return p.get(pdw, dw) if ran else None
 
 
-def images_kernel(p, name, images, arrays, shape, weights, dx):
+def images_kernel(p, name, images, arrays, shape, weights, dx, zeroed=False):
     """dx (zeroed, then added into) = kernels/nn.c's name(*arrays, N, s, [weights,] dx), images split over the
-    threads: each of `arrays` (the image tensors it reads) and dx passed from the chunk's first image, N its images."""
+    threads: each of `arrays` (the image tensors it reads) and dx passed from the chunk's first image, N its images.
+    `zeroed`: the kernel zeroes its images' dx itself (max_pool_grad), so each thread zeroes its own."""
     kept = p.weights(weights) if weights is not None else 0
     p.begin()
     kept = p.put(weights) if kept is None else kept
-    pointers, ps, pdx = [p.put(a) for a in arrays], p.put(shape, I32), p.zeros(dx.nbytes)
+    pointers, ps = [p.put(a) for a in arrays], p.put(shape, I32)
+    pdx = p.alloc(dx.nbytes) if zeroed else p.zeros(dx.nbytes)
     args = (*pointers, 0, ps, *([kept] if weights is not None else []), pdx)
     first = [a.nbytes // images for a in arrays] + [-1, 0] + [0] * (weights is not None) + [dx.nbytes // images]
     last = [0] * len(arrays) + [1] + [0] * (len(args) - len(arrays) - 1)

@@ -31,6 +31,12 @@ INLINE void copy(f32 *dst, const f32 *src, int n) {
   for (; c < n; c++) dst[c] = src[c];
 }
 
+INLINE void zero_floats(f32 *dst, long n) {
+  long c = 0;
+  for (; c + 4 <= n; c += 4) wasm_v128_store(dst + c, wasm_f32x4_splat(0.0f));
+  for (; c < n; c++) dst[c] = 0.0f;
+}
+
 INLINE void add_into(f32 *dst, const f32 *src, int n) {
   int c = 0;
   for (; c + 4 <= n; c += 4) wasm_v128_store(dst + c, wasm_f32x4_add(wasm_v128_load(dst + c), wasm_v128_load(src + c)));
@@ -157,8 +163,9 @@ INLINE int whole_windows(const int *s, int r0, int n, int *origins) {
 // dw's rows of filter taps t0 .. t1 (dw: the whole gradient) += the block's windows (origins, all whole in the image)
 // ^T @ its n rows of dy (packed), read in place: the GEMM's tile on up to 4 rows of dw at a time whose floats lie
 // side by side in the image (the taps of one filter row without dilation in width, else one tap's channels).
+// add 0: dw = that product (plus 0, as the tile adds its bias), not added to.
 INLINE void filter_grad_in_place(const f32 *x, const int *s, int n, const int *origins, const f32 *packed, int O,
-                                 f32 *dw, int t0, int t1) {
+                                 f32 *dw, int t0, int t1, int add) {
   int W = s[1], C = s[2], KW = s[6], dh = s[9], dil = s[10];
   for (int j = t0 * C, end = t1 * C; j < end;) {
     int t = j / C, kh = t / KW, kw = t % KW, c = j % C;
@@ -168,32 +175,35 @@ INLINE void filter_grad_in_place(const f32 *x, const int *s, int n, const int *o
     const f32 *a = x + ((long)kh * dh * W + kw * dil) * C + c;
     f32 *out = dw + (long)j * O;
     for (int j0 = 0; j0 < O; j0 += 8)
-      gemm_tile(a, 1, 0, origins, packed + (long)j0 * n, out + j0, O, n, rows, O - j0 < 8 ? O - j0 : 8, 0, out + j0,
-                ACT_LINEAR);
+      gemm_tile(a, 1, 0, origins, packed + (long)j0 * n, out + j0, O, n, rows, O - j0 < 8 ? O - j0 : 8, 0,
+                add ? out + j0 : 0, ACT_LINEAR);
     j += rows;
   }
 }
 
-// dW[K, O] = patches(x)^T @ dy: the filter gradient, accumulated block by block (dw must start at 0).
+// dw[K, O] (+)= patches(x)^T @ dy over output pixels r0 .. r0+n (one block): added to dw, or (add 0) written.
 // packed: scratch for dy's rows packed (block * round8(O) floats). With a small filter, a block whose windows all lie
 // whole in the image (all of them without padding) reads them in place as conv2d does (filter_grad_in_place: the
 // same sums in the same order as the patch rows' GEMM).
+INLINE void filter_grad_block(const f32 *x, const int *s, int r0, int n, const f32 *dy, int O, f32 *dw,
+                              f32 *scratch, f32 *packed, int add) {
+  int K = s[5] * s[6] * s[2];
+  int *origins = (int *)scratch;  // n ints: the block's scratch holds n * K floats
+  pack_b(dy + (long)r0 * O, n, O, O, 1, packed);
+  if (window_in_place(K, O) && whole_windows(s, r0, n, origins)) {
+    filter_grad_in_place(x, s, n, origins, packed, O, dw, 0, s[5] * s[6], add);
+    return;
+  }
+  pixel p = pixel_of(s, r0);
+  for (int r = 0; r < n; r++, next_pixel(s, &p)) patch_row(x, s, p, scratch + (long)r * K);
+  gemm(scratch, 1, K, packed, dw, O, K, O, n, 0, add ? dw : 0, ACT_LINEAR);
+}
+
+// dW[K, O] = patches(x)^T @ dy: the filter gradient, accumulated block by block (dw must start at 0).
 EXPORT(conv2d_filter_grad)(const f32 *x, const int *s, int rows, const f32 *dy, int O, f32 *dw, f32 *scratch,
                                f32 *packed, int block) {
-  int K = s[5] * s[6] * s[2], in_place = window_in_place(K, O);
-  for (int r0 = 0; r0 < rows; r0 += block) {
-    int n = rows - r0 < block ? rows - r0 : block;
-    int *origins = (int *)scratch;  // n ints: the block's scratch holds n * K floats
-    if (in_place && whole_windows(s, r0, n, origins)) {
-      pack_b(dy + (long)r0 * O, n, O, O, 1, packed);
-      filter_grad_in_place(x, s, n, origins, packed, O, dw, 0, s[5] * s[6]);
-      continue;
-    }
-    pixel p = pixel_of(s, r0);
-    for (int r = 0; r < n; r++, next_pixel(s, &p)) patch_row(x, s, p, scratch + (long)r * K);
-    pack_b(dy + (long)r0 * O, n, O, O, 1, packed);
-    gemm(scratch, 1, K, packed, dw, O, K, O, n, 0, dw, ACT_LINEAR);
-  }
+  for (int r0 = 0; r0 < rows; r0 += block)
+    filter_grad_block(x, s, r0, rows - r0 < block ? rows - r0 : block, dy, O, dw, scratch, packed, 1);
 }
 
 // dx = the patch gradients dy @ W^T added back into the image pixels they came from (dx must start at 0).
@@ -560,13 +570,15 @@ EXPORT(pool)(const f32 *x, int first, int last, const int *s, int avg, f32 *out)
   }
 }
 
-// dx (zeroed) += dy at each window's first maximum in row-major order (TensorFlow's rule); y is the pool's output.
+// dx = dy added at each window's first maximum in row-major order (TensorFlow's rule); y is the pool's output. Each
+// image's dx is zeroed here, just before its adds, while it stays in cache (and by each thread for its own images).
 EXPORT(max_pool_grad)(const f32 *dy, const f32 *x, const f32 *y, int N, const int *s, f32 *dx) {
   int H = s[0], W = s[1], C = s[2], OH = s[3], OW = s[4], KH = s[5], KW = s[6];
   int sh = s[7], sw = s[8], pt = s[11], pl = s[12];
   for (int n = 0; n < N; n++) {
     const f32 *image = x + (long)n * H * W * C;
     f32 *grad = dx + (long)n * H * W * C;
+    zero_floats(grad, (long)H * W * C);
     for (int oh = 0; oh < OH; oh++) {
       int ih0 = oh * sh - pt, kh0 = first_tap(ih0, 1), kh1 = end_tap(ih0, 1, KH, H);
       for (int ow = 0; ow < OW; ow++) {
@@ -607,7 +619,7 @@ EXPORT(max_pool_grad)(const f32 *dy, const f32 *x, const f32 *y, int N, const in
   }
 }
 
-// ---- the pool's shares of the gradients (threads.py): each thread writes its own filter taps or channels ----------
+// ---- the pool's shares of the gradients (threads.py): each thread writes its own filter taps, channels or partials -
 // (the input gradients split by images, which the kernels above take as they are)
 
 // The patch columns of filter taps t0 .. t1 (tap = kh * KW + kw) of output pixel p: (t1 - t0) * C floats, each
@@ -636,13 +648,26 @@ EXPORT(conv2d_filter_grad_taps)(const f32 *x, const int *s, int rows, const f32 
     int *origins = (int *)scratch;  // n ints: the block's scratch holds n * K floats
     if (in_place && whole_windows(s, r0, n, origins)) {  // as conv2d_filter_grad
       pack_b(dy + (long)r0 * O, n, O, O, 1, packed);
-      filter_grad_in_place(x, s, n, origins, packed, O, dw, t0, t1);
+      filter_grad_in_place(x, s, n, origins, packed, O, dw, t0, t1, 1);
       continue;
     }
     pixel p = pixel_of(s, r0);
     for (int r = 0; r < n; r++, next_pixel(s, &p)) patch_taps(x, s, p, t0, t1, scratch + (long)r * K);
     pack_b(dy + (long)r0 * O, n, O, O, 1, packed);
     gemm(scratch, 1, K, packed, out, O, K, O, n, 0, out, ACT_LINEAR);
+  }
+}
+
+// conv2d_filter_grad's blocks b0 .. b1 of `block` rows, each block's sum written into its own partial (partials + b *
+// K * O). sum_rows_strided then adds the partials to 0 in the blocks' order, which gives conv2d_filter_grad's values
+// bit for bit: there each block's tile adds its sum plus 0 (the tile's bias) to dw, zeroed first; here a partial is
+// that sum plus 0, and x + y = y + x exactly. scratch, packed: as conv2d_filter_grad's.
+EXPORT(conv2d_filter_grad_blocks)(const f32 *x, const int *s, int rows, const f32 *dy, int O, f32 *partials,
+                                      f32 *scratch, f32 *packed, int block, int b0, int b1) {
+  long size = (long)s[5] * s[6] * s[2] * O;
+  for (int b = b0; b < b1; b++) {
+    int r0 = b * block;
+    filter_grad_block(x, s, r0, rows - r0 < block ? rows - r0 : block, dy, O, partials + b * size, scratch, packed, 0);
   }
 }
 

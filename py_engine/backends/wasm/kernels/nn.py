@@ -115,7 +115,7 @@ def _conv2d_backprop_filter(x, dy, strides, pad, dilations, filter_shape):
     shape, oh, ow = _geometry(x.shape, (kh, kw), strides, pad, dilations)
     rows, k = dy.shape[0] * oh * ow, kh * kw * c
     block, dw = _block(rows, k), native.out(filter_shape)
-    pool = threads.worth(rows * k * o, x, dy, out=(dw,)) if kh * kw > 1 else None  # split by taps
+    pool = threads.worth(rows * k * o, x, dy, out=(dw,))  # split by blocks of rows or by taps, where it can
     if pool and threads.conv2d_filter_grad(pool, x, shape, rows, dy, kh * kw, c, o, dw, block) is not None:
         return dw
     native.zero(dw)
@@ -258,10 +258,10 @@ def _max_pool_grad(dy, x, y, ksize, strides, pad):
     images, dx = x.shape[0], native.out(x.shape)
     work = dy.size * ksize[0] * ksize[1] * MAX_POOL_GRAD_TAP
     pool = threads.worth(work, dy, x, y, out=(dx,)) if images > 1 else None  # split by images
-    if pool and threads.images_kernel(pool, "max_pool_grad", images, (dy, x, y), shape, None, dx) is not None:
+    arrays = (dy, x, y)
+    if pool and threads.images_kernel(pool, "max_pool_grad", images, arrays, shape, None, dx, zeroed=True) is not None:
         return dx
-    native.zero(dx)
-    native.exports.max_pool_grad(
+    native.exports.max_pool_grad(  # it zeroes dx itself
         address(dy, dy.size),
         address(x, x.size),
         address(y, y.size),
