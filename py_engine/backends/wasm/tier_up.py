@@ -8,8 +8,8 @@ model's first run, its warm-up, ran most of its kernels on baseline code: in the
 convolution took 4-6 ms against 0.5 optimized, its depthwise convolutions 7-12 ms against 2.4, centernet's kernels
 159 ms against 98 (docs/journal/graph-models-warmup.md).
 
-`run()` calls each kernel a model's forward pass spends its time in, on small made-up arrays, often enough that V8
-optimizes it. The page runs it once idle (static/worker/playground.py compile_ahead), as it imports numpy.random
+`run()` calls each kernel a model's forward pass runs (a detector's and a pose model's decoders, a classifier's head
+included), on small made-up arrays, often enough that V8 optimizes it. The page runs it once idle (static/worker/playground.py compile_ahead), as it imports numpy.random
 then; nothing a model's load or runs wait for.
 """
 
@@ -38,6 +38,8 @@ def cases():
     rows, narrow = made_up((512, 16), 7), made_up((16, 17), 8)
     flat, column, row = made_up((16384,), 9), made_up((4096, 1), 10), made_up((17,), 11)
     halves, scores = made_up((16384,), 12).astype(np.float16), made_up((1, 16384), 13)
+    counts = (flat * 100).astype(np.int32)
+    boxes, box_index = np.array([[0.1, 0.2, 0.8, 0.9]], np.float32), np.zeros(1, np.int32)
     add, sigmoid, max_pool = math._binary("Add"), math._unary("Sigmoid"), nn._pool(average=False)
     plain = {"strides": (1, 1), "pad": ((0, 0), (0, 0)), "dilations": (1, 1)}
     return {
@@ -54,6 +56,14 @@ def cases():
         "sum_rows": lambda: reduce._mean_kernel(x, (1, 2), False),
         "top_k_rows": lambda: reduce._top_k(scores, 100),
         "f16_to_f32": lambda: math.widen_float16(halves),
+        "equal": lambda: math._equal(flat, flat),
+        "to_f32": lambda: math._cast(counts, "float32"),
+        "binary_i32": lambda: add(counts, counts),
+        "arg_max": lambda: reduce._arg_max(x, 3),
+        "gather_nd": lambda: shape._gather_nd(x, np.zeros((64, 2), np.int32)),
+        "softmax_rows": lambda: reduce._softmax(x, 3),
+        "log_values": lambda: math._log(flat),
+        "crop_and_resize": lambda: image._crop_and_resize(x, boxes, box_index, (16, 16), "bilinear", 0.0),
     }
 
 
