@@ -884,9 +884,9 @@ def test_unary_ops_and_their_gradients_agree(node, op, shape, scale, seed):
 
 
 def test_tier_up_calls_the_export_each_of_its_cases_is_named_after(node):
-    """tier_up.run() gets V8 to optimize the exports a model's forward pass spends its time in, before a model's first
-    run: a case that takes numpy's path (too small, a wrapper's rule changed) or the threads' pool would leave its
-    export on baseline code without a sign."""
+    """tier_up.run() gets V8 to optimize the exports a model's forward pass runs, before a model's first run: a case
+    that takes numpy's path (too small, a wrapper's rule changed) or the threads' pool would leave its export on
+    baseline code without a sign."""
     missed = node.run(
         """
         import types

@@ -1,23 +1,23 @@
 """The kernels' optimized code, compiled before a model needs it.
 
 V8 compiles a WebAssembly function with its baseline compiler (Liftoff) at its first call, and with its optimizing
-compiler (TurboFan, on another thread) once the function has run a while (dynamic tiering: a budget of code run,
-not of calls or time); the optimized code serves the calls after that. The module's functions are its exports (the
-C's helpers are inlined into them), and the backend's self-test at start runs few of them that long. So a graph
+compiler (TurboFan, on another thread) once the function has run a while (dynamic tiering: a budget of code run, not
+of calls or time); the optimized code serves the calls after that. The module's functions are its exports (the C's
+helpers are inlined into them), and the backend's self-test at start runs only the product that long. So a graph
 model's first run, its warm-up, ran most of its kernels on baseline code: in the page, movenet-lightning's first
-convolution took 4-6 ms against 0.5 optimized, its depthwise convolutions 7-12 ms against 2.4, centernet's kernels
-159 ms against 98 (docs/journal/graph-models-warmup.md).
+convolution took 4.5-5.7 ms against 0.5 optimized, its depthwise convolutions 3.6-12 ms against 2.4, centernet's
+kernels 159 ms against 98 (docs/journal/graph-models-warmup.md).
 
 `run()` calls each kernel a model's forward pass runs (a detector's and a pose model's decoders, a classifier's head
-included), on small made-up arrays, often enough that V8 optimizes it. The page runs it once idle (static/worker/playground.py compile_ahead), as it imports numpy.random
-then; nothing a model's load or runs wait for.
+included) on small made-up arrays, often enough that V8 optimizes it. The page's worker runs it once idle
+(static/worker/playground.py compile_ahead), as it imports numpy.random then: nothing a model's load or runs wait for.
 """
 
 import numpy as np
 
 from .kernels import fused, image, linalg, math, nn, reduce, shape
 
-CALLS = 24  # each case's calls: in the page, the slowest export to be optimized went at about the 20th
+CALLS = 24  # each case's calls: after them a first model's kernels took what a second model's do (the page)
 
 
 def made_up(dims, seed):
