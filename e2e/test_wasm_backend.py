@@ -6,13 +6,20 @@ the browser cannot compile leaves the page on numpy with the reason in the statu
 import json
 import re
 import textwrap
+import time
 
-from conftest import show_panel
+from conftest import Playground, show_panel
 from playwright.sync_api import expect
 from test_classify import CATS, CLASSIFY_TIMEOUT_MS
 from test_training import TRAIN
 
 SWITCH_TIMEOUT_MS = 60_000
+IDLE_TIMEOUT_S = 60
+# what compile_ahead leaves, read in the page's worker (no request: it runs once no request has run for 3 s)
+AHEAD = """JSON.parse(pyodide.runPython(`import json, py_engine as pe
+s, m = pe.stats(), pe.memory()
+json.dumps([s["capture_replays"], s["capture_programs"], m.num_tensors, m.num_bytes_in_programs,
+            pe.backend_info()["packed_weight_bytes"]])`))"""
 EPOCHS = 6
 
 
@@ -235,3 +242,22 @@ def test_a_module_that_does_not_compile_leaves_numpy_with_the_reason_in_the_stat
         wasm_page.run("native.module_bytes = real_module_bytes")
     line = switch(page, "wasm")
     assert line.startswith("Backend: wasm · ") and "numpy" not in line, line
+
+
+def test_once_idle_the_page_compiles_the_kernels_ahead_and_keeps_nothing(webgpu_browser, server_url):
+    """V8 optimizes a WebAssembly function only once it has run a while: once idle, the worker runs the kernels and a
+    captured program's recording and two replays (playground.compile_ahead), so that a model's first run does not run
+    them on baseline code; it leaves no tensor, program or packed panel behind."""
+    page = Playground(webgpu_browser, server_url)
+    try:
+        assert page.backend == "wasm", page.info
+        worker = next(w for w in page.page.workers if "/worker.js" in w.url)
+        replays, programs, tensors, *held = worker.evaluate(AHEAD)
+        assert replays == programs == 0 and held == [0, 0]
+        deadline = time.monotonic() + IDLE_TIMEOUT_S
+        while worker.evaluate(AHEAD)[0] == 0 and time.monotonic() < deadline:
+            time.sleep(0.2)
+        assert worker.evaluate(AHEAD) == [2, 0, tensors, 0, 0]
+        assert not [line for line in page.console if "compiled ahead" in line], page.console
+    finally:
+        page.close()

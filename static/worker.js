@@ -120,6 +120,7 @@ const booted = boot().finally(() => clearInterval(bootTicker)).then(
     importEngineHalf();
     storeForNextBoot();
     if (info.installed_cached_files) whenIdle().then(importRandomModules);
+    whenIdle().then(compileAhead);
   },
   (error) => {
     bootError = (error && error.message) || String(error);

@@ -881,3 +881,36 @@ def test_unary_ops_and_their_gradients_agree(node, op, shape, scale, seed):
     spec = _spec(op, seed, [tuple(shape)], {}, lambda *_: tuple(shape))
     spec["inputs"][0][1] = [v * scale for v in spec["inputs"][0][1]]  # sigmoid's tails: e^-x over and under 1
     _agree(node, spec, backends=("numpy",))
+
+
+def test_tier_up_calls_the_export_each_of_its_cases_is_named_after(node):
+    """tier_up.run() gets V8 to optimize the exports a model's forward pass runs, before a model's first run: a case
+    that takes numpy's path (too small, a wrapper's rule changed) or the threads' pool would leave its export on
+    baseline code without a sign."""
+    missed = node.run(
+        """
+        import types
+        from py_engine.backends.wasm import native, tier_up
+        await pe.set_backend("wasm", threads=1)
+        real, called = native.exports, set()
+
+        def logged(name, fn):
+            def call(*args):
+                called.add(name)
+                return fn(*args)
+            return call
+
+        native.exports = types.SimpleNamespace(**{n: logged(n, f) for n, f in vars(real).items()})
+        missed = []
+        try:
+            for name, case in tier_up.cases().items():
+                called.clear()
+                case()
+                if name not in called:
+                    missed.append([name, sorted(called)])
+        finally:
+            native.exports = real
+        missed
+        """
+    )
+    assert missed == []

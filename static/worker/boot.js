@@ -186,6 +186,16 @@ function importEngineHalf() {
   py.import_engine_rest();
 }
 
+// On wasm, V8 optimizes a WebAssembly function only once it has run a while: a model's first run (its warm-up) ran
+// most of the kernels and the capture's paths on baseline code, tens of ms. Made once no request has run for IDLE_MS.
+function compileAhead() {
+  try {
+    py.compile_ahead();
+  } catch (error) {
+    console.warn("the wasm kernels could not be compiled ahead:", error);
+  }
+}
+
 // A boot from stored site-packages leaves numpy.random's 9 wasm modules to its first import (startup_cache.js), which
 // a new model's first weights make: about 115 ms of synchronous compiles. Made once no request has run for IDLE_MS.
 function importRandomModules() {

@@ -158,8 +158,9 @@ def _self_test():
     """Compare a product, a convolution, a depthwise convolution and an add with numpy on shapes that are not
     multiples of the tiles; BackendError naming the first that differs.
 
-    The shapes are large enough (a few ms in all) that V8 also compiles these kernels' optimized code now, in the
-    background, rather than running the first classification's layers on its baseline compiler's."""
+    The product is large enough that V8 also compiles its optimized code now, in the background, rather than running
+    the first classification's layers on its baseline compiler's; the other kernels run too briefly for that (the
+    page has them optimized once idle: tier_up.py)."""
     from ..numpy.kernels import fused as numpy_fused
     from ..numpy.kernels.linalg import matmul
     from .kernels.fused import _fused_conv2d, _fused_depthwise
