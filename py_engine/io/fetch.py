@@ -47,7 +47,8 @@ class Location:
         return (await self._read(target, what, False))[0]
 
     def read_all(self, targets, names, total, on_progress=None, sha256=False):
-        """A task of [(body, its sha256 in hex if asked, else None)] of every target, fetched concurrently;
+        """A task of [(body, its sha256 in hex if asked, else None)] of every target, fetched concurrently (in the
+        browser the sha256 is a future of it, the browser still hashing: sha256_of awaits it);
         on_progress(bytes loaded, total) after each one. A body is bytes, or in the browser a JsBody. Every request
         is made before this returns, without a turn of the event loop: a caller goes on (parses a graph) at once."""
         reads = [self._read(t, n, sha256, in_js=True) for t, n in zip(targets, names)]
@@ -92,6 +93,11 @@ class Location:
             read = asyncio.get_running_loop().run_in_executor(None, lambda: _hashed(reader(target, what), sha256))
         read.add_done_callback(_seen)
         return read
+
+
+async def sha256_of(digest):
+    """A sha256 read_all gave: its hex, or None where none was asked."""
+    return digest if digest is None or isinstance(digest, str) else await digest
 
 
 def _seen(future):
@@ -170,7 +176,16 @@ async def _browser_fetch(request, url, what, sha256, in_js=False):
     if sha256 and subtle is None:
         return _hashed(data.to_bytes(), sha256)
     body = JsBody(data) if in_js else data.to_bytes()
-    return body, (await subtle.digest("SHA-256", data)).to_bytes().hex() if sha256 else None
+    if not sha256:
+        return body, None
+    # the browser hashes on a thread of its own: the caller unpacks the shard meanwhile and awaits the digest after
+    digest = asyncio.ensure_future(_hex(subtle.digest("SHA-256", data)))
+    digest.add_done_callback(_seen)
+    return body, digest
+
+
+async def _hex(digest):
+    return (await digest).to_bytes().hex()
 
 
 async def _body(response, what, url):

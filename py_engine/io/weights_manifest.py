@@ -15,6 +15,7 @@ import numpy as np
 
 from .. import dtypes
 from .errors import ModelLoadError
+from .fetch import sha256_of
 
 DEFAULT_SHARD_BYTES = 4 * 1024 * 1024
 DTYPES = {"float32": np.dtype("<f4"), "int32": np.dtype("<i4"), "bool": np.dtype(np.bool_)}
@@ -264,9 +265,11 @@ async def _arrays(groups, totals, reading):
     for group, need in zip(groups, totals):
         own = read[at : at + len(group["paths"])]
         at += len(own)
-        datas, digests = [data for data, _ in own], [digest for _, digest in own]
-        verify(group, datas, need, digests)
-        for name, array in unpack(group, datas).items():
+        datas = [data for data, _ in own]
+        # unpacked while the browser computes the sha256 (shards of the wrong length are not): checked after
+        unpacked = unpack(group, datas) if sum(map(len, datas)) == need else {}
+        verify(group, datas, need, [await sha256_of(digest) for _, digest in own])
+        for name, array in unpacked.items():
             if name in arrays:
                 raise ModelLoadError(twice(name))
             arrays[name] = array
