@@ -133,6 +133,29 @@ def test_quantized_weights_unpack_alike_from_bytes_and_from_bodies_held_in_the_b
     assert [body.copies for body in held] == [1, 1, 1]  # a quantized group's bodies come out whole, once each
 
 
+class Chunk:
+    """What fetch.JsBody uses of a Uint8Array the browser's fetch gave: its length, and subarray(a, b).assign_to."""
+
+    def __init__(self, data):
+        self.data, self.length = data, len(data)
+
+    def subarray(self, start, end):
+        return types.SimpleNamespace(
+            assign_to=lambda dest: dest.__setitem__(..., np.frombuffer(self.data[start:end], np.uint8))
+        )
+
+
+def test_a_body_held_in_the_chunks_it_arrived_in_copies_out_any_range():
+    data = bytes(range(256)) * 3
+    cuts = [0, 100, 101, 400, 768]
+    body = fetch.JsBody([Chunk(data[a:b]) for a, b in itertools.pairwise(cuts)])
+    assert len(body) == len(data) and len(fetch.JsBody([])) == 0
+    for start, size in [(0, 768), (0, 100), (99, 3), (100, 1), (101, 299), (350, 418), (767, 1), (5, 0)]:
+        dest = np.zeros(size, np.uint8)
+        body.copy_into(dest, start)
+        assert dest.tobytes() == data[start : start + size], (start, size)
+
+
 def test_round_trip_single_shard(tmp_path):
     model = conv_net()
     result = model.save(str(tmp_path), converted_by="test")
