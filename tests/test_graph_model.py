@@ -397,6 +397,27 @@ def test_a_layers_model_or_a_broken_graph_is_refused_clearly(tmp_path):
     failing_load(tmp_path, r"Const node\(s\) 'b' have no weight")
 
 
+def test_a_weights_value_attr_is_not_read_and_an_unreadable_attr_is_named_at_load(tmp_path):
+    """A Const with a weight takes its value from the weight, as in TF.js: its `value` attr (a shape without values
+    in converted graphs) is not read; any other attr that cannot be read is named with its node."""
+    w, _ = dense_graph(tmp_path)
+    artifacts = json.loads((tmp_path / "model.json").read_text())
+    artifacts["modelTopology"]["node"][1]["attr"]["value"] = {"tensor": {"dtype": "DT_STRING"}}  # w has a weight
+    (tmp_path / "model.json").write_text(json.dumps(artifacts))
+    model = load(tmp_path)
+    np.testing.assert_array_equal(model.weights["w"].numpy(), w)
+    assert len(model.host_values()) == 2  # w's and b's values, small enough to stay on the host too
+    model.dispose()
+    assert model.host_values() == {}  # nor does a disposed model keep them
+    artifacts["modelTopology"]["node"][3]["attr"]["transpose_a"] = {"list": {"i": ["one"]}}
+    (tmp_path / "model.json").write_text(json.dumps(artifacts))
+    failing_load(tmp_path, r"node 'mm' \(MatMul\) has an unreadable attr 'transpose_a'")
+    artifacts["modelTopology"]["node"][3]["attr"]["transpose_a"] = {"b": False}
+    artifacts["weightsManifest"][0]["weights"][0]["name"] = "weight"  # w has none now: its value attr is read
+    (tmp_path / "model.json").write_text(json.dumps(artifacts))
+    failing_load(tmp_path, r"node 'w' \(Const\) has an unreadable attr 'value'")
+
+
 def test_a_while_loop_fills_a_tensor_list_with_what_its_body_computes(tmp_path):
     """A TensorList as a While's loop variable, its items computed in the body (row i of x, doubled): they outlive
     the body's run, and the run leaves nothing behind. TF.js 4.22 disposes a function's intermediates when it

@@ -104,15 +104,16 @@ class HeldBody:
 def test_quantized_weights_unpack_alike_from_bytes_and_from_bodies_held_in_the_browser():
     rng = np.random.default_rng(0)
     halves, codes, ints = rng.normal(size=(3, 5)).astype(np.float16), np.arange(7, dtype=np.uint8), np.arange(3)
-    data = halves.tobytes() + codes.tobytes() + ints.astype("<i4").tobytes() + halves[0].tobytes()
+    data = halves.tobytes() + codes.tobytes() + ints.astype("<i4").tobytes() + halves[0].tobytes() + halves[1].tobytes()
     specs = [
         {"name": "h", "shape": [3, 5], "dtype": "float32", "quantization": {"dtype": "float16"}},
         {"name": "empty", "shape": [0], "dtype": "float32", "quantization": {"dtype": "float16"}},
         {"name": "q", "shape": [7], "dtype": "float32", "quantization": {"dtype": "uint8", "min": -1.0, "scale": 0.5}},
         {"name": "i", "shape": [3], "dtype": "int32"},
         {"name": "row", "shape": [5], "dtype": "float32", "quantization": {"dtype": "float16"}},
+        {"name": "row2", "shape": [1, 5], "dtype": "float32", "quantization": {"dtype": "float16"}},
     ]
-    cuts = [0, 11, 33, len(data)]  # "h" spans the first two shards, "q" the last two; "row" lies in the last
+    cuts = [0, 11, 33, len(data)]  # "h" spans the first two shards, "q" the last two; "row" and "row2" lie in the last
     pieces = [data[a:b] for a, b in itertools.pairwise(cuts)]
     held = [HeldBody(p) for p in pieces]
     for arrays in (
@@ -123,9 +124,36 @@ def test_quantized_weights_unpack_alike_from_bytes_and_from_bodies_held_in_the_b
         np.testing.assert_array_equal(arrays["q"], codes * 0.5 - 1.0)
         np.testing.assert_array_equal(arrays["i"], ints)
         np.testing.assert_array_equal(arrays["row"], halves[0].astype(np.float32))
+        np.testing.assert_array_equal(arrays["row2"], halves[1:2].astype(np.float32))
         assert arrays["empty"].shape == (0,) and arrays["h"].dtype == arrays["q"].dtype == np.float32
-        assert all(a.flags.owndata and a.flags.writeable for a in arrays.values())  # each an array of its own
+        assert list(arrays) == [spec["name"] for spec in specs]
+        # each weight an array of its own, or a view of the float32 values of the float16 weights beside it
+        assert arrays["row"].base is arrays["row2"].base is not None and arrays["row"].base.flags.owndata
+        assert all(a.flags.writeable and (a.flags.owndata or a.base is arrays["row"].base) for a in arrays.values())
     assert [body.copies for body in held] == [1, 1, 1]  # a quantized group's bodies come out whole, once each
+
+
+class Chunk:
+    """What fetch.JsBody uses of a Uint8Array the browser's fetch gave: its length, and subarray(a, b).assign_to."""
+
+    def __init__(self, data):
+        self.data, self.length = data, len(data)
+
+    def subarray(self, start, end):
+        return types.SimpleNamespace(
+            assign_to=lambda dest: dest.__setitem__(..., np.frombuffer(self.data[start:end], np.uint8))
+        )
+
+
+def test_a_body_held_in_the_chunks_it_arrived_in_copies_out_any_range():
+    data = bytes(range(256)) * 3
+    cuts = [0, 100, 101, 400, 768]
+    body = fetch.JsBody([Chunk(data[a:b]) for a, b in itertools.pairwise(cuts)])
+    assert len(body) == len(data) and len(fetch.JsBody([])) == 0
+    for start, size in [(0, 768), (0, 100), (99, 3), (100, 1), (101, 299), (350, 418), (767, 1), (5, 0)]:
+        dest = np.zeros(size, np.uint8)
+        body.copy_into(dest, start)
+        assert dest.tobytes() == data[start : start + size], (start, size)
 
 
 def test_round_trip_single_shard(tmp_path):

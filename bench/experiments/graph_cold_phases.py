@@ -6,7 +6,7 @@ each; TF.js-wasm's load, warm-up, first run and cold in the same round (bench/co
 
 With several --url (servers of two checkouts, each `python -m app serve` from its own folder: its own engine wheel),
 each in turn within a round, so a busy machine slows them alike; without, this checkout's server. Prints each
-server's medians (ms; the resource timing's marks are ms from the load's start).
+server's medians and least values (ms; the resource timing's marks are ms from the load's start).
 """
 
 import argparse
@@ -140,11 +140,12 @@ def main():
                 rows["TF.js-wasm"].append({k: t[k] for k in TFJS_KEYS})
                 print(f"round {r} (load {load}) TF.js-wasm: {json.dumps(_rounded(rows['TF.js-wasm'][-1]))}", flush=True)
             browser.close()
-    print(f"{args.model}, medians of {args.rounds} rounds:")
+    print(f"{args.model}, medians (least) of {args.rounds} rounds:")
     for name, results in rows.items():
         print(f"  {name}")
         for key in results[0]:
-            print(f"    {key:38s} {statistics.median(r[key] for r in results):9.1f}")
+            values = [r[key] for r in results]
+            print(f"    {key:38s} {statistics.median(values):9.1f} ({min(values):.1f})")
 
 
 class _given:

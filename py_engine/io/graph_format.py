@@ -8,6 +8,7 @@ TensorFlow's proto as JSON: {"i": "3"} (int64 as a string), {"f": 1.0}, {"b": tr
 """
 
 import base64
+import functools
 import json
 from dataclasses import dataclass, field
 
@@ -73,20 +74,28 @@ def attr_value(value):
     -1 unknown; None for an unknown rank), a list of these, a numpy array (a tensor), or a function's name."""
     if not isinstance(value, dict):
         raise ValueError(f"an attr must be an AttrValue object, got {value!r}")
-    if "list" in value:
-        items = value["list"] or {}
-        for key in ("s", "i", "f", "b", "type", "shape", "tensor", "func"):
-            if key in items:
-                return [attr_value({key: item}) for item in items[key]]
-        return []
     if len(value) == 1:  # as a proto's oneof gives it: its one kind
         for key, item in value.items():
+            if key == "list":
+                return _list(item)
             convert = _ATTR_KINDS.get(key)
             return None if convert is None else convert(item)
+    if "list" in value:
+        return _list(value["list"])
     for key, convert in _ATTR_KINDS.items():
         if key in value:
             return convert(value[key])
     return None  # an unset attr ({} or {"placeholder": ...})
+
+
+def _list(items):
+    """A ListValue's items of its one kind, each converted as that kind's AttrValue is."""
+    items = items or {}
+    for key in ("s", "i", "f", "b", "type", "shape", "tensor", "func"):
+        if key in items:
+            convert = _ATTR_KINDS[key]
+            return [convert(item) for item in items[key]]
+    return []
 
 
 def _shape(proto):
@@ -118,8 +127,14 @@ def _tensor(proto):
 _ZERO = bytes(8)  # one zero of any dtype
 
 
+@functools.lru_cache(maxsize=256)
+def _string(s):
+    """A bytes attr (base64) as text; graphs repeat a few ("SAME", "NHWC", "BiasAdd") in most nodes."""
+    return base64.b64decode(s).decode("utf-8", "replace")
+
+
 _ATTR_KINDS = {
-    "s": lambda s: base64.b64decode(s).decode("utf-8", "replace"),
+    "s": _string,
     "i": int,
     "f": float,
     "b": bool,
@@ -130,26 +145,32 @@ _ATTR_KINDS = {
 }
 
 
-def parse_node(node, where):
-    """A NodeDef of model.json (or of a library function) as a NodeDef; `where` names it in errors."""
+def parse_node(node, where, weights=()):
+    """A NodeDef of model.json (or of a library function) as a NodeDef; `where` names it in errors. A Const node named
+    in `weights` (the weights manifest's names) takes its value from its weight, as TF.js's does: its "value" attr
+    (a shape without values in every converted graph) is not read."""
     if not isinstance(node, dict) or not isinstance(node.get("name"), str) or not isinstance(node.get("op"), str):
         raise ModelLoadError(f"{where}: a node needs a 'name' and an 'op', got {str(node)[:200]}")
+    name, op = node["name"], node["op"]
     inputs, control = [], []
-    for name in node.get("input") or []:
-        if name.startswith("^"):
-            control.append(name[1:])
+    for tensor in node.get("input") or []:
+        if tensor.startswith("^"):
+            control.append(tensor[1:])
+        elif ":" not in tensor:  # most inputs: a node's first output
+            inputs.append(tensor + ":0")
         else:
-            producer, index = tensor_name(name)
+            producer, index = tensor_name(tensor)
             inputs.append(f"{producer}:{index}")
     attrs = {}
+    weight = op == "Const" and name in weights
     for key, value in (node.get("attr") or {}).items():
+        if weight and key == "value":
+            continue
         try:
             attrs[key] = attr_value(value)
         except (ValueError, TypeError, KeyError, AttributeError) as e:
-            raise ModelLoadError(
-                f"{where}: node {node['name']!r} ({node['op']}) has an unreadable attr {key!r}: {e}"
-            ) from None
-    return NodeDef(node["name"], node["op"], inputs, control, attrs)
+            raise ModelLoadError(f"{where}: node {name!r} ({op}) has an unreadable attr {key!r}: {e}") from None
+    return NodeDef(name, op, inputs, control, attrs)
 
 
 def _signature_entries(entries, what):
@@ -192,7 +213,7 @@ def _body_tensor(name, ops_of):
     return f"{producer}:{names.index(argument) + index if argument in names else index}"
 
 
-def _function(function):
+def _function(function, weights):
     """A library FunctionDef as a GraphArtifacts: a Placeholder per input argument (in order, as its signature's
     inputs), its nodes, and its signature's outputs from its ret map."""
     signature = function.get("signature") or {}
@@ -203,7 +224,7 @@ def _function(function):
     args = signature.get("inputArg") or []
     nodes = [NodeDef(arg["name"], "Placeholder", [], [], {"dtype": arg.get("type")}) for arg in args]
     for node in raw:
-        parsed = parse_node(node, where)
+        parsed = parse_node(node, where, weights)
         parsed.inputs = [_body_tensor(i, ops_of) for i in (n for n in node.get("input") or [] if not n.startswith("^"))]
         nodes.append(parsed)
     inputs = {
@@ -226,7 +247,9 @@ def _function(function):
 def _check_references(nodes, where):
     known = {node.name for node in nodes}
     for node in nodes:
-        missing = [n for n in [*node.inputs, *node.control] if tensor_name(n)[0] not in known]
+        # inputs are "producer:index" already (parse_node), control inputs as the file gives them
+        missing = [n for n in node.inputs if n.partition(":")[0] not in known]
+        missing += [n for n in node.control if tensor_name(n)[0] not in known]
         if missing:
             raise ModelLoadError(f"{where}node {node.name!r} ({node.op}) reads {missing[0]!r}, which no node makes")
 
@@ -243,7 +266,8 @@ def parse_graph(artifacts):
     topology = artifacts["modelTopology"]
     if not isinstance(topology.get("node"), list):
         raise ModelLoadError("model.json's modelTopology has no list of 'node': it is not a TensorFlow GraphDef")
-    nodes = [parse_node(node, "modelTopology") for node in topology["node"]]
+    weights = _weight_names(artifacts.get("weightsManifest"))
+    nodes = [parse_node(node, "modelTopology", weights) for node in topology["node"]]
     names = [node.name for node in nodes]
     if len(set(names)) != len(names):
         twice = sorted({n for n in names if names.count(n) > 1})
@@ -255,7 +279,7 @@ def parse_graph(artifacts):
     library = topology.get("library") or {}
     functions = {}
     for function in library.get("function") or []:
-        functions[(function.get("signature") or {}).get("name", "?")] = _function(function)
+        functions[(function.get("signature") or {}).get("name", "?")] = _function(function, weights)
     return GraphArtifacts(
         nodes,
         _signature_entries(signature.get("inputs"), "input"),
@@ -264,6 +288,14 @@ def parse_graph(artifacts):
         metadata,
         versions=dict(topology.get("versions") or {}),
     )
+
+
+def _weight_names(manifest):
+    """The names the weights manifest gives its weights (none for a manifest the shards' loader refuses)."""
+    try:
+        return {spec["name"] for group in manifest for spec in group["weights"]}
+    except (TypeError, KeyError):
+        return set()
 
 
 def read_json(raw):

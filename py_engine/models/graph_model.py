@@ -147,7 +147,8 @@ class GraphModel:
         self._captured.clear()
         if self._owns_weights:  # a library function's model shares its graph's
             ENGINE.dispose(list(self._weights.values()))
-        self._weights, self.disposed = {}, True
+        # the small weights' host copies too: views of float16 weights widened together hold all of them
+        self._weights, self._host_values, self.disposed = {}, {}, True
 
     # ---- arguments -------------------------------------------------------------------------------------------
 
