@@ -188,6 +188,7 @@ class Recorded:
     def __init__(self, engine, backend, program, result_kind, assigned):
         self.engine, self.backend, self.program, self.result_kind = engine, backend, program, result_kind
         self.assigned = assigned  # the variables' own buffers that every replay rewrites in place
+        self._assigned_ids = {id(buf) for buf in assigned}  # (the list keeps them alive: their ids stay theirs)
         # the variables the dispatches bind, their buffers (an assign outside fn may give a variable another one) and,
         # where the program keeps copies of a value it only reads, how often that buffer had been rewritten in place
         # (another program's update of the variable makes the copies stale)
@@ -195,7 +196,7 @@ class Recorded:
         for v in engine.variables.values():
             buf = v._buf
             if buf.backend is backend and program.binds(buf.handle):
-                reads_a_copy = program.keeps_copies and not any(buf is own for own in assigned)
+                reads_a_copy = program.keeps_copies and id(buf) not in self._assigned_ids
                 self.bound.append((v, buf, buf.writes if reads_a_copy else None))
 
     def usable(self):
@@ -207,7 +208,7 @@ class Recorded:
 
     def assigns(self, buf):
         """Whether every replay rewrites `buf` (a variable's) in place, reading nothing it kept of it."""
-        return any(buf is own for own in self.assigned)
+        return id(buf) in self._assigned_ids
 
     def replay(self, inputs):
         engine, backend = self.engine, self.backend
