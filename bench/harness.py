@@ -269,6 +269,53 @@ def run_in_page(opener, url, code, backend="webgpu"):
     return info, run_python(page, code)
 
 
+# Page code (prepended to a download experiment's): `url` of graph model MODEL_URL_'s first shard, and busy(ms), Python
+# holding the worker's thread
+FIRST_SHARD = """
+import asyncio, json, time
+import js
+from py_engine.io import fetch
+
+model = MODEL_URL_
+manifest = json.loads((await (await js.fetch(model)).arrayBuffer()).to_bytes())["weightsManifest"]
+url = js.URL.new(manifest[0]["paths"][0], model).href
+
+
+def busy(ms):
+    t0 = time.perf_counter()
+    while (time.perf_counter() - t0) * 1e3 < ms:
+        pass
+"""
+
+
+def in_fresh_pages(url, ways, rounds, alternate=False):
+    """{way: [what its code returned, each round]}: each of `ways` ({label: page code}) run in the settled wasm
+    playground of a fresh browser context, every way each round (in reverse order every other round where
+    `alternate`), each result printed with the machine's load."""
+    import json
+
+    from playwright.sync_api import sync_playwright
+
+    results = {way: [] for way in ways}
+    with sync_playwright() as p:
+        browser = launch(p)
+        try:
+            for r in range(rounds):
+                load = Path("/proc/loadavg").read_text().split()[0]
+                for way in list(ways)[:: -1 if alternate and r % 2 else 1]:
+                    context = browser.new_context()
+                    try:
+                        page, _ = open_settled_playground(context, url, "wasm")
+                        got = run_python(page, ways[way])
+                    finally:
+                        context.close()
+                    results[way].append(got)
+                    print(f"round {r} (load {load}) {way}: {json.dumps({k: round(v, 1) for k, v in got.items()})}")
+        finally:
+            browser.close()
+    return results
+
+
 def run_in_playground(url, code, backend="webgpu"):
     """run_in_page in a headless Chromium of its own."""
     from playwright.sync_api import sync_playwright

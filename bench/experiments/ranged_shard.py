@@ -7,32 +7,20 @@ context each, the ways in turns.
 """
 
 import argparse
-import json
 import statistics
 import sys
 from pathlib import Path
 
 sys.path.insert(0, str(Path(__file__).resolve().parent.parent))
 
-from harness import launch, open_settled_playground, playground_server, run_python
+from harness import FIRST_SHARD, in_fresh_pages, playground_server
 
-READ = """
-import asyncio, json, time
-import js
+READ = (
+    FIRST_SHARD
+    + """
 from pyodide.ffi import to_js
-from py_engine.io import fetch
 
-model = MODEL_URL_
-manifest = json.loads((await (await js.fetch(model)).arrayBuffer()).to_bytes())["weightsManifest"]
-url = js.URL.new(manifest[0]["paths"][0], model).href
 size = int((await js.fetch(url, to_js({"method": "HEAD"}, dict_converter=js.Object.fromEntries))).headers.get("content-length"))
-
-
-def busy(ms):
-    t0 = time.perf_counter()
-    while (time.perf_counter() - t0) * 1e3 < ms:
-        pass
-
 
 parts = PARTS_
 cuts = [size * k // parts for k in range(parts + 1)]
@@ -56,6 +44,7 @@ busy(BUSY_)
 datas = [await b for b in bodies]
 {"ms": js.performance.now() - start, "bytes": sum(d.length for d in datas)}
 """
+)
 
 
 def main():
@@ -66,28 +55,14 @@ def main():
     parser.add_argument("--rounds", type=int, default=3)
     parser.add_argument("--url", help="a playground server (default: this checkout's)")
     args = parser.parse_args()
-    from playwright.sync_api import sync_playwright
-
     parts = args.parts or [1, 2, 4]
-    times = {n: [] for n in parts}
-    with playground_server(args.url, graph_models=True) as url, sync_playwright() as p:
-        browser = launch(p)
-        for r in range(args.rounds):
-            load = Path("/proc/loadavg").read_text().split()[0]
-            for n in parts if r % 2 == 0 else parts[::-1]:
-                context = browser.new_context()
-                try:
-                    page, _ = open_settled_playground(context, url, "wasm")
-                    code = READ.replace("MODEL_URL_", repr(f"{url}models/{args.model}/model.json"))
-                    got = run_python(page, code.replace("BUSY_", str(args.busy)).replace("PARTS_", str(n)))
-                finally:
-                    context.close()
-                times[n].append(got["ms"])
-                print(f"round {r} (load {load}) {n} part(s): {json.dumps({k: round(v, 1) for k, v in got.items()})}")
-        browser.close()
+    with playground_server(args.url, graph_models=True) as url:
+        code = READ.replace("MODEL_URL_", repr(f"{url}models/{args.model}/model.json"))
+        codes = {f"{n} part(s)": code.replace("BUSY_", str(args.busy)).replace("PARTS_", str(n)) for n in parts}
+        results = in_fresh_pages(url, codes, args.rounds, alternate=True)
     print(f"{args.model}'s first shard, requests to the whole body in Python, medians of {args.rounds} (ms):")
-    for n, ms in times.items():
-        print(f"  {n} part(s) {statistics.median(ms):7.1f}")
+    for way, got in results.items():
+        print(f"  {way} {statistics.median(g['ms'] for g in got):7.1f}")
 
 
 if __name__ == "__main__":
