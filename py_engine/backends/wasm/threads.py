@@ -617,9 +617,14 @@ def sum_rows(p, x, rows, columns, out):
     would read the cache lines of the 4 beside it too)."""
     p.begin()
     px, pout = p.put(x), p.alloc(out.nbytes)
+    return p.get(pout, out) if _sum_columns(p, px, rows, columns, pout) else None
+
+
+def _sum_columns(p, px, rows, columns, pout):
+    """Whether the split call of sum_rows_strided on the pool's px (rows x columns) into pout ran."""
     # sum_rows_strided(x, R, C, ldx, out): columns c0 .. c1 from x + c0, out + c0, C = c1 - c0; ldx all of x's columns
     args, first, last = (px, rows, 0, columns, pout), (4, 0, -1, 0, 4), (0, 0, 1, 0, 0)
-    return p.get(pout, out) if p.run("sum_rows_strided", columns, args, first, last, multiple=8) else None
+    return p.run("sum_rows_strided", columns, args, first, last, multiple=8)
 
 
 def unary(p, code, x, y):
@@ -726,10 +731,7 @@ def _filter_grad_blocks(p, x, shape, rows, dy, k, o, dw, block, blocks):
     first, last = (0,) * 9 + (1, 0), (0,) * 10 + (1,)
     if not p.run("conv2d_filter_grad_blocks", blocks, args, first, last, scratch={6: scratch, 7: packed}):
         return None
-    # sum_rows_strided(x, R, C, ldx, out): columns c0 .. c1 from x + c0, out + c0, C = c1 - c0
-    size = k * o
-    args, first, last = (partials, blocks, 0, size, pdw), (4, 0, -1, 0, 4), (0, 0, 1, 0, 0)
-    return p.get(pdw, dw) if p.run("sum_rows_strided", size, args, first, last, multiple=8) else None
+    return p.get(pdw, dw) if _sum_columns(p, partials, blocks, k * o, pdw) else None
 
 
 def _filter_grad_taps(p, x, shape, rows, dy, taps, c, o, dw, block):
