@@ -15,6 +15,9 @@ from test_training import TRAIN
 
 SWITCH_TIMEOUT_MS = 60_000
 IDLE_TIMEOUT_S = 60
+# the device's memory (GB, as the browser says it), Pyodide's heap, and how far compile_ahead grows it from what size
+HEAP = """[navigator.deviceMemory ?? 0, pyodide._module.HEAPU8.length,
+         ...["HEAP_AHEAD_MB", "HEAP_AHEAD_DEVICE_GB"].map((name) => pyodide.pyimport("playground_ahead")[name])]"""
 # what compile_ahead leaves, read in the page's worker (no request: it runs once no request has run for 3 s)
 AHEAD = """JSON.parse(pyodide.runPython(`import json, py_engine as pe
 s, m = pe.stats(), pe.memory()
@@ -246,18 +249,23 @@ def test_a_module_that_does_not_compile_leaves_numpy_with_the_reason_in_the_stat
 
 def test_once_idle_the_page_compiles_the_kernels_ahead_and_keeps_nothing(webgpu_browser, server_url):
     """V8 optimizes a WebAssembly function only once it has run a while: once idle, the worker runs the kernels and a
-    captured program's recording and two replays (playground.compile_ahead), so that a model's first run does not run
-    them on baseline code; it leaves no tensor, program or packed panel behind."""
+    small graph model's load, recording and two replays (playground_ahead.compile_ahead), so that a first model's
+    load and warm-up do not run them on baseline code, and grows Pyodide's heap where the device has the memory
+    (navigator.deviceMemory); it leaves no tensor, program or packed panel behind."""
     page = Playground(webgpu_browser, server_url)
     try:
         assert page.backend == "wasm", page.info
         worker = next(w for w in page.page.workers if "/worker.js" in w.url)
         replays, programs, tensors, *held = worker.evaluate(AHEAD)
         assert replays == programs == 0 and held == [0, 0]
+        device_gb, heap, ahead_mb, from_gb = worker.evaluate(HEAP)
         deadline = time.monotonic() + IDLE_TIMEOUT_S
         while worker.evaluate(AHEAD)[0] == 0 and time.monotonic() < deadline:
             time.sleep(0.2)
         assert worker.evaluate(AHEAD) == [2, 0, tensors, 0, 0]
+        grown = worker.evaluate(HEAP)[1] - heap  # by less than asked where the heap had room already
+        half = ahead_mb << 19
+        assert grown >= half if device_gb >= from_gb else grown < half, (device_gb, grown)
         assert not [line for line in page.console if "compiled ahead" in line], page.console
     finally:
         page.close()

@@ -372,6 +372,28 @@ def test_missing_or_corrupt_files_name_the_file(graph_models, tmp_path):
     failing_load(tmp_path / "nowhere", r"model.json is missing")
 
 
+def test_a_model_in_memory_loads_as_from_its_files_and_bad_bytes_are_named(tmp_path):
+    """graph_model.from_bytes (model.json's and the shards' bytes, already in memory) parses, checks and unpacks as
+    load_graph_model does, and refuses what it refuses, leaving nothing allocated."""
+    dense_graph(tmp_path, quantization=("float16", "uint8"))
+    model_json, shard = (tmp_path / "model.json").read_bytes(), (tmp_path / "weights.bin").read_bytes()
+    x = pe.tensor([[0.5, -1.0, 2.0]])
+    from_files, in_memory = load(tmp_path), graph_model.from_bytes(model_json, [shard])
+    np.testing.assert_array_equal(in_memory.execute(x).numpy(), from_files.execute(x).numpy())
+    assert in_memory.outputs == from_files.outputs and in_memory.metadata == from_files.metadata
+    for model in (from_files, in_memory):
+        model.dispose()
+    before = pe.memory().num_tensors
+    for args, pattern in [
+        ((model_json, [shard[:-1]]), r"shard 'weights.bin' is truncated"),
+        ((model_json, [shard, shard]), r"the weights manifest lists 1 shard\(s\), 2 were given"),
+        ((b"{not json", [shard]), r"model.json is not valid JSON"),
+    ]:
+        with pytest.raises(ModelLoadError, match=pattern):
+            graph_model.from_bytes(*args)
+    assert pe.memory().num_tensors == before
+
+
 def test_an_op_the_engine_lacks_is_named_with_its_nodes_at_load(tmp_path):
     dense_graph(tmp_path)
     artifacts = json.loads((tmp_path / "model.json").read_text())

@@ -12,6 +12,7 @@ import zipfile
 import zipimport
 from pathlib import Path
 
+import numpy as np
 import pytest
 
 import py_engine as pe
@@ -167,3 +168,33 @@ def test_a_site_without_a_line_number_has_no_source():
     memory_lab = page_module("panels/memory_lab", "memory_lab")
     assert memory_lab.source_line("unknown site (call pe.set_debug(True) to record creation sites)") == ""
     assert memory_lab.source_line(f"{__file__}:1").startswith('"""The Python the page')
+
+
+def test_the_small_model_the_worker_runs_ahead_takes_a_pose_models_path():
+    """static/worker/playground_ahead.py's model (the page's worker loads and runs it once idle, on wasm) loads from
+    memory, its float16 weights widened, and runs a pose model's ops: an int32 image cast, fused convolutions, a
+    hard-swish chain fused into its depthwise convolution, a residual, a concat and a mean; nothing is left."""
+    from py_engine.models import graph_model
+
+    ahead = page_module("worker", "playground_ahead")
+    before = pe.memory().num_tensors
+    model = graph_model.from_bytes(*ahead.small_model())
+    with pe.scope():
+        x = pe.tensor(np.arange(np.prod(ahead.INPUT_SHAPE), dtype=np.int32).reshape(ahead.INPUT_SHAPE) % 256)
+        heatmap, pooled = model.execute(x)
+        assert heatmap.shape == (1, 16, 16, 16) and pooled.shape == (1, 32)
+        assert np.all((heatmap.numpy() > 0) & (heatmap.numpy() < 1)) and np.isfinite(pooled.numpy()).all()
+    (plan,) = model._plans.values()
+    assert [(getattr(node, "op", None), node.name) for node, _, _ in plan.steps] == [
+        ("Cast", "image"),
+        ("_FusedConv2D", "first"),
+        ("FusedDepthwiseConv2dNative", "swished"),  # the hard-swish chain, taken into the convolution
+        ("_FusedConv2D", "pointwise"),
+        ("AddV2", "residual"),
+        ("ConcatV2", "joined"),
+        ("Mean", "pooled"),
+        ("Sigmoid", "heatmap"),
+    ]
+    assert model.weights["w1"].numpy().dtype == np.float32
+    model.dispose()
+    assert pe.memory().num_tensors == before

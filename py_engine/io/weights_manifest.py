@@ -269,11 +269,30 @@ async def _arrays(groups, totals, reading):
         # unpacked while the browser computes the sha256 (shards of the wrong length are not): checked after
         unpacked = unpack(group, datas) if sum(map(len, datas)) == need else {}
         verify(group, datas, need, [await sha256_of(digest) for _, digest in own])
-        for name, array in unpacked.items():
-            if name in arrays:
-                raise ModelLoadError(twice(name))
-            arrays[name] = array
+        _add(arrays, unpacked)
     return arrays
+
+
+def unpack_all(groups, shards):
+    """{weight name: array} of every group's weights from `shards` (bytes, every group's paths in order) already in
+    memory, each group checked as fetch checks it."""
+    arrays, at = {}, 0
+    for k, group in enumerate(groups):
+        need = check_group(group, k + 1)
+        datas = shards[at : at + len(group["paths"])]
+        at += len(datas)
+        verify(group, datas, need)
+        _add(arrays, unpack(group, datas))
+    if at != len(shards):
+        raise ModelLoadError(f"the weights manifest lists {at} shard(s), {len(shards)} were given")
+    return arrays
+
+
+def _add(arrays, unpacked):
+    for name, array in unpacked.items():
+        if name in arrays:
+            raise ModelLoadError(twice(name))
+        arrays[name] = array
 
 
 def abandon(task):

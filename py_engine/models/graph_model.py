@@ -435,7 +435,20 @@ async def _load(location, on_progress):
     except BaseException:
         weights_manifest.abandon(fetching)
         raise
-    arrays = await fetching
+    return _model(graph, consts, await fetching)
+
+
+def from_bytes(model_json, shards):
+    """The GraphModel of model.json's bytes and its shards' (bytes, in the manifest's order), already in memory:
+    parsed, checked and unpacked as load_graph_model does it, without a turn of the event loop (the page's worker
+    runs a small model of its own so once idle, static/worker/playground_ahead.py)."""
+    artifacts = read_json(model_json)
+    graph, consts = _checked_graph(artifacts)
+    return _model(graph, consts, weights_manifest.unpack_all(artifacts.get("weightsManifest") or [], shards))
+
+
+def _model(graph, consts, arrays):
+    """The GraphModel of a checked graph and its weights' arrays ({name: array}, fresh: the tensors take them)."""
     missing = [n.name for n in consts if n.name not in arrays and not isinstance(n.attrs.get("value"), np.ndarray)]
     if missing:
         raise ModelLoadError(

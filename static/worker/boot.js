@@ -186,13 +186,14 @@ function importEngineHalf() {
   py.import_engine_rest();
 }
 
-// On wasm, V8 optimizes a WebAssembly function only once it has run a while: a model's first run (its warm-up) ran
-// most of the kernels and the capture's paths on baseline code, tens of ms. Made once no request has run for IDLE_MS.
+// On wasm, a model's first load and run (its warm-up) ran each of Pyodide's functions and the kernels they reach for
+// the first time, on V8's baseline code, and wrote each new page of the heap for the first time: tens of ms, paid
+// ahead once no request has run for IDLE_MS (static/worker/playground_ahead.py).
 function compileAhead() {
   try {
-    py.compile_ahead();
+    pyodide.pyimport("playground_ahead").compile_ahead(navigator.deviceMemory ?? 0);
   } catch (error) {
-    console.warn("the wasm kernels could not be compiled ahead:", error);
+    console.warn("a first model's path could not be compiled ahead:", error);
   }
 }
 

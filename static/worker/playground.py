@@ -282,32 +282,3 @@ def import_engine_rest():
 def import_numpy_random():
     """numpy.random's wasm modules, which a boot from stored site-packages leaves to its first import."""
     importlib.import_module("numpy.random")
-
-
-def compile_ahead():
-    """On wasm: V8's optimized code for the module's kernels (py_engine/backends/wasm/tier_up.py) and for a captured
-    program's recording, build and replay, made before a model's first run (its warm-up) would run them on baseline
-    code. The worker calls it once idle (docs/journal/graph-models-warmup.md)."""
-    if pe.get_backend() != "wasm":
-        return
-    from py_engine.backends.wasm import tier_up
-
-    tier_up.run()
-    with pe.scope():
-        x = pe.tensor(tier_up.made_up((1, 32, 32, 3), 1))
-        weights = [pe.tensor(tier_up.made_up(shape, seed)) for seed, shape in enumerate(_AHEAD_WEIGHTS)]
-        forward = pe.capture(lambda x: _ahead_net(x, *weights))
-        for _ in range(3):  # the recording, then two replays
-            pe.dispose(forward(x))
-        forward.dispose()
-
-
-# a captured program's path: a first convolution, a depthwise one, a pointwise one with a residual, a head
-_AHEAD_WEIGHTS = ((3, 3, 3, 16), (16,), (3, 3, 16, 1), (1, 1, 16, 16), (16,))
-
-
-def _ahead_net(x, first, bias, depthwise, pointwise, bias2):
-    y = pe.fused_conv2d(x, first, bias, activation="relu6", strides=2, padding="same")
-    z = pe.fused_depthwise_conv2d(y, depthwise, bias, activation="relu6", padding="same")
-    z = pe.fused_conv2d(z, pointwise, bias2) + y
-    return [pe.sigmoid(z), pe.concat([y, z], axis=3).mean(axis=(1, 2))]

@@ -10,7 +10,7 @@ kernels 159 ms against 98 (docs/journal/graph-models-warmup.md).
 
 `run()` calls each kernel a model's forward pass runs (a detector's and a pose model's decoders, a classifier's head
 included) on small made-up arrays, often enough that V8 optimizes it. The page's worker runs it once idle
-(static/worker/playground.py compile_ahead), as it imports numpy.random then: nothing a model's load or runs wait for.
+(static/worker/playground_ahead.py), as it imports numpy.random then: nothing a model's load or runs wait for.
 """
 
 import numpy as np
