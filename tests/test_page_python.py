@@ -173,7 +173,8 @@ def test_a_site_without_a_line_number_has_no_source():
 def test_the_small_model_the_worker_runs_ahead_takes_a_pose_models_path():
     """static/worker/playground_ahead.py's model (the page's worker loads and runs it once idle, on wasm) loads from
     memory, its float16 weights widened, and runs a pose model's ops: an int32 image cast, fused convolutions, a
-    hard-swish chain fused into its depthwise convolution, a residual, a concat and a mean; nothing is left."""
+    hard-swish chain fused into its depthwise convolution, a residual resized back up, a concat and a mean, and an
+    argmax over the flattened heatmap; its outputs are its signature's, and nothing is left."""
     from py_engine.models import graph_model
 
     ahead = page_module("worker", "playground_ahead")
@@ -181,9 +182,12 @@ def test_the_small_model_the_worker_runs_ahead_takes_a_pose_models_path():
     model = graph_model.from_bytes(*ahead.small_model())
     with pe.scope():
         x = pe.tensor(np.arange(np.prod(ahead.INPUT_SHAPE), dtype=np.int32).reshape(ahead.INPUT_SHAPE) % 256)
-        heatmap, pooled = model.execute(x)
-        assert heatmap.shape == (1, 16, 16, 16) and pooled.shape == (1, 32)
+        heatmap, pooled, peak = model.execute(x)
+        assert [(t.shape, t.dtype) for t in (heatmap, pooled, peak)] == [
+            (spec.shape, spec.dtype) for spec in model.outputs
+        ]
         assert np.all((heatmap.numpy() > 0) & (heatmap.numpy() < 1)) and np.isfinite(pooled.numpy()).all()
+        assert peak.numpy()[0] == np.argmax(heatmap.numpy().reshape(-1))
     (plan,) = model._plans.values()
     assert [(getattr(node, "op", None), node.name) for node, _, _ in plan.steps] == [
         ("Cast", "image"),
@@ -193,7 +197,10 @@ def test_the_small_model_the_worker_runs_ahead_takes_a_pose_models_path():
         ("AddV2", "residual"),
         ("ConcatV2", "joined"),
         ("Mean", "pooled"),
+        ("ResizeBilinear", "upsampled"),
         ("Sigmoid", "heatmap"),
+        ("Reshape", "flattened"),
+        ("ArgMax", "peak"),
     ]
     assert model.weights["w1"].numpy().dtype == np.float32
     model.dispose()

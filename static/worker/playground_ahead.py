@@ -59,8 +59,9 @@ def grow_heap(mb):
 
 # ---- the small model: a pose model's path in miniature -------------------------------------------------------------
 # an int32 image, cast; a strided convolution with relu6; a depthwise one through hard-swish (a chain the executor
-# fuses into the convolution); a pointwise one with a residual; a sigmoid head and a mean over a concat. Its weights are
-# float16, as the published models' are.
+# fuses into the convolution); a pointwise one with a residual, resized back up; a sigmoid head and a mean over a
+# concat; an argmax over the flattened heatmap, as a pose decoder's. Its weights are float16 and its nodes carry the
+# attrs TF.js's converter writes, as the published models' do.
 INPUT_SHAPE = (1, 32, 32, 3)
 _WEIGHTS = (
     ("w1", (3, 3, 3, 16)),
@@ -72,7 +73,13 @@ _WEIGHTS = (
     ("wp", (1, 1, 16, 16)),
     ("bp", (16,)),
 )
-_INT_WEIGHTS = (("axis", (), [3]), ("axes", (2,), [1, 2]))
+_INT_WEIGHTS = (
+    ("axis", (), [3]),
+    ("axes", (2,), [1, 2]),
+    ("size", (2,), [32, 32]),
+    ("flat", (2,), [1, -1]),
+    ("dimension", (), [1]),
+)
 
 
 def small_model():
@@ -88,7 +95,20 @@ def small_model():
     shard += b"".join(np.array(v, "<i4").tobytes() for _, _, v in _INT_WEIGHTS)
     artifacts = {
         "format": "graph-model",
-        "modelTopology": {"node": _nodes(), "library": {}, "versions": {"producer": 1}},
+        "generatedBy": "2.x",
+        "convertedBy": "TensorFlow.js Converter v4.22.0",
+        "signature": {
+            "inputs": {"x:0": {"name": "x:0", "dtype": "DT_INT32", "tensorShape": _shape(INPUT_SHAPE)}},
+            "outputs": {
+                name: {"name": name, "dtype": dtype, "tensorShape": _shape(shape)}
+                for name, dtype, shape in (
+                    ("heatmap:0", "DT_FLOAT", (1, 32, 32, 16)),
+                    ("pooled:0", "DT_FLOAT", (1, 32)),
+                    ("peak:0", "DT_INT32", (1,)),
+                )
+            },
+        },
+        "modelTopology": {"node": _nodes(), "library": {}, "versions": {"producer": 1395}},
         "weightsManifest": [{"paths": ["small.bin"], "weights": specs}],
     }
     return json.dumps(artifacts).encode(), [shard]
@@ -100,14 +120,26 @@ def _nodes():
 
     def conv(op, x, w, b, fused, stride=1):
         attrs = {**float_t, **same, "strides": _ints(1, stride, stride, 1), "num_args": {"i": "1"}}
-        return (op, [x, w, b], {**attrs, "fused_ops": {"list": {"s": [_s(f)["s"] for f in fused]}}})
+        attrs |= {"explicit_paddings": {"list": {}}, "fused_ops": {"list": {"s": [_s(f)["s"] for f in fused]}}}
+        if op == "_FusedConv2D":
+            attrs |= {"epsilon": {"f": 0}, "use_cudnn_on_gpu": {"b": True}}
+        return (op, [x, w, b], attrs)
 
-    dims = [{"size": str(d)} for d in INPUT_SHAPE]
+    def const(name, shape, dtype):
+        value = {"tensor": {"dtype": dtype, "tensorShape": _shape(shape)}}
+        return (name, "Const", [], {"value": value, "dtype": {"type": dtype}})
+
+    int_t = {"Tidx": {"type": "DT_INT32"}}
     nodes = [
-        ("x", "Placeholder", [], {"dtype": {"type": "DT_INT32"}, "shape": {"shape": {"dim": dims}}}),
-        *((name, "Const", [], {"dtype": {"type": "DT_FLOAT"}}) for name, _ in _WEIGHTS),
-        *((name, "Const", [], {"dtype": {"type": "DT_INT32"}}) for name, _, _ in _INT_WEIGHTS),
-        ("image", "Cast", ["x"], {"SrcT": {"type": "DT_INT32"}, "DstT": {"type": "DT_FLOAT"}}),
+        ("x", "Placeholder", [], {"shape": {"shape": _shape(INPUT_SHAPE)}, "dtype": {"type": "DT_INT32"}}),
+        *(const(name, shape, "DT_FLOAT") for name, shape in _WEIGHTS),
+        *(const(name, shape, "DT_INT32") for name, shape, _ in _INT_WEIGHTS),
+        (
+            "image",
+            "Cast",
+            ["x"],
+            {"DstT": {"type": "DT_FLOAT"}, "SrcT": {"type": "DT_INT32"}, "Truncate": {"b": False}},
+        ),
         ("first", *conv("_FusedConv2D", "image", "w1", "b1", ["BiasAdd", "Relu6"], stride=2)),
         ("depthwise", *conv("FusedDepthwiseConv2dNative", "first", "wd", "bd", ["BiasAdd"])),
         ("scaled", "Mul", ["depthwise", "sixth"], float_t),
@@ -116,11 +148,18 @@ def _nodes():
         ("swished", "Mul", ["scaled", "clipped"], float_t),
         ("pointwise", *conv("_FusedConv2D", "swished", "wp", "bp", ["BiasAdd"])),
         ("residual", "AddV2", ["pointwise", "first"], float_t),
-        ("heatmap", "Sigmoid", ["residual"], float_t),
-        ("joined", "ConcatV2", ["first", "residual", "axis"], {**float_t, "N": {"i": "2"}}),
-        ("pooled", "Mean", ["joined", "axes"], {**float_t, "keep_dims": {"b": False}}),
+        ("upsampled", "ResizeBilinear", ["residual", "size"], {**float_t, "half_pixel_centers": {"b": True}}),
+        ("heatmap", "Sigmoid", ["upsampled"], float_t),
+        ("joined", "ConcatV2", ["first", "residual", "axis"], {**float_t, **int_t, "N": {"i": "2"}}),
+        ("pooled", "Mean", ["joined", "axes"], {**float_t, **int_t, "keep_dims": {"b": False}}),
+        ("flattened", "Reshape", ["heatmap", "flat"], {**float_t, "Tshape": {"type": "DT_INT32"}}),
+        ("peak", "ArgMax", ["flattened", "dimension"], {**float_t, **int_t, "output_type": {"type": "DT_INT32"}}),
     ]
     return [{"name": name, "op": op, "input": inputs, "attr": attrs} for name, op, inputs, attrs in nodes]
+
+
+def _shape(dims):
+    return {"dim": [{"size": str(d)} for d in dims]} if dims else {}
 
 
 def _s(text):

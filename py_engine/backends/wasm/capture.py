@@ -699,14 +699,14 @@ def _batched(calls):
 
 def _run(calls):
     """One JavaScript function making the calls into the module in order, built of JavaScript's own functions (the
-    page's Content-Security-Policy allows no eval): each call bound as Reflect.apply(fn, undefined, args), and
-    Array.prototype.forEach over them calling each (Function.prototype.call applied to it)."""
+    page's Content-Security-Policy allows no eval): the calls as one array of [fn, undefined, args], made in one
+    conversion, and Array.prototype.forEach over it applying Reflect.apply to each (a function bound per call took
+    two crossings into JavaScript each: 2.5 ms of movenet-lightning's build in the page)."""
     import js
     from pyodide.ffi import to_js
 
-    bound = to_js([js.Reflect.apply.bind(None, fn, None, to_js(list(args))) for fn, args in calls])
-    call = js.Function.prototype.call
-    return js.Array.prototype.forEach.bind(bound, call.bind(call))
+    entries = to_js([[fn, None, list(args)] for fn, args in calls])  # None: undefined, the calls' `this`
+    return js.Array.prototype.forEach.bind(entries, js.Function.prototype.apply.bind(js.Reflect.apply, None))
 
 
 def _skipped_copy_out(action, pool, unread):
