@@ -113,3 +113,38 @@ def test_a_graph_model_runs_in_the_page_as_on_numpy_with_memory_flat(request, pa
     assert (counts[:, :4] == counts[0, :4]).all(), counts
     assert (counts[1:, 4] == counts[1, 4]).all(), counts
     assert got["left"] == 0  # the model's dispose released its weights
+
+
+# Runs in the page: a load, the model files' requests the worker made (resource timing) and what it holds after
+AHEAD = """
+import asyncio
+import js
+
+js.performance.clearResourceTimings()
+model = await pe.load_graph_model(MODEL_URL)
+model.dispose()
+FOLDER = MODEL_URL.rsplit("/", 1)[0]  # the page's classifier may be downloading beside it
+requested = [e.name for e in js.performance.getEntriesByType("resource") if e.name.startswith(FOLDER)]
+after_load = [url for url in js.pePrefetch.heldURLs() if url.startswith(FOLDER)]
+js.pePrefetch.modelFiles(MODEL_URL)  # as a load starts: model.json, then its shards, held
+for _ in range(100):
+    await asyncio.sleep(0.05)
+    held = [url for url in js.pePrefetch.heldURLs() if url.startswith(FOLDER)]
+    if len(held) > 1:
+        break
+js.pePrefetch.dropModelFiles(MODEL_URL)  # as a load that stopped ends
+dropped = [url for url in js.pePrefetch.heldURLs() if url.startswith(FOLDER)]
+{"requested": requested, "after_load": after_load, "held": held, "dropped": dropped}
+"""
+
+
+def test_a_load_has_the_worker_request_its_files_at_once_and_leaves_none_held(wasm_page, server_url):
+    """pe.load_graph_model in the page has the worker request model.json and, as soon as it is there, every shard
+    (static/worker/prefetch.js), before Python has read model.json, and takes those answers: each file is asked for
+    once, and nothing stays held after the load; a load that stops lets go of what was held for it."""
+    url = f"{server_url}models/movenet-lightning/model.json"
+    got = wasm_page.run(AHEAD.replace("MODEL_URL", repr(url)))
+    assert len(got["requested"]) == len(set(got["requested"])) == 2, got["requested"]  # model.json and its shard
+    assert got["after_load"] == []
+    assert sorted(got["held"]) == sorted(got["requested"]), got
+    assert got["dropped"] == []

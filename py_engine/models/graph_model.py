@@ -392,7 +392,8 @@ async def load_graph_model(url_or_path, on_progress=None):
     """
     location = Location(url_or_path)
     try:
-        return await _load(location, on_progress)
+        with location.files_ahead():
+            return await _load(location, on_progress)
     except ModelLoadError as e:
         raise ModelLoadError(f"load_graph_model({location.target}): {e}") from e.__cause__
 

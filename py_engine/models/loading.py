@@ -28,7 +28,8 @@ async def load_layers_model(url_or_path, on_progress=None, weights=True):
     """
     location = Location(url_or_path)
     try:
-        return await _load(location, on_progress, weights)
+        with location.files_ahead(weights):
+            return await _load(location, on_progress, weights)
     except ModelLoadError as e:
         raise ModelLoadError(f"load_layers_model({location.target}): {e}") from e.__cause__
 

@@ -12,19 +12,26 @@
 //   loadPackage asked for them only once Pyodide had booted, and waited 100-140 ms for the download here.
 //   They are requested with the integrity Pyodide's lock file gives them, as loadPackage requests them.
 //
-// Adds self.pePrefetch = {model(folderURL), lockFile(indexURL), packages(indexURL, names)}.
+// - A model py_engine's loader starts to load (fetch.Location.files_ahead): its model.json and, as soon as it is here,
+//   the shards its manifest lists, requested from this thread before Python has read model.json, at the priority of
+//   the loader's own requests: they went out only once Python had read and parsed model.json (4-5 ms later for
+//   movenet-lightning, on the way to its first run).
+//
+// Adds self.pePrefetch = {model(folderURL), modelFiles(modelURL), dropModelFiles(modelURL), lockFile(indexURL),
+// packages(indexURL, names), heldURLs()}, and self.peReadBody(response): a body's chunks (below).
 "use strict";
 
 (() => {
   const networkFetch = self.fetch.bind(self);
-  const held = new Map(); // absolute URL -> {integrity, file: Promise<{body, init} | null>} (null: the prefetch failed)
+  const held = new Map(); // absolute URL -> {integrity, file: Promise<{chunks, init} | null>} (null: the prefetch failed)
   const SIDECARS = ["labels.json", "metadata.json"];
   let locked = null; // Promise of the lock file's packages, or null when it could not be read
 
   function hold(url, { integrity, priority = "low" } = {}) {
+    if (held.has(url)) return held.get(url).file; // requested already, not yet asked for
     const file = networkFetch(url, { priority, ...(integrity && { integrity }) }).then(
       async (response) => ({
-        body: await response.arrayBuffer(),
+        chunks: await readBody(response),
         init: { status: response.status, statusText: response.statusText, headers: response.headers },
       }),
       () => null,
@@ -35,12 +42,36 @@
 
   function model(folder) {
     const base = new URL(folder, self.location.href);
-    const modelURL = new URL("model.json", base).href;
     SIDECARS.forEach((name) => hold(new URL(name, base).href));
-    hold(modelURL).then((model) => {
+    withShards(new URL("model.json", base).href, "low");
+  }
+
+  const loads = new Map(); // model.json's URL -> the URLs a load's modelFiles held for it (shards once it is read)
+
+  function modelFiles(modelURL) {
+    const url = new URL(modelURL, self.location.href).href;
+    const urls = [url];
+    loads.set(url, urls);
+    withShards(url, "auto", (shard) => loads.get(url) === urls && urls.push(shard));
+  }
+
+  // A load that stopped (its model refused): what modelFiles held for it and no request took goes, the shards too
+  // where model.json arrives later
+  function dropModelFiles(modelURL) {
+    const url = new URL(modelURL, self.location.href).href;
+    (loads.get(url) || []).forEach((heldURL) => held.delete(heldURL));
+    loads.delete(url);
+  }
+
+  // model.json at modelURL, then the shards its manifest lists (each unless `wanted(url)` says no)
+  function withShards(modelURL, priority, wanted = () => true) {
+    hold(modelURL, { priority }).then((model) => {
       if (!model || model.init.status !== 200) return;
-      for (const group of JSON.parse(new TextDecoder().decode(model.body)).weightsManifest || []) {
-        for (const path of group.paths || []) hold(new URL(path, modelURL).href);
+      for (const group of JSON.parse(text(model.chunks)).weightsManifest || []) {
+        for (const path of group.paths || []) {
+          const url = new URL(path, modelURL).href;
+          if (wanted(url)) hold(url, { priority });
+        }
       }
     }).catch(() => {}); // not a model.json: the loader says so when it reads it
   }
@@ -48,7 +79,7 @@
   function lockFile(indexURL) {
     const file = hold(new URL("pyodide-lock.json", indexURL).href, { priority: "auto" }); // the boot waits for it
     // parsed before Pyodide's request reads the held bytes (reactions run in the order they were added)
-    const parse = (got) => JSON.parse(new TextDecoder().decode(got.body)).packages;
+    const parse = (got) => JSON.parse(text(got.chunks)).packages;
     locked = file.then((got) => (got?.init.status === 200 ? parse(got) : null));
     locked.catch(() => {}); // not JSON: packages() says so, Pyodide's boot fails on it
   }
@@ -72,13 +103,32 @@
     }
   }
 
-  // The held bytes as a stream of one chunk: a reader of the body (py_engine's loader) gets the held bytes themselves,
-  // arrayBuffer() copies them once; a Response made from the buffer itself copies them twice (18.8 MB of shards:
-  // 2.4 ms read, 17-19 ms by arrayBuffer(), 30-37 ms from a Response of the buffer).
-  function oneChunk(buffer) {
+  // A body's chunks, read in a loop here: Chromium resolved a worker's arrayBuffer() of movenet-lightning's 4.6 MB
+  // shard 8-9 ms after its last byte had come, and a reader Python drives (a turn of Python's event loop per chunk)
+  // 6-8 ms after; read so, 1 ms after (docs/journal/graph-models-ahead.md). py_engine's loader reads its bodies with it.
+  async function readBody(response) {
+    const chunks = [];
+    if (!response.body) return chunks;
+    const reader = response.body.getReader();
+    for (;;) {
+      const { done, value } = await reader.read();
+      if (done) return chunks;
+      chunks.push(value);
+    }
+  }
+
+  function text(chunks) {
+    const decoder = new TextDecoder();
+    return chunks.map((chunk, i) => decoder.decode(chunk, { stream: i < chunks.length - 1 })).join("");
+  }
+
+  // The held chunks as a stream: a reader of the body (py_engine's loader) gets the held bytes themselves,
+  // arrayBuffer() copies them once; a Response made from a buffer copies them twice (18.8 MB of shards: 2.4 ms read,
+  // 17-19 ms by arrayBuffer(), 30-37 ms from a Response of the buffer).
+  function stream(chunks) {
     return new ReadableStream({
       start(controller) {
-        controller.enqueue(new Uint8Array(buffer));
+        chunks.forEach((chunk) => controller.enqueue(chunk));
         controller.close();
       },
     });
@@ -93,8 +143,12 @@
       return networkFetch(input, init);
     }
     held.delete(url);
-    return entry.file.then((got) => (got ? new Response(oneChunk(got.body), got.init) : networkFetch(input, init)));
+    return entry.file.then((got) => (got ? new Response(stream(got.chunks), got.init) : networkFetch(input, init)));
   };
 
-  self.pePrefetch = { model, lockFile, packages };
+  // the URLs held and not yet asked for (what a load that stopped must not leave behind)
+  const heldURLs = () => [...held.keys()];
+
+  self.pePrefetch = { model, modelFiles, dropModelFiles, lockFile, packages, heldURLs };
+  self.peReadBody = readBody;
 })();
