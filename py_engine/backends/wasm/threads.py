@@ -52,6 +52,7 @@ MIN_ELEMENTS = 1 << 12
 # thread packs only its rows of dy) rather than by taps (each packs all of dy: most of the work where C is 1)
 PARTIAL_FLOATS = 1 << 18
 
+SELF_TEST_CALLS = 24  # the self-test's rounds: V8 has optimized the kernels by then, as tier_up.CALLS for one thread
 pool = None  # the running Pool, or None: every kernel on the calling thread
 reason = "one thread was asked for"  # why pool is None
 _starts = 0  # start() calls so far: a start overtaken by a later one closes what it started
@@ -776,16 +777,21 @@ def depthwise_filter_grad(p, x, dy, images, shape, channels, dw):
 def _self_test(p, cases):
     """Why the threaded kernels differ from the calling thread's on `cases` (shapes that do not split evenly), or None.
 
-    As the backend's own self-test, large enough (a few ms) that V8 compiles the shared module's optimized code
-    now rather than during the first forward pass, which would otherwise run its baseline code (twice as slow)."""
-    global MIN_WORK, MIN_INTENSITY
+    The threaded cases run SELF_TEST_CALLS times, so that V8 optimizes the shared module's functions on every thread
+    and the pool's path now (50-60 ms on 2 threads) rather than during a first model's warm-up, which ran them on
+    baseline code: movenet-lightning's on 2 threads took 86 ms against 66 after (docs/journal/graph-models-ahead.md)."""
+    global MIN_WORK, MIN_INTENSITY, pool
     saved, threaded = (MIN_WORK, MIN_INTENSITY), {}
     try:
         MIN_WORK = MIN_INTENSITY = 0
         threaded = {name: case() for name, case in cases.items()}
+        for _ in range(SELF_TEST_CALLS - 1):
+            if pool is None:
+                break
+            for case in cases.values():
+                case()
     finally:
         MIN_WORK, MIN_INTENSITY = saved
-    global pool
     if pool is None:
         return reason
     pool = None  # the same kernels on the calling thread alone
