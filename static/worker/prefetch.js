@@ -31,7 +31,7 @@
     if (held.has(url)) return held.get(url).file; // requested already, not yet asked for
     const file = networkFetch(url, { priority, ...(integrity && { integrity }) }).then(
       async (response) => ({
-        chunks: await readBody(response),
+        chunks: joined(await readBody(response)),
         init: { status: response.status, statusText: response.statusText, headers: response.headers },
       }),
       () => null,
@@ -115,6 +115,16 @@
       if (done) return chunks;
       chunks.push(value);
     }
+  }
+
+  // A held body as one chunk, joined while it is held: the loader copies each weight out of it, and a copy that
+  // crosses chunks takes a call per chunk (EfficientNet-Lite0's held shards in their network chunks: 28 ms to read
+  // in the page against 22 as one)
+  function joined(chunks) {
+    if (chunks.length < 2) return chunks;
+    const whole = new Uint8Array(chunks.reduce((n, chunk) => n + chunk.length, 0));
+    chunks.reduce((at, chunk) => (whole.set(chunk, at), at + chunk.length), 0);
+    return [whole];
   }
 
   function text(chunks) {
