@@ -55,8 +55,8 @@
     withShards(url, "auto", (shard) => loads.get(url) === urls && urls.push(shard));
   }
 
-  // A load that stopped (its model refused): what modelFiles held for it and no request took goes, the shards too
-  // where model.json arrives later
+  // A load that ended: what modelFiles held for it and no request took goes (a model refused before its shards were
+  // read), the shards too where model.json arrives later
   function dropModelFiles(modelURL) {
     const url = new URL(modelURL, self.location.href).href;
     (loads.get(url) || []).forEach((heldURL) => held.delete(heldURL));
