@@ -260,11 +260,8 @@ async def start_fetch(location, groups, on_progress=None):
 
 async def _arrays(groups, totals, reading):
     """{weight name: array} of the groups' shards, once `reading` (Location.read_all's) has them, each group checked."""
-    read = await reading
-    arrays, at = {}, 0
-    for group, need in zip(groups, totals):
-        own = read[at : at + len(group["paths"])]
-        at += len(own)
+    arrays = {}
+    for (group, own), need in zip(_per_group(groups, await reading), totals):
         datas = [data for data, _ in own]
         # unpacked while the browser computes the sha256 (shards of the wrong length are not): checked after
         unpacked = unpack(group, datas) if sum(map(len, datas)) == need else {}
@@ -276,16 +273,23 @@ async def _arrays(groups, totals, reading):
 def unpack_all(groups, shards):
     """{weight name: array} of every group's weights from `shards` (bytes, every group's paths in order) already in
     memory, each group checked as fetch checks it."""
-    arrays, at = {}, 0
-    for k, group in enumerate(groups):
-        need = check_group(group, k + 1)
-        datas = shards[at : at + len(group["paths"])]
-        at += len(datas)
+    totals = [check_group(group, k + 1) for k, group in enumerate(groups)]
+    listed = sum(len(group["paths"]) for group in groups)
+    if listed != len(shards):
+        raise ModelLoadError(f"the weights manifest lists {listed} shard(s), {len(shards)} were given")
+    arrays = {}
+    for (group, datas), need in zip(_per_group(groups, shards), totals):
         verify(group, datas, need)
         _add(arrays, unpack(group, datas))
-    if at != len(shards):
-        raise ModelLoadError(f"the weights manifest lists {at} shard(s), {len(shards)} were given")
     return arrays
+
+
+def _per_group(groups, items):
+    """(group, its items) for each group: `items` (shards, or what was read of them) in all the groups' paths' order."""
+    at = 0
+    for group in groups:
+        yield group, items[at : at + len(group["paths"])]
+        at += len(group["paths"])
 
 
 def _add(arrays, unpacked):
