@@ -1,6 +1,6 @@
 """Whether Python's work in the page's worker delays a download: a graph model's first shard fetched with the
 browser's fetch, then BUSY ms of Python (one block, or 1 ms slices with a turn of the event loop between), then its
-body read (io/fetch.py's _body); ms from the request to the whole body in Python, a fresh browser context each.
+body read (io/fetch.py's _chunks, as the loader reads it); ms from the request to the whole body in Python, a fresh browser context each.
 
     .venv/bin/python bench/experiments/body_while_busy.py [--model movenet-lightning] [--busy 20] [--rounds 3]
 
@@ -22,15 +22,15 @@ READ = (
     + """
 start = js.performance.now()
 response = await js.fetch(url)
-body = asyncio.ensure_future(fetch._body(response, "shard", url))
+body = asyncio.ensure_future(fetch._chunks(response, "shard", url))
 if SLICED_:
     for _ in range(BUSY_):
         busy(1)
         await asyncio.sleep(0)
 else:
     busy(BUSY_)
-data = await body
-{"ms": js.performance.now() - start, "bytes": data.length}
+chunks = await body
+{"ms": js.performance.now() - start, "bytes": sum(chunk.length for chunk in chunks)}
 """
 )
 

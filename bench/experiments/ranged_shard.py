@@ -1,6 +1,6 @@
 """Whether a shard fetched as several byte ranges at once reaches Python sooner in the page's worker: each request has
 its own pipe, which the browser fills while Python holds the worker's thread. BUSY ms of Python after the requests,
-then every body read (io/fetch.py's _body); ms from the requests to the whole shard in Python, a fresh browser
+then every body read (io/fetch.py's _chunks); ms from the requests to the whole shard in Python, a fresh browser
 context each, the ways in turns.
 
     .venv/bin/python bench/experiments/ranged_shard.py [--model movenet-lightning] [--busy 15] [--rounds 3]
@@ -36,13 +36,13 @@ else:
 
 async def body(request):
     response = await request
-    return await fetch._body(response, "shard", url)
+    return await fetch._chunks(response, "shard", url)
 
 
 bodies = [asyncio.ensure_future(body(r)) for r in requests]
 busy(BUSY_)
 datas = [await b for b in bodies]
-{"ms": js.performance.now() - start, "bytes": sum(d.length for d in datas)}
+{"ms": js.performance.now() - start, "bytes": sum(chunk.length for chunks in datas for chunk in chunks)}
 """
 )
 

@@ -219,11 +219,6 @@ async def _hex(digest):
     return (await digest).to_bytes().hex()
 
 
-async def _body(response, what, url):
-    """A fetch Response's body as one Uint8Array (_chunks joined)."""
-    return _joined(await _chunks(response, what, url))
-
-
 async def _chunks(response, what, url):
     """A fetch Response's body as the Uint8Arrays it arrives in, read from its stream, where arrayBuffer() would copy
     it (EfficientNet-Lite0's five shards held by the page: 2.4 ms read so, 17-19 ms through arrayBuffer()). In the
