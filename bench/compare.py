@@ -4,6 +4,7 @@
     .venv/bin/python bench/compare.py --runs 20 --out /tmp/compare.json --url http://127.0.0.1:8000/
     .venv/bin/python bench/compare.py --ours-only --static DIR --out /tmp/a.json   # another page folder, no TF.js
     .venv/bin/python bench/compare.py --model movenet-lightning   # a graph model of docs/models.md (below)
+    .venv/bin/python bench/compare.py --model centernet --rounds 5   # each part 5 times in turns: medians
 
 Batch 1, a [1, 224, 224, 3] input of zeros, the forward pass to the top-5 (softmax and top-k included):
 - ours, in the playground page (?backend=webgpu, then wasm on 1 thread and on 2 (set_backend("wasm", threads=n)),
@@ -33,7 +34,9 @@ With --model NAME, a graph model of docs/models.md (movenet-lightning, centernet
 pe.load_graph_model on webgpu, wasm (1 and 2 threads) and numpy, TF.js with tf.loadGraphModel on its four backends,
 the same files from /models, and each executes it on the same pixel-like input ((i * 7919) % 256 in the input's
 dtype): load, warm-up (the first execute), first run, cold and the median of --runs warm runs, each from execute to
-every output read back; and how far each part's outputs are from ours on numpy (no roofline, no repeat visit). Ours
+every output read back; and how far each part's outputs are from ours on numpy (no roofline, no repeat visit). With
+--rounds N, every part runs N times in turns, each in a fresh context, and its times are the medians of its rounds: a
+cold start is one sample per round, and TF.js's moves by a fifth from one to the next. Ours
 starts once the page has settled (wait_until_stored: the classifier's files, which the page downloads after ready,
 are in and the next boot's snapshot is made), so that the model's load shares the network and the cores with nothing
 of our page's, as TF.js's blank page. Writes bench/results/compare-NAME.json and .png.
@@ -46,6 +49,7 @@ import html
 import json
 import os
 import platform
+import statistics
 import sys
 import tempfile
 import urllib.request
@@ -81,6 +85,8 @@ TFJS_WASM = "tfjs-backend-wasm/dist/"
 # The playground server's headers (app/page.py): TF.js's page is cross-origin isolated as ours is, which gives it
 # SharedArrayBuffer and so its wasm backend's threads
 ISOLATED = {"Cross-Origin-Opener-Policy": "same-origin", "Cross-Origin-Embedder-Policy": "require-corp"}
+# a part's times, ms (warm: the median of its warm runs)
+TIMES = ("warm_ms", "load_ms", "warmup_ms", "first_ms", "cold_ms")
 # label: (backend, wasm's threads: None for the other backends)
 OURS_PARTS = {
     "ours webgpu": ("webgpu", None),
@@ -393,8 +399,26 @@ TFJS_GRAPH_MEASURE = """async ([modelUrl, wasmPath, backend, threaded, runs]) =>
 
 
 def measure_graph(browser, url, args):
-    """(results, failures) of the graph model args.model: ours on webgpu, wasm (1 and 2 threads) and numpy, then
-    TF.js's parts."""
+    """(results, failures) of the graph model args.model over args.rounds rounds (measure_graph_round), each part's
+    times the medians of its rounds, with each round's cold time (cold_rounds_ms)."""
+    rounds, failures = [], {}
+    for round_number in range(args.rounds):
+        if args.rounds > 1:
+            print(f"round {round_number + 1} of {args.rounds}", file=sys.stderr, flush=True)
+        results, failed = measure_graph_round(browser, url, args)
+        rounds.append(results)
+        failures |= failed
+    merged = {}
+    for label in rounds[0]:
+        runs = [r[label] for r in rounds if label in r]
+        merged[label] = {**runs[0], **{key: statistics.median(r[key] for r in runs) for key in TIMES}}
+        merged[label]["cold_rounds_ms"] = [r["cold_ms"] for r in runs]
+    return merged, failures
+
+
+def measure_graph_round(browser, url, args):
+    """(results, failures) of one round: ours on webgpu, wasm (1 and 2 threads) and numpy, then TF.js's parts, each
+    in a fresh browser context."""
     model_json = f"models/{args.model}/model.json"
     code = GRAPH_OURS.replace("SAMPLES_", str(SAMPLES)).replace("RUNS_", str(args.runs))
     results, failures = {}, {}
@@ -550,10 +574,12 @@ def print_report(machine, results, ratio_lines, model="EfficientNet-Lite0"):
         f"\n  {'':{width}s} {'warm':>8s} {'load':>8s} {'warm-up':>8s} {'1st run':>8s} {'cold':>8s}   (ms; warm: median)"
     )
     for label, r in results.items():
-        cells = "".join(f"{r[k]:9.0f}" for k in ("warm_ms", "load_ms", "warmup_ms", "first_ms", "cold_ms"))
+        cells = "".join(f"{r[k]:9.0f}" for k in TIMES)
         extra = f"   uncaptured {r['warm_uncaptured_ms']:.0f}" if "warm_uncaptured_ms" in r else ""
         if "threads_count" in r:  # TF.js's wasm backend: which build ran
             extra += f"   SIMD {r['simd']}, threads {r['threads_count']}"
+        if len(r.get("cold_rounds_ms", ())) > 1:
+            extra += "   cold by round " + " ".join(f"{ms:.0f}" for ms in r["cold_rounds_ms"])
         print(f"  {label:{width}s}{cells}{extra}   n={r['runs']}")
     print("\nratios (below 1: the first is faster)")
     for name, value in ratio_lines.items():
@@ -627,6 +653,13 @@ def main():
     parser.add_argument("--runs", type=int, default=10, help="warm runs per engine and backend (default 10)")
     parser.add_argument("--cpu-runs", type=int, default=3, help="warm runs on TF.js's cpu backend (default 3)")
     parser.add_argument(
+        "--rounds",
+        type=int,
+        default=1,
+        help="with --model: rounds of every part, each a fresh context; the times are the rounds' medians "
+        "(a cold start is one sample a round; default 1)",
+    )
+    parser.add_argument(
         "--out", type=Path, help="the JSON (default: bench/results/compare.json, or compare-MODEL.json)"
     )
     parser.add_argument("--static", type=Path, help="the page folder to serve (default: static/)")
@@ -638,11 +671,13 @@ def main():
         "movenet-lightning or centernet (pe.load_graph_model against tf.loadGraphModel)",
     )
     args = parser.parse_args()
-    if min(args.runs, args.cpu_runs) < 1:
-        parser.error(f"--runs and --cpu-runs must be >= 1 (got {args.runs}, {args.cpu_runs})")
+    if min(args.runs, args.cpu_runs, args.rounds) < 1:
+        parser.error(f"--runs, --cpu-runs and --rounds must be >= 1 (got {args.runs}, {args.cpu_runs}, {args.rounds})")
     if not args.ours_only and not (TFJS / "tfjs").exists():
         sys.exit("TF.js is not installed: npm ci --prefix bench/tfjs --ignore-scripts")
     graph = args.model != CLASSIFIER
+    if args.rounds > 1 and not graph:
+        parser.error("--rounds is for a graph model (--model NAME)")
     args.out = args.out or REPO / "bench" / "results" / (f"compare-{args.model}.json" if graph else "compare.json")
     chart = args.out.with_suffix(".png")
     args.out.parent.mkdir(parents=True, exist_ok=True)
