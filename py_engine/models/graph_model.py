@@ -25,6 +25,7 @@ from ..io.graph_format import engine_dtype, parse_graph, read_json, tensor_name
 from ..tensor import Tensor
 from .graph_control import run_dynamic, tensors_in
 from .graph_fusion import FusedChain, fuse_chains
+from .graph_gather_sink import SunkGather, sink_gathers
 from .graph_nodes import finish, run_op
 from .graph_ops import (
     CONTROL_OPS,
@@ -324,6 +325,7 @@ class Plan:
         made = {node.name for node in self.nodes}
         last = {}  # tensor name -> the index of the step reading it last
         steps = fuse_chains([node for node in self.nodes if node.op not in SOURCE_OPS], model, self.outputs)
+        steps = sink_gathers(steps, model, self.outputs)
         for k, node in enumerate(steps):
             for name in node.inputs:
                 producer = model.producers[name]
@@ -336,7 +338,7 @@ class Plan:
             if name not in self.outputs:
                 releases[k].append(name)
         self.steps = [
-            (node, node.run if isinstance(node, FusedChain) else OPS[node.op].run, tuple(release))
+            (node, node.run if isinstance(node, (FusedChain, SunkGather)) else OPS[node.op].run, tuple(release))
             for node, release in zip(steps, releases)
         ]
 
