@@ -32,8 +32,8 @@ def gather(name, params, indices):
 @pytest.fixture
 def heads(tmp_path):
     """Two pointwise convolutions (relu, then linear) gathered at `pixels`; a pointwise one that the run also
-    returns, gathered; a strided 1x1 one, gathered; and the first chain's map gathered at `cells` ([n, 4]: into the
-    channels)."""
+    returns, gathered; a strided 1x1 one, gathered; and a chain like the first gathered at `cells` ([n, 4]: into the
+    channels, so its run convolves the whole map first)."""
     rng = np.random.default_rng(5)
     weights = [
         ("w1", rng.uniform(-1, 1, (1, 1, 5, 8))),
