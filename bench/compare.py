@@ -409,7 +409,7 @@ def measure_graph(browser, url, args):
         rounds.append(results)
         failures |= failed
     merged = {}
-    for label in rounds[0]:
+    for label in dict.fromkeys(label for results in rounds for label in results):  # a part that ran in any round
         runs = [r[label] for r in rounds if label in r]
         merged[label] = {**runs[0], **{key: statistics.median(r[key] for r in runs) for key in TIMES}}
         merged[label]["cold_rounds_ms"] = [r["cold_ms"] for r in runs]
