@@ -94,7 +94,7 @@ class EngineWheel:
     """The wheel of the checkout at `root` as it is now, cached in `cache_dir` by source hash.
 
     The last KEEP builds stay servable by their URL: a page that read /config.json just before an
-    edit still gets the wheel its URL names (content-addressed, so never a stale one).
+    edit still gets the wheel its URL names (content-addressed, so never a stale one), while its file is there.
     """
 
     KEEP = 8
@@ -108,7 +108,8 @@ class EngineWheel:
     def current(self) -> Wheel:
         with self._lock:
             key = source_key(self.root)[:16]
-            if key != self._key:
+            latest = next(reversed(self._builds.values()))[1] if self._builds else None
+            if key != self._key or not latest.path.is_file():  # new sources, or its file pruned by another process
                 wheel = self._load_or_build(key)
                 self._builds.pop(wheel.digest, None)
                 self._builds[wheel.digest] = (key, wheel)
@@ -123,7 +124,9 @@ class EngineWheel:
         if digest not in self._builds:  # e.g. the first request after a restart: look at the sources
             self.current()
         _, wheel = self._builds.get(digest, (None, None))
-        return wheel if wheel is not None and wheel.path.name == filename else None
+        # another process building from the same checkout into the same cache (a test run, a benchmark) prunes what
+        # it does not list: a build whose file is gone is not served (the current one is built again by current())
+        return wheel if wheel is not None and wheel.path.name == filename and wheel.path.is_file() else None
 
     def _load_or_build(self, key: str) -> Wheel:
         folder = self.cache_dir / key

@@ -8,6 +8,7 @@ as a freshly written file is never cached (its mtime may not yet tell two writes
 
 import json
 import os
+import shutil
 import time
 from pathlib import Path
 
@@ -200,3 +201,13 @@ def test_a_wheel_url_is_served_without_looking_at_the_sources(engine_source, tmp
     assert engine.find(wheel.digest, wheel.path.name) == wheel
     assert [p.name for p in (tmp_path / "builds").iterdir()] == [wheel.path.parent.name]  # nothing was built
     assert engine.current() != wheel  # while /config.json does look, and builds the new one
+
+
+def test_a_wheel_another_process_pruned_is_not_found_and_the_current_one_is_built_again(engine_source, tmp_path):
+    engine = EngineWheel(engine_source, tmp_path / "builds")
+    wheel = engine.current()
+    shutil.rmtree(wheel.path.parent)  # the cache's other user pruned it (a benchmark on the same checkout)
+    assert engine.find(wheel.digest, wheel.path.name) is None  # a 404 that says to reload /config.json, not a 500
+    again = engine.current()
+    assert again.digest == wheel.digest and again.path.is_file()  # the same sources, the same bytes
+    assert engine.find(wheel.digest, wheel.path.name) == again
