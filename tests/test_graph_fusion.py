@@ -2,9 +2,7 @@
 (models/graph_fusion.py), giving the values of the nodes run one at a time bit for bit; a chain reading two tensors,
 an output or a value two nodes read is not hidden in one. Memory stays flat."""
 
-import base64
 import inspect
-import json
 
 import numpy as np
 import pytest
@@ -124,17 +122,13 @@ def test_a_real_models_chains_give_the_values_of_its_nodes_one_at_a_time(graph_m
 
 
 ON_WASM = """
-import base64, json, os
-data = json.loads(DATA_)
-os.makedirs("/chains", exist_ok=True)
-for name, text in data["files"].items():
-    with open(f"/chains/{name}", "wb") as f:
-        f.write(base64.b64decode(text))
+import pyodide_js
+pyodide_js.mountNodeFS("/chains", FOLDER_)
 await pe.set_backend("wasm")
 model = await pe.load_graph_model("file:///chains/model.json")
-x, s = (pe.tensor(np.frombuffer(base64.b64decode(a), np.float32).reshape(shape)) for a, shape in data["inputs"])
+x, s = (pe.tensor(np.load(f"/chains/{name}.npy")) for name in ("x", "s"))
 expected = [t.numpy() for t in one_at_a_time(x, s)]
-profiled = pe.profile(model.execute, [x, s], data["outputs"])
+profiled = pe.profile(model.execute, [x, s], OUTPUTS_)
 [
     pe.get_backend(),
     sorted(record.name for record in profiled.kernels),
@@ -144,17 +138,14 @@ profiled = pe.profile(model.execute, [x, s], data["outputs"])
 
 
 def test_on_wasm_the_modules_fused_program_gives_the_nodes_values_bit_for_bit(folder, rng):
-    data = {
-        "files": {
-            name: base64.b64encode((folder / name).read_bytes()).decode() for name in ("model.json", "weights.bin")
-        },
-        "inputs": [(base64.b64encode(a.tobytes()).decode(), a.shape) for a in inputs(rng)],
-        "outputs": OUTPUTS,
-    }
+    for name, a in zip(("x", "s"), inputs(rng)):
+        np.save(folder / f"{name}.npy", a)
     pyodide = start_node_pyodide()
     try:
         pyodide.run(inspect.getsource(one_at_a_time))
-        backend, kernels, equal = pyodide.run(ON_WASM.replace("DATA_", repr(json.dumps(data))))
+        backend, kernels, equal = pyodide.run(
+            ON_WASM.replace("FOLDER_", repr(str(folder))).replace("OUTPUTS_", repr(OUTPUTS))
+        )
     finally:
         pyodide.close()
     assert backend == "wasm"

@@ -3,9 +3,6 @@ the graph's values (bit for bit where the convolution's sums do not depend on th
 gathered pixels, memory flat; a convolution another node reads, a strided one, or indices into the channels keep the
 graph's order."""
 
-import base64
-import json
-
 import numpy as np
 import pytest
 
@@ -130,36 +127,26 @@ def test_movenets_regression_and_offset_heads_run_on_the_gathered_pixels(graph_m
 
 
 ON_WASM = """
-import base64, json, os
+import json, pyodide_js
 from py_engine.models import graph_model
-data = json.loads(DATA_)
-os.makedirs("/heads", exist_ok=True)
-for name, text in data["files"].items():
-    with open(f"/heads/{name}", "wb") as f:
-        f.write(base64.b64decode(text))
+pyodide_js.mountNodeFS("/heads", FOLDER_)
 await pe.set_backend("wasm")
-inputs = {k: pe.tensor(np.frombuffer(base64.b64decode(a), dtype).reshape(shape)) for k, (a, dtype, shape) in data["inputs"].items()}
+inputs = {name: pe.tensor(np.load(f"/heads/{name}.npy")) for name in ("x", "pixels", "cells")}
 sunk = await pe.load_graph_model("file:///heads/model.json")
-got = [[y.numpy() for y in sunk.execute(inputs, data["outputs"])] for _ in range(3)]  # recorded, then replayed
+got = [[y.numpy() for y in sunk.execute(inputs, OUTPUTS_)] for _ in range(3)]  # recorded, then replayed
 graph_model.sink_gathers = lambda steps, model, outputs: steps
 plain = await pe.load_graph_model("file:///heads/model.json")
-want = [y.numpy() for y in plain.execute(inputs, data["outputs"])]
+want = [y.numpy() for y in plain.execute(inputs, OUTPUTS_)]
 [pe.get_backend(), [[bool(np.array_equal(a, b)) for a, b in zip(run, want)] for run in got]]
 """
 
 
 def test_on_wasm_the_gathered_pixels_give_the_graphs_values_bit_for_bit(heads, rng):
-    arrays = {name: t.numpy() for name, t in feeds(rng).items()}
-    data = {
-        "files": {
-            name: base64.b64encode((heads / name).read_bytes()).decode() for name in ("model.json", "weights.bin")
-        },
-        "inputs": {k: (base64.b64encode(a.tobytes()).decode(), str(a.dtype), a.shape) for k, a in arrays.items()},
-        "outputs": OUTPUTS,
-    }
+    for name, t in feeds(rng).items():
+        np.save(heads / f"{name}.npy", t.numpy())
     pyodide = start_node_pyodide()
     try:
-        backend, equal = pyodide.run(ON_WASM.replace("DATA_", repr(json.dumps(data))))
+        backend, equal = pyodide.run(ON_WASM.replace("FOLDER_", repr(str(heads))).replace("OUTPUTS_", repr(OUTPUTS)))
     finally:
         pyodide.close()
     assert backend == "wasm"
