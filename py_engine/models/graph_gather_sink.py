@@ -25,7 +25,7 @@ class SunkGather:
     reading the first convolution's input, the indices and the convolutions' weights (`inputs`)."""
 
     def __init__(self, gather, convs):
-        self.gather, self.convs, self.name, self.control, self.attrs = gather, convs, gather.name, [], {}
+        self.convs, self.name, self.control, self.attrs = convs, gather.name, [], {}
         self.op = "+".join([*(conv.op for conv in convs), gather.op])  # what an error's note names
         self.inputs = [convs[0].inputs[0], gather.inputs[1], *(name for conv in convs for name in conv.inputs[1:])]
 
