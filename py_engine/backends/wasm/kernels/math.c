@@ -61,8 +61,9 @@ INLINE f32x4 binary4(int op, f32x4 a, f32x4 b) {
   }
 }
 
-// A run of `len` outputs where a and b each advance (step 1) or stay (step 0).
-INLINE void binary_run(int op, const f32 *a, int sa, const f32 *b, int sb, f32 *out, int len) {
+// The whole vectors of a run of `len` outputs where a and b each advance (step 1) or stay (step 0); returns how many
+// outputs it wrote.
+INLINE int binary_run_vectors(int op, const f32 *a, int sa, const f32 *b, int sb, f32 *out, int len) {
   int i = 0;
   if (sa && sb) {
     for (; i + 4 <= len; i += 4) wasm_v128_store(out + i, binary4(op, wasm_v128_load(a + i), wasm_v128_load(b + i)));
@@ -76,6 +77,26 @@ INLINE void binary_run(int op, const f32 *a, int sa, const f32 *b, int sb, f32 *
     f32x4 v = binary4(op, wasm_v128_load32_splat(a), wasm_v128_load32_splat(b));
     for (; i + 4 <= len; i += 4) wasm_v128_store(out + i, v);
   }
+  return i;
+}
+
+// The same with the op a constant of each copy of the loops: binary4's switch inside them ran a product of two 1.3 M
+// value maps 2.3x slower (Node: 0.32 -> 0.14 ms). One function the callers share, so that V8 tiers it up once.
+__attribute__((noinline)) static int binary_vectors(int op, const f32 *a, int sa, const f32 *b, int sb, f32 *out,
+                                                    int len) {
+  switch (op) {
+#define CASE(o) \
+  case o: return binary_run_vectors(o, a, sa, b, sb, out, len);
+    CASE(BINARY_ADD) CASE(BINARY_SUB) CASE(BINARY_MUL) CASE(BINARY_REAL_DIV) CASE(BINARY_MAXIMUM) CASE(BINARY_MINIMUM)
+    CASE(BINARY_RELU_GRAD) CASE(BINARY_RELU6_GRAD)
+#undef CASE
+    default: return binary_run_vectors(BINARY_SQUARED_DIFFERENCE, a, sa, b, sb, out, len);
+  }
+}
+
+// A run of `len` outputs where a and b each advance (step 1) or stay (step 0).
+INLINE void binary_run(int op, const f32 *a, int sa, const f32 *b, int sb, f32 *out, int len) {
+  int i = binary_vectors(op, a, sa, b, sb, out, len);
   if (i < len) {
     int rest = len - i;
     f32x4 va = sa ? load_partial(a + i, rest) : wasm_v128_load32_splat(a);
