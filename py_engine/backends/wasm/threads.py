@@ -674,8 +674,24 @@ def conv2d(p, x, shape, rows, weights, k, o, bias, activation, y, block):
     return p.get(py, y) if p.run("conv2d", rows, args, first, last, scratch={9: scratch}) else None
 
 
+def depthwise(p, x, shape, rows, y, weights, slides, bias, code):
+    """kernels/nn.c depthwise over output rows (n, oh), with its 3x3 filter's taps packed where `slides` (its sliding
+    rows: stride 1 across)."""
+    channels = weights.shape[2]
+    kept = p.packed(weights, 9, channels) if slides else 0
+    pw, pbias = p.weights(weights), p.weights(bias) if bias is not None else 0
+    p.begin()
+    panels = p.pack(weights, 9, channels) if kept is None else kept
+    pw = p.put(weights) if pw is None else pw
+    pbias = p.put(bias) if pbias is None else pbias
+    px, ps, py = p.put(x), p.put(shape, I32), p.alloc(y.nbytes)
+    args = (px, 0, 0, ps, pw, panels, pbias, code, py)
+    first, last = (0, 1, 0, 0, 0, 0, 0, 0, 0), (0, 0, 1, 0, 0, 0, 0, 0, 0)
+    return p.get(py, y) if p.run("depthwise", rows, args, first, last) else None
+
+
 def rows_kernel(p, name, x, shape, rows, y, *args):
-    """A kernel over output rows (n, oh) (depthwise, pool): kernels/nn.c's name(x, first, last, s, *args, y), where an
+    """A kernel over output rows (n, oh) (pool): kernels/nn.c's name(x, first, last, s, *args, y), where an
     array in args (weights) is in the shared memory and passed by its address there."""
     kept = [p.weights(v) if isinstance(v, np.ndarray) else v for v in args]
     p.begin()

@@ -178,12 +178,14 @@ def _depthwise(x, weights, strides, pad, dilations, bias=None, activation="linea
         return y
     code, after = _activate(y, activation, hard_swish_scale)
     pool, rows = threads.worth(y.size * kh * kw, x, out=(y,)) or threads.in_place(y.size, x), x.shape[0] * oh
-    extra = (weights, bias if bias is not None else 0, code)
-    if pool and threads.rows_kernel(pool, "depthwise", x, shape, rows, y, *extra) is not None:
+    slides = (kh, kw) == (3, 3) and strides[1] == 1 and dilations[1] == 1 and c % 4 == 0
+    if pool and threads.depthwise(pool, x, shape, rows, y, weights, slides, bias, code) is not None:
         return after(y) if after else y
+    panels = pack_kept(weights, 9, c) if slides else None  # the taps at constant offsets (kernels/nn.c)
     native.exports.depthwise(
-        address(x, x.size), 0, x.shape[0] * oh, address(shape, 13, I32), address(weights, weights.size),
-        address(bias, c) if bias is not None else 0, code, address(y, y.size),
+        address(x, x.size), 0, rows, address(shape, 13, I32), address(weights, weights.size),
+        address(panels, panels.size) if panels is not None else 0, address(bias, c) if bias is not None else 0, code,
+        address(y, y.size),
     )  # fmt: skip
     return after(y) if after else y
 
