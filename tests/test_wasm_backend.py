@@ -368,12 +368,12 @@ def test_a_gemms_last_panel_of_one_to_four_columns_gives_the_full_tiles_values_b
     assert differ == []
 
 
-def test_depthwise_3x3_sliding_rows_give_the_channel_groups_values_bit_for_bit(node):
-    """A 3x3 depthwise convolution of stride 1 across with channels in 4s runs its rows by kernels/nn.c's sliding
-    rows, the filter's taps as the GEMM's panels: the values of the rows without panels (each output's 9 loads) bit
-    for bit, for channels in whole and half panels, widths in and across the 16 outputs a call, a dilation and a
-    stride down, with and without a bias, each activation (a hard-swish's scale too), NaN and the infinities among
-    the inputs."""
+def test_depthwise_taps_as_panels_give_the_values_of_the_taps_in_place_bit_for_bit(node):
+    """A depthwise convolution 3 or 5 wide, of stride and dilation 1 across, with channels in 4s reads its filter's
+    taps as the GEMM's panels, four outputs at a time (kernels/nn.c depthwise_four_panels): the values of the same
+    call without panels bit for bit, for filters 1-5 high, channels in whole and half panels, widths in and across
+    the 3x3 rows' 16 outputs, a dilation and a stride down, with and without a bias, each activation (a hard-swish's
+    scale too), NaN and the infinities among the inputs."""
     differ = node.run(
         """
         import itertools
@@ -385,22 +385,23 @@ def test_depthwise_3x3_sliding_rows_give_the_channel_groups_values_bit_for_bit(n
         hard_swish = int(np.float32(float(np.float16(1 / 6))).view(np.int32))
         address = lambda a: a.__array_interface__["data"][0] if a is not None else 0
         differ = []
-        for c, width, (down, dilation), biased, act in itertools.product(
-            (4, 12, 16, 40), (3, 17, 40), ((1, 1), (2, 1), (1, 2)), (False, True), (0, 1, 2, hard_swish),
+        for (kh, kw), c, width, (down, dilation), biased, act in itertools.product(
+            ((3, 3), (5, 5), (1, 3), (5, 3), (3, 5)), (4, 12, 40), (5, 17, 40), ((1, 1), (2, 1), (1, 2)),
+            (False, True), (0, 1, 2, hard_swish),
         ):
             x = rng.uniform(-4, 4, (2, 9, width, c)).astype(np.float32)
             x.reshape(-1)[:3] = [np.nan, np.inf, -np.inf]
-            w = rng.uniform(-1, 1, (3, 3, c, 1)).astype(np.float32)
+            w = rng.uniform(-1, 1, (kh, kw, c, 1)).astype(np.float32)
             bias = rng.uniform(-2, 2, c).astype(np.float32) if biased else None
-            pad = ((dilation, dilation), (1, 1))
-            shape, oh, ow = nn._geometry(x.shape, (3, 3), (down, 1), pad, (dilation, 1))
-            panels = linalg.pack(w, 9, c)
+            pad = ((dilation * (kh // 2),) * 2, (kw // 2,) * 2)
+            shape, oh, ow = nn._geometry(x.shape, (kh, kw), (down, 1), pad, (dilation, 1))
+            panels = linalg.pack(w, kh * kw, c)
             got, want = (np.zeros((2, oh, ow, c), np.float32) for _ in range(2))
             for out, packed in ((got, panels), (want, None)):
                 native.exports.depthwise(address(x), 0, 2 * oh, address(shape), address(w), address(packed),
                                          address(bias), act, address(out))
             if not np.array_equal(got.view(np.int32), want.view(np.int32)):
-                differ.append([c, width, down, dilation, biased, act])
+                differ.append([kh, kw, c, width, down, dilation, biased, act])
         differ
         """
     )  # fmt: skip

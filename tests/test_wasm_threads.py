@@ -300,7 +300,7 @@ def test_memory_stays_flat_over_100_threaded_forward_passes(node):
     # the two convolutions, and the depthwise convolution, whose input (the first's output) is in the shared memory
     # already; the pool does too little per byte copied (MIN_INTENSITY)
     assert per_pass == {3}, f"each pass splits its two convolutions and the depthwise one over the threads: {per_pass}"
-    depthwise_panels = 9 * 32 * 4  # its 3x3 taps of 32 channels as the GEMM's panels (kernels/nn.c's sliding rows)
+    depthwise_panels = 9 * 32 * 4  # its 3x3 taps of 32 channels as the GEMM's panels (kernels/nn.c)
     assert kept == conv_weights + depthwise_panels > depthwise_panels, (
         "the weights and biases of those three, and the depthwise filter's panels, are kept in the shared memory, once"
     )

@@ -674,14 +674,14 @@ def conv2d(p, x, shape, rows, weights, k, o, bias, activation, y, block):
     return p.get(py, y) if p.run("conv2d", rows, args, first, last, scratch={9: scratch}) else None
 
 
-def depthwise(p, x, shape, rows, y, weights, slides, bias, code):
-    """kernels/nn.c depthwise over output rows (n, oh), with its 3x3 filter's taps packed where `slides` (its sliding
-    rows: stride 1 across)."""
-    channels = weights.shape[2]
-    kept = p.packed(weights, 9, channels) if slides else 0
+def depthwise(p, x, shape, rows, y, weights, paneled, bias, code):
+    """kernels/nn.c depthwise over output rows (n, oh), the filter's taps also packed as the GEMM's panels where
+    `paneled`."""
+    taps, channels = weights.shape[0] * weights.shape[1], weights.shape[2]
+    kept = p.packed(weights, taps, channels) if paneled else 0
     pw, pbias = p.weights(weights), p.weights(bias) if bias is not None else 0
     p.begin()
-    panels = p.pack(weights, 9, channels) if kept is None else kept
+    panels = p.pack(weights, taps, channels) if kept is None else kept
     pw = p.put(weights) if pw is None else pw
     pbias = p.put(bias) if pbias is None else pbias
     px, ps, py = p.put(x), p.put(shape, I32), p.alloc(y.nbytes)

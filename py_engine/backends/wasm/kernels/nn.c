@@ -271,6 +271,36 @@ INLINE void depthwise_four(const f32 *image, const f32 *w, int W, int C, int KW,
   wasm_v128_store(dst + 3 * C, activate(a3, act));
 }
 
+// Four neighbouring outputs of one row, 4 channels, of a filter KW wide (3 or 5) whose taps come as the GEMM's panels
+// (pack_b of the KH*KW x C filter: 8 channels a panel; t: this group's first tap), where the stride and dilation
+// across are 1: each filter row's KW + 3 input pixels loaded once for the four outputs, each tap at a constant offset
+// from t. The sums in depthwise_four's order, so its values. (V8 kept depthwise_four's per-tap offsets in registers
+// it then spilled: in Chromium 128x128x128 3x3 34 -> 46 GFLOP/s, 64x64x192 5x5 35 -> 55.)
+INLINE void depthwise_four_panels(const int KW, const f32 *image, const f32 *t, int W, int C, int ih0, int dh,
+                                  int kh0, int kh1, int iw0, f32x4 bias, int act, f32 *dst) {
+  f32x4 a0 = bias, a1 = bias, a2 = bias, a3 = bias;
+  for (int kh = kh0; kh < kh1; kh++) {
+    const f32 *p = image + ((long)(ih0 + kh * dh) * W + iw0) * C, *f = t + 8 * KW * kh;
+    f32x4 x0 = wasm_v128_load(p), x1 = wasm_v128_load(p + C), x2 = wasm_v128_load(p + 2 * C), x3, tap;
+    // tap kw: the four outputs read pixels kw .. kw+3, the last of them loaded into the register the first left
+#define TAP(kw, in, s0, s1, s2, s3)                                                                      \
+  in = wasm_v128_load(p + (kw + 3) * C), tap = wasm_v128_load(f + 8 * kw);                               \
+  a0 = mul_add(s0, tap, a0), a1 = mul_add(s1, tap, a1), a2 = mul_add(s2, tap, a2), a3 = mul_add(s3, tap, a3);
+    TAP(0, x3, x0, x1, x2, x3)
+    TAP(1, x0, x1, x2, x3, x0)
+    TAP(2, x1, x2, x3, x0, x1)
+    if (KW == 5) {
+      TAP(3, x2, x3, x0, x1, x2)
+      TAP(4, x3, x0, x1, x2, x3)
+    }
+#undef TAP
+  }
+  wasm_v128_store(dst, activate(a0, act));
+  wasm_v128_store(dst + C, activate(a1, act));
+  wasm_v128_store(dst + 2 * C, activate(a2, act));
+  wasm_v128_store(dst + 3 * C, activate(a3, act));
+}
+
 // A 3x3 filter's outputs ow0 .. ow1 of one row whose windows lie inside the image, channels c .. c+4 (C at least 4):
 // the channels' 9 taps stay in registers along the row, one output per step (its 9 loads and multiply-adds, then the
 // store). The caller gives 16 outputs at a time, so the input pixels the channel groups share stay in L1 from one group
@@ -300,43 +330,6 @@ INLINE void depthwise_row3x3_group(const f32 *x0, const f32 *w, int W, int C, in
   }
 }
 
-// The same outputs where the stride across is 1 (no dilation across) and the filter's taps come as the GEMM's 8-column
-// panels (pack_b of the 9 x C filter: a panel holds 8 channels' 9 taps, 8 floats each): each output's 9 taps are
-// loads at constant offsets from one address, and each input pixel is loaded once for the 3 outputs that read it, its
-// value carried in registers from one output to the next. The same sums in the same order as the group above, with
-// 3 input loads per output where it has 9 and 8 address computations (V8 keeps those offsets in registers it then
-// spills: 128x128x128, Chromium: 32.5 -> 38.5 GFLOP/s).
-INLINE void depthwise_row3x3_slide(const f32 *x0, const f32 *panels, int W, int C, int dh, int pl, int ow0, int ow1,
-                                   const f32 *bias, int act, f32 *row, int c) {
-  const f32 *t = panels + (long)(c / 8) * 72 + c % 8;
-  f32x4 b = bias ? wasm_v128_load(bias + c) : wasm_f32x4_splat(0.0f);
-  long r = (long)dh * W * C;
-  const f32 *p0 = x0 + (long)(ow0 - pl) * C + c, *p1 = p0 + r, *p2 = p0 + 2 * r;
-  f32 *dst = row + (long)ow0 * C + c;
-  // the first two columns of the first window; each step loads its third
-  f32x4 a0 = wasm_v128_load(p0), b0 = wasm_v128_load(p0 + C);
-  f32x4 a1 = wasm_v128_load(p1), b1 = wasm_v128_load(p1 + C);
-  f32x4 a2 = wasm_v128_load(p2), b2 = wasm_v128_load(p2 + C);
-  p0 += 2 * C, p1 += 2 * C, p2 += 2 * C;
-#define TAP(k) wasm_v128_load(t + 8 * (k))
-#pragma clang loop unroll(disable)
-  for (int ow = ow0; ow < ow1; ow++, p0 += C, p1 += C, p2 += C, dst += C) {
-    f32x4 c0 = wasm_v128_load(p0), c1 = wasm_v128_load(p1), c2 = wasm_v128_load(p2);
-    f32x4 s = mul_add(a0, TAP(0), b);
-    s = mul_add(b0, TAP(1), s);
-    s = mul_add(c0, TAP(2), s);
-    s = mul_add(a1, TAP(3), s);
-    s = mul_add(b1, TAP(4), s);
-    s = mul_add(c1, TAP(5), s);
-    s = mul_add(a2, TAP(6), s);
-    s = mul_add(b2, TAP(7), s);
-    s = mul_add(c2, TAP(8), s);
-    wasm_v128_store(dst, activate(s, act));
-    a0 = b0, b0 = c0, a1 = b1, b1 = c1, a2 = b2, b2 = c2;
-  }
-#undef TAP
-}
-
 // Channels c .. c+4 in groups, and where C is not a multiple of 4 (C >= 4) a last group C-4 .. C overlapping the one
 // before: its channels are computed twice in the same order, so the same values. (A loop whose step picks the last
 // group ran the whole-channel case up to 15% slower in V8's code.)
@@ -350,17 +343,10 @@ INLINE void depthwise_row3x3_slide(const f32 *x0, const f32 *panels, int W, int 
     }                                        \
   }
 
-// The activation a constant of each copy: no test per output, and no register for a constant it does not use. panels:
-// the filter's taps packed (or 0), for the sliding rows where the stride across is 1 and C a multiple of 4.
-INLINE void depthwise_row3x3(const f32 *x0, const f32 *w, const f32 *panels, int W, int C, int sw, int dw, int dh,
-                             int pl, int ow0, int ow1, const f32 *bias, int act, f32 *row) {
-#define ROWS(a)                                                                                  \
-  {                                                                                              \
-    if (panels && sw == 1 && dw == 1 && C % 4 == 0) {                                            \
-      for (int c = 0; c < C; c += 4) depthwise_row3x3_slide(x0, panels, W, C, dh, pl, ow0, ow1, bias, a, row, c); \
-    } else                                                                                       \
-      CHANNEL_GROUPS(C, depthwise_row3x3_group(x0, w, W, C, sw, dw, dh, pl, ow0, ow1, bias, a, row, c)) \
-  }
+// The activation a constant of each copy: no test per output, and no register for a constant it does not use.
+INLINE void depthwise_row3x3(const f32 *x0, const f32 *w, int W, int C, int sw, int dw, int dh, int pl, int ow0,
+                             int ow1, const f32 *bias, int act, f32 *row) {
+#define ROWS(a) CHANNEL_GROUPS(C, depthwise_row3x3_group(x0, w, W, C, sw, dw, dh, pl, ow0, ow1, bias, a, row, c))
   if (act == ACT_RELU6)
     ROWS(ACT_RELU6)
   else if (act == ACT_RELU)
@@ -371,8 +357,8 @@ INLINE void depthwise_row3x3(const f32 *x0, const f32 *w, const f32 *panels, int
 }
 
 // out[N, OH, OW, C] = act(depthwise(x, w) + bias), output rows first .. last of the N * OH (a thread of the pool
-// computes its own range); s as conv2d's (C = channels). panels: a 3x3 filter's taps as pack_b(w, 9, C) packs them,
-// or 0.
+// computes its own range); s as conv2d's (C = channels). panels: the filter's taps as pack_b(w, KH * KW, C) packs
+// them (depthwise_four_panels), or 0.
 EXPORT(depthwise)(const f32 *x, int first, int last, const int *s, const f32 *w, const f32 *panels, const f32 *bias,
                   int act, f32 *out) {
   int H = s[0], W = s[1], C = s[2], OH = s[3], OW = s[4], KH = s[5], KW = s[6];
@@ -391,10 +377,24 @@ EXPORT(depthwise)(const f32 *x, int first, int last, const int *s, const f32 *w,
       int ih0 = oh * sh - pt, kh0 = first_tap(ih0, dh), kh1 = end_tap(ih0, dh, KH, H);
       f32 *row = out + (long)r * OW * C;
       int ow = inner0;
+      if (panels && (KW == 3 || KW == 5) && sw == 1 && dw == 1 && C % 4 == 0) {
+        // a loop per width, so that each is a constant of its copy
+#define FOURS(kw)                                                                                                 \
+  for (; ow + 4 <= inner1; ow += 4)                                                                               \
+    for (int c = 0; c < C; c += 4)                                                                                \
+      depthwise_four_panels(kw, image + c, panels + (long)(c / 8) * 8 * KH * kw + c % 8, W, C, ih0, dh, kh0, kh1, \
+                            ow - pl, bias ? wasm_v128_load(bias + c) : wasm_f32x4_splat(0.0f), act,              \
+                            row + (long)ow * C + c);
+        if (KW == 3)
+          FOURS(3)
+        else
+          FOURS(5)
+#undef FOURS
+      }
       if (KH == 3 && KW == 3 && kh0 == 0 && kh1 == 3) {  // a row whose windows are whole in height
         for (; ow < inner1; ow += 16) {
           int end = ow + 16 < inner1 ? ow + 16 : inner1;
-          depthwise_row3x3(image + (long)ih0 * W * C, w, panels, W, C, sw, dw, dh, pl, ow, end, bias, act, row);
+          depthwise_row3x3(image + (long)ih0 * W * C, w, W, C, sw, dw, dh, pl, ow, end, bias, act, row);
         }
         ow = inner1;
       }

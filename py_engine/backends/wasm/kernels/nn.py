@@ -178,10 +178,11 @@ def _depthwise(x, weights, strides, pad, dilations, bias=None, activation="linea
         return y
     code, after = _activate(y, activation, hard_swish_scale)
     pool, rows = threads.worth(y.size * kh * kw, x, out=(y,)) or threads.in_place(y.size, x), x.shape[0] * oh
-    slides = (kh, kw) == (3, 3) and strides[1] == 1 and dilations[1] == 1 and c % 4 == 0
-    if pool and threads.depthwise(pool, x, shape, rows, y, weights, slides, bias, code) is not None:
+    # the taps as the GEMM's panels, read at constant offsets (kernels/nn.c depthwise_four_panels)
+    paneled = kw in (3, 5) and strides[1] == 1 and dilations[1] == 1 and c % 4 == 0
+    if pool and threads.depthwise(pool, x, shape, rows, y, weights, paneled, bias, code) is not None:
         return after(y) if after else y
-    panels = pack_kept(weights, 9, c) if slides else None  # the taps at constant offsets (kernels/nn.c)
+    panels = pack_kept(weights, kh * kw, c) if paneled else None
     native.exports.depthwise(
         address(x, x.size), 0, rows, address(shape, 13, I32), address(weights, weights.size),
         address(panels, panels.size) if panels is not None else 0, address(bias, c) if bias is not None else 0, code,
