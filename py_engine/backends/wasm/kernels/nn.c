@@ -272,27 +272,42 @@ INLINE void depthwise_four(const f32 *image, const f32 *w, int W, int C, int KW,
 }
 
 // Four neighbouring outputs of one row, 4 channels, of a filter KW wide (3 or 5) whose taps come as the GEMM's panels
-// (pack_b of the KH*KW x C filter: 8 channels a panel; t: this group's first tap), where the stride and dilation
-// across are 1: each filter row's KW + 3 input pixels loaded once for the four outputs, each tap at a constant offset
-// from t. The sums in depthwise_four's order, so its values. (V8 kept depthwise_four's per-tap offsets in registers
-// it then spilled: in Chromium 128x128x128 3x3 34 -> 46 GFLOP/s, 64x64x192 5x5 35 -> 55.)
-INLINE void depthwise_four_panels(const int KW, const f32 *image, const f32 *t, int W, int C, int ih0, int dh,
-                                  int kh0, int kh1, int iw0, f32x4 bias, int act, f32 *dst) {
+// (pack_b of the KH*KW x C filter: 8 channels a panel; t: this group's first tap), where the stride across SW is 1 or
+// 2 and the dilation across 1: each filter row's input pixels loaded once for the four outputs (KW + 3 of them, or
+// KW + 6 at stride 2), each tap at a constant offset from t. The sums in depthwise_four's order, so its values. (V8
+// kept depthwise_four's per-tap offsets in registers it then spilled: in Chromium 128x128x128 3x3 34 -> 46 GFLOP/s,
+// 64x64x192 5x5 35 -> 55.)
+INLINE void depthwise_four_panels(const int KW, const int SW, const f32 *image, const f32 *t, int W, int C, int ih0,
+                                  int dh, int kh0, int kh1, int iw0, f32x4 bias, int act, f32 *dst) {
   f32x4 a0 = bias, a1 = bias, a2 = bias, a3 = bias;
   for (int kh = kh0; kh < kh1; kh++) {
     const f32 *p = image + ((long)(ih0 + kh * dh) * W + iw0) * C, *f = t + 8 * KW * kh;
-    f32x4 x0 = wasm_v128_load(p), x1 = wasm_v128_load(p + C), x2 = wasm_v128_load(p + 2 * C), x3, tap;
-    // tap kw: the four outputs read pixels kw .. kw+3, the last of them loaded into the register the first left
-#define TAP(kw, in, s0, s1, s2, s3)                                                                      \
-  in = wasm_v128_load(p + (kw + 3) * C), tap = wasm_v128_load(f + 8 * kw);                               \
+    f32x4 tap;
+    // tap kw: outputs 0-3 read pixels s0-s3, the last of them (pixel `col`) loaded into the register `in`
+#define TAP(kw, col, in, s0, s1, s2, s3)                                                                 \
+  in = wasm_v128_load(p + (col) * C), tap = wasm_v128_load(f + 8 * (kw));                                \
   a0 = mul_add(s0, tap, a0), a1 = mul_add(s1, tap, a1), a2 = mul_add(s2, tap, a2), a3 = mul_add(s3, tap, a3);
-    TAP(0, x3, x0, x1, x2, x3)
-    TAP(1, x0, x1, x2, x3, x0)
-    TAP(2, x1, x2, x3, x0, x1)
-    if (KW == 5) {
-      TAP(3, x2, x3, x0, x1, x2)
-      TAP(4, x3, x0, x1, x2, x3)
+#define AT(col) wasm_v128_load(p + (col) * C)
+    if (SW == 1) {  // pixels kw .. kw+3, one register each, each step's last one loaded where the first was
+      f32x4 x0 = AT(0), x1 = AT(1), x2 = AT(2), x3;
+      TAP(0, 3, x3, x0, x1, x2, x3)
+      TAP(1, 4, x0, x1, x2, x3, x0)
+      TAP(2, 5, x1, x2, x3, x0, x1)
+      if (KW == 5) {
+        TAP(3, 6, x2, x3, x0, x1, x2)
+        TAP(4, 7, x3, x0, x1, x2, x3)
+      }
+    } else {  // pixels kw, kw+2, kw+4, kw+6: the even taps read the even pixels, the odd ones the odd
+      f32x4 e0 = AT(0), e1 = AT(2), e2 = AT(4), e3, o0 = AT(1), o1 = AT(3), o2 = AT(5), o3;
+      TAP(0, 6, e3, e0, e1, e2, e3)
+      TAP(1, 7, o3, o0, o1, o2, o3)
+      TAP(2, 8, e0, e1, e2, e3, e0)
+      if (KW == 5) {
+        TAP(3, 9, o0, o1, o2, o3, o0)
+        TAP(4, 10, e1, e2, e3, e0, e1)
+      }
     }
+#undef AT
 #undef TAP
   }
   wasm_v128_store(dst, activate(a0, act));
@@ -377,18 +392,22 @@ EXPORT(depthwise)(const f32 *x, int first, int last, const int *s, const f32 *w,
       int ih0 = oh * sh - pt, kh0 = first_tap(ih0, dh), kh1 = end_tap(ih0, dh, KH, H);
       f32 *row = out + (long)r * OW * C;
       int ow = inner0;
-      if (panels && (KW == 3 || KW == 5) && sw == 1 && dw == 1 && C % 4 == 0) {
-        // a loop per width, so that each is a constant of its copy
-#define FOURS(kw)                                                                                                 \
+      if (panels && (KW == 3 || KW == 5) && (sw == 1 || sw == 2) && dw == 1 && C % 4 == 0) {
+        // a loop per width and stride, so that each is a constant of its copy
+#define FOURS(kw, s)                                                                                              \
   for (; ow + 4 <= inner1; ow += 4)                                                                               \
     for (int c = 0; c < C; c += 4)                                                                                \
-      depthwise_four_panels(kw, image + c, panels + (long)(c / 8) * 8 * KH * kw + c % 8, W, C, ih0, dh, kh0, kh1, \
-                            ow - pl, bias ? wasm_v128_load(bias + c) : wasm_f32x4_splat(0.0f), act,              \
+      depthwise_four_panels(kw, s, image + c, panels + (long)(c / 8) * 8 * KH * kw + c % 8, W, C, ih0, dh, kh0,   \
+                            kh1, ow * s - pl, bias ? wasm_v128_load(bias + c) : wasm_f32x4_splat(0.0f), act,     \
                             row + (long)ow * C + c);
-        if (KW == 3)
-          FOURS(3)
+        if (KW == 3 && sw == 1)
+          FOURS(3, 1)
+        else if (KW == 3)
+          FOURS(3, 2)
+        else if (sw == 1)
+          FOURS(5, 1)
         else
-          FOURS(5)
+          FOURS(5, 2)
 #undef FOURS
       }
       if (KH == 3 && KW == 3 && kh0 == 0 && kh1 == 3) {  // a row whose windows are whole in height
