@@ -674,28 +674,23 @@ def conv2d(p, x, shape, rows, weights, k, o, bias, activation, y, block):
     return p.get(py, y) if p.run("conv2d", rows, args, first, last, scratch={9: scratch}) else None
 
 
-def depthwise(p, x, shape, rows, y, weights, paneled, bias, code):
-    """kernels/nn.c depthwise over output rows (n, oh), the filter's taps also packed as the GEMM's panels where
-    `paneled`."""
-    taps, channels = weights.shape[0] * weights.shape[1], weights.shape[2]
-    kept = p.packed(weights, taps, channels) if paneled else 0
-    pw, pbias = p.weights(weights), p.weights(bias) if bias is not None else 0
-    p.begin()
-    panels = p.pack(weights, taps, channels) if kept is None else kept
-    pw = p.put(weights) if pw is None else pw
-    pbias = p.put(bias) if pbias is None else pbias
-    px, ps, py = p.put(x), p.put(shape, I32), p.alloc(y.nbytes)
-    args = (px, 0, 0, ps, pw, panels, pbias, code, py)
-    first, last = (0, 1, 0, 0, 0, 0, 0, 0, 0), (0, 0, 1, 0, 0, 0, 0, 0, 0)
-    return p.get(py, y) if p.run("depthwise", rows, args, first, last) else None
+class Panels(NamedTuple):
+    """A rows kernel's argument: b (k x n) packed as the GEMM's panels (a depthwise filter's taps)."""
+
+    b: np.ndarray
+    k: int
+    n: int
 
 
 def rows_kernel(p, name, x, shape, rows, y, *args):
-    """A kernel over output rows (n, oh) (pool): kernels/nn.c's name(x, first, last, s, *args, y), where an
-    array in args (weights) is in the shared memory and passed by its address there."""
-    kept = [p.weights(v) if isinstance(v, np.ndarray) else v for v in args]
+    """A kernel over output rows (n, oh) (depthwise, pool): kernels/nn.c's name(x, first, last, s, *args, y), where an
+    array in args (weights) is in the shared memory and passed by its address there, and Panels by their panels'."""
+    kept = [p.packed(*v) if isinstance(v, Panels) else p.weights(v) if isinstance(v, np.ndarray) else v for v in args]
     p.begin()
-    args = [p.put(v) if k is None else k for v, k in zip(args, kept, strict=True)]
+    args = [
+        k if k is not None else p.pack(*v) if isinstance(v, Panels) else p.put(v)
+        for v, k in zip(args, kept, strict=True)
+    ]
     px, ps = p.put(x), p.put(shape, I32)
     py = p.alloc(y.nbytes)
     args = (px, 0, 0, ps, *args, py)

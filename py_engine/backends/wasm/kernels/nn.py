@@ -180,7 +180,8 @@ def _depthwise(x, weights, strides, pad, dilations, bias=None, activation="linea
     pool, rows = threads.worth(y.size * kh * kw, x, out=(y,)) or threads.in_place(y.size, x), x.shape[0] * oh
     # the taps as the GEMM's panels, read at constant offsets (kernels/nn.c depthwise_four_panels)
     paneled = kw in (3, 5) and strides[1] in (1, 2) and dilations[1] == 1 and c % 4 == 0
-    if pool and threads.depthwise(pool, x, shape, rows, y, weights, paneled, bias, code) is not None:
+    extra = (weights, threads.Panels(weights, kh * kw, c) if paneled else 0, bias if bias is not None else 0, code)
+    if pool and threads.rows_kernel(pool, "depthwise", x, shape, rows, y, *extra) is not None:
         return after(y) if after else y
     panels = pack_kept(weights, kh * kw, c) if paneled else None
     native.exports.depthwise(
