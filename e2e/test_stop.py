@@ -69,6 +69,25 @@ def test_stop_ends_time_sleep_at_once_and_the_names_stay(ui):
     assert run_and_wait(page, "import time\ntime.sleep(0.2)\n'slept'").strip() == "slept"  # a sleep that ends
 
 
+def test_a_stop_written_while_python_checks_the_interrupt_buffer_is_kept(ui):
+    """CPython checks the buffer by reading the signal and then writing 0: a Stop written between the two was lost
+    (1 Stop of a `while True: pass` in 30-80 on a loaded 2-core machine, and the worker restarted 1.5 s later). The
+    check's steps, in the order that lost it: the Stop must be there for the next check to take."""
+    worker = next(w for w in ui.page.workers if "/worker.js" in w.url)
+    steps = worker.evaluate(
+        """() => {
+            const checked = pyodide._module.Py_EmscriptenSignalBuffer;  // what CPython's check reads and resets
+            const read = checked[0];
+            Atomics.store(interruptBuffer, 0, 2);  // the page's Stop
+            checked[0] = 0;
+            const kept = Atomics.load(interruptBuffer, 0);
+            const taken = checked[0];
+            return [read, kept, taken, Atomics.load(interruptBuffer, 0)];
+        }"""
+    )
+    assert steps == [0, 2, 2, 0], "read nothing, the Stop kept past the reset, then taken once"
+
+
 def test_stop_while_the_codes_packages_load_ends_the_run_there_and_they_finish_loading(ui):
     """pandas and what it needs take seconds to load before the code runs: Stop ends the run at that wait (no
     restart, the names stay), and the packages load on, so the next import finds them."""
