@@ -200,7 +200,7 @@ def test_reading_back_inside_the_function_is_an_error(gpu):
 
 
 def test_a_variable_assigned_inside_is_updated_in_place_by_every_replay(gpu):
-    v = pe.variable(pe.zeros((3,)), name="counter")
+    v = pe.variable(np.zeros(3, np.float32), name="counter")  # a buffer of its own (see the test below)
     own = v._buf
 
     def step(x):
@@ -219,6 +219,20 @@ def test_a_variable_assigned_inside_is_updated_in_place_by_every_replay(gpu):
     assert out.tolist() == [2.0] * 3 and pe.stats()["capture_replays"] == 3
     step.dispose()
     pe.dispose([out, v])
+
+
+def test_a_variable_sharing_its_buffer_records_once_its_assign_gave_it_its_own_and_the_other_tensor_keeps(gpu):
+    """pe.variable(t) shares t's buffer (as tf.variable does): a replay rewriting it in place would change t too. The
+    first call assigns normally (the variable takes a new buffer) and is not kept; the next one records."""
+    t = pe.zeros((3,))
+    v = pe.variable(t, name="shared")
+    step = pe.capture(lambda x: v.assign(v + x) * 2.0)
+    outs = [step(pe.ones((3,))).tolist() for _ in range(4)]
+    assert outs == [[2.0 * call] * 3 for call in range(1, 5)] and v.tolist() == [4.0] * 3
+    assert t.tolist() == [0.0] * 3, "the tensor the variable was made from keeps its values"
+    assert pe.stats()["capture_programs"] == 1 and pe.stats()["capture_replays"] == 2
+    step.dispose()
+    pe.dispose([t, v])
 
 
 def test_keeping_a_computed_tensor_without_returning_it_is_an_error(gpu):

@@ -700,6 +700,31 @@ def test_an_assign_outside_writes_into_the_variable_a_training_program_updates_s
     assert seen == [[16.0, 0], [32.0, 1], [160.0, 1], [48.0, 0], [20.0, 6.0]] and kept
 
 
+def test_a_variable_sharing_its_buffer_records_once_its_assign_gave_it_its_own_and_the_other_tensor_keeps(node):
+    """pe.variable(t) shares t's buffer: a training step's replays rewrite the variable in place, so the call that
+    first assigns it runs normally (the variable takes a buffer of its own) and the next records."""
+    result = node.run(
+        """
+        t = pe.tensor(np.ones(4, np.float32))
+        v = pe.variable(t, name="shared")
+        x = pe.tensor(np.arange(4, dtype=np.float32))
+        sgd = pe.optimizers.SGD(0.1)
+        step = pe.capture(lambda x: sgd.minimize(lambda: pe.sum(v * x), var_list=[v], return_cost=True))
+        before = capture_stats()
+        with all_native():
+            pe.dispose([step(x) for _ in range(4)])
+        after = capture_stats()
+        seen = [t.numpy().tolist(), v.numpy().tolist()]
+        seen += [after[k] - before[k] for k in ("capture_programs", "capture_replays")]
+        step.dispose(); pe.dispose([t, v, x])
+        seen
+        """
+    )
+    t, v, programs, replays = result
+    assert t == [1.0] * 4, "the tensor the variable was made from keeps its values"
+    assert v == pytest.approx([1.0 - 0.4 * k for k in range(4)]) and (programs, replays) == (1, 2)
+
+
 def test_a_backend_switch_drops_the_programs(node):
     result = node.run(
         """

@@ -49,7 +49,9 @@ class Capture:
         Reading a tensor back inside fn raises CaptureError. Python values fn uses are frozen at recording (a Python
         scalar operand becomes a constant of the program), except fresh_tensors values, which the optimizers and
         random ops use for what changes per call. A call that creates variables (optimizer slots and weights made
-        on first use) runs normally and is not kept: the next call records.
+        on first use) runs normally and is not kept: the next call records. So does a call that assigns a variable
+        whose buffer another tensor shares (pe.variable(t) keeps t's), as a replay would rewrite t too: the assign
+        gave the variable a buffer of its own, and the next call records with it.
 
         A variable assigned outside fn takes a new buffer and the programs binding it record again, but where a
         program rewrites the variable on every replay (a training step), the wasm backend writes the value into
@@ -154,7 +156,9 @@ class CapturedFunction:
             variables.release()
             raise
         backend.recorder = None
-        if variables.created():  # state made on first use (optimizer slots, a model's weights): record next call
+        # state made on first use (optimizer slots, a model's weights), or a variable assigned whose buffer another
+        # tensor shares (the assign gave it one of its own): record next call
+        if variables.created() or variables.assigned_a_shared_buffer():
             recording.drop()
             variables.release()
             return result
@@ -245,6 +249,15 @@ class _VariableStates:
 
     def created(self):
         return any(name not in self.held for name in self.engine.variables)
+
+    def assigned_a_shared_buffer(self):
+        """Whether fn assigned a variable whose buffer another tensor also holds (pe.variable(t) shares t's): every
+        replay would rewrite that buffer in place, and the other tensor with it."""
+        return any(
+            own.refs > 1  # more than the hold
+            for name, own in self.held.items()
+            if (v := self.engine.variables.get(name)) is not None and v._buf is not own
+        )
 
     def restore(self, recording):
         """Have the recording copy each assigned variable's new value into the variable's own buffer (now, and
