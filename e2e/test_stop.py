@@ -71,7 +71,7 @@ def test_stop_ends_time_sleep_at_once_and_the_names_stay(ui):
 
 def test_a_stop_written_while_python_checks_the_interrupt_buffer_is_kept(ui):
     """CPython checks the buffer by reading the signal and then writing 0: a Stop written between the two was lost
-    (1 Stop of a `while True: pass` in 30-80 on a loaded 2-core machine, and the worker restarted 1.5 s later). The
+    (1 Stop of a `while True: pass` in about 40 on a loaded 2-core machine, and the worker restarted 1.5 s later). The
     check's steps, in the order that lost it: the Stop must be there for the next check to take."""
     worker = next(w for w in ui.page.workers if "/worker.js" in w.url)
     steps = worker.evaluate(

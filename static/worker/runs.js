@@ -51,7 +51,7 @@ function setInterruptBuffer(buffer) {
 
 // CPython's check of the buffer (Python/emscripten_signal.c, every 50th time its eval loop checks) reads the signal,
 // then writes 0: two plain accesses. A Stop that the page writes between them is overwritten and never seen (1 Stop
-// in 30-80 of a `while True: pass` on a loaded 2-core machine, where the worker is often descheduled between the
+// in about 40 of a `while True: pass` on a loaded 2-core machine, where the worker is often descheduled between the
 // two). Read through this view, the read and the reset are one Atomics.exchange, and the check's write does nothing.
 function takenAtomically(buffer) {
   return {
